@@ -1,0 +1,163 @@
+/**
+ * Server configuration: one table of options, each from a flag (`--server-port 8080` or
+ * `--server-port=8080`) or an environment variable (`SVC_GRAPHQL_SERVER_PORT`); flags win.
+ * Every value is validated with valibot at boot; a bad value names the flag or variable.
+ */
+import * as v from 'valibot';
+
+const bool = v.pipe(
+  v.string(),
+  v.trim(),
+  v.toLowerCase(),
+  v.picklist(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], 'expected a boolean (true or false)'),
+  v.transform((s) => ['true', '1', 'yes', 'on'].includes(s)),
+);
+const port = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\d+$/, 'expected a port number'),
+  v.transform(Number),
+  v.number(),
+  v.minValue(0, 'expected a port number between 0 and 65535'),
+  v.maxValue(65535, 'expected a port number between 0 and 65535'),
+);
+const positiveInt = v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expected a non-negative integer'), v.transform(Number));
+const list = v.pipe(
+  v.string(),
+  v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+);
+const pgUrl = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL'),
+);
+const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
+
+export const APIS = ['graphql', 'metadata', 'config', 'pgdump', 'developer'] as const;
+export type ApiName = (typeof APIS)[number];
+
+const OPTIONS = {
+  serverPort: { flag: 'server-port', env: 'SVC_GRAPHQL_SERVER_PORT', schema: port, default: 8080 },
+  serverHost: { flag: 'server-host', env: 'SVC_GRAPHQL_SERVER_HOST', schema: nonEmpty, default: '0.0.0.0' },
+  databaseUrl: { flag: 'database-url', env: 'SVC_GRAPHQL_DATABASE_URL', schema: pgUrl, default: undefined },
+  metadataDatabaseUrl: {
+    flag: 'metadata-database-url',
+    env: 'SVC_GRAPHQL_METADATA_DATABASE_URL',
+    schema: pgUrl,
+    default: undefined,
+  },
+  dataDir: { flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', schema: nonEmpty, default: './.svc-data' },
+  embeddedPgPort: { flag: 'embedded-pg-port', env: 'SVC_GRAPHQL_EMBEDDED_PG_PORT', schema: port, default: 0 },
+  adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined },
+  enabledApis: {
+    flag: 'enabled-apis',
+    env: 'SVC_GRAPHQL_ENABLED_APIS',
+    schema: v.pipe(
+      list,
+      v.array(v.picklist(APIS, `expected a comma-separated list of: ${APIS.join(', ')}`)),
+    ),
+    default: ['graphql', 'metadata', 'config', 'pgdump'] as ApiName[],
+  },
+  enableRemoteSchemaPermissions: {
+    flag: 'enable-remote-schema-permissions',
+    env: 'SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS',
+    schema: bool,
+    default: false,
+  },
+  inferFunctionPermissions: {
+    flag: 'infer-function-permissions',
+    env: 'SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS',
+    schema: bool,
+    default: true,
+  },
+  enableAllowlist: { flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', schema: bool, default: false },
+  disabledPlugins: { flag: 'disable-plugins', env: 'SVC_GRAPHQL_DISABLED_PLUGINS', schema: list, default: [] as string[] },
+  unauthorizedRole: {
+    flag: 'unauthorized-role',
+    env: 'SVC_GRAPHQL_UNAUTHORIZED_ROLE',
+    schema: nonEmpty,
+    default: undefined,
+  },
+  devMode: { flag: 'dev-mode', env: 'SVC_GRAPHQL_DEV_MODE', schema: bool, default: false },
+  logLevel: {
+    flag: 'log-level',
+    env: 'SVC_GRAPHQL_LOG_LEVEL',
+    schema: v.pipe(v.string(), v.trim(), v.toLowerCase(), v.picklist(['debug', 'info', 'warn', 'error'], 'expected one of debug, info, warn, error')),
+    default: 'info' as 'debug' | 'info' | 'warn' | 'error',
+  },
+  metadataSyncInterval: {
+    flag: 'metadata-sync-interval',
+    env: 'SVC_GRAPHQL_METADATA_SYNC_INTERVAL',
+    schema: positiveInt,
+    default: 1000,
+  },
+  gracefulShutdownTimeout: {
+    flag: 'graceful-shutdown-timeout',
+    env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT',
+    schema: positiveInt,
+    default: 30,
+  },
+  liveQueriesBatchSize: {
+    flag: 'live-queries-multiplexed-batch-size',
+    env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',
+    schema: positiveInt,
+    default: 100,
+  },
+  liveQueriesRefetchInterval: {
+    flag: 'live-queries-multiplexed-refetch-interval',
+    env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL',
+    schema: positiveInt,
+    default: 1000,
+  },
+} as const;
+
+type Options = typeof OPTIONS;
+export type ServerConfig = {
+  -readonly [K in keyof Options]: Options[K]['default'] extends undefined
+    ? v.InferOutput<Options[K]['schema']> | undefined
+    : v.InferOutput<Options[K]['schema']>;
+};
+
+export class ConfigError extends Error {}
+
+/** Reads flags and environment; throws ConfigError naming the offending flag or variable. */
+export function loadConfig(argv: string[], env: Record<string, string | undefined>): ServerConfig {
+  const flags = new Map<string, string>();
+  const byFlag = new Map<string, (typeof OPTIONS)[keyof Options]>(Object.values(OPTIONS).map((o) => [o.flag, o]));
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) throw new ConfigError(`unexpected argument "${a}"`);
+    const eq = a.indexOf('=');
+    const name = eq >= 0 ? a.slice(2, eq) : a.slice(2);
+    const opt = byFlag.get(name);
+    if (!opt) throw new ConfigError(`unknown flag --${name}`);
+    if (eq >= 0) flags.set(name, a.slice(eq + 1));
+    else if (opt.schema === bool && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--'))) flags.set(name, 'true');
+    else {
+      const next = argv[++i];
+      if (next === undefined) throw new ConfigError(`flag --${name} needs a value`);
+      flags.set(name, next);
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, opt] of Object.entries(OPTIONS)) {
+    const fromFlag = flags.get(opt.flag);
+    const raw = fromFlag ?? env[opt.env];
+    if (raw === undefined || (fromFlag === undefined && raw === '')) {
+      out[key] = opt.default;
+      continue;
+    }
+    const r = v.safeParse(opt.schema as v.GenericSchema, raw);
+    if (!r.success) {
+      const where = fromFlag !== undefined ? `--${opt.flag}` : opt.env;
+      throw new ConfigError(`invalid value for ${where}: ${JSON.stringify(raw)}: ${r.issues[0]!.message}`);
+    }
+    out[key] = r.output;
+  }
+  return out as ServerConfig;
+}
+
+/** Defaults only (tests and embedders override what they need). */
+export function defaultConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return { ...loadConfig([], {}), ...overrides };
+}

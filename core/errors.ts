@@ -1,0 +1,81 @@
+/**
+ * The one error table (SPEC.md "Errors"). Every code the server can send is listed here with its
+ * HTTP status; `test/errors.test.ts` checks this table against the SPEC and the README.
+ *
+ * Body shapes:
+ *   400 and most others: {path, error, code} (plus `internal` where the SPEC shows it)
+ *   401: {path, error, code} (Hasura sends the same keys; the SPEC requires at least `error`)
+ *   500: {error} (never a stack trace; the cause is logged)
+ */
+export const ERROR_CODES = {
+  'parse-failed': 400,
+  'invalid-json': 400,
+  'invalid-params': 400,
+  'invalid-headers': 400,
+  'invalid-configuration': 400,
+  'not-exists': 400,
+  'already-exists': 400,
+  'already-tracked': 400,
+  'already-untracked': 400,
+  'already-initialised': 400,
+  'access-denied': 400,
+  'not-supported': 400,
+  'dependency-error': 400,
+  'constraint-error': 400,
+  'constraint-violation': 400,
+  'permission-error': 400,
+  'permission-denied': 400,
+  'unexpected-payload': 400,
+  'validation-failed': 400,
+  'remote-schema-error': 400,
+  'postgres-error': 400,
+  'data-exception': 400,
+  'bad-request': 400,
+  'unexpected': 400,
+  'not-found': 404,
+  'method-not-allowed': 405,
+  'conflict': 409,
+  'internal-error': 500,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class SvcError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode | undefined;
+  path: string;
+  readonly internal: unknown;
+  constructor(
+    code: ErrorCode | undefined,
+    message: string,
+    opts: { path?: string; status?: number; internal?: unknown } = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.status = opts.status ?? (code ? ERROR_CODES[code] : 400);
+    this.path = opts.path ?? '$';
+    this.internal = opts.internal;
+  }
+
+  /** The JSON body sent to the client. */
+  toBody(): Record<string, unknown> {
+    if (this.status === 500) return { error: this.message, ...(this.code ? { code: this.code } : {}) };
+    const body: Record<string, unknown> = { path: this.path, error: this.message };
+    if (this.code) body.code = this.code;
+    if (this.internal !== undefined) body.internal = this.internal;
+    return body;
+  }
+}
+
+/** Shorthand: `throw svcError('not-exists', 'table "x" does not exist', '$.args.table')`. */
+export function svcError(code: ErrorCode | undefined, message: string, path?: string, internal?: unknown): SvcError {
+  return new SvcError(code, message, { path, internal });
+}
+
+/** Prefix an error's path (used when an inner request of `bulk` fails, or args are nested). */
+export function withPathPrefix(e: unknown, prefix: string): unknown {
+  if (e instanceof SvcError && !e.path.startsWith(prefix)) {
+    e.path = prefix + e.path.slice(1);
+  }
+  return e;
+}

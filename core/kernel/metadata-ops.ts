@@ -1,0 +1,126 @@
+/**
+ * Kernel-owned operations (SPEC "Metadata management"): export, replace, reload, clear,
+ * get/drop inconsistent metadata. They work on whole documents and know no section's content.
+ */
+import * as v from 'valibot';
+import type { BuildResult, Metadata, OperationDef } from '../plugin.js';
+import type { Kernel } from './kernel.js';
+import { publicInconsistency } from '../schema-cache/build.js';
+import { exportMetadata } from './document.js';
+
+const success = { message: 'success' };
+const emptyArgs = v.union([v.object({}), v.null()]);
+const nameList = v.union([v.boolean(), v.array(v.string())]);
+
+function consistency(b: BuildResult) {
+  return {
+    is_consistent: b.inconsistencies.length === 0,
+    inconsistent_objects: b.inconsistencies.map(publicInconsistency),
+  };
+}
+
+export function registerMetadataOperations(k: Kernel): void {
+  const add = (def: OperationDef) => k.registry.add(def, 'kernel');
+  const exportDoc = (md: Metadata) => exportMetadata(md, k.sortedSections());
+
+  // export_metadata: v1 returns the document, v2 {resource_version, metadata}.
+  add({
+    type: 'export_metadata',
+    versions: [1, 2],
+    args: emptyArgs,
+    mutates: false,
+    run: (_a, ctx) => {
+      const doc = exportDoc(ctx.metadata);
+      return { response: ctx.version === 2 ? { resource_version: ctx.resourceVersion, metadata: doc } : doc };
+    },
+  });
+  add({ type: null, legacy: 'export_metadata', args: emptyArgs, mutates: false, run: (_a, ctx) => ({ response: exportDoc(ctx.metadata) }) });
+
+  // replace_metadata: v1 args is the document; v2 {allow_inconsistent_metadata, metadata}.
+  const replace = (doc: unknown, allow: boolean, v2: boolean, path: string, ctx: { metadata: Metadata }) => {
+    const next = k.parseDocument(doc, path);
+    return {
+      metadata: next,
+      reload: { sources: true, remote_schemas: true } as Record<string, true>,
+      inconsistencies: allow ? ('allow' as const) : ('any' as const),
+      bumpVersion: true,
+      response: (b: BuildResult) => (v2 && allow ? consistency(b) : success),
+    };
+  };
+  add({
+    type: 'replace_metadata',
+    versions: [1, 2],
+    inferVersion: (args) => (args && typeof args === 'object' && !Array.isArray(args) && 'metadata' in args ? 2 : 1),
+    args: (version) =>
+      version === 2
+        ? v.object({ allow_inconsistent_metadata: v.optional(v.boolean(), false), metadata: v.unknown() })
+        : v.unknown(),
+    mutates: true,
+    run: (a, ctx) =>
+      ctx.version === 2
+        ? replace((a as { metadata: unknown }).metadata, (a as { allow_inconsistent_metadata: boolean }).allow_inconsistent_metadata, true, '$.args.metadata', ctx)
+        : replace(a, false, false, '$.args', ctx),
+  });
+  add({ type: null, legacy: 'replace_metadata', args: v.unknown(), mutates: true, run: (a, ctx) => replace(a, false, false, '$', ctx) });
+
+  // reload_metadata: refresh sources / remote schemas; always bumps resource_version.
+  const reloadArgs = v.object({
+    reload_remote_schemas: v.optional(nameList, true),
+    reload_sources: v.optional(nameList, true),
+    recreate_event_triggers: v.optional(nameList, false),
+  });
+  const reload = (a: v.InferOutput<typeof reloadArgs>, legacy: boolean) => {
+    const spec: Record<string, true | string[]> = {};
+    const sources = legacy ? true : a.reload_sources;
+    if (sources !== false) spec.sources = sources;
+    if (a.reload_remote_schemas !== false) spec.remote_schemas = a.reload_remote_schemas;
+    if (a.recreate_event_triggers !== false) spec.event_triggers = a.recreate_event_triggers;
+    return {
+      reload: spec,
+      bumpVersion: true,
+      inconsistencies: 'allow' as const,
+      response: (b: BuildResult) => {
+        const c = consistency(b);
+        return c.is_consistent ? { is_consistent: true, message: 'success' } : { ...c, message: 'success' };
+      },
+    };
+  };
+  add({ type: 'reload_metadata', args: v.union([reloadArgs, v.pipe(v.null(), v.transform(() => v.parse(reloadArgs, {})))]), mutates: true, run: (a) => reload(a, false) });
+  add({ type: null, legacy: 'reload_metadata', args: v.union([reloadArgs, v.pipe(v.null(), v.transform(() => v.parse(reloadArgs, {})))]), mutates: true, run: (a) => reload(a, true) });
+
+  // clear_metadata: every section back to what its plugin says is "cleared".
+  const clear = (ctx: { metadata: Metadata }) => {
+    const next: Metadata = { version: 3 };
+    for (const s of k.sortedSections()) next[s.key] = s.clear ? s.clear(ctx.metadata[s.key] ?? s.empty()) : s.empty();
+    return { metadata: next, bumpVersion: true, inconsistencies: 'allow' as const, response: success };
+  };
+  add({ type: 'clear_metadata', legacy: 'clear_metadata', args: emptyArgs, mutates: true, run: (_a, ctx) => clear(ctx) });
+
+  add({
+    type: 'get_inconsistent_metadata',
+    legacy: 'get_inconsistent_metadata',
+    args: emptyArgs,
+    mutates: false,
+    run: (_a, ctx) => ({ response: consistency(ctx.current) }),
+  });
+
+  // drop_inconsistent_metadata: remove every inconsistent object, then whatever became
+  // inconsistent because of that, until nothing removable is left.
+  add({
+    type: 'drop_inconsistent_metadata',
+    legacy: 'drop_inconsistent_metadata',
+    args: emptyArgs,
+    mutates: true,
+    run: async (_a, ctx) => {
+      let md = ctx.metadata;
+      let build = ctx.current;
+      for (let round = 0; round < 20; round++) {
+        const removable = build.inconsistencies.filter((o) => o.remove);
+        if (removable.length === 0) break;
+        for (const o of removable) md = o.remove!(md);
+        build = await ctx.build(md);
+      }
+      return { metadata: md, bumpVersion: true, inconsistencies: 'allow', response: success };
+    },
+  });
+}

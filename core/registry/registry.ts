@@ -1,0 +1,48 @@
+/**
+ * The operation table: name -> definition, separately for /v1/metadata and /v1/query (legacy
+ * names). Operations of disabled plugins are remembered so that calling one gets `not-supported`.
+ */
+import type { Endpoint, OperationDef } from '../plugin.js';
+import { SvcError } from '../errors.js';
+
+export interface RegisteredOp {
+  def: OperationDef;
+  plugin: string;
+}
+
+export class OperationRegistry {
+  private readonly tables: Record<Endpoint, Map<string, RegisteredOp>> = { metadata: new Map(), query: new Map() };
+  private readonly disabled: Record<Endpoint, Map<string, string>> = { metadata: new Map(), query: new Map() };
+
+  add(def: OperationDef, plugin: string): void {
+    const put = (ep: Endpoint, name: string) => {
+      const t = this.tables[ep];
+      const prev = t.get(name);
+      if (prev) throw new Error(`operation "${name}" is registered by both "${prev.plugin}" and "${plugin}"`);
+      t.set(name, { def, plugin });
+    };
+    if (def.type) put('metadata', def.type);
+    if (def.legacy) put('query', def.legacy);
+  }
+
+  addDisabled(def: OperationDef, plugin: string): void {
+    if (def.type) this.disabled.metadata.set(def.type, plugin);
+    if (def.legacy) this.disabled.query.set(def.legacy, plugin);
+  }
+
+  find(endpoint: Endpoint, type: string): RegisteredOp {
+    const hit = this.tables[endpoint].get(type);
+    if (hit) return hit;
+    const plugin = this.disabled[endpoint].get(type);
+    if (plugin) {
+      throw new SvcError('not-supported', `operation "${type}" is not supported: the plugin "${plugin}" is disabled`, {
+        path: '$.type',
+      });
+    }
+    throw new SvcError('parse-failed', `unknown operation type "${type}"`, { path: '$.type' });
+  }
+
+  names(endpoint: Endpoint): string[] {
+    return [...this.tables[endpoint].keys()];
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * valibot helpers shared by every plugin, and the conversion of valibot issues into the SPEC's
+ * error shape: `{code: 'parse-failed', path: '$.args.name', error: '...'}` with Hasura's wording.
+ */
+import * as v from 'valibot';
+import { SvcError } from './errors.js';
+
+/** Text that must not be empty (Hasura's NonEmptyText). */
+export const nonEmptyText = v.pipe(v.string(), v.minLength(1, 'empty string not allowed'));
+
+/** A JSON object (not array, not null). */
+export const jsonObject = v.record(v.string(), v.unknown());
+
+const jsonTypeName = (x: unknown): string =>
+  x === null ? 'Null' : Array.isArray(x) ? 'Array' : typeof x === 'string' ? 'String' : typeof x === 'number' ? 'Number' : typeof x === 'boolean' ? 'Boolean' : typeof x === 'object' ? 'Object' : 'Undefined';
+
+const expectedName = (expected: string | null): string => {
+  switch (expected) {
+    case 'string':
+      return 'String';
+    case 'number':
+      return 'Number';
+    case 'boolean':
+      return 'Boolean';
+    case 'Object':
+    case 'object':
+      return 'Object';
+    case 'Array':
+    case 'array':
+      return 'Array';
+    default:
+      return expected ?? 'a valid value';
+  }
+};
+
+function pathOf(base: string, issue: v.BaseIssue<unknown>): string {
+  let p = base;
+  for (const item of issue.path ?? []) {
+    const key = (item as { key?: unknown }).key;
+    if (typeof key === 'number') p += `[${key}]`;
+    else if (typeof key === 'string') p += /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  }
+  return p;
+}
+
+/** Turns the first valibot issue into a SvcError rooted at `base` ('$.args' or '$'). */
+export function issueToError(issues: readonly v.BaseIssue<unknown>[], base: string): SvcError {
+  // Prefer the deepest issue: a union reports its own issue plus the branches'.
+  const issue = issues[0]!;
+  const path = issue.path ?? [];
+  const last = path[path.length - 1] as { key?: unknown; value?: unknown } | undefined;
+  if (issue.kind === 'schema' && last && issue.received === 'undefined' && typeof last.key === 'string' && issue.input === undefined) {
+    const parentPath = pathOf(base, { ...issue, path: path.slice(0, -1) } as v.BaseIssue<unknown>);
+    return new SvcError('parse-failed', `key "${last.key}" not found`, { path: parentPath });
+  }
+  const p = pathOf(base, issue);
+  const custom = issue.message && !issue.message.startsWith('Invalid ');
+  if (custom) return new SvcError('parse-failed', issue.message, { path: p });
+  if (issue.kind === 'schema') {
+    const exp = expectedName(issue.expected);
+    return new SvcError('parse-failed', `parsing ${exp} failed, expected ${exp}, but encountered ${jsonTypeName(issue.input)}`, { path: p });
+  }
+  return new SvcError('parse-failed', issue.message, { path: p });
+}
+
+/** Parses `input` with `schema`, throwing a SPEC-shaped error rooted at `base`. */
+export function parseWith<T>(schema: v.GenericSchema<unknown, T>, input: unknown, base: string): T {
+  const r = v.safeParse(schema, input);
+  if (!r.success) throw issueToError(r.issues, base);
+  return r.output;
+}
+
+export { jsonTypeName };

@@ -1,0 +1,53 @@
+/**
+ * The relational-source framework. Owns the `sources` metadata section and the `sources` build
+ * step; command groups (tables, relationships, permissions, ...) are written once here and
+ * registered for every source kind a driver plugin adds (`pg_track_table`, `mssql_track_table`).
+ */
+import { definePlugin, type Metadata } from '../../core/plugin.js';
+import { DatabaseService, DatabaseToken, SOURCES_STEP } from './service.js';
+import { SourcesSchema } from './schemas.js';
+import { registerRenameSource, sourcesGroup } from './sources.js';
+import { tablesGroup } from './tables.js';
+import { sourcesOf } from './meta.js';
+import type { SourceMeta } from './types.js';
+
+export { DatabaseToken, DatabaseService } from './service.js';
+export type * from './types.js';
+
+/** The env var that holds the default source's URL (Hasura: HASURA_GRAPHQL_DATABASE_URL). */
+export const DEFAULT_SOURCE_ENV = 'SVC_GRAPHQL_DATABASE_URL';
+
+/** Whether a source is the default source configured from the server's database URL. */
+export function isEnvDefaultSource(s: SourceMeta): boolean {
+  const url = (s.configuration as { connection_info?: { database_url?: unknown } })?.connection_info?.database_url;
+  return s.name === 'default' && typeof url === 'object' && url !== null && (url as { from_env?: string }).from_env === DEFAULT_SOURCE_ENV;
+}
+
+export default definePlugin({
+  name: 'database',
+  setup(k) {
+    const db = new DatabaseService(k);
+    k.provide(DatabaseToken, db);
+    k.metadataSection({
+      key: 'sources',
+      order: 10,
+      schema: SourcesSchema,
+      empty: () => [],
+      // Older documents (version 1 and 2) hold the default source's tables and functions at the top.
+      legacyKeys: ['tables', 'functions'],
+      fromDocument: (doc, version, current) => {
+        if (version >= 3) return doc.sources;
+        const def = sourcesOf(current).find((s) => s.name === 'default');
+        return [{ name: 'default', kind: 'postgres', tables: doc.tables ?? [], functions: doc.functions ?? [], configuration: def?.configuration ?? {} }];
+      },
+      // clear_metadata keeps the default source that comes from the server's database URL.
+      clear: (value) => (value as SourceMeta[]).filter(isEnvDefaultSource).map((s) => ({ name: s.name, kind: s.kind, tables: [], configuration: s.configuration })),
+    });
+    k.buildStep({ name: SOURCES_STEP, run: (ctx) => db.build(ctx) });
+    db.registerGroup(sourcesGroup);
+    db.registerGroup(tablesGroup(db));
+    registerRenameSource(k);
+  },
+});
+
+export type { Metadata };

@@ -1,0 +1,127 @@
+/**
+ * valibot schemas of the `sources` section as stored and exported (replace_metadata validates
+ * and normalises documents with these). Parts owned by other plugins stay loose objects.
+ */
+import * as v from 'valibot';
+import { nonEmptyText } from '../../core/validation.js';
+import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from './meta.js';
+import type { SourceMeta, TableMeta } from './types.js';
+
+const comment = v.optional(v.nullable(v.string()));
+
+export const RelationshipSchema = v.object({
+  name: nonEmptyText,
+  using: v.record(v.string(), v.unknown()),
+  comment,
+});
+
+export const PermissionSchema = v.object({
+  role: nonEmptyText,
+  permission: v.record(v.string(), v.unknown()),
+  comment,
+});
+
+export const ComputedFieldSchema = v.object({
+  name: nonEmptyText,
+  definition: v.object({
+    function: QualifiedFunctionSchema,
+    table_argument: v.optional(v.nullable(v.string())),
+    session_argument: v.optional(v.nullable(v.string())),
+  }),
+  comment,
+});
+
+export const TableConfigSchema = v.object({
+  custom_name: v.optional(v.nullable(v.string())),
+  identifier: v.optional(v.nullable(v.string())),
+  custom_root_fields: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  custom_column_names: v.optional(v.nullable(v.record(v.string(), v.string()))),
+  column_config: v.optional(v.nullable(v.record(v.string(), v.record(v.string(), v.unknown())))),
+  comment: v.optional(v.nullable(v.string())),
+});
+
+const list = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(v.array(s)));
+
+export const TableMetaSchema = v.pipe(
+  v.looseObject({
+    table: QualifiedTableSchema,
+    is_enum: v.optional(v.boolean()),
+    configuration: v.optional(v.nullable(TableConfigSchema)),
+    object_relationships: list(RelationshipSchema),
+    array_relationships: list(RelationshipSchema),
+    computed_fields: list(ComputedFieldSchema),
+    insert_permissions: list(PermissionSchema),
+    select_permissions: list(PermissionSchema),
+    update_permissions: list(PermissionSchema),
+    delete_permissions: list(PermissionSchema),
+  }),
+  v.transform((t) => orderTable(t as unknown as TableMeta)),
+);
+
+export const FunctionMetaSchema = v.pipe(
+  v.union([
+    v.looseObject({
+      function: QualifiedFunctionSchema,
+      configuration: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+      permissions: v.optional(v.nullable(v.array(v.object({ role: nonEmptyText })))),
+      comment: v.optional(v.nullable(v.string())),
+    }),
+    // Version 1 documents list functions as bare `{schema, name}`.
+    v.pipe(
+      v.object({ schema: v.optional(v.string(), 'public'), name: v.string() }),
+      v.transform((f) => ({ function: { schema: f.schema, name: f.name } })),
+    ),
+  ]),
+  v.transform((f) => {
+    const out: Record<string, unknown> = { function: f.function };
+    const cfg = (f as { configuration?: Record<string, unknown> | null }).configuration;
+    if (cfg && Object.keys(cfg).length) out.configuration = cfg;
+    const perms = (f as { permissions?: unknown[] | null }).permissions;
+    if (perms && perms.length) out.permissions = perms;
+    for (const [k, val] of Object.entries(f)) if (!(k in out) && k !== 'configuration' && k !== 'permissions' && val != null) out[k] = val;
+    return out;
+  }),
+);
+
+function duplicates(keys: string[]): string[] {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const k of keys) (seen.has(k) ? dup : seen).add(k);
+  return [...dup];
+}
+
+export const SourceSchema = v.pipe(
+  v.looseObject({
+    name: nonEmptyText,
+    kind: v.optional(v.string(), 'postgres'),
+    tables: v.optional(v.array(TableMetaSchema), []),
+    functions: v.optional(v.nullable(v.array(FunctionMetaSchema))),
+    configuration: v.record(v.string(), v.unknown()),
+    customization: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+  }),
+  v.check(
+    (s) => duplicates((s.tables as TableMeta[]).map((t) => qtKey(t.table))).length === 0,
+    (issue) => {
+      const s = issue.input as { tables: TableMeta[] };
+      const dups = duplicates(s.tables.map((t) => qtKey(t.table)));
+      const names = s.tables.filter((t) => dups.includes(qtKey(t.table))).map((t) => qtDisplay(t.table));
+      return `multiple declarations exist for the following tables : ${[...new Set(names)].join(', ')}`;
+    },
+  ),
+  v.transform((s) => {
+    const out: Record<string, unknown> = { name: s.name, kind: s.kind, tables: s.tables };
+    if (s.functions && s.functions.length) out.functions = s.functions;
+    out.configuration = s.configuration;
+    if (s.customization && Object.keys(s.customization).length) out.customization = s.customization;
+    for (const [k, val] of Object.entries(s)) if (!(k in out) && val != null && k !== 'functions' && k !== 'customization') out[k] = val;
+    return out as SourceMeta;
+  }),
+);
+
+export const SourcesSchema = v.pipe(
+  v.array(SourceSchema),
+  v.check(
+    (list) => duplicates(list.map((s) => s.name)).length === 0,
+    (issue) => `multiple declarations exist for the following sources : ${duplicates((issue.input as SourceMeta[]).map((s) => s.name)).join(', ')}`,
+  ),
+);

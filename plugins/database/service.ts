@@ -1,0 +1,344 @@
+/**
+ * The relational-source framework's service: source kinds (drivers), command groups, live
+ * connections, introspection (cached per source, refreshed on reload and by run_sql), and the
+ * `sources` build step that resolves every tracked object against its source.
+ */
+import { token, type BuildContext, type KernelApi, type OperationContext, type OperationDef } from '../../core/plugin.js';
+import { SvcError } from '../../core/errors.js';
+import { errorDetail } from '../../core/log.js';
+import type { UnitOfWork } from '../../core/uow.js';
+import type {
+  CommandGroup,
+  DepTarget,
+  Dependent,
+  Metadata,
+  DatabaseBuild,
+  FunctionMeta,
+  Introspection,
+  KindBinding,
+  ResolvedSource,
+  ResolvedTable,
+  SourceConnection,
+  SourceKind,
+  SourceMeta,
+  SqlExecutor,
+  TableMeta,
+} from './types.js';
+import { qtDisplay, qtKey, removeTable, sourcesOf, updateSource } from './meta.js';
+
+export const DatabaseToken = token<DatabaseService>('database');
+export const SOURCES_STEP = 'sources';
+
+const introKey = (source: string) => `db:introspection:${source}`;
+const txKey = (source: string) => `db:tx:${source}`;
+
+interface LiveConnection {
+  configKey: string;
+  conn: SourceConnection;
+}
+
+export class DatabaseService {
+  readonly kinds = new Map<string, SourceKind>();
+  private readonly groups: CommandGroup[] = [];
+  private readonly connections = new Map<string, LiveConnection>();
+  /** Connections replaced or dropped, closed once no committed build refers to them. */
+  private retired: SourceConnection[] = [];
+
+  constructor(private readonly k: KernelApi) {
+    k.events.on('metadataChanged', (build) => this.collect(build.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined));
+    k.onShutdown(async () => {
+      const all = [...this.connections.values()].map((c) => c.conn).concat(this.retired);
+      this.connections.clear();
+      this.retired = [];
+      await Promise.all(all.map((c) => c.close().catch(() => {})));
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Registration
+
+  registerKind(kind: SourceKind): void {
+    if (this.kinds.has(kind.kind)) throw new Error(`source kind "${kind.kind}" is registered twice`);
+    this.kinds.set(kind.kind, kind);
+    const bind = this.binding(kind);
+    for (const g of this.groups) this.registerOps(g.operations(bind));
+    if (kind.operations) this.registerOps(kind.operations(bind));
+  }
+
+  registerGroup(group: CommandGroup): void {
+    this.groups.push(group);
+    for (const kind of this.kinds.values()) this.registerOps(group.operations(this.binding(kind)));
+  }
+
+  get commandGroups(): readonly CommandGroup[] {
+    return this.groups;
+  }
+
+  private registerOps(ops: OperationDef[]) {
+    for (const op of ops) this.k.operation(op);
+  }
+
+  binding(kind: SourceKind): KindBinding {
+    return {
+      kind,
+      name: (op) => `${kind.prefix}_${op}`,
+      legacy: (op) => (kind.legacy ? op : undefined),
+    };
+  }
+
+  kindOf(source: SourceMeta): SourceKind {
+    const kind = this.kinds.get(source.kind ?? 'postgres');
+    if (!kind) throw new SvcError('not-supported', `source kind "${source.kind}" is not supported (no enabled plugin provides it)`);
+    return kind;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Connections
+
+  /** The live connection for a source's configuration (one pool per source and configuration). */
+  connection(source: SourceMeta): SourceConnection {
+    const configKey = JSON.stringify([source.kind, source.configuration]);
+    const live = this.connections.get(source.name);
+    if (live && live.configKey === configKey) return live.conn;
+    const conn = this.kindOf(source).connect(source.name, source.configuration, this.k.env);
+    if (live) this.retired.push(live.conn);
+    this.connections.set(source.name, { configKey, conn });
+    return conn;
+  }
+
+  /** Closes connections that the committed build no longer uses. */
+  private collect(build: DatabaseBuild | undefined) {
+    const used = new Set<SourceConnection>();
+    for (const s of build?.sources.values() ?? []) if (s.connection) used.add(s.connection);
+    for (const [name, live] of this.connections) {
+      if (!used.has(live.conn) && !build?.sources.has(name)) {
+        this.connections.delete(name);
+        this.retired.push(live.conn);
+      }
+    }
+    const keep: SourceConnection[] = [];
+    for (const c of this.retired) {
+      if (used.has(c)) keep.push(c);
+      else void c.close().catch(() => {});
+    }
+    this.retired = keep;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Request-scoped access (operations)
+
+  /** A transaction on the source for this request (run_sql); later operations see its changes. */
+  async transaction(ctx: { metadata: OperationContext['metadata']; uow: UnitOfWork }, sourceName: string): Promise<SqlExecutor> {
+    const source = sourcesOf(ctx.metadata).find((s) => s.name === sourceName);
+    if (!source) throw new SvcError('not-exists', `source with name "${sourceName}" does not exist`, { path: '$.args.source' });
+    const conn = this.connection(source);
+    return ctx.uow.get(txKey(sourceName), async () => {
+      const tx = await conn.transaction();
+      return { value: tx, resource: tx };
+    });
+  }
+
+  /** Forget the request's introspection of a source (after SQL that may have changed its schema). */
+  invalidate(uow: UnitOfWork, sourceName: string): void {
+    uow.set(introKey(sourceName), undefined);
+  }
+
+  /**
+   * The introspection an operation validates against: the request's own (inside its transaction,
+   * when it ran SQL), else the committed build's, else a fresh one.
+   */
+  async introspection(ctx: Pick<OperationContext, 'metadata' | 'uow' | 'current'>, sourceName: string): Promise<Introspection> {
+    const source = sourcesOf(ctx.metadata).find((s) => s.name === sourceName);
+    if (!source) throw new SvcError('not-exists', `source with name "${sourceName}" does not exist`, { path: '$.args.source' });
+    const cached = ctx.uow.peek<Introspection>(introKey(sourceName));
+    if (cached) return cached;
+    const tx = ctx.uow.peek<SqlExecutor>(txKey(sourceName));
+    const conn = this.connection(source);
+    if (!tx) {
+      const committed = (ctx.current.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined)?.sources.get(sourceName);
+      if (committed?.introspection && committed.connection === conn) return committed.introspection;
+    }
+    let intro: Introspection;
+    try {
+      intro = await conn.introspect(tx);
+    } catch (e) {
+      if (e instanceof SvcError) throw e;
+      throw new SvcError('postgres-error', `source "${sourceName}" cannot be reached: ${(e as Error).message}`, { path: '$.args' });
+    }
+    ctx.uow.set(introKey(sourceName), intro);
+    return intro;
+  }
+
+  /**
+   * Everything that depends on `target`, transitively (a permission that uses a relationship that
+   * uses a dropped table), in removal order: dependents of dependents first.
+   */
+  dependents(md: Metadata, target: DepTarget): Dependent[] {
+    const out = new Map<string, Dependent>();
+    const visit = (t: DepTarget) => {
+      for (const g of this.groups) {
+        for (const d of g.dependents?.(md, t) ?? []) {
+          if (out.has(d.id)) continue;
+          out.set(d.id, d);
+          if (d.target) visit(d.target);
+        }
+      }
+    };
+    visit(target);
+    return [...out.values()];
+  }
+
+  /** Removes the dependents of `target` when `cascade`, else fails with Hasura's dependency error. */
+  cascade(md: Metadata, target: DepTarget, cascade: boolean, exclude: (d: Dependent) => boolean = () => false): Metadata {
+    const deps = this.dependents(md, target).filter((d) => !exclude(d));
+    if (deps.length === 0) return md;
+    if (!cascade) {
+      throw new SvcError('dependency-error', `cannot drop due to the following dependent objects: ${deps.map((d) => d.description).join(', ')}`, { path: '$.args' });
+    }
+    // Remove the deepest dependents first so every removal finds its object.
+    for (const d of [...deps].reverse()) md = d.remove(md);
+    return md;
+  }
+
+  /** The resolved sources of a build. */
+  resolved(build: { outputs: ReadonlyMap<string, unknown> }): DatabaseBuild {
+    return (build.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined) ?? { sources: new Map() };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Build step
+
+  async build(ctx: BuildContext): Promise<DatabaseBuild> {
+    const prev = ctx.previous ? this.resolved(ctx.previous) : undefined;
+    const out: DatabaseBuild = { sources: new Map() };
+    const reload = ctx.reload.sources;
+    for (const meta of sourcesOf(ctx.metadata)) {
+      const sourceId = `source:${meta.name}`;
+      const reportSource = (reason: string) =>
+        ctx.inconsistent({
+          type: 'source',
+          name: `source ${meta.name}`,
+          reason: `Inconsistent object: ${reason}`,
+          definition: meta,
+          id: sourceId,
+          remove: (md) => ({ ...md, sources: sourcesOf(md).filter((s) => s.name !== meta.name) }),
+        });
+      let kind: SourceKind;
+      let conn: SourceConnection;
+      try {
+        kind = this.kindOf(meta);
+        conn = this.connection(meta);
+      } catch (e) {
+        reportSource((e as Error).message);
+        continue;
+      }
+      const prevSrc = prev?.sources.get(meta.name);
+      const refresh = reload === true || (Array.isArray(reload) && reload.includes(meta.name));
+      let intro = ctx.uow.peek<Introspection>(introKey(meta.name));
+      if (!intro) {
+        const tx = ctx.uow.peek<SqlExecutor>(txKey(meta.name));
+        if (!tx && !refresh && prevSrc?.introspection && prevSrc.connection === conn) intro = prevSrc.introspection;
+        else {
+          try {
+            intro = await conn.introspect(tx);
+          } catch (e) {
+            ctx.log.warn('source', { source: meta.name, message: 'introspection failed', error: errorDetail(e) });
+            reportSource(`could not connect to the source: ${(e as Error).message}`);
+            out.sources.set(meta.name, { name: meta.name, kind, meta, connection: conn, introspection: null, tables: new Map(), functions: new Map() });
+            continue;
+          }
+        }
+      }
+      out.sources.set(meta.name, this.resolveSource(ctx, meta, kind, conn, intro, prevSrc));
+    }
+    return out;
+  }
+
+  private resolveSource(
+    ctx: BuildContext,
+    meta: SourceMeta,
+    kind: SourceKind,
+    conn: SourceConnection,
+    intro: Introspection,
+    prevSrc: ResolvedSource | undefined,
+  ): ResolvedSource {
+    const tracked = new Map<string, { meta: TableMeta; info: ReturnType<Introspection['tables']['get']> }>();
+    for (const t of meta.tables) tracked.set(qtKey(t.table), { meta: t, info: intro.tables.get(qtKey(t.table)) });
+    const functions = new Map<string, FunctionMeta>();
+    for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
+    const sameIntro = prevSrc?.introspection === intro;
+    const tables = new Map<string, ResolvedTable & { reports?: Parameters<BuildContext['inconsistent']>[0][] }>();
+    for (const t of meta.tables) {
+      const key = qtKey(t.table);
+      const before = prevSrc?.tables.get(key) as (ResolvedTable & { reports?: Parameters<BuildContext['inconsistent']>[0][] }) | undefined;
+      if (sameIntro && before && before.meta === t && [...before.deps].every((d) => tracked.get(d)?.info)) {
+        for (const r of before.reports ?? []) ctx.inconsistent(r);
+        tables.set(key, before);
+        continue;
+      }
+      const info = intro.tables.get(key);
+      if (!info) {
+        ctx.inconsistent({
+          type: 'table',
+          name: `table ${qtDisplay(t.table)} in source ${meta.name}`,
+          reason: `Inconsistent object: no such table/view exists in source: "${qtDisplay(t.table)}"`,
+          definition: t.table,
+          id: `table:${meta.name}:${key}`,
+          remove: (md) => removeTable(md, meta.name, t.table),
+        });
+        continue;
+      }
+      const deps = new Set<string>();
+      const reports: Parameters<BuildContext['inconsistent']>[0][] = [];
+      for (const g of this.groups) {
+        g.resolveTable?.({
+          source: meta,
+          table: t,
+          info,
+          introspection: intro,
+          tracked,
+          functions,
+          build: ctx,
+          dependsOn: (k) => deps.add(k),
+          report: (o) => {
+            const full = { ...o, id: o.id ?? `${o.type}:${meta.name}:${key}:${o.name ?? ''}` };
+            reports.push(full);
+            ctx.inconsistent(full);
+          },
+        });
+      }
+      tables.set(key, { meta: t, info, deps, reports });
+    }
+    const fns = new Map<string, { meta: FunctionMeta; info: NonNullable<ReturnType<Introspection['functions']['get']>>[number] }>();
+    for (const f of meta.functions ?? []) {
+      const key = qtKey(f.function);
+      const overloads = intro.functions.get(key);
+      if (!overloads || overloads.length === 0) {
+        ctx.inconsistent({
+          type: 'function',
+          name: `function ${qtDisplay(f.function)} in source ${meta.name}`,
+          reason: `Inconsistent object: no such function exists in source: "${qtDisplay(f.function)}"`,
+          definition: f.function,
+          id: `function:${meta.name}:${key}`,
+          remove: (md) =>
+            updateSource(md, meta.name, (s) => ({ ...s, functions: (s.functions ?? []).filter((x) => qtKey(x.function) !== key) })),
+        });
+        continue;
+      }
+      if (overloads.length > 1) {
+        ctx.inconsistent({
+          type: 'function',
+          name: `function ${qtDisplay(f.function)} in source ${meta.name}`,
+          reason: `Inconsistent object: function "${qtDisplay(f.function)}" is overloaded. Overloaded functions are not supported`,
+          definition: f.function,
+          id: `function:${meta.name}:${key}`,
+          remove: (md) =>
+            updateSource(md, meta.name, (s) => ({ ...s, functions: (s.functions ?? []).filter((x) => qtKey(x.function) !== key) })),
+        });
+        continue;
+      }
+      fns.set(key, { meta: f, info: overloads[0]! });
+    }
+    return { name: meta.name, kind, meta, connection: conn, introspection: intro, tables, functions: fns };
+  }
+}

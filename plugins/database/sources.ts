@@ -1,0 +1,97 @@
+/**
+ * Source operations: `<prefix>_add_source`, `<prefix>_drop_source`, `<prefix>_update_source`,
+ * and the kind-independent `rename_source`.
+ */
+import * as v from 'valibot';
+import { SvcError } from '../../core/errors.js';
+import { nonEmptyText } from '../../core/validation.js';
+import type { KernelApi, Metadata, OperationDef } from '../../core/plugin.js';
+import type { CommandGroup, KindBinding, SourceMeta } from './types.js';
+import { findSource, setSources, sourcesOf } from './meta.js';
+
+const success = { message: 'success' };
+
+function sourceEntry(kind: string, name: string, configuration: unknown, customization: unknown, rest?: SourceMeta): SourceMeta {
+  const out: SourceMeta = { name, kind, tables: rest?.tables ?? [] } as SourceMeta;
+  if (rest?.functions?.length) out.functions = rest.functions;
+  out.configuration = configuration as Record<string, unknown>;
+  const cust = customization ?? rest?.customization;
+  if (cust && Object.keys(cust as object).length) out.customization = cust as Record<string, unknown>;
+  return out;
+}
+
+export const sourcesGroup: CommandGroup = {
+  name: 'sources',
+  operations(bind: KindBinding): OperationDef[] {
+    const kind = bind.kind;
+    const customization = v.optional(v.nullable(v.record(v.string(), v.unknown())));
+    return [
+      {
+        type: bind.name('add_source'),
+        args: v.object({
+          name: nonEmptyText,
+          configuration: kind.configSchema,
+          replace_configuration: v.optional(v.boolean(), false),
+          customization,
+        }),
+        mutates: true,
+        run: (a, ctx) => {
+          const existing = findSource(ctx.metadata, a.name);
+          if (existing && !a.replace_configuration) {
+            throw new SvcError('already-exists', `source with name "${a.name}" already exists`, { path: '$.args' });
+          }
+          const list = sourcesOf(ctx.metadata);
+          const entry = sourceEntry(kind.kind, a.name, a.configuration, a.customization, existing);
+          const next = existing ? list.map((s) => (s.name === a.name ? entry : s)) : [...list, entry];
+          return { metadata: setSources(ctx.metadata, next), response: success };
+        },
+      },
+      {
+        type: bind.name('update_source'),
+        args: v.object({ name: nonEmptyText, configuration: v.optional(kind.configSchema), customization }),
+        mutates: true,
+        run: (a, ctx) => {
+          const existing = findSource(ctx.metadata, a.name);
+          if (!existing) throw new SvcError('not-exists', `source with name "${a.name}" does not exist`, { path: '$.args' });
+          const entry = sourceEntry(kind.kind, a.name, a.configuration ?? existing.configuration, a.customization, existing);
+          return { metadata: setSources(ctx.metadata, sourcesOf(ctx.metadata).map((s) => (s.name === a.name ? entry : s))), response: success };
+        },
+      },
+      {
+        type: bind.name('drop_source'),
+        args: v.object({ name: nonEmptyText, cascade: v.optional(v.boolean(), false) }),
+        mutates: true,
+        run: (a, ctx) => {
+          const existing = findSource(ctx.metadata, a.name);
+          if (!existing) throw new SvcError('not-exists', `source with name "${a.name}" does not exist`, { path: '$.args' });
+          if (existing.kind !== kind.kind) {
+            throw new SvcError('not-exists', `source with name "${a.name}" has kind "${existing.kind}", not "${kind.kind}"`, { path: '$.args' });
+          }
+          return { metadata: dropSource(ctx.metadata, a.name), response: success };
+        },
+      },
+    ];
+  },
+};
+
+export function dropSource(md: Metadata, name: string): Metadata {
+  return setSources(md, sourcesOf(md).filter((s) => s.name !== name));
+}
+
+/** rename_source is the same for every kind. */
+export function registerRenameSource(k: KernelApi): void {
+  k.operation({
+    type: 'rename_source',
+    args: v.object({ name: nonEmptyText, new_name: nonEmptyText }),
+    mutates: true,
+    run: (a, ctx) => {
+      const existing = findSource(ctx.metadata, a.name);
+      if (!existing) throw new SvcError('not-exists', `Could not find source with name "${a.name}"`, { path: '$.args' });
+      if (findSource(ctx.metadata, a.new_name)) {
+        throw new SvcError('already-exists', `Source with name "${a.new_name}" already exists`, { path: '$.args' });
+      }
+      const next = sourcesOf(ctx.metadata).map((s) => (s.name === a.name ? { ...s, name: a.new_name } : s));
+      return { metadata: setSources(ctx.metadata, next), response: success };
+    },
+  });
+}

@@ -1,0 +1,274 @@
+/**
+ * Types of the relational-source framework: the metadata shapes (Hasura v2), the introspection
+ * model every source kind produces, and the driver contract a source kind implements.
+ */
+import type * as v from 'valibot';
+import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../core/plugin.js';
+
+// ---------------------------------------------------------------------------------------------
+// Metadata shapes (as exported)
+
+export interface QualifiedTable {
+  schema: string;
+  name: string;
+}
+export type QualifiedFunction = QualifiedTable;
+
+export interface TableConfig {
+  custom_name?: string;
+  identifier?: string;
+  custom_root_fields?: Record<string, unknown>;
+  custom_column_names?: Record<string, string>;
+  column_config?: Record<string, { custom_name?: string; comment?: string }>;
+  comment?: string;
+}
+
+export interface RelationshipMeta {
+  name: string;
+  using: Record<string, unknown>;
+  comment?: string | null;
+}
+
+export interface ComputedFieldMeta {
+  name: string;
+  definition: { function: QualifiedFunction; table_argument?: string | null; session_argument?: string | null };
+  comment?: string | null;
+}
+
+export interface PermissionMeta {
+  role: string;
+  permission: Record<string, unknown>;
+  comment?: string | null;
+}
+
+/** A tracked table. Keys in Hasura's export order; empty lists are left out. */
+export interface TableMeta {
+  table: QualifiedTable;
+  is_enum?: boolean;
+  configuration?: TableConfig;
+  object_relationships?: RelationshipMeta[];
+  array_relationships?: RelationshipMeta[];
+  computed_fields?: ComputedFieldMeta[];
+  remote_relationships?: unknown[];
+  insert_permissions?: PermissionMeta[];
+  select_permissions?: PermissionMeta[];
+  update_permissions?: PermissionMeta[];
+  delete_permissions?: PermissionMeta[];
+  event_triggers?: unknown[];
+  [key: string]: unknown;
+}
+
+export interface FunctionMeta {
+  function: QualifiedFunction;
+  configuration?: { custom_name?: string; custom_root_fields?: Record<string, string>; session_argument?: string; exposed_as?: 'query' | 'mutation' };
+  permissions?: { role: string }[];
+  comment?: string;
+}
+
+export interface SourceMeta {
+  name: string;
+  kind: string;
+  tables: TableMeta[];
+  functions?: FunctionMeta[];
+  configuration: Record<string, unknown>;
+  customization?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Introspection (one catalog query per source, cached)
+
+export interface ColumnInfo {
+  name: string;
+  position: number;
+  /** Type name as PostgreSQL prints it (`integer`, `text`, `character varying`, `my_enum`, `_int4` for arrays). */
+  type: string;
+  /** pg_type.typname (`int4`, `text`, ...). */
+  udt: string;
+  typeSchema: string;
+  /** b base, e enum, c composite, d domain, r range, m multirange, p pseudo; `a` when an array. */
+  typeKind: string;
+  nullable: boolean;
+  hasDefault: boolean;
+  isIdentity: boolean;
+  isGenerated: boolean;
+  description: string | null;
+}
+
+export interface ForeignKeyInfo {
+  name: string;
+  columns: string[];
+  refSchema: string;
+  refTable: string;
+  refColumns: string[];
+}
+
+export interface TableInfo {
+  schema: string;
+  name: string;
+  oid: number;
+  /** r table, v view, m materialized view, f foreign table, p partitioned table */
+  relkind: string;
+  columns: ColumnInfo[];
+  primaryKey: { name: string; columns: string[] } | null;
+  uniqueConstraints: { name: string; columns: string[] }[];
+  foreignKeys: ForeignKeyInfo[];
+  /** Check constraints, triggers etc. are not needed for the metadata API. */
+  description: string | null;
+  viewInfo: { insertable: boolean; updatable: boolean; deletable: boolean } | null;
+}
+
+export interface FunctionArgInfo {
+  name: string | null;
+  type: string;
+  typeSchema: string;
+  hasDefault: boolean;
+}
+
+export interface FunctionInfo {
+  schema: string;
+  name: string;
+  oid: number;
+  args: FunctionArgInfo[];
+  returnType: string;
+  returnTypeSchema: string;
+  /** b base, c composite (a table row when it is a table's row type), p pseudo, ... */
+  returnTypeKind: string;
+  returnsSet: boolean;
+  volatility: 'immutable' | 'stable' | 'volatile';
+  /** 'f' function, 'p' procedure, 'a' aggregate, 'w' window */
+  kind: string;
+  description: string | null;
+}
+
+export interface Introspection {
+  /** keyed by tableKey(schema, name) */
+  tables: Map<string, TableInfo>;
+  /** keyed by tableKey(schema, name); overloads share a key */
+  functions: Map<string, FunctionInfo[]>;
+  /** Scalar and enum types (for enum tables and computed-field return types), keyed by tableKey. */
+  types: Map<string, { schema: string; name: string; kind: string; enumValues?: string[] }>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driver contract (a source kind)
+
+/** Runs SQL on a source, as the driver understands it. */
+export interface SqlExecutor {
+  /** Runs one parameterised statement and returns its rows as objects. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
+
+export interface SqlTransaction extends SqlExecutor {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+export interface SourceConnection {
+  readonly executor: SqlExecutor;
+  introspect(exec?: SqlExecutor): Promise<Introspection>;
+  /** Opens a transaction on a connection of its own; the caller commits or rolls it back. */
+  transaction(opts?: { readOnly?: boolean }): Promise<SqlTransaction>;
+  /** Checks that the source can be reached (used by add_source). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface SourceKind {
+  /** Value of `kind` in the metadata (`postgres`). */
+  kind: string;
+  /** Operation prefix without underscore (`pg`). */
+  prefix: string;
+  /** Whether the unprefixed legacy names on /v1/query refer to this kind. */
+  legacy: boolean;
+  /** valibot schema of `configuration`. */
+  configSchema: v.GenericSchema;
+  /** Connects (lazily) to a source. Throws with a clear message when the configuration cannot be used. */
+  connect(name: string, configuration: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): SourceConnection;
+  /** Identifier quoting in the kind's dialect. */
+  quoteIdent(name: string): string;
+  /** Extra operations specific to the kind (run_sql for postgres). */
+  operations?: (bind: KindBinding) => OperationDef[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Build output
+
+export interface ResolvedTable {
+  meta: TableMeta;
+  info: TableInfo;
+  /** Keys of the tables this table's metadata refers to (relationships, permissions). */
+  deps: Set<string>;
+}
+
+export interface ResolvedSource {
+  name: string;
+  kind: SourceKind;
+  meta: SourceMeta;
+  connection: SourceConnection | null;
+  introspection: Introspection | null;
+  tables: Map<string, ResolvedTable>;
+  functions: Map<string, { meta: FunctionMeta; info: FunctionInfo }>;
+}
+
+export interface DatabaseBuild {
+  sources: Map<string, ResolvedSource>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command groups: operations written once and registered per source kind
+
+/** What a command group sees of the source kind it is registered for. */
+export interface KindBinding {
+  kind: SourceKind;
+  /** `pg_track_table` for `track_table`. */
+  name(op: string): string;
+  /** The legacy name on /v1/query for `op`, when this kind owns legacy names. */
+  legacy(op: string): string | undefined;
+}
+
+/** Checks one part of one table during the build; records inconsistencies through `report`. */
+export interface TableResolveContext {
+  source: SourceMeta;
+  table: TableMeta;
+  info: TableInfo;
+  introspection: Introspection;
+  /** Tracked tables of the source (by key) with their introspection. */
+  tracked: Map<string, { meta: TableMeta; info: TableInfo | undefined }>;
+  functions: Map<string, FunctionMeta>;
+  report(o: Omit<InconsistentObject, 'id'> & { id?: string }): void;
+  /** Record that this table's metadata refers to another table. */
+  dependsOn(key: string): void;
+  build: BuildContext;
+}
+
+/** Something metadata can depend on. */
+export type DepTarget =
+  | { kind: 'table'; source: string; table: QualifiedTable }
+  | { kind: 'column'; source: string; table: QualifiedTable; column: string }
+  | { kind: 'relationship'; source: string; table: QualifiedTable; name: string }
+  | { kind: 'computed_field'; source: string; table: QualifiedTable; name: string }
+  | { kind: 'function'; source: string; function: QualifiedFunction };
+
+/** A metadata object that depends on a target, and how to remove it. */
+export interface Dependent {
+  /** Unique identity (dedupes the closure). Objects that live inside a table entry use
+   * `<what>@<source>:<tableKey>:<name>` so that the table's own objects can be recognised. */
+  id: string;
+  /** As Hasura words it in dependency errors: `relationship article.author`, `permission author.user.select`. */
+  description: string;
+  remove(md: Metadata): Metadata;
+  /** When the dependent can itself have dependents (a relationship, a computed field). */
+  target?: DepTarget;
+}
+
+export interface CommandGroup {
+  name: string;
+  operations(bind: KindBinding): OperationDef[];
+  /** Validates this group's part of a tracked table in the build. */
+  resolveTable?(ctx: TableResolveContext): void;
+  /** The objects of this group, anywhere in `md`, that depend on `target`. */
+  dependents?(md: Metadata, target: DepTarget): Dependent[];
+}
+
+export type { Metadata };

@@ -1,0 +1,136 @@
+/**
+ * PostgreSQL introspection: one catalog query returns every table, view, materialized view,
+ * foreign table, their columns, keys and foreign keys, every function and every enum type, as one
+ * JSON document (so a source with thousands of tables costs one round trip).
+ */
+import type { FunctionInfo, Introspection, SqlExecutor, TableInfo } from '../database/types.js';
+import { tableKey } from '../database/meta.js';
+
+const EXCLUDED = `n.nspname not in ('pg_catalog', 'information_schema', 'svc_catalog', 'hdb_catalog')
+  and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp\\_%'`;
+
+export const INTROSPECTION_SQL = `
+with
+tbl as (
+  select c.oid, n.nspname, c.relname, c.relkind
+  from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where c.relkind in ('r', 'v', 'm', 'f', 'p') and ${EXCLUDED}
+),
+cols as (
+  select a.attrelid, json_agg(json_build_object(
+      'name', a.attname, 'position', a.attnum,
+      'type', format_type(a.atttypid, null), 'udt', t.typname, 'typeSchema', tn.nspname,
+      'typeKind', case when t.typcategory = 'A' then 'a' else t.typtype::text end,
+      'nullable', not a.attnotnull,
+      'hasDefault', a.atthasdef or a.attidentity <> '',
+      'isIdentity', a.attidentity <> '', 'isGenerated', a.attgenerated <> '',
+      'description', col_description(a.attrelid, a.attnum)
+    ) order by a.attnum) as columns
+  from pg_attribute a
+  join tbl on tbl.oid = a.attrelid
+  join pg_type t on t.oid = a.atttypid
+  join pg_namespace tn on tn.oid = t.typnamespace
+  where a.attnum > 0 and not a.attisdropped
+  group by a.attrelid
+),
+cons as (
+  select con.conrelid, con.contype, con.conname,
+    (select json_agg(a.attname order by k.ord) from unnest(con.conkey) with ordinality k(attnum, ord)
+       join pg_attribute a on a.attrelid = con.conrelid and a.attnum = k.attnum) as columns,
+    rn.nspname as ref_schema, rc.relname as ref_table,
+    (select json_agg(a.attname order by k.ord) from unnest(con.confkey) with ordinality k(attnum, ord)
+       join pg_attribute a on a.attrelid = con.confrelid and a.attnum = k.attnum) as ref_columns
+  from pg_constraint con
+  join tbl on tbl.oid = con.conrelid
+  left join pg_class rc on rc.oid = con.confrelid
+  left join pg_namespace rn on rn.oid = rc.relnamespace
+  where con.contype in ('p', 'u', 'f')
+),
+tables as (
+  select json_agg(json_build_object(
+    'schema', tbl.nspname, 'name', tbl.relname, 'oid', tbl.oid::int8, 'relkind', tbl.relkind,
+    'description', obj_description(tbl.oid, 'pg_class'),
+    'columns', coalesce(cols.columns, '[]'::json),
+    'primaryKey', (select json_build_object('name', conname, 'columns', columns) from cons where conrelid = tbl.oid and contype = 'p'),
+    'uniqueConstraints', coalesce((select json_agg(json_build_object('name', conname, 'columns', columns) order by conname) from cons where conrelid = tbl.oid and contype = 'u'), '[]'::json),
+    'foreignKeys', coalesce((select json_agg(json_build_object('name', conname, 'columns', columns, 'refSchema', ref_schema, 'refTable', ref_table, 'refColumns', ref_columns) order by conname) from cons where conrelid = tbl.oid and contype = 'f'), '[]'::json),
+    'viewInfo', case when tbl.relkind in ('v', 'f') then json_build_object(
+      'insertable', (pg_relation_is_updatable(tbl.oid, false) & 8) = 8,
+      'updatable', (pg_relation_is_updatable(tbl.oid, false) & 4) = 4,
+      'deletable', (pg_relation_is_updatable(tbl.oid, false) & 16) = 16) end
+  )) as j
+  from tbl left join cols on cols.attrelid = tbl.oid
+),
+fn_args as (
+  select p.oid, json_agg(json_build_object(
+      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname,
+      'hasDefault', a.in_pos > (p.pronargs - p.pronargdefaults)
+    ) order by a.in_pos) as args
+  from pg_proc p
+  join pg_namespace n on n.oid = p.pronamespace
+  cross join lateral (
+    select x.typ, x.name, row_number() over (order by x.ord) as in_pos
+    from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[]), coalesce(p.proargmodes, array_fill('i'::"char", array[cardinality(coalesce(p.proallargtypes, p.proargtypes::oid[]))])))
+      with ordinality as u(typ, mode, ord)
+    left join lateral (select p.proargnames[u.ord] as name) nm on true
+    cross join lateral (select u.typ, nm.name, u.ord) x
+    where u.mode in ('i', 'b', 'v')
+  ) a
+  join pg_type t on t.oid = a.typ
+  join pg_namespace tn on tn.oid = t.typnamespace
+  where ${EXCLUDED}
+  group by p.oid
+),
+functions as (
+  select json_agg(json_build_object(
+    'schema', n.nspname, 'name', p.proname, 'oid', p.oid::int8,
+    'args', coalesce(fa.args, '[]'::json),
+    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', rt.typtype,
+    'returnsSet', p.proretset,
+    'volatility', case p.provolatile when 'i' then 'immutable' when 's' then 'stable' else 'volatile' end,
+    'kind', p.prokind, 'description', obj_description(p.oid, 'pg_proc')
+  )) as j
+  from pg_proc p
+  join pg_namespace n on n.oid = p.pronamespace
+  join pg_type rt on rt.oid = p.prorettype
+  join pg_namespace rtn on rtn.oid = rt.typnamespace
+  left join fn_args fa on fa.oid = p.oid
+  where ${EXCLUDED} and p.prokind in ('f', 'p')
+    and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
+),
+enums as (
+  select json_agg(json_build_object('schema', n.nspname, 'name', t.typname, 'kind', 'e',
+    'enumValues', (select json_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid))) as j
+  from pg_type t join pg_namespace n on n.oid = t.typnamespace
+  where t.typtype = 'e' and ${EXCLUDED}
+)
+select json_build_object(
+  'tables', coalesce((select j from tables), '[]'::json),
+  'functions', coalesce((select j from functions), '[]'::json),
+  'types', coalesce((select j from enums), '[]'::json)
+)::text as doc
+`;
+
+interface RawDoc {
+  tables: TableInfo[];
+  functions: FunctionInfo[];
+  types: { schema: string; name: string; kind: string; enumValues?: string[] }[];
+}
+
+export async function introspect(exec: SqlExecutor): Promise<Introspection> {
+  const [row] = await exec.query<{ doc: string }>(INTROSPECTION_SQL);
+  const doc = JSON.parse(row!.doc) as RawDoc;
+  const tables = new Map<string, TableInfo>();
+  for (const t of doc.tables) tables.set(tableKey(t.schema, t.name), { ...t, oid: Number(t.oid) });
+  const functions = new Map<string, FunctionInfo[]>();
+  for (const f of doc.functions) {
+    const key = tableKey(f.schema, f.name);
+    const list = functions.get(key);
+    const info = { ...f, oid: Number(f.oid) };
+    if (list) list.push(info);
+    else functions.set(key, [info]);
+  }
+  const types = new Map<string, { schema: string; name: string; kind: string; enumValues?: string[] }>();
+  for (const t of doc.types) types.set(tableKey(t.schema, t.name), t);
+  return { tables, functions, types };
+}

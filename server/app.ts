@@ -1,0 +1,177 @@
+/**
+ * HTTP routes (hono): the metadata and legacy APIs, the config API, GraphQL, health, and the
+ * routes plugins register. Every request gets one `http-log` line.
+ */
+import { Hono, type Context } from 'hono';
+import { graphql as runGraphQL, type GraphQLError } from 'graphql';
+import type { Kernel } from '../core/kernel/kernel.js';
+import type { Endpoint, Session } from '../core/plugin.js';
+import type { ApiName } from '../core/config.js';
+import { SvcError } from '../core/errors.js';
+import { resolveSession } from '../core/auth/session.js';
+import { errorDetail } from '../core/log.js';
+import { schemaFor } from '../core/graphql/schema.js';
+
+export const VERSION = '0.1.0';
+
+type Env = { Variables: { operation?: string } };
+
+function headerPairs(c: Context): [string, string][] {
+  const out: [string, string][] = [];
+  c.req.raw.headers.forEach((val, key) => out.push([key, val]));
+  return out;
+}
+
+function errorResponse(c: Context, e: unknown, log: Kernel['log']): Response {
+  if (e instanceof SvcError) return c.json(e.toBody(), e.status as 400);
+  log.error('unexpected-error', { path: c.req.path, error: errorDetail(e) });
+  return c.json({ error: 'internal error: the request could not be completed; see the server log' }, 500);
+}
+
+async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new SvcError('invalid-json', 'invalid json', { path: '$' });
+  }
+}
+
+export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {}): Hono<Env> {
+  const app = new Hono<Env>();
+  const cfg = kernel.config;
+  const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
+  const session = (c: Context): Session =>
+    resolveSession(headerPairs(c), { adminSecret: cfg.adminSecret, unauthorizedRole: cfg.unauthorizedRole });
+  const notFound = (c: Context) => c.json({ path: '$', error: 'resource does not exist', code: 'not-found' }, 404);
+
+  app.use('*', async (c, next) => {
+    const start = performance.now();
+    if (opts.inFlight) opts.inFlight.n++;
+    try {
+      await next();
+    } finally {
+      if (opts.inFlight) opts.inFlight.n--;
+      kernel.log.info('http-log', {
+        operation: { type: c.get('operation') ?? null },
+        http_info: {
+          status: c.res.status,
+          method: c.req.method,
+          url: c.req.path,
+          duration_ms: Math.round((performance.now() - start) * 1000) / 1000,
+        },
+      });
+    }
+  });
+
+  app.get('/healthz', (c) => {
+    let inconsistent = false;
+    try {
+      inconsistent = kernel.state().build.inconsistencies.length > 0;
+    } catch {
+      return c.text('ERROR', 500);
+    }
+    if (!inconsistent) return c.text('OK', 200);
+    if (c.req.query('strict') === 'true') return c.text('ERROR: inconsistent objects in schema', 500);
+    return c.text('WARN: inconsistent objects in schema', 200);
+  });
+
+  app.get('/v1/version', (c) => c.json({ version: VERSION }));
+
+  const metadataRoute = (endpoint: Endpoint) => async (c: Context<Env>) => {
+    if (!enabled('metadata')) return notFound(c);
+    try {
+      const s = session(c);
+      const body = await readJson(c);
+      if (body && typeof body === 'object' && typeof (body as { type?: unknown }).type === 'string') {
+        c.set('operation', (body as { type: string }).type);
+      }
+      const result = await kernel.execute(endpoint, body, s);
+      return c.json(result as object, 200);
+    } catch (e) {
+      return errorResponse(c, e, kernel.log);
+    }
+  };
+  app.post('/v1/metadata', metadataRoute('metadata'));
+  app.post('/v1/query', metadataRoute('query'));
+
+  app.get('/v1alpha1/config', (c) => {
+    if (!enabled('config')) return notFound(c);
+    try {
+      const s = session(c);
+      if (!s.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
+      return c.json({
+        version: VERSION,
+        is_function_permissions_inferred: cfg.inferFunctionPermissions,
+        is_remote_schema_permissions_enabled: cfg.enableRemoteSchemaPermissions,
+        is_admin_secret_set: cfg.adminSecret !== undefined,
+        is_auth_hook_set: false,
+        is_jwt_set: false,
+        jwt: [],
+        is_allow_list_enabled: cfg.enableAllowlist,
+        live_queries: {
+          batch_size: cfg.liveQueriesBatchSize,
+          refetch_delay: Math.round(cfg.liveQueriesRefetchInterval / 1000),
+        },
+        experimental_features: [],
+        plugins: { enabled: kernel.plugins, disabled: kernel.disabledPlugins },
+      });
+    } catch (e) {
+      return errorResponse(c, e, kernel.log);
+    }
+  });
+
+  app.post('/v1/graphql', async (c) => {
+    if (!enabled('graphql')) return notFound(c);
+    c.set('operation', 'graphql');
+    try {
+      const s = session(c);
+      const body = (await readJson(c)) as { query?: unknown; variables?: unknown; operationName?: unknown };
+      if (!body || typeof body !== 'object' || typeof body.query !== 'string') {
+        throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
+      }
+      const build = kernel.state().build;
+      const schema = schemaFor(s.role, build, kernel.contributors);
+      const headers = Object.fromEntries(headerPairs(c));
+      const result = await runGraphQL({
+        schema,
+        source: body.query,
+        variableValues: (body.variables ?? undefined) as Record<string, unknown> | undefined,
+        operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
+        contextValue: { session: s, build, headers },
+      });
+      if (result.errors?.length) {
+        return c.json({
+          ...(result.data ? { data: result.data } : {}),
+          errors: result.errors.map((e: GraphQLError) => ({
+            message: e.message,
+            extensions: { path: '$', code: (e.extensions?.code as string) ?? 'validation-failed' },
+          })),
+        });
+      }
+      return c.json({ data: result.data });
+    } catch (e) {
+      if (e instanceof SvcError && e.status < 500 && e.status !== 401) {
+        return c.json({ errors: [{ message: e.message, extensions: { path: e.path, code: e.code } }] }, 200);
+      }
+      return errorResponse(c, e, kernel.log);
+    }
+  });
+
+  for (const r of kernel.routes) {
+    const handler = async (c: Context) => {
+      if (r.api && !enabled(r.api)) return notFound(c);
+      try {
+        return await r.handler(c);
+      } catch (e) {
+        return errorResponse(c, e, kernel.log);
+      }
+    };
+    if (r.method === 'ALL') app.all(r.path, handler);
+    else app.on(r.method, r.path, handler);
+  }
+
+  app.notFound(notFound);
+  app.onError((e, c) => errorResponse(c, e, kernel.log));
+  return app;
+}

@@ -1,0 +1,75 @@
+/**
+ * Boots a kernel with the built-in plugins on the configured databases (or an embedded
+ * PostgreSQL), ready to serve. Used by server/main.ts and by the tests.
+ */
+import postgres from 'postgres';
+import type { ServerConfig } from '../core/config.js';
+import { Kernel } from '../core/kernel/kernel.js';
+import type { Metadata, PluginDef } from '../core/plugin.js';
+import { createLogger, type Logger } from '../core/log.js';
+import { createApp } from './app.js';
+import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
+import { builtinPlugins, defaultSource } from './plugins.js';
+
+export interface Running {
+  kernel: Kernel;
+  app: ReturnType<typeof createApp>;
+  embedded?: EmbeddedPg;
+  inFlight: { n: number };
+  stop(): Promise<void>;
+}
+
+export async function boot(opts: {
+  config: ServerConfig;
+  env?: Record<string, string | undefined>;
+  plugins?: PluginDef[];
+  extraPlugins?: PluginDef[];
+  log?: Logger;
+  catalogSchema?: string;
+}): Promise<Running> {
+  const config = opts.config;
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? createLogger(config.logLevel);
+  let embedded: EmbeddedPg | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl && !config.metadataDatabaseUrl) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
+    databaseUrl = embedded.url('postgres');
+    log.info('startup', { kind: 'embedded_postgres', message: 'started the embedded PostgreSQL', data_dir: config.dataDir, port: embedded.port });
+  }
+  // The default source reads its URL from the environment, as Hasura's does, so the stored
+  // metadata holds no credentials and an embedded server may change port between runs.
+  if (databaseUrl) env.SVC_GRAPHQL_DATABASE_URL = databaseUrl;
+  const metadataUrl = config.metadataDatabaseUrl ?? databaseUrl!;
+  const catalogSql = postgres(metadataUrl, { max: 4, onnotice: () => {}, connection: { application_name: 'svc-catalog' } });
+  let kernel: Kernel;
+  try {
+    kernel = await Kernel.create({
+      config,
+      env,
+      log,
+      plugins: [...(opts.plugins ?? builtinPlugins), ...(opts.extraPlugins ?? [])],
+      catalogSql,
+      catalogSchema: opts.catalogSchema,
+      initialMetadata: databaseUrl ? (md: Metadata) => ({ ...md, sources: [defaultSource()] }) : undefined,
+    });
+    await kernel.start();
+  } catch (e) {
+    await catalogSql.end({ timeout: 1 });
+    await embedded?.stop();
+    throw e;
+  }
+  const inFlight = { n: 0 };
+  const app = createApp(kernel, { inFlight });
+  return {
+    kernel,
+    app,
+    embedded,
+    inFlight,
+    async stop() {
+      await kernel.stop();
+      await catalogSql.end({ timeout: 5 });
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * `npm start`: read the configuration, boot, serve; on SIGTERM/SIGINT stop accepting, finish
+ * in-flight requests, stop workers, close pools, stop the embedded PostgreSQL, exit 0.
+ */
+import { serve } from '@hono/node-server';
+import { ConfigError, loadConfig } from '../core/config.js';
+import { createLogger, errorDetail } from '../core/log.js';
+import { BootError } from '../core/kernel/kernel.js';
+import { SvcError } from '../core/errors.js';
+import { boot } from './boot.js';
+import { VERSION } from './app.js';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig(process.argv.slice(2), process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`svc: configuration error: ${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const log = createLogger(config.logLevel);
+  let running;
+  try {
+    running = await boot({ config, log });
+  } catch (e) {
+    const known = e instanceof BootError || e instanceof SvcError;
+    log.error('startup', { kind: 'boot_failed', message: known ? (e as Error).message : 'boot failed', ...(known ? {} : { error: errorDetail(e) }) });
+    process.stderr.write(`svc: boot failed: ${(e as Error).message}\n`);
+    process.exit(1);
+  }
+  const { app, inFlight } = running;
+  const server = serve({ fetch: app.fetch, port: config.serverPort, hostname: config.serverHost }, (info) => {
+    log.info('startup', { kind: 'server', message: 'serving', version: VERSION, host: config.serverHost, port: info.port, plugins: running.kernel.plugins });
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutdown', { message: `received ${signal}, shutting down`, in_flight: inFlight.n });
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    const deadline = setTimeout(() => {
+      log.warn('shutdown', { message: 'grace period over, closing remaining connections', in_flight: inFlight.n });
+      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+    }, config.gracefulShutdownTimeout * 1000);
+    deadline.unref();
+    // Keep-alive sockets that go idle after their last response must also be closed.
+    const idle = setInterval(() => (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.(), 100);
+    await closed;
+    clearInterval(idle);
+    clearTimeout(deadline);
+    try {
+      await running.stop();
+    } catch (e) {
+      log.error('shutdown', { message: 'error while stopping', error: errorDetail(e) });
+      process.exit(1);
+    }
+    log.info('shutdown', { message: 'stopped' });
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('unhandledRejection', (e) => log.error('unhandled-rejection', { error: errorDetail(e) }));
+}
+
+void main();

@@ -1,0 +1,7 @@
+/** The built-in plugins, in no particular order (the kernel orders them by before/after). */
+import type { PluginDef } from '../core/plugin.js';
+import database from '../plugins/database/index.js';
+import postgres, { defaultSource } from '../plugins/postgres/index.js';
+
+export const builtinPlugins: PluginDef[] = [database, postgres];
+export { defaultSource };

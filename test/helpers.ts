@@ -1,0 +1,107 @@
+/**
+ * Test helpers: a fresh database per test file on the run's PostgreSQL, a kernel booted on it,
+ * and an HTTP client that goes through the real hono app (request -> status, body).
+ */
+import { inject } from 'vitest';
+import postgres from 'postgres';
+import { randomBytes } from 'node:crypto';
+import { defaultConfig, type ServerConfig } from '../core/config.js';
+import { createLogger, type Logger } from '../core/log.js';
+import type { PluginDef } from '../core/plugin.js';
+import { boot, type Running } from '../server/boot.js';
+
+export function adminUrl(): string {
+  return inject('pgAdminUrl');
+}
+
+export function urlFor(database: string): string {
+  const u = new URL(adminUrl());
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+/** Creates an empty database and returns its URL. */
+export async function createDatabase(prefix = 'svc_test'): Promise<{ name: string; url: string }> {
+  const name = `${prefix}_${randomBytes(5).toString('hex')}`;
+  const sql = postgres(adminUrl(), { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`create database "${name}"`);
+  } finally {
+    await sql.end();
+  }
+  return { name, url: urlFor(name) };
+}
+
+export interface HttpResult {
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+export interface TestServer extends Running {
+  url: string;
+  sql: postgres.Sql;
+  logs: Record<string, any>[];
+  env: Record<string, string | undefined>;
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  metadata(body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  query(body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
+  /** run_sql through the legacy API; throws unless 200. */
+  runSql(sql: string): Promise<any>;
+}
+
+export function captureLogger(lines: Record<string, any>[], level: ServerConfig['logLevel'] = 'debug'): Logger {
+  return createLogger(level, (l) => lines.push(JSON.parse(l)));
+}
+
+export async function startServer(opts: {
+  config?: Partial<ServerConfig>;
+  plugins?: PluginDef[];
+  extraPlugins?: PluginDef[];
+  database?: { url: string };
+  env?: Record<string, string | undefined>;
+} = {}): Promise<TestServer> {
+  const db = opts.database ?? (await createDatabase());
+  const logs: Record<string, any>[] = [];
+  const env: Record<string, string | undefined> = { ...(opts.env ?? {}) };
+  const config = defaultConfig({ databaseUrl: db.url, metadataSyncInterval: 0, ...opts.config });
+  const running = await boot({ config, env, plugins: opts.plugins, extraPlugins: opts.extraPlugins, log: captureLogger(logs) });
+  const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> => {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    }
+    const res = await running.app.request(path, init);
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
+    }
+    return { status: res.status, body: parsed, text, headers: res.headers };
+  };
+  const server: TestServer = {
+    ...running,
+    url: db.url,
+    sql,
+    logs,
+    env,
+    request,
+    metadata: (body, headers) => request('POST', '/v1/metadata', body, headers),
+    query: (body, headers) => request('POST', '/v1/query', body, headers),
+    async runSql(text: string) {
+      const r = await request('POST', '/v1/query', { type: 'run_sql', args: { sql: text } }, opts.config?.adminSecret ? { 'x-svc-admin-secret': opts.config.adminSecret } : {});
+      if (r.status !== 200) throw new Error(`run_sql failed: ${r.status} ${r.text}`);
+      return r.body;
+    },
+    async stop() {
+      await sql.end({ timeout: 1 });
+      await running.stop();
+    },
+  };
+  return server;
+}
