@@ -8,6 +8,11 @@ import { DatabaseService, DatabaseToken, SOURCES_STEP } from './service.js';
 import { SourcesSchema } from './schemas.js';
 import { registerRenameSource, sourcesGroup } from './sources.js';
 import { tablesGroup } from './tables.js';
+import { customizationGroup } from './customization.js';
+import { relationshipsGroup } from './relationships.js';
+import { computedFieldsGroup } from './computed-fields.js';
+import { functionsGroup } from './functions.js';
+import { permissionsGroup } from './permissions.js';
 import { sourcesOf } from './meta.js';
 import type { SourceMeta } from './types.js';
 
@@ -46,6 +51,11 @@ export default definePlugin({
     k.buildStep({ name: SOURCES_STEP, run: (ctx) => db.build(ctx) });
     db.registerGroup(sourcesGroup);
     db.registerGroup(tablesGroup(db));
+    db.registerGroup(customizationGroup(db));
+    db.registerGroup(relationshipsGroup(db));
+    db.registerGroup(computedFieldsGroup(db));
+    db.registerGroup(functionsGroup(db));
+    db.registerGroup(permissionsGroup(db));
     registerRenameSource(k);
   },
 });
