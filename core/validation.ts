@@ -45,8 +45,15 @@ function pathOf(base: string, issue: v.BaseIssue<unknown>): string {
 
 /** Turns the first valibot issue into a SvcError rooted at `base` ('$.args' or '$'). */
 export function issueToError(issues: readonly v.BaseIssue<unknown>[], base: string): SvcError {
-  // Prefer the deepest issue: a union reports its own issue plus the branches'.
-  const issue = issues[0]!;
+  let issue = issues[0]!;
+  // A union without a message of its own: report the branch issue that got furthest.
+  // (Branch issues carry paths relative to the union.) When every branch failed at the union's
+  // own value, report the union itself: "expected (boolean | Array)".
+  while (issue.type === 'union' && issue.message.startsWith('Invalid ') && issue.issues?.length) {
+    const deepest = [...issue.issues].sort((a, b) => (b.path?.length ?? 0) - (a.path?.length ?? 0))[0]!;
+    if (!deepest.path?.length) break;
+    issue = { ...deepest, path: [...(issue.path ?? []), ...deepest.path] } as v.BaseIssue<unknown>;
+  }
   const path = issue.path ?? [];
   const last = path[path.length - 1] as { key?: unknown; value?: unknown } | undefined;
   if (issue.kind === 'schema' && last && issue.received === 'undefined' && typeof last.key === 'string' && issue.input === undefined) {

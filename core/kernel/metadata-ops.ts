@@ -85,8 +85,9 @@ export function registerMetadataOperations(k: Kernel): void {
       },
     };
   };
-  add({ type: 'reload_metadata', args: v.union([reloadArgs, v.pipe(v.null(), v.transform(() => v.parse(reloadArgs, {})))]), mutates: true, run: (a) => reload(a, false) });
-  add({ type: null, legacy: 'reload_metadata', args: v.union([reloadArgs, v.pipe(v.null(), v.transform(() => v.parse(reloadArgs, {})))]), mutates: true, run: (a) => reload(a, true) });
+  const reloadOrNull = v.pipe(v.nullish(reloadArgs), v.transform((a) => a ?? v.parse(reloadArgs, {})));
+  add({ type: 'reload_metadata', args: reloadOrNull, mutates: true, run: (a) => reload(a, false) });
+  add({ type: null, legacy: 'reload_metadata', args: reloadOrNull, mutates: true, run: (a) => reload(a, true) });
 
   // clear_metadata: every section back to what its plugin says is "cleared".
   const clear = (ctx: { metadata: Metadata }) => {
