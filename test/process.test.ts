@@ -1,0 +1,183 @@
+/**
+ * The server as a real process (`npm start`'s entry point): configuration errors at boot,
+ * SIGTERM with a request in flight, restart with everything preserved, and two instances on one
+ * catalog.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { createDatabase } from './helpers.js';
+import { freePort } from '../server/embedded.js';
+
+const procs: ChildProcess[] = [];
+afterAll(() => {
+  for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
+});
+
+interface Proc {
+  child: ChildProcess;
+  port: number;
+  out: string[];
+  exited: Promise<number | null>;
+}
+
+function start(env: Record<string, string>, args: string[] = []): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  procs.push(child);
+  const out: string[] = [];
+  child.stdout!.on('data', (d) => out.push(String(d)));
+  child.stderr!.on('data', (d) => out.push(String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, port: Number(env.SVC_GRAPHQL_SERVER_PORT ?? 0), out, exited };
+}
+
+async function waitReady(p: Proc, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (p.child.exitCode !== null) throw new Error(`server exited: ${p.out.join('')}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${p.port}/healthz`);
+      if (r.status === 200) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server not ready: ${p.out.join('')}`);
+}
+
+const post = async (port: number, path: string, body: unknown) => {
+  const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  return { status: r.status, body: await r.json() };
+};
+
+describe('server process', () => {
+  it('a bad configuration value stops the boot with a message naming it', async () => {
+    const p = start({ SVC_GRAPHQL_SERVER_PORT: 'eighty' });
+    expect(await p.exited).toBe(1);
+    expect(p.out.join('')).toContain('invalid value for SVC_GRAPHQL_SERVER_PORT: "eighty": expected a port number');
+    const q = start({ SVC_GRAPHQL_DATABASE_URL: 'mysql://x' });
+    expect(await q.exited).toBe(1);
+    expect(q.out.join('')).toContain('invalid value for SVC_GRAPHQL_DATABASE_URL');
+    const r = start({}, ['--enabled-apis', 'graphql,nope']);
+    expect(await r.exited).toBe(1);
+    expect(r.out.join('')).toContain('invalid value for --enabled-apis');
+    const u = start({}, ['--no-such-flag']);
+    expect(await u.exited).toBe(1);
+    expect(u.out.join('')).toContain('unknown flag --no-such-flag');
+  });
+
+  it('SIGTERM finishes the request in flight, exits 0, and a restart finds everything as it was', async () => {
+    const db = await createDatabase();
+    const port = await freePort();
+    const env = { SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_SERVER_PORT: String(port) };
+    const p = start(env);
+    await waitReady(p);
+    expect((await post(port, '/v1/query', { type: 'run_sql', args: { sql: 'create table t (id int primary key)' } })).status).toBe(200);
+    expect((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: 't' } })).status).toBe(200);
+    const before = (await post(port, '/v1/metadata', { type: 'export_metadata', version: 2, args: {} })).body;
+
+    // A slow request is in flight when SIGTERM arrives: it must complete.
+    const slow = post(port, '/v1/query', { type: 'run_sql', args: { sql: 'select pg_sleep(1.5), 42 as answer' } });
+    await new Promise((r) => setTimeout(r, 300));
+    p.child.kill('SIGTERM');
+    const res = await slow;
+    expect(res).toEqual({ status: 200, body: { result_type: 'TuplesOk', result: [['pg_sleep', 'answer'], ['', '42']] } });
+    expect(await p.exited).toBe(0);
+    expect(p.out.join('')).toContain('"type":"shutdown"');
+
+    const again = start(env);
+    await waitReady(again);
+    const after = (await post(port, '/v1/metadata', { type: 'export_metadata', version: 2, args: {} })).body;
+    expect(after).toEqual(before);
+    again.child.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
+  }, 60_000);
+
+  it('two instances on one catalog: a change made through one is served by the other within 2 s', async () => {
+    const db = await createDatabase();
+    const [pa, pb] = [await freePort(), await freePort()];
+    const a = start({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_SERVER_PORT: String(pa) });
+    const b = start({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_SERVER_PORT: String(pb) });
+    await Promise.all([waitReady(a), waitReady(b)]);
+    await post(pa, '/v1/query', { type: 'run_sql', args: { sql: 'create table shared_t (id int primary key)' } });
+    expect((await post(pa, '/v1/metadata', { type: 'pg_track_table', args: { table: 'shared_t' } })).status).toBe(200);
+    const changedAt = Date.now();
+    let seen = false;
+    while (Date.now() - changedAt < 2000) {
+      const md = (await post(pb, '/v1/metadata', { type: 'export_metadata', args: {} })).body;
+      if (md.sources[0].tables.length === 1) {
+        seen = true;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(seen).toBe(true);
+    // A write through the second instance builds on the first one's change (no lost update).
+    await post(pb, '/v1/query', { type: 'run_sql', args: { sql: 'create table shared_u (id int primary key)' } });
+    expect((await post(pb, '/v1/metadata', { type: 'pg_track_table', args: { table: 'shared_u' } })).status).toBe(200);
+    const md = (await post(pa, '/v1/metadata', { type: 'export_metadata', args: {} })).body;
+    await new Promise((r) => setTimeout(r, 1500));
+    const md2 = (await post(pa, '/v1/metadata', { type: 'export_metadata', args: {} })).body;
+    expect(md2.sources[0].tables.map((t: { table: { name: string } }) => t.table.name).sort()).toEqual(['shared_t', 'shared_u']);
+    expect(md.sources[0].tables.length).toBeGreaterThanOrEqual(1);
+    a.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    expect(await a.exited).toBe(0);
+    expect(await b.exited).toBe(0);
+  }, 60_000);
+
+  it('with no database URL it runs on an embedded PostgreSQL whose data survives a restart', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-data-'));
+    chmodSync(dir, 0o755);
+    try {
+      const port = await freePort();
+      const env = { SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port) };
+      const p = start(env);
+      await waitReady(p, 60_000);
+      expect((await post(port, '/v1/query', { type: 'run_sql', args: { sql: "create table kept (v text); insert into kept values ('x')" } })).status).toBe(200);
+      expect((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: 'kept' } })).status).toBe(200);
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+      const again = start(env);
+      await waitReady(again, 60_000);
+      const md = (await post(port, '/v1/metadata', { type: 'export_metadata', args: {} })).body;
+      expect(md.sources[0].tables).toEqual([{ table: { schema: 'public', name: 'kept' } }]);
+      const rows = (await post(port, '/v1/query', { type: 'run_sql', args: { sql: 'select v from kept' } })).body;
+      expect(rows.result).toEqual([['v'], ['x']]);
+      again.child.kill('SIGTERM');
+      expect(await again.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('SVC_GRAPHQL_METADATA_DATABASE_URL keeps the catalog in a separate database', async () => {
+    const data = await createDatabase();
+    const meta = await createDatabase();
+    const port = await freePort();
+    const p = start({ SVC_GRAPHQL_DATABASE_URL: data.url, SVC_GRAPHQL_METADATA_DATABASE_URL: meta.url, SVC_GRAPHQL_SERVER_PORT: String(port) });
+    await waitReady(p);
+    expect((await post(port, '/v1/metadata', { type: 'export_metadata', args: {} })).body.sources[0].name).toBe('default');
+    const check = async (url: string) => {
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        const [r] = await sql`select to_regclass('svc_catalog.metadata') as t`;
+        return r!.t;
+      } finally {
+        await sql.end();
+      }
+    };
+    expect(await check(meta.url)).toBe('svc_catalog.metadata');
+    expect(await check(data.url)).toBeNull();
+    p.child.kill('SIGTERM');
+    expect(await p.exited).toBe(0);
+  }, 60_000);
+});
