@@ -200,9 +200,10 @@ export class DatabaseService {
     return md;
   }
 
-  /** The resolved sources of a build. */
-  resolved(build: { outputs: ReadonlyMap<string, unknown> }): DatabaseBuild {
-    return (build.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined) ?? { sources: new Map() };
+  /** The resolved sources of a build, or of the build in progress (for steps after `sources`). */
+  resolved(build: { outputs: ReadonlyMap<string, unknown> } | BuildContext): DatabaseBuild {
+    const out = 'outputs' in build ? build.outputs.get(SOURCES_STEP) : build.output(SOURCES_STEP);
+    return (out as DatabaseBuild | undefined) ?? { sources: new Map() };
   }
 
   // -------------------------------------------------------------------------------------------
