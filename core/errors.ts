@@ -59,7 +59,7 @@ export class SvcError extends Error {
 
   /** The JSON body sent to the client. */
   toBody(): Record<string, unknown> {
-    if (this.status === 500) return { error: this.message, ...(this.code ? { code: this.code } : {}) };
+    if (this.status === 500) return { error: this.message };
     const body: Record<string, unknown> = { path: this.path, error: this.message };
     if (this.code) body.code = this.code;
     if (this.internal !== undefined) body.internal = this.internal;
