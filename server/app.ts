@@ -8,7 +8,6 @@ import type { Kernel } from '../core/kernel/kernel.js';
 import type { Endpoint, Session } from '../core/plugin.js';
 import type { ApiName } from '../core/config.js';
 import { SvcError } from '../core/errors.js';
-import { resolveSession } from '../core/auth/session.js';
 import { errorDetail } from '../core/log.js';
 import { schemaFor } from '../core/graphql/schema.js';
 
@@ -22,10 +21,21 @@ function headerPairs(c: Context): [string, string][] {
   return out;
 }
 
-function errorResponse(c: Context, e: unknown, log: Kernel['log']): Response {
+function errorResponse(c: Context, e: unknown, kernel: Kernel): Response {
   if (e instanceof SvcError) return c.json(e.toBody(), e.status as 400);
-  log.error('unexpected-error', { path: c.req.path, error: errorDetail(e) });
-  return c.json({ error: 'internal error: the request could not be completed; see the server log' }, 500);
+  kernel.log.error('unexpected-error', { path: c.req.path, error: errorDetail(e) });
+  const body: Record<string, unknown> = { error: 'internal error: the request could not be completed; see the server log' };
+  // Dev mode shows the cause to admins (never to other roles).
+  if (kernel.config.devMode && isAdmin(c, kernel)) body.internal = errorDetail(e);
+  return c.json(body, 500);
+}
+
+function isAdmin(c: Context, kernel: Kernel): boolean {
+  try {
+    return kernel.session(c.req.raw.headers).isAdmin;
+  } catch {
+    return false;
+  }
 }
 
 async function readJson(c: Context): Promise<unknown> {
@@ -41,8 +51,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
   const app = new Hono<Env>();
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
-  const session = (c: Context): Session =>
-    resolveSession(headerPairs(c), { adminSecret: cfg.adminSecret, unauthorizedRole: cfg.unauthorizedRole });
+  const session = (c: Context): Session => kernel.session(c.req.raw.headers);
   const notFound = (c: Context) => c.json({ path: '$', error: 'resource does not exist', code: 'not-found' }, 404);
 
   app.use('*', async (c, next) => {
@@ -89,7 +98,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
       const result = await kernel.execute(endpoint, body, s);
       return c.json(result as object, 200);
     } catch (e) {
-      return errorResponse(c, e, kernel.log);
+      return errorResponse(c, e, kernel);
     }
   };
   app.post('/v1/metadata', metadataRoute('metadata'));
@@ -117,7 +126,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
         plugins: { enabled: kernel.plugins, disabled: kernel.disabledPlugins },
       });
     } catch (e) {
-      return errorResponse(c, e, kernel.log);
+      return errorResponse(c, e, kernel);
     }
   });
 
@@ -154,7 +163,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
       if (e instanceof SvcError && e.status < 500 && e.status !== 401) {
         return c.json({ errors: [{ message: e.message, extensions: { path: e.path, code: e.code } }] }, 200);
       }
-      return errorResponse(c, e, kernel.log);
+      return errorResponse(c, e, kernel);
     }
   });
 
@@ -164,7 +173,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
       try {
         return await r.handler(c);
       } catch (e) {
-        return errorResponse(c, e, kernel.log);
+        return errorResponse(c, e, kernel);
       }
     };
     if (r.method === 'ALL') app.all(r.path, handler);
@@ -172,6 +181,6 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
   }
 
   app.notFound(notFound);
-  app.onError((e, c) => errorResponse(c, e, kernel.log));
+  app.onError((e, c) => errorResponse(c, e, kernel));
   return app;
 }

@@ -220,3 +220,20 @@ describe('graphql endpoint', () => {
     expect(bad.body.errors[0]).toMatchObject({ extensions: { code: 'validation-failed' } });
   });
 });
+
+describe('dev mode', () => {
+  const boom = definePlugin({
+    name: 'boom2',
+    setup: (k) => k.operation({ type: 'boom2', args: v.unknown(), mutates: false, adminOnly: false, run: () => { throw new Error('kaboom'); } }),
+  });
+
+  it('shows the cause of an unexpected error to admins only', async () => {
+    const s = await server({ extraPlugins: [boom], config: { devMode: true } });
+    const admin = await s.metadata({ type: 'boom2', args: {} });
+    expect(admin.status).toBe(500);
+    expect(admin.body.internal.message).toBe('kaboom');
+    const user = await s.metadata({ type: 'boom2', args: {} }, { 'x-svc-role': 'user' });
+    expect(user.status).toBe(500);
+    expect(Object.keys(user.body)).toEqual(['error']);
+  });
+});

@@ -9,6 +9,7 @@ import type { SourceKind, SourceMeta } from '../database/types.js';
 import { DEFAULT_SOURCE_ENV } from '../database/index.js';
 import { PgConnection, type PgConfiguration } from './connection.js';
 import { runSqlOperations } from './run-sql.js';
+import { pgDumpRoute } from './pg-dump.js';
 
 const DatabaseUrl = v.union(
   [
@@ -85,5 +86,6 @@ export default definePlugin({
   after: ['database'],
   setup(k) {
     k.use(DatabaseToken).registerKind(postgresKind);
+    k.route(pgDumpRoute(k));
   },
 });

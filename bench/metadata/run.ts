@@ -1,0 +1,175 @@
+/**
+ * Metadata scaling benchmark (issue: PostgreSQL sources). For N tables (each with a foreign key to
+ * the previous one and two roles' select permissions) it measures, against a real server process:
+ *   (a) tracking all of them with their relationships and permissions in one bulk request,
+ *   (b) one more pg_track_table with N already tracked,
+ *   (c) export_metadata,
+ *   (d) replace_metadata of that export,
+ *   (e) the server's RSS,
+ * and, as the floor any implementation pays, hand-written SQL: one compare-and-set UPDATE of a
+ * JSON document of the same size (what (b) must at least do), printed side by side with ratios.
+ *
+ *   npx tsx bench/metadata/run.ts [N ...]        (default: 100 1000 2000)
+ *   BENCH_DATABASE_URL=postgres://... to use an external server instead of an embedded one.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
+
+const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const Ns = sizes.length ? sizes : [100, 1000, 2000];
+const root = new URL('../..', import.meta.url).pathname;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function post(port: number, pathName: string, body: unknown): Promise<{ status: number; body: any; ms: number }> {
+  const t = performance.now();
+  const r = await fetch(`http://127.0.0.1:${port}${pathName}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const text = await r.text();
+  const ms = performance.now() - t;
+  if (r.status !== 200) throw new Error(`${pathName} ${JSON.stringify(body).slice(0, 200)} -> ${r.status} ${text.slice(0, 500)}`);
+  return { status: r.status, body: JSON.parse(text), ms };
+}
+
+async function waitReady(port: number, child: ReturnType<typeof spawn>) {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error('server exited');
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server not ready');
+}
+
+function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)![1]);
+  return kb / 1024;
+}
+
+const table = (i: number) => `t${String(i).padStart(5, '0')}`;
+
+async function benchOne(adminUrl: string, n: number) {
+  const dbName = `bench_md_${n}_${Date.now()}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${dbName}`);
+  await admin.end();
+  const u = new URL(adminUrl);
+  u.pathname = `/${dbName}`;
+  const url = u.toString();
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const ddl: string[] = [];
+  for (let i = 1; i <= n + 1; i++) {
+    ddl.push(`create table ${table(i)} (id serial primary key, ${i > 1 ? `prev_id int references ${table(i - 1)}(id),` : ''} owner_id int, name text)`);
+  }
+  await sql.unsafe(ddl.join(';\n'));
+
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: root,
+    env: { PATH: process.env.PATH, SVC_GRAPHQL_DATABASE_URL: url, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitReady(port, child);
+    const ops: unknown[] = [];
+    for (let i = 1; i <= n; i++) ops.push({ type: 'pg_track_table', args: { table: table(i) } });
+    for (let i = 2; i <= n; i++) {
+      ops.push({ type: 'pg_create_object_relationship', args: { table: table(i), name: 'prev', using: { foreign_key_constraint_on: 'prev_id' } } });
+      ops.push({ type: 'pg_create_array_relationship', args: { table: table(i - 1), name: 'nexts', using: { foreign_key_constraint_on: { table: table(i), column: 'prev_id' } } } });
+    }
+    for (let i = 1; i <= n; i++) {
+      for (const role of ['user', 'editor']) {
+        ops.push({
+          type: 'pg_create_select_permission',
+          args: { table: table(i), role, permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } },
+        });
+      }
+    }
+    const a = await post(port, '/v1/metadata', { type: 'bulk', args: ops });
+
+    const extra = table(n + 1);
+    const b: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      b.push((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: extra } })).ms);
+      await post(port, '/v1/metadata', { type: 'pg_untrack_table', args: { table: extra } });
+    }
+    const c: number[] = [];
+    let exported: any;
+    for (let i = 0; i < 5; i++) {
+      const r = await post(port, '/v1/metadata', { type: 'export_metadata', args: {} });
+      c.push(r.ms);
+      exported = r.body;
+    }
+    const d: number[] = [];
+    for (let i = 0; i < 3; i++) d.push((await post(port, '/v1/metadata', { type: 'replace_metadata', args: exported })).ms);
+    const rss = rssMiB(child.pid!);
+
+    // The floor: one compare-and-set write of a document of the same size, by hand.
+    const doc = JSON.stringify(exported);
+    await sql.unsafe('create table floor_catalog (id int primary key, metadata json, rv bigint)');
+    await sql.unsafe("insert into floor_catalog values (1, '{}', 1)");
+    const floor: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const t = performance.now();
+      await sql.begin(async (tx) => {
+        await tx.unsafe('update floor_catalog set metadata = $1::text::json, rv = rv + 1 where id = 1 and rv = $2', [doc, i + 1]);
+      });
+      floor.push(performance.now() - t);
+    }
+    return { n, a: a.ms, b: median(b), c: median(c), d: median(d), rss, floor: median(floor), docKiB: doc.length / 1024, ops: ops.length };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    await sql.end();
+  }
+}
+
+async function main() {
+  let adminUrl = process.env.BENCH_DATABASE_URL;
+  let stop = async () => {};
+  if (!adminUrl) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-'));
+    chmodSync(dir, 0o755);
+    const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false });
+    adminUrl = pg.url('postgres');
+    stop = async () => {
+      await pg.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const rows = [];
+  try {
+    for (const n of Ns) {
+      const r = await benchOne(adminUrl, n);
+      rows.push(r);
+      console.error(`done N=${n}`);
+    }
+  } finally {
+    await stop();
+  }
+  const f = (x: number) => x.toFixed(1).padStart(9);
+  console.log('\nMetadata scaling (ms, median; RSS MiB)');
+  console.log('      N   ops in (a)   (a) bulk   (b) track1   floor(b)  (b)/floor  (c) export  (d) replace   doc KiB   RSS');
+  for (const r of rows) {
+    console.log(`${String(r.n).padStart(7)} ${String(r.ops).padStart(11)} ${f(r.a)}  ${f(r.b)}   ${f(r.floor)} ${(r.b / r.floor).toFixed(1).padStart(9)}x ${f(r.c)}  ${f(r.d)}   ${f(r.docKiB)} ${f(r.rss)}`);
+  }
+  const first = rows[0]!;
+  const last = rows[rows.length - 1]!;
+  if (rows.length > 1) {
+    console.log(`\n(b) at N=${last.n} / (b) at N=${first.n}: ${(last.b / first.b).toFixed(2)}x (target: within 2x, and under 200 ms)`);
+  }
+  const at1000 = rows.find((r) => r.n === 1000);
+  if (at1000) console.log(`(d) at N=1000: ${at1000.d.toFixed(0)} ms (target: under 3000 ms)`);
+}
+
+await main();
