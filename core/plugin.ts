@@ -137,6 +137,10 @@ export interface OperationResult {
   /** How inconsistencies after the operation are treated: `new` (default) rejects new ones,
    * `any` rejects any, `allow` accepts them. */
   inconsistencies?: 'new' | 'any' | 'allow';
+  /** Ids of the objects the operation defines (Hasura's `buildSchemaCacheFor`): when the build
+   * finds one of them newly inconsistent, the operation fails with `invalid-configuration` and
+   * that object's reasons instead of the generic new-inconsistency error. */
+  defines?: string[];
 }
 
 export interface OperationDef<A = any> {
@@ -224,6 +228,8 @@ export interface KernelApi {
   state(): { metadata: Metadata; resourceVersion: number; build: BuildResult };
   /** Runs a metadata-API request as the kernel does for HTTP (used by plugins and tests). */
   execute(endpoint: Endpoint, body: unknown, session: Session): Promise<unknown>;
+  /** The session of a request with these headers (throws a 401 SvcError for bad credentials). */
+  session(headers: Headers): Session;
   /** Called on shutdown, after workers stopped (close pools here). */
   onShutdown(fn: () => void | Promise<void>): void;
 }

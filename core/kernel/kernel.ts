@@ -29,6 +29,7 @@ import type {
 import type { ServerConfig } from '../config.js';
 import { errorDetail, type Logger } from '../log.js';
 import { SvcError } from '../errors.js';
+import { resolveSession } from '../auth/session.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
 import { CatalogStore } from '../catalog/store.js';
@@ -163,6 +164,7 @@ export class Kernel {
       },
       state: () => k.state(),
       execute: (endpoint, body, session) => k.execute(endpoint, body, session),
+      session: (headers) => k.session(headers),
       onShutdown: (fn) => k.shutdownFns.push(fn),
     };
   }
@@ -269,6 +271,13 @@ export class Kernel {
     this.log.info('metadata-sync', { message: 'metadata reloaded from the catalog', resource_version: loaded.resourceVersion });
     this.events.emit('metadataChanged', build, loaded.resourceVersion);
     return true;
+  }
+
+  /** Resolves the session of a request from its headers (admin secret; JWT/webhook later). */
+  session(headers: Headers): Session {
+    const pairs: [string, string][] = [];
+    headers.forEach((val, key) => pairs.push([key, val]));
+    return resolveSession(pairs, { adminSecret: this.config.adminSecret, unauthorizedRole: this.config.unauthorizedRole });
   }
 
   state(): Committed {
@@ -395,6 +404,7 @@ export class Kernel {
     let bump = false;
     let policy: 'new' | 'any' | 'allow' = 'new';
     const reload: ReloadSpec = {};
+    const defined = new Set<string>();
     const responses: OperationResult['response'][] = [];
     try {
       for (const it of items) {
@@ -415,6 +425,7 @@ export class Kernel {
           draft = res.metadata;
           changed = true;
         }
+        for (const id of res.defines ?? []) defined.add(id);
         if (res.bumpVersion) bump = true;
         if (res.inconsistencies === 'allow' || (res.inconsistencies === 'any' && policy === 'new')) policy = res.inconsistencies;
         for (const [kind, spec] of Object.entries(res.reload ?? {})) {
@@ -429,6 +440,13 @@ export class Kernel {
       if (changed || bump || Object.keys(reload).length > 0) {
         build = await runBuild(this.steps, draft, start.build, reload, uow, this.log);
         const offending = policy === 'any' ? build.inconsistencies : policy === 'new' ? newInconsistencies(start.build, build) : [];
+        const own = offending.filter((o) => defined.has(o.id));
+        if (own.length > 0) {
+          throw new SvcError('invalid-configuration', own.map((o) => o.reason).join(', '), {
+            path: '$.args',
+            internal: own.map(publicInconsistency),
+          });
+        }
         if (offending.length > 0) {
           throw new SvcError('unexpected', policy === 'any' ? 'cannot continue due to inconsistent metadata' : 'cannot continue due to new inconsistent metadata', {
             path: '$.args',
