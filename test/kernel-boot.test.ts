@@ -237,3 +237,30 @@ describe('dev mode', () => {
     expect(Object.keys(user.body)).toEqual(['error']);
   });
 });
+
+describe('workers', () => {
+  it('start after the first build and stop on shutdown; a disabled plugin\'s workers never start', async () => {
+    const events: string[] = [];
+    const worker = definePlugin({
+      name: 'ticker',
+      setup: (k) =>
+        k.worker({
+          name: 'tick',
+          start: () => {
+            events.push(`start:${k.state().resourceVersion}`);
+          },
+          stop: () => {
+            events.push('stop');
+          },
+        }),
+    });
+    const s = await startServer({ extraPlugins: [worker] });
+    expect(events).toEqual(['start:1']);
+    await s.stop();
+    expect(events).toEqual(['start:1', 'stop']);
+
+    const off = await server({ extraPlugins: [worker], config: { disabledPlugins: ['ticker'] } });
+    expect(off.kernel.workers).toEqual([]);
+    expect(events).toEqual(['start:1', 'stop']);
+  });
+});
