@@ -1,0 +1,84 @@
+/** Introspection of a real database: one query describes tables, views, keys, functions, enums. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { createDatabase } from '../../test/helpers.js';
+import { PgConnection } from './connection.js';
+import type { Introspection } from '../database/types.js';
+import { tableKey } from '../database/meta.js';
+
+let conn: PgConnection;
+let intro: Introspection;
+beforeAll(async () => {
+  const db = await createDatabase();
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`
+    create schema other;
+    create type mood as enum ('happy', 'sad');
+    create table author (id serial primary key, name text not null unique, mood mood, tags text[], meta jsonb default '{}');
+    comment on table author is 'people';
+    comment on column author.name is 'full name';
+    create table other.book (isbn text, edition int, author_id int references author(id), primary key (isbn, edition));
+    create table review (id int generated always as identity primary key, isbn text, edition int,
+      foreign key (isbn, edition) references other.book (isbn, edition));
+    create view author_names as select id, name from author;
+    create materialized view author_count as select count(*) as n from author;
+    create function search(q text, lim int default 10) returns setof author as $$ select * from author where name ilike q limit lim $$ language sql stable;
+    create function bump(a author) returns int as $$ select a.id + 1 $$ language sql immutable;
+    create function noisy() returns void as $$ begin end $$ language plpgsql;
+  `);
+  await sql.end();
+  conn = new PgConnection('t', { connection_info: { database_url: db.url } }, {});
+  intro = await conn.introspect();
+});
+afterAll(async () => {
+  await conn?.close();
+});
+
+describe('introspection', () => {
+  it('describes tables with columns, keys and comments', () => {
+    const a = intro.tables.get(tableKey('public', 'author'))!;
+    expect(a).toMatchObject({ schema: 'public', name: 'author', relkind: 'r', description: 'people', viewInfo: null });
+    expect(a.primaryKey).toEqual({ name: 'author_pkey', columns: ['id'] });
+    expect(a.uniqueConstraints).toEqual([{ name: 'author_name_key', columns: ['name'] }]);
+    expect(a.columns.map((c) => [c.name, c.type, c.nullable, c.hasDefault, c.typeKind])).toEqual([
+      ['id', 'integer', false, true, 'b'],
+      ['name', 'text', false, false, 'b'],
+      ['mood', 'mood', true, false, 'e'],
+      ['tags', 'text[]', true, false, 'a'],
+      ['meta', 'jsonb', true, true, 'b'],
+    ]);
+    expect(a.columns[1]!.description).toBe('full name');
+  });
+
+  it('describes composite and cross-schema foreign keys in column order', () => {
+    const book = intro.tables.get(tableKey('other', 'book'))!;
+    expect(book.primaryKey!.columns).toEqual(['isbn', 'edition']);
+    expect(book.foreignKeys).toEqual([{ name: 'book_author_id_fkey', columns: ['author_id'], refSchema: 'public', refTable: 'author', refColumns: ['id'] }]);
+    const review = intro.tables.get(tableKey('public', 'review'))!;
+    expect(review.foreignKeys[0]).toMatchObject({ columns: ['isbn', 'edition'], refSchema: 'other', refTable: 'book', refColumns: ['isbn', 'edition'] });
+    expect(review.columns[0]).toMatchObject({ name: 'id', isIdentity: true, hasDefault: true });
+  });
+
+  it('describes views and materialized views', () => {
+    expect(intro.tables.get(tableKey('public', 'author_names'))).toMatchObject({ relkind: 'v', viewInfo: { insertable: true, updatable: true, deletable: true } });
+    expect(intro.tables.get(tableKey('public', 'author_count'))).toMatchObject({ relkind: 'm' });
+  });
+
+  it('describes functions: arguments, defaults, return type, volatility', () => {
+    const [search] = intro.functions.get(tableKey('public', 'search'))!;
+    expect(search).toMatchObject({ returnType: 'author', returnTypeKind: 'c', returnsSet: true, volatility: 'stable' });
+    expect(search!.args.map((x) => [x.name, x.type, x.hasDefault])).toEqual([
+      ['q', 'text', false],
+      ['lim', 'int4', true],
+    ]);
+    const [bump] = intro.functions.get(tableKey('public', 'bump'))!;
+    expect(bump).toMatchObject({ returnType: 'int4', returnsSet: false, volatility: 'immutable' });
+    expect(bump!.args[0]).toMatchObject({ name: 'a', type: 'author', typeSchema: 'public' });
+    expect(intro.functions.get(tableKey('public', 'noisy'))![0]).toMatchObject({ volatility: 'volatile', returnType: 'void' });
+  });
+
+  it('lists enum types with their values, and leaves system schemas out', () => {
+    expect(intro.types.get(tableKey('public', 'mood'))).toMatchObject({ kind: 'e', enumValues: ['happy', 'sad'] });
+    expect([...intro.tables.keys()].some((k) => k.startsWith('"pg_catalog"') || k.startsWith('"information_schema"'))).toBe(false);
+  });
+});
