@@ -6,14 +6,9 @@ import * as v from 'valibot';
 import { nonEmptyText } from '../../core/validation.js';
 import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from './meta.js';
 import type { SourceMeta, TableMeta } from './types.js';
+import { relationshipSchema } from './relationships.js';
 
 const comment = v.optional(v.nullable(v.string()));
-
-export const RelationshipSchema = v.object({
-  name: nonEmptyText,
-  using: v.record(v.string(), v.unknown()),
-  comment,
-});
 
 export const PermissionSchema = v.object({
   role: nonEmptyText,
@@ -47,8 +42,8 @@ export const TableMetaSchema = v.pipe(
     table: QualifiedTableSchema,
     is_enum: v.optional(v.boolean()),
     configuration: v.optional(v.nullable(TableConfigSchema)),
-    object_relationships: list(RelationshipSchema),
-    array_relationships: list(RelationshipSchema),
+    object_relationships: list(relationshipSchema('object')),
+    array_relationships: list(relationshipSchema('array')),
     computed_fields: list(ComputedFieldSchema),
     insert_permissions: list(PermissionSchema),
     select_permissions: list(PermissionSchema),
