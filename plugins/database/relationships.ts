@@ -287,10 +287,6 @@ function renameInPermissions(md: Metadata, source: string, on: QualifiedTable, f
 // The command group
 
 export function relationshipsGroup(db: DatabaseService): CommandGroup {
-  /** The last introspection each source was built with: lets `dependents` (which has no request
-   * context) find the remote table of an own-table foreign key. */
-  const lastIntrospection = new Map<string, Introspection>();
-
   function requireRelationship(md: Metadata, source: string, table: QualifiedTable, name: string, info: TableInfo | undefined) {
     const t = requireTable(md, source, table, '$.args');
     const found = findRelationship(t, name);
@@ -441,7 +437,6 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
 
   function resolveTable(ctx: TableResolveContext): void {
     const sourceName = ctx.source.name;
-    lastIntrospection.set(sourceName, ctx.introspection);
     const own = ctx.table.table;
     for (const kind of KINDS) {
       for (const rel of relationshipsOf(ctx.table, kind)) {
@@ -463,7 +458,9 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     if (target.kind !== 'table' && target.kind !== 'column' && target.kind !== 'foreign_key') return [];
     const source = sourcesOf(md).find((s) => s.name === target.source);
     if (!source) return [];
-    const intro = lastIntrospection.get(source.name);
+    // The remote table of an own-table foreign key comes from the committed introspection: the
+    // schema as it was before the request (run_sql may have dropped the key already).
+    const intro = db.committed().sources.get(source.name)?.introspection ?? undefined;
     const out: Dependent[] = [];
     for (const t of source.tables) {
       const own = t.table;
