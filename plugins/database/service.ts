@@ -13,6 +13,7 @@ import type {
   Dependent,
   Metadata,
   DatabaseBuild,
+  FunctionInfo,
   FunctionMeta,
   Introspection,
   KindBinding,
@@ -24,7 +25,7 @@ import type {
   SqlExecutor,
   TableMeta,
 } from './types.js';
-import { qtDisplay, qtKey, removeTable, sourcesOf, updateSource } from './meta.js';
+import { qtDisplay, qtKey, removeTable, sourcesOf } from './meta.js';
 
 export const DatabaseToken = token<DatabaseService>('database');
 export const SOURCES_STEP = 'sources';
@@ -43,9 +44,14 @@ export class DatabaseService {
   private readonly connections = new Map<string, LiveConnection>();
   /** Connections replaced or dropped, closed once no committed build refers to them. */
   private retired: SourceConnection[] = [];
+  /** The resolved sources of the last committed build. */
+  private last: DatabaseBuild | undefined;
 
   constructor(private readonly k: KernelApi) {
-    k.events.on('metadataChanged', (build) => this.collect(build.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined));
+    k.events.on('metadataChanged', (build) => {
+      this.last = build.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined;
+      this.collect(this.last);
+    });
     k.onShutdown(async () => {
       const all = [...this.connections.values()].map((c) => c.conn).concat(this.retired);
       this.connections.clear();
@@ -200,6 +206,12 @@ export class DatabaseService {
     return md;
   }
 
+  /** The resolved sources of the last committed build: introspection for lookups outside a build
+   * (`dependents` sees metadata only, e.g. a tracked function's return table). */
+  committed(): DatabaseBuild {
+    return this.last ?? { sources: new Map() };
+  }
+
   /** The resolved sources of a build, or of the build in progress (for steps after `sources`). */
   resolved(build: { outputs: ReadonlyMap<string, unknown> } | BuildContext): DatabaseBuild {
     const out = 'outputs' in build ? build.outputs.get(SOURCES_STEP) : build.output(SOURCES_STEP);
@@ -310,35 +322,19 @@ export class DatabaseService {
       }
       tables.set(key, { meta: t, info, deps, reports });
     }
-    const fns = new Map<string, { meta: FunctionMeta; info: NonNullable<ReturnType<Introspection['functions']['get']>>[number] }>();
+    const fns = new Map<string, { meta: FunctionMeta; info: FunctionInfo }>();
+    const owner = this.groups.find((g) => g.resolveFunction);
     for (const f of meta.functions ?? []) {
       const key = qtKey(f.function);
-      const overloads = intro.functions.get(key);
-      if (!overloads || overloads.length === 0) {
-        ctx.inconsistent({
-          type: 'function',
-          name: `function ${qtDisplay(f.function)} in source ${meta.name}`,
-          reason: `Inconsistent object: no such function exists in source: "${qtDisplay(f.function)}"`,
-          definition: f.function,
-          id: `function:${meta.name}:${key}`,
-          remove: (md) =>
-            updateSource(md, meta.name, (s) => ({ ...s, functions: (s.functions ?? []).filter((x) => qtKey(x.function) !== key) })),
-        });
-        continue;
-      }
-      if (overloads.length > 1) {
-        ctx.inconsistent({
-          type: 'function',
-          name: `function ${qtDisplay(f.function)} in source ${meta.name}`,
-          reason: `Inconsistent object: function "${qtDisplay(f.function)}" is overloaded. Overloaded functions are not supported`,
-          definition: f.function,
-          id: `function:${meta.name}:${key}`,
-          remove: (md) =>
-            updateSource(md, meta.name, (s) => ({ ...s, functions: (s.functions ?? []).filter((x) => qtKey(x.function) !== key) })),
-        });
-        continue;
-      }
-      fns.set(key, { meta: f, info: overloads[0]! });
+      const info = owner?.resolveFunction?.({
+        source: meta,
+        fn: f,
+        introspection: intro,
+        tracked,
+        build: ctx,
+        report: (o) => ctx.inconsistent({ ...o, id: o.id ?? `function:${meta.name}:${key}` }),
+      });
+      if (info) fns.set(key, { meta: f, info });
     }
     return { name: meta.name, kind, meta, connection: conn, introspection: intro, tables, functions: fns };
   }

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef } from '../../core/plugin.js';
 import type { CommandGroup, KindBinding, TableMeta } from './types.js';
-import { findSource, findTable, orderTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource, SourceNameSchema, updateSource } from './meta.js';
+import { findFunction, findSource, findTable, orderTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource, SourceNameSchema, updateSource } from './meta.js';
 import { TableConfigSchema } from './schemas.js';
 import type { DatabaseService } from './service.js';
 
@@ -33,6 +33,10 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
         const source = requireSource(ctx.metadata, a.source);
         if (findTable(source, a.table)) {
           throw new SvcError('already-tracked', `view/table already tracked: "${qtDisplay(a.table)}"`, { path: '$.args' });
+        }
+        // A table and a function of the same qualified name would generate the same root fields.
+        if (findFunction(source, a.table)) {
+          throw new SvcError('not-supported', `function with name "${qtDisplay(a.table)}" already exists`, { path: '$.args' });
         }
         const intro = await db.introspection(ctx, a.source);
         if (!intro.tables.has(qtKey(a.table))) {

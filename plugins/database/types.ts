@@ -122,6 +122,8 @@ export interface FunctionArgInfo {
   name: string | null;
   type: string;
   typeSchema: string;
+  /** pg_type.typtype: b base, c composite, d domain, e enum, p pseudo, r range. */
+  typeKind: string;
   hasDefault: boolean;
 }
 
@@ -135,6 +137,8 @@ export interface FunctionInfo {
   /** b base, c composite (a table row when it is a table's row type), p pseudo, ... */
   returnTypeKind: string;
   returnsSet: boolean;
+  /** Whether the last argument is VARIADIC. */
+  variadic: boolean;
   volatility: 'immutable' | 'stable' | 'volatile';
   /** 'f' function, 'p' procedure, 'a' aggregate, 'w' window */
   kind: string;
@@ -242,6 +246,17 @@ export interface TableResolveContext {
   build: BuildContext;
 }
 
+/** Checks one tracked function during the build. */
+export interface FunctionResolveContext {
+  source: SourceMeta;
+  fn: FunctionMeta;
+  introspection: Introspection;
+  /** Tracked tables of the source (by key) with their introspection. */
+  tracked: Map<string, { meta: TableMeta; info: TableInfo | undefined }>;
+  report(o: Omit<InconsistentObject, 'id'> & { id?: string }): void;
+  build: BuildContext;
+}
+
 /** Something metadata can depend on. */
 export type DepTarget =
   | { kind: 'table'; source: string; table: QualifiedTable }
@@ -267,6 +282,9 @@ export interface CommandGroup {
   operations(bind: KindBinding): OperationDef[];
   /** Validates this group's part of a tracked table in the build. */
   resolveTable?(ctx: TableResolveContext): void;
+  /** Resolves a tracked function in the build (the first group that has this hook owns functions):
+   * its introspection, or undefined when it reported the function inconsistent. */
+  resolveFunction?(ctx: FunctionResolveContext): FunctionInfo | undefined;
   /** The objects of this group, anywhere in `md`, that depend on `target`. */
   dependents?(md: Metadata, target: DepTarget): Dependent[];
 }

@@ -63,7 +63,7 @@ tables as (
 ),
 fn_args as (
   select p.oid, json_agg(json_build_object(
-      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname,
+      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', t.typtype,
       'hasDefault', a.in_pos > (p.pronargs - p.pronargdefaults)
     ) order by a.in_pos) as args
   from pg_proc p
@@ -86,7 +86,7 @@ functions as (
     'schema', n.nspname, 'name', p.proname, 'oid', p.oid::int8,
     'args', coalesce(fa.args, '[]'::json),
     'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', rt.typtype,
-    'returnsSet', p.proretset,
+    'returnsSet', p.proretset, 'variadic', p.provariadic <> 0,
     'volatility', case p.provolatile when 'i' then 'immutable' when 's' then 'stable' else 'volatile' end,
     'kind', p.prokind, 'description', obj_description(p.oid, 'pg_proc')
   )) as j
