@@ -26,6 +26,8 @@ import type {
   TableMeta,
 } from './types.js';
 import { qtDisplay, qtKey, removeTable, sourcesOf } from './meta.js';
+import type { SchemaRename } from './types.js';
+import { renameOwnEntry } from './rename.js';
 
 export const DatabaseToken = token<DatabaseService>('database');
 export const SOURCES_STEP = 'sources';
@@ -144,6 +146,11 @@ export class DatabaseService {
     });
   }
 
+  /** Whether this request holds a transaction on the source (its later operations run in it). */
+  inTransaction(uow: UnitOfWork, sourceName: string): boolean {
+    return uow.has(txKey(sourceName));
+  }
+
   /** Forget the request's introspection of a source (after SQL that may have changed its schema). */
   invalidate(uow: UnitOfWork, sourceName: string): void {
     uow.set(introKey(sourceName), undefined);
@@ -160,7 +167,8 @@ export class DatabaseService {
     if (cached) return cached;
     const tx = ctx.uow.peek<SqlExecutor>(txKey(sourceName));
     const conn = this.connection(source);
-    if (!tx) {
+    // After `invalidate` (SQL that ran outside the request's transaction) the committed one is stale too.
+    if (!tx && !ctx.uow.has(introKey(sourceName))) {
       const committed = (ctx.current.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined)?.sources.get(sourceName);
       if (committed?.introspection && committed.connection === conn) return committed.introspection;
     }
@@ -179,7 +187,7 @@ export class DatabaseService {
    * Everything that depends on `target`, transitively (a permission that uses a relationship that
    * uses a dropped table), in removal order: dependents of dependents first.
    */
-  dependents(md: Metadata, target: DepTarget): Dependent[] {
+  dependents(md: Metadata, target: DepTarget | DepTarget[]): Dependent[] {
     const out = new Map<string, Dependent>();
     const visit = (t: DepTarget) => {
       for (const g of this.groups) {
@@ -190,12 +198,12 @@ export class DatabaseService {
         }
       }
     };
-    visit(target);
+    for (const t of [target].flat()) visit(t);
     return [...out.values()];
   }
 
   /** Removes the dependents of `target` when `cascade`, else fails with Hasura's dependency error. */
-  cascade(md: Metadata, target: DepTarget, cascade: boolean, exclude: (d: Dependent) => boolean = () => false): Metadata {
+  cascade(md: Metadata, target: DepTarget | DepTarget[], cascade: boolean, exclude: (d: Dependent) => boolean = () => false): Metadata {
     const deps = this.dependents(md, target).filter((d) => !exclude(d));
     if (deps.length === 0) return md;
     if (!cascade) {
@@ -203,6 +211,25 @@ export class DatabaseService {
     }
     // Remove the deepest dependents first so every removal finds its object.
     for (const d of [...deps].reverse()) md = d.remove(md);
+    return md;
+  }
+
+  /*
+   * Note [Renames]
+   * run_sql finds the tables, columns and functions that it renamed in a source (same oid; for a
+   * column, same table oid and attnum) and carries the new names into the metadata rather than
+   * leaving the old entries inconsistent. `rename` first renames what the framework owns (see
+   * rename.ts): the tracked table or function entry, and a renamed column's keys in its table's
+   * configuration. Then each command group's `rename` hook rewrites its own references anywhere
+   * in the document (a relationship's remote table or column mapping, a permission's columns and
+   * filters, a computed field's function...); hooks see the entry under its new name. A plugin
+   * whose metadata refers to tables (event triggers, remote relationships) registers a group with
+   * just `rename` and `dependents`.
+   */
+  /** Carries one rename found in a source into the metadata (Note [Renames]). */
+  rename(md: Metadata, r: SchemaRename): Metadata {
+    md = renameOwnEntry(md, r);
+    for (const g of this.groups) if (g.rename) md = g.rename(md, r);
     return md;
   }
 

@@ -263,7 +263,10 @@ export type DepTarget =
   | { kind: 'column'; source: string; table: QualifiedTable; column: string }
   | { kind: 'relationship'; source: string; table: QualifiedTable; name: string }
   | { kind: 'computed_field'; source: string; table: QualifiedTable; name: string }
-  | { kind: 'function'; source: string; function: QualifiedFunction };
+  | { kind: 'function'; source: string; function: QualifiedFunction }
+  /** A foreign key of `table` (e.g. dropped by run_sql): `foreign_key_constraint_on` relationships
+   * over these columns depend on it. Column names are the current ones (after renames). */
+  | { kind: 'foreign_key'; source: string; table: QualifiedTable; name: string; columns: string[]; refTable: QualifiedTable; refColumns: string[] };
 
 /** A metadata object that depends on a target, and how to remove it. */
 export interface Dependent {
@@ -275,7 +278,22 @@ export interface Dependent {
   remove(md: Metadata): Metadata;
   /** When the dependent can itself have dependents (a relationship, a computed field). */
   target?: DepTarget;
+  /** For a column target: the dependent relies on the column's type (Hasura's DROnType: a static
+   * value compared with or assigned to it in a filter, check or `set`), so run_sql refuses to
+   * change that type. References through session variables or column lists leave it unset. */
+  onType?: boolean;
 }
+
+/**
+ * A rename in a source's schema found by run_sql (same oid, or same table oid and attnum, new
+ * name). See Note [Renames] in service.ts: the framework renames the tracked entry itself and the
+ * column keys of the table's configuration; each group's `rename` hook rewrites its own
+ * references. For a column, `table` is the table's name after any rename of the same run.
+ */
+export type SchemaRename =
+  | { kind: 'table'; source: string; from: QualifiedTable; to: QualifiedTable }
+  | { kind: 'column'; source: string; table: QualifiedTable; from: string; to: string }
+  | { kind: 'function'; source: string; from: QualifiedFunction; to: QualifiedFunction };
 
 export interface CommandGroup {
   name: string;
@@ -287,6 +305,10 @@ export interface CommandGroup {
   resolveFunction?(ctx: FunctionResolveContext): FunctionInfo | undefined;
   /** The objects of this group, anywhere in `md`, that depend on `target`. */
   dependents?(md: Metadata, target: DepTarget): Dependent[];
+  /** Rewrites this group's references to a renamed table, column or function, anywhere in `md`
+   * (e.g. a relationship's remote table, a permission filter's column); returns `md` itself when
+   * nothing refers to it. Keep untouched objects by reference (Note [Sharing]). */
+  rename?(md: Metadata, r: SchemaRename): Metadata;
 }
 
 export type { Metadata };

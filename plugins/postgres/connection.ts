@@ -32,7 +32,14 @@ export interface PgConfiguration {
 
 /** An executor that can also run one statement in simple mode and return the raw text values. */
 export interface PgExecutor extends SqlExecutor {
+  /** Runs SQL text over the simple query protocol (no prepared statement, no parameters); when the
+   * text holds several statements, the result is the last one's. */
   simple(text: string): Promise<PgRawResult>;
+}
+
+/** A connection of its own, outside any transaction (run_sql with `no_transaction`). */
+export interface PgSession extends PgExecutor {
+  release(): Promise<void>;
 }
 
 export interface PgRawResult {
@@ -60,9 +67,13 @@ const ISOLATION: Record<string, string> = {
   serializable: 'serializable',
 };
 
-function toRaw(res: postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] }): PgRawResult {
-  const rows = (res as unknown as (Buffer | null)[][]).map((r) => r.map((b) => (b === null ? null : b.toString('utf8'))));
-  return { command: res.command, columns: res.columns?.map((c) => c.name), rows };
+type RawList = postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] };
+
+function toRaw(res: RawList | RawList[]): PgRawResult {
+  // postgres.js answers a multi-statement text with one result per statement that returned rows.
+  const last = (res as RawList).command === undefined && res.length > 0 && (res[0] as RawList).command !== undefined ? (res.at(-1) as RawList) : (res as RawList);
+  const rows = (last as unknown as (Buffer | null)[][]).map((r) => r.map((b) => (b === null ? null : b.toString('utf8'))));
+  return { command: last.command, columns: last.columns?.map((c) => c.name), rows };
 }
 
 export class PgConnection implements SourceConnection {
@@ -98,7 +109,7 @@ export class PgConnection implements SourceConnection {
   private makeExecutor(get: () => postgres.Sql | postgres.ReservedSql): PgExecutor {
     return {
       query: async <T>(text: string, params: unknown[] = []) => (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[],
-      simple: async (text: string) => toRaw((await get().unsafe(text).raw()) as never),
+      simple: async (text: string) => toRaw((await get().unsafe(text).simple().raw()) as never),
     };
   }
 
@@ -121,12 +132,28 @@ export class PgConnection implements SourceConnection {
       if (finished) return;
       finished = true;
       try {
-        await reserved.unsafe(cmd);
+        // run_sql may have changed session settings (SET TIME ZONE): do not hand them to the pool.
+        await reserved.unsafe(`${cmd}; reset all`).simple();
       } finally {
         reserved.release();
       }
     };
     return Object.assign(exec, { commit: () => finish('commit'), rollback: () => finish('rollback') });
+  }
+
+  async session(): Promise<PgSession> {
+    const reserved = await this.sql().reserve();
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      try {
+        await reserved.unsafe('reset all');
+      } finally {
+        reserved.release();
+      }
+    };
+    return Object.assign(this.makeExecutor(() => reserved), { release });
   }
 
   async ping(): Promise<void> {

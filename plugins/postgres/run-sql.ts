@@ -1,37 +1,66 @@
 /**
- * run_sql (legacy endpoint, admin only): runs SQL in the request's transaction on the source, so
- * that it lands together with the metadata it affects (see Note [Unit of work] in core/uow.ts),
- * then re-introspects the source when the SQL may have changed its schema.
+ * run_sql (legacy endpoint and `pg_run_sql`, admin only): runs SQL in the request's transaction on
+ * the source, so that it lands together with the metadata it affects (Note [Unit of work] in
+ * core/uow.ts), and carries what it did to the schema into the metadata (Note [run_sql and the
+ * metadata]).
  */
 import * as v from 'valibot';
 import { SvcError } from '../../core/errors.js';
-import type { OperationDef } from '../../core/plugin.js';
-import { DatabaseToken } from '../database/service.js';
-import type { KindBinding } from '../database/types.js';
-import type { PgExecutor, PgRawResult } from './connection.js';
+import type { OperationDef, OperationResult } from '../../core/plugin.js';
+import { DatabaseToken, type DatabaseService } from '../database/service.js';
+import { qtDisplay, qtKey, requireSource, sameTable, SourceNameSchema, sourcesOf, updateSource } from '../database/meta.js';
+import { forgetColumn } from '../database/rename.js';
+import type { DepTarget, Dependent, Introspection, KindBinding, Metadata, QualifiedFunction, QualifiedTable, SourceMeta } from '../database/types.js';
+import type { PgConnection, PgExecutor, PgRawResult } from './connection.js';
+import { diffSchema, type SchemaDiff } from './schema-diff.js';
 import { splitStatements } from './split.js';
 
 const RunSqlArgs = v.object({
   sql: v.string(),
-  source: v.optional(v.pipe(v.string(), v.minLength(1, 'empty string not allowed')), 'default'),
+  source: SourceNameSchema,
   cascade: v.optional(v.boolean(), false),
   check_metadata_consistency: v.optional(v.boolean(), true),
   read_only: v.optional(v.boolean(), false),
+  /** Runs each statement on its own, outside any transaction (CREATE INDEX CONCURRENTLY, VACUUM). */
+  no_transaction: v.optional(v.boolean(), false),
 });
 export type RunSqlArgs = v.InferOutput<typeof RunSqlArgs>;
 
-/** Statements that cannot change the schema (a heuristic: a function call still might). */
-const DATA_ONLY = /^(select|insert|update|delete|with|values|table|show|explain|set|reset|begin|commit|rollback|savepoint|release|copy|listen|notify|lock|fetch|declare|close|prepare|execute|deallocate|discard|analyze|vacuum|grant|revoke)\b/i;
+/*
+ * Note [run_sql and the metadata]
+ * SQL that may change the schema (any statement but plain data statements) is diffed: the source
+ * is introspected in the request's transaction before and after it runs (schema-diff.ts), for the
+ * tables and functions the metadata refers to. Then, unless `check_metadata_consistency` is false
+ * (the metadata is left as it is, and the build may then report inconsistent objects):
+ *   1. renamed tables, functions and columns are carried into the metadata (Note [Renames] in
+ *      database/service.ts);
+ *   2. the dependents of dropped tables, columns and foreign keys fail the request with Hasura's
+ *      dependency error, or are removed with `cascade`; what lives inside a dropped table goes with
+ *      it, and a dropped tracked table leaves the metadata;
+ *   3. a dropped function leaves the metadata with what is built on it directly (a computed field,
+ *      the tracked function and its permissions), even without `cascade`; what depends on those
+ *      (a permission using the computed field) follows rule 2;
+ *   4. refused whatever `cascade` says (as Hasura): overloading a function the metadata uses,
+ *      making it VOLATILE, and changing the type of a column that a dependent relies on
+ *      (`Dependent.onType`).
+ * All of it is computed on the draft metadata and fails before anything is committed, so a failed
+ * run_sql leaves neither SQL nor metadata behind.
+ */
+
+/** Statements that cannot change the schema (a heuristic, like Hasura's: a function call still might). */
+const DATA_ONLY =
+  /^(select|insert|update|delete|merge|with|values|table|show|explain|set|reset|begin|start|commit|end|rollback|abort|savepoint|release|copy|listen|unlisten|notify|lock|fetch|move|declare|close|prepare|execute|deallocate|discard|analyze|vacuum|checkpoint|grant|revoke)\b/i;
 
 export function mayChangeSchema(statements: string[]): boolean {
   return statements.some((s) => !DATA_ONLY.test(s.replace(/^(\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*/, '')));
 }
 
+/** Hasura's error for SQL that PostgreSQL rejected: 400 with the statement and the error fields. */
 export function pgError(e: unknown, statement: string): SvcError {
-  const pe = e as { message?: string; code?: string; hint?: string; detail?: string; severity?: string };
-  if (pe && typeof pe.code === 'string') {
-    return new SvcError('postgres-error', `query execution failed: ${pe.message}`, {
-      path: '$',
+  const pe = e as { message?: string; code?: string; hint?: string; detail?: string };
+  if (pe && typeof pe.code === 'string' && /^[0-9A-Z]{5}$/.test(pe.code)) {
+    return new SvcError('postgres-error', 'query execution failed', {
+      path: '$.args',
       internal: {
         statement,
         prepared: false,
@@ -43,57 +72,174 @@ export function pgError(e: unknown, statement: string): SvcError {
   return new SvcError('postgres-error', `connection error: ${(e as Error)?.message ?? String(e)}`, { path: '$', status: 500 });
 }
 
+/** Hasura's RunSQLRes: rows as text (NULL as "NULL") after a header row of column names. */
 export function formatResult(r: PgRawResult | undefined) {
   if (!r || !r.columns) return { result_type: 'CommandOk', result: null };
-  return { result_type: 'TuplesOk', result: [r.columns, ...r.rows] };
+  return { result_type: 'TuplesOk', result: [r.columns, ...r.rows.map((row) => row.map((x) => x ?? 'NULL'))] };
 }
 
-export async function runStatements(exec: PgExecutor, statements: string[]): Promise<PgRawResult | undefined> {
+/** Runs the statements one by one (only the last result is kept); an error names the whole SQL, as
+ * Hasura's does. */
+export async function runStatements(exec: PgExecutor, statements: string[], sql: string): Promise<PgRawResult | undefined> {
   let last: PgRawResult | undefined;
   for (const st of statements) {
     try {
       last = await exec.simple(st);
     } catch (e) {
-      throw pgError(e, st);
+      throw pgError(e, sql);
     }
   }
   return last;
 }
 
 export function runSqlOperations(bind: KindBinding): OperationDef[] {
-  const legacy = bind.legacy('run_sql');
   const op: OperationDef<RunSqlArgs> = {
     type: bind.name('run_sql'),
-    legacy,
+    legacy: bind.legacy('run_sql'),
     args: RunSqlArgs,
     mutates: true,
     run: async (a, ctx) => {
       const db = ctx.kernel.use(DatabaseToken);
-      const statements = splitStatements(a.sql);
-      const source = db.connection(
-        (ctx.metadata.sources as { name: string }[] | undefined)?.find((s) => s.name === a.source) as never ??
-          (() => {
-            throw new SvcError('not-exists', `source with name "${a.source}" does not exist`, { path: '$.args.source' });
-          })(),
-      );
-      if (a.read_only) {
-        const tx = (await source.transaction({ readOnly: true })) as unknown as PgExecutor & { rollback(): Promise<void> };
-        try {
-          return { response: formatResult(await runStatements(tx, statements)) };
-        } finally {
-          await tx.rollback();
-        }
+      const source = requireSource(ctx.metadata, a.source);
+      if (db.kindOf(source) !== bind.kind) {
+        throw new SvcError('not-supported', `source "${a.source}" is not a ${bind.kind.kind} source`, { path: '$.args.source' });
       }
-      const tx = (await db.transaction(ctx, a.source)) as PgExecutor;
-      const last = await runStatements(tx, statements);
-      if (!mayChangeSchema(statements)) return { response: formatResult(last) };
+      const statements = splitStatements(a.sql);
+
+      if (a.read_only) {
+        // In the request's transaction (so that it sees a bulk's earlier SQL), made read-only for a
+        // savepoint that is rolled back: the rest of the transaction stays writable.
+        const tx = (await db.transaction(ctx, a.source)) as PgExecutor;
+        await tx.simple('savepoint svc_read_only; set local transaction_read_only = on');
+        const last = await runStatements(tx, statements, a.sql);
+        await tx.simple('rollback to savepoint svc_read_only; release savepoint svc_read_only');
+        return { response: formatResult(last) };
+      }
+
+      const ddl = mayChangeSchema(statements);
+      const check = ddl && a.check_metadata_consistency;
+      let last: PgRawResult | undefined;
+      let before: Introspection | undefined;
+      if (a.no_transaction) {
+        if (db.inTransaction(ctx.uow, a.source)) {
+          throw new SvcError('not-supported', 'no_transaction cannot be used after an operation of the same request that ran SQL on the source', {
+            path: '$.args',
+          });
+        }
+        if (check) before = await db.introspection(ctx, a.source);
+        const session = await (db.connection(source) as PgConnection).session();
+        try {
+          last = await runStatements(session, statements, a.sql);
+        } finally {
+          await session.release();
+        }
+      } else {
+        const tx = (await db.transaction(ctx, a.source)) as PgExecutor;
+        if (check) before = await db.introspection(ctx, a.source);
+        last = await runStatements(tx, statements, a.sql);
+      }
+      const response = formatResult(last);
+      if (!ddl) return { response };
       db.invalidate(ctx.uow, a.source);
-      return {
-        response: formatResult(last),
-        reload: { sources: [a.source] },
-        inconsistencies: a.check_metadata_consistency ? 'new' : 'allow',
-      };
+      const result: OperationResult = { response, reload: { sources: [a.source] } };
+      if (!before) return { ...result, inconsistencies: 'allow' };
+      const after = await db.introspection(ctx, a.source);
+      const diff = diffSchema(before, after, source.tables.map((t) => t.table), functionsOf(source));
+      return { ...result, metadata: applySchemaDiff(db, ctx.metadata, a.source, diff, a.cascade) };
     },
   };
   return [op];
+}
+
+/** The functions the metadata of a source uses: tracked ones and those of computed fields. */
+function functionsOf(source: SourceMeta): QualifiedFunction[] {
+  const out = new Map<string, QualifiedFunction>();
+  for (const f of source.functions ?? []) out.set(qtKey(f.function), f.function);
+  for (const t of source.tables) for (const cf of t.computed_fields ?? []) out.set(qtKey(cf.definition.function), cf.definition.function);
+  return [...out.values()];
+}
+
+/** The computed fields of a source that use `fn`, with their table. */
+function computedFieldsUsing(md: Metadata, sourceName: string, fn: QualifiedFunction): { table: QualifiedTable; name: string }[] {
+  const source = sourcesOf(md).find((s) => s.name === sourceName);
+  return (source?.tables ?? []).flatMap((t) =>
+    (t.computed_fields ?? []).filter((cf) => sameTable(cf.definition.function, fn)).map((cf) => ({ table: t.table, name: cf.name })),
+  );
+}
+
+function isTracked(md: Metadata, sourceName: string, fn: QualifiedFunction): boolean {
+  return (sourcesOf(md).find((s) => s.name === sourceName)?.functions ?? []).some((f) => sameTable(f.function, fn));
+}
+
+/** Applies Note [run_sql and the metadata] to the draft metadata; throws when the SQL must be refused. */
+export function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, diff: SchemaDiff, cascade: boolean): Metadata {
+  const refuse = (message: string) => new SvcError('not-supported', message, { path: '$.args' });
+
+  // Rule 1, first: everything below names objects as they are now.
+  for (const t of diff.tables) if (!sameTable(t.before, t.after)) md = db.rename(md, { kind: 'table', source, from: t.before, to: t.after });
+  for (const f of diff.renamedFunctions) md = db.rename(md, { kind: 'function', source, from: f.from, to: f.to });
+  for (const t of diff.tables) for (const c of t.renamedColumns) md = db.rename(md, { kind: 'column', source, table: t.after, from: c.from, to: c.to });
+
+  // Rule 4: overloads.
+  const overloadedTracked = diff.overloadedFunctions.filter((f) => isTracked(md, source, f));
+  if (overloadedTracked.length > 0) {
+    throw refuse(`the following tracked function(s) cannot be overloaded: ${overloadedTracked.map(qtDisplay).join(', ')}`);
+  }
+  for (const f of diff.overloadedFunctions) {
+    for (const cf of computedFieldsUsing(md, source, f)) {
+      throw refuse(`The function "${qtDisplay(f)}" associated with computed field "${cf.name}" of table "${qtDisplay(cf.table)}" is being overloaded`);
+    }
+  }
+
+  // Rules 2 and 3: dropped objects and their dependents; without cascade, fail on the first.
+  const droppedKeys = diff.droppedTables.map(qtKey);
+  const insideDropped = (d: Dependent) => droppedKeys.some((k) => d.id.includes(`@${source}:${k}:`));
+  const targets: DepTarget[] = diff.droppedTables.map((table): DepTarget => ({ kind: 'table', source, table }));
+  for (const t of diff.tables) {
+    for (const column of t.droppedColumns) targets.push({ kind: 'column', source, table: t.after, column });
+    for (const fk of t.droppedForeignKeys) {
+      targets.push({ kind: 'foreign_key', source, table: t.after, name: fk.name, columns: fk.columns, refTable: { schema: fk.refSchema, name: fk.refTable }, refColumns: fk.refColumns });
+    }
+  }
+  const fnTargets = diff.droppedFunctions.map((fn): DepTarget => ({ kind: 'function', source, function: fn }));
+  const onFunctions = fnTargets.length ? db.dependents(md, fnTargets) : [];
+  const indirect = new Set(db.dependents(md, onFunctions.flatMap((d) => (d.target ? [d.target] : []))).map((d) => d.id));
+  const direct = onFunctions.filter((d) => !indirect.has(d.id));
+  const directIds = new Set(direct.map((d) => d.id));
+  targets.push(...direct.flatMap((d) => (d.target ? [d.target] : [])));
+  const exclude = (d: Dependent) => insideDropped(d) || directIds.has(d.id);
+  if (!cascade) db.cascade(md, targets, false, exclude);
+
+  // Rule 4: VOLATILE functions and retyped columns.
+  for (const f of diff.volatileFunctions) {
+    if (isTracked(md, source, f)) throw refuse(`type of function "${qtDisplay(f)}" is altered to "VOLATILE" which is not supported now`);
+    for (const cf of computedFieldsUsing(md, source, f)) {
+      throw refuse(`The type of function "${qtDisplay(f)}" associated with computed field "${cf.name}" of table "${qtDisplay(cf.table)}" is being altered to "VOLATILE"`);
+    }
+  }
+  for (const t of diff.tables) {
+    for (const c of t.retypedColumns) {
+      const deps = db.dependents(md, { kind: 'column', source, table: t.after, column: c.column }).filter((d) => d.onType);
+      if (deps.length > 0) {
+        const list = [...new Set(deps.map((d) => d.description))].sort().join(', ');
+        throw new SvcError(
+          'dependency-error',
+          `cannot change type of column "${c.column}" in table "${qtDisplay(t.after)}" because of the following dependencies: ${list}`,
+          { path: '$.args' },
+        );
+      }
+    }
+  }
+
+  // Apply: dependents (cascade), what was built on dropped functions, the dropped entries themselves.
+  md = db.cascade(md, targets, cascade, exclude);
+  for (const d of [...direct].reverse()) md = d.remove(md);
+  if (droppedKeys.length > 0) {
+    md = updateSource(md, source, (s) => ({ ...s, tables: s.tables.filter((t) => !droppedKeys.includes(qtKey(t.table))) }));
+  }
+  if (diff.droppedFunctions.some((fn) => isTracked(md, source, fn))) {
+    md = updateSource(md, source, (s) => ({ ...s, functions: (s.functions ?? []).filter((f) => !diff.droppedFunctions.some((d) => sameTable(d, f.function))) }));
+  }
+  for (const t of diff.tables) for (const column of t.droppedColumns) md = forgetColumn(md, source, t.after, column);
+  return md;
 }
