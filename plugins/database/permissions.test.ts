@@ -221,3 +221,163 @@ describe('stored shape', () => {
     expect((await s.metadata({ type: 'export_metadata', args: {} })).body).toEqual(exported.body);
   });
 });
+
+/** The body of a create operation rejected by the build for its own permission. */
+function invalid(type: string, table: string, role: string, reason: string) {
+  const error = `Inconsistent object: in table "${table}": in permission for role "${role}": ${reason}`;
+  return {
+    status: 400,
+    body: {
+      code: 'invalid-configuration',
+      path: '$.args',
+      error,
+      internal: [expect.objectContaining({ type: `${type}_permission`, name: `${type}_permission ${role} in table ${table} in source default`, reason: error })],
+    },
+  };
+}
+
+describe('validation against the schema', () => {
+  beforeAll(reset);
+
+  const select = (table: string, permission: Record<string, unknown>) =>
+    s.metadata({ type: 'pg_create_select_permission', args: { table, role: 'user', permission } });
+
+  it('reports the inconsistent permission with Hasura definition shape', async () => {
+    const r = await s.query({
+      type: 'create_select_permission',
+      args: { table: 'author', role: 'user', permission: { columns: '*', computed_fields: ['full_name', 'random'], filter: {} } },
+    });
+    expect(r).toEqual({
+      status: 400,
+      text: expect.any(String),
+      headers: expect.anything(),
+      body: {
+        code: 'invalid-configuration',
+        path: '$.args',
+        error: 'Inconsistent object: in table "author": in permission for role "user": computed field "random" does not exist',
+        internal: [
+          {
+            type: 'select_permission',
+            name: 'select_permission user in table author in source default',
+            reason: 'Inconsistent object: in table "author": in permission for role "user": computed field "random" does not exist',
+            definition: {
+              source: 'default',
+              table: { schema: 'public', name: 'author' },
+              role: 'user',
+              comment: null,
+              permission: { columns: '*', computed_fields: ['full_name', 'random'], filter: {}, allow_aggregations: false },
+            },
+          },
+        ],
+      },
+    });
+    expect((await tableOf('author')).select_permissions).toBeUndefined();
+  });
+
+  it.each([
+    [{ columns: ['id', 'nope'], filter: {} }, 'column "nope" does not exist'],
+    [{ columns: ['articles'], filter: {} }, 'expecting a database column; but, "articles" is a relationship; permissions for relationships are automatically inferred'],
+    [{ columns: '*', computed_fields: ['written'], filter: {} }, 'select permissions on computed field "written" are auto-derived from the permissions on its returning table "article" and cannot be specified manually'],
+    [{ columns: '*', computed_fields: ['name'], filter: {} }, 'expecting a computed field; but, "name" is a column'],
+    [{ columns: '*', filter: {}, limit: -1 }, 'unexpected negative value'],
+    [{ columns: '*', filter: {}, query_root_fields: ['select_aggregate'] }, 'The "select_aggregate" root field can only be enabled in the query_root_fields or the subscription_root_fields when "allow_aggregations" is set to true'],
+    [{ columns: '*', filter: { nope: 1 } }, '"nope" does not exist'],
+    [{ columns: '*', filter: { id: { _foo: 1 } } }, 'Unknown operator: _foo'],
+    [{ columns: '*', filter: { id: { _like: '1%' } } }, ' is of type "integer"; this operator works only on columns of type "varchar", "text", "citext"'],
+    [{ columns: '*', filter: { name: { _has_key: 'a' } } }, ' is of type "text"; this operator works only on columns of type "jsonb"'],
+    [{ columns: '*', filter: { id: { _contains: 1 } } }, ' is of type "integer"; this operator works only on columns of type an array or JSONB'],
+    [{ columns: '*', filter: { raw: { _eq: 1 } } }, 'JSON column can not be part of boolean expression'],
+    [{ columns: '*', filter: { id: 'abc' } }, 'parsing Int failed, expected Number, but encountered String'],
+    [{ columns: '*', filter: { name: { _in: 'abc' } } }, 'parsing [] failed, expected Array, but encountered String'],
+    [{ columns: '*', filter: { name: { _is_null: 'yes' } } }, 'parsing Bool failed, expected Boolean, but encountered String'],
+    [{ columns: '*', filter: { id: { _ceq: 'name' } } }, 'incompatible column types: "id" has type "integer", but "name" has type "text"'],
+    [{ columns: '*', filter: { id: { _ceq: 'missing' } } }, 'column "missing" does not exist'],
+    [{ columns: '*', filter: { id: { _ceq: ['a', 'b', 'c'] } } }, 'Relationship references are not supported in column comparison RHS'],
+    [{ columns: '*', filter: { articles: { nope: true } } }, '"nope" does not exist'],
+    [{ columns: '*', filter: { articles: { author: { articles: { is_published: 'no' } } } } }, 'parsing Bool failed, expected Boolean, but encountered String'],
+    [{ columns: '*', filter: { articles: 1 } }, 'expecting an Object for boolean exp'],
+    [{ columns: '*', filter: { _exists: { _table: 'untracked', _where: {} } } }, 'table "untracked" does not exist'],
+    [{ columns: '*', filter: { _exists: { _table: 'tag', _where: { title: 'x' } } } }, '"title" does not exist'],
+    [{ columns: '*', filter: { search: 'x' } }, 'Computed columns with input arguments can not be part of the where clause'],
+    [{ columns: '*', filter: { full_name: { _gt: 1 } } }, 'parsing Text failed, expected String, but encountered Number'],
+    [{ columns: '*', filter: { written: { nope: 1 } } }, '"nope" does not exist'],
+    [{ columns: '*', filter: { info: { _cast: { int: { _eq: 1 } } } } }, 'cannot cast column of type "jsonb" to type "int"'],
+  ])('select %j: %s', async (permission, reason) => {
+    expect(await select('author', permission)).toMatchObject(invalid('select', 'author', 'user', reason));
+  });
+
+  it('accepts every operator family on columns of the right type', async () => {
+    const r = await select('author', {
+      columns: ['id', 'name'],
+      computed_fields: ['full_name'],
+      filter: {
+        id: { _eq: 1, _neq: 2, $ne: 3, _gt: 0, _lt: 9, _gte: 0, _lte: 9, _in: [1, 2], _nin: 'X-Svc-Allowed-Ids', _is_null: false },
+        name: { _like: 'a%', _nlike: 'b', _ilike: 'c', _nilike: 'd', _similar: 'e', _nsimilar: 'f', _regex: 'g', _iregex: 'h', _nregex: 'i', _niregex: 'j', _ceq: ['$', 'remarks'] },
+        info: { _contains: { a: 1 }, _contained_in: {}, _has_key: 'a', _has_keys_any: ['a'], _has_keys_all: 'X-Svc-Keys', _cast: { text: { _like: '%a%' } } },
+        tags: { _contains: ['x'] },
+        age: { _cgt: 'id' },
+        full_name: { _ilike: '%x%' },
+        written: { is_published: true },
+        articles: { _or: [{ rating: { _gt: 1.5 } }, { author: { id: { _ceq: ['$', 'id'] } } }], $and: [{ published_on: 'NOW()' }] },
+        _not: { _exists: { _table: { schema: 'public', name: 'tag' }, _where: { name: { _eq: 'x-svc-tag' } } } },
+        remarks: null,
+      },
+    });
+    expect(r).toMatchObject({ status: 200 });
+  });
+
+  it('checks insert columns, presets and views', async () => {
+    expect(await s.metadata({ type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { check: {}, set: { nope: 1 } } } })).toMatchObject(
+      invalid('insert', 'article', 'user', 'column "nope" does not exist'),
+    );
+    expect(
+      await s.metadata({ type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { check: {}, set: { author: 1 } } } }),
+    ).toMatchObject(invalid('insert', 'article', 'user', 'expecting a database column; but, "author" is a relationship; column "author" not found in table "article"'));
+    expect(
+      await s.metadata({ type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { check: {}, set: { is_published: 'yes' } } } }),
+    ).toMatchObject(invalid('insert', 'article', 'user', 'parsing Bool failed, expected Boolean, but encountered String'));
+    expect(
+      await s.metadata({ type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { check: {}, columns: ['author'] } } }),
+    ).toMatchObject(invalid('insert', 'article', 'user', 'expecting a database column; but, "author" is a relationship; '));
+    expect(await s.metadata({ type: 'pg_create_insert_permission', args: { table: 'author_counts', role: 'user', permission: { check: {} } } })).toMatchObject(
+      invalid('insert', 'author_counts', 'user', 'view "author_counts" is not insertable'),
+    );
+    expect(await s.metadata({ type: 'pg_create_insert_permission', args: { table: 'author_names', role: 'user', permission: { check: {}, columns: '*' } } })).toMatchObject({
+      status: 200,
+    });
+  });
+
+  it('checks update columns and check expressions, and delete filters', async () => {
+    expect(
+      await s.metadata({ type: 'pg_create_update_permission', args: { table: 'article', role: 'user', permission: { columns: ['author'], filter: {} } } }),
+    ).toMatchObject(invalid('update', 'article', 'user', `expecting a database column; but, "author" is a relationship; relationships can't be used in update`));
+    expect(
+      await s.metadata({ type: 'pg_create_update_permission', args: { table: 'article', role: 'user', permission: { columns: '*', filter: {}, check: { nope: 1 } } } }),
+    ).toMatchObject(invalid('update', 'article', 'user', '"nope" does not exist'));
+    expect(await s.metadata({ type: 'pg_create_delete_permission', args: { table: 'author_counts', role: 'user', permission: { filter: {} } } })).toMatchObject(
+      invalid('delete', 'author_counts', 'user', 'view "author_counts" is not deletable'),
+    );
+    expect(await s.metadata({ type: 'pg_create_delete_permission', args: { table: 'article', role: 'user', permission: { filter: { author: { id: { _eq: 'X-Svc-User-Id' } } } } } })).toMatchObject({
+      status: 200,
+    });
+  });
+});
+
+describe('request parsing', () => {
+  beforeAll(reset);
+
+  it.each([
+    [{ filter: {} }, '$.args.permission', 'key "columns" not found'],
+    [{ columns: '*' }, '$.args.permission', 'key "filter" not found'],
+    [{ columns: 'id', filter: {} }, '$.args.permission.columns', 'parsing [] failed, expected Array, but encountered String'],
+    [{ columns: ['id', 1], filter: {} }, '$.args.permission.columns[1]', 'parsing Text failed, expected String, but encountered Number'],
+    [{ columns: '*', filter: [] }, '$.args.permission.filter', 'expecting an Object for boolean exp'],
+    [{ columns: '*', filter: { _or: {} } }, '$.args.permission.filter._or', 'parsing [] failed, expected Array, but encountered Object'],
+    [{ columns: '*', filter: { _and: [{ _not: 1 }] } }, '$.args.permission.filter._and[0]._not', 'expecting an Object for boolean exp'],
+    [{ columns: '*', filter: { _exists: { _where: {} } } }, '$.args.permission.filter._exists', 'key "_table" not found'],
+    [{ columns: '*', filter: { _exists: { _table: 'tag' } } }, '$.args.permission.filter._exists', 'key "_where" not found'],
+  ])('select %j fails at %s', async (permission, path, error) => {
+    const r = await s.metadata({ type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission } });
+    expect(r).toMatchObject({ status: 400, body: { code: 'parse-failed', path, error } });
+  });
+});
