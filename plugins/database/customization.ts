@@ -1,10 +1,349 @@
 /**
- * Command group: customization (scaffold; see the issue notes for what it implements).
+ * Table configuration: `<prefix>_set_table_customization` (legacy `set_table_customization`) and the
+ * deprecated legacy `set_table_custom_fields` (version 2); the TableConfig schema; the GraphQL names
+ * a tracked table gets (its root fields, its columns' field names) and the checks on them:
+ *   - the table's own check (Note [Table checks] in service.ts): configured columns exist, column
+ *     field names are GraphQL names and distinct;
+ *   - root field names must not clash across the tables and functions of all sources.
+ * (Relationships and computed fields check their names against `columnGraphQLName` themselves.)
  */
-import type { CommandGroup } from './types.js';
+import * as v from 'valibot';
+import { SvcError } from '../../core/errors.js';
+import type { OperationContext, OperationDef } from '../../core/plugin.js';
+import type {
+  CommandGroup,
+  KindBinding,
+  Metadata,
+  RootFieldOwner,
+  RootFields,
+  TableConfig,
+  TableInfo,
+  TableMeta,
+} from './types.js';
+import { QualifiedTableSchema, qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from './meta.js';
 import type { DatabaseService } from './service.js';
 
-export function customizationGroup(db: DatabaseService): CommandGroup {
-  void db;
-  return { name: 'customization', operations: () => [] };
+const success = { message: 'success' };
+
+// ---------------------------------------------------------------------------------------------
+// GraphQL names
+
+const GRAPHQL_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
+
+export const isGraphQLName = (s: string): boolean => GRAPHQL_NAME.test(s);
+
+/** A text that must be a GraphQL name (Hasura's `G.Name` parser and its message). */
+export const GraphQLNameSchema = v.pipe(
+  v.string(),
+  v.check(isGraphQLName, (issue) => `${String(issue.input)} is not valid GraphQL name`),
+);
+
+/** `a`, `a and b`, `a, b, and c` (Hasura's englishList). */
+export function englishList(items: string[], joiner = 'and'): string {
+  if (items.length <= 1) return items.join('');
+  if (items.length === 2) return `${items[0]} ${joiner} ${items[1]}`;
+  return `${items.slice(0, -1).join(', ')}, ${joiner} ${items[items.length - 1]}`;
 }
+
+// ---------------------------------------------------------------------------------------------
+// TableConfig: parsed as Hasura parses it, stored as Hasura exports it
+
+/** The custom root field keys, in Hasura's order (which is also the order fields are generated in). */
+const ROOT_FIELD_KEYS = [
+  'select',
+  'select_by_pk',
+  'select_aggregate',
+  'select_stream',
+  'insert',
+  'insert_one',
+  'update',
+  'update_by_pk',
+  'update_many',
+  'delete',
+  'delete_by_pk',
+] as const;
+type RootFieldKey = (typeof ROOT_FIELD_KEYS)[number];
+
+/** A custom root field: null, a name, or `{name, comment}`. Hasura ignores a text that is not a
+ * GraphQL name (it keeps the default name) but rejects one given as `{name}`. */
+const CustomRootFieldSchema = v.union(
+  [
+    v.null(),
+    v.pipe(
+      v.string(),
+      v.transform((s) => (isGraphQLName(s) ? s : null)),
+    ),
+    v.pipe(
+      v.object({ name: v.optional(v.nullable(GraphQLNameSchema)), comment: v.optional(v.nullable(v.string())) }),
+      v.transform((o) => (o.comment == null ? (o.name ?? null) : { name: o.name ?? null, comment: o.comment })),
+    ),
+  ],
+  (issue) => `parsing CustomRootField failed, expected Object, String or Null, but encountered ${jsonType(issue.input)}`,
+);
+
+const jsonType = (x: unknown) => (Array.isArray(x) ? 'Array' : typeof x === 'number' ? 'Number' : typeof x === 'boolean' ? 'Boolean' : 'Object');
+
+const rootFieldName = (f: unknown): string | null =>
+  typeof f === 'string' ? f : f && typeof f === 'object' ? ((f as { name?: string | null }).name ?? null) : null;
+
+export const CustomRootFieldsSchema = v.pipe(
+  v.object(Object.fromEntries(ROOT_FIELD_KEYS.map((k) => [k, v.optional(CustomRootFieldSchema)])) as Record<RootFieldKey, v.OptionalSchema<typeof CustomRootFieldSchema, undefined>>),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const out: Record<string, unknown> = {};
+    for (const k of ROOT_FIELD_KEYS) if (dataset.value[k] != null) out[k] = dataset.value[k];
+    const names = Object.values(out).map(rootFieldName).filter((n): n is string => n !== null);
+    const dups = [...new Set(names.filter((n, i) => names.indexOf(n) !== i))];
+    if (dups.length > 0) {
+      addIssue({ message: `the following custom root field names are duplicated: ${englishList(dups)}` });
+      return NEVER;
+    }
+    return out;
+  }),
+);
+
+const ColumnConfigSchema = v.object({
+  custom_name: v.optional(v.nullable(GraphQLNameSchema)),
+  comment: v.optional(v.nullable(v.string())),
+});
+
+/**
+ * TableConfig. The deprecated `custom_column_names` is merged into `column_config` (which wins),
+ * and the result is kept in Hasura's export shape: `custom_root_fields`, `custom_column_names`
+ * (derived from `column_config`), `column_config` (non-empty entries), then the optional names.
+ */
+export const TableConfigSchema = v.pipe(
+  v.object({
+    custom_name: v.optional(v.nullable(GraphQLNameSchema)),
+    identifier: v.optional(v.nullable(GraphQLNameSchema)),
+    custom_root_fields: v.optional(v.nullable(CustomRootFieldsSchema)),
+    custom_column_names: v.optional(v.nullable(v.record(v.string(), GraphQLNameSchema))),
+    column_config: v.optional(v.nullable(v.record(v.string(), ColumnConfigSchema))),
+    comment: v.optional(v.nullable(v.string())),
+  }),
+  v.transform((c) => normaliseConfig(c as TableConfig)),
+);
+
+function normaliseConfig(c: TableConfig): TableConfig {
+  const columns: Record<string, { custom_name?: string; comment?: string }> = {};
+  for (const [col, name] of Object.entries(c.custom_column_names ?? {})) columns[col] = { custom_name: name };
+  for (const [col, cc] of Object.entries(c.column_config ?? {})) {
+    const merged = { ...columns[col] };
+    if (cc.custom_name != null) merged.custom_name = cc.custom_name;
+    if (cc.comment != null) merged.comment = cc.comment;
+    columns[col] = merged;
+  }
+  const out: TableConfig = {
+    custom_root_fields: c.custom_root_fields ?? {},
+    custom_column_names: {},
+    column_config: {},
+  };
+  for (const [col, cc] of Object.entries(columns)) {
+    if (cc.custom_name !== undefined) out.custom_column_names![col] = cc.custom_name;
+    if (cc.custom_name !== undefined || cc.comment !== undefined) out.column_config![col] = cc;
+  }
+  if (c.custom_name != null) out.custom_name = c.custom_name;
+  if (c.identifier != null) out.identifier = c.identifier;
+  if (c.comment != null) out.comment = c.comment;
+  return out;
+}
+
+/** The GraphQL field name of a column. */
+export function columnGraphQLName(config: TableConfig | undefined, column: string): string {
+  return config?.column_config?.[column]?.custom_name ?? config?.custom_column_names?.[column] ?? column;
+}
+
+/** A table's configuration after its column `from` was renamed to `to` (run_sql renames). */
+export function renameColumnInConfig(config: TableConfig | undefined, from: string, to: string): TableConfig | undefined {
+  if (!config) return config;
+  const rename = <T>(m: Record<string, T> | undefined) =>
+    m && from in m ? Object.fromEntries(Object.entries(m).map(([k, val]) => [k === from ? to : k, val])) : m;
+  return { ...config, custom_column_names: rename(config.custom_column_names), column_config: rename(config.column_config) };
+}
+
+/** A table's configuration without the settings of a dropped column (run_sql drops). */
+export function dropColumnFromConfig(config: TableConfig | undefined, column: string): TableConfig | undefined {
+  if (!config) return config;
+  const drop = <T>(m: Record<string, T> | undefined) => (m && column in m ? Object.fromEntries(Object.entries(m).filter(([k]) => k !== column)) : m);
+  return { ...config, custom_column_names: drop(config.custom_column_names), column_config: drop(config.column_config) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Root fields
+
+/** The name a table's GraphQL nodes are generated from: its custom name, else `<name>` in
+ * `public` and `<schema>_<name>` elsewhere. */
+export function tableGraphQLName(t: TableMeta): string {
+  const c = t.configuration;
+  return c?.custom_name ?? c?.identifier ?? (t.table.schema === 'public' ? t.table.name : `${t.table.schema}_${t.table.name}`);
+}
+
+/** Whether a table appears in the GraphQL schema: a table whose name is not a GraphQL name stays
+ * tracked (for the metadata API) but gets no GraphQL nodes until it is given a custom name. */
+export const inGraphQLSchema = (t: TableMeta): boolean => isGraphQLName(tableGraphQLName(t));
+
+/**
+ * The root fields a tracked table defines (as the admin role sees them): select fields under
+ * query and subscription, mutations as far as the relation allows (none for a materialized view,
+ * per updatability for a view), `_by_pk` fields only with a primary key. Custom root fields
+ * replace the default names.
+ */
+export function tableRootFields(t: TableMeta, info: TableInfo | undefined): RootFields {
+  const out: RootFields = { query: [], mutation: [], subscription: [] };
+  if (!info || !inGraphQLSchema(t)) return out;
+  const name = tableGraphQLName(t);
+  const custom = (t.configuration?.custom_root_fields ?? {}) as Record<string, unknown>;
+  const field = (key: RootFieldKey, dflt: string) => rootFieldName(custom[key]) ?? dflt;
+  const pk = info.primaryKey !== null;
+  const select = [field('select', name), ...(pk ? [field('select_by_pk', `${name}_by_pk`)] : []), field('select_aggregate', `${name}_aggregate`)];
+  out.query.push(...select);
+  out.subscription.push(...select, field('select_stream', `${name}_stream`));
+  const can = (op: 'insertable' | 'updatable' | 'deletable') => info.relkind !== 'm' && (info.viewInfo ? info.viewInfo[op] : true);
+  if (can('insertable')) out.mutation.push(field('insert', `insert_${name}`), field('insert_one', `insert_${name}_one`));
+  if (can('updatable')) {
+    out.mutation.push(field('update', `update_${name}`));
+    if (pk) out.mutation.push(field('update_by_pk', `update_${name}_by_pk`));
+    out.mutation.push(field('update_many', `update_${name}_many`));
+  }
+  if (can('deletable')) {
+    out.mutation.push(field('delete', `delete_${name}`));
+    if (pk) out.mutation.push(field('delete_by_pk', `delete_${name}_by_pk`));
+  }
+  return out;
+}
+
+const ROOTS: [keyof RootFields, string][] = [
+  ['mutation', 'mutation_root'],
+  ['subscription', 'subscription_root'],
+  ['query', 'query_root'],
+];
+
+/**
+ * Fails as Hasura's schema build does (500 `unexpected`) when two objects of any sources define
+ * the same root field. Every command group contributes its objects' root fields
+ * (`CommandGroup.rootFields`), so tables, functions and whatever comes later are checked together.
+ */
+export async function checkRootFieldClashes(db: DatabaseService, ctx: Pick<OperationContext, 'uow' | 'current'>, md: Metadata): Promise<void> {
+  const owners: RootFieldOwner[] = [];
+  for (const source of sourcesOf(md)) {
+    const intro = await db.introspection({ ...ctx, metadata: md }, source.name).catch(() => undefined);
+    for (const g of db.commandGroups) owners.push(...(g.rootFields?.(source, intro) ?? []));
+  }
+  for (const [root, typeName] of ROOTS) {
+    // Hasura lists the clashing fields last-defined first.
+    const byName = new Map<string, Set<string>>();
+    for (const o of [...owners].reverse()) {
+      for (const f of [...o.fields[root]].reverse()) {
+        const set = byName.get(f) ?? new Set<string>();
+        set.add(o.owner);
+        byName.set(f, set);
+      }
+    }
+    const clashes = [...byName].filter(([, set]) => set.size > 1).map(([f, set]) => `'${f}' defined in [${[...set].sort().join(', ')}]`);
+    if (clashes.length === 0) continue;
+    const what = clashes.length === 1 ? `field ${clashes[0]}` : `fields: [\n  ${clashes.join(',\n  ')}\n]`;
+    throw new SvcError(
+      'unexpected',
+      `Encountered conflicting definitions in the selection set for '${typeName}' for ${what}. Fields must not be defined more than once across all sources.`,
+      { path: '$.args', status: 500 },
+    );
+  }
+}
+
+/** The constraint names of a table in the schema become GraphQL enum values, so they must be
+ * GraphQL names (checked when a table enters the schema). */
+export function checkConstraintNames(t: TableMeta, info: TableInfo): void {
+  if (!inGraphQLSchema(t)) return;
+  for (const c of [info.primaryKey, ...info.uniqueConstraints]) {
+    if (c && !isGraphQLName(c.name)) {
+      throw new SvcError('validation-failed', `cannot include "${c.name}" in the GraphQL schema because it is not a valid GraphQL identifier`, { path: '$.args' });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Build checks
+
+/** The table's own check: its column settings name existing columns, and every column gets a
+ * distinct GraphQL field name. */
+function checkColumns(t: TableMeta, info: TableInfo): string | undefined {
+  const config = t.configuration;
+  const columns = new Set(info.columns.map((c) => c.name));
+  for (const col of Object.keys(config?.column_config ?? {})) {
+    if (!columns.has(col)) return `configuration was given for the column "${col}", but no such column exists`;
+  }
+  const byName = new Map<string, string[]>();
+  for (const c of info.columns) {
+    const name = columnGraphQLName(config, c.name);
+    if (!isGraphQLName(name)) return `cannot include "${name}" in the GraphQL schema because  it is not a valid GraphQL identifier`;
+    byName.set(name, [...(byName.get(name) ?? []), c.name]);
+  }
+  for (const [name, cols] of byName) {
+    if (cols.length > 1) {
+      return `the definitions of columns ${englishList(cols.map((c) => `"${c}"`))} are in conflict: they are mapped to the same field name, "${name}"`;
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+export function customizationGroup(db: DatabaseService): CommandGroup {
+  return {
+    name: 'customization',
+    operations(bind: KindBinding): OperationDef[] {
+      const setArgs = v.object({
+        table: QualifiedTableSchema,
+        source: SourceNameSchema,
+        configuration: v.optional(v.nullable(TableConfigSchema)),
+      });
+      const setConfiguration = async (source: string, table: TableMeta['table'], configuration: TableConfig, ctx: OperationContext) => {
+        requireTable(ctx.metadata, source, table, '$.args');
+        const md = updateTable(ctx.metadata, source, table, (t) => ({ ...t, configuration }));
+        const info = (await db.introspection(ctx, source)).tables.get(qtKey(table));
+        const entry = requireTable(md, source, table);
+        if (info) checkConstraintNames(entry, info);
+        await checkRootFieldClashes(db, ctx, md);
+        return { metadata: md, response: success, defines: [`table:${source}:${qtKey(table)}`] };
+      };
+      const ops: OperationDef[] = [
+        {
+          type: bind.name('set_table_customization'),
+          legacy: bind.legacy('set_table_customization'),
+          args: setArgs,
+          mutates: true,
+          run: (a: v.InferOutput<typeof setArgs>, ctx) => setConfiguration(a.source, a.table, a.configuration ?? normaliseConfig({}), ctx),
+        },
+      ];
+      const legacyCustomFields = bind.legacy('set_table_custom_fields');
+      if (legacyCustomFields) {
+        const customFieldsArgs = v.object({
+          table: QualifiedTableSchema,
+          source: SourceNameSchema,
+          custom_root_fields: v.optional(v.nullable(CustomRootFieldsSchema)),
+          custom_column_names: v.optional(v.nullable(v.record(v.string(), GraphQLNameSchema))),
+        });
+        ops.push({
+          type: null,
+          legacy: legacyCustomFields,
+          versions: [2],
+          args: customFieldsArgs,
+          mutates: true,
+          run: (a: v.InferOutput<typeof customFieldsArgs>, ctx) =>
+            setConfiguration(
+              a.source,
+              a.table,
+              normaliseConfig({ custom_root_fields: a.custom_root_fields ?? {}, custom_column_names: a.custom_column_names ?? {} }),
+              ctx,
+            ),
+        });
+      }
+      return ops;
+    },
+    checkTable: ({ table, info }) => {
+      const reason = checkColumns(table, info);
+      return reason === undefined ? undefined : { reason };
+    },
+  };
+}
+

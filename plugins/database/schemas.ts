@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { nonEmptyText } from '../../core/validation.js';
 import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from './meta.js';
 import type { SourceMeta, TableMeta } from './types.js';
+import { TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
 
 const comment = v.optional(v.nullable(v.string()));
@@ -26,14 +27,8 @@ export const ComputedFieldSchema = v.object({
   comment,
 });
 
-export const TableConfigSchema = v.object({
-  custom_name: v.optional(v.nullable(v.string())),
-  identifier: v.optional(v.nullable(v.string())),
-  custom_root_fields: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
-  custom_column_names: v.optional(v.nullable(v.record(v.string(), v.string()))),
-  column_config: v.optional(v.nullable(v.record(v.string(), v.record(v.string(), v.unknown())))),
-  comment: v.optional(v.nullable(v.string())),
-});
+// A table's configuration is parsed and normalised by its command group.
+export { TableConfigSchema };
 
 const list = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(v.array(s)));
 

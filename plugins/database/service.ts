@@ -13,6 +13,7 @@ import type {
   Dependent,
   Metadata,
   DatabaseBuild,
+  EnumValue,
   FunctionInfo,
   FunctionMeta,
   Introspection,
@@ -23,6 +24,7 @@ import type {
   SourceKind,
   SourceMeta,
   SqlExecutor,
+  TableInfo,
   TableMeta,
 } from './types.js';
 import { qtDisplay, qtKey, removeTable, sourcesOf } from './meta.js';
@@ -289,43 +291,81 @@ export class DatabaseService {
           }
         }
       }
-      out.sources.set(meta.name, this.resolveSource(ctx, meta, kind, conn, intro, prevSrc));
+      out.sources.set(meta.name, await this.resolveSource(ctx, meta, kind, conn, intro, prevSrc));
     }
     return out;
   }
 
-  private resolveSource(
+  /*
+   * Note [Table checks]
+   * A tracked table is first checked by itself: it exists, its configuration fits its columns, an
+   * enum table's values are valid (`CommandGroup.checkTable`, which may run SQL). A table that
+   * fails is reported once, as a `table` inconsistency, and then counts as not tracked: the
+   * relationships, permissions etc. on it are not resolved, and objects on other tables that
+   * refer to it see it missing (Hasura drops such tables from its table cache before building
+   * anything on them). Only then are the tables' own objects resolved (`resolveTable`).
+   */
+  private async resolveSource(
     ctx: BuildContext,
     meta: SourceMeta,
     kind: SourceKind,
     conn: SourceConnection,
     intro: Introspection,
     prevSrc: ResolvedSource | undefined,
-  ): ResolvedSource {
-    const tracked = new Map<string, { meta: TableMeta; info: ReturnType<Introspection['tables']['get']> }>();
-    for (const t of meta.tables) tracked.set(qtKey(t.table), { meta: t, info: intro.tables.get(qtKey(t.table)) });
-    const functions = new Map<string, FunctionMeta>();
-    for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
+  ): Promise<ResolvedSource> {
+    type Kept = ResolvedTable & { reports?: Parameters<BuildContext['inconsistent']>[0][] };
     const sameIntro = prevSrc?.introspection === intro;
-    const tables = new Map<string, ResolvedTable & { reports?: Parameters<BuildContext['inconsistent']>[0][] }>();
+    const executor = ctx.uow.peek<SqlExecutor>(txKey(meta.name)) ?? conn.executor;
+    const tracked = new Map<string, { meta: TableMeta; info: ReturnType<Introspection['tables']['get']> }>();
+    const checked: { table: TableMeta; info: TableInfo; enumValues?: EnumValue[]; before?: Kept }[] = [];
     for (const t of meta.tables) {
       const key = qtKey(t.table);
-      const before = prevSrc?.tables.get(key) as (ResolvedTable & { reports?: Parameters<BuildContext['inconsistent']>[0][] }) | undefined;
-      if (sameIntro && before && before.meta === t && [...before.deps].every((d) => tracked.get(d)?.info)) {
-        for (const r of before.reports ?? []) ctx.inconsistent(r);
-        tables.set(key, before);
+      const before = prevSrc?.tables.get(key) as Kept | undefined;
+      const info = intro.tables.get(key);
+      if (sameIntro && before && before.meta === t) {
+        tracked.set(key, { meta: t, info });
+        checked.push({ table: t, info: before.info, enumValues: before.enumValues, before });
         continue;
       }
-      const info = intro.tables.get(key);
-      if (!info) {
+      const reportTable = (reason: string) =>
         ctx.inconsistent({
           type: 'table',
           name: `table ${qtDisplay(t.table)} in source ${meta.name}`,
-          reason: `Inconsistent object: no such table/view exists in source: "${qtDisplay(t.table)}"`,
+          reason: `Inconsistent object: ${reason}`,
           definition: t.table,
           id: `table:${meta.name}:${key}`,
           remove: (md) => removeTable(md, meta.name, t.table),
         });
+      if (!info) {
+        tracked.set(key, { meta: t, info });
+        reportTable(`no such table/view exists in source: "${qtDisplay(t.table)}"`);
+        continue;
+      }
+      let failure: string | undefined;
+      let enumValues: EnumValue[] | undefined;
+      for (const g of this.groups) {
+        const r = await g.checkTable?.({ source: meta, table: t, info, introspection: intro, kind, executor, build: ctx });
+        if (r?.enumValues) enumValues = r.enumValues;
+        if (r?.reason !== undefined) {
+          failure = r.reason;
+          break;
+        }
+      }
+      if (failure !== undefined) {
+        reportTable(failure);
+        continue;
+      }
+      tracked.set(key, { meta: t, info });
+      checked.push({ table: t, info, enumValues });
+    }
+    const functions = new Map<string, FunctionMeta>();
+    for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
+    const tables = new Map<string, Kept>();
+    for (const { table: t, info, enumValues, before } of checked) {
+      const key = qtKey(t.table);
+      if (before && [...before.deps].every((d) => tracked.get(d)?.info)) {
+        for (const r of before.reports ?? []) ctx.inconsistent(r);
+        tables.set(key, before);
         continue;
       }
       const deps = new Set<string>();
@@ -347,7 +387,7 @@ export class DatabaseService {
           },
         });
       }
-      tables.set(key, { meta: t, info, deps, reports });
+      tables.set(key, { meta: t, info, enumValues, deps, reports });
     }
     const fns = new Map<string, { meta: FunctionMeta; info: FunctionInfo }>();
     const owner = this.groups.find((g) => g.resolveFunction);

@@ -1,13 +1,27 @@
 /**
  * Table tracking: `<prefix>_track_table`, `<prefix>_untrack_table` (legacy `track_table` v1/v2,
- * `untrack_table`).
+ * `untrack_table`), and enum tables: `<prefix>_set_table_is_enum` (legacy `set_table_is_enum`) and
+ * the check of an enum table's shape and values in the build.
  */
 import * as v from 'valibot';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef } from '../../core/plugin.js';
-import type { CommandGroup, KindBinding, TableMeta } from './types.js';
-import { findFunction, findSource, findTable, orderTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource, SourceNameSchema, updateSource } from './meta.js';
-import { TableConfigSchema } from './schemas.js';
+import type { CommandGroup, EnumValue, KindBinding, TableCheck, TableCheckContext, TableInfo, TableMeta } from './types.js';
+import {
+  findFunction,
+  findSource,
+  findTable,
+  orderTable,
+  QualifiedTableSchema,
+  qtDisplay,
+  qtKey,
+  requireSource,
+  requireTable,
+  SourceNameSchema,
+  updateSource,
+  updateTable,
+} from './meta.js';
+import { checkConstraintNames, checkRootFieldClashes, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
 import type { DatabaseService } from './service.js';
 
 const success = { message: 'success' };
@@ -39,13 +53,24 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
           throw new SvcError('not-supported', `function with name "${qtDisplay(a.table)}" already exists`, { path: '$.args' });
         }
         const intro = await db.introspection(ctx, a.source);
-        if (!intro.tables.has(qtKey(a.table))) {
+        const info = intro.tables.get(qtKey(a.table));
+        if (!info) {
           throw new SvcError('not-exists', `no such table/view exists in source: "${qtDisplay(a.table)}"`, { path: '$.args' });
         }
-        const entry: TableMeta = orderTable({ table: a.table, is_enum: a.is_enum, configuration: (a.configuration ?? undefined) as TableMeta['configuration'] });
+        const entry: TableMeta = orderTable({ table: a.table, is_enum: a.is_enum, configuration: a.configuration ?? undefined });
+        checkConstraintNames(entry, info);
+        const md = updateSource(ctx.metadata, a.source, (s) => ({ ...s, tables: [...s.tables, entry] }));
+        await checkRootFieldClashes(db, ctx, md);
+        return { metadata: md, response: success, defines: [`table:${a.source}:${qtKey(a.table)}`] };
+      };
+
+      const isEnumArgs = v.object({ table: QualifiedTableSchema, source: SourceNameSchema, is_enum: v.boolean() });
+      const setIsEnum: OperationDef<v.InferOutput<typeof isEnumArgs>>['run'] = (a, ctx) => {
+        requireTable(ctx.metadata, a.source, a.table, '$.args');
         return {
-          metadata: updateSource(ctx.metadata, a.source, (s) => ({ ...s, tables: [...s.tables, entry] })),
+          metadata: updateTable(ctx.metadata, a.source, a.table, (t) => ({ ...t, is_enum: a.is_enum })),
           response: success,
+          defines: [`table:${a.source}:${qtKey(a.table)}`],
         };
       };
 
@@ -65,6 +90,7 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
       const ops: OperationDef[] = [
         { type: bind.name('track_table'), args: trackArgs, mutates: true, run: track },
         { type: bind.name('untrack_table'), args: untrackArgs, mutates: true, run: untrack },
+        { type: bind.name('set_table_is_enum'), legacy: bind.legacy('set_table_is_enum'), args: isEnumArgs, mutates: true, run: setIsEnum },
       ];
       const legacyTrack = bind.legacy('track_table');
       if (legacyTrack) {
@@ -72,7 +98,15 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
           type: null,
           legacy: legacyTrack,
           versions: [1, 2],
-          args: (version) => (version === 2 ? trackArgs : v.union([trackArgs, v.pipe(legacyFlatTable, v.transform((o) => v.parse(trackArgs, o)))])),
+          args: (version) =>
+            version === 2
+              ? trackArgs
+              : v.union([
+                  trackArgs,
+                  v.pipe(legacyFlatTable, v.transform((o) => v.parse(trackArgs, o))),
+                  // Version 1 also takes the bare table name as args.
+                  v.pipe(v.string(), v.transform((name) => v.parse(trackArgs, { table: name }))),
+                ]),
           mutates: true,
           run: track,
         });
@@ -86,7 +120,99 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
       }
       return ops;
     },
+    checkTable: (ctx) => (ctx.table.is_enum ? enumCheck(ctx) : undefined),
+    rootFields: (source, intro) =>
+      source.tables.map((t) => ({
+        owner: `table ${qtDisplay(t.table)} in source ${source.name}`,
+        fields: tableRootFields(t, intro?.tables.get(qtKey(t.table))),
+      })),
   };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enum tables
+
+/*
+ * Note [Enum values]
+ * An enum table's values are read when the table's metadata or its structure change, or when its
+ * source is reloaded (reload_metadata), not when rows change: as in Hasura, rows added by run_sql
+ * show up (or make the table inconsistent) on the next reload. The cache is keyed by the table's
+ * metadata object, which untouched metadata shares from build to build (Note [Sharing]).
+ */
+const enumCache = new WeakMap<TableMeta, { structure: string; check: TableCheck }>();
+
+async function enumCheck(ctx: TableCheckContext): Promise<TableCheck> {
+  const reload = ctx.build.reload.sources;
+  const reloaded = reload === true || (Array.isArray(reload) && reload.includes(ctx.source.name));
+  const structure = JSON.stringify(ctx.info);
+  const cached = enumCache.get(ctx.table);
+  if (cached && !reloaded && cached.structure === structure) return cached.check;
+  const check = await validateEnumTable(ctx);
+  enumCache.set(ctx.table, { structure, check });
+  return check;
+}
+
+/** Hasura's names of PostgreSQL types in enum-table messages. */
+const TYPE_NAMES: Record<string, string> = { int2: 'smallint', int4: 'integer', int8: 'bigint', float4: 'real', bool: 'boolean' };
+const isText = (c: TableInfo['columns'][number]) => c.udt === 'text' && c.typeSchema === 'pg_catalog';
+const typeMismatch = (what: string, c: TableInfo['columns'][number]) =>
+  `the table’s ${what} ("${c.name}") must have type "text", not type "${TYPE_NAMES[c.udt] ?? c.udt}"`;
+
+/** An enum value must be a GraphQL name other than `true`, `false` and `null`. */
+const isEnumValueName = (s: string) => isGraphQLName(s) && !['true', 'false', 'null'].includes(s);
+
+/**
+ * An enum table has a single-column text primary key, at most one other column (a text comment),
+ * and at least one row, whose keys are valid GraphQL enum value names. All problems found are
+ * reported together, in Hasura's words.
+ */
+async function validateEnumTable(ctx: TableCheckContext): Promise<TableCheck> {
+  const { info, kind } = ctx;
+  const errors: string[] = [];
+  const fail = (): TableCheck => {
+    const what = `the table "${qtDisplay(ctx.table.table)}" cannot be used as an enum `;
+    const why = errors.length === 1 ? `because ${errors[0]}` : `for the following reasons:\n${errors.map((e) => `  • ${e}\n`).join('')}`;
+    return { reason: what + why };
+  };
+  let key: TableInfo['columns'][number] | undefined;
+  const pk = info.primaryKey;
+  if (!pk) errors.push('the table must have a primary key');
+  else if (pk.columns.length > 1) errors.push(`the table’s primary key must not span multiple columns (${[...pk.columns].sort().join(', ')})`);
+  else {
+    const col = info.columns.find((c) => c.name === pk.columns[0]);
+    if (col && isText(col)) key = col;
+    else if (col) errors.push(typeMismatch('primary key', col));
+  }
+  const others = info.columns.filter((c) => c !== key);
+  let comment: TableInfo['columns'][number] | undefined;
+  if (others.length === 1) {
+    if (isText(others[0]!)) comment = others[0];
+    else errors.push(typeMismatch('comment column', others[0]!));
+  } else if (others.length > 1) {
+    errors.push(
+      `the table must have exactly one primary key and optionally one comment column, not ${others.length} columns (${others
+        .map((c) => c.name)
+        .sort()
+        .join(', ')})`,
+    );
+  }
+  if (!key) return fail();
+  let rows: EnumValue[];
+  try {
+    const q = kind.quoteIdent;
+    rows = await ctx.executor.query<EnumValue>(
+      `select ${q(key.name)}::text as value, ${comment ? `${q(comment.name)}::text` : 'null::text'} as comment from ${q(ctx.table.table.schema)}.${q(ctx.table.table.name)} order by 1`,
+    );
+  } catch (e) {
+    errors.push(`postgres error: ${(e as Error).message}`);
+    return fail();
+  }
+  if (rows.length === 0) errors.push('the table must have at least one row');
+  const bad = rows.map((r) => r.value).filter((val) => !isEnumValueName(val)).sort();
+  if (bad.length === 1) errors.push(`the value "${bad[0]}" is not a valid GraphQL enum value name`);
+  else if (bad.length === 2) errors.push(`the values "${bad[0]}" and "${bad[1]}" are not valid GraphQL enum value names`);
+  else if (bad.length > 2) errors.push(`the values ${englishList(bad.slice(0, -1).concat(`"${bad[bad.length - 1]}"`))} are not valid GraphQL enum value names`);
+  return errors.length > 0 ? fail() : { enumValues: rows };
 }
 
 export { findSource };

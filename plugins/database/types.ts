@@ -198,9 +198,17 @@ export interface SourceKind {
 // ---------------------------------------------------------------------------------------------
 // Build output
 
+/** A row of an enum table: its primary key value and its comment column's value. */
+export interface EnumValue {
+  value: string;
+  comment: string | null;
+}
+
 export interface ResolvedTable {
   meta: TableMeta;
   info: TableInfo;
+  /** The values of an enum table (`is_enum`). */
+  enumValues?: EnumValue[];
   /** Keys of the tables this table's metadata refers to (relationships, permissions). */
   deps: Set<string>;
 }
@@ -257,6 +265,39 @@ export interface FunctionResolveContext {
   build: BuildContext;
 }
 
+/** Checks a tracked table by itself, before anything defined on it (see Note [Table checks] in
+ * service.ts). */
+export interface TableCheckContext {
+  source: SourceMeta;
+  table: TableMeta;
+  info: TableInfo;
+  introspection: Introspection;
+  kind: SourceKind;
+  /** Runs SQL on the source, inside the request's transaction when it has one. */
+  executor: SqlExecutor;
+  build: BuildContext;
+}
+
+/** What a table check found: why the table cannot be used, or what it learnt about it. */
+export interface TableCheck {
+  reason?: string;
+  enumValues?: EnumValue[];
+}
+
+/** GraphQL root field names, per root type. */
+export interface RootFields {
+  query: string[];
+  mutation: string[];
+  subscription: string[];
+}
+
+/** The root fields one object defines, and the object as Hasura names it in name clashes
+ * (`table author in source default`). */
+export interface RootFieldOwner {
+  owner: string;
+  fields: RootFields;
+}
+
 /** Something metadata can depend on. */
 export type DepTarget =
   | { kind: 'table'; source: string; table: QualifiedTable }
@@ -298,11 +339,17 @@ export type SchemaRename =
 export interface CommandGroup {
   name: string;
   operations(bind: KindBinding): OperationDef[];
+  /** Checks a table itself (its configuration against its columns, an enum table's values). A
+   * table that fails is inconsistent and counts as not tracked for the rest of the build. */
+  checkTable?(ctx: TableCheckContext): Promise<TableCheck | undefined> | TableCheck | undefined;
   /** Validates this group's part of a tracked table in the build. */
   resolveTable?(ctx: TableResolveContext): void;
   /** Resolves a tracked function in the build (the first group that has this hook owns functions):
    * its introspection, or undefined when it reported the function inconsistent. */
   resolveFunction?(ctx: FunctionResolveContext): FunctionInfo | undefined;
+  /** The GraphQL root fields of this group's objects in a source (checked for clashes across
+   * sources; see customization.ts `checkRootFieldClashes`). */
+  rootFields?(source: SourceMeta, introspection: Introspection | undefined): RootFieldOwner[];
   /** The objects of this group, anywhere in `md`, that depend on `target`. */
   dependents?(md: Metadata, target: DepTarget): Dependent[];
   /** Rewrites this group's references to a renamed table, column or function, anywhere in `md`
