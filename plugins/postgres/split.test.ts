@@ -1,0 +1,52 @@
+/**
+ * The statement splitter: semicolons end statements only outside strings, identifiers, comments,
+ * dollar quotes, parentheses and SQL-standard function bodies (BEGIN ATOMIC ... END).
+ */
+import { describe, expect, it } from 'vitest';
+import { splitStatements } from './split.js';
+
+describe('splitStatements', () => {
+  it('splits at top-level semicolons, trims, and drops empty statements', () => {
+    expect(splitStatements('select 1; select 2 ;\n\n;  select 3')).toEqual(['select 1', 'select 2', 'select 3']);
+    expect(splitStatements('')).toEqual([]);
+    expect(splitStatements(' ; ;\n')).toEqual([]);
+  });
+
+  it('keeps semicolons inside strings, quoted identifiers and comments', () => {
+    expect(splitStatements(`select 'a;b', 'it''s;'; select "we;ird""x"; select E'\\';' as e`)).toEqual([
+      `select 'a;b', 'it''s;'`,
+      `select "we;ird""x"`,
+      `select E'\\';' as e`,
+    ]);
+    expect(splitStatements('select 1 -- no; split\n; /* a; /* nested; */ b; */ select 2')).toEqual(['select 1 -- no; split', '/* a; /* nested; */ b; */ select 2']);
+  });
+
+  it('does not treat a backslash in a standard string as an escape', () => {
+    expect(splitStatements(`select 'a\\'; select 2`)).toEqual([`select 'a\\'`, 'select 2']);
+  });
+
+  it('leaves out statements made only of comments', () => {
+    expect(splitStatements('select 1;\n-- the end\n')).toEqual(['select 1']);
+    expect(splitStatements('select 1; /* done */')).toEqual(['select 1']);
+  });
+
+  it('keeps dollar-quoted bodies whole, with or without a tag', () => {
+    const fn = `create function f() returns int as $body$ begin; return 1; end $body$ language plpgsql`;
+    expect(splitStatements(`${fn}; do $$ begin perform 1; end $$; select $1`)).toEqual([fn, 'do $$ begin perform 1; end $$', 'select $1']);
+    // `a$b$` is an identifier, not the start of a dollar quote
+    expect(splitStatements('select 1 as a$b$; select 2')).toEqual(['select 1 as a$b$', 'select 2']);
+  });
+
+  it('keeps semicolons inside parentheses (CREATE RULE ... DO (...; ...))', () => {
+    const rule = 'create rule r as on insert to t do also (insert into a values (1); insert into b values (2))';
+    expect(splitStatements(`${rule}; select 1`)).toEqual([rule, 'select 1']);
+  });
+
+  it('keeps a BEGIN ATOMIC function body whole, CASE ... END included', () => {
+    const fn = `create or replace function g(x int) returns int language sql begin atomic select case when x > 0 then 1 else 0 end; select x; end`;
+    const proc = `CREATE PROCEDURE p() BEGIN ATOMIC insert into t values (1); END`;
+    expect(splitStatements(`${fn}; ${proc}; select 'end'`)).toEqual([fn, proc, `select 'end'`]);
+    // BEGIN/END outside a routine definition are transaction statements
+    expect(splitStatements('begin; select 1; end; select 2')).toEqual(['begin', 'select 1', 'end', 'select 2']);
+  });
+});
