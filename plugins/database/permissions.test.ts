@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../test/helpers.js';
 
 let s: TestServer;
@@ -379,5 +379,121 @@ describe('request parsing', () => {
   ])('select %j fails at %s', async (permission, path, error) => {
     const r = await s.metadata({ type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission } });
     expect(r).toMatchObject({ status: 400, body: { code: 'parse-failed', path, error } });
+  });
+});
+
+describe('dependents', () => {
+  beforeEach(async () => {
+    await reset();
+    const r = await s.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_create_select_permission', args: { table: 'article', role: 'user', permission: { columns: ['id', 'title'], filter: { author: { id: 'X-Svc-User-Id' } } } } },
+        { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: '*', computed_fields: ['full_name'], filter: { articles: { is_published: true } } } } },
+        { type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { check: { title: { _ilike: '%' } }, set: { author_id: 'X-Svc-User-Id' }, columns: ['title'] } } },
+        { type: 'pg_create_delete_permission', args: { table: 'author', role: 'user', permission: { filter: { _exists: { _table: 'tag', _where: { name: 'x' } } } } } },
+      ],
+    });
+    expect(r).toMatchObject({ status: 200 });
+  });
+
+  it('blocks dropping a relationship a filter goes through, and cascades', async () => {
+    expect(await s.metadata({ type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author' } })).toMatchObject({
+      status: 400,
+      body: { code: 'dependency-error', path: '$.args', error: 'cannot drop due to the following dependent objects: permission article.user.select in source "default"' },
+    });
+    expect(await s.metadata({ type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author', cascade: true } })).toMatchObject({ status: 200 });
+    const t = await tableOf('article');
+    expect(t.select_permissions).toBeUndefined();
+    expect(t.insert_permissions).toHaveLength(1);
+  });
+
+  it('blocks dropping a computed field listed in a select permission', async () => {
+    expect(await s.query({ type: 'drop_computed_field', args: { table: 'author', name: 'full_name' } })).toMatchObject({
+      status: 400,
+      body: { code: 'dependency-error', path: '$.args', error: 'cannot drop due to the following dependent objects: permission author.user.select in source "default"' },
+    });
+  });
+
+  it('blocks untracking a table that an _exists reaches', async () => {
+    expect(await s.query({ type: 'untrack_table', args: { table: 'tag' } })).toMatchObject({
+      status: 400,
+      body: { code: 'dependency-error', error: 'cannot drop due to the following dependent objects: permission author.user.delete in source "default"' },
+    });
+  });
+
+  it('untracking a table takes its own permissions with it', async () => {
+    expect(await s.query({ type: 'untrack_table', args: { table: 'author', cascade: true } })).toMatchObject({ status: 200 });
+    const tables = await exportTables();
+    expect(tables.find((t) => t.table.name === 'author')).toBeUndefined();
+    // article's select permission went through the relationship to author.
+    expect(tables.find((t) => t.table.name === 'article').select_permissions).toBeUndefined();
+  });
+
+  it('run_sql: dropping a column used by permissions needs cascade', async () => {
+    const r = await s.query({ type: 'run_sql', args: { sql: 'alter table article drop column title' } });
+    expect(r).toMatchObject({
+      status: 400,
+      body: {
+        code: 'dependency-error',
+        error: 'cannot drop due to the following dependent objects: permission article.user.insert in source "default", permission article.user.select in source "default"',
+      },
+    });
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table article drop column title', cascade: true } })).toMatchObject({ status: 200 });
+    const t = await tableOf('article');
+    expect(t.insert_permissions).toBeUndefined();
+    expect(t.select_permissions).toBeUndefined();
+  });
+
+  it('run_sql: a column listed through "*" is a dependency too', async () => {
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table author drop column remarks' } })).toMatchObject({
+      status: 400,
+      body: { code: 'dependency-error', error: 'cannot drop due to the following dependent objects: permission author.user.select in source "default"' },
+    });
+  });
+
+  it('run_sql: changing the type of a column compared with a static value is refused', async () => {
+    const r = await s.query({ type: 'run_sql', args: { sql: 'alter table tag alter column name type varchar(200)' } });
+    expect(r).toMatchObject({
+      status: 400,
+      body: { code: 'dependency-error', error: 'cannot change type of column "name" in table "tag" because of the following dependencies: permission author.user.delete in source "default"' },
+    });
+    // A column compared only with session variables may change its type.
+    expect(await s.metadata({ type: 'pg_create_update_permission', args: { table: 'tag', role: 'user', permission: { columns: ['name'], filter: { id: 'X-Svc-Tag-Id' } } } })).toMatchObject({
+      status: 200,
+    });
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table tag alter column id type bigint' } })).toMatchObject({ status: 200 });
+  });
+
+  it('run_sql: renaming columns rewrites column lists, presets and filters of every table', async () => {
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table author rename column id to author_key; alter table article rename column title to headline' } })).toMatchObject({
+      status: 200,
+    });
+    const tables = await exportTables();
+    const article = tables.find((t) => t.table.name === 'article');
+    expect(article.select_permissions[0].permission).toEqual({ columns: ['id', 'headline'], filter: { author: { author_key: 'X-Svc-User-Id' } } });
+    expect(article.insert_permissions[0].permission).toEqual({ check: { headline: { _ilike: '%' } }, set: { author_id: 'X-Svc-User-Id' }, columns: ['headline'] });
+    expect((await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body).toMatchObject({ is_consistent: true });
+  });
+
+  it('renaming a relationship rewrites the filters that use it', async () => {
+    expect(await s.metadata({ type: 'pg_rename_relationship', args: { table: 'author', name: 'articles', new_name: 'posts' } })).toMatchObject({ status: 200 });
+    expect((await tableOf('author')).select_permissions[0].permission.filter).toEqual({ posts: { is_published: true } });
+  });
+
+  it('reports permissions broken behind the engine\'s back as inconsistent, and drop_inconsistent_metadata removes only them', async () => {
+    await s.sql.unsafe('alter table article drop column title');
+    expect(await s.metadata({ type: 'reload_metadata', args: {} })).toMatchObject({ status: 200 });
+    const r = await s.metadata({ type: 'get_inconsistent_metadata', args: {} });
+    expect(r.body.is_consistent).toBe(false);
+    expect(r.body.inconsistent_objects.map((o: any) => [o.type, o.name, o.reason])).toEqual([
+      ['insert_permission', 'insert_permission user in table article in source default', 'Inconsistent object: in table "article": in permission for role "user": "title" does not exist'],
+      ['select_permission', 'select_permission user in table article in source default', 'Inconsistent object: in table "article": in permission for role "user": column "title" does not exist'],
+    ]);
+    expect(await s.metadata({ type: 'drop_inconsistent_metadata', args: {} })).toMatchObject({ status: 200 });
+    const t = await tableOf('article');
+    expect(t.insert_permissions).toBeUndefined();
+    expect(t.select_permissions).toBeUndefined();
+    expect(t.object_relationships).toHaveLength(1);
   });
 });
