@@ -5,7 +5,7 @@
  * Body shapes:
  *   400 and most others: {path, error, code} (plus `internal` where the SPEC shows it)
  *   401: {path, error, code} (Hasura sends the same keys; the SPEC requires at least `error`)
- *   500: {error} (never a stack trace; the cause is logged)
+ *   500: {error} (never a stack trace; the cause is logged); a coded 500 also has path and code
  */
 export const ERROR_CODES = {
   'parse-failed': 400,
@@ -59,7 +59,9 @@ export class SvcError extends Error {
 
   /** The JSON body sent to the client. */
   toBody(): Record<string, unknown> {
-    if (this.status === 500) return { error: this.message };
+    // An unexpected failure is `{error}`; a coded 500 (SPEC: `unexpected (status 500)`, e.g.
+    // conflicting root fields) keeps its code and path as Hasura sends them.
+    if (this.status === 500 && (!this.code || this.code === 'internal-error')) return { error: this.message };
     const body: Record<string, unknown> = { path: this.path, error: this.message };
     if (this.code) body.code = this.code;
     if (this.internal !== undefined) body.internal = this.internal;

@@ -22,5 +22,6 @@ describe('error table', () => {
     expect(new SvcError('not-exists', 'x', { path: '$.args' }).toBody()).toEqual({ path: '$.args', error: 'x', code: 'not-exists' });
     expect(new SvcError('internal-error', 'boom').toBody()).toEqual({ error: 'boom' });
     expect(new SvcError('conflict', 'c').status).toBe(409);
+    expect(new SvcError('unexpected', 'clash', { status: 500, path: '$.args' }).toBody()).toEqual({ path: '$.args', error: 'clash', code: 'unexpected' });
   });
 });
