@@ -497,3 +497,32 @@ describe('dependents', () => {
     expect(t.object_relationships).toHaveLength(1);
   });
 });
+
+describe('renames carried from run_sql', () => {
+  beforeAll(reset);
+
+  it('rewrites _exists tables and their filters, and column comparisons against the root and the current table', async () => {
+    const filter = {
+      _exists: { _table: 'tag', _where: { name: { _ceq: ['$', 'name'] } } },
+      articles: { title: { _ceq: ['$', 'name'] }, content: { _cne: 'title' } },
+      info: { _cast: { text: { _eq: 'x' } } },
+    };
+    expect(await s.metadata({ type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['name'], filter } } })).toMatchObject({
+      status: 200,
+    });
+    const renamed = await s.query({
+      type: 'run_sql',
+      args: { sql: 'alter table tag rename to label; alter table label rename column name to label_name; alter table author rename column name to pen_name; alter table article rename column title to headline' },
+    });
+    expect(renamed.body).toEqual({ result_type: 'CommandOk', result: null });
+    expect((await tableOf('author')).select_permissions[0].permission).toEqual({
+      columns: ['pen_name'],
+      filter: {
+        _exists: { _table: { schema: 'public', name: 'label' }, _where: { label_name: { _ceq: ['$', 'pen_name'] } } },
+        articles: { headline: { _ceq: ['$', 'pen_name'] }, content: { _cne: 'headline' } },
+        info: { _cast: { text: { _eq: 'x' } } },
+      },
+    });
+    expect((await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body).toMatchObject({ is_consistent: true, inconsistent_objects: [] });
+  });
+});
