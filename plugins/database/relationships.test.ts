@@ -379,3 +379,52 @@ describe('replace_metadata', () => {
     expect(r.body.path).toMatch(/object_relationships\[0\]\.using\.foreign_key_constraint_on$/);
   });
 });
+
+describe('schema changes by run_sql', () => {
+  beforeEach(async () => {
+    await s.runSql(`
+      drop table if exists book, volume, writer;
+      create table writer (id serial primary key, name text);
+      create table book (id serial primary key, writer_id integer constraint book_writer_fk references writer(id));
+    `);
+    const r = await s.query({
+      type: 'bulk',
+      args: [
+        { type: 'track_table', args: { name: 'writer' } },
+        { type: 'track_table', args: { name: 'book' } },
+        { type: 'create_object_relationship', args: { table: 'book', name: 'writer', using: { foreign_key_constraint_on: 'writer_id' } } },
+        { type: 'create_array_relationship', args: { table: 'writer', name: 'books', using: { foreign_key_constraint_on: { table: 'book', column: 'writer_id' } } } },
+        { type: 'create_array_relationship', args: { table: 'writer', name: 'books_m', using: { manual_configuration: { remote_table: 'book', column_mapping: { id: 'writer_id' } } } } },
+      ],
+    });
+    expect(r.status).toBe(200);
+  });
+
+  it('follows renamed tables and columns', async () => {
+    await s.runSql('alter table book rename to volume; alter table volume rename column writer_id to author_ref');
+    expect(await tableOf('volume')).toEqual({
+      table: { schema: 'public', name: 'volume' },
+      object_relationships: [{ name: 'writer', using: { foreign_key_constraint_on: 'author_ref' } }],
+    });
+    expect((await tableOf('writer')).array_relationships).toEqual([
+      { name: 'books', using: { foreign_key_constraint_on: { column: 'author_ref', table: { schema: 'public', name: 'volume' } } } },
+      { name: 'books_m', using: { manual_configuration: { column_mapping: { id: 'author_ref' }, insertion_order: null, remote_table: { schema: 'public', name: 'volume' } } } },
+    ]);
+  });
+
+  it('keeps the foreign key and the columns relationships use, unless cascading', async () => {
+    const drop = await s.query({ type: 'run_sql', args: { sql: 'alter table book drop constraint book_writer_fk' } });
+    expect(drop).toMatchObject({ status: 400, body: { code: 'dependency-error', path: '$.args' } });
+    expect(drop.body.error).toMatch(/^cannot drop due to the following dependent objects: /);
+    expect(drop.body.error).toContain('relationship book.writer in source "default"');
+    expect(drop.body.error).toContain('relationship writer.books in source "default"');
+    expect(drop.body.error).not.toContain('books_m');
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table book drop constraint book_writer_fk', cascade: true } })).toMatchObject({ status: 200 });
+    expect(await tableOf('book')).toEqual({ table: { schema: 'public', name: 'book' } });
+    expect((await tableOf('writer')).array_relationships.map((r: any) => r.name)).toEqual(['books_m']);
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table book drop column writer_id' } })).toMatchObject({
+      status: 400,
+      body: { code: 'dependency-error', error: 'cannot drop due to the following dependent objects: relationship writer.books_m in source "default"' },
+    });
+  });
+});

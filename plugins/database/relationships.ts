@@ -27,8 +27,6 @@ import type {
   TableResolveContext,
 } from './types.js';
 import {
-  findSource,
-  findTable,
   QualifiedTableSchema,
   qtDisplay,
   qtKey,
@@ -41,6 +39,7 @@ import {
   updateTableIfPresent,
 } from './meta.js';
 import type { DatabaseService } from './service.js';
+import { renameInPermissions } from './permissions.js';
 
 const success = { message: 'success' };
 
@@ -200,90 +199,6 @@ function customColumnNames(t: TableMeta): Map<string, string> {
 const argsPath = (endpoint: Endpoint) => (endpoint === 'metadata' ? '$.args' : '$');
 
 // ---------------------------------------------------------------------------------------------
-// Renaming a relationship inside boolean expressions
-
-const NESTED_LIST = new Set(['_and', '_or', '$and', '$or']);
-const NESTED_ONE = new Set(['_not', '$not']);
-const EXISTS = new Set(['_exists', '$exists']);
-const PERMISSION_LISTS = ['insert_permissions', 'select_permissions', 'update_permissions', 'delete_permissions'] as const;
-const BOOL_EXP_KEYS = ['check', 'filter'] as const;
-
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-
-/**
- * Rewrites a boolean expression evaluated on table `at`: a key naming a relationship of `at`
- * continues on that relationship's remote table; the relationship `from` of table `on` becomes `to`.
- * Returns the same object when nothing changed (Note [Sharing]).
- */
-function renameInBoolExp(
-  exp: unknown,
-  at: QualifiedTable,
-  rename: { on: QualifiedTable; from: string; to: string },
-  remoteOf: (table: QualifiedTable, rel: string) => QualifiedTable | undefined,
-): unknown {
-  if (Array.isArray(exp)) {
-    const out = exp.map((x) => renameInBoolExp(x, at, rename, remoteOf));
-    return out.every((x, i) => x === exp[i]) ? exp : out;
-  }
-  if (!isObject(exp)) return exp;
-  let changed = false;
-  const out: Record<string, unknown> = {};
-  for (const [key, val] of Object.entries(exp)) {
-    let k = key;
-    let nv = val;
-    if (NESTED_LIST.has(key) || NESTED_ONE.has(key)) nv = renameInBoolExp(val, at, rename, remoteOf);
-    else if (EXISTS.has(key) && isObject(val)) {
-      const t = v.safeParse(QualifiedTableSchema, val._table);
-      if (t.success && val._where !== undefined) {
-        const where = renameInBoolExp(val._where, t.output, rename, remoteOf);
-        if (where !== val._where) nv = { ...val, _where: where };
-      }
-    } else if (!key.startsWith('_') && !key.startsWith('$')) {
-      const remote = remoteOf(at, key);
-      if (remote) {
-        if (key === rename.from && sameTable(at, rename.on)) k = rename.to;
-        nv = renameInBoolExp(val, remote, rename, remoteOf);
-      }
-    }
-    if (k !== key || nv !== val) changed = true;
-    out[k] = nv;
-  }
-  return changed ? out : exp;
-}
-
-/** Renames a relationship in the boolean expressions of every permission of a source. */
-function renameInPermissions(md: Metadata, source: string, on: QualifiedTable, from: string, to: string, intro: Introspection): Metadata {
-  const src = findSource(md, source)!;
-  const remoteOf = (table: QualifiedTable, name: string) => {
-    const t = findTable(src, table);
-    const found = t && findRelationship(t, name);
-    const join = found && joinOf(found.kind, found.rel);
-    return join ? remoteTableOf(join, table, intro) : undefined;
-  };
-  let changed = false;
-  const tables = src.tables.map((t) => {
-    let next = t;
-    for (const list of PERMISSION_LISTS) {
-      const perms = t[list];
-      if (!perms) continue;
-      const updated = perms.map((p) => {
-        let perm = p.permission;
-        for (const key of BOOL_EXP_KEYS) {
-          if (perm[key] === undefined) continue;
-          const exp = renameInBoolExp(perm[key], t.table, { on, from, to }, remoteOf);
-          if (exp !== perm[key]) perm = { ...perm, [key]: exp };
-        }
-        return perm === p.permission ? p : { ...p, permission: perm };
-      });
-      if (updated.some((p, i) => p !== perms[i])) next = { ...next, [list]: updated };
-    }
-    if (next !== t) changed = true;
-    return next;
-  });
-  return changed ? updateSource(md, source, (s) => ({ ...s, tables })) : md;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The command group
 
 export function relationshipsGroup(db: DatabaseService): CommandGroup {
@@ -357,7 +272,8 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
             { path: '$.args' },
           );
         }
-        let md = renameInPermissions(ctx.metadata, a.source, a.table, a.name, a.new_name, intro);
+        // Permissions that traverse the relationship by name, resolved while it still has its old name.
+        let md = renameInPermissions(ctx.metadata, a.source, { kind: 'relationship', table: a.table, from: a.name, to: a.new_name }, intro);
         const renamed = { ...rel, name: a.new_name };
         const join = joinOf(kind, rel);
         if (join) parsedJoins.set(renamed, join);
