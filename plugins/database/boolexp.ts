@@ -583,6 +583,24 @@ function renameOperands(val: unknown, t: TableRef, root: TableRef, rn: FieldRena
   return changed ? out : val;
 }
 
+/** Points `_exists` at a renamed table (run_sql renames; see Note [Renames] in service.ts). */
+export function renameTableInBoolExp(exp: unknown, from: QualifiedTable, to: QualifiedTable): unknown {
+  if (Array.isArray(exp)) return mapShared(exp, (e) => renameTableInBoolExp(e, from, to));
+  if (!isObject(exp)) return exp;
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, val] of Object.entries(exp)) {
+    let next = renameTableInBoolExp(val, from, to);
+    if (LOGICAL[k] === '_exists' && isObject(next)) {
+      const t = parseTableName(next._table);
+      if (t && sameTable(t, from)) next = { ...next, _table: to };
+    }
+    if (next !== val) changed = true;
+    out[k] = next;
+  }
+  return changed ? out : exp;
+}
+
 function mapShared<T>(list: T[], fn: (x: T) => T): T[] {
   let changed = false;
   const out = list.map((x) => {

@@ -22,6 +22,7 @@ import {
   fieldOf,
   isSessionVariable,
   renameInBoolExp,
+  renameTableInBoolExp,
   sourceView,
   type BoolExpRef,
   type FieldRename,
@@ -222,9 +223,8 @@ function permissionRefs({ type, permission, table, view }: PermissionCheck): Boo
   };
 
   if (type !== 'select' && table.info?.viewInfo) {
-    const ability = VIEW_ABILITY[type];
-    const able = { insertable: table.info.viewInfo.insertable, updatable: table.info.viewInfo.updatable, deletable: table.info.viewInfo.deletable }[ability];
-    if (!able) fail(`view ${dquote(qtDisplay(qt))} is not ${ability}`);
+    const vi = table.info.viewInfo;
+    if (!{ insert: vi.insertable, update: vi.updatable, delete: vi.deletable }[type]) fail(`view ${dquote(qtDisplay(qt))} is not ${VIEW_ABILITY[type]}`);
   }
   switch (type) {
     case 'insert':
@@ -289,25 +289,17 @@ function renamePermission(p: Record<string, unknown>, table: QualifiedTable, rn:
   return out;
 }
 
-/**
- * Rewrites every permission of a source for a renamed column, relationship or computed field
- * (columns lists, `set` presets, `computed_fields`, and filters/checks of any table that reach it
- * through relationships or `_exists`). Call it before the renamed object itself is renamed in
- * `md`, so that relationships still resolve under their old names; `intro` (when available)
- * resolves the remote tables of foreign-key object relationships. Untouched parts of `md` are
- * kept by reference.
- */
-export function renameInPermissions(md: Metadata, sourceName: string, rn: FieldRename, intro: Introspection | null | undefined): Metadata {
+/** Applies `fn` to every permission of a source, keeping untouched parts of `md` by reference. */
+function mapPermissions(md: Metadata, sourceName: string, fn: (permission: Record<string, unknown>, table: TableMeta) => Record<string, unknown>): Metadata {
   const source = findSource(md, sourceName);
   if (!source) return md;
-  const view = sourceView(source.tables, intro, false);
   let changed = false;
   const tables = source.tables.map((t) => {
     let next = t;
     for (const type of PERMISSION_TYPES) {
       const list = permissionsOf(t, type);
       const updated = list.map((p) => {
-        const perm = renamePermission(p.permission, t.table, rn, view);
+        const perm = fn(p.permission, t);
         return perm === p.permission ? p : { ...p, permission: perm };
       });
       if (updated.some((p, i) => p !== list[i])) next = { ...next, [listKey(type)]: updated };
@@ -318,49 +310,18 @@ export function renameInPermissions(md: Metadata, sourceName: string, rn: FieldR
   return changed ? updateSource(md, sourceName, (s) => ({ ...s, tables })) : md;
 }
 
-/** `_exists: {_table}` of a renamed table, in every permission of the source. */
-function renameTableInPermissions(md: Metadata, sourceName: string, from: QualifiedTable, to: QualifiedTable): Metadata {
+/**
+ * Rewrites every permission of a source for a renamed column, relationship or computed field
+ * (columns lists, `set` presets, `computed_fields`, and filters/checks of any table that reach it
+ * through relationships or `_exists`). Call it before the renamed object itself is renamed in
+ * `md`, so that relationships still resolve under their old names; `intro` (when available)
+ * resolves the remote tables of foreign-key object relationships.
+ */
+export function renameInPermissions(md: Metadata, sourceName: string, rn: FieldRename, intro: Introspection | null | undefined): Metadata {
   const source = findSource(md, sourceName);
   if (!source) return md;
-  const rewrite = (exp: unknown): unknown => {
-    if (Array.isArray(exp)) {
-      const out = exp.map(rewrite);
-      return out.some((x, i) => x !== exp[i]) ? out : exp;
-    }
-    if (typeof exp !== 'object' || exp === null) return exp;
-    let changed = false;
-    const out: Record<string, unknown> = {};
-    for (const [k, val] of Object.entries(exp)) {
-      let next = rewrite(val);
-      if ((k === '_exists' || k === '$exists') && next && typeof next === 'object' && !Array.isArray(next)) {
-        const e = next as Record<string, unknown>;
-        const t = v.safeParse(QualifiedTableSchema, e._table);
-        if (t.success && sameTable(t.output, from)) next = { ...e, _table: to };
-      }
-      if (next !== val) changed = true;
-      out[k] = next;
-    }
-    return changed ? out : exp;
-  };
-  let changed = false;
-  const tables = source.tables.map((t) => {
-    let next = t;
-    for (const type of PERMISSION_TYPES) {
-      const list = permissionsOf(t, type);
-      const updated = list.map((p) => {
-        let perm = p.permission;
-        for (const key of ['filter', 'check']) {
-          const r = perm[key] === undefined ? undefined : rewrite(perm[key]);
-          if (r !== perm[key]) perm = { ...perm, [key]: r };
-        }
-        return perm === p.permission ? p : { ...p, permission: perm };
-      });
-      if (updated.some((p, i) => p !== list[i])) next = { ...next, [listKey(type)]: updated };
-    }
-    if (next !== t) changed = true;
-    return next;
-  });
-  return changed ? updateSource(md, sourceName, (s) => ({ ...s, tables })) : md;
+  const view = sourceView(source.tables, intro, false);
+  return mapPermissions(md, sourceName, (p, t) => renamePermission(p, t.table, rn, view));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -507,7 +468,16 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
   }
 
   function rename(md: Metadata, r: SchemaRename): Metadata {
-    if (r.kind === 'table') return renameTableInPermissions(md, r.source, r.from, r.to);
+    if (r.kind === 'table') {
+      return mapPermissions(md, r.source, (p) => {
+        let out = p;
+        for (const key of ['filter', 'check']) {
+          const exp = out[key] === undefined ? undefined : renameTableInBoolExp(out[key], r.from, r.to);
+          if (exp !== out[key]) out = { ...out, [key]: exp };
+        }
+        return out;
+      });
+    }
     if (r.kind === 'column') return renameInPermissions(md, r.source, { kind: 'column', table: r.table, from: r.from, to: r.to }, committedIntro(r.source));
     return md;
   }
