@@ -526,3 +526,21 @@ describe('renames carried from run_sql', () => {
     expect((await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body).toMatchObject({ is_consistent: true, inconsistent_objects: [] });
   });
 });
+
+describe('replace_metadata', () => {
+  beforeAll(reset);
+
+  const withPermissions = async (perms: Record<string, unknown>) => {
+    const exported = (await s.metadata({ type: 'export_metadata', args: {} })).body;
+    const tables = exported.sources[0].tables.map((t: any) => (t.table.name === 'author' ? { ...t, ...perms } : t));
+    return s.metadata({ type: 'replace_metadata', args: { ...exported, sources: [{ ...exported.sources[0], tables }] } });
+  };
+
+  it('reports permissions that do not fit the schema as inconsistent', async () => {
+    const r = await withPermissions({ update_permissions: [{ role: 'user', permission: { columns: ['nope'], filter: {} } }] });
+    expect(r).toMatchObject({
+      status: 400,
+      body: { code: 'unexpected', error: 'cannot continue due to inconsistent metadata', internal: [expect.objectContaining({ type: 'update_permission' })] },
+    });
+  });
+});

@@ -148,6 +148,30 @@ export const PERMISSION_SCHEMAS = {
   delete: DeletePermission,
 } satisfies Record<PermissionType, v.GenericSchema>;
 
+/**
+ * A table's list of permissions of one type in a metadata document (replace_metadata): each
+ * permission parsed and normalised as a request's would be, one per role. Meant for
+ * `TableMetaSchema` in schemas.ts (not wired yet: see the permissions report).
+ */
+export function permissionsSchema(type: PermissionType) {
+  const entry = v.pipe(
+    v.object({ role: nonEmptyText, permission: PERMISSION_SCHEMAS[type], comment: v.optional(v.nullable(v.string())) }),
+    v.transform((p): PermissionMeta => (p.comment == null ? { role: p.role, permission: p.permission } : { role: p.role, permission: p.permission, comment: p.comment })),
+  );
+  const duplicates = (list: PermissionMeta[]) => [...new Set(list.map((p) => p.role).filter((r, i, all) => all.indexOf(r) !== i))];
+  return v.optional(
+    v.nullable(
+      v.pipe(
+        v.array(entry),
+        v.check(
+          (list) => duplicates(list).length === 0,
+          (issue) => `multiple declarations exist for the following ${type} permissions : ${duplicates(issue.input as PermissionMeta[]).join(', ')}`,
+        ),
+      ),
+    ),
+  );
+}
+
 interface StoredPermission {
   columns?: Columns;
   computed_fields?: string[];
