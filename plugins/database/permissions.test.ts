@@ -543,4 +543,19 @@ describe('replace_metadata', () => {
       body: { code: 'unexpected', error: 'cannot continue due to inconsistent metadata', internal: [expect.objectContaining({ type: 'update_permission' })] },
     });
   });
+
+  it('reports stored permissions that do not parse as inconsistent', async () => {
+    const r = await withPermissions({ delete_permissions: [{ role: 'user', permission: { filter: 3 } }] });
+    expect(r).toMatchObject({
+      status: 400,
+      body: {
+        internal: [
+          expect.objectContaining({
+            type: 'delete_permission',
+            reason: 'Inconsistent object: in table "author": in permission for role "user": expecting an Object for boolean exp',
+          }),
+        ],
+      },
+    });
+  });
 });
