@@ -10,6 +10,7 @@ import type { TypedEmitter } from 'tiny-typed-emitter';
 import type { ServerConfig } from './config.js';
 import type { Logger } from './log.js';
 import type { UnitOfWork } from './uow.js';
+import type { ErrorCode } from './errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
@@ -70,6 +71,10 @@ export interface InconsistentObject {
   id: string;
   /** Removes the object (and only it) from a metadata document: used by drop_inconsistent_metadata. */
   remove?: (md: Metadata) => Metadata;
+  /** When an operation introduces this object, fail with this error (message: `reason`) rather
+   * than the generic new-inconsistency one; e.g. conflicting GraphQL root fields are a 500
+   * `unexpected`, as in Hasura. */
+  error?: { code: ErrorCode; status: number };
 }
 
 /** Which cached external state a build must refresh, by kind (`sources`, `remote_schemas`, ...).

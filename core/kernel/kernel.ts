@@ -440,6 +440,8 @@ export class Kernel {
       if (changed || bump || Object.keys(reload).length > 0) {
         build = await runBuild(this.steps, draft, start.build, reload, uow, this.log);
         const offending = policy === 'any' ? build.inconsistencies : policy === 'new' ? newInconsistencies(start.build, build) : [];
+        const fatal = offending.find((o) => o.error);
+        if (fatal) throw new SvcError(fatal.error!.code, fatal.reason, { path: '$.args', status: fatal.error!.status });
         const own = offending.filter((o) => defined.has(o.id));
         if (own.length > 0) {
           throw new SvcError('invalid-configuration', own.map((o) => o.reason).join(', '), {

@@ -9,7 +9,7 @@
  */
 import * as v from 'valibot';
 import { SvcError } from '../../core/errors.js';
-import type { OperationContext, OperationDef } from '../../core/plugin.js';
+import type { BuildContext, OperationContext, OperationDef } from '../../core/plugin.js';
 import type {
   CommandGroup,
   KindBinding,
@@ -188,6 +188,18 @@ export const inGraphQLSchema = (t: TableMeta): boolean => isGraphQLName(tableGra
  * replace the default names.
  */
 export function tableRootFields(t: TableMeta, info: TableInfo | undefined): RootFields {
+  const hit = rootFieldCache.get(t);
+  if (hit && hit.info === info) return hit.fields;
+  const fields = computeTableRootFields(t, info);
+  rootFieldCache.set(t, { info, fields });
+  return fields;
+}
+
+/** Root fields per table entry: entries are immutable (Note [Sharing]), so an untouched table's
+ * fields are not computed again. */
+const rootFieldCache = new WeakMap<TableMeta, { info: TableInfo | undefined; fields: RootFields }>();
+
+function computeTableRootFields(t: TableMeta, info: TableInfo | undefined): RootFields {
   const out: RootFields = { query: [], mutation: [], subscription: [] };
   if (!info || !inGraphQLSchema(t)) return out;
   const name = tableGraphQLName(t);
@@ -218,34 +230,42 @@ const ROOTS: [keyof RootFields, string][] = [
 ];
 
 /**
- * Fails as Hasura's schema build does (500 `unexpected`) when two objects of any sources define
- * the same root field. Every command group contributes its objects' root fields
+ * Conflicting root fields (Note [Root field conflicts]): two objects of any sources that define
+ * the same root field make the GraphQL schema impossible. Found once per build (root fields are
+ * cached per table entry), and reported as an inconsistency that an operation introducing it
+ * turns into Hasura's 500 `unexpected`. Every command group contributes its objects' root fields
  * (`CommandGroup.rootFields`), so tables, functions and whatever comes later are checked together.
  */
-export async function checkRootFieldClashes(db: DatabaseService, ctx: Pick<OperationContext, 'uow' | 'current'>, md: Metadata): Promise<void> {
+export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext): void {
   const owners: RootFieldOwner[] = [];
-  for (const source of sourcesOf(md)) {
-    const intro = await db.introspection({ ...ctx, metadata: md }, source.name).catch(() => undefined);
-    for (const g of db.commandGroups) owners.push(...(g.rootFields?.(source, intro) ?? []));
+  for (const src of db.resolved(ctx).sources.values()) {
+    for (const g of db.commandGroups) owners.push(...(g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []));
   }
   for (const [root, typeName] of ROOTS) {
     // Hasura lists the clashing fields last-defined first.
     const byName = new Map<string, Set<string>>();
-    for (const o of [...owners].reverse()) {
-      for (const f of [...o.fields[root]].reverse()) {
-        const set = byName.get(f) ?? new Set<string>();
-        set.add(o.owner);
-        byName.set(f, set);
+    for (let i = owners.length - 1; i >= 0; i--) {
+      const o = owners[i]!;
+      const fields = o.fields[root];
+      for (let j = fields.length - 1; j >= 0; j--) {
+        const f = fields[j]!;
+        const set = byName.get(f);
+        if (set) set.add(o.owner);
+        else byName.set(f, new Set([o.owner]));
       }
     }
     const clashes = [...byName].filter(([, set]) => set.size > 1).map(([f, set]) => `'${f}' defined in [${[...set].sort().join(', ')}]`);
     if (clashes.length === 0) continue;
     const what = clashes.length === 1 ? `field ${clashes[0]}` : `fields: [\n  ${clashes.join(',\n  ')}\n]`;
-    throw new SvcError(
-      'unexpected',
-      `Encountered conflicting definitions in the selection set for '${typeName}' for ${what}. Fields must not be defined more than once across all sources.`,
-      { path: '$.args', status: 500 },
-    );
+    ctx.inconsistent({
+      type: 'root_fields',
+      name: typeName,
+      reason: `Encountered conflicting definitions in the selection set for '${typeName}' for ${what}. Fields must not be defined more than once across all sources.`,
+      definition: clashes,
+      id: `root_fields:${typeName}:${clashes.join('|')}`,
+      error: { code: 'unexpected', status: 500 },
+    });
+    return;
   }
 }
 
@@ -303,7 +323,6 @@ export function customizationGroup(db: DatabaseService): CommandGroup {
         const info = (await db.introspection(ctx, source)).tables.get(qtKey(table));
         const entry = requireTable(md, source, table);
         if (info) checkConstraintNames(entry, info);
-        await checkRootFieldClashes(db, ctx, md);
         return { metadata: md, response: success, defines: [`table:${source}:${qtKey(table)}`] };
       };
       const ops: OperationDef[] = [

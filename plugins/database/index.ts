@@ -8,7 +8,7 @@ import { DatabaseService, DatabaseToken, SOURCES_STEP } from './service.js';
 import { SourcesSchema } from './schemas.js';
 import { registerRenameSource, sourcesGroup } from './sources.js';
 import { tablesGroup } from './tables.js';
-import { customizationGroup } from './customization.js';
+import { customizationGroup, reportRootFieldConflicts } from './customization.js';
 import { relationshipsGroup } from './relationships.js';
 import { computedFieldsGroup } from './computed-fields.js';
 import { functionsGroup } from './functions.js';
@@ -49,6 +49,7 @@ export default definePlugin({
       clear: (value) => (value as SourceMeta[]).filter(isEnvDefaultSource).map((s) => ({ name: s.name, kind: s.kind, tables: [], configuration: s.configuration })),
     });
     k.buildStep({ name: SOURCES_STEP, run: (ctx) => db.build(ctx) });
+    k.buildStep({ name: 'root-fields', after: [SOURCES_STEP], run: (ctx) => reportRootFieldConflicts(db, ctx) });
     db.registerGroup(sourcesGroup);
     db.registerGroup(tablesGroup(db));
     db.registerGroup(customizationGroup(db));

@@ -21,7 +21,7 @@ import {
   updateSource,
   updateTable,
 } from './meta.js';
-import { checkConstraintNames, checkRootFieldClashes, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
+import { checkConstraintNames, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
 import type { DatabaseService } from './service.js';
 
 const success = { message: 'success' };
@@ -60,7 +60,6 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
         const entry: TableMeta = orderTable({ table: a.table, is_enum: a.is_enum, configuration: a.configuration ?? undefined });
         checkConstraintNames(entry, info);
         const md = updateSource(ctx.metadata, a.source, (s) => ({ ...s, tables: [...s.tables, entry] }));
-        await checkRootFieldClashes(db, ctx, md);
         return { metadata: md, response: success, defines: [`table:${a.source}:${qtKey(a.table)}`] };
       };
 

@@ -348,7 +348,7 @@ export interface CommandGroup {
    * its introspection, or undefined when it reported the function inconsistent. */
   resolveFunction?(ctx: FunctionResolveContext): FunctionInfo | undefined;
   /** The GraphQL root fields of this group's objects in a source (checked for clashes across
-   * sources; see customization.ts `checkRootFieldClashes`). */
+   * sources; see customization.ts `reportRootFieldConflicts`). */
   rootFields?(source: SourceMeta, introspection: Introspection | undefined): RootFieldOwner[];
   /** The objects of this group, anywhere in `md`, that depend on `target`. */
   dependents?(md: Metadata, target: DepTarget): Dependent[];
