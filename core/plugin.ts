@@ -47,6 +47,11 @@ export interface SectionDef {
    * lets a section take over keys of older document versions (listed in `legacyKeys`). */
   fromDocument?: (doc: Record<string, unknown>, version: number, current: Metadata) => unknown;
   legacyKeys?: string[];
+  /** Store the section as several catalog rows (Note [Catalog parts] in core/catalog/store.ts):
+   * `split` returns `[key, value]` pairs in document order (keys unique within the section, the
+   * values' untouched objects kept by reference); `join` puts them back together. */
+  split?: (value: unknown) => [string, unknown][];
+  join?: (parts: [string, unknown][]) => unknown;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -169,13 +169,13 @@ describe('server process', () => {
     const check = async (url: string) => {
       const sql = postgres(url, { max: 1, onnotice: () => {} });
       try {
-        const [r] = await sql`select to_regclass('svc_catalog.metadata') as t`;
+        const [r] = await sql`select to_regclass('svc_catalog.metadata_part') as t`;
         return r!.t;
       } finally {
         await sql.end();
       }
     };
-    expect(await check(meta.url)).toBe('svc_catalog.metadata');
+    expect(await check(meta.url)).toBe('svc_catalog.metadata_part');
     expect(await check(data.url)).toBeNull();
     p.child.kill('SIGTERM');
     expect(await p.exited).toBe(0);

@@ -1,13 +1,20 @@
 /**
  * The catalog: the metadata document and its resource_version, in the schema `svc_catalog` of the
  * metadata database. Writes are compare-and-set on resource_version (ARCHITECTURE step 4).
- * The document is stored as `json` (not jsonb) so the exported key order is the order we wrote.
+ *
+ * Note [Catalog parts]
+ * The document is stored as ordered parts (a row per section, and per element of the sections
+ * that split themselves, e.g. one row per tracked table), so that a write costs what changed, not
+ * the size of the metadata: a save compares each part with what is stored (the JSON text of an
+ * untouched part is cached on its object, which structural sharing keeps; see Note [Sharing]),
+ * and writes only the parts that differ. Rows keep their `ord` where the order allows, so
+ * appending or removing an element does not renumber the others.
  */
 import type postgres from 'postgres';
 import type { Metadata } from '../plugin.js';
 import { SvcError } from '../errors.js';
 
-export const CATALOG_VERSION = '1';
+export const CATALOG_VERSION = '2';
 const LOCK_KEY = 7395001; // advisory lock that serialises catalog initialisation across instances
 
 export interface CatalogState {
@@ -15,9 +22,37 @@ export interface CatalogState {
   resourceVersion: number;
 }
 
+export type Part = [key: string, value: unknown];
+
+/** How a document is cut into parts and put back together (the kernel builds it from sections). */
+export interface DocumentCodec {
+  split(md: Metadata): Part[];
+  join(parts: Part[]): Metadata;
+}
+
+const jsonCache = new WeakMap<object, string>();
+function toJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  let s = jsonCache.get(value);
+  if (s === undefined) {
+    s = JSON.stringify(value);
+    jsonCache.set(value, s);
+  }
+  return s;
+}
+
+interface Stored {
+  ord: number;
+  json: string;
+}
+
 export class CatalogStore {
+  /** What the catalog holds as of the last load or successful save by this instance. */
+  private stored = new Map<string, Stored>();
+
   constructor(
     private readonly sql: postgres.Sql,
+    private readonly codec: DocumentCodec,
     private readonly schema = 'svc_catalog',
   ) {}
 
@@ -25,7 +60,7 @@ export class CatalogStore {
     return this.sql(this.schema);
   }
 
-  /** Creates the catalog if missing. Returns true when it was created now (first boot). */
+  /** Creates (or migrates) the catalog if needed. Returns true when it was created now (first boot). */
   async init(initial: Metadata): Promise<boolean> {
     return this.sql.begin(async (tx) => {
       await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
@@ -34,47 +69,130 @@ export class CatalogStore {
         id int primary key default 1 check (id = 1),
         version text not null,
         upgraded_on timestamptz not null default now())`;
-      await tx`create table if not exists ${this.s}.metadata (
-        id int primary key default 1 check (id = 1),
-        metadata json not null,
-        resource_version bigint not null default 1,
-        updated_at timestamptz not null default now())`;
       const [ver] = await tx`select version from ${this.s}.catalog_version`;
-      if (ver && ver.version !== CATALOG_VERSION) {
+      if (ver && ver.version !== CATALOG_VERSION && ver.version !== '1') {
         throw new SvcError('not-supported', `unsupported version : ${ver.version}`);
       }
-      if (!ver) await tx`insert into ${this.s}.catalog_version (version) values (${CATALOG_VERSION})`;
-      const inserted = await tx`insert into ${this.s}.metadata (metadata, resource_version)
-        values (${JSON.stringify(initial)}::text::json, 1) on conflict (id) do nothing returning id`;
-      return inserted.length === 1;
+      await tx`create table if not exists ${this.s}.state (
+        id int primary key default 1 check (id = 1),
+        resource_version bigint not null,
+        updated_at timestamptz not null default now())`;
+      await tx`create table if not exists ${this.s}.metadata_part (
+        key text primary key,
+        ord float8 not null,
+        value text not null)`;
+      if (ver?.version === '1') {
+        // Catalog version 1 held the whole document in one row.
+        const [old] = await tx`select metadata::text as doc, resource_version from ${this.s}.metadata`;
+        await this.writeAll(tx, JSON.parse(old!.doc as string) as Metadata, Number(old!.resource_version));
+        await tx`drop table ${this.s}.metadata`;
+        await tx`update ${this.s}.catalog_version set version = ${CATALOG_VERSION}, upgraded_on = now()`;
+        return false;
+      }
+      if (ver) return false;
+      await tx`insert into ${this.s}.catalog_version (version) values (${CATALOG_VERSION})`;
+      await this.writeAll(tx, initial, 1);
+      return true;
     });
   }
 
+  private async writeAll(tx: postgres.TransactionSql, md: Metadata, resourceVersion: number) {
+    const parts = this.codec.split(md);
+    await tx`insert into ${this.s}.state (resource_version) values (${resourceVersion})`;
+    await tx`insert into ${this.s}.metadata_part (key, ord, value)
+      select * from unnest(${parts.map((p) => p[0])}::text[], ${parts.map((_, i) => i)}::float8[], ${parts.map((p) => toJson(p[1]))}::text[])`;
+  }
+
   async load(): Promise<CatalogState> {
-    const [row] = await this.sql`select metadata, resource_version from ${this.s}.metadata`;
-    if (!row) throw new Error('catalog is not initialised');
-    return { metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata) as Metadata, resourceVersion: Number(row.resource_version) };
+    return this.sql.begin('isolation level repeatable read', async (tx) => {
+      const [st] = await tx`select resource_version from ${this.s}.state`;
+      if (!st) throw new Error('catalog is not initialised');
+      const rows = await tx`select key, ord, value from ${this.s}.metadata_part order by ord`;
+      const stored = new Map<string, Stored>();
+      const parts: Part[] = rows.map((r) => {
+        stored.set(r.key as string, { ord: Number(r.ord), json: r.value as string });
+        return [r.key as string, JSON.parse(r.value as string)];
+      });
+      this.stored = stored;
+      return { metadata: this.codec.join(parts), resourceVersion: Number(st.resource_version) };
+    });
   }
 
   async resourceVersion(): Promise<number> {
-    const [row] = await this.sql`select resource_version from ${this.s}.metadata`;
+    const [row] = await this.sql`select resource_version from ${this.s}.state`;
     return Number(row?.resource_version ?? 0);
   }
 
   /**
    * Writes `metadata` if the stored resource_version is still `expected`; returns the new
-   * resource_version, or null on a conflict. `beforeCommit` runs inside the catalog transaction
-   * after the compare-and-set succeeded (see Note [Unit of work] in core/uow.ts).
+   * resource_version, or null on a conflict. Only the parts that differ from what this instance
+   * last loaded or saved are written (Note [Catalog parts]). `beforeCommit` runs inside the
+   * catalog transaction after the compare-and-set succeeded (Note [Unit of work] in core/uow.ts).
    */
   async save(metadata: Metadata, expected: number, beforeCommit?: () => Promise<void>): Promise<number | null> {
-    const text = JSON.stringify(metadata);
-    return this.sql.begin(async (tx) => {
-      const rows = await tx`update ${this.s}.metadata
-        set metadata = ${text}::text::json, resource_version = resource_version + 1, updated_at = now()
+    const parts = this.codec.split(metadata);
+    const next = assignOrds(parts, this.stored);
+    const upserts: [string, number, string][] = [];
+    for (const [key, st] of next) {
+      const old = this.stored.get(key);
+      if (!old || old.ord !== st.ord || old.json !== st.json) upserts.push([key, st.ord, st.json]);
+    }
+    const deletes = [...this.stored.keys()].filter((k) => !next.has(k));
+    const rv = await this.sql.begin(async (tx) => {
+      const rows = await tx`update ${this.s}.state set resource_version = resource_version + 1, updated_at = now()
         where resource_version = ${expected} returning resource_version`;
       if (rows.length === 0) return null;
+      if (deletes.length) await tx`delete from ${this.s}.metadata_part where key = any(${deletes}::text[])`;
+      if (upserts.length) {
+        await tx`insert into ${this.s}.metadata_part (key, ord, value)
+          select * from unnest(${upserts.map((u) => u[0])}::text[], ${upserts.map((u) => u[1])}::float8[], ${upserts.map((u) => u[2])}::text[])
+          on conflict (key) do update set ord = excluded.ord, value = excluded.value`;
+      }
       if (beforeCommit) await beforeCommit();
       return Number(rows[0]!.resource_version);
     });
+    if (rv !== null) this.stored = next;
+    return rv;
   }
+}
+
+/**
+ * Ords for the new list of parts: a part keeps its stored ord while the stored ords stay
+ * increasing along the list; the others get ords between their kept neighbours. When the gaps get
+ * too small to split, everything is renumbered.
+ */
+export function assignOrds(parts: Part[], stored: Map<string, Stored>): Map<string, Stored> {
+  const n = parts.length;
+  const ords = new Array<number | undefined>(n);
+  let last = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const old = stored.get(parts[i]![0]);
+    if (old && old.ord > last) {
+      ords[i] = old.ord;
+      last = old.ord;
+    }
+  }
+  let ok = true;
+  for (let i = 0; i < n && ok; ) {
+    if (ords[i] !== undefined) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < n && ords[j] === undefined) j++;
+    const lo = i > 0 ? ords[i - 1]! : undefined;
+    const hi = j < n ? ords[j]! : undefined;
+    const count = j - i;
+    for (let k = 0; k < count; k++) {
+      if (lo === undefined && hi === undefined) ords[i + k] = k;
+      else if (hi === undefined) ords[i + k] = lo! + k + 1;
+      else if (lo === undefined) ords[i + k] = hi - (count - k);
+      else ords[i + k] = lo + ((hi - lo) * (k + 1)) / (count + 1);
+    }
+    if (lo !== undefined && hi !== undefined && (hi - lo) / (count + 1) < 1e-6) ok = false;
+    i = j;
+  }
+  const out = new Map<string, Stored>();
+  for (let i = 0; i < n; i++) out.set(parts[i]![0], { ord: ok ? ords[i]! : i, json: toJson(parts[i]![1]) });
+  return out;
 }

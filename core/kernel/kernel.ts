@@ -32,7 +32,7 @@ import { SvcError } from '../errors.js';
 import { resolveSession } from '../auth/session.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
-import { CatalogStore } from '../catalog/store.js';
+import { CatalogStore, type Part } from '../catalog/store.js';
 import { newInconsistencies, publicInconsistency, runBuild } from '../schema-cache/build.js';
 import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
@@ -90,7 +90,7 @@ export class Kernel {
     this.config = opts.config;
     this.env = opts.env ?? process.env;
     this.log = opts.log;
-    this.catalog = new CatalogStore(opts.catalogSql, opts.catalogSchema);
+    this.catalog = new CatalogStore(opts.catalogSql, { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) }, opts.catalogSchema);
     this.api = this.makeApi('kernel');
   }
 
@@ -296,6 +296,42 @@ export class Kernel {
 
   sortedSections(): SectionDef[] {
     return [...this.sections.values()].sort((a, b) => a.order - b.order);
+  }
+
+  /** The catalog rows of a document: one per section, or per element of a section that splits
+   * itself (Note [Catalog parts] in core/catalog/store.ts). */
+  private splitDocument(md: Metadata): Part[] {
+    const parts: Part[] = [];
+    for (const [key, value] of Object.entries(md)) {
+      const split = this.sections.get(key)?.split;
+      if (!split) {
+        parts.push([key, value]);
+        continue;
+      }
+      parts.push([key, null]);
+      for (const [child, v] of split(value)) parts.push([`${key}/${child}`, v]);
+    }
+    return parts;
+  }
+
+  private joinDocument(parts: Part[]): Metadata {
+    const md: Record<string, unknown> = {};
+    const children = new Map<string, Part[]>();
+    for (const [key, value] of parts) {
+      const slash = key.indexOf('/');
+      if (slash < 0) {
+        md[key] = value;
+        continue;
+      }
+      const section = key.slice(0, slash);
+      let list = children.get(section);
+      if (!list) children.set(section, (list = []));
+      list.push([key.slice(slash + 1), value]);
+    }
+    for (const [key, s] of this.sections) {
+      if (s.join && key in md) md[key] = s.join(children.get(key) ?? []);
+    }
+    return md as Metadata;
   }
 
   /** Stored documents are trusted; only fill in missing sections. */

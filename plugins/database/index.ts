@@ -45,6 +45,22 @@ export default definePlugin({
         const def = sourcesOf(current).find((s) => s.name === 'default');
         return [{ name: 'default', kind: 'postgres', tables: doc.tables ?? [], functions: doc.functions ?? [], configuration: def?.configuration ?? {} }];
       },
+      // One catalog row per source and per tracked table, so tracking a table writes one row.
+      split: (value) =>
+        (value as SourceMeta[]).flatMap(({ tables, ...shell }) => [
+          [JSON.stringify([shell.name]), shell] as [string, unknown],
+          ...tables.map((t) => [JSON.stringify([shell.name, t.table.schema, t.table.name]), t] as [string, unknown]),
+        ]),
+      join: (parts) => {
+        const out: SourceMeta[] = [];
+        for (const [key, value] of parts) {
+          if ((JSON.parse(key) as string[]).length === 1) {
+            const { name, kind, ...rest } = value as Omit<SourceMeta, 'tables'>;
+            out.push({ name, kind, tables: [], ...rest } as unknown as SourceMeta);
+          } else out[out.length - 1]!.tables.push(value as SourceMeta['tables'][number]);
+        }
+        return out;
+      },
       // clear_metadata keeps the default source that comes from the server's database URL.
       clear: (value) => (value as SourceMeta[]).filter(isEnvDefaultSource).map((s) => ({ name: s.name, kind: s.kind, tables: [], configuration: s.configuration })),
     });

@@ -1,0 +1,110 @@
+/** The catalog stores the document as parts and writes only what changed (Note [Catalog parts]). */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { assignOrds, type Part } from '../core/catalog/store.js';
+import { createDatabase, startServer, type TestServer } from './helpers.js';
+
+describe('assignOrds', () => {
+  const stored = (keys: string[]) => new Map(keys.map((k, i) => [k, { ord: i, json: '1' }]));
+  const parts = (keys: string[]): Part[] => keys.map((k) => [k, 1]);
+  const ords = (m: Map<string, { ord: number }>) => [...m.values()].map((x) => x.ord);
+
+  it('keeps ords on append and removal', () => {
+    expect(ords(assignOrds(parts(['a', 'b', 'c', 'd']), stored(['a', 'b', 'c'])))).toEqual([0, 1, 2, 3]);
+    expect(ords(assignOrds(parts(['a', 'c']), stored(['a', 'b', 'c'])))).toEqual([0, 2]);
+  });
+
+  it('fits an insertion between its neighbours and keeps the order increasing', () => {
+    const o = ords(assignOrds(parts(['x', 'a', 'n', 'b']), stored(['a', 'b'])));
+    expect(o[1]).toBe(0);
+    expect(o[3]).toBe(1);
+    expect(o).toEqual([...o].sort((p, q) => p - q));
+    expect(new Set(o).size).toBe(4);
+  });
+
+  it('handles a reorder', () => {
+    const o = ords(assignOrds(parts(['c', 'b', 'a']), stored(['a', 'b', 'c'])));
+    expect(o).toEqual([...o].sort((p, q) => p - q));
+    expect(new Set(o).size).toBe(3);
+  });
+});
+
+describe('catalog writes', () => {
+  let s: TestServer;
+  let sql: postgres.Sql;
+  beforeAll(async () => {
+    s = await startServer();
+    sql = s.sql;
+    await s.runSql('create table a (id int primary key); create table b (id int primary key); create table c (id int primary key)');
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  const rows = async () =>
+    new Map((await sql`select key, xmin::text as x from svc_catalog.metadata_part`).map((r) => [r.key as string, r.x as string]));
+
+  it('tracking one more table writes one row and leaves the others untouched', async () => {
+    await s.metadata({ type: 'pg_track_table', args: { table: 'a' } });
+    await s.metadata({ type: 'pg_track_table', args: { table: 'b' } });
+    const before = await rows();
+    await s.metadata({ type: 'pg_track_table', args: { table: 'c' } });
+    const after = await rows();
+    const changed = [...after].filter(([k, x]) => before.get(k) !== x).map(([k]) => k);
+    expect(changed).toEqual(['sources/["default","public","c"]']);
+    // Untracking deletes just that row.
+    await s.metadata({ type: 'pg_untrack_table', args: { table: 'b' } });
+    const later = await rows();
+    expect([...before.keys()].filter((k) => !later.has(k))).toEqual(['sources/["default","public","b"]']);
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body.sources[0].tables.map((t: { table: { name: string } }) => t.table.name)).toEqual(['a', 'c']);
+  });
+
+  it('a restart reads the same document back, in order', async () => {
+    const before = (await s.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
+    const again = await startServer({ database: { url: s.url } });
+    try {
+      expect((await again.metadata({ type: 'export_metadata', version: 2, args: {} })).body).toEqual(before);
+    } finally {
+      await again.stop();
+    }
+  });
+});
+
+describe('catalog migration', () => {
+  it('upgrades a version 1 catalog (one document row) in place', async () => {
+    const db = await createDatabase();
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    const doc = {
+      version: 3,
+      sources: [{ name: 'default', kind: 'postgres', tables: [{ table: { schema: 'public', name: 'old' } }], configuration: { connection_info: { database_url: { from_env: 'SVC_GRAPHQL_DATABASE_URL' } } } }],
+    };
+    await sql.unsafe(`
+      create table old (id int primary key);
+      create schema svc_catalog;
+      create table svc_catalog.catalog_version (id int primary key default 1, version text not null, upgraded_on timestamptz not null default now());
+      insert into svc_catalog.catalog_version (version) values ('1');
+      create table svc_catalog.metadata (id int primary key default 1, metadata json not null, resource_version bigint not null, updated_at timestamptz default now());
+    `);
+    await sql`insert into svc_catalog.metadata (metadata, resource_version) values (${JSON.stringify(doc)}::text::json, 7)`;
+    await sql.end();
+    const s = await startServer({ database: db });
+    try {
+      const r = await s.metadata({ type: 'export_metadata', version: 2, args: {} });
+      expect(r.body).toEqual({ resource_version: 7, metadata: doc });
+      const [v] = await s.sql`select version from svc_catalog.catalog_version`;
+      expect(v!.version).toBe('2');
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('refuses a catalog version it does not know', async () => {
+    const db = await createDatabase();
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`create schema svc_catalog;
+      create table svc_catalog.catalog_version (id int primary key default 1, version text not null, upgraded_on timestamptz not null default now());
+      insert into svc_catalog.catalog_version (version) values ('99');`);
+    await sql.end();
+    await expect(startServer({ database: db })).rejects.toThrow('unsupported version : 99');
+  });
+});
