@@ -544,18 +544,36 @@ describe('replace_metadata', () => {
     });
   });
 
-  it('reports stored permissions that do not parse as inconsistent', async () => {
+  it('rejects stored permissions that do not parse, pointing into the document', async () => {
     const r = await withPermissions({ delete_permissions: [{ role: 'user', permission: { filter: 3 } }] });
-    expect(r).toMatchObject({
-      status: 400,
-      body: {
-        internal: [
-          expect.objectContaining({
-            type: 'delete_permission',
-            reason: 'Inconsistent object: in table "author": in permission for role "user": expecting an Object for boolean exp',
-          }),
-        ],
-      },
+    expect(r).toMatchObject({ status: 400 });
+    expect(r.body).toEqual({ code: 'parse-failed', path: '$.args.sources[0].tables[0].delete_permissions[0].permission.filter', error: 'expecting an Object for boolean exp' });
+  });
+
+  it('normalises stored permissions as the operations store them', async () => {
+    const r = await withPermissions({
+      select_permissions: [
+        {
+          role: 'user',
+          comment: null,
+          permission: { columns: '*', filter: { $or: [{ id: { $eq: 1 } }, { $exists: { _table: 'article', _where: {} } }] }, allow_aggregations: false, computed_fields: [] },
+        },
+      ],
+      delete_permissions: [{ role: 'user', permission: { filter: {}, backend_only: false } }],
     });
+    expect(r).toMatchObject({ status: 200 });
+    const t = await tableOf('author');
+    expect(t.select_permissions).toEqual([
+      // Logical operators are spelt with _, column operators are kept as given (Hasura's ColExp).
+      { role: 'user', permission: { columns: '*', filter: { _or: [{ id: { $eq: 1 } }, { _exists: { _table: { schema: 'public', name: 'article' }, _where: {} } }] } } },
+    ]);
+    expect(t.delete_permissions).toEqual([{ role: 'user', permission: { filter: {} } }]);
+  });
+
+  it('rejects two permissions of one type for the same role', async () => {
+    const perm = { role: 'user', permission: { filter: {} } };
+    const r = await withPermissions({ delete_permissions: [perm, perm] });
+    expect(r).toMatchObject({ status: 400 });
+    expect(r.body).toEqual({ code: 'parse-failed', path: '$.args.sources[0].tables[0].delete_permissions', error: 'multiple declarations exist for the following delete permissions : user' });
   });
 });

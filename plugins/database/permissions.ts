@@ -151,7 +151,7 @@ export const PERMISSION_SCHEMAS = {
 /**
  * A table's list of permissions of one type in a metadata document (replace_metadata): each
  * permission parsed and normalised as a request's would be, one per role. Meant for
- * `TableMetaSchema` in schemas.ts (not wired yet: see the permissions report).
+ * `TableMetaSchema` in schemas.ts.
  */
 export function permissionsSchema(type: PermissionType) {
   const entry = v.pipe(

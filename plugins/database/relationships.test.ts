@@ -290,7 +290,7 @@ describe('rename_relationship', () => {
     expect(article.update_permissions[0].permission).toEqual({ columns: ['title'], filter: { writer: { id: { _eq: 'X-Svc-User-Id' } } }, check: { _not: { writer: {} } } });
     const author = await tableOf('author');
     expect(author.select_permissions[0].permission.filter).toEqual({ articles: { writer: { articles: { title: { _eq: 'y' } } } } });
-    expect(author.delete_permissions[0].permission.filter).toEqual({ _exists: { _table: 'article', _where: { writer: { id: { _eq: 1 } } } } });
+    expect(author.delete_permissions[0].permission.filter).toEqual({ _exists: { _table: { schema: 'public', name: 'article' }, _where: { writer: { id: { _eq: 1 } } } } });
   });
 });
 

@@ -8,14 +8,9 @@ import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, q
 import type { SourceMeta, TableMeta } from './types.js';
 import { TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
+import { permissionsSchema } from './permissions.js';
 
 const comment = v.optional(v.nullable(v.string()));
-
-export const PermissionSchema = v.object({
-  role: nonEmptyText,
-  permission: v.record(v.string(), v.unknown()),
-  comment,
-});
 
 export const ComputedFieldSchema = v.object({
   name: nonEmptyText,
@@ -40,10 +35,10 @@ export const TableMetaSchema = v.pipe(
     object_relationships: list(relationshipSchema('object')),
     array_relationships: list(relationshipSchema('array')),
     computed_fields: list(ComputedFieldSchema),
-    insert_permissions: list(PermissionSchema),
-    select_permissions: list(PermissionSchema),
-    update_permissions: list(PermissionSchema),
-    delete_permissions: list(PermissionSchema),
+    insert_permissions: permissionsSchema('insert'),
+    select_permissions: permissionsSchema('select'),
+    update_permissions: permissionsSchema('update'),
+    delete_permissions: permissionsSchema('delete'),
   }),
   v.transform((t) => orderTable(t as unknown as TableMeta)),
 );
