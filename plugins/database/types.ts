@@ -312,9 +312,12 @@ export type DepTarget =
 /** A metadata object that depends on a target, and how to remove it. */
 export interface Dependent {
   /** Unique identity (dedupes the closure). Objects that live inside a table entry use
-   * `<what>@<source>:<tableKey>:<name>` so that the table's own objects can be recognised. */
+   * `<what>@<source>:<tableKey>:<name>` (`relationship@default:"public"."article":author`) so that
+   * the table's own objects can be recognised; a tracked function is `function@<source>:<key>`. */
   id: string;
-  /** As Hasura words it in dependency errors: `relationship article.author`, `permission author.user.select`. */
+  /** As Hasura words it in dependency errors, naming the source: `relationship article.author in
+   * source "default"`, `permission author.user.select in source "default"`, `computed field
+   * author.full_name in source "default"`. */
   description: string;
   remove(md: Metadata): Metadata;
   /** When the dependent can itself have dependents (a relationship, a computed field). */
