@@ -229,33 +229,106 @@ const ROOTS: [keyof RootFields, string][] = [
   ['query', 'query_root'],
 ];
 
-/**
- * Conflicting root fields (Note [Root field conflicts]): two objects of any sources that define
- * the same root field make the GraphQL schema impossible. Found once per build (root fields are
- * cached per table entry), and reported as an inconsistency that an operation introducing it
- * turns into Hasura's 500 `unexpected`. Every command group contributes its objects' root fields
- * (`CommandGroup.rootFields`), so tables, functions and whatever comes later are checked together.
+/*
+ * Note [Root field conflicts]
+ * Two objects of any sources that define the same root field make the GraphQL schema impossible.
+ * Every command group contributes its objects' root fields (`CommandGroup.rootFields`, cached per
+ * table entry), so tables, functions and whatever comes later are checked together. The check
+ * follows the change: each build keeps an index from root field to owners, as a layer over the
+ * previous build's (owners whose fields object changed are masked and re-added), so a build only
+ * looks up the fields of the owners that changed and of the conflicts already known. Layers are
+ * flattened every FLATTEN_DEPTH builds. A conflict is reported as an inconsistency that an
+ * operation introducing it turns into Hasura's 500 `unexpected`.
  */
-export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext): void {
-  const owners: RootFieldOwner[] = [];
-  for (const src of db.resolved(ctx).sources.values()) {
-    for (const g of db.commandGroups) owners.push(...(g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []));
+const FLATTEN_DEPTH = 32;
+const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
+
+class FieldIndex {
+  constructor(
+    private readonly parent: FieldIndex | undefined,
+    private readonly masked: ReadonlySet<string>,
+    private readonly added: ReadonlyMap<string, string[]>,
+    readonly depth: number,
+  ) {}
+
+  static of(owners: ReadonlyMap<string, RootFields>): FieldIndex {
+    return new FieldIndex(undefined, new Set(), addedFields(owners.keys(), owners), 0);
   }
-  for (const [root, typeName] of ROOTS) {
-    // Hasura lists the clashing fields last-defined first.
-    const byName = new Map<string, Set<string>>();
-    for (let i = owners.length - 1; i >= 0; i--) {
-      const o = owners[i]!;
-      const fields = o.fields[root];
-      for (let j = fields.length - 1; j >= 0; j--) {
-        const f = fields[j]!;
-        const set = byName.get(f);
-        if (set) set.add(o.owner);
-        else byName.set(f, new Set([o.owner]));
+
+  owners(key: string): string[] {
+    const base = this.parent ? this.parent.owners(key).filter((o) => !this.masked.has(o)) : [];
+    const add = this.added.get(key);
+    return add ? [...base, ...add] : base;
+  }
+}
+
+function addedFields(names: Iterable<string>, owners: ReadonlyMap<string, RootFields>): Map<string, string[]> {
+  const added = new Map<string, string[]>();
+  for (const o of names) {
+    const fields = owners.get(o)!;
+    for (const root of ['query', 'mutation', 'subscription'] as const) {
+      for (const f of fields[root]) {
+        const k = fieldKey(root, f);
+        const list = added.get(k);
+        if (!list) added.set(k, [o]);
+        else if (!list.includes(o)) list.push(o);
       }
     }
-    const clashes = [...byName].filter(([, set]) => set.size > 1).map(([f, set]) => `'${f}' defined in [${[...set].sort().join(', ')}]`);
-    if (clashes.length === 0) continue;
+  }
+  return added;
+}
+
+interface RootFieldState {
+  owners: Map<string, RootFields>;
+  index: FieldIndex;
+  conflicts: string[];
+}
+
+export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext): RootFieldState {
+  const owners = new Map<string, RootFields>();
+  for (const src of db.resolved(ctx).sources.values()) {
+    for (const g of db.commandGroups) {
+      for (const o of g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []) owners.set(o.owner, o.fields);
+    }
+  }
+  const prev = ctx.previous?.outputs.get('root-fields') as RootFieldState | undefined;
+  let index: FieldIndex;
+  let candidates: Iterable<string>;
+  if (!prev || prev.index.depth >= FLATTEN_DEPTH) {
+    index = FieldIndex.of(owners);
+    candidates = addedFields(owners.keys(), owners).keys();
+  } else {
+    const masked = new Set<string>();
+    const changed: string[] = [];
+    for (const [o, fields] of owners) {
+      const before = prev.owners.get(o);
+      if (before === fields) continue;
+      if (before) masked.add(o);
+      changed.push(o);
+    }
+    for (const o of prev.owners.keys()) if (!owners.has(o)) masked.add(o);
+    const added = addedFields(changed, owners);
+    index = new FieldIndex(prev.index, masked, added, prev.index.depth + 1);
+    candidates = new Set([...prev.conflicts, ...added.keys()]);
+  }
+  const conflicts = [...candidates].filter((k) => index.owners(k).length > 1);
+  if (conflicts.length) reportConflicts(ctx, [...owners], new Set(conflicts), index);
+  return { owners, index, conflicts };
+}
+
+/** Hasura's message: the first root type with conflicts, its fields last-defined first. */
+function reportConflicts(ctx: BuildContext, owners: [string, RootFields][], conflicts: Set<string>, index: FieldIndex) {
+  for (const [root, typeName] of ROOTS) {
+    const ordered: string[] = [];
+    for (let i = owners.length - 1; i >= 0; i--) {
+      const fields = owners[i]![1][root];
+      for (let j = fields.length - 1; j >= 0; j--) {
+        const f = fields[j]!;
+        if (conflicts.has(fieldKey(root, f)) && !ordered.includes(f)) ordered.push(f);
+      }
+    }
+    if (ordered.length === 0) continue;
+    const clashes = ordered.map((f) => `'${f}' defined in [${[...new Set(index.owners(fieldKey(root, f)))].sort().join(', ')}]`);
     const what = clashes.length === 1 ? `field ${clashes[0]}` : `fields: [\n  ${clashes.join(',\n  ')}\n]`;
     ctx.inconsistent({
       type: 'root_fields',
