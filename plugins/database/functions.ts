@@ -57,6 +57,9 @@ export function returnTable(intro: Introspection, fn: FunctionInfo): QualifiedTa
 
 const functionObjectId = (source: string, qf: QualifiedFunction) => `function:${source}:${qtKey(qf)}`;
 
+/** Identity of a tracked function as a dependent (types.ts `Dependent.id`). */
+export const trackedFunctionId = (source: string, qf: QualifiedFunction) => `function@${source}:${qtKey(qf)}`;
+
 function removeFunction(md: Metadata, source: string, qf: QualifiedFunction): Metadata {
   if (!findSource(md, source)) return md;
   return updateSource(md, source, (s) => withFunctions(s, (s.functions ?? []).filter((f) => !sameTable(f.function, qf))));
@@ -250,7 +253,7 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
   };
 
   const trackedFunction = (source: string, qf: QualifiedFunction): Dependent => ({
-    id: `function@${source}:${qtKey(qf)}`,
+    id: trackedFunctionId(source, qf),
     description: `function ${qtDisplay(qf)} in source "${source}"`,
     remove: (m) => removeFunction(m, source, qf),
   });

@@ -329,7 +329,7 @@ describe('functions', () => {
     });
     expect(await runSql('create function full_name(w writer, sep text) returns text as $$ select w.first || sep || w.last $$ language sql stable')).toMatchObject({
       status: 400,
-      body: { code: 'not-supported', error: 'The function "full_name" associated with computed field "full_name" of table "writer" is being overloaded' },
+      body: { code: 'not-supported', error: 'The function "full_name" associated with computed field"full_name" of table "writer" is being overloaded' },
     });
   });
 
@@ -340,14 +340,42 @@ describe('functions', () => {
     });
   });
 
-  it('follows a renamed function', async () => {
+  it('follows a renamed tracked function', async () => {
     expect(await runSql('alter function writers() rename to all_writers')).toMatchObject(commandOk);
     expect(await functions()).toEqual([{ function: { schema: 'public', name: 'all_writers' } }]);
   });
 
-  it('removes dropped functions and the computed fields using them, without cascade', async () => {
-    expect(await runSql('drop function all_writers(); drop function full_name(writer)')).toMatchObject(commandOk);
+  it('counts a computed field whose function is renamed or dropped as dropped: refused without cascade, with what uses it', async () => {
+    const cfError = 'cannot drop due to the following dependent objects: computed field writer.full_name in source "default"';
+    expect(await runSql('alter function full_name(writer) rename to display_name')).toMatchObject(dependencyError(cfError));
+    expect(await runSql('drop function full_name(writer)')).toMatchObject(dependencyError(cfError));
+    // Dropped and created again: another function (another oid), as Hasura sees it.
+    expect(await runSql('drop function full_name(writer); create function full_name(w writer) returns text as $$ select w.first $$ language sql stable')).toMatchObject(
+      dependencyError(cfError),
+    );
+    expect(
+      await s.query({ type: 'create_select_permission', args: { table: 'writer', role: 'user', permission: { columns: ['id'], computed_fields: ['full_name'], filter: {} } } }),
+    ).toMatchObject(success);
+    expect(await runSql('alter function full_name(writer) rename to display_name')).toMatchObject(
+      dependencyError(`${cfError}, permission writer.user.select in source "default"`),
+    );
+    expect((await table('writer'))?.computed_fields).toHaveLength(1);
+    expect(await runSql('alter function full_name(writer) rename to display_name', { cascade: true })).toMatchObject(commandOk);
+    expect(await table('writer')).toEqual({ table: { schema: 'public', name: 'writer' } });
+    expect(await runSql('alter function display_name(writer) rename to full_name')).toMatchObject(commandOk);
+  });
+
+  it('removes a dropped tracked function without cascade; a computed field function only with cascade', async () => {
+    expect(
+      await s.query({ type: 'add_computed_field', args: { table: 'writer', name: 'full_name', definition: { function: 'full_name', table_argument: 'w' } } }),
+    ).toMatchObject(success);
+    expect(await runSql('drop function all_writers(); drop function full_name(writer)')).toMatchObject(
+      dependencyError('cannot drop due to the following dependent objects: computed field writer.full_name in source "default"'),
+    );
+    expect(await functions()).toEqual([{ function: { schema: 'public', name: 'all_writers' } }]);
+    expect(await runSql('drop function all_writers()')).toMatchObject(commandOk);
     expect(await functions()).toBeUndefined();
+    expect(await runSql('drop function full_name(writer)', { cascade: true })).toMatchObject(commandOk);
     expect(await table('writer')).toEqual({ table: { schema: 'public', name: 'writer' } });
   });
 });

@@ -10,6 +10,7 @@ import type { OperationDef, OperationResult } from '../../core/plugin.js';
 import { DatabaseToken, type DatabaseService } from '../database/service.js';
 import { qtDisplay, qtKey, requireSource, sameTable, SourceNameSchema, sourcesOf, updateSource } from '../database/meta.js';
 import { forgetColumn } from '../database/rename.js';
+import { trackedFunctionId } from '../database/functions.js';
 import type { DepTarget, Dependent, Introspection, KindBinding, Metadata, QualifiedFunction, QualifiedTable, SourceMeta } from '../database/types.js';
 import type { PgConnection, PgExecutor, PgRawResult } from './connection.js';
 import { diffSchema, type SchemaDiff } from './schema-diff.js';
@@ -37,9 +38,10 @@ export type RunSqlArgs = v.InferOutput<typeof RunSqlArgs>;
  *   2. the dependents of dropped tables, columns and foreign keys fail the request with Hasura's
  *      dependency error, or are removed with `cascade`; what lives inside a dropped table goes with
  *      it, and a dropped tracked table leaves the metadata;
- *   3. a dropped function leaves the metadata with what is built on it directly (a computed field,
- *      the tracked function and its permissions), even without `cascade`; what depends on those
- *      (a permission using the computed field) follows rule 2;
+ *   3. a dropped tracked function leaves the metadata (with its permissions) even without
+ *      `cascade`; a computed field whose function was dropped, or renamed (computed fields are
+ *      not renamed with their function: Hasura finds them by the old name and counts them
+ *      dropped), is itself a dependent in the sense of rule 2, as are the objects that use it;
  *   4. refused whatever `cascade` says (as Hasura): overloading a function the metadata uses,
  *      making it VOLATILE, and changing the type of a column that a dependent relies on
  *      (`Dependent.onType`).
@@ -187,7 +189,8 @@ export function applySchemaDiff(db: DatabaseService, md: Metadata, source: strin
   }
   for (const f of diff.overloadedFunctions) {
     for (const cf of computedFieldsUsing(md, source, f)) {
-      throw refuse(`The function "${qtDisplay(f)}" associated with computed field "${cf.name}" of table "${qtDisplay(cf.table)}" is being overloaded`);
+      // Hasura's wording, missing space included.
+      throw refuse(`The function "${qtDisplay(f)}" associated with computed field"${cf.name}" of table "${qtDisplay(cf.table)}" is being overloaded`);
     }
   }
 
@@ -201,13 +204,13 @@ export function applySchemaDiff(db: DatabaseService, md: Metadata, source: strin
       targets.push({ kind: 'foreign_key', source, table: t.after, name: fk.name, columns: fk.columns, refTable: { schema: fk.refSchema, name: fk.refTable }, refColumns: fk.refColumns });
     }
   }
-  const fnTargets = diff.droppedFunctions.map((fn): DepTarget => ({ kind: 'function', source, function: fn }));
-  const onFunctions = fnTargets.length ? db.dependents(md, fnTargets) : [];
-  const indirect = new Set(db.dependents(md, onFunctions.flatMap((d) => (d.target ? [d.target] : []))).map((d) => d.id));
-  const direct = onFunctions.filter((d) => !indirect.has(d.id));
-  const directIds = new Set(direct.map((d) => d.id));
-  targets.push(...direct.flatMap((d) => (d.target ? [d.target] : [])));
-  const exclude = (d: Dependent) => insideDropped(d) || directIds.has(d.id);
+  // Renamed tracked functions were followed above, so only computed fields still use the old names.
+  const goneFunctions = [...diff.droppedFunctions, ...diff.renamedFunctions.map((f) => f.from)];
+  const fnTargets = goneFunctions.map((fn): DepTarget => ({ kind: 'function', source, function: fn }));
+  targets.push(...fnTargets);
+  // A dropped tracked function's own entry goes without cascade (below), like a dropped table's.
+  const trackedEntries = new Set(goneFunctions.map((fn) => trackedFunctionId(source, fn)));
+  const exclude = (d: Dependent) => insideDropped(d) || trackedEntries.has(d.id);
   if (!cascade) db.cascade(md, targets, false, exclude);
 
   // Rule 4: VOLATILE functions and retyped columns.
@@ -231,15 +234,12 @@ export function applySchemaDiff(db: DatabaseService, md: Metadata, source: strin
     }
   }
 
-  // Apply: dependents (cascade), what was built on dropped functions, the dropped entries themselves.
+  // Apply: dependents (cascade), then the dropped entries themselves.
   md = db.cascade(md, targets, cascade, exclude);
-  for (const d of [...direct].reverse()) md = d.remove(md);
   if (droppedKeys.length > 0) {
     md = updateSource(md, source, (s) => ({ ...s, tables: s.tables.filter((t) => !droppedKeys.includes(qtKey(t.table))) }));
   }
-  if (diff.droppedFunctions.some((fn) => isTracked(md, source, fn))) {
-    md = updateSource(md, source, (s) => ({ ...s, functions: (s.functions ?? []).filter((f) => !diff.droppedFunctions.some((d) => sameTable(d, f.function))) }));
-  }
+  for (const d of db.dependents(md, fnTargets)) if (trackedEntries.has(d.id)) md = d.remove(md);
   for (const t of diff.tables) for (const column of t.droppedColumns) md = forgetColumn(md, source, t.after, column);
   return md;
 }
