@@ -363,7 +363,13 @@ export class DatabaseService {
     const tables = new Map<string, Kept>();
     for (const { table: t, info, enumValues, before } of checked) {
       const key = qtKey(t.table);
-      if (before && [...before.deps].every((d) => tracked.get(d)?.info)) {
+      // Reuse needs every table it refers to tracked, and their entries untouched too: a
+      // permission that reaches `author.articles` depends on author's relationships.
+      const unchanged = (d: string) => {
+        const now = tracked.get(d);
+        return now?.info !== undefined && now.meta === prevSrc?.tables.get(d)?.meta;
+      };
+      if (before && [...before.deps].every(unchanged)) {
         for (const r of before.reports ?? []) ctx.inconsistent(r);
         tables.set(key, before);
         continue;
