@@ -56,6 +56,26 @@ describe('pg_add_source', () => {
     expect((await s.metadata({ type: 'pg_drop_source', args: { name: 'o2' } })).status).toBe(200);
   });
 
+  it('reads null settings as absent and does not store them (Hasura parses them as optional)', async () => {
+    const configuration = {
+      connection_info: {
+        database_url: { from_env: 'OTHER_DB_URL' },
+        pool_settings: { max_connections: 50, idle_timeout: 180, retries: null },
+        use_prepared_statements: null,
+        isolation_level: null,
+      },
+    };
+    expect(await s.metadata({ type: 'pg_add_source', args: { name: 'nulls', configuration } })).toMatchObject({ status: 200, body: { message: 'success' } });
+    expect((await sources()).find((x: { name: string }) => x.name === 'nulls').configuration).toEqual({
+      connection_info: { database_url: { from_env: 'OTHER_DB_URL' }, pool_settings: { max_connections: 50, idle_timeout: 180 } },
+    });
+    expect(await s.metadata({ type: 'pg_add_source', args: { name: 'nulls2', configuration: { connection_info: { database_url: other.url, pool_settings: { retries: 'x' } } } } })).toMatchObject({
+      status: 400,
+      body: { code: 'parse-failed', path: '$.args.configuration.connection_info.pool_settings.retries', error: 'parsing Number failed, expected Number, but encountered String' },
+    });
+    expect((await s.metadata({ type: 'pg_drop_source', args: { name: 'nulls' } })).status).toBe(200);
+  });
+
   it('a missing env var is an inconsistency: the operation is rejected and nothing changes', async () => {
     const r = await s.metadata({ type: 'pg_add_source', args: { name: 'bad', configuration: { connection_info: { database_url: { from_env: 'NOT_SET_ANYWHERE' } } } } });
     expect(r.status).toBe(400);

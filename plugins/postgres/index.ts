@@ -29,22 +29,33 @@ const DatabaseUrl = v.union(
 );
 
 const int = v.pipe(v.number(), v.integer(), v.minValue(0));
-export const ConnectionInfoSchema = v.object({
-  database_url: DatabaseUrl,
-  pool_settings: v.optional(
-    v.object({
-      max_connections: v.optional(int),
-      total_max_connections: v.optional(int),
-      idle_timeout: v.optional(int),
-      retries: v.optional(int),
-      pool_timeout: v.optional(int),
-      connection_lifetime: v.optional(int),
-    }),
-  ),
-  use_prepared_statements: v.optional(v.boolean()),
-  isolation_level: v.optional(v.picklist(['read-committed', 'repeatable-read', 'serializable'], 'expected one of read-committed, repeatable-read, serializable')),
-  ssl_configuration: v.optional(v.unknown()),
-});
+
+/** An optional setting: Hasura reads these with `.:?`, so null means absent (and is not stored). */
+const setting = <T extends v.GenericSchema>(s: T) => v.nullish(s);
+const withoutAbsent = <T extends Record<string, unknown>>(o: T): T => Object.fromEntries(Object.entries(o).filter(([, x]) => x != null)) as T;
+
+export const ConnectionInfoSchema = v.pipe(
+  v.object({
+    database_url: DatabaseUrl,
+    pool_settings: setting(
+      v.pipe(
+        v.object({
+          max_connections: setting(int),
+          total_max_connections: setting(int),
+          idle_timeout: setting(int),
+          retries: setting(int),
+          pool_timeout: setting(int),
+          connection_lifetime: setting(int),
+        }),
+        v.transform(withoutAbsent),
+      ),
+    ),
+    use_prepared_statements: setting(v.boolean()),
+    isolation_level: setting(v.picklist(['read-committed', 'repeatable-read', 'serializable'], 'expected one of read-committed, repeatable-read, serializable')),
+    ssl_configuration: setting(v.unknown()),
+  }),
+  v.transform(withoutAbsent),
+);
 
 export const PgConfigSchema = v.looseObject({
   connection_info: ConnectionInfoSchema,
