@@ -69,6 +69,7 @@ describe('export → replace → export', () => {
         { type: 'pg_create_delete_permission', args: { table: 'tag', role: 'user', permission: { filter: { _and: [{ name: { _neq: 'x' } }, { _exists: { _table: { schema: 'public', name: 'author' }, _where: {} } }] } } } },
         { type: 'pg_track_function', args: { function: 'search_articles', configuration: { custom_root_fields: { function: 'findArticles' } }, comment: 'search' } },
         { type: 'pg_create_function_permission', args: { function: 'search_articles', role: 'user' } },
+        { type: 'pg_update_source', args: { name: 'default', customization: { root_fields: { namespace: 'db', prefix: 'p_' }, type_names: { suffix: '_t' } } } },
       ],
     });
     expect(r).toMatchObject({ status: 200 });
@@ -76,6 +77,7 @@ describe('export → replace → export', () => {
     const tables = exported.sources[0].tables;
     expect(tables.map((t: any) => t.table.name)).toEqual(['author', 'article', 'tag', 'color']);
     expect(tables[1].select_permissions[0].permission.filter._or[1]._exists._table).toEqual({ schema: 'public', name: 'tag' });
+    expect(exported.sources[0].customization).toEqual({ root_fields: { namespace: 'db', prefix: 'p_' }, type_names: { suffix: '_t' } });
 
     await replace(exported);
     expect(await exportMetadata()).toEqual(exported);
