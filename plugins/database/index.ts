@@ -49,7 +49,7 @@ export default definePlugin({
       split: (value) =>
         (value as SourceMeta[]).flatMap(({ tables, ...shell }) => [
           [JSON.stringify([shell.name]), shell] as [string, unknown],
-          ...tables.map((t) => [JSON.stringify([shell.name, t.table.schema, t.table.name]), t] as [string, unknown]),
+          ...tables.map((t) => [tablePartKey(shell.name, t), t] as [string, unknown]),
         ]),
       join: (parts) => {
         const out: SourceMeta[] = [];
@@ -78,3 +78,13 @@ export default definePlugin({
 });
 
 export type { Metadata };
+
+/** The catalog key of a tracked table's row, kept per table entry (saves run over every table). */
+function tablePartKey(source: string, t: SourceMeta['tables'][number]): string {
+  const hit = partKeys.get(t);
+  if (hit && hit.source === source) return hit.key;
+  const key = JSON.stringify([source, t.table.schema, t.table.name]);
+  partKeys.set(t, { source, key });
+  return key;
+}
+const partKeys = new WeakMap<object, { source: string; key: string }>();

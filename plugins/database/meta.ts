@@ -11,7 +11,14 @@ import type { FunctionMeta, Metadata, QualifiedTable, SourceMeta, TableMeta } fr
 export function tableKey(schema: string, name: string): string {
   return `"${schema.replace(/"/g, '""')}"."${name.replace(/"/g, '""')}"`;
 }
-export const qtKey = (qt: QualifiedTable) => tableKey(qt.schema, qt.name);
+/** The key of a table name object, computed once per object (names are immutable, Note [Sharing]):
+ * builds look up every tracked table's key, so this keeps them from re-quoting names. */
+export function qtKey(qt: QualifiedTable): string {
+  let k = keyCache.get(qt);
+  if (k === undefined) keyCache.set(qt, (k = tableKey(qt.schema, qt.name)));
+  return k;
+}
+const keyCache = new WeakMap<QualifiedTable, string>();
 
 /** How Hasura names a table in messages: `author`, or `other.author` outside `public`. */
 export function qtDisplay(qt: QualifiedTable): string {

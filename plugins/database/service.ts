@@ -361,15 +361,18 @@ export class DatabaseService {
     const functions = new Map<string, FunctionMeta>();
     for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
     const tables = new Map<string, Kept>();
+    // Reuse needs every table it refers to tracked, and their entries untouched too: a
+    // permission that reaches `author.articles` depends on author's relationships.
+    const unchanged = (deps: Set<string>) => {
+      for (const d of deps) {
+        const now = tracked.get(d);
+        if (now?.info === undefined || now.meta !== prevSrc?.tables.get(d)?.meta) return false;
+      }
+      return true;
+    };
     for (const { table: t, info, enumValues, before } of checked) {
       const key = qtKey(t.table);
-      // Reuse needs every table it refers to tracked, and their entries untouched too: a
-      // permission that reaches `author.articles` depends on author's relationships.
-      const unchanged = (d: string) => {
-        const now = tracked.get(d);
-        return now?.info !== undefined && now.meta === prevSrc?.tables.get(d)?.meta;
-      };
-      if (before && [...before.deps].every(unchanged)) {
+      if (before && unchanged(before.deps)) {
         for (const r of before.reports ?? []) ctx.inconsistent(r);
         tables.set(key, before);
         continue;

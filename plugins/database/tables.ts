@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef } from '../../core/plugin.js';
-import type { CommandGroup, EnumValue, KindBinding, TableCheck, TableCheckContext, TableInfo, TableMeta } from './types.js';
+import type { CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from './types.js';
 import {
   findFunction,
   findSource,
@@ -120,11 +120,7 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
       return ops;
     },
     checkTable: (ctx) => (ctx.table.is_enum ? enumCheck(ctx) : undefined),
-    rootFields: (source, intro) =>
-      source.tables.map((t) => ({
-        owner: `table ${qtDisplay(t.table)} in source ${source.name}`,
-        fields: tableRootFields(t, intro?.tables.get(qtKey(t.table))),
-      })),
+    rootFields: (source, intro) => source.tables.map((t) => tableOwner(source.name, t, intro?.tables.get(qtKey(t.table)))),
   };
 }
 
@@ -215,3 +211,15 @@ async function validateEnumTable(ctx: TableCheckContext): Promise<TableCheck> {
 }
 
 export { findSource };
+
+/** A table's root-field owner entry, kept per table entry so that builds compare by reference
+ * (Note [Root field conflicts]). */
+function tableOwner(source: string, t: TableMeta, info: TableInfo | undefined): RootFieldOwner {
+  const hit = ownerCache.get(t);
+  const fields = tableRootFields(t, info);
+  if (hit && hit.source === source && hit.owner.fields === fields) return hit.owner;
+  const owner = { owner: `table ${qtDisplay(t.table)} in source ${source}`, fields };
+  ownerCache.set(t, { source, owner });
+  return owner;
+}
+const ownerCache = new WeakMap<TableMeta, { source: string; owner: RootFieldOwner }>();
