@@ -1,13 +1,13 @@
 /** The catalog stores the document as parts and writes only what changed (Note [Catalog parts]). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { assignOrds, type Part } from '../core/catalog/store.js';
+import { assignOrds, diffParts, type Part } from '../core/catalog/store.js';
 import { createDatabase, startServer, type TestServer } from './helpers.js';
 
 describe('assignOrds', () => {
   const stored = (keys: string[]) => new Map(keys.map((k, i) => [k, { ord: i, json: '1' }]));
   const parts = (keys: string[]): Part[] => keys.map((k) => [k, 1]);
-  const ords = (m: Map<string, { ord: number }>) => [...m.values()].map((x) => x.ord);
+  const ords = (m: Map<string, { ord: number }> | undefined) => [...m!.values()].map((x) => x.ord);
 
   it('keeps ords on append and removal', () => {
     expect(ords(assignOrds(parts(['a', 'b', 'c', 'd']), stored(['a', 'b', 'c'])))).toEqual([0, 1, 2, 3]);
@@ -26,6 +26,38 @@ describe('assignOrds', () => {
     const o = ords(assignOrds(parts(['c', 'b', 'a']), stored(['a', 'b', 'c'])));
     expect(o).toEqual([...o].sort((p, q) => p - q));
     expect(new Set(o).size).toBe(3);
+  });
+});
+
+describe('diffParts', () => {
+  const a = { a: 1 };
+  const b = { b: 1 };
+  const c = { c: 1 };
+  const stored = (parts: Part[]) => new Map(parts.map(([k, v], i) => [k, { ord: i, json: JSON.stringify(v) }]));
+
+  it('writes only the changed segment', () => {
+    const prev: Part[] = [['a', a], ['b', b], ['c', c]];
+    const b2 = { b: 2 };
+    const d = diffParts(prev, [['a', a], ['b', b2], ['c', c]], stored(prev));
+    expect(d).toEqual({ upserts: [['b', { ord: 1, json: '{"b":2}' }]], deletes: [] });
+  });
+
+  it('appends after the last ord and deletes removed keys', () => {
+    const prev: Part[] = [['a', a], ['b', b], ['c', c]];
+    expect(diffParts(prev, [['a', a], ['b', b], ['c', c], ['d', { d: 1 }]], stored(prev)).upserts).toEqual([['d', { ord: 3, json: '{"d":1}' }]]);
+    expect(diffParts(prev, [['a', a], ['c', c]], stored(prev))).toEqual({ upserts: [], deletes: ['b'] });
+  });
+
+  it('an equal value in a new object is not written again', () => {
+    const prev: Part[] = [['a', a], ['b', b]];
+    expect(diffParts(prev, [['a', { a: 1 }], ['b', { b: 1 }]], stored(prev))).toEqual({ upserts: [], deletes: [] });
+  });
+
+  it('inserts between neighbours, renumbering when there is no room', () => {
+    const prev: Part[] = [['a', a], ['c', c]];
+    const st = new Map([['a', { ord: 0, json: '{"a":1}' }], ['c', { ord: 1e-9, json: '{"c":1}' }]]);
+    const d = diffParts(prev, [['a', a], ['b', b], ['c', c]], st);
+    expect(d.upserts.map(([k, v]) => [k, v.ord])).toEqual([['a', 0], ['b', 1], ['c', 2]]);
   });
 });
 

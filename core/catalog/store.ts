@@ -49,6 +49,8 @@ interface Stored {
 export class CatalogStore {
   /** What the catalog holds as of the last load or successful save by this instance. */
   private stored = new Map<string, Stored>();
+  /** The parts of that document, compared by reference on the next save. */
+  private lastParts: Part[] = [];
 
   constructor(
     private readonly sql: postgres.Sql,
@@ -114,7 +116,10 @@ export class CatalogStore {
         return [r.key as string, JSON.parse(r.value as string)];
       });
       this.stored = stored;
-      return { metadata: this.codec.join(parts), resourceVersion: Number(st.resource_version) };
+      const metadata = this.codec.join(parts);
+      // Split again, so that the parts share objects with the document the kernel keeps.
+      this.lastParts = this.codec.split(metadata);
+      return { metadata, resourceVersion: Number(st.resource_version) };
     });
   }
 
@@ -131,68 +136,101 @@ export class CatalogStore {
    */
   async save(metadata: Metadata, expected: number, beforeCommit?: () => Promise<void>): Promise<number | null> {
     const parts = this.codec.split(metadata);
-    const next = assignOrds(parts, this.stored);
-    const upserts: [string, number, string][] = [];
-    for (const [key, st] of next) {
-      const old = this.stored.get(key);
-      if (!old || old.ord !== st.ord || old.json !== st.json) upserts.push([key, st.ord, st.json]);
-    }
-    const deletes = [...this.stored.keys()].filter((k) => !next.has(k));
+    const change = diffParts(this.lastParts, parts, this.stored);
     const rv = await this.sql.begin(async (tx) => {
       const rows = await tx`update ${this.s}.state set resource_version = resource_version + 1, updated_at = now()
         where resource_version = ${expected} returning resource_version`;
       if (rows.length === 0) return null;
-      if (deletes.length) await tx`delete from ${this.s}.metadata_part where key = any(${deletes}::text[])`;
-      if (upserts.length) {
+      if (change.deletes.length) await tx`delete from ${this.s}.metadata_part where key = any(${change.deletes}::text[])`;
+      if (change.upserts.length) {
+        const u = change.upserts;
         await tx`insert into ${this.s}.metadata_part (key, ord, value)
-          select * from unnest(${upserts.map((u) => u[0])}::text[], ${upserts.map((u) => u[1])}::float8[], ${upserts.map((u) => u[2])}::text[])
+          select * from unnest(${u.map((x) => x[0])}::text[], ${u.map((x) => x[1].ord)}::float8[], ${u.map((x) => x[1].json)}::text[])
           on conflict (key) do update set ord = excluded.ord, value = excluded.value`;
       }
       if (beforeCommit) await beforeCommit();
       return Number(rows[0]!.resource_version);
     });
-    if (rv !== null) this.stored = next;
+    if (rv !== null) {
+      for (const k of change.deletes) this.stored.delete(k);
+      for (const [k, st] of change.upserts) this.stored.set(k, st);
+      this.lastParts = parts;
+    }
     return rv;
   }
 }
 
 /**
- * Ords for the new list of parts: a part keeps its stored ord while the stored ords stay
- * increasing along the list; the others get ords between their kept neighbours. When the gaps get
- * too small to split, everything is renumbered.
+ * What a save must write: parts are compared with the previous list by reference, so only the
+ * segment between the common prefix and the common suffix is looked at (the rest is the same
+ * rows, in the same order). Within it, a part whose JSON is unchanged and whose ord still fits
+ * keeps its row.
  */
-export function assignOrds(parts: Part[], stored: Map<string, Stored>): Map<string, Stored> {
+export function diffParts(
+  prev: Part[],
+  next: Part[],
+  stored: Map<string, Stored>,
+): { upserts: [string, Stored][]; deletes: string[] } {
+  let p = 0;
+  const min = Math.min(prev.length, next.length);
+  while (p < min && prev[p]![0] === next[p]![0] && prev[p]![1] === next[p]![1]) p++;
+  let q = 0;
+  while (q < min - p && prev[prev.length - 1 - q]![0] === next[next.length - 1 - q]![0] && prev[prev.length - 1 - q]![1] === next[next.length - 1 - q]![1]) q++;
+  const mid = next.slice(p, next.length - q);
+  const midKeys = new Set(mid.map((x) => x[0]));
+  const deletes = prev.slice(p, prev.length - q).map((x) => x[0]).filter((k) => !midKeys.has(k));
+  const lo = p > 0 ? stored.get(next[p - 1]![0])!.ord : undefined;
+  const hi = q > 0 ? stored.get(next[next.length - q]![0])!.ord : undefined;
+  const placed = assignOrds(mid, stored, lo, hi);
+  if (!placed) {
+    // No room between the neighbours: renumber everything.
+    const all = assignOrds(next, new Map())!;
+    return { upserts: [...all], deletes: [...stored.keys()].filter((k) => !all.has(k)) };
+  }
+  const upserts: [string, Stored][] = [];
+  for (const [key, st] of placed) {
+    const old = stored.get(key);
+    if (!old || old.ord !== st.ord || old.json !== st.json) upserts.push([key, st]);
+  }
+  return { upserts, deletes };
+}
+
+/**
+ * Ords for a list of parts that must fit strictly between `lo` and `hi`: a part keeps its stored
+ * ord while the stored ords stay increasing along the list (and inside the bounds); the others get
+ * ords between their kept neighbours. Returns undefined when the gaps are too small to split.
+ */
+export function assignOrds(parts: Part[], stored: Map<string, Stored>, lo?: number, hi?: number): Map<string, Stored> | undefined {
   const n = parts.length;
   const ords = new Array<number | undefined>(n);
-  let last = -Infinity;
+  let last = lo ?? -Infinity;
   for (let i = 0; i < n; i++) {
     const old = stored.get(parts[i]![0]);
-    if (old && old.ord > last) {
+    if (old && old.ord > last && (hi === undefined || old.ord < hi)) {
       ords[i] = old.ord;
       last = old.ord;
     }
   }
-  let ok = true;
-  for (let i = 0; i < n && ok; ) {
+  for (let i = 0; i < n; ) {
     if (ords[i] !== undefined) {
       i++;
       continue;
     }
     let j = i;
     while (j < n && ords[j] === undefined) j++;
-    const lo = i > 0 ? ords[i - 1]! : undefined;
-    const hi = j < n ? ords[j]! : undefined;
+    const below = i > 0 ? ords[i - 1]! : lo;
+    const above = j < n ? ords[j]! : hi;
     const count = j - i;
+    if (below !== undefined && above !== undefined && (above - below) / (count + 1) < 1e-6) return undefined;
     for (let k = 0; k < count; k++) {
-      if (lo === undefined && hi === undefined) ords[i + k] = k;
-      else if (hi === undefined) ords[i + k] = lo! + k + 1;
-      else if (lo === undefined) ords[i + k] = hi - (count - k);
-      else ords[i + k] = lo + ((hi - lo) * (k + 1)) / (count + 1);
+      if (below === undefined && above === undefined) ords[i + k] = k;
+      else if (above === undefined) ords[i + k] = below! + k + 1;
+      else if (below === undefined) ords[i + k] = above - (count - k);
+      else ords[i + k] = below + ((above - below) * (k + 1)) / (count + 1);
     }
-    if (lo !== undefined && hi !== undefined && (hi - lo) / (count + 1) < 1e-6) ok = false;
     i = j;
   }
   const out = new Map<string, Stored>();
-  for (let i = 0; i < n; i++) out.set(parts[i]![0], { ord: ok ? ords[i]! : i, json: toJson(parts[i]![1]) });
+  for (let i = 0; i < n; i++) out.set(parts[i]![0], { ord: ords[i]!, json: toJson(parts[i]![1]) });
   return out;
 }

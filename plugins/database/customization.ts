@@ -237,10 +237,11 @@ const ROOTS: [keyof RootFields, string][] = [
  * follows the change: each build keeps an index from root field to owners, as a layer over the
  * previous build's (owners whose fields object changed are masked and re-added), so a build only
  * looks up the fields of the owners that changed and of the conflicts already known. Layers are
- * flattened every FLATTEN_DEPTH builds. A conflict is reported as an inconsistency that an
- * operation introducing it turns into Hasura's 500 `unexpected`.
+ * flattened every FLATTEN_DEPTH builds (a flatten costs every field of every owner). A conflict
+ * is reported as an inconsistency that an operation introducing it turns into Hasura's 500
+ * `unexpected`.
  */
-const FLATTEN_DEPTH = 32;
+export const FLATTEN_DEPTH = 256;
 const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
 
 class FieldIndex {
@@ -279,41 +280,61 @@ function addedFields(names: Iterable<string>, owners: ReadonlyMap<string, RootFi
 }
 
 interface RootFieldState {
-  owners: Map<string, RootFields>;
+  /** Owners per source, in order; an unchanged table keeps its owner object. */
+  bySource: Map<string, RootFieldOwner[]>;
   index: FieldIndex;
   conflicts: string[];
 }
 
 export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext): RootFieldState {
-  const owners = new Map<string, RootFields>();
+  const bySource = new Map<string, RootFieldOwner[]>();
   for (const src of db.resolved(ctx).sources.values()) {
-    for (const g of db.commandGroups) {
-      for (const o of g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []) owners.set(o.owner, o.fields);
-    }
+    const list: RootFieldOwner[] = [];
+    for (const g of db.commandGroups) list.push(...(g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []));
+    bySource.set(src.name, list);
   }
   const prev = ctx.previous?.outputs.get('root-fields') as RootFieldState | undefined;
+  const all = () => new Map([...bySource.values()].flat().map((o) => [o.owner, o.fields]));
   let index: FieldIndex;
   let candidates: Iterable<string>;
   if (!prev || prev.index.depth >= FLATTEN_DEPTH) {
+    const owners = all();
     index = FieldIndex.of(owners);
     candidates = addedFields(owners.keys(), owners).keys();
   } else {
     const masked = new Set<string>();
-    const changed: string[] = [];
-    for (const [o, fields] of owners) {
-      const before = prev.owners.get(o);
-      if (before === fields) continue;
-      if (before) masked.add(o);
-      changed.push(o);
-    }
-    for (const o of prev.owners.keys()) if (!owners.has(o)) masked.add(o);
-    const added = addedFields(changed, owners);
+    const changed = new Map<string, RootFields>();
+    for (const [name, list] of bySource) diffOwners(prev.bySource.get(name) ?? [], list, masked, changed);
+    for (const [name, list] of prev.bySource) if (!bySource.has(name)) diffOwners(list, [], masked, changed);
+    const added = addedFields(changed.keys(), changed);
     index = new FieldIndex(prev.index, masked, added, prev.index.depth + 1);
     candidates = new Set([...prev.conflicts, ...added.keys()]);
   }
   const conflicts = [...candidates].filter((k) => index.owners(k).length > 1);
-  if (conflicts.length) reportConflicts(ctx, [...owners], new Set(conflicts), index);
-  return { owners, index, conflicts };
+  if (conflicts.length) reportConflicts(ctx, [...all()], new Set(conflicts), index);
+  return { bySource, index, conflicts };
+}
+
+/** The owners that differ between two lists: compared by reference outside the common prefix and
+ * suffix, so an unchanged source costs a scan of pointers. */
+function diffOwners(prev: RootFieldOwner[], next: RootFieldOwner[], masked: Set<string>, changed: Map<string, RootFields>) {
+  let p = 0;
+  const min = Math.min(prev.length, next.length);
+  while (p < min && prev[p] === next[p]) p++;
+  let q = 0;
+  while (q < min - p && prev[prev.length - 1 - q] === next[next.length - 1 - q]) q++;
+  const before = new Map(prev.slice(p, prev.length - q).map((o) => [o.owner, o.fields]));
+  const after = next.slice(p, next.length - q);
+  const kept = new Set<string>();
+  for (const o of after) {
+    if (before.get(o.owner) === o.fields) {
+      kept.add(o.owner);
+      continue;
+    }
+    if (before.has(o.owner)) masked.add(o.owner);
+    changed.set(o.owner, o.fields);
+  }
+  for (const name of before.keys()) if (!kept.has(name) && !changed.has(name)) masked.add(name);
 }
 
 /** Hasura's message: the first root type with conflicts, its fields last-defined first. */

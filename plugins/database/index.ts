@@ -47,9 +47,9 @@ export default definePlugin({
       },
       // One catalog row per source and per tracked table, so tracking a table writes one row.
       split: (value) =>
-        (value as SourceMeta[]).flatMap(({ tables, ...shell }) => [
-          [JSON.stringify([shell.name]), shell] as [string, unknown],
-          ...tables.map((t) => [tablePartKey(shell.name, t), t] as [string, unknown]),
+        (value as SourceMeta[]).flatMap((s) => [
+          [JSON.stringify([s.name]), sourceShell(s)] as [string, unknown],
+          ...s.tables.map((t) => tablePart(s.name, t)),
         ]),
       join: (parts) => {
         const out: SourceMeta[] = [];
@@ -79,12 +79,25 @@ export default definePlugin({
 
 export type { Metadata };
 
-/** The catalog key of a tracked table's row, kept per table entry (saves run over every table). */
-function tablePartKey(source: string, t: SourceMeta['tables'][number]): string {
-  const hit = partKeys.get(t);
-  if (hit && hit.source === source) return hit.key;
-  const key = JSON.stringify([source, t.table.schema, t.table.name]);
-  partKeys.set(t, { source, key });
-  return key;
+/** The catalog row of a tracked table, kept per table entry (saves run over every table). */
+function tablePart(source: string, t: SourceMeta['tables'][number]): [string, unknown] {
+  const hit = tableParts.get(t);
+  if (hit && hit.source === source) return hit.part;
+  const part: [string, unknown] = [JSON.stringify([source, t.table.schema, t.table.name]), t];
+  tableParts.set(t, { source, part });
+  return part;
 }
-const partKeys = new WeakMap<object, { source: string; key: string }>();
+const tableParts = new WeakMap<object, { source: string; part: [string, unknown] }>();
+
+/** A source without its tables (its own catalog row). The same object is returned while the
+ * source's other fields are unchanged, so that the catalog sees it as untouched. */
+function sourceShell(s: SourceMeta): Omit<SourceMeta, 'tables'> {
+  const { tables: _tables, ...shell } = s;
+  const prev = shells.get(s.name);
+  if (prev && Object.keys(prev).length === Object.keys(shell).length && Object.entries(shell).every(([k, v]) => (prev as Record<string, unknown>)[k] === v)) {
+    return prev;
+  }
+  shells.set(s.name, shell);
+  return shell;
+}
+const shells = new Map<string, Omit<SourceMeta, 'tables'>>();

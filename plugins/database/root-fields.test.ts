@@ -1,11 +1,14 @@
 /** Root field conflicts are found incrementally across builds (Note [Root field conflicts]). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from '../../test/helpers.js';
+import { FLATTEN_DEPTH } from './customization.js';
+
+const N = FLATTEN_DEPTH + 8;
 
 let s: TestServer;
 beforeAll(async () => {
   s = await startServer();
-  await s.runSql(Array.from({ length: 40 }, (_, i) => `create table t${i} (id int primary key)`).join(';'));
+  await s.runSql(Array.from({ length: N }, (_, i) => `create table t${i} (id int primary key)`).join(';'));
 });
 afterAll(async () => {
   await s?.stop();
@@ -13,10 +16,10 @@ afterAll(async () => {
 
 describe('root field conflicts across many builds', () => {
   it('finds a conflict after more builds than the index keeps layers, and forgets it when resolved', async () => {
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < N; i++) {
       expect((await s.metadata({ type: 'pg_track_table', args: { table: `t${i}` } })).status).toBe(200);
     }
-    // t1's select field renamed to t0's name: a conflict with a table tracked 40 builds ago.
+    // t1's select field renamed to t0's name: a conflict with a table tracked more builds ago than the index keeps layers.
     const clash = await s.metadata({ type: 'pg_set_table_customization', args: { table: 't1', configuration: { custom_root_fields: { select: 't0' } } } });
     expect(clash).toMatchObject({ status: 500, body: { code: 'unexpected', path: '$.args' } });
     expect(clash.body.error).toBe(

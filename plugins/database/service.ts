@@ -317,16 +317,18 @@ export class DatabaseService {
     const sameIntro = prevSrc?.introspection === intro;
     const executor = ctx.uow.peek<SqlExecutor>(txKey(meta.name)) ?? conn.executor;
     const tracked = new Map<string, { meta: TableMeta; info: ReturnType<Introspection['tables']['get']> }>();
-    const checked: { table: TableMeta; info: TableInfo; enumValues?: EnumValue[]; before?: Kept }[] = [];
+    // Tables that passed their own checks: the previous build's entry when untouched (no
+    // allocation per table on the common path), else what the checks found.
+    const checked: (Kept | { meta: TableMeta; info: TableInfo; enumValues?: EnumValue[]; fresh: true })[] = [];
     for (const t of meta.tables) {
       const key = qtKey(t.table);
       const before = prevSrc?.tables.get(key) as Kept | undefined;
-      const info = intro.tables.get(key);
       if (sameIntro && before && before.meta === t) {
-        tracked.set(key, { meta: t, info });
-        checked.push({ table: t, info: before.info, enumValues: before.enumValues, before });
+        tracked.set(key, before);
+        checked.push(before);
         continue;
       }
+      const info = intro.tables.get(key);
       const reportTable = (reason: string) =>
         ctx.inconsistent({
           type: 'table',
@@ -356,7 +358,7 @@ export class DatabaseService {
         continue;
       }
       tracked.set(key, { meta: t, info });
-      checked.push({ table: t, info, enumValues });
+      checked.push({ meta: t, info, enumValues, fresh: true });
     }
     const functions = new Map<string, FunctionMeta>();
     for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
@@ -370,11 +372,12 @@ export class DatabaseService {
       }
       return true;
     };
-    for (const { table: t, info, enumValues, before } of checked) {
+    for (const entry of checked) {
+      const { meta: t, info, enumValues } = entry;
       const key = qtKey(t.table);
-      if (before && unchanged(before.deps)) {
-        for (const r of before.reports ?? []) ctx.inconsistent(r);
-        tables.set(key, before);
+      if (!('fresh' in entry) && unchanged(entry.deps)) {
+        for (const r of entry.reports ?? []) ctx.inconsistent(r);
+        tables.set(key, entry);
         continue;
       }
       const deps = new Set<string>();
