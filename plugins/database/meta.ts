@@ -30,28 +30,23 @@ export const sameTable = (a: QualifiedTable, b: QualifiedTable) => a.schema === 
 // ---------------------------------------------------------------------------------------------
 // Argument schemas shared by the command groups
 
-/** TableName: text, or `{schema, name}` (schema defaults to `public`). */
-export const QualifiedTableSchema = v.union(
-  [
-    v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: 'public', name }))),
-    v.pipe(
-      v.object({ schema: v.optional(v.string(), 'public'), name: v.string() }),
-      v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
-    ),
-  ],
-  'expected a table name: a string or an object {schema, name}',
-);
+/** A qualified name: text, or `{schema, name}` (schema defaults to `public`). */
+const qualifiedName = (what: string) =>
+  v.union(
+    [
+      v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: 'public', name }))),
+      v.pipe(
+        v.object({ schema: v.optional(v.string(), 'public'), name: v.string() }),
+        v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
+      ),
+    ],
+    `expected a ${what} name: a string or an object {schema, name}`,
+  );
 
-export const QualifiedFunctionSchema = v.union(
-  [
-    v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: 'public', name }))),
-    v.pipe(
-      v.object({ schema: v.optional(v.string(), 'public'), name: v.string() }),
-      v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
-    ),
-  ],
-  'expected a function name: a string or an object {schema, name}',
-);
+/** TableName (SPEC "Shared types"). */
+export const QualifiedTableSchema = qualifiedName('table');
+/** FunctionName (SPEC "Shared types"). */
+export const QualifiedFunctionSchema = qualifiedName('function');
 
 export const SourceNameSchema = v.optional(nonEmptyText, 'default');
 
