@@ -289,6 +289,77 @@ function permissionRefs({ type, permission, table, view }: PermissionCheck): Boo
 }
 
 // ---------------------------------------------------------------------------------------------
+// References of a table's permissions, for dependency lookups
+
+/*
+ * Note [Cached permission references]
+ * Every dependency lookup (untrack_table, drop_relationship, run_sql drops...) asks what every
+ * permission of the source refers to. Finding out parses the permission and walks its boolean
+ * expressions, which costs far more than the lookup itself; done for every permission on every
+ * lookup, an operation would cost in proportion to the size of the metadata. So the references
+ * of a table's permissions are kept per (immutable, Note [Sharing]) table entry together with
+ * everything the walk read besides the entry itself: the introspection, and the entries of the
+ * tables it looked up by name (through relationships, `_exists`, computed fields), absent ones
+ * included. They are reused while all of those are the same objects, which is exactly when the
+ * walk would find the same references again.
+ */
+interface TableRefs {
+  intro: Introspection | undefined;
+  /** The tables the walk looked up, and the entry each lookup found. */
+  seen: Map<string, TableMeta | undefined>;
+  /** References of each permission, by PERMISSION_TYPES index and then list position. */
+  perType: BoolExpRef[][][];
+  /** Keys of the tables the references are on: a lookup for another table can skip this one. */
+  tables: Set<string>;
+}
+const refsCache = new WeakMap<TableMeta, TableRefs>();
+const byKeyCache = new WeakMap<readonly TableMeta[], Map<string, TableMeta>>();
+
+/** A source's tracked tables by key (the last entry wins, as in `sourceView`); one map per list. */
+function tablesByKey(tables: readonly TableMeta[]): Map<string, TableMeta> {
+  let byKey = byKeyCache.get(tables);
+  if (!byKey) {
+    byKey = new Map();
+    for (const t of tables) byKey.set(qtKey(t.table), t);
+    byKeyCache.set(tables, byKey);
+  }
+  return byKey;
+}
+
+/** Whether every lookup of a walk would find the same entry in `byKey`. */
+function unchanged(seen: TableRefs['seen'], byKey: Map<string, TableMeta>): boolean {
+  for (const [key, meta] of seen) if (byKey.get(key) !== meta) return false;
+  return true;
+}
+
+/** What each permission of `t` refers to, as far as the metadata and the introspection tell
+ * (Note [Cached permission references]). */
+function tableRefs(t: TableMeta, byKey: Map<string, TableMeta>, intro: Introspection | undefined): TableRefs {
+  const cached = refsCache.get(t);
+  if (cached && cached.intro === intro && unchanged(cached.seen, byKey)) return cached;
+  const seen: TableRefs['seen'] = new Map();
+  const view: SourceView = {
+    table: (qt) => {
+      const key = qtKey(qt);
+      const meta = byKey.get(key);
+      seen.set(key, meta);
+      return meta && { meta, info: intro?.tables.get(key) };
+    },
+    functions: intro?.functions,
+    strict: false,
+  };
+  const info = intro?.tables.get(qtKey(t.table));
+  const perType = PERMISSION_TYPES.map((type) =>
+    permissionsOf(t, type).map((p) => permissionRefs({ type, permission: p.permission, table: { table: t.table, meta: t, info }, view })),
+  );
+  const tables = new Set([qtKey(t.table)]);
+  for (const list of perType) for (const refs of list) for (const r of refs) tables.add(qtKey(r.table));
+  const refs = { intro, seen, perType, tables };
+  refsCache.set(t, refs);
+  return refs;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Renames
 
 /** Rewrites one permission for a renamed column, relationship or computed field; returns it
@@ -467,26 +538,27 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
   function dependents(md: Metadata, target: DepTarget): Dependent[] {
     const source = findSource(md, target.source);
     if (!source || target.kind === 'function' || target.kind === 'foreign_key') return [];
-    const intro = committedIntro(source.name);
-    const view = sourceView(source.tables, intro, false);
+    const intro = committedIntro(source.name) ?? undefined;
+    const byKey = tablesByKey(source.tables);
+    const targetKey = qtKey(target.table);
     const out: Dependent[] = [];
     for (const t of source.tables) {
-      const info = intro?.tables.get(qtKey(t.table));
-      for (const type of PERMISSION_TYPES) {
-        for (const p of permissionsOf(t, type)) {
-          const refs = permissionRefs({ type, permission: p.permission, table: { table: t.table, meta: t, info }, view });
+      const refs = tableRefs(t, byKey, intro);
+      if (!refs.tables.has(targetKey)) continue;
+      PERMISSION_TYPES.forEach((type, ti) => {
+        permissionsOf(t, type).forEach((p, i) => {
           // A column list of `*` depends on every column (Hasura expands it), even one the introspection does not know yet.
           const star = target.kind === 'column' && sameTable(target.table, t.table) && p.permission.columns === '*';
-          const { hit, onType } = hits(target, refs, t.table);
-          if (!hit && !star) continue;
+          const { hit, onType } = hits(target, refs.perType[ti]![i]!, t.table);
+          if (!hit && !star) return;
           out.push({
             id: permissionId(source.name, t.table, p.role, type),
             description: `permission ${qtDisplay(t.table)}.${p.role}.${type} in source ${dquote(source.name)}`,
             onType: onType || undefined,
             remove: (m) => updateTableIfPresent(m, source.name, t.table, (x) => ({ ...x, [listKey(type)]: permissionsOf(x, type).filter((q) => q.role !== p.role) })),
           });
-        }
-      }
+        });
+      });
     }
     return out;
   }

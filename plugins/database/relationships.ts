@@ -179,6 +179,32 @@ function remoteTableOf(j: Join, own: QualifiedTable, intro: Introspection | unde
   return fks.length === 1 ? { schema: fks[0]!.refSchema, name: fks[0]!.refTable } : undefined;
 }
 
+/** A table's relationships with what they join (those that parse), and the keys of the tables
+ * they join: its own and the remote ones (a dependency lookup for another table skips it). */
+interface TableJoins {
+  intro: Introspection | undefined;
+  joins: { rel: RelationshipMeta; join: Join; remote: QualifiedTable | undefined }[];
+  tables: Set<string>;
+}
+/** Kept per (immutable) table entry and introspection: dependency lookups read every table's. */
+const joinsCache = new WeakMap<TableMeta, TableJoins>();
+function tableJoins(t: TableMeta, intro: Introspection | undefined): TableJoins {
+  const cached = joinsCache.get(t);
+  if (cached && cached.intro === intro) return cached;
+  const out: TableJoins = { intro, joins: [], tables: new Set([qtKey(t.table)]) };
+  for (const kind of KINDS) {
+    for (const rel of relationshipsOf(t, kind)) {
+      const join = joinOf(kind, rel);
+      if (!join) continue;
+      const remote = remoteTableOf(join, t.table, intro);
+      out.joins.push({ rel, join, remote });
+      if (remote) out.tables.add(qtKey(remote));
+    }
+  }
+  joinsCache.set(t, out);
+  return out;
+}
+
 /** Whether a table already has a field (column, relationship or computed field) of that name. */
 function hasField(t: TableMeta, info: TableInfo | undefined, name: string): boolean {
   return (
@@ -377,36 +403,34 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     // The remote table of an own-table foreign key comes from the committed introspection: the
     // schema as it was before the request (run_sql may have dropped the key already).
     const intro = db.committed().sources.get(source.name)?.introspection ?? undefined;
+    const targetKey = qtKey(target.table);
     const out: Dependent[] = [];
     for (const t of source.tables) {
+      const { joins, tables } = tableJoins(t, intro);
+      if (!tables.has(targetKey)) continue;
       const own = t.table;
-      for (const kind of KINDS) {
-        for (const rel of relationshipsOf(t, kind)) {
-          const join = joinOf(kind, rel);
-          if (!join) continue;
-          const remote = remoteTableOf(join, own, intro);
-          let depends: boolean;
-          if (target.kind === 'table') depends = sameTable(own, target.table) || (remote !== undefined && sameTable(remote, target.table));
-          else if (target.kind === 'foreign_key') {
-            depends =
-              (join.via === 'own_fkey' && sameTable(own, target.table) && sameColumns(join.columns, target.columns)) ||
-              (join.via === 'remote_fkey' && sameTable(join.table, target.table) && sameTable(own, target.refTable) && sameColumns(join.columns, target.columns));
-          } else {
-            // The columns each side joins on, as Hasura records them as dependencies.
-            const ownColumns = join.via === 'own_fkey' ? join.columns : join.via === 'manual' ? Object.keys(join.mapping) : [];
-            const remoteColumns = join.via === 'remote_fkey' ? join.columns : join.via === 'manual' ? Object.values(join.mapping) : [];
-            depends =
-              (sameTable(own, target.table) && ownColumns.includes(target.column)) ||
-              (remote !== undefined && sameTable(remote, target.table) && remoteColumns.includes(target.column));
-          }
-          if (!depends) continue;
-          out.push({
-            id: relId(source.name, own, rel.name),
-            description: `relationship ${qtDisplay(own)}.${rel.name} in source "${source.name}"`,
-            remove: (m) => updateTableIfPresent(m, source.name, own, (x) => withoutRelationship(x, rel.name)),
-            target: { kind: 'relationship', source: source.name, table: own, name: rel.name },
-          });
+      for (const { rel, join, remote } of joins) {
+        let depends: boolean;
+        if (target.kind === 'table') depends = sameTable(own, target.table) || (remote !== undefined && sameTable(remote, target.table));
+        else if (target.kind === 'foreign_key') {
+          depends =
+            (join.via === 'own_fkey' && sameTable(own, target.table) && sameColumns(join.columns, target.columns)) ||
+            (join.via === 'remote_fkey' && sameTable(join.table, target.table) && sameTable(own, target.refTable) && sameColumns(join.columns, target.columns));
+        } else {
+          // The columns each side joins on, as Hasura records them as dependencies.
+          const ownColumns = join.via === 'own_fkey' ? join.columns : join.via === 'manual' ? Object.keys(join.mapping) : [];
+          const remoteColumns = join.via === 'remote_fkey' ? join.columns : join.via === 'manual' ? Object.values(join.mapping) : [];
+          depends =
+            (sameTable(own, target.table) && ownColumns.includes(target.column)) ||
+            (remote !== undefined && sameTable(remote, target.table) && remoteColumns.includes(target.column));
         }
+        if (!depends) continue;
+        out.push({
+          id: relId(source.name, own, rel.name),
+          description: `relationship ${qtDisplay(own)}.${rel.name} in source "${source.name}"`,
+          remove: (m) => updateTableIfPresent(m, source.name, own, (x) => withoutRelationship(x, rel.name)),
+          target: { kind: 'relationship', source: source.name, table: own, name: rel.name },
+        });
       }
     }
     return out;
