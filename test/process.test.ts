@@ -120,6 +120,10 @@ describe('server process', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(seen).toBe(true);
+    // Schema changed through one instance (run_sql, no metadata change) is seen at once by the other.
+    await post(pa, '/v1/query', { type: 'run_sql', args: { sql: 'create table shared_v (id int primary key)' } });
+    expect(await post(pb, '/v1/metadata', { type: 'pg_track_table', args: { table: 'shared_v' } })).toEqual({ status: 200, body: { message: 'success' } });
+    expect((await post(pb, '/v1/metadata', { type: 'pg_untrack_table', args: { table: 'shared_v' } })).status).toBe(200);
     // A write through the second instance builds on the first one's change (no lost update).
     await post(pb, '/v1/query', { type: 'run_sql', args: { sql: 'create table shared_u (id int primary key)' } });
     expect((await post(pb, '/v1/metadata', { type: 'pg_track_table', args: { table: 'shared_u' } })).status).toBe(200);

@@ -20,6 +20,14 @@ const LOCK_KEY = 7395001; // advisory lock that serialises catalog initialisatio
 export interface CatalogState {
   metadata: Metadata;
   resourceVersion: number;
+  /** Incremented when a request changed a source's schema without changing metadata (run_sql
+   * DDL), so that other instances refresh their introspection too. */
+  epoch: number;
+}
+
+export interface Stamp {
+  resourceVersion: number;
+  epoch: number;
 }
 
 export type Part = [key: string, value: unknown];
@@ -79,6 +87,7 @@ export class CatalogStore {
         id int primary key default 1 check (id = 1),
         resource_version bigint not null,
         updated_at timestamptz not null default now())`;
+      await tx`alter table ${this.s}.state add column if not exists epoch bigint not null default 0`;
       await tx`create table if not exists ${this.s}.metadata_part (
         key text primary key,
         ord float8 not null,
@@ -107,7 +116,7 @@ export class CatalogStore {
 
   async load(): Promise<CatalogState> {
     return this.sql.begin('isolation level repeatable read', async (tx) => {
-      const [st] = await tx`select resource_version from ${this.s}.state`;
+      const [st] = await tx`select resource_version, epoch from ${this.s}.state`;
       if (!st) throw new Error('catalog is not initialised');
       const rows = await tx`select key, ord, value from ${this.s}.metadata_part order by ord`;
       const stored = new Map<string, Stored>();
@@ -119,13 +128,24 @@ export class CatalogStore {
       const metadata = this.codec.join(parts);
       // Split again, so that the parts share objects with the document the kernel keeps.
       this.lastParts = this.codec.split(metadata);
-      return { metadata, resourceVersion: Number(st.resource_version) };
+      return { metadata, resourceVersion: Number(st.resource_version), epoch: Number(st.epoch) };
     });
   }
 
-  async resourceVersion(): Promise<number> {
-    const [row] = await this.sql`select resource_version from ${this.s}.state`;
-    return Number(row?.resource_version ?? 0);
+  /** The catalog's resource_version and epoch (one small row: what instances poll). */
+  async stamp(): Promise<Stamp> {
+    const [row] = await this.sql`select resource_version, epoch from ${this.s}.state`;
+    return { resourceVersion: Number(row?.resource_version ?? 0), epoch: Number(row?.epoch ?? 0) };
+  }
+
+  /** Records a change of the sources' schemas made without a metadata change; `beforeCommit`
+   * commits that change in the same transaction. Returns the new epoch. */
+  async bumpEpoch(beforeCommit?: () => Promise<void>): Promise<number> {
+    return this.sql.begin(async (tx) => {
+      const [row] = await tx`update ${this.s}.state set epoch = epoch + 1 returning epoch`;
+      if (beforeCommit) await beforeCommit();
+      return Number(row!.epoch);
+    });
   }
 
   /**

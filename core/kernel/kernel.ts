@@ -32,7 +32,7 @@ import { SvcError } from '../errors.js';
 import { resolveSession } from '../auth/session.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
-import { CatalogStore, type Part } from '../catalog/store.js';
+import { CatalogStore, type Part, type Stamp } from '../catalog/store.js';
 import { newInconsistencies, publicInconsistency, runBuild } from '../schema-cache/build.js';
 import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
@@ -59,6 +59,8 @@ export class BootError extends Error {}
 interface Committed {
   metadata: Metadata;
   resourceVersion: number;
+  /** The catalog epoch this build saw (see CatalogState.epoch). */
+  epoch: number;
   build: BuildResult;
 }
 
@@ -197,7 +199,7 @@ export class Kernel {
     const uow = new UnitOfWork();
     const build = await runBuild(this.steps, metadata, undefined, { sources: true }, uow, this.log);
     await uow.commit();
-    this.committed = { metadata, resourceVersion: loaded.resourceVersion, build };
+    this.committed = { metadata, resourceVersion: loaded.resourceVersion, epoch: loaded.epoch, build };
     if (build.inconsistencies.length) {
       this.log.warn('metadata', { message: 'inconsistent objects in metadata', inconsistent_objects: build.inconsistencies.map(publicInconsistency) });
     }
@@ -252,23 +254,30 @@ export class Kernel {
     this.syncTimer.unref();
   }
 
-  /** Loads the catalog if another instance changed it, and rebuilds. Returns whether it did. */
+  /** Catches up with changes other instances made (metadata, or a source's schema), rebuilding.
+   * Returns whether it did. */
   async syncFromCatalog(): Promise<boolean> {
-    const rv = await this.catalog.resourceVersion();
-    if (!this.committed || rv === this.committed.resourceVersion) return false;
+    const stamp = await this.catalog.stamp();
+    if (!this.committed || this.isCurrent(stamp)) return false;
     return this.lock.run(() => this.syncLocked());
   }
 
+  private isCurrent(stamp: Stamp): boolean {
+    return stamp.resourceVersion === this.committed!.resourceVersion && stamp.epoch === this.committed!.epoch;
+  }
+
   private async syncLocked(): Promise<boolean> {
-    const loaded = await this.catalog.load();
-    if (loaded.resourceVersion === this.committed!.resourceVersion) return false;
-    const metadata = this.normalizeStored(loaded.metadata);
+    const stamp = await this.catalog.stamp();
+    if (this.isCurrent(stamp)) return false;
+    const c = this.committed!;
+    const loaded = stamp.resourceVersion !== c.resourceVersion ? await this.catalog.load() : { metadata: c.metadata, resourceVersion: c.resourceVersion, epoch: stamp.epoch };
+    const metadata = loaded.metadata === c.metadata ? c.metadata : this.normalizeStored(loaded.metadata);
     const uow = new UnitOfWork();
-    // Another instance may also have changed the sources (run_sql), so refresh them.
-    const build = await runBuild(this.steps, metadata, this.committed!.build, { sources: true }, uow, this.log);
+    // Another instance changed the metadata or a source's schema (run_sql): refresh the sources.
+    const build = await runBuild(this.steps, metadata, c.build, { sources: true }, uow, this.log);
     await uow.commit();
-    this.committed = { metadata, resourceVersion: loaded.resourceVersion, build };
-    this.log.info('metadata-sync', { message: 'metadata reloaded from the catalog', resource_version: loaded.resourceVersion });
+    this.committed = { metadata, resourceVersion: loaded.resourceVersion, epoch: loaded.epoch, build };
+    this.log.info('metadata-sync', { message: 'rebuilt after a change made by another instance', resource_version: loaded.resourceVersion, epoch: loaded.epoch });
     this.events.emit('metadataChanged', build, loaded.resourceVersion);
     return true;
   }
@@ -378,9 +387,8 @@ export class Kernel {
     const mutates = items.some((it) => it.op.mutates);
     if (!mutates) return this.runItems(endpoint, env, items, session, false);
     return this.lock.run(async () => {
-      // Catch up with other instances before deciding anything (cheap: one integer).
-      const rv = await this.catalog.resourceVersion();
-      if (rv !== this.state().resourceVersion) await this.syncLocked();
+      // Catch up with other instances before deciding anything (cheap: one small row).
+      await this.syncLocked();
       return this.runItems(endpoint, env, items, session, true);
     });
   }
@@ -491,6 +499,7 @@ export class Kernel {
             internal: offending.map(publicInconsistency),
           });
         }
+        let epoch = start.epoch;
         if (changed || bump) {
           const saved = await this.catalog.save(draft, start.resourceVersion, () => uow.commit());
           if (saved === null) {
@@ -498,9 +507,12 @@ export class Kernel {
           }
           resourceVersion = saved;
         } else {
-          await uow.commit();
+          // The sources changed (run_sql) but not the metadata: tell other instances. If another
+          // instance bumped the epoch meanwhile, keep the old one so the next sync rebuilds.
+          const bumped = await this.catalog.bumpEpoch(() => uow.commit());
+          if (bumped === start.epoch + 1) epoch = bumped;
         }
-        this.committed = { metadata: draft, resourceVersion, build };
+        this.committed = { metadata: draft, resourceVersion, epoch, build };
         this.events.emit('metadataChanged', build, resourceVersion);
       } else {
         await uow.commit();
