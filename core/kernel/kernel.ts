@@ -416,8 +416,7 @@ export class Kernel {
       env.args.forEach((inner, i) => {
         const ie = parseEnvelope(inner, `${argsBase}[${i}]`);
         if (ie.type === 'bulk') {
-          const sub = this.resolveItems(endpoint, ie, `${argsBase}[${i}].args`);
-          out.push(...sub.map((s) => ({ ...s, nested: true })));
+          out.push(...this.resolveItems(endpoint, ie, `${argsBase}[${i}].args`));
           return;
         }
         out.push(one(ie, endpoint === 'metadata' ? `${argsBase}[${i}].args` : '$'));
