@@ -1,0 +1,79 @@
+/** Configuration from flags and SVC_GRAPHQL_* variables: defaults, precedence, and errors that name the culprit. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../core/config.js';
+
+describe('loadConfig', () => {
+  it('has working defaults', () => {
+    const c = loadConfig([], {});
+    expect(c).toMatchObject({
+      serverPort: 8080,
+      serverHost: '0.0.0.0',
+      databaseUrl: undefined,
+      metadataDatabaseUrl: undefined,
+      dataDir: './.svc-data',
+      adminSecret: undefined,
+      enabledApis: ['graphql', 'metadata', 'config', 'pgdump'],
+      enableRemoteSchemaPermissions: false,
+      disabledPlugins: [],
+      unauthorizedRole: undefined,
+      devMode: false,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads env vars, and flags win over them', () => {
+    const env = {
+      SVC_GRAPHQL_SERVER_PORT: '9000',
+      SVC_GRAPHQL_DATABASE_URL: 'postgres://u:p@h:5432/db',
+      SVC_GRAPHQL_METADATA_DATABASE_URL: 'postgresql://u@h/meta',
+      SVC_GRAPHQL_ADMIN_SECRET: 's',
+      SVC_GRAPHQL_ENABLED_APIS: 'graphql, metadata',
+      SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: 'TRUE',
+      SVC_GRAPHQL_DISABLED_PLUGINS: 'a,b',
+      SVC_GRAPHQL_UNAUTHORIZED_ROLE: 'anonymous',
+      SVC_GRAPHQL_DEV_MODE: 'true',
+      SVC_GRAPHQL_LOG_LEVEL: 'WARN',
+    };
+    const c = loadConfig(['--server-port=9001', '--dev-mode', 'false', '--enable-remote-schema-permissions'], env);
+    expect(c).toMatchObject({
+      serverPort: 9001,
+      databaseUrl: 'postgres://u:p@h:5432/db',
+      metadataDatabaseUrl: 'postgresql://u@h/meta',
+      adminSecret: 's',
+      enabledApis: ['graphql', 'metadata'],
+      enableRemoteSchemaPermissions: true,
+      disabledPlugins: ['a', 'b'],
+      unauthorizedRole: 'anonymous',
+      devMode: false,
+      logLevel: 'warn',
+    });
+  });
+
+  const bad: [string[], Record<string, string>, string][] = [
+    [[], { SVC_GRAPHQL_SERVER_PORT: '70000' }, 'invalid value for SVC_GRAPHQL_SERVER_PORT: "70000"'],
+    [['--server-port', 'x'], {}, 'invalid value for --server-port: "x": expected a port number'],
+    [[], { SVC_GRAPHQL_SERVER_HOST: '' }, ''],
+    [['--server-host='], {}, 'invalid value for --server-host: "": must not be empty'],
+    [[], { SVC_GRAPHQL_DATABASE_URL: 'mysql://x' }, 'invalid value for SVC_GRAPHQL_DATABASE_URL: "mysql://x": expected a postgres:// or postgresql:// URL'],
+    [[], { SVC_GRAPHQL_METADATA_DATABASE_URL: 'nope' }, 'invalid value for SVC_GRAPHQL_METADATA_DATABASE_URL'],
+    [['--admin-secret='], {}, 'invalid value for --admin-secret: "": must not be empty'],
+    [[], { SVC_GRAPHQL_ENABLED_APIS: 'graphql,rest' }, 'invalid value for SVC_GRAPHQL_ENABLED_APIS: "graphql,rest": expected a comma-separated list of'],
+    [[], { SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: 'maybe' }, 'invalid value for SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: "maybe": expected a boolean'],
+    [['--unauthorized-role='], {}, 'invalid value for --unauthorized-role'],
+    [[], { SVC_GRAPHQL_DEV_MODE: '2' }, 'invalid value for SVC_GRAPHQL_DEV_MODE'],
+    [[], { SVC_GRAPHQL_LOG_LEVEL: 'loud' }, 'invalid value for SVC_GRAPHQL_LOG_LEVEL: "loud": expected one of debug, info, warn, error'],
+    [['--nope'], {}, 'unknown flag --nope'],
+    [['stray'], {}, 'unexpected argument "stray"'],
+    [['--server-port'], {}, 'flag --server-port needs a value'],
+  ];
+  for (const [argv, env, message] of bad) {
+    if (message === '') {
+      it('an empty env var counts as unset', () => expect(loadConfig(argv, env).serverHost).toBe('0.0.0.0'));
+      continue;
+    }
+    it(`refuses ${JSON.stringify(argv.length ? argv : env)}`, () => {
+      expect(() => loadConfig(argv, env)).toThrow(ConfigError);
+      expect(() => loadConfig(argv, env)).toThrow(message);
+    });
+  }
+});
