@@ -2,7 +2,7 @@
  * Test helpers: a fresh database per test file on the run's PostgreSQL, a kernel booted on it,
  * and an HTTP client that goes through the real hono app (request -> status, body).
  */
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import postgres from 'postgres';
 import { randomBytes } from 'node:crypto';
 import { defaultConfig, type ServerConfig } from '../core/config.js';
@@ -104,4 +104,25 @@ export async function startServer(opts: {
     },
   };
   return server;
+}
+
+/**
+ * The server of a test file: started (on a fresh database, with `seed` SQL run through run_sql)
+ * before the file's tests and stopped after them. The returned object forwards to it.
+ */
+export function useServer(seed?: string, opts: Parameters<typeof startServer>[0] = {}): TestServer {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startServer(opts);
+    if (seed) await server.runSql(seed);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return new Proxy({} as TestServer, {
+    get: (_, key) => {
+      if (!server) throw new Error('useServer: the server is used before beforeAll ran');
+      return server[key as keyof TestServer];
+    },
+  });
 }

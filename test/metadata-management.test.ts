@@ -3,19 +3,12 @@
  * envelope's error paths, against a real PostgreSQL.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from './helpers.js';
+import { startServer, useServer } from './helpers.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql(`
+const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id int references author(id));
   `);
-});
-afterAll(async () => {
-  await s?.stop();
-});
 
 const exportV2 = async () => (await s.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
 const defaultSourceConfig = {

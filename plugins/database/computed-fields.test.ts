@@ -4,13 +4,10 @@
  * computed fields that depend on a function.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { useServer } from '../../test/helpers.js';
 import { DatabaseToken } from './service.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql(`
+const s = useServer(`
     create table author (id serial primary key, first_name text not null, last_name text);
     create table article (id serial primary key, title text not null, content text, author_id int not null references author(id));
     create table untracked_rows (id int);
@@ -35,10 +32,6 @@ beforeAll(async () => {
     create function overloaded(author, int) returns text as $$ select 'b'::text $$ language sql stable;
     create function to_be_dropped(author) returns text as $$ select 'c'::text $$ language sql stable;
   `);
-});
-afterAll(async () => {
-  await s?.stop();
-});
 
 beforeEach(async () => {
   expect((await s.metadata({ type: 'clear_metadata', args: {} })).status).toBe(200);

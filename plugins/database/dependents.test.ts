@@ -5,23 +5,15 @@
  * change only another table, and check that the next lookup sees the change.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { useServer } from '../../test/helpers.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql(`
+const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id integer references author(id));
     create table tag (id serial primary key, label text);
     create table other (id serial primary key);
     create table draft (id serial primary key, author_id integer);
   `);
-});
-afterAll(async () => {
-  await s?.stop();
-});
 
 const qt = (name: string) => ({ schema: 'public', name });
 const writings = { name: 'writings', using: { foreign_key_constraint_on: { table: qt('article'), column: 'author_id' } } };

@@ -4,12 +4,9 @@
  * the dependency of a tracked function on its return table.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { useServer } from '../../test/helpers.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql(`
+const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id int references author(id));
     create table untracked_rows (id int);
@@ -31,10 +28,6 @@ beforeAll(async () => {
     create function "bad name"() returns setof article as $$ select * from article $$ language sql stable;
     create function to_be_dropped() returns setof article as $$ select * from article $$ language sql stable;
   `);
-});
-afterAll(async () => {
-  await s?.stop();
-});
 
 beforeEach(async () => {
   expect((await s.metadata({ type: 'clear_metadata', args: {} })).status).toBe(200);

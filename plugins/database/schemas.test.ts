@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { useServer } from '../../test/helpers.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql(`
+const s = useServer(`
     create table author (id serial primary key, name text not null, age integer);
     create table article (id serial primary key, title text not null, author_id integer not null references author(id), is_published boolean);
     create table tag (id serial primary key, name text not null, article_id integer references article(id));
@@ -15,10 +11,6 @@ beforeAll(async () => {
     create function author_articles(a author, q text) returns setof article language sql stable as $$ select * from article where author_id = a.id and title ilike q $$;
     create function search_articles(q text) returns setof article language sql stable as $$ select * from article where title ilike q $$;
   `);
-});
-afterAll(async () => {
-  await s?.stop();
-});
 
 const exportMetadata = async () => {
   const r = await s.metadata({ type: 'export_metadata', args: {} });

@@ -1,18 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { useServer } from '../../test/helpers.js';
 
-let s: TestServer;
-
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql(`
+const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id integer references author(id));
   `);
-});
-afterAll(async () => {
-  await s?.stop();
-});
 
 const inconsistencies = async () => {
   const r = await s.metadata({ type: 'get_inconsistent_metadata', args: {} });

@@ -1,15 +1,8 @@
 /** /v1alpha1/pg_dump: admin only, refuses file-writing options, 404 when the API is disabled. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { startServer, useServer } from '../../test/helpers.js';
 
-let s: TestServer;
-beforeAll(async () => {
-  s = await startServer();
-  await s.runSql('create table dumped (id int primary key)');
-});
-afterAll(async () => {
-  await s?.stop();
-});
+const s = useServer('create table dumped (id int primary key)');
 
 describe('pg_dump API', () => {
   it('runs pg_dump for a source, or says clearly why it cannot', async () => {
