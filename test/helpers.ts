@@ -49,6 +49,8 @@ export interface TestServer extends Running {
   query(body: unknown, headers?: Record<string, string>): Promise<HttpResult>;
   /** run_sql through the legacy API; throws unless 200. */
   runSql(sql: string): Promise<any>;
+  /** The exported tracked tables of a source; throws unless the export succeeds. */
+  tables(source?: string): Promise<any[]>;
 }
 
 export function captureLogger(lines: Record<string, any>[], level: ServerConfig['logLevel'] = 'debug'): Logger {
@@ -97,6 +99,11 @@ export async function startServer(opts: {
       const r = await request('POST', '/v1/query', { type: 'run_sql', args: { sql: text } }, opts.config?.adminSecret ? { 'x-svc-admin-secret': opts.config.adminSecret } : {});
       if (r.status !== 200) throw new Error(`run_sql failed: ${r.status} ${r.text}`);
       return r.body;
+    },
+    async tables(source = 'default') {
+      const r = await request('POST', '/v1/metadata', { type: 'export_metadata', version: 1, args: {} }, opts.config?.adminSecret ? { 'x-svc-admin-secret': opts.config.adminSecret } : {});
+      if (r.status !== 200) throw new Error(`export_metadata failed: ${r.status} ${r.text}`);
+      return r.body.sources.find((x: { name: string }) => x.name === source).tables;
     },
     async stop() {
       await sql.end({ timeout: 1 });

@@ -5,13 +5,8 @@ let s: TestServer;
 
 const ok = { status: 200, body: { message: 'success' } };
 
-async function tablesOf(): Promise<any[]> {
-  const r = await s.metadata({ type: 'export_metadata', version: 1, args: {} });
-  expect(r.status).toBe(200);
-  return r.body.sources.find((x: any) => x.name === 'default').tables;
-}
 async function tableOf(name: string, schema = 'public'): Promise<any> {
-  return (await tablesOf()).find((t) => t.table.name === name && t.table.schema === schema);
+  return (await s.tables()).find((t) => t.table.name === name && t.table.schema === schema);
 }
 
 beforeAll(async () => {

@@ -5,11 +5,6 @@ let s: TestServer;
 
 const ok = { status: 200, body: { message: 'success' } };
 
-async function tablesOf(): Promise<any[]> {
-  const r = await s.metadata({ type: 'export_metadata', version: 1, args: {} });
-  expect(r.status).toBe(200);
-  return r.body.sources.find((x: any) => x.name === 'default').tables;
-}
 
 const inconsistentTable = (name: string, reason: string) => ({
   type: 'table',
@@ -61,12 +56,12 @@ describe('track_table / untrack_table', () => {
     );
     expect(await s.metadata({ type: 'pg_track_table', args: { table: { schema: 'hge_tests', name: 'resident' } } })).toMatchObject(ok);
     expect(await s.query({ type: 'untrack_table', args: { table: { schema: 'hge_tests', name: 'resident' } } })).toMatchObject(ok);
-    expect(await tablesOf()).toEqual([]);
+    expect(await s.tables()).toEqual([]);
   });
 
   it('tracks a materialized view', async () => {
     expect(await s.query({ type: 'track_table', args: { name: 'articles' } })).toMatchObject(ok);
-    expect(await tablesOf()).toEqual([{ table: { schema: 'public', name: 'articles' } }]);
+    expect(await s.tables()).toEqual([{ table: { schema: 'public', name: 'articles' } }]);
   });
 
   it('fails on a table that does not exist', async () => {
@@ -92,7 +87,7 @@ describe('enum tables', () => {
     });
     expect(await s.query({ type: 'set_table_is_enum', args: { table: 'weekdays', is_enum: true } })).toMatchObject(ok);
     expect(await s.metadata({ type: 'pg_set_table_is_enum', args: { source: 'default', table: 'colors', is_enum: false } })).toMatchObject(ok);
-    expect(await tablesOf()).toEqual([{ table: { schema: 'public', name: 'colors' } }, { table: { schema: 'public', name: 'weekdays' }, is_enum: true }]);
+    expect(await s.tables()).toEqual([{ table: { schema: 'public', name: 'colors' } }, { table: { schema: 'public', name: 'weekdays' }, is_enum: true }]);
     // The values are read in the build and kept for the GraphQL schema.
     const resolved = s.kernel.state().build.outputs.get('sources') as any;
     expect(resolved.sources.get('default').tables.get('"public"."weekdays"').enumValues).toEqual([
@@ -113,7 +108,7 @@ describe('enum tables', () => {
         body: { path: '$.args', code: 'invalid-configuration', error: `Inconsistent object: ${reason}`, internal: [inconsistentTable('employees', reason)] },
       }),
     );
-    expect(await tablesOf()).toEqual([{ table: { schema: 'public', name: 'employees' } }]);
+    expect(await s.tables()).toEqual([{ table: { schema: 'public', name: 'employees' } }]);
   });
 
   it.each([
@@ -153,7 +148,7 @@ describe('enum tables', () => {
       body: { message: 'success', is_consistent: false, inconsistent_objects: [inconsistentTable('moods', reason)] },
     });
     expect(await s.query({ type: 'drop_inconsistent_metadata', args: {} })).toMatchObject(ok);
-    expect(await tablesOf()).toEqual([]);
+    expect(await s.tables()).toEqual([]);
     await s.runSql('drop table moods');
   });
 });
