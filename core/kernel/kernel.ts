@@ -71,6 +71,9 @@ export class Kernel {
   readonly events = new TypedEmitter<KernelEvents>();
   readonly registry = new OperationRegistry();
   readonly sections = new Map<string, SectionDef>();
+  /** Sections of disabled plugins, used only to store and load them in their catalog format
+   * (Note [Disabled plugins]). */
+  private readonly storedSections = new Map<string, SectionDef>();
   readonly contributors: (SchemaContributorDef & { plugin: string })[] = [];
   readonly routes: (RouteDef & { plugin: string })[] = [];
   readonly workers: (WorkerDef & { plugin: string })[] = [];
@@ -123,15 +126,8 @@ export class Kernel {
       await p.setup(k.makeApi(p.name));
       k.plugins.push(p.name);
     }
-    // Disabled plugins: record their operation names only, so callers get `not-supported`.
-    for (const p of opts.plugins.filter((q) => disabled.has(q.name))) {
-      k.disabledPlugins.push(p.name);
-      try {
-        await p.setup(k.recorderApi(p.name));
-      } catch {
-        /* a disabled plugin's setup may need services that are absent; its names are best effort */
-      }
-    }
+    for (const p of opts.plugins) if (disabled.has(p.name)) k.disabledPlugins.push(p.name);
+    if (disabled.size > 0) await Kernel.learnDisabledPlugins(k, opts, disabled);
     try {
       k.steps = orderByDeps(k.rawSteps, 'build step');
     } catch (e) {
@@ -171,20 +167,64 @@ export class Kernel {
     };
   }
 
-  private recorderApi(plugin: string): KernelApi {
-    const api = this.makeApi(plugin);
-    const noop = () => {};
-    return {
-      ...api,
-      operation: (def) => this.registry.addDisabled(def as OperationDef, plugin),
-      metadataSection: noop,
-      buildStep: noop,
-      schemaContributor: noop,
-      route: noop,
-      worker: noop,
-      provide: noop,
-      onShutdown: noop,
+  /*
+   * Note [Disabled plugins]
+   * A disabled plugin is never set up in the kernel, not even against a recorder: its setup may
+   * reach other plugins' services, and what it registers through them is registered with their
+   * API, not its own (the postgres plugin adds its source kind to the database service, which then
+   * registers every `pg_` operation as the database plugin's). So a recorder would still let the
+   * plugin contribute, or lose its operations when a service it uses is disabled too.
+   *
+   * To learn the operations a disabled plugin would have added, so that calling one answers
+   * `not-supported` rather than `unknown operation`, every plugin is set up in a scratch kernel:
+   * its own registries, service container and event emitter, never started, never touching the
+   * catalog. The operations that appear there while a disabled plugin is set up are that
+   * plugin's; those that appear while an enabled plugin that depends on disabled ones is set up
+   * (a group it adds for a source kind that is gone) are put down to the first of those. The real
+   * kernel's operations always win over these names (OperationRegistry.find).
+   *
+   * The scratch kernel also gives the metadata sections that only disabled plugins define. The
+   * kernel neither validates, builds nor empties them (they are kept as they are), but stores and
+   * loads them with their own split/join, so that a section stored as several catalog rows (the
+   * database plugin's `sources`) is read back whole and saved without losing rows.
+   */
+  private static async learnDisabledPlugins(k: Kernel, opts: KernelOptions, disabled: ReadonlySet<string>): Promise<void> {
+    const scratch = new Kernel(opts);
+    registerMetadataOperations(scratch);
+    let all: PluginDef[];
+    try {
+      all = orderByDeps(opts.plugins, 'plugin');
+    } catch {
+      all = opts.plugins;
+    }
+    const byName = new Map(opts.plugins.map((p) => [p.name, p]));
+    const disabledDependency = (p: PluginDef): string | undefined => {
+      const seen = new Set<string>();
+      const walk = (q: PluginDef): string | undefined => {
+        for (const r of [...(q.requires ?? []), ...(q.after ?? [])]) {
+          if (seen.has(r)) continue;
+          seen.add(r);
+          if (disabled.has(r)) return r;
+          const dep = byName.get(r);
+          const found = dep && walk(dep);
+          if (found) return found;
+        }
+        return undefined;
+      };
+      return walk(p);
     };
+    for (const p of all) {
+      const before = new Set(scratch.registry.definitions());
+      try {
+        await p.setup(scratch.makeApi(p.name));
+      } catch {
+        /* best effort: e.g. a plugin that requires one that is missing */
+      }
+      const owner = disabled.has(p.name) ? p.name : disabledDependency(p);
+      if (!owner) continue;
+      for (const def of scratch.registry.definitions()) if (!before.has(def)) k.registry.addDisabled(def, owner);
+    }
+    for (const [key, def] of scratch.sections) if (!k.sections.has(key)) k.storedSections.set(key, def);
   }
 
   // -------------------------------------------------------------------------------------------
@@ -312,15 +352,31 @@ export class Kernel {
   private splitDocument(md: Metadata): Part[] {
     const parts: Part[] = [];
     for (const [key, value] of Object.entries(md)) {
-      const split = this.sections.get(key)?.split;
-      if (!split) {
+      const children = this.splitSection(key, value);
+      if (!children) {
         parts.push([key, value]);
         continue;
       }
       parts.push([key, null]);
-      for (const [child, v] of split(value)) parts.push([`${key}/${child}`, v]);
+      for (const [child, v] of children) parts.push([`${key}/${child}`, v]);
     }
     return parts;
+  }
+
+  /** A section's catalog rows, or null to store it as one row: when it does not split itself, or
+   * when it belongs to a disabled plugin and was not validated (replace_metadata keeps such
+   * sections as they are), so that its split cannot cope with it. */
+  private splitSection(key: string, value: unknown): [string, unknown][] | null {
+    const own = this.sections.get(key)?.split;
+    if (own) return own(value);
+    const stored = this.storedSections.get(key)?.split;
+    if (!stored) return null;
+    try {
+      const children = stored(value);
+      return new Set(children.map(([child]) => child)).size === children.length ? children : null;
+    } catch {
+      return null;
+    }
   }
 
   private joinDocument(parts: Part[]): Metadata {
@@ -337,8 +393,9 @@ export class Kernel {
       if (!list) children.set(section, (list = []));
       list.push([key.slice(slash + 1), value]);
     }
-    for (const [key, s] of this.sections) {
-      if (s.join && key in md) md[key] = s.join(children.get(key) ?? []);
+    // A split section is stored as a null row followed by its children's rows.
+    for (const s of [...this.sections.values(), ...this.storedSections.values()]) {
+      if (s.join && md[s.key] === null) md[s.key] = s.join(children.get(s.key) ?? []);
     }
     return md as Metadata;
   }
@@ -413,15 +470,21 @@ export class Kernel {
         throw new SvcError('parse-failed', 'parsing [] failed, expected Array', { path: argsBase });
       }
       const out: Item[] = [];
+      // `resource_version` given on an inner request is checked like the outer one, for the whole
+      // bulk (runItems): ignoring it would apply a change its sender meant to be conditional.
+      const versions: { resourceVersion: number; path: string }[] = [];
       env.args.forEach((inner, i) => {
         const ie = parseEnvelope(inner, `${argsBase}[${i}]`);
+        if (ie.resourceVersion !== undefined) versions.push({ resourceVersion: ie.resourceVersion, path: `${argsBase}[${i}]` });
         if (ie.type === 'bulk') {
-          out.push(...this.resolveItems(endpoint, ie, `${argsBase}[${i}].args`));
+          const nested = this.resolveItems(endpoint, ie, `${argsBase}[${i}].args`);
+          out.push(...nested);
+          versions.push(...((nested as { versions?: typeof versions }).versions ?? []));
           return;
         }
         out.push(one(ie, endpoint === 'metadata' ? `${argsBase}[${i}].args` : '$'));
       });
-      return Object.assign(out, { bulk: true as const });
+      return Object.assign(out, { bulk: true as const, versions });
     }
     return [one(env, argsBase)];
   }
@@ -429,7 +492,7 @@ export class Kernel {
   private async runItems(
     endpoint: Endpoint,
     env: Envelope,
-    items: { op: OperationDef; args: unknown; version: number }[] & { bulk?: true },
+    items: { op: OperationDef; args: unknown; version: number }[] & { bulk?: true; versions?: { resourceVersion: number; path: string }[] },
     session: Session,
     locked: boolean,
   ): Promise<unknown> {
@@ -440,6 +503,11 @@ export class Kernel {
         `metadata resource version referenced (${env.resourceVersion}) did not match current version`,
         { path: '$' },
       );
+    }
+    for (const inner of items.versions ?? []) {
+      if (inner.resourceVersion !== start.resourceVersion) {
+        throw new SvcError('conflict', `metadata resource version referenced (${inner.resourceVersion}) did not match current version`, { path: inner.path });
+      }
     }
     const uow = new UnitOfWork();
     let draft = start.metadata;

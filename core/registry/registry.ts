@@ -25,6 +25,8 @@ export class OperationRegistry {
     if (def.legacy) put('query', def.legacy);
   }
 
+  /** Records the names of an operation of a disabled plugin (see Note [Disabled plugins] in
+   * core/kernel/kernel.ts); a name an enabled plugin registers is served all the same. */
   addDisabled(def: OperationDef, plugin: string): void {
     if (def.type) this.disabled.metadata.set(def.type, plugin);
     if (def.legacy) this.disabled.query.set(def.legacy, plugin);
@@ -40,6 +42,13 @@ export class OperationRegistry {
       });
     }
     throw new SvcError('parse-failed', `unknown operation type "${type}"`, { path: '$.type' });
+  }
+
+  /** Every registered operation, once. */
+  definitions(): OperationDef[] {
+    const out = new Set<OperationDef>();
+    for (const t of Object.values(this.tables)) for (const r of t.values()) out.add(r.def);
+    return [...out];
   }
 
   names(endpoint: Endpoint): string[] {
