@@ -3,7 +3,7 @@
  * `--server-port=8080`) or an environment variable (`SVC_GRAPHQL_SERVER_PORT`); flags win.
  * Every value is validated with valibot at boot; a bad value names the flag or variable.
  */
-import * as v from 'valibot';
+import * as v from './valibot.js';
 
 const bool = v.pipe(
   v.string(),
@@ -97,6 +97,15 @@ const OPTIONS = {
     schema: positiveInt,
     default: 30,
   },
+  // Note [Request limits] in core/http/body.ts.
+  maxRequestBodySize: {
+    flag: 'max-request-body-size',
+    env: 'SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE',
+    schema: positiveInt,
+    default: 32 * 1024 * 1024,
+  },
+  maxJsonDepth: { flag: 'max-json-depth', env: 'SVC_GRAPHQL_MAX_JSON_DEPTH', schema: positiveInt, default: 100 },
+  maxListLength: { flag: 'max-list-length', env: 'SVC_GRAPHQL_MAX_LIST_LENGTH', schema: positiveInt, default: 100_000 },
   liveQueriesBatchSize: {
     flag: 'live-queries-multiplexed-batch-size',
     env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',

@@ -2,11 +2,36 @@
  * valibot helpers shared by every plugin, and the conversion of valibot issues into the SPEC's
  * error shape: `{code: 'parse-failed', path: '$.args.name', error: '...'}` with Hasura's wording.
  */
-import * as v from 'valibot';
+import * as v from './valibot.js';
 import { SvcError } from './errors.js';
 
 /** Text that must not be empty (Hasura's NonEmptyText). */
 export const nonEmptyText = v.pipe(v.string(), v.minLength(1, 'empty string not allowed'));
+
+/** A GraphQL name (the spec's Name). */
+export const isGraphQLName = (s: string): boolean => /^[_a-zA-Z][_a-zA-Z0-9]*$/.test(s);
+
+/** A text that must be a GraphQL name (Hasura's `G.Name` parser and its message). */
+export const GraphQLNameSchema = v.pipe(
+  v.string(),
+  v.check(isGraphQLName, (issue) => `${String(issue.input)} is not valid GraphQL name`),
+);
+
+/** Limits on names and comments (Note [Request limits] in core/http/body.ts): far beyond any real
+ * name, they keep megabyte-long roles or comments out of the catalog, the schema and the logs. */
+export const MAX_NAME_LENGTH = 1024;
+export const MAX_COMMENT_LENGTH = 65536;
+const maxLength = (n: number) => v.maxLength<string, number, (issue: v.MaxLengthIssue<string, number>) => string>(n, (issue) => `${issue.input.length} characters is longer than the limit of ${n} characters`);
+
+/** The name of a metadata object (role, source, relationship, computed field, ...). */
+export const nameText = v.pipe(nonEmptyText, maxLength(MAX_NAME_LENGTH));
+
+/** A comment (optional everywhere it appears). */
+export const commentText = v.pipe(v.string(), maxLength(MAX_COMMENT_LENGTH));
+export const optionalComment = v.optional(v.nullable(commentText));
+
+/** A text of bounded length that may be empty (names the database itself checks). */
+export const boundedText = v.pipe(v.string(), maxLength(MAX_NAME_LENGTH));
 
 /** A JSON object (not array, not null). */
 export const jsonObject = v.record(v.string(), v.unknown());

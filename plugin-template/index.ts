@@ -8,7 +8,7 @@
  *
  * It reaches the database plugin only through the service that plugin exports (DatabaseToken).
  */
-import * as v from 'valibot';
+import * as v from '../core/valibot.js';
 import { definePlugin, type Metadata } from '../core/plugin.js';
 import { SvcError } from '../core/errors.js';
 import { nonEmptyText } from '../core/validation.js';

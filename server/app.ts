@@ -10,6 +10,7 @@ import type { ApiName } from '../core/config.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
 import { schemaFor } from '../core/graphql/schema.js';
+import { readJsonBody } from '../core/http/body.js';
 
 export const VERSION = '0.1.0';
 
@@ -38,20 +39,13 @@ function isAdmin(c: Context, kernel: Kernel): boolean {
   }
 }
 
-async function readJson(c: Context): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new SvcError('invalid-json', 'invalid json', { path: '$' });
-  }
-}
 
 export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {}): Hono<Env> {
   const app = new Hono<Env>();
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
   const session = (c: Context): Session => kernel.session(c.req.raw.headers);
+  const readJson = (c: Context) => readJsonBody(c.req.raw, cfg);
   const notFound = (c: Context) => c.json({ path: '$', error: 'resource does not exist', code: 'not-found' }, 404);
 
   app.use('*', async (c, next) => {

@@ -2,7 +2,7 @@
  * Kernel-owned operations (SPEC "Metadata management"): export, replace, reload, clear,
  * get/drop inconsistent metadata. They work on whole documents and know no section's content.
  */
-import * as v from 'valibot';
+import * as v from '../valibot.js';
 import type { BuildResult, Metadata, OperationDef } from '../plugin.js';
 import type { Kernel } from './kernel.js';
 import { publicInconsistency } from '../schema-cache/build.js';

@@ -14,7 +14,7 @@
  *
  * See Note [Stored boolean expressions].
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { jsonTypeName } from '../../core/validation.js';
 import { QualifiedTableSchema, qtDisplay, qtKey, sameTable } from './meta.js';
 import type { ColumnInfo, ComputedFieldMeta, FunctionInfo, Introspection, QualifiedTable, RelationshipMeta, TableInfo, TableMeta } from './types.js';

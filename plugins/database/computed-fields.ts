@@ -4,10 +4,10 @@
  * its SQL function (Hasura's `buildComputedFieldInfo`) and the table's other fields, and it reports
  * the computed fields that depend on a function.
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef } from '../../core/plugin.js';
-import { nonEmptyText } from '../../core/validation.js';
+import { nameText, optionalComment } from '../../core/validation.js';
 import type {
   CommandGroup,
   ComputedFieldMeta,
@@ -139,19 +139,19 @@ function resolveTable(ctx: TableResolveContext): void {
 
 const AddArgs = v.object({
   table: QualifiedTableSchema,
-  name: nonEmptyText,
+  name: nameText,
   definition: v.object({
     function: QualifiedFunctionSchema,
-    table_argument: v.nullish(nonEmptyText),
-    session_argument: v.nullish(nonEmptyText),
+    table_argument: v.nullish(nameText),
+    session_argument: v.nullish(nameText),
   }),
-  comment: v.nullish(v.string()),
+  comment: optionalComment,
   source: SourceNameSchema,
 });
 
 const DropArgs = v.object({
   table: QualifiedTableSchema,
-  name: nonEmptyText,
+  name: nameText,
   cascade: v.optional(v.boolean(), false),
   source: SourceNameSchema,
 });

@@ -7,7 +7,8 @@
  *   - root field names must not clash across the tables and functions of all sources.
  * (Relationships and computed fields check their names against `columnGraphQLName` themselves.)
  */
-import * as v from 'valibot';
+import { GraphQLNameSchema, isGraphQLName, optionalComment } from '../../core/validation.js';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { BuildContext, OperationContext, OperationDef } from '../../core/plugin.js';
 import type {
@@ -28,15 +29,7 @@ const success = { message: 'success' };
 // ---------------------------------------------------------------------------------------------
 // GraphQL names
 
-const GRAPHQL_NAME = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
-
-export const isGraphQLName = (s: string): boolean => GRAPHQL_NAME.test(s);
-
-/** A text that must be a GraphQL name (Hasura's `G.Name` parser and its message). */
-export const GraphQLNameSchema = v.pipe(
-  v.string(),
-  v.check(isGraphQLName, (issue) => `${String(issue.input)} is not valid GraphQL name`),
-);
+export { GraphQLNameSchema, isGraphQLName };
 
 /** `a`, `a and b`, `a, b, and c` (Hasura's englishList). */
 export function englishList(items: string[], joiner = 'and'): string {
@@ -66,19 +59,30 @@ type RootFieldKey = (typeof ROOT_FIELD_KEYS)[number];
 
 /** A custom root field: null, a name, or `{name, comment}`. Hasura ignores a text that is not a
  * GraphQL name (it keeps the default name) but rejects one given as `{name}`. */
-const CustomRootFieldSchema = v.union(
-  [
-    v.null(),
-    v.pipe(
+const CustomRootFieldSchema = v.pipe(
+  v.union(
+    [
+      v.null(),
       v.string(),
-      v.transform((s) => (isGraphQLName(s) ? s : null)),
-    ),
-    v.pipe(
-      v.object({ name: v.optional(v.nullable(GraphQLNameSchema)), comment: v.optional(v.nullable(v.string())) }),
-      v.transform((o) => (o.comment == null ? (o.name ?? null) : { name: o.name ?? null, comment: o.comment })),
-    ),
-  ],
-  (issue) => `parsing CustomRootField failed, expected Object, String or Null, but encountered ${jsonType(issue.input)}`,
+      // No transformation inside the branch: a branch that fails after its type matched keeps its
+      // own message (valibot reports such a branch instead of the union).
+      v.pipe(
+        v.looseObject({ name: v.optional(v.nullable(GraphQLNameSchema)), comment: optionalComment }),
+        // Typos would otherwise be dropped silently and the default name kept.
+        v.check(
+          (o) => Object.keys(o).every((k) => k === 'name' || k === 'comment'),
+          (issue) => `unexpected key "${Object.keys(issue.input).find((k) => k !== 'name' && k !== 'comment')}" in a custom root field: expected "name" or "comment"`,
+        ),
+        v.check((o) => 'name' in o || 'comment' in o, 'a custom root field object needs a key: expected "name" or "comment"'),
+      ),
+    ],
+    (issue) => `parsing CustomRootField failed, expected Object, String or Null, but encountered ${jsonType(issue.input)}`,
+  ),
+  v.transform((f) => {
+    if (f === null) return null;
+    if (typeof f === 'string') return isGraphQLName(f) ? f : null;
+    return f.comment == null ? (f.name ?? null) : { name: f.name ?? null, comment: f.comment };
+  }),
 );
 
 const jsonType = (x: unknown) => (Array.isArray(x) ? 'Array' : typeof x === 'number' ? 'Number' : typeof x === 'boolean' ? 'Boolean' : 'Object');
@@ -103,7 +107,7 @@ export const CustomRootFieldsSchema = v.pipe(
 
 const ColumnConfigSchema = v.object({
   custom_name: v.optional(v.nullable(GraphQLNameSchema)),
-  comment: v.optional(v.nullable(v.string())),
+  comment: optionalComment,
 });
 
 /**
@@ -118,7 +122,7 @@ export const TableConfigSchema = v.pipe(
     custom_root_fields: v.optional(v.nullable(CustomRootFieldsSchema)),
     custom_column_names: v.optional(v.nullable(v.record(v.string(), GraphQLNameSchema))),
     column_config: v.optional(v.nullable(v.record(v.string(), ColumnConfigSchema))),
-    comment: v.optional(v.nullable(v.string())),
+    comment: optionalComment,
   }),
   v.transform((c) => normaliseConfig(c as TableConfig)),
 );

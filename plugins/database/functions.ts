@@ -5,10 +5,10 @@
  * source's introspection (Hasura's `buildFunctionInfo`), and it reports the tracked functions that
  * depend on a function or on a function's return table.
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef } from '../../core/plugin.js';
-import { nonEmptyText } from '../../core/validation.js';
+import { isGraphQLName, nameText, optionalComment } from '../../core/validation.js';
 import type {
   CommandGroup,
   Dependent,
@@ -33,7 +33,7 @@ const success = { message: 'success' };
 /** `"name"`, or `"schema.name"` outside `public`: how Hasura quotes a qualified name in messages. */
 export const quoted = (qt: QualifiedTable) => `"${qtDisplay(qt)}"`;
 
-export const isGraphQLName = (s: string) => /^[_A-Za-z][_0-9A-Za-z]*$/.test(s);
+export { isGraphQLName };
 
 /** Hasura's `makeReasonMessage`: one reason inline, several as a bulleted list. */
 export function reasonMessage(reasons: string[]): string {
@@ -132,10 +132,10 @@ function resolveFunction(ctx: FunctionResolveContext): FunctionInfo | undefined 
 // Operations
 
 const FunctionConfigSchema = v.object({
-  session_argument: v.nullish(nonEmptyText),
+  session_argument: v.nullish(nameText),
   exposed_as: v.nullish(v.picklist(['query', 'mutation'], 'expected "query" or "mutation"')),
-  custom_name: v.nullish(nonEmptyText),
-  custom_root_fields: v.nullish(v.object({ function: v.nullish(nonEmptyText), function_aggregate: v.nullish(nonEmptyText) })),
+  custom_name: v.nullish(nameText),
+  custom_root_fields: v.nullish(v.object({ function: v.nullish(nameText), function_aggregate: v.nullish(nameText) })),
 });
 
 /** The configuration as stored: only the keys that were given (Hasura omits `Nothing` fields). */
@@ -156,7 +156,7 @@ const TrackArgs = v.object({
   function: QualifiedFunctionSchema,
   source: SourceNameSchema,
   configuration: v.nullish(FunctionConfigSchema),
-  comment: v.nullish(v.string()),
+  comment: optionalComment,
 });
 type TrackArgs = v.InferOutput<typeof TrackArgs>;
 
@@ -172,7 +172,7 @@ const UntrackArgs = v.union([
   v.pipe(QualifiedFunctionSchema, v.transform((qf) => ({ function: qf, source: 'default' }))),
 ]);
 
-const PermissionArgs = v.object({ function: QualifiedFunctionSchema, role: nonEmptyText, source: SourceNameSchema });
+const PermissionArgs = v.object({ function: QualifiedFunctionSchema, role: nameText, source: SourceNameSchema });
 
 function requireTrackedFunction(source: SourceMeta, qf: QualifiedFunction): FunctionMeta {
   const f = findFunction(source, qf);

@@ -2,9 +2,9 @@
  * Reading and updating the `sources` section without mutating it (Note [Sharing] in
  * core/plugin.ts): every update copies the path from the document root to the changed object.
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
-import { nonEmptyText } from '../../core/validation.js';
+import { nameText } from '../../core/validation.js';
 import type { FunctionMeta, Metadata, QualifiedTable, SourceMeta, TableMeta } from './types.js';
 
 /** Map key of a table or function: its SQL-quoted qualified name. */
@@ -48,7 +48,7 @@ export const QualifiedTableSchema = qualifiedName('table');
 /** FunctionName (SPEC "Shared types"). */
 export const QualifiedFunctionSchema = qualifiedName('function');
 
-export const SourceNameSchema = v.optional(nonEmptyText, 'default');
+export const SourceNameSchema = v.optional(nameText, 'default');
 
 // ---------------------------------------------------------------------------------------------
 // Lookups

@@ -8,10 +8,10 @@
  * reports a `<type>_permission` inconsistency, which fails the operation that defined it with
  * `invalid-configuration` (OperationResult.defines).
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { OperationContext, OperationDef } from '../../core/plugin.js';
-import { jsonTypeName, nonEmptyText } from '../../core/validation.js';
+import { jsonTypeName, nameText, optionalComment } from '../../core/validation.js';
 import {
   BoolExpError,
   BoolExpSchema,
@@ -103,7 +103,17 @@ const SelectPermission = v.pipe(
     columns: ColumnsSchema,
     computed_fields: v.optional(v.nullable(v.array(v.string()))),
     filter: BoolExpSchema,
-    limit: v.optional(v.nullable(v.pipe(v.number(), v.integer('parsing Int failed, expected an integer')))),
+    limit: v.optional(
+      v.nullable(
+        v.pipe(
+          v.number(),
+          v.integer('parsing Int failed, expected an integer'),
+          // GraphQL's Int (where the limit shows) is 32-bit. (Negative values get Hasura's message
+          // when the permission is checked.)
+          v.maxValue(2 ** 31 - 1, 'limit must be at most 2147483647 (a 32-bit integer)'),
+        ),
+      ),
+    ),
     allow_aggregations: flag,
     query_root_fields: RootFieldList(['select', 'select_by_pk', 'select_aggregate']),
     subscription_root_fields: RootFieldList(['select', 'select_by_pk', 'select_aggregate', 'select_stream']),
@@ -155,7 +165,7 @@ export const PERMISSION_SCHEMAS = {
  */
 export function permissionsSchema(type: PermissionType) {
   const entry = v.pipe(
-    v.object({ role: nonEmptyText, permission: PERMISSION_SCHEMAS[type], comment: v.optional(v.nullable(v.string())) }),
+    v.object({ role: nameText, permission: PERMISSION_SCHEMAS[type], comment: optionalComment }),
     v.transform((p): PermissionMeta => (p.comment == null ? { role: p.role, permission: p.permission } : { role: p.role, permission: p.permission, comment: p.comment })),
   );
   const duplicates = (list: PermissionMeta[]) => [...new Set(list.map((p) => p.role).filter((r, i, all) => all.indexOf(r) !== i))];
@@ -433,9 +443,9 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
     for (const type of PERMISSION_TYPES) {
       const createArgs = v.object({
         table: QualifiedTableSchema,
-        role: nonEmptyText,
+        role: nameText,
         permission: PERMISSION_SCHEMAS[type],
-        comment: v.optional(v.nullable(v.string())),
+        comment: optionalComment,
         source: SourceNameSchema,
       });
       const create = (a: v.InferOutput<typeof createArgs>, ctx: OperationContext) => {
@@ -454,7 +464,7 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
       };
       ops.push({ type: bind.name(`create_${type}_permission`), legacy: bind.legacy(`create_${type}_permission`), args: createArgs, mutates: true, run: create });
 
-      const dropArgs = v.object({ table: QualifiedTableSchema, role: nonEmptyText, source: SourceNameSchema });
+      const dropArgs = v.object({ table: QualifiedTableSchema, role: nameText, source: SourceNameSchema });
       const drop = (a: v.InferOutput<typeof dropArgs>, ctx: OperationContext) => {
         const t = requireTable(ctx.metadata, a.source, a.table, '$.args');
         if (!permissionsOf(t, type).some((p) => p.role === a.role)) throw notExists(type, a.table, a.role);
@@ -468,9 +478,9 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
 
     const commentArgs = v.object({
       table: QualifiedTableSchema,
-      role: nonEmptyText,
+      role: nameText,
       type: v.picklist(PERMISSION_TYPES, `perm_type should be one of ${PERMISSION_TYPES.map((x) => `'${x}'`).join(', ')}`),
-      comment: v.optional(v.nullable(v.string())),
+      comment: optionalComment,
       source: SourceNameSchema,
     });
     const setComment = (a: v.InferOutput<typeof commentArgs>, ctx: OperationContext) => {

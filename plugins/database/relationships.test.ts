@@ -201,7 +201,7 @@ describe('create_object_relationship / create_array_relationship', () => {
     expect(
       await s.metadata({
         type: 'pg_create_object_relationship',
-        args: { table: 'article', name: 'a', using: { foreign_key_constraint_on: 'author_id', manual_configuration: { remote_table: 'author', column_mapping: {} } } },
+        args: { table: 'article', name: 'a', using: { foreign_key_constraint_on: 'author_id', manual_configuration: { remote_table: 'author', column_mapping: { author_id: 'id' } } } },
       }),
     ).toMatchObject({ status: 400, body: { code: 'parse-failed', path: '$.args.using', error: 'only one of foreign_key_constraint_on/manual_configuration should be present' } });
     const arr = await s.query({ type: 'create_array_relationship', args: { table: 'author', name: 'a', using: { foreign_key_constraint_on: 'author_id' } } });

@@ -8,9 +8,12 @@
  * (`resolveTable`), and a new relationship that comes out inconsistent fails its operation with
  * `invalid-configuration` (see `OperationResult.defines`).
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
-import { nonEmptyText } from '../../core/validation.js';
+import { isGraphQLName, nameText, optionalComment } from '../../core/validation.js';
+
+/** A relationship's name becomes a GraphQL field: it must be a GraphQL name (Hasura's message). */
+const RelationshipNameSchema = v.pipe(nameText, v.check(isGraphQLName, (issue) => `${issue.input} is not valid GraphQL name`));
 import type { Endpoint, OperationDef } from '../../core/plugin.js';
 import type {
   CommandGroup,
@@ -77,7 +80,8 @@ const ManualSchema = v.pipe(
   v.object(
     {
       remote_table: QualifiedTableSchema,
-      column_mapping: v.record(v.string(), v.string()),
+      // An empty mapping would join every row with every other.
+      column_mapping: v.pipe(v.record(v.string(), v.string()), v.check((m) => Object.keys(m).length > 0, 'column_mapping must not be empty')),
       insertion_order: v.optional(v.nullable(v.picklist(['before_parent', 'after_parent'])), null),
     },
     'manual_configuration should be an object',
@@ -119,7 +123,7 @@ function storedUsing(j: Join): Record<string, unknown> {
 /** Stored relationships of a kind, for `replace_metadata`: validated and normalised like the operations' args. */
 export function relationshipSchema(kind: RelKind) {
   return v.pipe(
-    v.object({ name: nonEmptyText, using: USING[kind], comment: v.optional(v.nullable(v.string())) }),
+    v.object({ name: RelationshipNameSchema, using: USING[kind], comment: optionalComment }),
     v.transform((r): RelationshipMeta => entry(r.name, r.using, r.comment)),
   );
 }
@@ -245,9 +249,9 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     for (const kind of KINDS) {
       const args = v.object({
         table: QualifiedTableSchema,
-        name: nonEmptyText,
+        name: RelationshipNameSchema,
         using: USING[kind],
-        comment: v.optional(v.nullable(v.string())),
+        comment: optionalComment,
         source: SourceNameSchema,
       });
       op(`create_${kind}_relationship`, {
@@ -270,7 +274,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
       });
     }
 
-    const dropArgs = v.object({ table: QualifiedTableSchema, relationship: nonEmptyText, cascade: v.optional(v.boolean(), false), source: SourceNameSchema });
+    const dropArgs = v.object({ table: QualifiedTableSchema, relationship: nameText, cascade: v.optional(v.boolean(), false), source: SourceNameSchema });
     op('drop_relationship', {
       args: dropArgs,
       mutates: true,
@@ -283,7 +287,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
       },
     });
 
-    const renameArgs = v.object({ table: QualifiedTableSchema, name: nonEmptyText, new_name: nonEmptyText, source: SourceNameSchema });
+    const renameArgs = v.object({ table: QualifiedTableSchema, name: nameText, new_name: RelationshipNameSchema, source: SourceNameSchema });
     op('rename_relationship', {
       args: renameArgs,
       mutates: true,
@@ -312,9 +316,9 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     // The documented legacy example sends the relationship as `name`.
     const commentArgs = v.object({
       table: QualifiedTableSchema,
-      relationship: v.optional(nonEmptyText),
-      name: v.optional(nonEmptyText),
-      comment: v.optional(v.nullable(v.string())),
+      relationship: v.optional(nameText),
+      name: v.optional(nameText),
+      comment: optionalComment,
       source: SourceNameSchema,
     });
     op('set_relationship_comment', {

@@ -2,18 +2,18 @@
  * valibot schemas of the `sources` section as stored and exported (replace_metadata validates
  * and normalises documents with these). Parts owned by other plugins stay loose objects.
  */
-import * as v from 'valibot';
-import { nonEmptyText } from '../../core/validation.js';
+import * as v from '../../core/valibot.js';
+import { nameText, optionalComment } from '../../core/validation.js';
 import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from './meta.js';
 import type { SourceMeta, TableMeta } from './types.js';
 import { TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
 import { permissionsSchema } from './permissions.js';
 
-const comment = v.optional(v.nullable(v.string()));
+const comment = optionalComment;
 
 export const ComputedFieldSchema = v.object({
-  name: nonEmptyText,
+  name: nameText,
   definition: v.object({
     function: QualifiedFunctionSchema,
     table_argument: v.optional(v.nullable(v.string())),
@@ -48,8 +48,8 @@ export const FunctionMetaSchema = v.pipe(
     v.looseObject({
       function: QualifiedFunctionSchema,
       configuration: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
-      permissions: v.optional(v.nullable(v.array(v.object({ role: nonEmptyText })))),
-      comment: v.optional(v.nullable(v.string())),
+      permissions: v.optional(v.nullable(v.array(v.object({ role: nameText })))),
+      comment: optionalComment,
     }),
     // Version 1 documents list functions as bare `{schema, name}`.
     v.pipe(
@@ -77,7 +77,7 @@ function duplicates(keys: string[]): string[] {
 
 export const SourceSchema = v.pipe(
   v.looseObject({
-    name: nonEmptyText,
+    name: nameText,
     kind: v.optional(v.string(), 'postgres'),
     tables: v.optional(v.array(TableMetaSchema), []),
     functions: v.optional(v.nullable(v.array(FunctionMetaSchema))),

@@ -2,9 +2,9 @@
  * Source operations: `<prefix>_add_source`, `<prefix>_drop_source`, `<prefix>_update_source`,
  * and the kind-independent `rename_source`.
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
-import { nonEmptyText } from '../../core/validation.js';
+import { nameText } from '../../core/validation.js';
 import type { KernelApi, Metadata, OperationDef } from '../../core/plugin.js';
 import type { CommandGroup, KindBinding, SourceMeta } from './types.js';
 import { findSource, setSources, sourcesOf } from './meta.js';
@@ -29,7 +29,7 @@ export const sourcesGroup: CommandGroup = {
       {
         type: bind.name('add_source'),
         args: v.object({
-          name: nonEmptyText,
+          name: nameText,
           configuration: kind.configSchema,
           replace_configuration: v.optional(v.boolean(), false),
           customization,
@@ -48,7 +48,7 @@ export const sourcesGroup: CommandGroup = {
       },
       {
         type: bind.name('update_source'),
-        args: v.object({ name: nonEmptyText, configuration: v.optional(kind.configSchema), customization }),
+        args: v.object({ name: nameText, configuration: v.optional(kind.configSchema), customization }),
         mutates: true,
         run: (a, ctx) => {
           const existing = findSource(ctx.metadata, a.name);
@@ -59,7 +59,7 @@ export const sourcesGroup: CommandGroup = {
       },
       {
         type: bind.name('drop_source'),
-        args: v.object({ name: nonEmptyText, cascade: v.optional(v.boolean(), false) }),
+        args: v.object({ name: nameText, cascade: v.optional(v.boolean(), false) }),
         mutates: true,
         run: (a, ctx) => {
           const existing = findSource(ctx.metadata, a.name);
@@ -82,7 +82,7 @@ export function dropSource(md: Metadata, name: string): Metadata {
 export function registerRenameSource(k: KernelApi): void {
   k.operation({
     type: 'rename_source',
-    args: v.object({ name: nonEmptyText, new_name: nonEmptyText }),
+    args: v.object({ name: nameText, new_name: nameText }),
     mutates: true,
     run: (a, ctx) => {
       const existing = findSource(ctx.metadata, a.name);

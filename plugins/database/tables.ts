@@ -3,7 +3,7 @@
  * `untrack_table`), and enum tables: `<prefix>_set_table_is_enum` (legacy `set_table_is_enum`) and
  * the check of an enum table's shape and values in the build.
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef } from '../../core/plugin.js';
 import type { CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from './types.js';

@@ -2,7 +2,7 @@
  * The PostgreSQL source kind (`pg_` operations, and the unprefixed legacy names on /v1/query):
  * connections, introspection, run_sql.
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { definePlugin } from '../../core/plugin.js';
 import { DatabaseToken } from '../database/service.js';
 import type { SourceKind, SourceMeta } from '../database/types.js';

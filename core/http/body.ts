@@ -1,0 +1,125 @@
+/**
+ * Reading a JSON request body within the server's limits (Note [Request limits]). Every JSON
+ * endpoint (metadata, legacy query, GraphQL, and plugin routes) reads its body through
+ * `readJsonBody`, so the limits hold everywhere and are stated once.
+ *
+ * Note [Request limits]
+ * A hostile or broken client must get a clear 400, never a 500, a hang or a crash. Code that
+ * walks a request recursively (valibot schemas, boolean expressions, bulk) would overflow the
+ * stack on a 10,000-deep value, and PostgreSQL refuses text with NUL characters or unpaired
+ * surrogates when the metadata is stored. Rather than guard every walker, the body is checked
+ * once, iteratively, before anything else sees it:
+ *   - size: at most `--max-request-body-size` bytes (checked while reading, so a huge body is
+ *     never buffered whole);
+ *   - nesting: at most `--max-json-depth` levels of arrays and objects;
+ *   - lists: at most `--max-list-length` items in one array;
+ *   - text: no NUL character and no unpaired UTF-16 surrogate in any key or string, and no
+ *     `__proto__` key (it would reach object spreads and valibot drops it silently);
+ *   - encoding: the body is UTF-8.
+ * Each refusal is a 400 `bad-request` whose message names the limit and its flag, and whose path
+ * says where it was crossed. Limits on particular values (name and comment lengths, permission
+ * limits) live in their schemas (core/validation.ts).
+ */
+import { SvcError } from '../errors.js';
+
+export interface JsonLimits {
+  maxRequestBodySize: number;
+  maxJsonDepth: number;
+  maxListLength: number;
+}
+
+const badRequest = (message: string, path = '$') => new SvcError('bad-request', message, { path });
+
+/** Reads the body of `req` as text, refusing more than `maxBytes` bytes or invalid UTF-8. */
+export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
+  const tooLarge = () => badRequest(`request body is larger than the limit of ${maxBytes} bytes (--max-request-body-size)`);
+  const declared = Number(req.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size));
+  } catch {
+    throw new SvcError('invalid-json', 'invalid json: the body is not valid UTF-8', { path: '$' });
+  }
+}
+
+/** Reads and parses a JSON body, then checks it against the limits. */
+export async function readJsonBody(req: Request, limits: JsonLimits): Promise<unknown> {
+  const text = await readBodyText(req, limits.maxRequestBodySize);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new SvcError('invalid-json', 'invalid json', { path: '$' });
+  }
+  checkJsonLimits(value, limits);
+  return value;
+}
+
+interface Frame {
+  value: unknown;
+  key: string | number | undefined;
+  parent: Frame | undefined;
+  depth: number;
+}
+
+function pathOf(f: Frame | undefined, key?: string | number): string {
+  const keys: (string | number)[] = key === undefined ? [] : [key];
+  for (let x = f; x && x.key !== undefined; x = x.parent) keys.push(x.key);
+  let p = '$';
+  for (const k of keys.reverse()) p += typeof k === 'number' ? `[${k}]` : /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`;
+  return p;
+}
+
+function checkText(s: string, where: () => string) {
+  if (s.includes('\u0000')) throw badRequest('text must not contain the NUL character (\\u0000)', where());
+  if (!(s as unknown as { isWellFormed(): boolean }).isWellFormed()) throw badRequest('text must not contain an unpaired UTF-16 surrogate', where());
+}
+
+/** Checks a parsed JSON value without recursion (it may be nested arbitrarily deep). */
+export function checkJsonLimits(root: unknown, limits: Omit<JsonLimits, 'maxRequestBodySize'>): void {
+  const stack: Frame[] = [{ value: root, key: undefined, parent: undefined, depth: 0 }];
+  while (stack.length > 0) {
+    const f = stack.pop()!;
+    const x = f.value;
+    if (typeof x === 'string') {
+      checkText(x, () => pathOf(f));
+      continue;
+    }
+    if (x === null || typeof x !== 'object') continue;
+    const depth = f.depth + 1;
+    if (depth > limits.maxJsonDepth) {
+      throw badRequest(`the request is nested deeper than the limit of ${limits.maxJsonDepth} levels (--max-json-depth)`, pathOf(f));
+    }
+    if (Array.isArray(x)) {
+      if (x.length > limits.maxListLength) {
+        throw badRequest(`a list has ${x.length} items, more than the limit of ${limits.maxListLength} (--max-list-length)`, pathOf(f));
+      }
+      for (let i = x.length - 1; i >= 0; i--) stack.push({ value: x[i], key: i, parent: f, depth });
+      continue;
+    }
+    const keys = Object.keys(x);
+    if (keys.length > limits.maxListLength) {
+      throw badRequest(`an object has ${keys.length} keys, more than the limit of ${limits.maxListLength} (--max-list-length)`, pathOf(f));
+    }
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const k = keys[i]!;
+      if (k === '__proto__') throw badRequest('"__proto__" is not allowed as a key', pathOf(f));
+      checkText(k, () => pathOf(f));
+      stack.push({ value: (x as Record<string, unknown>)[k], key: k, parent: f, depth });
+    }
+  }
+}
