@@ -26,14 +26,23 @@ export async function boot(opts: {
   extraPlugins?: PluginDef[];
   log?: Logger;
   catalogSchema?: string;
+  /** Aborted (SIGTERM during boot): stop what was started and reject with the signal's reason. */
+  signal?: AbortSignal;
 }): Promise<Running> {
   const config = opts.config;
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger(config.logLevel);
   let embedded: EmbeddedPg | undefined;
   let databaseUrl = config.databaseUrl;
+  const signal = opts.signal;
   if (!databaseUrl && !config.metadataDatabaseUrl) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.dataDir,
+      port: config.embeddedPgPort,
+      signal,
+      onLog: (text) => log.debug('startup', { kind: 'embedded_postgres_log', text }),
+      onNotice: (message) => log.warn('startup', { kind: 'embedded_postgres', message, data_dir: config.dataDir }),
+    });
     databaseUrl = embedded.url('postgres');
     log.info('startup', { kind: 'embedded_postgres', message: 'started the embedded PostgreSQL', data_dir: config.dataDir, port: embedded.port });
   }
@@ -42,8 +51,9 @@ export async function boot(opts: {
   if (databaseUrl) env.SVC_GRAPHQL_DATABASE_URL = databaseUrl;
   const metadataUrl = config.metadataDatabaseUrl ?? databaseUrl!;
   const catalogSql = postgres(metadataUrl, { max: 4, onnotice: () => {}, connection: { application_name: 'svc-catalog' } });
-  let kernel: Kernel;
+  let kernel: Kernel | undefined;
   try {
+    signal?.throwIfAborted();
     kernel = await Kernel.create({
       config,
       env,
@@ -54,7 +64,9 @@ export async function boot(opts: {
       initialMetadata: databaseUrl ? (md: Metadata) => ({ ...md, sources: [defaultSource()] }) : undefined,
     });
     await kernel.start();
+    signal?.throwIfAborted();
   } catch (e) {
+    await kernel?.stop().catch(() => {});
     await catalogSql.end({ timeout: 1 });
     await embedded?.stop();
     throw e;
@@ -72,4 +84,19 @@ export async function boot(opts: {
       await embedded?.stop();
     },
   };
+}
+
+/** A useful message for anything thrown: boot failures are not always Errors (strings, objects, undefined). */
+export function describeError(e: unknown): string {
+  if (e instanceof Error) {
+    const cause = e.cause === undefined ? '' : `: ${describeError(e.cause)}`;
+    return (e.message || e.name) + cause;
+  }
+  if (typeof e === 'string') return e;
+  if (e === undefined || e === null) return `unknown error (${e})`;
+  try {
+    return JSON.stringify(e) ?? String(e);
+  } catch {
+    return String(e);
+  }
 }

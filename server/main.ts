@@ -1,13 +1,15 @@
 /**
  * `npm start`: read the configuration, boot, serve; on SIGTERM/SIGINT stop accepting, finish
- * in-flight requests, stop workers, close pools, stop the embedded PostgreSQL, exit 0.
+ * in-flight requests, stop workers, close pools, stop the embedded PostgreSQL, exit 0. A signal
+ * during boot stops what the boot started (the embedded PostgreSQL included) and exits 0.
  */
 import { serve } from '@hono/node-server';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { createLogger, errorDetail } from '../core/log.js';
 import { BootError } from '../core/kernel/kernel.js';
 import { SvcError } from '../core/errors.js';
-import { boot } from './boot.js';
+import { boot, describeError } from './boot.js';
+import { EmbeddedPgError } from './embedded.js';
 import { VERSION } from './app.js';
 
 async function main() {
@@ -22,14 +24,35 @@ async function main() {
     throw e;
   }
   const log = createLogger(config.logLevel);
+  // Handlers from the start: the default action of SIGTERM would end the process during boot and
+  // leave the embedded PostgreSQL it started running.
+  const booting = new AbortController();
+  let onSignal = (signal: string) => {
+    if (booting.signal.aborted) return;
+    log.info('shutdown', { message: `received ${signal} during boot, stopping` });
+    booting.abort();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   let running;
   try {
-    running = await boot({ config, log });
+    running = await boot({ config, log, signal: booting.signal });
   } catch (e) {
-    const known = e instanceof BootError || e instanceof SvcError;
-    log.error('startup', { kind: 'boot_failed', message: known ? (e as Error).message : 'boot failed', ...(known ? {} : { error: errorDetail(e) }) });
-    process.stderr.write(`svc: boot failed: ${(e as Error).message}\n`);
+    if (booting.signal.aborted) {
+      log.info('shutdown', { message: 'stopped' });
+      process.exit(0);
+    }
+    const known = e instanceof BootError || e instanceof SvcError || e instanceof EmbeddedPgError;
+    const message = describeError(e);
+    log.error('startup', { kind: 'boot_failed', message: known ? message : `boot failed: ${message}`, ...(known ? {} : { error: errorDetail(e) }) });
+    process.stderr.write(`svc: boot failed: ${message}\n`);
     process.exit(1);
+  }
+  if (booting.signal.aborted) {
+    // The signal came after the boot's last check.
+    await running.stop();
+    log.info('shutdown', { message: 'stopped' });
+    process.exit(0);
   }
   const { app, inFlight } = running;
   const server = serve({ fetch: app.fetch, port: config.serverPort, hostname: config.serverHost }, (info) => {
@@ -62,8 +85,7 @@ async function main() {
     log.info('shutdown', { message: 'stopped' });
     process.exit(0);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  onSignal = (signal) => void shutdown(signal);
   process.on('unhandledRejection', (e) => log.error('unhandled-rejection', { error: errorDetail(e) }));
 }
 
