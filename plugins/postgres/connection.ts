@@ -106,7 +106,7 @@ export class PgConnection implements SourceConnection {
     return this.pool;
   }
 
-  private makeExecutor(get: () => postgres.Sql | postgres.ReservedSql): PgExecutor {
+  private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
       query: async <T>(text: string, params: unknown[] = []) => (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[],
       simple: async (text: string) => toRaw((await get().unsafe(text).simple().raw()) as never),
@@ -117,43 +117,29 @@ export class PgConnection implements SourceConnection {
     return introspect(exec ?? this.executor);
   }
 
+  /**
+   * A transaction on a connection of its own. `readOnly` also makes read-only the transactions
+   * that would follow a COMMIT slipped into it, and takes a snapshot so that it cannot be made
+   * writable again (Note [Reserved connections]).
+   */
   async transaction(opts: { readOnly?: boolean } = {}): Promise<PgExecutor & SqlTransaction> {
-    const reserved = await this.sql().reserve();
     const level = ISOLATION[this.config.connection_info.isolation_level ?? 'read-committed'] ?? 'read committed';
-    try {
-      await reserved.unsafe(`begin isolation level ${level}${opts.readOnly ? ' read only' : ''}`);
-    } catch (e) {
-      reserved.release();
-      throw e;
-    }
-    const exec = this.makeExecutor(() => reserved);
-    let finished = false;
-    const finish = async (cmd: 'commit' | 'rollback') => {
-      if (finished) return;
-      finished = true;
-      try {
-        // run_sql may have changed session settings (SET TIME ZONE): do not hand them to the pool.
-        await reserved.unsafe(`${cmd}; reset all`).simple();
-      } finally {
-        reserved.release();
-      }
-    };
-    return Object.assign(exec, { commit: () => finish('commit'), rollback: () => finish('rollback') });
+    const begin = opts.readOnly
+      ? `set session characteristics as transaction read only; begin isolation level ${level} read only; select 1`
+      : `begin isolation level ${level}`;
+    const conn = await ReservedConnection.open(this.sql(), begin);
+    return Object.assign(conn.executor, {
+      commit: () => conn.finish(`${RESET_SESSION}; commit`),
+      // Nothing to report: a transaction that could not be rolled back was lost, or is discarded.
+      rollback: () => conn.finish(`rollback; ${RESET_SESSION}`).catch(() => {}),
+    });
   }
 
+  /** A connection of its own outside a transaction; a transaction left open is rolled back. */
   async session(): Promise<PgSession> {
-    const reserved = await this.sql().reserve();
-    let released = false;
-    const release = async () => {
-      if (released) return;
-      released = true;
-      try {
-        await reserved.unsafe('reset all');
-      } finally {
-        reserved.release();
-      }
-    };
-    return Object.assign(this.makeExecutor(() => reserved), { release });
+    const conn = await ReservedConnection.open(this.sql(), 'select 1');
+    // What the session ran is committed: a connection that cannot be cleaned is discarded, silently.
+    return Object.assign(conn.executor, { release: () => conn.finish(`rollback; ${RESET_SESSION}`).catch(() => {}) });
   }
 
   async ping(): Promise<void> {
@@ -165,4 +151,132 @@ export class PgConnection implements SourceConnection {
     this.pool = undefined;
     await p?.end({ timeout: 5 });
   }
+}
+
+/** What a connection must not keep from one use to the next (what DISCARD ALL resets, but the
+ * prepared statements of the driver). RESET ALL leaves the role and the session user alone. */
+const RESET_SESSION = 'reset all; reset session authorization; reset role; close all; unlisten *; select pg_advisory_unlock_all(); discard temp';
+
+/*
+ * Note [Reserved connections]
+ * postgres.js hands out a reserved connection (`sql.reserve()`) and takes it back with
+ * `release()`, as it is: nothing checks that it is still open or clean. Two ways this went wrong:
+ *   - A lost connection (a terminated backend, a restarted server, the network). When the socket
+ *     closes, postgres.js moves the connection to its closed queue, but the reserved handle still
+ *     sends to it: the query is buffered and written from a timer to a null socket, a TypeError
+ *     (`Cannot read properties of null (reading 'write')`) that nothing catches and that ended the
+ *     process; and `release()` put the dead connection in the open queue, where the next pool
+ *     query met the same fate. So the close is watched (postgres.js's own `begin()` does it the
+ *     same way: the `onexecute` hook gives the driver connection, whose `onclose` the pool calls),
+ *     nothing is sent after it, the request fails with a connection error, and the connection is
+ *     not released: the pool already has it back and reconnects it when needed.
+ *   - A dirty connection: left in a transaction, in COPY, with session state (a SET, a role, a
+ *     temporary table). The connection is released only after its cleanup (COMMIT or ROLLBACK,
+ *     then RESET_SESSION) succeeded; after anything else (an error of the cleanup, an error that
+ *     is not a statement's ERROR, a COPY stream) it is discarded: the driver connection is
+ *     terminated and the pool opens a fresh one in its slot.
+ */
+
+/** The part of a postgres.js driver connection used here (not in its typings). */
+interface DriverConnection {
+  onclose: ((e: unknown) => void) | null;
+  terminate(): void;
+}
+
+class ReservedConnection {
+  private lost = false;
+  private dirty = false;
+  private finished = false;
+  private driver: DriverConnection | undefined;
+  readonly executor: PgExecutor;
+
+  private constructor(private readonly reserved: postgres.ReservedSql) {
+    const run = <T>(q: () => Promise<T>) => this.run(q);
+    this.executor = {
+      query: async <T>(text: string, params: unknown[] = []) => (await run(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[]))) as unknown as T[],
+      simple: async (text: string) => {
+        const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);
+        // COPY FROM STDIN / TO STDOUT answers a stream and leaves the connection in COPY.
+        if (!Array.isArray(res)) {
+          this.dirty = true;
+          throw connectionError('the statement left the connection in COPY mode');
+        }
+        return toRaw(res as never);
+      },
+    };
+  }
+
+  /** Reserves a connection and runs `first` on it (which also hands over the driver connection). */
+  static async open(pool: postgres.Sql, first: string): Promise<ReservedConnection> {
+    const conn = new ReservedConnection(await pool.reserve());
+    const onexecute = (c: DriverConnection) => {
+      conn.driver = c;
+      c.onclose = () => {
+        conn.lost = true;
+      };
+      return true;
+    };
+    try {
+      await conn.run(() => conn.reserved.unsafe(first, [], { onexecute } as never).simple() as unknown as Promise<unknown>);
+      if (!conn.driver) throw connectionError('the database driver did not hand over its connection');
+    } catch (e) {
+      conn.dirty = true;
+      await conn.finish('').catch(() => {});
+      throw e;
+    }
+    return conn;
+  }
+
+  private async run<T>(q: () => Promise<T>): Promise<T> {
+    if (this.lost) throw connectionError('the connection to the database was lost');
+    if (this.dirty || this.finished) throw connectionError('the connection is no longer usable');
+    try {
+      return await q();
+    } catch (e) {
+      // A statement's ERROR leaves the connection usable (at worst in an aborted transaction);
+      // anything else (FATAL, a driver error) does not.
+      if (this.lost || !isStatementError(e)) {
+        this.dirty = true;
+        throw this.lost ? connectionError(`the connection to the database was lost (${(e as Error)?.message ?? e})`) : e;
+      }
+      throw e;
+    }
+  }
+
+  /** Ends the use of the connection: runs `cleanup` and releases it, or discards it. Throws when
+   * the cleanup could not run (for a commit: the transaction was not committed). */
+  async finish(cleanup: string): Promise<void> {
+    if (this.finished) return;
+    let failure: unknown;
+    if (!this.lost && !this.dirty && cleanup) {
+      try {
+        await this.run(() => this.reserved.unsafe(cleanup).simple() as unknown as Promise<unknown>);
+      } catch (e) {
+        failure = e;
+        this.dirty = true;
+      }
+    }
+    this.finished = true;
+    if (this.lost) {
+      // Already back in the pool's closed queue: releasing it would hand a dead connection out.
+      throw failure ?? connectionError('the connection to the database was lost');
+    }
+    if (this.dirty || !cleanup) {
+      this.driver?.terminate();
+      if (!this.driver) this.reserved.release();
+    } else {
+      if (this.driver) this.driver.onclose = null;
+      this.reserved.release();
+    }
+    if (failure) throw failure;
+  }
+}
+
+function isStatementError(e: unknown): boolean {
+  return e instanceof postgres.PostgresError && e.severity === 'ERROR';
+}
+
+/** Hasura's `postgres-error` for a connection error: a 500, since the request itself may be fine. */
+function connectionError(detail: string): SvcError {
+  return new SvcError('postgres-error', `connection error: ${detail}`, { path: '$', status: 500 });
 }

@@ -5,6 +5,7 @@
  * metadata]).
  */
 import * as v from 'valibot';
+import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef, OperationResult } from '../../core/plugin.js';
 import { DatabaseToken, type DatabaseService } from '../database/service.js';
@@ -14,7 +15,7 @@ import { trackedFunctionId } from '../database/functions.js';
 import type { DepTarget, Dependent, Introspection, KindBinding, Metadata, QualifiedFunction, QualifiedTable, SourceMeta } from '../database/types.js';
 import type { PgConnection, PgExecutor, PgRawResult } from './connection.js';
 import { diffSchema, type SchemaDiff } from './schema-diff.js';
-import { splitStatements } from './split.js';
+import { leadingWords, splitStatements } from './split.js';
 
 const RunSqlArgs = v.object({
   sql: v.string(),
@@ -54,11 +55,74 @@ const DATA_ONLY =
   /^(select|insert|update|delete|merge|with|values|table|show|explain|set|reset|begin|start|commit|end|rollback|abort|savepoint|release|copy|listen|unlisten|notify|lock|fetch|move|declare|close|prepare|execute|deallocate|discard|analyze|vacuum|checkpoint|grant|revoke)\b/i;
 
 export function mayChangeSchema(statements: string[]): boolean {
-  return statements.some((s) => !DATA_ONLY.test(s.replace(/^(\s|--[^\n]*\n|\/\*[\s\S]*?\*\/)*/, '')));
+  return statements.some((s) => !DATA_ONLY.test(leadingWords(s, 1)[0] ?? ''));
+}
+
+/*
+ * Note [What run_sql refuses]
+ * Checked on every statement before any runs, so that a refused request did nothing:
+ *   - COPY FROM STDIN / TO STDOUT (and psql's \copy, should it reach us): there is no client
+ *     stream to copy through, and the connection would be left in COPY mode.
+ *   - Transaction control (BEGIN, START TRANSACTION, COMMIT, END, ROLLBACK, ABORT, PREPARE
+ *     TRANSACTION, COMMIT/ROLLBACK PREPARED), unless `no_transaction`: the SQL runs in the
+ *     request's transaction, and a COMMIT there would commit what ran before it even though the
+ *     request then fails (in a bulk, with the other operations' SQL), or let a read_only run_sql
+ *     write after it. Savepoints are allowed: they stay inside the transaction. PostgreSQL itself
+ *     refuses COMMIT in a DO block or a procedure called inside a transaction block.
+ * A read_only run_sql also cannot write otherwise (Note [Reserved connections] in connection.ts):
+ * alone, it runs in a read-only transaction of its own (with read-only the default for the
+ * connection, should a COMMIT get past this), always rolled back; after SQL of the same request,
+ * in a savepoint of that transaction, with a name the SQL cannot know, made read-only (which a
+ * subtransaction cannot undo) and rolled back.
+ */
+const COPY_STREAM =
+  'COPY FROM STDIN and COPY TO STDOUT are not supported by run_sql (no client stream to copy through): use COPY to or from a file on the database server, or INSERT';
+
+/** The name of a transaction control statement, from its first words; savepoints are not. */
+export function transactionControl(words: string[]): string | undefined {
+  const [a, b, c] = words;
+  switch (a) {
+    case 'begin':
+    case 'end':
+    case 'abort':
+      return a.toUpperCase();
+    case 'start':
+      return b === 'transaction' ? 'START TRANSACTION' : undefined;
+    case 'commit':
+      return b === 'prepared' ? 'COMMIT PREPARED' : 'COMMIT';
+    case 'rollback':
+      // ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name
+      if (b === 'to' || ((b === 'work' || b === 'transaction') && c === 'to')) return undefined;
+      return b === 'prepared' ? 'ROLLBACK PREPARED' : 'ROLLBACK';
+    case 'prepare':
+      return b === 'transaction' ? 'PREPARE TRANSACTION' : undefined;
+  }
+  return undefined;
+}
+
+/** Note [What run_sql refuses]. */
+function refuseUnsupported(statements: string[], a: RunSqlArgs): void {
+  const refuse = (message: string) => new SvcError('not-supported', message, { path: '$.args' });
+  for (const st of statements) {
+    const first = leadingWords(st, 3);
+    if (first[0] === 'copy' || first[0]?.startsWith('\\')) {
+      const words = leadingWords(st);
+      const stream = words.some((w, i) => (w === 'from' && words[i + 1] === 'stdin') || (w === 'to' && words[i + 1] === 'stdout'));
+      if (stream || first[0] !== 'copy') throw refuse(COPY_STREAM);
+    }
+    const control = transactionControl(first);
+    if (control && a.read_only) throw refuse(`${control} is not supported by a read_only run_sql: its SQL runs in a transaction that is rolled back`);
+    if (control && !a.no_transaction) {
+      throw refuse(
+        `${control} is not supported by run_sql: its SQL runs in the request's transaction, all or nothing (use "no_transaction": true to run statements outside a transaction)`,
+      );
+    }
+  }
 }
 
 /** Hasura's error for SQL that PostgreSQL rejected: 400 with the statement and the error fields. */
 export function pgError(e: unknown, statement: string): SvcError {
+  if (e instanceof SvcError) return e;
   const pe = e as { message?: string; code?: string; hint?: string; detail?: string };
   if (pe && typeof pe.code === 'string' && /^[0-9A-Z]{5}$/.test(pe.code)) {
     return new SvcError('postgres-error', 'query execution failed', {
@@ -107,14 +171,23 @@ export function runSqlOperations(bind: KindBinding): OperationDef[] {
         throw new SvcError('not-supported', `source "${a.source}" is not a ${bind.kind.kind} source`, { path: '$.args.source' });
       }
       const statements = splitStatements(a.sql);
+      refuseUnsupported(statements, a);
 
       if (a.read_only) {
-        // In the request's transaction (so that it sees a bulk's earlier SQL), made read-only for a
-        // savepoint that is rolled back: the rest of the transaction stays writable.
+        // Note [What run_sql refuses], last part.
+        if (!db.inTransaction(ctx.uow, a.source)) {
+          const own = await (db.connection(source) as PgConnection).transaction({ readOnly: true });
+          try {
+            return { response: formatResult(await runStatements(own, statements, a.sql)) };
+          } finally {
+            await own.rollback();
+          }
+        }
         const tx = (await db.transaction(ctx, a.source)) as PgExecutor;
-        await tx.simple('savepoint svc_read_only; set local transaction_read_only = on');
+        const savepoint = `svc_read_only_${randomBytes(8).toString('hex')}`;
+        await runStatements(tx, [`savepoint ${savepoint}; set local transaction_read_only = on`], a.sql);
         const last = await runStatements(tx, statements, a.sql);
-        await tx.simple('rollback to savepoint svc_read_only; release savepoint svc_read_only');
+        await runStatements(tx, [`rollback to savepoint ${savepoint}; release savepoint ${savepoint}`], a.sql);
         return { response: formatResult(last) };
       }
 

@@ -3,7 +3,7 @@
  * dollar quotes, parentheses and SQL-standard function bodies (BEGIN ATOMIC ... END).
  */
 import { describe, expect, it } from 'vitest';
-import { splitStatements } from './split.js';
+import { leadingWords, splitStatements } from './split.js';
 
 describe('splitStatements', () => {
   it('splits at top-level semicolons, trims, and drops empty statements', () => {
@@ -48,5 +48,20 @@ describe('splitStatements', () => {
     expect(splitStatements(`${fn}; ${proc}; select 'end'`)).toEqual([fn, proc, `select 'end'`]);
     // BEGIN/END outside a routine definition are transaction statements
     expect(splitStatements('begin; select 1; end; select 2')).toEqual(['begin', 'select 1', 'end', 'select 2']);
+  });
+
+  it('opens a routine body only at BEGIN ATOMIC: a function named begin hides nothing', () => {
+    const fn = 'create function begin() returns int language sql as $$ select 1 $$';
+    expect(splitStatements(`${fn}; commit; end`)).toEqual([fn, 'commit', 'end']);
+  });
+});
+
+describe('leadingWords', () => {
+  it('skips comments, and gives strings, identifiers and parenthesised parts as one mark each', () => {
+    expect(leadingWords('/* a /* nested */ one */ -- line\n  COMMIT and chain')).toEqual(['commit', 'and', 'chain']);
+    expect(leadingWords(`copy (select 'x' from stdin) to stdout`)).toEqual(['copy', '(', 'to', 'stdout']);
+    expect(leadingWords(`Copy "my table" (a, b) FROM 'stdin'`)).toEqual(['copy', "'", '(', 'from', "'"]);
+    expect(leadingWords('\\copy author from stdin', 2)).toEqual(['\\copy', 'author']);
+    expect(leadingWords('public.author')).toEqual(['public', 'author']);
   });
 });
