@@ -97,7 +97,14 @@ export function issueToError(issues: readonly v.BaseIssue<unknown>[], base: stri
 
 /** Parses `input` with `schema`, throwing a SPEC-shaped error rooted at `base`. */
 export function parseWith<T>(schema: v.GenericSchema<unknown, T>, input: unknown, base: string): T {
-  const r = v.safeParse(schema, input);
+  let r: v.SafeParseResult<v.GenericSchema<unknown, T>>;
+  try {
+    r = v.safeParse(schema, input);
+  } catch (e) {
+    // A transformation that parses with `v.parse` throws instead of reporting: still a 400.
+    if (e instanceof v.ValiError) throw issueToError(e.issues, base);
+    throw e;
+  }
   if (!r.success) throw issueToError(r.issues, base);
   return r.output;
 }

@@ -11,6 +11,7 @@ import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
 import { schemaFor } from '../core/graphql/schema.js';
 import { readJsonBody } from '../core/http/body.js';
+import { jsonTypeName } from '../core/validation.js';
 
 export const VERSION = '0.1.0';
 
@@ -132,6 +133,12 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
       const body = (await readJson(c)) as { query?: unknown; variables?: unknown; operationName?: unknown };
       if (!body || typeof body !== 'object' || typeof body.query !== 'string') {
         throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
+      }
+      if (body.variables != null && (typeof body.variables !== 'object' || Array.isArray(body.variables))) {
+        throw new SvcError('parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonTypeName(body.variables)}`, { path: '$.variables' });
+      }
+      if (body.operationName != null && typeof body.operationName !== 'string') {
+        throw new SvcError('parse-failed', `parsing Name failed, expected String, but encountered ${jsonTypeName(body.operationName)}`, { path: '$.operationName' });
       }
       const build = kernel.state().build;
       const schema = schemaFor(s.role, build, kernel.contributors);

@@ -38,6 +38,9 @@ const BAD_ARGS: unknown[] = [
   { name: 'x', configuration: { connection_info: { database_url: 5 } } },
   { metadata: 5, allow_inconsistent_metadata: 'x' },
   { version: 99, sources: 'x' },
+  // Legacy flat forms whose nested parse used to throw (a 500): found by the fuzz suite.
+  { source: 0, name: 'author' },
+  { table: 'author', configuration: 0 },
   { sources: [{ name: 'default', tables: [{ table: 'author', select_permissions: [{ role: 'r', permission: 5 }] }], configuration: {} }] },
 ];
 
