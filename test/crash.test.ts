@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../server/embedded.js';
 import { describeError } from '../server/boot.js';
+import { post, spawnServer, waitReady, type ServerProcess } from './server-process.js';
 
 const procs: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -30,39 +31,12 @@ function dataDir(): string {
   return dir;
 }
 
-interface Proc {
-  child: ChildProcess;
-  port: number;
-  out: string[];
-  exited: Promise<number | null>;
-}
+type Proc = ServerProcess;
 
 function start(dir: string, port: number, env: Record<string, string> = {}): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: new URL('..', import.meta.url).pathname,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  procs.push(child);
-  const out: string[] = [];
-  child.stdout!.on('data', (d) => out.push(String(d)));
-  child.stderr!.on('data', (d) => out.push(String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, port, out, exited };
-}
-
-async function waitReady(p: Proc, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (p.child.exitCode !== null) throw new Error(`server exited: ${p.out.join('')}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${p.port}/healthz`)).status === 200) return;
-    } catch {
-      /* not yet */
-    }
-    await sleep(50);
-  }
-  throw new Error(`server not ready: ${p.out.join('')}`);
+  const p = spawnServer({ SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port), ...env });
+  procs.push(p.child);
+  return p;
 }
 
 async function kill9(p: Proc): Promise<void> {
@@ -83,11 +57,6 @@ async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
     if (Date.now() > end) throw new Error('timed out');
     await sleep(50);
   }
-}
-
-async function post(port: number, path: string, body: unknown) {
-  const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-  return { status: r.status, body: await r.json() };
 }
 
 const exportMd = async (port: number) => (await post(port, '/v1/metadata', { type: 'export_metadata', version: 2, args: {} })).body;

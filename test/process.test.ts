@@ -4,59 +4,29 @@
  * catalog.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { createDatabase } from './helpers.js';
 import { freePort } from '../server/embedded.js';
+import { post, spawnServer, waitReady as waitReadyFor, type ServerProcess } from './server-process.js';
+
+const waitReady = (p: Proc, timeoutMs = 20_000) => waitReadyFor(p, timeoutMs);
 
 const procs: ChildProcess[] = [];
 afterAll(() => {
   for (const p of procs) if (p.exitCode === null) p.kill('SIGKILL');
 });
 
-interface Proc {
-  child: ChildProcess;
-  port: number;
-  out: string[];
-  exited: Promise<number | null>;
-}
+type Proc = ServerProcess;
 
 function start(env: Record<string, string>, args: string[] = []): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
-    cwd: new URL('..', import.meta.url).pathname,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  procs.push(child);
-  const out: string[] = [];
-  child.stdout!.on('data', (d) => out.push(String(d)));
-  child.stderr!.on('data', (d) => out.push(String(d)));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, port: Number(env.SVC_GRAPHQL_SERVER_PORT ?? 0), out, exited };
+  const p = spawnServer(env, args);
+  procs.push(p.child);
+  return p;
 }
-
-async function waitReady(p: Proc, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (p.child.exitCode !== null) throw new Error(`server exited: ${p.out.join('')}`);
-    try {
-      const r = await fetch(`http://127.0.0.1:${p.port}/healthz`);
-      if (r.status === 200) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server not ready: ${p.out.join('')}`);
-}
-
-const post = async (port: number, path: string, body: unknown) => {
-  const r = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-  return { status: r.status, body: await r.json() };
-};
 
 describe('server process', () => {
   it('a bad configuration value stops the boot with a message naming it', async () => {
