@@ -12,8 +12,7 @@ import * as v from '../core/valibot.js';
 import { definePlugin, type Metadata } from '../core/plugin.js';
 import { SvcError } from '../core/errors.js';
 import { nonEmptyText } from '../core/validation.js';
-import { DatabaseToken } from '../plugins/database/service.js';
-import { QualifiedTableSchema, qtDisplay, qtKey, SourceNameSchema } from '../plugins/database/meta.js';
+import { DatabaseToken, qtDisplay, qtKey, QualifiedTableSchema, SourceNameSchema } from '../plugins/database/index.js';
 
 const Note = v.object({ source: SourceNameSchema, table: QualifiedTableSchema, note: nonEmptyText });
 type Note = v.InferOutput<typeof Note>;

@@ -4,20 +4,43 @@
  * registered for every source kind a driver plugin adds (`pg_track_table`, `mssql_track_table`).
  */
 import { definePlugin, type Metadata } from '../../core/plugin.js';
-import { DatabaseService, DatabaseToken, SOURCES_STEP } from './service.js';
-import { SourcesSchema } from './schemas.js';
-import { registerRenameSource, sourcesGroup } from './sources.js';
-import { tablesGroup } from './tables.js';
-import { customizationGroup, reportRootFieldConflicts } from './customization.js';
-import { relationshipsGroup } from './relationships.js';
-import { computedFieldsGroup } from './computed-fields.js';
-import { functionsGroup } from './functions.js';
-import { permissionsGroup } from './permissions.js';
-import { sourcesOf } from './meta.js';
-import type { SourceMeta } from './types.js';
+import { DatabaseService, DatabaseToken, SOURCES_STEP } from './model/service.js';
+import { SourcesSchema } from './metadata/section.js';
+import { registerRenameSource, sourcesGroup } from './metadata/sources.js';
+import { tablesGroup } from './metadata/tables.js';
+import { customizationGroup, reportRootFieldConflicts } from './metadata/customization.js';
+import { relationshipsGroup } from './metadata/relationships.js';
+import { computedFieldsGroup } from './metadata/computed-fields.js';
+import { functionsGroup } from './metadata/functions.js';
+import { permissionsGroup } from './metadata/permissions.js';
+import { sourcesOf } from './model/meta.js';
+import type { SourceMeta } from './model/types.js';
 
-export { DatabaseToken, DatabaseService } from './service.js';
-export type * from './types.js';
+// The public contract: what other plugins (source kinds, plugins whose metadata refers to tables)
+// may import. They import this file only, never the folders below it.
+export { DatabaseToken, DatabaseService, SOURCES_STEP } from './model/service.js';
+export type * from './model/types.js';
+export {
+  findSource,
+  findTable,
+  orderTable,
+  QualifiedFunctionSchema,
+  QualifiedTableSchema,
+  qtDisplay,
+  qtKey,
+  removeTable,
+  requireSource,
+  requireTable,
+  sameTable,
+  SourceNameSchema,
+  sourcesOf,
+  tableKey,
+  updateSource,
+  updateTable,
+  updateTableIfPresent,
+} from './model/meta.js';
+export { forgetColumn } from './model/rename.js';
+export { trackedFunctionId } from './metadata/functions.js';
 
 /** The env var that holds the default source's URL (Hasura: HASURA_GRAPHQL_DATABASE_URL). */
 export const DEFAULT_SOURCE_ENV = 'SVC_GRAPHQL_DATABASE_URL';

@@ -4,7 +4,7 @@
  */
 import postgres from 'postgres';
 import { SvcError } from '../../core/errors.js';
-import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/types.js';
+import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
 
 export interface PgConnectionInfo {

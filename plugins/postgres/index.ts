@@ -4,9 +4,7 @@
  */
 import * as v from '../../core/valibot.js';
 import { definePlugin } from '../../core/plugin.js';
-import { DatabaseToken } from '../database/service.js';
-import type { SourceKind, SourceMeta } from '../database/types.js';
-import { DEFAULT_SOURCE_ENV } from '../database/index.js';
+import { DatabaseToken, DEFAULT_SOURCE_ENV, type SourceKind, type SourceMeta } from '../database/index.js';
 import { PgConnection, type PgConfiguration } from './connection.js';
 import { runSqlOperations } from './run-sql.js';
 import { pgDumpRoute } from './pg-dump.js';

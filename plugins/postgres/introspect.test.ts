@@ -3,8 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { createDatabase } from '../../test/helpers.js';
 import { PgConnection } from './connection.js';
-import type { Introspection } from '../database/types.js';
-import { tableKey } from '../database/meta.js';
+import { tableKey, type Introspection } from '../database/index.js';
 
 let conn: PgConnection;
 let intro: Introspection;

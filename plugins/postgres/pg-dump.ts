@@ -11,9 +11,7 @@ import * as v from 'valibot';
 import type { KernelApi, RouteDef } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { parseWith } from '../../core/validation.js';
-import { sourcesOf } from '../database/meta.js';
-import { DatabaseToken } from '../database/service.js';
-import type { SourceMeta } from '../database/types.js';
+import { DatabaseToken, sourcesOf, type SourceMeta } from '../database/index.js';
 import { resolveDatabaseUrl, type PgConfiguration } from './connection.js';
 
 const Args = v.object({

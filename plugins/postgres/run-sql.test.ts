@@ -8,9 +8,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { startServer, type TestServer } from '../../test/helpers.js';
 import { definePlugin } from '../../core/plugin.js';
-import { DatabaseToken } from '../database/service.js';
-import { QualifiedTableSchema, qtDisplay, qtKey, sameTable, sourcesOf, updateTable, updateTableIfPresent } from '../database/meta.js';
-import type { Metadata, SchemaRename, TableMeta } from '../database/types.js';
+import {
+  DatabaseToken,
+  qtDisplay,
+  qtKey,
+  QualifiedTableSchema,
+  sameTable,
+  sourcesOf,
+  updateTable,
+  updateTableIfPresent,
+  type Metadata,
+  type SchemaRename,
+  type TableMeta,
+} from '../database/index.js';
 
 interface TestRef {
   name: string;

@@ -8,11 +8,27 @@ import * as v from 'valibot';
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef, OperationResult } from '../../core/plugin.js';
-import { DatabaseToken, type DatabaseService } from '../database/service.js';
-import { qtDisplay, qtKey, requireSource, sameTable, SourceNameSchema, sourcesOf, updateSource } from '../database/meta.js';
-import { forgetColumn } from '../database/rename.js';
-import { trackedFunctionId } from '../database/functions.js';
-import type { DepTarget, Dependent, Introspection, KindBinding, Metadata, QualifiedFunction, QualifiedTable, SourceMeta } from '../database/types.js';
+import {
+  DatabaseToken,
+  forgetColumn,
+  qtDisplay,
+  qtKey,
+  requireSource,
+  sameTable,
+  SourceNameSchema,
+  sourcesOf,
+  trackedFunctionId,
+  updateSource,
+  type DatabaseService,
+  type Dependent,
+  type DepTarget,
+  type Introspection,
+  type KindBinding,
+  type Metadata,
+  type QualifiedFunction,
+  type QualifiedTable,
+  type SourceMeta,
+} from '../database/index.js';
 import type { PgConnection, PgExecutor, PgRawResult } from './connection.js';
 import { diffSchema, type SchemaDiff } from './schema-diff.js';
 import { leadingWords, splitStatements } from './split.js';
@@ -35,7 +51,7 @@ export type RunSqlArgs = v.InferOutput<typeof RunSqlArgs>;
  * tables and functions the metadata refers to. Then, unless `check_metadata_consistency` is false
  * (the metadata is left as it is, and the build may then report inconsistent objects):
  *   1. renamed tables, functions and columns are carried into the metadata (Note [Renames] in
- *      database/service.ts);
+ *      database/model/service.ts);
  *   2. the dependents of dropped tables, columns and foreign keys fail the request with Hasura's
  *      dependency error, or are removed with `cascade`; what lives inside a dropped table goes with
  *      it, and a dropped tracked table leaves the metadata;

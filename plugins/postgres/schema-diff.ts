@@ -5,8 +5,16 @@
  * a table that keeps its oid under another name is renamed, not dropped; a column dropped and
  * added again under the same name is a dropped column (its attnum changes).
  */
-import { qtKey, tableKey } from '../database/meta.js';
-import type { ForeignKeyInfo, FunctionInfo, Introspection, QualifiedFunction, QualifiedTable, TableInfo } from '../database/types.js';
+import {
+  qtKey,
+  tableKey,
+  type ForeignKeyInfo,
+  type FunctionInfo,
+  type Introspection,
+  type QualifiedFunction,
+  type QualifiedTable,
+  type TableInfo,
+} from '../database/index.js';
 
 export interface Renamed<T> {
   from: T;

@@ -2,12 +2,12 @@
  * Source operations: `<prefix>_add_source`, `<prefix>_drop_source`, `<prefix>_update_source`,
  * and the kind-independent `rename_source`.
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import { nameText } from '../../core/validation.js';
-import type { KernelApi, Metadata, OperationDef } from '../../core/plugin.js';
-import type { CommandGroup, KindBinding, SourceMeta } from './types.js';
-import { findSource, setSources, sourcesOf } from './meta.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import { nameText } from '../../../core/validation.js';
+import type { KernelApi, Metadata, OperationDef } from '../../../core/plugin.js';
+import type { CommandGroup, KindBinding, SourceMeta } from '../model/types.js';
+import { findSource, setSources, sourcesOf } from '../model/meta.js';
 
 const success = { message: 'success' };
 

@@ -2,15 +2,15 @@
  * Table configuration: `<prefix>_set_table_customization` (legacy `set_table_customization`) and the
  * deprecated legacy `set_table_custom_fields` (version 2); the TableConfig schema; the GraphQL names
  * a tracked table gets (its root fields, its columns' field names) and the checks on them:
- *   - the table's own check (Note [Table checks] in service.ts): configured columns exist, column
+ *   - the table's own check (Note [Table checks] in model/service.ts): configured columns exist, column
  *     field names are GraphQL names and distinct;
  *   - root field names must not clash across the tables and functions of all sources.
  * (Relationships and computed fields check their names against `columnGraphQLName` themselves.)
  */
-import { GraphQLNameSchema, isGraphQLName, optionalComment } from '../../core/validation.js';
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import type { BuildContext, OperationContext, OperationDef } from '../../core/plugin.js';
+import { GraphQLNameSchema, isGraphQLName, optionalComment } from '../../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import type { BuildContext, OperationContext, OperationDef } from '../../../core/plugin.js';
 import type {
   CommandGroup,
   KindBinding,
@@ -20,9 +20,9 @@ import type {
   TableConfig,
   TableInfo,
   TableMeta,
-} from './types.js';
-import { QualifiedTableSchema, qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from './meta.js';
-import type { DatabaseService } from './service.js';
+} from '../model/types.js';
+import { QualifiedTableSchema, qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from '../model/meta.js';
+import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
 

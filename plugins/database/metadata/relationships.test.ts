@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { startServer, type TestServer } from '../../../test/helpers.js';
 
 let s: TestServer;
 

@@ -1,7 +1,7 @@
 /** Golden tests of the source operations against real PostgreSQL databases. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { createDatabase, startServer, type TestServer } from '../../test/helpers.js';
+import { createDatabase, startServer, type TestServer } from '../../../test/helpers.js';
 
 let s: TestServer;
 let other: { name: string; url: string };

@@ -3,10 +3,10 @@
  * connections, introspection (cached per source, refreshed on reload and by run_sql), and the
  * `sources` build step that resolves every tracked object against its source.
  */
-import { token, type BuildContext, type KernelApi, type OperationContext, type OperationDef } from '../../core/plugin.js';
-import { SvcError } from '../../core/errors.js';
-import { errorDetail } from '../../core/log.js';
-import type { UnitOfWork } from '../../core/uow.js';
+import { token, type BuildContext, type KernelApi, type OperationContext, type OperationDef } from '../../../core/plugin.js';
+import { SvcError } from '../../../core/errors.js';
+import { errorDetail } from '../../../core/log.js';
+import type { UnitOfWork } from '../../../core/uow.js';
 import type {
   CommandGroup,
   DepTarget,

@@ -1,6 +1,6 @@
 /** Root field conflicts are found incrementally across builds (Note [Root field conflicts]). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { startServer, type TestServer } from '../../../test/helpers.js';
 import { FLATTEN_DEPTH } from './customization.js';
 
 const N = FLATTEN_DEPTH + 8;

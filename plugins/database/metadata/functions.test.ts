@@ -4,7 +4,7 @@
  * the dependency of a tracked function on its return table.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../test/helpers.js';
+import { useServer } from '../../../test/helpers.js';
 
 const s = useServer(`
     create table author (id serial primary key, name text);

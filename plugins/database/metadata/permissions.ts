@@ -8,10 +8,10 @@
  * reports a `<type>_permission` inconsistency, which fails the operation that defined it with
  * `invalid-configuration` (OperationResult.defines).
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import type { OperationContext, OperationDef } from '../../core/plugin.js';
-import { jsonTypeName, nameText, optionalComment } from '../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import type { OperationContext, OperationDef } from '../../../core/plugin.js';
+import { jsonTypeName, nameText, optionalComment } from '../../../core/validation.js';
 import {
   BoolExpError,
   BoolExpSchema,
@@ -27,10 +27,10 @@ import {
   type BoolExpRef,
   type FieldRename,
   type SourceView,
-} from './boolexp.js';
-import { findSource, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, SourceNameSchema, updateSource, updateTable, updateTableIfPresent } from './meta.js';
-import type { CommandGroup, Dependent, DepTarget, Introspection, KindBinding, Metadata, PermissionMeta, QualifiedTable, SchemaRename, TableInfo, TableMeta, TableResolveContext } from './types.js';
-import type { DatabaseService } from './service.js';
+} from '../model/boolexp.js';
+import { findSource, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, SourceNameSchema, updateSource, updateTable, updateTableIfPresent } from '../model/meta.js';
+import type { CommandGroup, Dependent, DepTarget, Introspection, KindBinding, Metadata, PermissionMeta, QualifiedTable, SchemaRename, TableInfo, TableMeta, TableResolveContext } from '../model/types.js';
+import type { DatabaseService } from '../model/service.js';
 
 export const PERMISSION_TYPES = ['insert', 'select', 'update', 'delete'] as const;
 export type PermissionType = (typeof PERMISSION_TYPES)[number];
@@ -161,7 +161,7 @@ export const PERMISSION_SCHEMAS = {
 /**
  * A table's list of permissions of one type in a metadata document (replace_metadata): each
  * permission parsed and normalised as a request's would be, one per role. Meant for
- * `TableMetaSchema` in schemas.ts.
+ * `TableMetaSchema` in section.ts.
  */
 export function permissionsSchema(type: PermissionType) {
   const entry = v.pipe(

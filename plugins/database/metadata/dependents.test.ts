@@ -5,7 +5,7 @@
  * change only another table, and check that the next lookup sees the change.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../test/helpers.js';
+import { useServer } from '../../../test/helpers.js';
 
 const s = useServer(`
     create table author (id serial primary key, name text);

@@ -2,10 +2,10 @@
  * valibot schemas of the `sources` section as stored and exported (replace_metadata validates
  * and normalises documents with these). Parts owned by other plugins stay loose objects.
  */
-import * as v from '../../core/valibot.js';
-import { nameText, optionalComment } from '../../core/validation.js';
-import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from './meta.js';
-import type { SourceMeta, TableMeta } from './types.js';
+import * as v from '../../../core/valibot.js';
+import { nameText, optionalComment } from '../../../core/validation.js';
+import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
+import type { SourceMeta, TableMeta } from '../model/types.js';
 import { TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
 import { permissionsSchema } from './permissions.js';

@@ -4,8 +4,8 @@
  * computed fields that depend on a function.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../test/helpers.js';
-import { DatabaseToken } from './service.js';
+import { useServer } from '../../../test/helpers.js';
+import { DatabaseToken } from '../model/service.js';
 
 const s = useServer(`
     create table author (id serial primary key, first_name text not null, last_name text);

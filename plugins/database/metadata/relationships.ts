@@ -8,13 +8,13 @@
  * (`resolveTable`), and a new relationship that comes out inconsistent fails its operation with
  * `invalid-configuration` (see `OperationResult.defines`).
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import { isGraphQLName, nameText, optionalComment } from '../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import { isGraphQLName, nameText, optionalComment } from '../../../core/validation.js';
 
 /** A relationship's name becomes a GraphQL field: it must be a GraphQL name (Hasura's message). */
 const RelationshipNameSchema = v.pipe(nameText, v.check(isGraphQLName, (issue) => `${issue.input} is not valid GraphQL name`));
-import type { Endpoint, OperationDef } from '../../core/plugin.js';
+import type { Endpoint, OperationDef } from '../../../core/plugin.js';
 import type {
   CommandGroup,
   DepTarget,
@@ -28,7 +28,7 @@ import type {
   TableInfo,
   TableMeta,
   TableResolveContext,
-} from './types.js';
+} from '../model/types.js';
 import {
   QualifiedTableSchema,
   qtDisplay,
@@ -40,8 +40,8 @@ import {
   updateSource,
   updateTable,
   updateTableIfPresent,
-} from './meta.js';
-import type { DatabaseService } from './service.js';
+} from '../model/meta.js';
+import type { DatabaseService } from '../model/service.js';
 import { renameInPermissions } from './permissions.js';
 
 const success = { message: 'success' };

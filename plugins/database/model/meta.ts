@@ -2,9 +2,9 @@
  * Reading and updating the `sources` section without mutating it (Note [Sharing] in
  * core/plugin.ts): every update copies the path from the document root to the changed object.
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import { nameText } from '../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import { nameText } from '../../../core/validation.js';
 import type { FunctionMeta, Metadata, QualifiedTable, SourceMeta, TableMeta } from './types.js';
 
 /** Map key of a table or function: its SQL-quoted qualified name. */

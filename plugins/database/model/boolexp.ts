@@ -14,8 +14,8 @@
  *
  * See Note [Stored boolean expressions].
  */
-import * as v from '../../core/valibot.js';
-import { jsonTypeName } from '../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { jsonTypeName } from '../../../core/validation.js';
 import { QualifiedTableSchema, qtDisplay, qtKey, sameTable } from './meta.js';
 import type { ColumnInfo, ComputedFieldMeta, FunctionInfo, Introspection, QualifiedTable, RelationshipMeta, TableInfo, TableMeta } from './types.js';
 
@@ -509,7 +509,7 @@ export interface FieldRename {
  * `["col"]`, `["$", "col"]`). `view` must describe the schema before the rename (the old names
  * still resolve). Returns `exp` itself when nothing changes (Note [Sharing] in core/plugin.ts).
  *
- * Used for permissions (see `renameInPermissions` in permissions.ts); any other metadata that
+ * Used for permissions (see `renameInPermissions` in metadata/permissions.ts); any other metadata that
  * stores boolean expressions can use it the same way.
  */
 export function renameInBoolExp(exp: unknown, table: QualifiedTable, rename: FieldRename, view: SourceView): unknown {

@@ -3,7 +3,7 @@
  * model every source kind produces, and the driver contract a source kind implements.
  */
 import type * as v from 'valibot';
-import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../core/plugin.js';
+import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -351,7 +351,7 @@ export interface CommandGroup {
    * its introspection, or undefined when it reported the function inconsistent. */
   resolveFunction?(ctx: FunctionResolveContext): FunctionInfo | undefined;
   /** The GraphQL root fields of this group's objects in a source (checked for clashes across
-   * sources; see customization.ts `reportRootFieldConflicts`). */
+   * sources; see metadata/customization.ts `reportRootFieldConflicts`). */
   rootFields?(source: SourceMeta, introspection: Introspection | undefined): RootFieldOwner[];
   /** The objects of this group, anywhere in `md`, that depend on `target`. */
   dependents?(md: Metadata, target: DepTarget): Dependent[];

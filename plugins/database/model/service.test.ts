@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../test/helpers.js';
+import { useServer } from '../../../test/helpers.js';
 
 const s = useServer(`
     create table author (id serial primary key, name text);

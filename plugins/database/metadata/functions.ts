@@ -5,10 +5,10 @@
  * source's introspection (Hasura's `buildFunctionInfo`), and it reports the tracked functions that
  * depend on a function or on a function's return table.
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import type { OperationDef } from '../../core/plugin.js';
-import { isGraphQLName, nameText, optionalComment } from '../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import type { OperationDef } from '../../../core/plugin.js';
+import { isGraphQLName, nameText, optionalComment } from '../../../core/validation.js';
 import type {
   CommandGroup,
   Dependent,
@@ -21,9 +21,9 @@ import type {
   QualifiedFunction,
   QualifiedTable,
   SourceMeta,
-} from './types.js';
-import { findFunction, findSource, findTable, QualifiedFunctionSchema, qtDisplay, qtKey, requireSource, sameTable, sourcesOf, SourceNameSchema, updateSource } from './meta.js';
-import type { DatabaseService } from './service.js';
+} from '../model/types.js';
+import { findFunction, findSource, findTable, QualifiedFunctionSchema, qtDisplay, qtKey, requireSource, sameTable, sourcesOf, SourceNameSchema, updateSource } from '../model/meta.js';
+import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
 

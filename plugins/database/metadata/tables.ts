@@ -3,10 +3,10 @@
  * `untrack_table`), and enum tables: `<prefix>_set_table_is_enum` (legacy `set_table_is_enum`) and
  * the check of an enum table's shape and values in the build.
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import type { OperationDef } from '../../core/plugin.js';
-import type { CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from './types.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import type { OperationDef } from '../../../core/plugin.js';
+import type { CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from '../model/types.js';
 import {
   findFunction,
   findSource,
@@ -20,9 +20,9 @@ import {
   SourceNameSchema,
   updateSource,
   updateTable,
-} from './meta.js';
+} from '../model/meta.js';
 import { checkConstraintNames, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
-import type { DatabaseService } from './service.js';
+import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
 

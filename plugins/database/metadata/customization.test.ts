@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { startServer, type TestServer } from '../../../test/helpers.js';
 import { dropColumnFromConfig, renameColumnInConfig, tableRootFields } from './customization.js';
-import type { TableInfo } from './types.js';
+import type { TableInfo } from '../model/types.js';
 
 let s: TestServer;
 

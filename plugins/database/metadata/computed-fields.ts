@@ -4,10 +4,10 @@
  * its SQL function (Hasura's `buildComputedFieldInfo`) and the table's other fields, and it reports
  * the computed fields that depend on a function.
  */
-import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
-import type { OperationDef } from '../../core/plugin.js';
-import { nameText, optionalComment } from '../../core/validation.js';
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import type { OperationDef } from '../../../core/plugin.js';
+import { nameText, optionalComment } from '../../../core/validation.js';
 import type {
   CommandGroup,
   ComputedFieldMeta,
@@ -21,10 +21,10 @@ import type {
   TableInfo,
   TableMeta,
   TableResolveContext,
-} from './types.js';
-import { QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, sourcesOf, SourceNameSchema, updateTable, updateTableIfPresent } from './meta.js';
+} from '../model/types.js';
+import { QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, sourcesOf, SourceNameSchema, updateTable, updateTableIfPresent } from '../model/meta.js';
 import { isGraphQLName, quoted, reasonMessage, returnTable, singleOverload } from './functions.js';
-import type { DatabaseService } from './service.js';
+import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
 
