@@ -252,6 +252,10 @@ export interface PluginDef {
   before?: string[];
   /** Plugins that must be present (defaults to `after`). */
   requires?: string[];
+  /** Registers what the plugin contributes. It may run more than once, also in a scratch kernel
+   * that is never started (Note [Disabled plugins] in core/kernel/kernel.ts): it must have no
+   * effect beyond the KernelApi calls (no I/O, no timers, no global state); start work in a
+   * worker or on `metadataChanged`. */
   setup(k: KernelApi): void | Promise<void>;
 }
 
