@@ -1,24 +1,20 @@
 /**
  * The kernel: plugin boot order, registries, the committed state (metadata, resource_version,
- * build) and the metadata change pipeline (ARCHITECTURE steps 1-5). It knows no feature.
+ * build) and the entry of metadata requests (authentication, the metadata lock), whose steps are
+ * in ./pipeline.ts (ARCHITECTURE "The metadata change pipeline"). It knows no feature.
  */
 import 'reflect-metadata';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { TypedEmitter } from 'tiny-typed-emitter';
-import * as v from 'valibot';
 import type postgres from 'postgres';
 import type {
-  BuildResult,
   BuildStepDef,
   Endpoint,
   KernelApi,
   KernelEvents,
   Metadata,
-  OperationContext,
   OperationDef,
-  OperationResult,
   PluginDef,
-  ReloadSpec,
   RouteDef,
   SchemaContributorDef,
   SectionDef,
@@ -33,13 +29,14 @@ import { resolveSession } from '../auth/session.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
 import { CatalogStore, type Part, type Stamp } from '../catalog/store.js';
-import { newInconsistencies, publicInconsistency, runBuild } from '../schema-cache/build.js';
+import { publicInconsistency, runBuild } from '../schema-cache/build.js';
 import { UnitOfWork } from '../uow.js';
-import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
+import { parseEnvelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';
 import { Mutex } from './mutex.js';
 import { registerMetadataOperations } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
+import { MetadataPipeline, resolveItems, type Committed } from './pipeline.js';
 
 export interface KernelOptions {
   config: ServerConfig;
@@ -55,14 +52,6 @@ export interface KernelOptions {
 }
 
 export class BootError extends Error {}
-
-interface Committed {
-  metadata: Metadata;
-  resourceVersion: number;
-  /** The catalog epoch this build saw (see CatalogState.epoch). */
-  epoch: number;
-  build: BuildResult;
-}
 
 export class Kernel {
   readonly config: ServerConfig;
@@ -86,6 +75,8 @@ export class Kernel {
   private readonly catalog: CatalogStore;
   private readonly lock = new Mutex();
   private committed: Committed | undefined;
+  /** Steps 2-5 of a metadata request (core/kernel/pipeline.ts). */
+  private readonly pipeline: MetadataPipeline;
   private syncTimer: NodeJS.Timeout | undefined;
   private workersStarted = false;
   private stopped = false;
@@ -97,6 +88,17 @@ export class Kernel {
     this.log = opts.log;
     this.catalog = new CatalogStore(opts.catalogSql, { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) }, opts.catalogSchema);
     this.api = this.makeApi('kernel');
+    this.pipeline = new MetadataPipeline({
+      steps: () => this.steps,
+      log: this.log,
+      api: this.api,
+      events: this.events,
+      catalog: this.catalog,
+      committed: () => this.state(),
+      install: (next) => {
+        this.committed = next;
+      },
+    });
   }
 
   /** Orders and sets up the plugins. A missing dependency or a cycle fails with BootError. */
@@ -431,165 +433,24 @@ export class Kernel {
   // -------------------------------------------------------------------------------------------
   // Requests
 
-  /** Executes one metadata/legacy request: the whole pipeline. Returns the response body. */
+  /** Executes one metadata/legacy request: parses its items, checks the caller may run them, and
+   * runs the pipeline, under the metadata lock when an item mutates. Returns the response body. */
   async execute(endpoint: Endpoint, body: unknown, session: Session): Promise<unknown> {
     const env = parseEnvelope(body);
     const argsBase = endpoint === 'metadata' ? '$.args' : '$';
-    const items = this.resolveItems(endpoint, env, argsBase);
+    const items = resolveItems(this.registry, endpoint, env, argsBase);
     for (const it of items) {
       if (it.op.adminOnly !== false && !session.isAdmin) {
         throw new SvcError('access-denied', 'restricted access : admin only', { path: '$.args' });
       }
     }
     const mutates = items.some((it) => it.op.mutates);
-    if (!mutates) return this.runItems(endpoint, env, items, session, false);
+    if (!mutates) return this.pipeline.apply(endpoint, env, items, session, false);
     return this.lock.run(async () => {
       // Catch up with other instances before deciding anything (cheap: one small row).
       await this.syncLocked();
-      return this.runItems(endpoint, env, items, session, true);
+      return this.pipeline.apply(endpoint, env, items, session, true);
     });
-  }
-
-  private resolveItems(endpoint: Endpoint, env: Envelope, argsBase: string) {
-    type Item = { op: OperationDef; args: unknown; version: number };
-    const one = (e: Envelope, base: string): Item => {
-      const { def } = this.registry.find(endpoint, e.type);
-      const versions = def.versions ?? [1];
-      const version = e.version ?? (def.inferVersion ? def.inferVersion(e.args, endpoint) : versions[0]!);
-      if (!versions.includes(version)) {
-        throw new SvcError('parse-failed', `expected ${versions.join(' or ')}, encountered ${version}`, { path: '$.version' });
-      }
-      const schema = typeof def.args === 'function' ? def.args(version, endpoint) : def.args;
-      return { op: def, args: parseWith(schema as v.GenericSchema, e.args, base), version };
-    };
-    if (env.type === 'bulk' || env.type === 'concurrent_bulk' || env.type === 'bulk_atomic') {
-      if (env.version !== undefined && env.version !== 1) {
-        throw new SvcError('parse-failed', `expected 1, encountered ${env.version}`, { path: '$.version' });
-      }
-      if (!Array.isArray(env.args)) {
-        throw new SvcError('parse-failed', 'parsing [] failed, expected Array', { path: argsBase });
-      }
-      const out: Item[] = [];
-      // `resource_version` given on an inner request is checked like the outer one, for the whole
-      // bulk (runItems): ignoring it would apply a change its sender meant to be conditional.
-      const versions: { resourceVersion: number; path: string }[] = [];
-      env.args.forEach((inner, i) => {
-        const ie = parseEnvelope(inner, `${argsBase}[${i}]`);
-        if (ie.resourceVersion !== undefined) versions.push({ resourceVersion: ie.resourceVersion, path: `${argsBase}[${i}]` });
-        if (ie.type === 'bulk') {
-          const nested = this.resolveItems(endpoint, ie, `${argsBase}[${i}].args`);
-          out.push(...nested);
-          versions.push(...((nested as { versions?: typeof versions }).versions ?? []));
-          return;
-        }
-        out.push(one(ie, endpoint === 'metadata' ? `${argsBase}[${i}].args` : '$'));
-      });
-      return Object.assign(out, { bulk: true as const, versions });
-    }
-    return [one(env, argsBase)];
-  }
-
-  private async runItems(
-    endpoint: Endpoint,
-    env: Envelope,
-    items: { op: OperationDef; args: unknown; version: number }[] & { bulk?: true; versions?: { resourceVersion: number; path: string }[] },
-    session: Session,
-    locked: boolean,
-  ): Promise<unknown> {
-    const start = this.state();
-    if (env.resourceVersion !== undefined && env.resourceVersion !== start.resourceVersion) {
-      throw new SvcError(
-        'conflict',
-        `metadata resource version referenced (${env.resourceVersion}) did not match current version`,
-        { path: '$' },
-      );
-    }
-    for (const inner of items.versions ?? []) {
-      if (inner.resourceVersion !== start.resourceVersion) {
-        throw new SvcError('conflict', `metadata resource version referenced (${inner.resourceVersion}) did not match current version`, { path: inner.path });
-      }
-    }
-    const uow = new UnitOfWork();
-    let draft = start.metadata;
-    let changed = false;
-    let bump = false;
-    let policy: 'new' | 'any' | 'allow' = 'new';
-    const reload: ReloadSpec = {};
-    const defined = new Set<string>();
-    const responses: OperationResult['response'][] = [];
-    try {
-      for (const it of items) {
-        const ctx: OperationContext = {
-          metadata: draft,
-          version: it.version,
-          session,
-          endpoint,
-          uow,
-          current: start.build,
-          resourceVersion: start.resourceVersion,
-          kernel: this.api,
-          build: (md, rl = {}) => runBuild(this.steps, md, start.build, rl, uow, this.log),
-        };
-        const res = await it.op.run(it.args as never, ctx);
-        if (res.metadata && res.metadata !== draft) {
-          if (!locked) throw new Error(`operation ${it.op.type ?? it.op.legacy} changed metadata but is declared mutates: false`);
-          draft = res.metadata;
-          changed = true;
-        }
-        for (const id of res.defines ?? []) defined.add(id);
-        if (res.bumpVersion) bump = true;
-        if (res.inconsistencies === 'allow' || (res.inconsistencies === 'any' && policy === 'new')) policy = res.inconsistencies;
-        for (const [kind, spec] of Object.entries(res.reload ?? {})) {
-          const prev = reload[kind];
-          reload[kind] = prev === true || spec === true ? true : [...(prev ?? []), ...spec];
-        }
-        responses.push(res.response);
-      }
-
-      let build = start.build;
-      let resourceVersion = start.resourceVersion;
-      if (changed || bump || Object.keys(reload).length > 0) {
-        build = await runBuild(this.steps, draft, start.build, reload, uow, this.log);
-        const offending = policy === 'any' ? build.inconsistencies : policy === 'new' ? newInconsistencies(start.build, build) : [];
-        const fatal = offending.find((o) => o.error);
-        if (fatal) throw new SvcError(fatal.error!.code, fatal.reason, { path: '$.args', status: fatal.error!.status });
-        const own = offending.filter((o) => defined.has(o.id));
-        if (own.length > 0) {
-          throw new SvcError('invalid-configuration', own.map((o) => o.reason).join(', '), {
-            path: '$.args',
-            internal: own.map(publicInconsistency),
-          });
-        }
-        if (offending.length > 0) {
-          throw new SvcError('unexpected', policy === 'any' ? 'cannot continue due to inconsistent metadata' : 'cannot continue due to new inconsistent metadata', {
-            path: '$.args',
-            internal: offending.map(publicInconsistency),
-          });
-        }
-        let epoch = start.epoch;
-        if (changed || bump) {
-          const saved = await this.catalog.save(draft, start.resourceVersion, () => uow.commit());
-          if (saved === null) {
-            throw new SvcError('conflict', 'metadata resource version referenced did not match current version', { path: '$' });
-          }
-          resourceVersion = saved;
-        } else {
-          // The sources changed (run_sql) but not the metadata: tell other instances. If another
-          // instance bumped the epoch meanwhile, keep the old one so the next sync rebuilds.
-          const bumped = await this.catalog.bumpEpoch(() => uow.commit());
-          if (bumped === start.epoch + 1) epoch = bumped;
-        }
-        this.committed = { metadata: draft, resourceVersion, epoch, build };
-        this.events.emit('metadataChanged', build, resourceVersion);
-      } else {
-        await uow.commit();
-      }
-      const out = responses.map((r) => (typeof r === 'function' ? (r as (b: BuildResult) => unknown)(build) : r));
-      return items.bulk ? out : out[0];
-    } catch (e) {
-      await uow.rollback();
-      throw e;
-    }
   }
 
   /** The export of the committed metadata (v1 shape). */
