@@ -39,8 +39,7 @@ export {
   updateTable,
   updateTableIfPresent,
 } from './model/meta.js';
-export { forgetColumn } from './model/rename.js';
-export { trackedFunctionId } from './metadata/functions.js';
+export { applySchemaChange } from './metadata/schema-diff.js';
 
 /** The env var that holds the default source's URL (Hasura: HASURA_GRAPHQL_DATABASE_URL). */
 export const DEFAULT_SOURCE_ENV = 'SVC_GRAPHQL_DATABASE_URL';

@@ -1,11 +1,12 @@
 /**
  * The PostgreSQL source kind (`pg_` operations, and the unprefixed legacy names on /v1/query):
- * connections, introspection, run_sql.
+ * connections, introspection, the dialect, run_sql.
  */
 import * as v from '../../core/valibot.js';
 import { definePlugin } from '../../core/plugin.js';
 import { DatabaseToken, DEFAULT_SOURCE_ENV, type SourceKind, type SourceMeta } from '../database/index.js';
 import { PgConnection, type PgConfiguration } from './connection.js';
+import { postgresDialect } from './dialect.js';
 import { runSqlOperations } from './run-sql.js';
 import { pgDumpRoute } from './pg-dump.js';
 
@@ -61,15 +62,13 @@ export const PgConfigSchema = v.looseObject({
   extensions_schema: v.optional(v.nullable(v.string())),
 });
 
-export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 export const postgresKind: SourceKind = {
   kind: 'postgres',
   prefix: 'pg',
   legacy: true,
   configSchema: PgConfigSchema,
   connect: (name, configuration, env) => new PgConnection(name, configuration as unknown as PgConfiguration, env),
-  quoteIdent,
+  dialect: postgresDialect,
   operations: (bind) => runSqlOperations(bind),
 };
 

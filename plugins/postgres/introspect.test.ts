@@ -36,15 +36,15 @@ afterAll(async () => {
 describe('introspection', () => {
   it('describes tables with columns, keys and comments', () => {
     const a = intro.tables.get(tableKey('public', 'author'))!;
-    expect(a).toMatchObject({ schema: 'public', name: 'author', relkind: 'r', description: 'people', viewInfo: null });
+    expect(a).toMatchObject({ schema: 'public', name: 'author', relation: 'table', description: 'people', viewInfo: null });
     expect(a.primaryKey).toEqual({ name: 'author_pkey', columns: ['id'] });
     expect(a.uniqueConstraints).toEqual([{ name: 'author_name_key', columns: ['name'] }]);
     expect(a.columns.map((c) => [c.name, c.type, c.nullable, c.hasDefault, c.typeKind])).toEqual([
-      ['id', 'integer', false, true, 'b'],
-      ['name', 'text', false, false, 'b'],
-      ['mood', 'mood', true, false, 'e'],
-      ['tags', 'text[]', true, false, 'a'],
-      ['meta', 'jsonb', true, true, 'b'],
+      ['id', 'integer', false, true, 'base'],
+      ['name', 'text', false, false, 'base'],
+      ['mood', 'mood', true, false, 'enum'],
+      ['tags', 'text[]', true, false, 'array'],
+      ['meta', 'jsonb', true, true, 'base'],
     ]);
     expect(a.columns[1]!.description).toBe('full name');
   });
@@ -59,13 +59,13 @@ describe('introspection', () => {
   });
 
   it('describes views and materialized views', () => {
-    expect(intro.tables.get(tableKey('public', 'author_names'))).toMatchObject({ relkind: 'v', viewInfo: { insertable: true, updatable: true, deletable: true } });
-    expect(intro.tables.get(tableKey('public', 'author_count'))).toMatchObject({ relkind: 'm' });
+    expect(intro.tables.get(tableKey('public', 'author_names'))).toMatchObject({ relation: 'view', viewInfo: { insertable: true, updatable: true, deletable: true } });
+    expect(intro.tables.get(tableKey('public', 'author_count'))).toMatchObject({ relation: 'materialized_view', viewInfo: null });
   });
 
   it('describes functions: arguments, defaults, return type, volatility', () => {
     const [search] = intro.functions.get(tableKey('public', 'search'))!;
-    expect(search).toMatchObject({ returnType: 'author', returnTypeKind: 'c', returnsSet: true, volatility: 'stable' });
+    expect(search).toMatchObject({ returnType: 'author', returnTypeKind: 'composite', returnsSet: true, volatility: 'stable' });
     expect(search!.args.map((x) => [x.name, x.type, x.hasDefault])).toEqual([
       ['q', 'text', false],
       ['lim', 'int4', true],

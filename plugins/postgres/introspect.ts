@@ -8,6 +8,12 @@ import { tableKey, type FunctionInfo, type Introspection, type SqlExecutor, type
 const EXCLUDED = `n.nspname not in ('pg_catalog', 'information_schema', 'svc_catalog', 'hdb_catalog')
   and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp\\_%'`;
 
+/** The generic TypeKind of a pg_type row `t` (arrays as `array` only where `arrays`). */
+const typeKind = (t: string, arrays: boolean) =>
+  `case${arrays ? ` when ${t}.typcategory = 'A' then 'array'` : ''} when ${t}.typtype = 'b' then 'base' when ${t}.typtype = 'c' then 'composite'
+    when ${t}.typtype = 'd' then 'domain' when ${t}.typtype = 'e' then 'enum' when ${t}.typtype = 'p' then 'pseudo'
+    when ${t}.typtype = 'r' then 'range' else 'multirange' end`;
+
 export const INTROSPECTION_SQL = `
 with
 tbl as (
@@ -19,7 +25,7 @@ cols as (
   select a.attrelid, json_agg(json_build_object(
       'name', a.attname, 'position', a.attnum,
       'type', format_type(a.atttypid, null), 'udt', t.typname, 'typeSchema', tn.nspname,
-      'typeKind', case when t.typcategory = 'A' then 'a' else t.typtype::text end,
+      'typeKind', ${typeKind('t', true)},
       'nullable', not a.attnotnull,
       'hasDefault', a.atthasdef or a.attidentity <> '',
       'isIdentity', a.attidentity <> '', 'isGenerated', a.attgenerated <> '',
@@ -47,7 +53,9 @@ cons as (
 ),
 tables as (
   select json_agg(json_build_object(
-    'schema', tbl.nspname, 'name', tbl.relname, 'oid', tbl.oid::int8, 'relkind', tbl.relkind,
+    'schema', tbl.nspname, 'name', tbl.relname, 'oid', tbl.oid::int8,
+    'relation', case tbl.relkind when 'r' then 'table' when 'v' then 'view' when 'm' then 'materialized_view'
+      when 'f' then 'foreign_table' else 'partitioned_table' end,
     'description', obj_description(tbl.oid, 'pg_class'),
     'columns', coalesce(cols.columns, '[]'::json),
     'primaryKey', (select json_build_object('name', conname, 'columns', columns) from cons where conrelid = tbl.oid and contype = 'p'),
@@ -62,7 +70,7 @@ tables as (
 ),
 fn_args as (
   select p.oid, json_agg(json_build_object(
-      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', t.typtype,
+      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', ${typeKind('t', false)},
       'hasDefault', a.in_pos > (p.pronargs - p.pronargdefaults)
     ) order by a.in_pos) as args
   from pg_proc p
@@ -84,7 +92,7 @@ functions as (
   select json_agg(json_build_object(
     'schema', n.nspname, 'name', p.proname, 'oid', p.oid::int8,
     'args', coalesce(fa.args, '[]'::json),
-    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', rt.typtype,
+    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', ${typeKind('rt', false)},
     'returnsSet', p.proretset, 'variadic', p.provariadic <> 0,
     'volatility', case p.provolatile when 'i' then 'immutable' when 's' then 'stable' else 'volatile' end,
     'kind', p.prokind, 'description', obj_description(p.oid, 'pg_proc')

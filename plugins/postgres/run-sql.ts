@@ -9,28 +9,14 @@ import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef, OperationResult } from '../../core/plugin.js';
 import {
+  applySchemaChange,
   DatabaseToken,
-  forgetColumn,
-  qtDisplay,
-  qtKey,
   requireSource,
-  sameTable,
   SourceNameSchema,
-  sourcesOf,
-  trackedFunctionId,
-  updateSource,
-  type DatabaseService,
-  type Dependent,
-  type DepTarget,
   type Introspection,
   type KindBinding,
-  type Metadata,
-  type QualifiedFunction,
-  type QualifiedTable,
-  type SourceMeta,
 } from '../database/index.js';
 import type { PgConnection, PgExecutor, PgRawResult } from './connection.js';
-import { diffSchema, type SchemaDiff } from './schema-diff.js';
 import { leadingWords, splitStatements } from './split.js';
 
 const RunSqlArgs = v.object({
@@ -47,23 +33,11 @@ export type RunSqlArgs = v.InferOutput<typeof RunSqlArgs>;
 /*
  * Note [run_sql and the metadata]
  * SQL that may change the schema (any statement but plain data statements) is diffed: the source
- * is introspected in the request's transaction before and after it runs (schema-diff.ts), for the
- * tables and functions the metadata refers to. Then, unless `check_metadata_consistency` is false
- * (the metadata is left as it is, and the build may then report inconsistent objects):
- *   1. renamed tables, functions and columns are carried into the metadata (Note [Renames] in
- *      database/model/service.ts);
- *   2. the dependents of dropped tables, columns and foreign keys fail the request with Hasura's
- *      dependency error, or are removed with `cascade`; what lives inside a dropped table goes with
- *      it, and a dropped tracked table leaves the metadata;
- *   3. a dropped tracked function leaves the metadata (with its permissions) even without
- *      `cascade`; a computed field whose function was dropped, or renamed (computed fields are
- *      not renamed with their function: Hasura finds them by the old name and counts them
- *      dropped), is itself a dependent in the sense of rule 2, as are the objects that use it;
- *   4. refused whatever `cascade` says (as Hasura): overloading a function the metadata uses,
- *      making it VOLATILE, and changing the type of a column that a dependent relies on
- *      (`Dependent.onType`).
- * All of it is computed on the draft metadata and fails before anything is committed, so a failed
- * run_sql leaves neither SQL nor metadata behind.
+ * is introspected in the request's transaction before and after it runs. Unless
+ * `check_metadata_consistency` is false (the metadata is then left as it is, and the build may
+ * report inconsistent objects), the framework carries the difference into the draft metadata or
+ * refuses it (Note [Schema changes] in plugins/database/metadata/schema-diff.ts). All of it fails
+ * before anything is committed, so a failed run_sql leaves neither SQL nor metadata behind.
  */
 
 /** Statements that cannot change the schema (a heuristic, like Hasura's: a function call still might). */
@@ -235,100 +209,8 @@ export function runSqlOperations(bind: KindBinding): OperationDef[] {
       const result: OperationResult = { response, reload: { sources: [a.source] } };
       if (!before) return { ...result, inconsistencies: 'allow' };
       const after = await db.introspection(ctx, a.source);
-      const diff = diffSchema(before, after, source.tables.map((t) => t.table), functionsOf(source));
-      return { ...result, metadata: applySchemaDiff(db, ctx.metadata, a.source, diff, a.cascade) };
+      return { ...result, metadata: applySchemaChange(db, ctx.metadata, a.source, before, after, a.cascade) };
     },
   };
   return [op];
-}
-
-/** The functions the metadata of a source uses: tracked ones and those of computed fields. */
-function functionsOf(source: SourceMeta): QualifiedFunction[] {
-  const out = new Map<string, QualifiedFunction>();
-  for (const f of source.functions ?? []) out.set(qtKey(f.function), f.function);
-  for (const t of source.tables) for (const cf of t.computed_fields ?? []) out.set(qtKey(cf.definition.function), cf.definition.function);
-  return [...out.values()];
-}
-
-/** The computed fields of a source that use `fn`, with their table. */
-function computedFieldsUsing(md: Metadata, sourceName: string, fn: QualifiedFunction): { table: QualifiedTable; name: string }[] {
-  const source = sourcesOf(md).find((s) => s.name === sourceName);
-  return (source?.tables ?? []).flatMap((t) =>
-    (t.computed_fields ?? []).filter((cf) => sameTable(cf.definition.function, fn)).map((cf) => ({ table: t.table, name: cf.name })),
-  );
-}
-
-function isTracked(md: Metadata, sourceName: string, fn: QualifiedFunction): boolean {
-  return (sourcesOf(md).find((s) => s.name === sourceName)?.functions ?? []).some((f) => sameTable(f.function, fn));
-}
-
-/** Applies Note [run_sql and the metadata] to the draft metadata; throws when the SQL must be refused. */
-export function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, diff: SchemaDiff, cascade: boolean): Metadata {
-  const refuse = (message: string) => new SvcError('not-supported', message, { path: '$.args' });
-
-  // Rule 1, first: everything below names objects as they are now.
-  for (const t of diff.tables) if (!sameTable(t.before, t.after)) md = db.rename(md, { kind: 'table', source, from: t.before, to: t.after });
-  for (const f of diff.renamedFunctions) md = db.rename(md, { kind: 'function', source, from: f.from, to: f.to });
-  for (const t of diff.tables) for (const c of t.renamedColumns) md = db.rename(md, { kind: 'column', source, table: t.after, from: c.from, to: c.to });
-
-  // Rule 4: overloads.
-  const overloadedTracked = diff.overloadedFunctions.filter((f) => isTracked(md, source, f));
-  if (overloadedTracked.length > 0) {
-    throw refuse(`the following tracked function(s) cannot be overloaded: ${overloadedTracked.map(qtDisplay).join(', ')}`);
-  }
-  for (const f of diff.overloadedFunctions) {
-    for (const cf of computedFieldsUsing(md, source, f)) {
-      // Hasura's wording, missing space included.
-      throw refuse(`The function "${qtDisplay(f)}" associated with computed field"${cf.name}" of table "${qtDisplay(cf.table)}" is being overloaded`);
-    }
-  }
-
-  // Rules 2 and 3: dropped objects and their dependents; without cascade, fail on the first.
-  const droppedKeys = diff.droppedTables.map(qtKey);
-  const insideDropped = (d: Dependent) => droppedKeys.some((k) => d.id.includes(`@${source}:${k}:`));
-  const targets: DepTarget[] = diff.droppedTables.map((table): DepTarget => ({ kind: 'table', source, table }));
-  for (const t of diff.tables) {
-    for (const column of t.droppedColumns) targets.push({ kind: 'column', source, table: t.after, column });
-    for (const fk of t.droppedForeignKeys) {
-      targets.push({ kind: 'foreign_key', source, table: t.after, name: fk.name, columns: fk.columns, refTable: { schema: fk.refSchema, name: fk.refTable }, refColumns: fk.refColumns });
-    }
-  }
-  // Renamed tracked functions were followed above, so only computed fields still use the old names.
-  const goneFunctions = [...diff.droppedFunctions, ...diff.renamedFunctions.map((f) => f.from)];
-  const fnTargets = goneFunctions.map((fn): DepTarget => ({ kind: 'function', source, function: fn }));
-  targets.push(...fnTargets);
-  // A dropped tracked function's own entry goes without cascade (below), like a dropped table's.
-  const trackedEntries = new Set(goneFunctions.map((fn) => trackedFunctionId(source, fn)));
-  const exclude = (d: Dependent) => insideDropped(d) || trackedEntries.has(d.id);
-  if (!cascade) db.cascade(md, targets, false, exclude);
-
-  // Rule 4: VOLATILE functions and retyped columns.
-  for (const f of diff.volatileFunctions) {
-    if (isTracked(md, source, f)) throw refuse(`type of function "${qtDisplay(f)}" is altered to "VOLATILE" which is not supported now`);
-    for (const cf of computedFieldsUsing(md, source, f)) {
-      throw refuse(`The type of function "${qtDisplay(f)}" associated with computed field "${cf.name}" of table "${qtDisplay(cf.table)}" is being altered to "VOLATILE"`);
-    }
-  }
-  for (const t of diff.tables) {
-    for (const c of t.retypedColumns) {
-      const deps = db.dependents(md, { kind: 'column', source, table: t.after, column: c.column }).filter((d) => d.onType);
-      if (deps.length > 0) {
-        const list = [...new Set(deps.map((d) => d.description))].sort().join(', ');
-        throw new SvcError(
-          'dependency-error',
-          `cannot change type of column "${c.column}" in table "${qtDisplay(t.after)}" because of the following dependencies: ${list}`,
-          { path: '$.args' },
-        );
-      }
-    }
-  }
-
-  // Apply: dependents (cascade), then the dropped entries themselves.
-  md = db.cascade(md, targets, cascade, exclude);
-  if (droppedKeys.length > 0) {
-    md = updateSource(md, source, (s) => ({ ...s, tables: s.tables.filter((t) => !droppedKeys.includes(qtKey(t.table))) }));
-  }
-  for (const d of db.dependents(md, fnTargets)) if (trackedEntries.has(d.id)) md = d.remove(md);
-  for (const t of diff.tables) for (const column of t.droppedColumns) md = forgetColumn(md, source, t.after, column);
-  return md;
 }

@@ -11,6 +11,7 @@ import { nameText, optionalComment } from '../../../core/validation.js';
 import type {
   CommandGroup,
   ComputedFieldMeta,
+  Dialect,
   Dependent,
   FunctionArgInfo,
   FunctionInfo,
@@ -23,7 +24,7 @@ import type {
   TableResolveContext,
 } from '../model/types.js';
 import { QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, sourcesOf, SourceNameSchema, updateTable, updateTableIfPresent } from '../model/meta.js';
-import { isGraphQLName, quoted, reasonMessage, returnTable, singleOverload } from './functions.js';
+import { argType, isGraphQLName, quoted, reasonMessage, returnTable, singleOverload } from './functions.js';
 import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
@@ -49,6 +50,7 @@ export function checkComputedField(
   fn: FunctionInfo,
   intro: Introspection,
   isTracked: (key: string) => boolean,
+  dialect: Dialect,
 ): { returns: ComputedFieldReturn } | { reasons: string[] } {
   const qf = cf.definition.function;
   const reasons: string[] = [];
@@ -60,11 +62,11 @@ export function checkComputedField(
     if (!isTracked(qtKey(rowsOf))) reasons.push(`the function ${quoted(qf)} returning set of table ${quoted(rowsOf)} is not tracked or not found in database`);
     returns = { table: rowsOf };
   } else {
-    if (fn.returnTypeKind !== 'b') reasons.push(`the function ${quoted(qf)} returning type ${fn.returnType} is not a BASE type`);
+    if (fn.returnTypeKind !== 'base') reasons.push(`the function ${quoted(qf)} returning type ${fn.returnType} is not a BASE type`);
     returns = { scalar: fn.returnType };
   }
   const checkTableArg = (label: string, arg: FunctionArgInfo) => {
-    if (arg.typeKind !== 'c') reasons.push(`${label} is not COMPOSITE type`);
+    if (arg.typeKind !== 'composite') reasons.push(`${label} is not COMPOSITE type`);
     const argType = { schema: arg.typeSchema, name: arg.type };
     if (!sameTable(argType, table)) reasons.push(`${label} of type ${quoted(argType)} is not the table to which the computed field is being added`);
   };
@@ -87,7 +89,7 @@ export function checkComputedField(
   if (sessionArgument != null) {
     const arg = fn.args.find((a) => a.name === sessionArgument);
     if (!arg) return notAnArgument(sessionArgument);
-    if (arg.typeSchema !== 'pg_catalog' || (arg.type !== 'json' && arg.type !== 'jsonb')) {
+    if (!dialect.sessionArgument(argType(arg), 'computed_field')) {
       reasons.push(`"${sessionArgument}" argument of the function ${quoted(qf)} is not of type JSON`);
     }
   }
@@ -126,7 +128,7 @@ function resolveTable(ctx: TableResolveContext): void {
       report(context + fn);
       continue;
     }
-    const checked = checkComputedField(table, cf, fn, ctx.introspection, (key) => ctx.tracked.get(key)?.info !== undefined);
+    const checked = checkComputedField(table, cf, fn, ctx.introspection, (key) => ctx.tracked.get(key)?.info !== undefined, ctx.kind.dialect);
     if ('reasons' in checked) {
       report(`${context}the computed field "${cf.name}" cannot be added to table ${quoted(table)} ${reasonMessage(checked.reasons)}`);
       continue;

@@ -222,7 +222,7 @@ describe('root fields of a table', () => {
     schema: 'public',
     name: 't',
     oid: 1,
-    relkind: 'r',
+    relation: 'table',
     columns: [],
     primaryKey: { name: 't_pkey', columns: ['id'] },
     uniqueConstraints: [],
@@ -244,7 +244,7 @@ describe('root fields of a table', () => {
         info({ primaryKey: null, viewInfo: { insertable: true, updatable: false, deletable: true } }),
       ),
     ).toEqual({ query: ['all', 'other_t_aggregate'], subscription: ['all', 'other_t_aggregate', 'other_t_stream'], mutation: ['insert_other_t', 'insert_other_t_one', 'delete_other_t'] });
-    expect(tableRootFields({ table: { schema: 'public', name: 'm' }, configuration: { custom_name: 'mv' } }, info({ relkind: 'm', primaryKey: null })).mutation).toEqual([]);
+    expect(tableRootFields({ table: { schema: 'public', name: 'm' }, configuration: { custom_name: 'mv' } }, info({ relation: 'materialized_view', primaryKey: null })).mutation).toEqual([]);
     expect(tableRootFields({ table: { schema: 'public', name: 'a b' } }, info({}))).toEqual({ query: [], subscription: [], mutation: [] });
   });
 

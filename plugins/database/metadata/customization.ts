@@ -213,7 +213,7 @@ function computeTableRootFields(t: TableMeta, info: TableInfo | undefined): Root
   const select = [field('select', name), ...(pk ? [field('select_by_pk', `${name}_by_pk`)] : []), field('select_aggregate', `${name}_aggregate`)];
   out.query.push(...select);
   out.subscription.push(...select, field('select_stream', `${name}_stream`));
-  const can = (op: 'insertable' | 'updatable' | 'deletable') => info.relkind !== 'm' && (info.viewInfo ? info.viewInfo[op] : true);
+  const can = (op: 'insertable' | 'updatable' | 'deletable') => info.relation !== 'materialized_view' && (info.viewInfo ? info.viewInfo[op] : true);
   if (can('insertable')) out.mutation.push(field('insert', `insert_${name}`), field('insert_one', `insert_${name}_one`));
   if (can('updatable')) {
     out.mutation.push(field('update', `update_${name}`));

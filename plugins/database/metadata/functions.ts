@@ -10,6 +10,9 @@ import { SvcError } from '../../../core/errors.js';
 import type { OperationDef } from '../../../core/plugin.js';
 import { isGraphQLName, nameText, optionalComment } from '../../../core/validation.js';
 import type {
+  ColumnType,
+  Dialect,
+  FunctionArgInfo,
   CommandGroup,
   Dependent,
   FunctionInfo,
@@ -49,10 +52,13 @@ export function singleOverload(intro: Introspection, qf: QualifiedFunction): Fun
   return overloads[0]!;
 }
 
+/** An argument's type, as dialects see types. */
+export const argType = (arg: FunctionArgInfo): ColumnType => ({ type: arg.type, udt: arg.type, typeSchema: arg.typeSchema, typeKind: arg.typeKind });
+
 /** The table whose row type a function returns, when it returns one (`SETOF t` or `t`). */
 export function returnTable(intro: Introspection, fn: FunctionInfo): QualifiedTable | undefined {
   const t = { schema: fn.returnTypeSchema, name: fn.returnType };
-  return fn.returnTypeKind === 'c' && intro.tables.has(qtKey(t)) ? t : undefined;
+  return fn.returnTypeKind === 'composite' && intro.tables.has(qtKey(t)) ? t : undefined;
 }
 
 const functionObjectId = (source: string, qf: QualifiedFunction) => `function:${source}:${qtKey(qf)}`;
@@ -79,14 +85,14 @@ function updateFunction(md: Metadata, source: string, qf: QualifiedFunction, fn:
 // ---------------------------------------------------------------------------------------------
 // Build: Hasura's `buildFunctionInfo` checks
 
-function integrityErrors(fn: FunctionMeta, info: FunctionInfo, intro: Introspection): string[] {
+function integrityErrors(fn: FunctionMeta, info: FunctionInfo, intro: Introspection, dialect: Dialect): string[] {
   const qf = fn.function;
   const config = fn.configuration ?? {};
   const errors: string[] = [];
-  const rootName = qf.schema === 'public' ? qf.name : `${qf.schema}_${qf.name}`;
+  const rootName = qf.schema === dialect.defaultSchema ? qf.name : `${qf.schema}_${qf.name}`;
   if (!isGraphQLName(rootName)) errors.push('function name is not a legal GraphQL identifier');
   if (info.variadic) errors.push('function with "VARIADIC" parameters are not supported');
-  if (info.returnTypeKind !== 'c') errors.push('the function does not return a "COMPOSITE" type');
+  if (info.returnTypeKind !== 'composite') errors.push('the function does not return a "COMPOSITE" type');
   if (!returnTable(intro, info)) errors.push('the function does not return a table');
   if (info.volatility !== 'volatile' && config.exposed_as === 'mutation') {
     errors.push(
@@ -99,7 +105,7 @@ function integrityErrors(fn: FunctionMeta, info: FunctionInfo, intro: Introspect
   if (session !== undefined) {
     const arg = info.args.find((a) => a.name === session);
     if (!arg) errors.push(`given session argument "${session}" not the input argument of the function`);
-    else if (arg.type !== 'json' || arg.typeSchema !== 'pg_catalog') errors.push(`given session argument "${session}" is not of type json`);
+    else if (!dialect.sessionArgument(argType(arg), 'function')) errors.push(`given session argument "${session}" is not of type json`);
   }
   return errors;
 }
@@ -120,7 +126,7 @@ function resolveFunction(ctx: FunctionResolveContext): FunctionInfo | undefined 
   };
   const info = singleOverload(ctx.introspection, qf);
   if (typeof info === 'string') return fail(`in function ${quoted(qf)}: ${info}`);
-  const errors = integrityErrors(ctx.fn, info, ctx.introspection);
+  const errors = integrityErrors(ctx.fn, info, ctx.introspection, ctx.kind.dialect);
   if (errors.length > 0) return fail(`in function ${quoted(qf)}: the function ${quoted(qf)} cannot be tracked ${reasonMessage(errors)}`);
   // The function's fields are its return table's: it depends on that table being tracked.
   const table = returnTable(ctx.introspection, info)!;

@@ -29,7 +29,7 @@ import {
   type SourceView,
 } from '../model/boolexp.js';
 import { findSource, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, SourceNameSchema, updateSource, updateTable, updateTableIfPresent } from '../model/meta.js';
-import type { CommandGroup, Dependent, DepTarget, Introspection, KindBinding, Metadata, PermissionMeta, QualifiedTable, SchemaRename, TableInfo, TableMeta, TableResolveContext } from '../model/types.js';
+import type { CommandGroup, Dependent, DepTarget, Dialect, Introspection, SourceMeta, KindBinding, Metadata, PermissionMeta, QualifiedTable, SchemaRename, TableInfo, TableMeta, TableResolveContext } from '../model/types.js';
 import type { DatabaseService } from '../model/service.js';
 
 export const PERMISSION_TYPES = ['insert', 'select', 'update', 'delete'] as const;
@@ -344,7 +344,7 @@ function unchanged(seen: TableRefs['seen'], byKey: Map<string, TableMeta>): bool
 
 /** What each permission of `t` refers to, as far as the metadata and the introspection tell
  * (Note [Cached permission references]). */
-function tableRefs(t: TableMeta, byKey: Map<string, TableMeta>, intro: Introspection | undefined): TableRefs {
+function tableRefs(t: TableMeta, byKey: Map<string, TableMeta>, intro: Introspection | undefined, dialect: Dialect | undefined): TableRefs {
   const cached = refsCache.get(t);
   if (cached && cached.intro === intro && unchanged(cached.seen, byKey)) return cached;
   const seen: TableRefs['seen'] = new Map();
@@ -357,6 +357,7 @@ function tableRefs(t: TableMeta, byKey: Map<string, TableMeta>, intro: Introspec
     },
     functions: intro?.functions,
     strict: false,
+    dialect,
   };
   const info = intro?.tables.get(qtKey(t.table));
   const perType = PERMISSION_TYPES.map((type) =>
@@ -422,10 +423,16 @@ function mapPermissions(md: Metadata, sourceName: string, fn: (permission: Recor
  * `md`, so that relationships still resolve under their old names; `intro` (when available)
  * resolves the remote tables of foreign-key object relationships.
  */
-export function renameInPermissions(md: Metadata, sourceName: string, rn: FieldRename, intro: Introspection | null | undefined): Metadata {
+export function renameInPermissions(
+  md: Metadata,
+  sourceName: string,
+  rn: FieldRename,
+  intro: Introspection | null | undefined,
+  dialect: Dialect | undefined,
+): Metadata {
   const source = findSource(md, sourceName);
   if (!source) return md;
-  const view = sourceView(source.tables, intro, false);
+  const view = sourceView(source.tables, intro, false, dialect);
   return mapPermissions(md, sourceName, (p, t) => renamePermission(p, t.table, rn, view));
 }
 
@@ -434,6 +441,8 @@ export function renameInPermissions(md: Metadata, sourceName: string, rn: FieldR
 
 export function permissionsGroup(db: DatabaseService): CommandGroup {
   const committedIntro = (source: string) => db.committed().sources.get(source)?.introspection;
+  // Lookups outside a build may meet a source whose kind's plugin is disabled.
+  const dialectOf = (source: SourceMeta | undefined) => (source ? db.kinds.get(source.kind)?.dialect : undefined);
 
   const notExists = (type: PermissionType, table: QualifiedTable, role: string) =>
     new SvcError('permission-error', `${type} permission on ${dquote(qtDisplay(table))} for role ${dquote(role)} does not exist`, { path: '$.args' });
@@ -507,6 +516,7 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
       table: (qt) => ctx.tracked.get(qtKey(qt)),
       functions: ctx.introspection.functions,
       strict: true,
+      dialect: ctx.kind.dialect,
     };
     const own = ctx.table.table;
     const source = ctx.source.name;
@@ -553,7 +563,7 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
     const targetKey = qtKey(target.table);
     const out: Dependent[] = [];
     for (const t of source.tables) {
-      const refs = tableRefs(t, byKey, intro);
+      const refs = tableRefs(t, byKey, intro, dialectOf(source));
       if (!refs.tables.has(targetKey)) continue;
       PERMISSION_TYPES.forEach((type, ti) => {
         permissionsOf(t, type).forEach((p, i) => {
@@ -584,7 +594,10 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
         return out;
       });
     }
-    if (r.kind === 'column') return renameInPermissions(md, r.source, { kind: 'column', table: r.table, from: r.from, to: r.to }, committedIntro(r.source));
+    if (r.kind === 'column') {
+      const rn = { kind: 'column' as const, table: r.table, from: r.from, to: r.to };
+      return renameInPermissions(md, r.source, rn, committedIntro(r.source), dialectOf(findSource(md, r.source)));
+    }
     return md;
   }
 

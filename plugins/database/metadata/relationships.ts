@@ -303,7 +303,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
           );
         }
         // Permissions that traverse the relationship by name, resolved while it still has its old name.
-        let md = renameInPermissions(ctx.metadata, a.source, { kind: 'relationship', table: a.table, from: a.name, to: a.new_name }, intro);
+        let md = renameInPermissions(ctx.metadata, a.source, { kind: 'relationship', table: a.table, from: a.name, to: a.new_name }, intro, bind.kind.dialect);
         const renamed = { ...rel, name: a.new_name };
         const join = joinOf(kind, rel);
         if (join) parsedJoins.set(renamed, join);

@@ -6,7 +6,7 @@
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import type { OperationDef } from '../../../core/plugin.js';
-import type { CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from '../model/types.js';
+import type { ColumnInfo, CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from '../model/types.js';
 import {
   findFunction,
   findSource,
@@ -147,11 +147,6 @@ async function enumCheck(ctx: TableCheckContext): Promise<TableCheck> {
   return check;
 }
 
-/** Hasura's names of PostgreSQL types in enum-table messages. */
-const TYPE_NAMES: Record<string, string> = { int2: 'smallint', int4: 'integer', int8: 'bigint', float4: 'real', bool: 'boolean' };
-const isText = (c: TableInfo['columns'][number]) => c.udt === 'text' && c.typeSchema === 'pg_catalog';
-const typeMismatch = (what: string, c: TableInfo['columns'][number]) =>
-  `the table’s ${what} ("${c.name}") must have type "text", not type "${TYPE_NAMES[c.udt] ?? c.udt}"`;
 
 /** An enum value must be a GraphQL name other than `true`, `false` and `null`. */
 const isEnumValueName = (s: string) => isGraphQLName(s) && !['true', 'false', 'null'].includes(s);
@@ -162,14 +157,17 @@ const isEnumValueName = (s: string) => isGraphQLName(s) && !['true', 'false', 'n
  * reported together, in Hasura's words.
  */
 async function validateEnumTable(ctx: TableCheckContext): Promise<TableCheck> {
-  const { info, kind } = ctx;
+  const { info } = ctx;
+  const dialect = ctx.kind.dialect;
+  const isText = (c: ColumnInfo) => dialect.enumTable.isText(c);
+  const typeMismatch = (what: string, c: ColumnInfo) => `the table’s ${what} ("${c.name}") must have type "text", not type "${dialect.scalar(c).name}"`;
   const errors: string[] = [];
   const fail = (): TableCheck => {
     const what = `the table "${qtDisplay(ctx.table.table)}" cannot be used as an enum `;
     const why = errors.length === 1 ? `because ${errors[0]}` : `for the following reasons:\n${errors.map((e) => `  • ${e}\n`).join('')}`;
     return { reason: what + why };
   };
-  let key: TableInfo['columns'][number] | undefined;
+  let key: ColumnInfo | undefined;
   const pk = info.primaryKey;
   if (!pk) errors.push('the table must have a primary key');
   else if (pk.columns.length > 1) errors.push(`the table’s primary key must not span multiple columns (${[...pk.columns].sort().join(', ')})`);
@@ -179,7 +177,7 @@ async function validateEnumTable(ctx: TableCheckContext): Promise<TableCheck> {
     else if (col) errors.push(typeMismatch('primary key', col));
   }
   const others = info.columns.filter((c) => c !== key);
-  let comment: TableInfo['columns'][number] | undefined;
+  let comment: ColumnInfo | undefined;
   if (others.length === 1) {
     if (isText(others[0]!)) comment = others[0];
     else errors.push(typeMismatch('comment column', others[0]!));
@@ -194,10 +192,7 @@ async function validateEnumTable(ctx: TableCheckContext): Promise<TableCheck> {
   if (!key) return fail();
   let rows: EnumValue[];
   try {
-    const q = kind.quoteIdent;
-    rows = await ctx.executor.query<EnumValue>(
-      `select ${q(key.name)}::text as value, ${comment ? `${q(comment.name)}::text` : 'null::text'} as comment from ${q(ctx.table.table.schema)}.${q(ctx.table.table.name)} order by 1`,
-    );
+    rows = await ctx.executor.query<EnumValue>(dialect.enumTable.valuesQuery(ctx.table.table, key.name, comment?.name));
   } catch (e) {
     errors.push(`postgres error: ${(e as Error).message}`);
     return fail();

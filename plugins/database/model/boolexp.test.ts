@@ -18,7 +18,7 @@ const tables: TableMeta[] = [
     object_relationships: [{ name: 'writer', using: { manual_configuration: { remote_table: { schema: 'public', name: 'author' }, column_mapping: { author_id: 'id' } } } }],
   },
 ];
-const view = sourceView(tables, undefined, false);
+const view = sourceView(tables, undefined, false, undefined);
 
 describe('parseBoolExp', () => {
   it('spells logical operators with _ and writes a repeated one out as _and', () => {

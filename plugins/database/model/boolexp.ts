@@ -17,7 +17,19 @@
 import * as v from '../../../core/valibot.js';
 import { jsonTypeName } from '../../../core/validation.js';
 import { QualifiedTableSchema, qtDisplay, qtKey, sameTable } from './meta.js';
-import type { ColumnInfo, ComputedFieldMeta, FunctionInfo, Introspection, QualifiedTable, RelationshipMeta, TableInfo, TableMeta } from './types.js';
+import type {
+  BoolExp,
+  ColumnType,
+  ComputedFieldMeta,
+  Dialect,
+  FunctionInfo,
+  Introspection,
+  OperatorSpec,
+  QualifiedTable,
+  RelationshipMeta,
+  TableInfo,
+  TableMeta,
+} from './types.js';
 
 /*
  * Note [Stored boolean expressions]
@@ -30,7 +42,7 @@ import type { ColumnInfo, ComputedFieldMeta, FunctionInfo, Introspection, Qualif
  * dropped behind the engine's back shows up as an inconsistent permission.
  */
 
-export type BoolExp = Record<string, unknown>;
+export type { BoolExp };
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
@@ -120,17 +132,20 @@ export interface SourceView {
   functions?: Introspection['functions'];
   /** Whether tables without introspection count as missing (validation) or as unknown (references). */
   strict: boolean;
+  /** The source kind's dialect: types and operators (Note [Dialects] in types.ts). Only a view
+   * for references may lack it (the kind's plugin is disabled); operators it does not know are
+   * then taken as comparisons with a value. */
+  dialect: Dialect | undefined;
 }
 
 /** A view of a source from its tracked tables and (when available) its introspection. */
-export function sourceView(tables: readonly TableMeta[], intro: Introspection | null | undefined, strict: boolean): SourceView {
+export function sourceView(tables: readonly TableMeta[], intro: Introspection | null | undefined, strict: boolean, dialect: Dialect | undefined): SourceView {
   const byKey = new Map<string, { meta: TableMeta; info?: TableInfo }>();
   for (const t of tables) byKey.set(qtKey(t.table), { meta: t, info: intro?.tables.get(qtKey(t.table)) });
-  return { table: (qt) => byKey.get(qtKey(qt)), functions: intro?.functions, strict };
+  return { table: (qt) => byKey.get(qtKey(qt)), functions: intro?.functions, strict, dialect };
 }
 
-/** The type facts of a column (or of a computed field's scalar result) that operators depend on. */
-export type ColumnType = Pick<ColumnInfo, 'type' | 'udt' | 'typeKind'>;
+export type { ColumnType };
 
 /** What a computed field returns (a set of rows of a tracked table, or a scalar), and whether its
  * function takes arguments besides the row and the session (it then cannot be used in expressions). */
@@ -168,9 +183,9 @@ function computedResult(view: SourceView, cf: ComputedFieldMeta): ComputedResult
   const tableArg = cf.definition.table_argument;
   const inputArgs = fn.args.some((a, i) => (tableArg ? a.name !== tableArg : i !== 0) && a.name !== cf.definition.session_argument);
   const returned = { schema: fn.returnTypeSchema, name: fn.returnType };
-  if (fn.returnTypeKind === 'c' && view.table(returned)) return fn.returnsSet ? { table: returned, inputArgs } : undefined;
-  if (fn.returnsSet || fn.returnTypeKind === 'c' || fn.returnTypeKind === 'p') return undefined;
-  return { scalar: { type: fn.returnType, udt: fn.returnType, typeKind: fn.returnTypeKind }, inputArgs };
+  if (fn.returnTypeKind === 'composite' && view.table(returned)) return fn.returnsSet ? { table: returned, inputArgs } : undefined;
+  if (fn.returnsSet || fn.returnTypeKind === 'composite' || fn.returnTypeKind === 'pseudo') return undefined;
+  return { scalar: { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind }, inputArgs };
 }
 
 /** What `name` is on a table: a column, a relationship or a computed field (undefined: nothing). */
@@ -198,26 +213,9 @@ export type BoolExpRef =
 /** A validation failure, worded as Hasura words it (it becomes the reason of an inconsistent object). */
 export class BoolExpError extends Error {}
 
-const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
-const GEO_TYPES = ['geometry', 'geography'];
-
-/** Type names as Hasura prints them in messages. */
-const TYPE_NAMES: Record<string, string> = { int2: 'smallint', int4: 'integer', int8: 'bigint', float4: 'real', float8: 'float8', bool: 'boolean', bpchar: 'bpchar' };
-const typeName = (t: ColumnType) => TYPE_NAMES[t.udt] ?? t.udt;
-
-type Operand = 'one' | 'many' | 'bool' | 'text' | 'texts' | 'column' | 'cast' | 'object';
-interface OperatorSpec {
-  operand: Operand;
-  /** Column types the operator applies to, and how the message names them. */
-  guard?: { ok: (t: ColumnType) => boolean; expected: string };
-}
-const only = (names: string[]): OperatorSpec['guard'] => ({ ok: (t) => t.typeKind !== 'a' && names.includes(t.udt), expected: names.map(dquote).join(', ') });
-const stringGuard = only(['varchar', 'text', 'citext']);
-const stringOk: OperatorSpec['guard'] = { ok: (t) => t.typeKind === 'e' || (t.typeKind !== 'a' && STRING_TYPES.includes(t.udt)), expected: stringGuard!.expected };
-const arrayOrJsonb: OperatorSpec['guard'] = { ok: (t) => t.typeKind === 'a' || t.udt === 'jsonb', expected: 'an array or JSONB' };
-
-/** Column operators by name without their `_`/`$` prefix (Hasura `parseBoolExpOperations`). */
-const OPERATORS: Record<string, OperatorSpec> = {
+/** The comparison operators of every source kind, by name without their `_`/`$` prefix (Hasura
+ * `parseBoolExpOperations`); a dialect adds its own (Note [Dialects] in types.ts). */
+const GENERIC_OPERATORS: Record<string, OperatorSpec> = {
   eq: { operand: 'one' },
   ne: { operand: 'one' },
   neq: { operand: 'one' },
@@ -227,34 +225,7 @@ const OPERATORS: Record<string, OperatorSpec> = {
   lt: { operand: 'one' },
   gte: { operand: 'one' },
   lte: { operand: 'one' },
-  like: { operand: 'one', guard: stringOk },
-  nlike: { operand: 'one', guard: stringOk },
-  ilike: { operand: 'one', guard: stringOk },
-  nilike: { operand: 'one', guard: stringOk },
-  similar: { operand: 'one', guard: stringOk },
-  nsimilar: { operand: 'one', guard: stringOk },
-  regex: { operand: 'one', guard: stringOk },
-  iregex: { operand: 'one', guard: stringOk },
-  nregex: { operand: 'one', guard: stringOk },
-  niregex: { operand: 'one', guard: stringOk },
   is_null: { operand: 'bool' },
-  contains: { operand: 'one', guard: arrayOrJsonb },
-  contained_in: { operand: 'one', guard: arrayOrJsonb },
-  has_key: { operand: 'text', guard: only(['jsonb']) },
-  has_keys_any: { operand: 'texts', guard: only(['jsonb']) },
-  has_keys_all: { operand: 'texts', guard: only(['jsonb']) },
-  jsonb_path_exists: { operand: 'text', guard: only(['jsonb']) },
-  jsonb_path_match: { operand: 'text', guard: only(['jsonb']) },
-  st_contains: { operand: 'one', guard: only(['geometry']) },
-  st_crosses: { operand: 'one', guard: only(['geometry']) },
-  st_equals: { operand: 'one', guard: only(['geometry']) },
-  st_overlaps: { operand: 'one', guard: only(['geometry']) },
-  st_touches: { operand: 'one', guard: only(['geometry']) },
-  st_within: { operand: 'one', guard: only(['geometry']) },
-  st_3d_intersects: { operand: 'one', guard: only(['geometry']) },
-  st_intersects: { operand: 'one', guard: only(GEO_TYPES) },
-  st_d_within: { operand: 'object', guard: only(GEO_TYPES) },
-  st_3d_d_within: { operand: 'object', guard: only(['geometry']) },
   ceq: { operand: 'column' },
   cne: { operand: 'column' },
   cneq: { operand: 'column' },
@@ -262,31 +233,29 @@ const OPERATORS: Record<string, OperatorSpec> = {
   clt: { operand: 'column' },
   cgte: { operand: 'column' },
   clte: { operand: 'column' },
-  ancestor: { operand: 'one', guard: only(['ltree']) },
-  ancestor_any: { operand: 'many', guard: only(['ltree']) },
-  descendant: { operand: 'one', guard: only(['ltree']) },
-  descendant_any: { operand: 'many', guard: only(['ltree']) },
-  matches: { operand: 'text', guard: only(['ltree']) },
-  matches_any: { operand: 'texts', guard: only(['ltree']) },
-  matches_fulltext: { operand: 'text', guard: only(['ltree']) },
-  cast: { operand: 'cast' },
 };
 
-/** The operator named `op` (`_eq` or `$eq`), if there is one. */
-export function operator(op: string): OperatorSpec | undefined {
-  return op.startsWith('_') || op.startsWith('$') ? OPERATORS[op.slice(1)] : undefined;
+/** Taken for an operator of a kind whose dialect is unknown (SourceView.dialect). */
+const UNKNOWN_OPERATOR: OperatorSpec = { operand: 'one' };
+
+/** The operator named `op` (`_eq` or `$eq`) in `dialect`, if there is one. */
+export function operator(op: string, dialect: Dialect | undefined): OperatorSpec | undefined {
+  if (!op.startsWith('_') && !op.startsWith('$')) return undefined;
+  const name = op.slice(1);
+  if (Object.hasOwn(GENERIC_OPERATORS, name)) return GENERIC_OPERATORS[name];
+  if (!dialect) return UNKNOWN_OPERATOR;
+  return Object.hasOwn(dialect.operators, name) ? dialect.operators[name] : undefined;
 }
-
-/** Casts Hasura allows in `_cast` (from column type to target type). */
-const CASTS: Record<string, string[]> = { geometry: ['geography'], geography: ['geometry'], jsonb: ['text'] };
-
-const TEXT: ColumnType = { type: 'text', udt: 'text', typeKind: 'b' };
 
 type TableRef = { table: QualifiedTable; meta: TableMeta; info?: TableInfo };
 
 class Walker {
   readonly refs: BoolExpRef[] = [];
   constructor(private readonly view: SourceView) {}
+
+  private typeName(t: ColumnType): string {
+    return this.view.dialect?.scalar(t).name ?? t.udt;
+  }
 
   private fail(message: string): void {
     if (this.view.strict) throw new BoolExpError(message);
@@ -324,7 +293,7 @@ class Walker {
     const f = fieldOf(this.view, t, name);
     if (!f) return this.fail(`${dquote(name)} does not exist`);
     if (f.kind === 'column') {
-      if (f.type?.udt === 'json') return this.fail('JSON column can not be part of boolean expression');
+      if (f.type && this.view.dialect && !this.view.dialect.scalar(f.type).comparable) return this.fail('JSON column can not be part of boolean expression');
       const onType = this.ops(name, f.type, val, t, root);
       this.refs.push({ kind: 'column', table: t.table, column: name, onType });
       return;
@@ -356,13 +325,13 @@ class Walker {
     }
     let onType = false;
     for (const [opName, operand] of Object.entries(val)) {
-      const spec = operator(opName);
+      const spec = operator(opName, this.view.dialect);
       if (!spec) {
         this.fail(`Unknown operator: ${opName}`);
         continue;
       }
       if (type && spec.guard && !spec.guard.ok(type)) {
-        this.fail(` is of type ${dquote(typeName(type))}; this operator works only on columns of type ${spec.guard.expected}`);
+        this.fail(` is of type ${dquote(this.typeName(type))}; this operator works only on columns of type ${spec.guard.expected}`);
       }
       switch (spec.operand) {
         case 'one':
@@ -374,12 +343,14 @@ class Walker {
           onType ||= !isSessionVariable(operand);
           break;
         case 'text':
-          this.value(TEXT, operand);
+          this.text(operand);
           onType ||= !isSessionVariable(operand);
           break;
         case 'texts':
-          this.values(TEXT, operand);
-          onType ||= !isSessionVariable(operand);
+          if (isSessionVariable(operand)) break;
+          if (!Array.isArray(operand)) this.fail(`parsing [] failed, expected Array, but encountered ${jsonTypeName(operand)}`);
+          else for (const x of operand) this.text(x);
+          onType = true;
           break;
         case 'object':
           if (!isObject(operand)) this.fail(`parsing Object failed, expected Object, but encountered ${jsonTypeName(operand)}`);
@@ -416,7 +387,7 @@ class Walker {
       return this.fail(`expecting a database column; but, ${dquote(col)} is a ${f.kind === 'relationship' ? 'relationship' : 'computed field'}; column operators can only compare postgres columns`);
     }
     if (type && f.type && (type.udt !== f.type.udt || type.typeKind !== f.type.typeKind)) {
-      this.fail(`incompatible column types: ${dquote(name)} has type ${dquote(typeName(type))}, but ${dquote(col)} has type ${dquote(typeName(f.type))}`);
+      this.fail(`incompatible column types: ${dquote(name)} has type ${dquote(this.typeName(type))}, but ${dquote(col)} has type ${dquote(this.typeName(f.type))}`);
     }
     this.refs.push({ kind: 'column', table: target.table, column: col, onType: true });
   }
@@ -427,9 +398,11 @@ class Walker {
       return false;
     }
     let onType = false;
+    const castTo = this.view.dialect?.castTo;
     for (const [target, ops] of Object.entries(operand)) {
-      if (type && !(CASTS[type.udt] ?? []).includes(target)) this.fail(`cannot cast column of type ${dquote(typeName(type))} to type ${dquote(target)}`);
-      onType = this.ops(name, { type: target, udt: target, typeKind: 'b' }, ops, t, root) || onType;
+      const to = castTo?.(type, target);
+      if (type && !to) this.fail(`cannot cast column of type ${dquote(this.typeName(type))} to type ${dquote(target)}`);
+      onType = this.ops(name, to ?? castTo?.(undefined, target), ops, t, root) || onType;
     }
     return onType;
   }
@@ -442,24 +415,15 @@ class Walker {
 
   /** A value compared to (or assigned to) a column of `type`: a session variable, null, or a JSON value of the type. */
   value(type: ColumnType | undefined, val: unknown): void {
-    if (!type || val === null || isSessionVariable(val) || type.typeKind === 'a') return;
-    const expect = (ok: boolean, haskell: string, json: string) => {
-      if (!ok) this.fail(`parsing ${haskell} failed, expected ${json}, but encountered ${jsonTypeName(val)}`);
-    };
-    switch (type.udt) {
-      case 'bool':
-        return expect(typeof val === 'boolean', 'Bool', 'Boolean');
-      case 'int2':
-      case 'int4':
-        return expect(typeof val === 'number' && Number.isInteger(val), 'Int', 'Number');
-      case 'int8':
-        return expect((typeof val === 'number' && Number.isInteger(val)) || (typeof val === 'string' && /^-?\d+$/.test(val)), 'Int64', 'Number');
-      case 'float4':
-      case 'float8':
-      case 'numeric':
-        return expect(typeof val === 'number' || typeof val === 'string', 'Scientific', 'Number');
-      default:
-        if (type.typeKind === 'e' || STRING_TYPES.includes(type.udt)) return expect(typeof val === 'string', 'Text', 'String');
+    if (!type || !this.view.dialect || val === null || isSessionVariable(val)) return;
+    const why = this.view.dialect.scalar(type).parse(val);
+    if (why) this.fail(why);
+  }
+
+  /** A string operand (`_has_key`, `_matches`), whatever the column's type. */
+  private text(val: unknown): void {
+    if (val !== null && !isSessionVariable(val) && typeof val !== 'string') {
+      this.fail(`parsing Text failed, expected String, but encountered ${jsonTypeName(val)}`);
     }
   }
 }
@@ -546,8 +510,8 @@ function renameExp(exp: unknown, t: TableRef, root: TableRef, rn: FieldRename, v
       } else if (f.kind === 'computed_field') {
         const target = f.result?.table && view.table(f.result.table);
         if (f.result?.table && target) next = renameExp(val, { table: f.result.table, ...target }, root, rn, view);
-        else next = renameOperands(val, t, root, rn);
-      } else next = renameOperands(val, t, root, rn);
+        else next = renameOperands(val, t, root, rn, view.dialect);
+      } else next = renameOperands(val, t, root, rn, view.dialect);
     }
     if (key !== k || next !== val) changed = true;
     out.push([key, next]);
@@ -556,13 +520,13 @@ function renameExp(exp: unknown, t: TableRef, root: TableRef, rn: FieldRename, v
 }
 
 /** Renames a column in the operands of column-comparison operators (and inside `_cast`). */
-function renameOperands(val: unknown, t: TableRef, root: TableRef, rn: FieldRename): unknown {
+function renameOperands(val: unknown, t: TableRef, root: TableRef, rn: FieldRename, dialect: Dialect | undefined): unknown {
   if (!isObject(val) || rn.kind !== 'column') return val;
   let changed = false;
   const out: Record<string, unknown> = {};
   for (const [op, operand] of Object.entries(val)) {
     let next = operand;
-    const spec = operator(op);
+    const spec = operator(op, dialect);
     if (spec?.operand === 'column') {
       const here = sameTable(t.table, rn.table);
       if (typeof operand === 'string' && here && operand === rn.from) next = rn.to;
@@ -572,7 +536,7 @@ function renameOperands(val: unknown, t: TableRef, root: TableRef, rn: FieldRena
       const casted: Record<string, unknown> = {};
       let c = false;
       for (const [ty, ops] of Object.entries(operand)) {
-        casted[ty] = renameOperands(ops, t, root, rn);
+        casted[ty] = renameOperands(ops, t, root, rn, dialect);
         c ||= casted[ty] !== ops;
       }
       if (c) next = casted;

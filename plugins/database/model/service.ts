@@ -385,6 +385,7 @@ export class DatabaseService {
       for (const g of this.groups) {
         g.resolveTable?.({
           source: meta,
+          kind,
           table: t,
           info,
           introspection: intro,
@@ -407,6 +408,7 @@ export class DatabaseService {
       const key = qtKey(f.function);
       const info = owner?.resolveFunction?.({
         source: meta,
+        kind,
         fn: f,
         introspection: intro,
         tracked,

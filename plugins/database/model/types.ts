@@ -78,16 +78,18 @@ export interface SourceMeta {
 // ---------------------------------------------------------------------------------------------
 // Introspection (one catalog query per source, cached)
 
+/** What kind of type a column or argument has (PostgreSQL: pg_type.typtype, and `array`). */
+export type TypeKind = 'base' | 'composite' | 'domain' | 'enum' | 'pseudo' | 'range' | 'multirange' | 'array';
+
 export interface ColumnInfo {
   name: string;
   position: number;
-  /** Type name as PostgreSQL prints it (`integer`, `text`, `character varying`, `my_enum`, `_int4` for arrays). */
+  /** The type as the source prints it (PostgreSQL: `integer`, `character varying`, `integer[]`). */
   type: string;
-  /** pg_type.typname (`int4`, `text`, ...). */
+  /** The type's name in the source's catalog (PostgreSQL: pg_type.typname, `int4`, `_int4`). */
   udt: string;
   typeSchema: string;
-  /** b base, e enum, c composite, d domain, r range, m multirange, p pseudo; `a` when an array. */
-  typeKind: string;
+  typeKind: TypeKind;
   nullable: boolean;
   hasDefault: boolean;
   isIdentity: boolean;
@@ -107,8 +109,7 @@ export interface TableInfo {
   schema: string;
   name: string;
   oid: number;
-  /** r table, v view, m materialized view, f foreign table, p partitioned table */
-  relkind: string;
+  relation: 'table' | 'view' | 'materialized_view' | 'foreign_table' | 'partitioned_table';
   columns: ColumnInfo[];
   primaryKey: { name: string; columns: string[] } | null;
   uniqueConstraints: { name: string; columns: string[] }[];
@@ -122,8 +123,8 @@ export interface FunctionArgInfo {
   name: string | null;
   type: string;
   typeSchema: string;
-  /** pg_type.typtype: b base, c composite, d domain, e enum, p pseudo, r range. */
-  typeKind: string;
+  /** An array argument counts as its type's kind (`base`), not as `array`. */
+  typeKind: TypeKind;
   hasDefault: boolean;
 }
 
@@ -134,8 +135,8 @@ export interface FunctionInfo {
   args: FunctionArgInfo[];
   returnType: string;
   returnTypeSchema: string;
-  /** b base, c composite (a table row when it is a table's row type), p pseudo, ... */
-  returnTypeKind: string;
+  /** `composite` is a table row when it is a table's row type; an array counts as `base`. */
+  returnTypeKind: TypeKind;
   returnsSet: boolean;
   /** Whether the last argument is VARIADIC. */
   variadic: boolean;
@@ -189,10 +190,89 @@ export interface SourceKind {
   configSchema: v.GenericSchema;
   /** Connects (lazily) to a source. Throws with a clear message when the configuration cannot be used. */
   connect(name: string, configuration: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): SourceConnection;
-  /** Identifier quoting in the kind's dialect. */
-  quoteIdent(name: string): string;
+  dialect: Dialect;
   /** Extra operations specific to the kind (run_sql for postgres). */
   operations?: (bind: KindBinding) => OperationDef[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dialect: what the framework must ask a source kind about types and SQL (Note [Dialects])
+
+/*
+ * Note [Dialects]
+ * The framework (plugins/database) knows no database: everything that depends on the kind of a
+ * source is asked of its `Dialect`. The introspection model is the kind-neutral part (tables,
+ * columns with a type name and a `TypeKind`, keys, functions, objects followed by a stable `oid`);
+ * what a type means (its scalar category, GraphQL scalar, how a JSON value parses), which
+ * comparison operators apply to it, the default schema, identifier quoting, the SQL that reads an
+ * enum table and (later) IR -> SQL are the dialect's. Generic comparison operators (`_eq`, `_in`,
+ * `_gt`, `_is_null`, `_ceq`, ...) are the framework's (boolexp.ts); a dialect adds its own
+ * (PostgreSQL: `_like`, `_ilike`, jsonb, ltree, PostGIS, `_cast`). model/dialect.test.ts drives the
+ * framework with a fake source kind, so that this is checked, not hoped.
+ */
+
+/** The type facts of a column, argument or function result that operators and values depend on. */
+export type ColumnType = Pick<ColumnInfo, 'type' | 'udt' | 'typeSchema' | 'typeKind'>;
+
+export type ScalarCategory = 'numeric' | 'string' | 'boolean' | 'json' | 'datetime' | 'geometry' | 'other';
+
+export interface ScalarType {
+  /** The type as Hasura names it in messages (`integer`, `bigint`, `text`). */
+  name: string;
+  category: ScalarCategory;
+  /** The GraphQL scalar, as Hasura maps the type (`Int`, `bigint`, `String`, `uuid`). */
+  graphql: string;
+  /** Whether boolean expressions may use a column of the type (Hasura refuses `json`). */
+  comparable: boolean;
+  /** Checks a JSON value given for the type (an operand in a filter, a `set` preset): why it does
+   * not parse, in Hasura's words, or undefined. */
+  parse(value: unknown): string | undefined;
+  /** The SQL type a bind parameter of this type is cast to (values are bound as text). */
+  bindAs: string;
+}
+
+/** What an operator takes: a value of the column's type, a list of them, a boolean (`_is_null`),
+ * a string or strings (`_has_key`), a column (`_ceq`), a cast (`_cast`), an object (`_st_d_within`). */
+export type Operand = 'one' | 'many' | 'bool' | 'text' | 'texts' | 'column' | 'cast' | 'object';
+
+export interface OperatorSpec {
+  operand: Operand;
+  /** The column types the operator applies to (absent: all), and how messages name them. */
+  guard?: { ok: (t: ColumnType) => boolean; expected: string };
+}
+
+/** Boolean expressions as stored (Note [Stored boolean expressions] in boolexp.ts): today's IR. */
+export type BoolExp = Record<string, unknown>;
+
+export interface SqlFragment {
+  sql: string;
+  params: unknown[];
+}
+
+export interface Dialect {
+  /** The schema of unqualified names (`public`). */
+  defaultSchema: string;
+  quoteIdent(name: string): string;
+  /** What a column's (or a scalar function result's) type is. */
+  scalar(type: ColumnType): ScalarType;
+  /** The kind's own comparison operators, by name without the `_`/`$` prefix, beside the generic
+   * ones (boolexp.ts `GENERIC_OPERATORS`). Per type through each operator's guard. */
+  operators: Readonly<Record<string, OperatorSpec>>;
+  /** The type `_cast` turns a column of type `from` into; undefined when the cast is not allowed
+   * (`from` undefined: the column's type is unknown, nothing to check). */
+  castTo?(from: ColumnType | undefined, to: string): ColumnType | undefined;
+  /** Whether an argument of this type can receive the session variables (Hasura: `json` for a
+   * tracked function's `session_argument`, `json` or `jsonb` for a computed field's). */
+  sessionArgument(type: ColumnType, of: 'function' | 'computed_field'): boolean;
+  /** Enum tables (`is_enum`): whether a key or comment column has the text type they need, and
+   * the query that reads the values (columns `value` and `comment`, as text). */
+  enumTable: {
+    isText(type: ColumnType): boolean;
+    valuesQuery(table: QualifiedTable, key: string, comment: string | undefined): string;
+  };
+  /** IR -> SQL. The IR is today's boolean expression on `table` (a permission filter); the query
+   * IR of the data API (issue 6) widens it. No kind implements it yet. */
+  compile?(ir: BoolExp, table: QualifiedTable): SqlFragment;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,6 +322,7 @@ export interface KindBinding {
 /** Checks one part of one table during the build; records inconsistencies through `report`. */
 export interface TableResolveContext {
   source: SourceMeta;
+  kind: SourceKind;
   table: TableMeta;
   info: TableInfo;
   introspection: Introspection;
@@ -257,6 +338,7 @@ export interface TableResolveContext {
 /** Checks one tracked function during the build. */
 export interface FunctionResolveContext {
   source: SourceMeta;
+  kind: SourceKind;
   fn: FunctionMeta;
   introspection: Introspection;
   /** Tracked tables of the source (by key) with their introspection. */

@@ -1,0 +1,138 @@
+/**
+ * The PostgreSQL dialect (Note [Dialects] in plugins/database): what PostgreSQL types mean, the
+ * operators it adds to the generic ones (text patterns, jsonb, ltree, PostGIS, `_cast`), identifier
+ * quoting and the SQL that reads an enum table.
+ */
+import { jsonTypeName } from '../../core/validation.js';
+import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
+
+export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
+const GEO_TYPES = ['geometry', 'geography'];
+
+/** Type names as Hasura prints them in messages. */
+const TYPE_NAMES: Record<string, string> = { int2: 'smallint', int4: 'integer', int8: 'bigint', float4: 'real', bool: 'boolean' };
+
+/** GraphQL scalars as Hasura maps PostgreSQL types; every other type keeps its name (`bigint`
+ * and `numeric` too, so that large values are not rounded by clients). */
+const GRAPHQL: Record<string, string> = { int2: 'Int', int4: 'Int', float4: 'Float', float8: 'Float', bool: 'Boolean', text: 'String', varchar: 'String' };
+
+const CATEGORIES: Record<string, ScalarCategory> = {};
+for (const [category, names] of Object.entries({
+  numeric: ['int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'money', 'oid'],
+  string: STRING_TYPES,
+  boolean: ['bool'],
+  json: ['json', 'jsonb'],
+  datetime: ['date', 'time', 'timetz', 'timestamp', 'timestamptz', 'interval'],
+  geometry: GEO_TYPES,
+})) {
+  for (const name of names) CATEGORIES[name] = category as ScalarCategory;
+}
+
+/** How a JSON value parses for a type: Hasura's message when it does not (its Haskell type and JSON type). */
+const expect = (ok: (val: unknown) => boolean, haskell: string, json: string) => (val: unknown) =>
+  ok(val) ? undefined : `parsing ${haskell} failed, expected ${json}, but encountered ${jsonTypeName(val)}`;
+const isInt = (val: unknown) => typeof val === 'number' && Number.isInteger(val);
+const PARSERS: Record<string, (val: unknown) => string | undefined> = {
+  bool: expect((val) => typeof val === 'boolean', 'Bool', 'Boolean'),
+  int2: expect(isInt, 'Int', 'Number'),
+  int4: expect(isInt, 'Int', 'Number'),
+  int8: expect((val) => isInt(val) || (typeof val === 'string' && /^-?\d+$/.test(val)), 'Int64', 'Number'),
+  float4: expect((val) => typeof val === 'number' || typeof val === 'string', 'Scientific', 'Number'),
+  float8: expect((val) => typeof val === 'number' || typeof val === 'string', 'Scientific', 'Number'),
+  numeric: expect((val) => typeof val === 'number' || typeof val === 'string', 'Scientific', 'Number'),
+};
+const parseText = expect((val) => typeof val === 'string', 'Text', 'String');
+const anything = () => undefined;
+
+/** One ScalarType per type (the build asks for every value it checks). */
+const scalars = new Map<string, ScalarType>();
+
+function scalar(t: ColumnType): ScalarType {
+  const key = `${t.typeKind}:${t.udt}`;
+  let s = scalars.get(key);
+  if (s) return s;
+  const array = t.typeKind === 'array';
+  const enumType = t.typeKind === 'enum';
+  s = {
+    name: TYPE_NAMES[t.udt] ?? t.udt,
+    category: array ? 'other' : enumType ? 'string' : (CATEGORIES[t.udt] ?? 'other'),
+    graphql: GRAPHQL[t.udt] ?? t.udt,
+    comparable: t.udt !== 'json',
+    // Arrays and types without a JSON form of their own are left to PostgreSQL.
+    parse: array ? anything : (PARSERS[t.udt] ?? (enumType || STRING_TYPES.includes(t.udt) ? parseText : anything)),
+    bindAs: `${quoteIdent(t.typeSchema)}.${quoteIdent(t.udt)}`,
+  };
+  scalars.set(key, s);
+  return s;
+}
+
+const dquote = (s: string) => `"${s}"`;
+const only = (names: string[]): OperatorSpec['guard'] => ({
+  ok: (t) => t.typeKind !== 'array' && names.includes(t.udt),
+  expected: names.map(dquote).join(', '),
+});
+const stringOk: OperatorSpec['guard'] = {
+  ok: (t) => t.typeKind === 'enum' || (t.typeKind !== 'array' && STRING_TYPES.includes(t.udt)),
+  expected: only(['varchar', 'text', 'citext'])!.expected,
+};
+const arrayOrJsonb: OperatorSpec['guard'] = { ok: (t) => t.typeKind === 'array' || t.udt === 'jsonb', expected: 'an array or JSONB' };
+
+/** PostgreSQL's own column operators (Hasura `parseBoolExpOperations`), beside the generic ones. */
+const OPERATORS: Record<string, OperatorSpec> = {
+  like: { operand: 'one', guard: stringOk },
+  nlike: { operand: 'one', guard: stringOk },
+  ilike: { operand: 'one', guard: stringOk },
+  nilike: { operand: 'one', guard: stringOk },
+  similar: { operand: 'one', guard: stringOk },
+  nsimilar: { operand: 'one', guard: stringOk },
+  regex: { operand: 'one', guard: stringOk },
+  iregex: { operand: 'one', guard: stringOk },
+  nregex: { operand: 'one', guard: stringOk },
+  niregex: { operand: 'one', guard: stringOk },
+  contains: { operand: 'one', guard: arrayOrJsonb },
+  contained_in: { operand: 'one', guard: arrayOrJsonb },
+  has_key: { operand: 'text', guard: only(['jsonb']) },
+  has_keys_any: { operand: 'texts', guard: only(['jsonb']) },
+  has_keys_all: { operand: 'texts', guard: only(['jsonb']) },
+  jsonb_path_exists: { operand: 'text', guard: only(['jsonb']) },
+  jsonb_path_match: { operand: 'text', guard: only(['jsonb']) },
+  st_contains: { operand: 'one', guard: only(['geometry']) },
+  st_crosses: { operand: 'one', guard: only(['geometry']) },
+  st_equals: { operand: 'one', guard: only(['geometry']) },
+  st_overlaps: { operand: 'one', guard: only(['geometry']) },
+  st_touches: { operand: 'one', guard: only(['geometry']) },
+  st_within: { operand: 'one', guard: only(['geometry']) },
+  st_3d_intersects: { operand: 'one', guard: only(['geometry']) },
+  st_intersects: { operand: 'one', guard: only(GEO_TYPES) },
+  st_d_within: { operand: 'object', guard: only(GEO_TYPES) },
+  st_3d_d_within: { operand: 'object', guard: only(['geometry']) },
+  ancestor: { operand: 'one', guard: only(['ltree']) },
+  ancestor_any: { operand: 'many', guard: only(['ltree']) },
+  descendant: { operand: 'one', guard: only(['ltree']) },
+  descendant_any: { operand: 'many', guard: only(['ltree']) },
+  matches: { operand: 'text', guard: only(['ltree']) },
+  matches_any: { operand: 'texts', guard: only(['ltree']) },
+  matches_fulltext: { operand: 'text', guard: only(['ltree']) },
+  cast: { operand: 'cast' },
+};
+
+/** Casts Hasura allows in `_cast` (from column type to target type). */
+const CASTS: Record<string, string[]> = { geometry: ['geography'], geography: ['geometry'], jsonb: ['text'] };
+
+const isCatalogType = (t: ColumnType, names: string[]) => t.typeSchema === 'pg_catalog' && names.includes(t.udt);
+
+export const postgresDialect: Dialect = {
+  defaultSchema: 'public',
+  quoteIdent,
+  scalar,
+  operators: OPERATORS,
+  castTo: (from, to) => (!from || (CASTS[from.udt] ?? []).includes(to) ? { type: to, udt: to, typeSchema: 'pg_catalog', typeKind: 'base' } : undefined),
+  sessionArgument: (t, of) => isCatalogType(t, of === 'function' ? ['json'] : ['json', 'jsonb']),
+  enumTable: {
+    isText: (t) => isCatalogType(t, ['text']),
+    valuesQuery: (table, key, comment) =>
+      `select ${quoteIdent(key)}::text as value, ${comment ? `${quoteIdent(comment)}::text` : 'null::text'} as comment from ${quoteIdent(table.schema)}.${quoteIdent(table.name)} order by 1`,
+  },
+};
