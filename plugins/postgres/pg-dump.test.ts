@@ -158,6 +158,10 @@ describe('pg_dump API', () => {
     expect(await s.request('POST', '/v1alpha1/pg_dump', { opts: 'x' })).toMatchObject({ status: 400, body: { code: 'parse-failed', path: '$.opts' } });
     expect(await s.request('POST', '/v1alpha1/pg_dump', { source: 'nope' })).toMatchObject({ status: 400, body: { code: 'not-exists' } });
     expect(await s.request('POST', '/v1alpha1/pg_dump', '{')).toMatchObject({ status: 400, body: { code: 'invalid-json' } });
+    // The request limits hold here too (Note [Request limits]), and an array is not an object.
+    expect(await s.request('POST', '/v1alpha1/pg_dump', [])).toMatchObject({ status: 400, body: { code: 'parse-failed', path: '$' } });
+    expect(await s.request('POST', '/v1alpha1/pg_dump', { opts: ['-s'], source: 'a\u0000' })).toMatchObject({ status: 400, body: { code: 'bad-request', path: '$.source' } });
+    expect(await s.request('POST', '/v1alpha1/pg_dump', `{"opts":${'['.repeat(500)}${']'.repeat(500)}}`)).toMatchObject({ status: 400, body: { code: 'bad-request' } });
   });
 
   it('is admin only', async () => {

@@ -7,10 +7,11 @@
  * on its command line (which `ps` shows to every user of the machine).
  */
 import { spawn } from 'node:child_process';
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import type { KernelApi, RouteDef } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { parseWith } from '../../core/validation.js';
+import { readJsonBody } from '../../core/http/body.js';
 import { DatabaseToken, sourcesOf, type SourceMeta } from '../database/index.js';
 import { resolveDatabaseUrl, type PgConfiguration } from './connection.js';
 
@@ -259,13 +260,7 @@ export function pgDumpRoute(k: KernelApi): RouteDef {
     handler: async (c) => {
       const session = k.session(c.req.raw.headers);
       if (!session.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
-      let body: unknown;
-      try {
-        body = await c.req.json();
-      } catch {
-        throw new SvcError('invalid-json', 'invalid json', { path: '$' });
-      }
-      const a = parseWith(Args, body, '$');
+      const a = parseWith(Args, await readJsonBody(c.req.raw, k.config), '$');
       const args = pgDumpArgs(a.opts);
       const source = sourcesOf(k.state().metadata).find((s) => s.name === a.source);
       if (!source || source.kind !== 'postgres') {

@@ -4,7 +4,7 @@
  * core/uow.ts), and carries what it did to the schema into the metadata (Note [run_sql and the
  * metadata]).
  */
-import * as v from 'valibot';
+import * as v from '../../core/valibot.js';
 import { randomBytes } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
 import type { OperationDef, OperationResult } from '../../core/plugin.js';
