@@ -4,7 +4,15 @@
  * Nothing in here knows any feature.
  */
 import type * as v from 'valibot';
-import type { GraphQLFieldConfigMap } from 'graphql';
+import type {
+  FieldNode,
+  FragmentDefinitionNode,
+  GraphQLFieldConfig,
+  GraphQLFieldConfigMap,
+  GraphQLNamedType,
+  GraphQLSchema,
+  VariableDefinitionNode,
+} from 'graphql';
 import type { Context as HonoContext } from 'hono';
 import type { TypedEmitter } from 'tiny-typed-emitter';
 import type { ServerConfig } from './config.js';
@@ -174,21 +182,81 @@ export interface OperationDef<A = any> {
 // ---------------------------------------------------------------------------------------------
 // GraphQL, routes, workers
 
-export interface SchemaContribution {
-  query?: GraphQLFieldConfigMap<unknown, GraphQLRequestContext>;
-  mutation?: GraphQLFieldConfigMap<unknown, GraphQLRequestContext>;
-  subscription?: GraphQLFieldConfigMap<unknown, GraphQLRequestContext>;
+/*
+ * Note [Planned root fields]
+ * A schema contributor gives root fields that PLAN, not resolvers. For a (role, document,
+ * operation) the engine (core/graphql) parses and validates once, asks each root field of the
+ * operation for a plan, and caches the plans in a bounded LRU. A request then only coerces its
+ * variables and runs the plans: each returns its field's JSON value as text (for a table field,
+ * the text PostgreSQL built), and the engine splices the texts into `{"data":{...}}` without
+ * parsing them. So a plan depends on the document only: variable and session values are bound
+ * when it runs (`FieldPlan.run`), never baked into it. graphql-js `execute` is used for
+ * introspection fields only.
+ */
+
+/** What a plan gets when it runs. */
+export interface RunContext {
+  session: Session;
+  /** The request's variables, coerced to their declared types (defaults applied). */
+  variables: Readonly<Record<string, unknown>>;
+  /** The request's headers (lower-cased names), for fields that forward them. */
+  headers: Readonly<Record<string, string>>;
 }
 
-export interface GraphQLRequestContext {
-  session: Session;
+/** A root field planned for one (role, document, operation); cached and reused across requests. */
+export interface FieldPlan {
+  /** Runs the field and returns its value as JSON text (`null` included). A `SvcError` thrown
+   * here becomes a GraphQL error with its code and the field's path. */
+  run(ctx: RunContext): Promise<string>;
+}
+
+/** What `plan` gets: the field as written in the document and the document's context. */
+export interface PlanInput {
+  /** The field node: alias, arguments (literals or variables) and selection set, as written. */
+  field: FieldNode;
+  /** The role's schema (field definitions, fragment type conditions). */
+  schema: GraphQLSchema;
+  fragments: Readonly<Record<string, FragmentDefinitionNode>>;
+  /** The operation's variable definitions (types, defaults). */
+  variableDefinitions: readonly VariableDefinitionNode[];
+  role: string;
   build: BuildResult;
-  headers: Record<string, string>;
+}
+
+export interface RootFieldDef {
+  /** Type, arguments and description, as graphql-js takes them; no resolver. */
+  config: Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
+  plan(input: PlanInput): FieldPlan;
+}
+
+export interface SchemaContribution {
+  query?: Record<string, RootFieldDef>;
+  mutation?: Record<string, RootFieldDef>;
+  subscription?: Record<string, RootFieldDef>;
+}
+
+/**
+ * The named types of one role's schema, shared by its contributors: a plugin defines its types
+ * here, and another plugin may add fields to them (remote and action relationships will). A
+ * name defined twice, or a field added twice, is an error naming both plugins.
+ */
+export interface TypeRegistry {
+  /** Defines a named type on behalf of the calling plugin; returns it. */
+  define<T extends GraphQLNamedType>(type: T): T;
+  /** A type defined by any contributor so far, or undefined. */
+  get(name: string): GraphQLNamedType | undefined;
+  /** Adds fields to an object type (defined now or later by any plugin); the type's owner takes
+   * them into its fields with `extensions(name)`. */
+  extend(typeName: string, fields: GraphQLFieldConfigMap<unknown, unknown>): void;
+  /** The fields other plugins added to `typeName`. */
+  extensions(typeName: string): GraphQLFieldConfigMap<unknown, unknown>;
 }
 
 export interface SchemaContributorDef {
   name: string;
-  contribute(role: string, build: BuildResult): SchemaContribution;
+  /** The contributor's root fields for `role` (admin: `isAdmin`), built from `build`. Called once
+   * per role and build, lazily, on the role's first request. */
+  contribute(role: string, build: BuildResult, types: TypeRegistry): SchemaContribution;
 }
 
 export interface RouteDef {

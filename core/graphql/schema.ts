@@ -9,18 +9,26 @@ import {
   GraphQLString,
   type GraphQLFieldConfigMap,
 } from 'graphql';
-import type { BuildResult, GraphQLRequestContext, SchemaContributorDef } from '../plugin.js';
+import type { BuildResult, SchemaContributorDef, TypeRegistry } from '../plugin.js';
 import { SvcError } from '../errors.js';
 
-type Fields = GraphQLFieldConfigMap<unknown, GraphQLRequestContext>;
+type Fields = GraphQLFieldConfigMap<unknown, unknown>;
 
 export function schemaFor(role: string, build: BuildResult, contributors: (SchemaContributorDef & { plugin: string })[]): GraphQLSchema {
   const cached = build.schemas.get(role);
   if (cached) return cached as GraphQLSchema;
   const roots: Record<'query' | 'mutation' | 'subscription', Fields> = { query: {}, mutation: {}, subscription: {} };
   const owner: Record<string, string> = {};
+  // Placeholder until the engine of Note [Planned root fields] lands: no contributor uses types yet.
+  const named = new Map<string, unknown>();
+  const types: TypeRegistry = {
+    define: (t) => (named.set(t.name, t), t),
+    get: (n) => named.get(n) as never,
+    extend: () => {},
+    extensions: () => ({}),
+  };
   for (const c of contributors) {
-    const part = c.contribute(role, build);
+    const part = c.contribute(role, build, types);
     for (const kind of ['query', 'mutation', 'subscription'] as const) {
       for (const [name, field] of Object.entries(part[kind] ?? {})) {
         const key = `${kind}.${name}`;
@@ -28,7 +36,7 @@ export function schemaFor(role: string, build: BuildResult, contributors: (Schem
           throw new SvcError('unexpected', `the ${kind} root field "${name}" is contributed by both "${owner[key]}" and "${c.plugin}"`);
         }
         owner[key] = c.plugin;
-        roots[kind][name] = field;
+        roots[kind][name] = field.config as Fields[string];
       }
     }
   }
