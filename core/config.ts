@@ -106,6 +106,13 @@ const OPTIONS = {
   },
   maxJsonDepth: { flag: 'max-json-depth', env: 'SVC_GRAPHQL_MAX_JSON_DEPTH', schema: positiveInt, default: 100 },
   maxListLength: { flag: 'max-list-length', env: 'SVC_GRAPHQL_MAX_LIST_LENGTH', schema: positiveInt, default: 100_000 },
+  // Note [The plan cache] in core/graphql/engine.ts: entries of (role, query, operation name).
+  graphqlPlanCacheSize: {
+    flag: 'graphql-plan-cache-size',
+    env: 'SVC_GRAPHQL_PLAN_CACHE_SIZE',
+    schema: positiveInt,
+    default: 4000,
+  },
   liveQueriesBatchSize: {
     flag: 'live-queries-multiplexed-batch-size',
     env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',

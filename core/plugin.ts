@@ -192,6 +192,17 @@ export interface OperationDef<A = any> {
  * parsing them. So a plan depends on the document only: variable and session values are bound
  * when it runs (`FieldPlan.run`), never baked into it. graphql-js `execute` is used for
  * introspection fields only.
+ *
+ * How the engine keeps its side (core/graphql/engine.ts, Note [The plan cache] there):
+ *   - `plan` is called once per root field of a cached (role, document, operation), after
+ *     fragments and `@include`/`@skip` of the root selection; fields of one response key come
+ *     merged into one FieldNode. `@include`/`@skip` deeper down are the plan's to honour.
+ *   - `plan` runs on a document already validated against the role's schema: arguments and
+ *     selections exist and have the right types (variables are coerced per request).
+ *   - A plan is kept until the build changes, so it may hold on to the build's resolved model.
+ *   - Query root fields run concurrently, mutation root fields one after the other in document
+ *     order. If one fails the response is `{"errors":[...]}` without `data`, as Hasura answers.
+ *   - `__typename` at the root answers the root type's name without any plan.
  */
 
 /** What a plan gets when it runs. */
@@ -205,8 +216,10 @@ export interface RunContext {
 
 /** A root field planned for one (role, document, operation); cached and reused across requests. */
 export interface FieldPlan {
-  /** Runs the field and returns its value as JSON text (`null` included). A `SvcError` thrown
-   * here becomes a GraphQL error with its code and the field's path. */
+  /** Runs the field and returns its value as JSON text (`null` included), spliced into the
+   * response as it is: it must be valid JSON. A `SvcError` thrown here becomes the request's
+   * GraphQL error with its code and path (Hasura reports execution errors at `$`, SvcError's
+   * default; set a path such as `$.selectionSet.<field>.args.limit` where one helps). */
   run(ctx: RunContext): Promise<string>;
 }
 
@@ -246,7 +259,9 @@ export interface TypeRegistry {
   /** A type defined by any contributor so far, or undefined. */
   get(name: string): GraphQLNamedType | undefined;
   /** Adds fields to an object type (defined now or later by any plugin); the type's owner takes
-   * them into its fields with `extensions(name)`. */
+   * them into its fields in a thunk, added fields first:
+   * `fields: () => ({ ...types.extensions(name), ...ownFields })`, so that a field both define
+   * is caught as a collision naming both plugins (core/graphql/registry.ts). */
   extend(typeName: string, fields: GraphQLFieldConfigMap<unknown, unknown>): void;
   /** The fields other plugins added to `typeName`. */
   extensions(typeName: string): GraphQLFieldConfigMap<unknown, unknown>;

@@ -1,27 +1,19 @@
 /**
- * HTTP routes (hono): the metadata and legacy APIs, the config API, GraphQL, health, and the
- * routes plugins register. Every request gets one `http-log` line.
+ * HTTP routes (hono): the metadata and legacy APIs, the config API, health, the routes plugins
+ * register, and GraphQL, whose request path is core/graphql's (mounted here). Every request gets one `http-log` line.
  */
 import { Hono, type Context } from 'hono';
-import { graphql as runGraphQL, type GraphQLError } from 'graphql';
 import type { Kernel } from '../core/kernel/kernel.js';
 import type { Endpoint, Session } from '../core/plugin.js';
 import type { ApiName } from '../core/config.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
-import { schemaFor } from '../core/graphql/schema.js';
+import { GraphQLEngine } from '../core/graphql/engine.js';
 import { readJsonBody } from '../core/http/body.js';
-import { jsonTypeName } from '../core/validation.js';
 
 export const VERSION = '0.1.0';
 
 type Env = { Variables: { operation?: string } };
-
-function headerPairs(c: Context): [string, string][] {
-  const out: [string, string][] = [];
-  c.req.raw.headers.forEach((val, key) => out.push([key, val]));
-  return out;
-}
 
 function errorResponse(c: Context, e: unknown, kernel: Kernel): Response {
   if (e instanceof SvcError) return c.json(e.toBody(), e.status as 400);
@@ -41,7 +33,8 @@ function isAdmin(c: Context, kernel: Kernel): boolean {
 }
 
 
-export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {}): Hono<Env> {
+/** `graphql`: the engine of /v1/graphql (core/graphql), created here when not given. */
+export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; graphql?: GraphQLEngine } = {}): Hono<Env> {
   const app = new Hono<Env>();
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
@@ -125,45 +118,13 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number } } = {
     }
   });
 
+  const graphql = opts.graphql ?? new GraphQLEngine(kernel);
   app.post('/v1/graphql', async (c) => {
     if (!enabled('graphql')) return notFound(c);
     c.set('operation', 'graphql');
     try {
-      const s = session(c);
-      const body = (await readJson(c)) as { query?: unknown; variables?: unknown; operationName?: unknown };
-      if (!body || typeof body !== 'object' || typeof body.query !== 'string') {
-        throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
-      }
-      if (body.variables != null && (typeof body.variables !== 'object' || Array.isArray(body.variables))) {
-        throw new SvcError('parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonTypeName(body.variables)}`, { path: '$.variables' });
-      }
-      if (body.operationName != null && typeof body.operationName !== 'string') {
-        throw new SvcError('parse-failed', `parsing Name failed, expected String, but encountered ${jsonTypeName(body.operationName)}`, { path: '$.operationName' });
-      }
-      const build = kernel.state().build;
-      const schema = schemaFor(s.role, build, kernel.contributors);
-      const headers = Object.fromEntries(headerPairs(c));
-      const result = await runGraphQL({
-        schema,
-        source: body.query,
-        variableValues: (body.variables ?? undefined) as Record<string, unknown> | undefined,
-        operationName: typeof body.operationName === 'string' ? body.operationName : undefined,
-        contextValue: { session: s, build, headers },
-      });
-      if (result.errors?.length) {
-        return c.json({
-          ...(result.data ? { data: result.data } : {}),
-          errors: result.errors.map((e: GraphQLError) => ({
-            message: e.message,
-            extensions: { path: '$', code: (e.extensions?.code as string) ?? 'validation-failed' },
-          })),
-        });
-      }
-      return c.json({ data: result.data });
+      return await graphql.handle(c);
     } catch (e) {
-      if (e instanceof SvcError && e.status < 500 && e.status !== 401) {
-        return c.json({ errors: [{ message: e.message, extensions: { path: e.path, code: e.code } }] }, 200);
-      }
       return errorResponse(c, e, kernel);
     }
   });

@@ -8,12 +8,15 @@ import { Kernel } from '../core/kernel/kernel.js';
 import type { Metadata, PluginDef } from '../core/plugin.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { createApp } from './app.js';
+import { GraphQLEngine } from '../core/graphql/engine.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
 
 export interface Running {
   kernel: Kernel;
   app: ReturnType<typeof createApp>;
+  /** The GraphQL engine of the app (its plan-cache counters: `graphql.stats()`). */
+  graphql: GraphQLEngine;
   embedded?: EmbeddedPg;
   inFlight: { n: number };
   stop(): Promise<void>;
@@ -72,10 +75,12 @@ export async function boot(opts: {
     throw e;
   }
   const inFlight = { n: 0 };
-  const app = createApp(kernel, { inFlight });
+  const graphql = new GraphQLEngine(kernel);
+  const app = createApp(kernel, { inFlight, graphql });
   return {
     kernel,
     app,
+    graphql,
     embedded,
     inFlight,
     async stop() {

@@ -1,55 +1,97 @@
 /**
- * Per-role GraphQL schema assembly from the plugins' contributors. A role's schema is built
- * lazily on its first request and cached on the build (so a metadata change drops it).
- * Every root field carries its plugin's name, so a collision names both sides.
+ * Per-role GraphQL schema assembly from the plugins' contributors (Note [Planned root fields] in
+ * core/plugin.ts). A role's schema is built lazily on its first request and cached on the build,
+ * so a metadata change (a new build) drops it. It keeps the root fields' definitions next to the
+ * graphql-js schema: the engine plans with them; the schema serves validation and introspection.
  */
-import {
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLString,
-  type GraphQLFieldConfigMap,
-} from 'graphql';
-import type { BuildResult, SchemaContributorDef, TypeRegistry } from '../plugin.js';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString, validateSchema, type GraphQLFieldConfigMap } from 'graphql';
+import type { BuildResult, RootFieldDef, SchemaContributorDef } from '../plugin.js';
 import { SvcError } from '../errors.js';
+import { collision, RoleTypeRegistry } from './registry.js';
 
-type Fields = GraphQLFieldConfigMap<unknown, unknown>;
+export type OperationKind = 'query' | 'mutation' | 'subscription';
 
-export function schemaFor(role: string, build: BuildResult, contributors: (SchemaContributorDef & { plugin: string })[]): GraphQLSchema {
-  const cached = build.schemas.get(role);
-  if (cached) return cached as GraphQLSchema;
-  const roots: Record<'query' | 'mutation' | 'subscription', Fields> = { query: {}, mutation: {}, subscription: {} };
-  const owner: Record<string, string> = {};
-  // Placeholder until the engine of Note [Planned root fields] lands: no contributor uses types yet.
-  const named = new Map<string, unknown>();
-  const types: TypeRegistry = {
-    define: (t) => (named.set(t.name, t), t),
-    get: (n) => named.get(n) as never,
-    extend: () => {},
-    extensions: () => ({}),
-  };
+export interface RoleSchema {
+  readonly role: string;
+  readonly schema: GraphQLSchema;
+  /** The root fields by operation kind and name. */
+  readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
+}
+
+export type Contributor = SchemaContributorDef & { plugin: string };
+
+const NO_QUERIES = JSON.stringify(
+  "There are no queries available to the current role. Either there are no sources or remote schemas configured, or the current role doesn't have the required permissions.",
+);
+
+/** GraphQL requires a query root with a field; Hasura exposes this placeholder. */
+const noQueriesAvailable: RootFieldDef = {
+  config: { type: GraphQLString },
+  plan: () => ({ run: async () => NO_QUERIES }),
+};
+
+/** A failed build of a role's schema is cached too, so it is not retried on every request. */
+interface FailedSchema {
+  failed: SvcError;
+}
+
+/** The role's schema, built on first use. Throws (an SvcError naming the plugins) when its
+ * contributors collide. */
+export function roleSchema(role: string, build: BuildResult, contributors: readonly Contributor[]): RoleSchema {
+  const cached = build.schemas.get(role) as RoleSchema | FailedSchema | undefined;
+  if (cached) {
+    if ('failed' in cached) throw cached.failed;
+    return cached;
+  }
+  try {
+    const built = buildRoleSchema(role, build, contributors);
+    build.schemas.set(role, built);
+    return built;
+  } catch (e) {
+    if (e instanceof SvcError) build.schemas.set(role, { failed: e } satisfies FailedSchema);
+    throw e;
+  }
+}
+
+export function buildRoleSchema(role: string, build: BuildResult, contributors: readonly Contributor[]): RoleSchema {
+  const registry = new RoleTypeRegistry();
+  const roots: Record<OperationKind, Map<string, RootFieldDef>> = { query: new Map(), mutation: new Map(), subscription: new Map() };
+  const owner = new Map<string, string>();
   for (const c of contributors) {
-    const part = c.contribute(role, build, types);
+    const part = c.contribute(role, build, registry.as(c.plugin));
     for (const kind of ['query', 'mutation', 'subscription'] as const) {
       for (const [name, field] of Object.entries(part[kind] ?? {})) {
         const key = `${kind}.${name}`;
-        if (owner[key]) {
-          throw new SvcError('unexpected', `the ${kind} root field "${name}" is contributed by both "${owner[key]}" and "${c.plugin}"`);
-        }
-        owner[key] = c.plugin;
-        roots[kind][name] = field.config as Fields[string];
+        const prior = owner.get(key);
+        if (prior) throw collision(`the ${kind} root field "${name}" is contributed by both "${prior}" and "${c.plugin}"`);
+        owner.set(key, c.plugin);
+        roots[kind].set(name, field);
       }
     }
   }
-  if (Object.keys(roots.query).length === 0) {
-    // GraphQL requires a query root with a field (Hasura exposes the same placeholder).
-    roots.query.no_queries_available = { type: GraphQLString, resolve: () => 'There are no queries available to the current role. Either there are no sources or remote schemas configured, or the current role doesn\'t have the required permissions.' };
+  if (roots.query.size === 0) roots.query.set('no_queries_available', noQueriesAvailable);
+  const obj = (name: string, fields: Map<string, RootFieldDef>) => {
+    if (fields.size === 0) return undefined;
+    const config: GraphQLFieldConfigMap<unknown, unknown> = {};
+    for (const [n, f] of fields) config[n] = f.config as GraphQLFieldConfigMap<unknown, unknown>[string];
+    return new GraphQLObjectType({ name, fields: config });
+  };
+  let schema: GraphQLSchema;
+  try {
+    schema = new GraphQLSchema({
+      query: obj('query_root', roots.query),
+      mutation: obj('mutation_root', roots.mutation),
+      subscription: obj('subscription_root', roots.subscription),
+      types: registry.definedTypes(),
+    });
+    registry.checkExtensions(schema);
+  } catch (e) {
+    if (e instanceof SvcError) throw e;
+    // graphql-js refuses e.g. two types of one name that bypassed the registry.
+    throw new SvcError('unexpected', `the GraphQL schema of role "${role}" cannot be built: ${(e as Error).message}`);
   }
-  const obj = (name: string, fields: Fields) => (Object.keys(fields).length ? new GraphQLObjectType({ name, fields }) : undefined);
-  const schema = new GraphQLSchema({
-    query: obj('query_root', roots.query),
-    mutation: obj('mutation_root', roots.mutation),
-    subscription: obj('subscription_root', roots.subscription),
-  });
-  build.schemas.set(role, schema);
-  return schema;
+  // Checked once here rather than by the first validate(), which would throw a bare Error.
+  const invalid = validateSchema(schema);
+  if (invalid.length > 0) throw new SvcError('unexpected', `the GraphQL schema of role "${role}" is invalid: ${invalid[0]!.message}`);
+  return { role, schema, roots };
 }

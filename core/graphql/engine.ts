@@ -1,0 +1,256 @@
+/**
+ * The GraphQL request path (ARCHITECTURE "The GraphQL engine"; Note [Planned root fields] in
+ * core/plugin.ts): body -> each request of a batch -> the role's schema -> plan cache (parse,
+ * validate, operation, plans) -> coerce variables -> run the plans -> splice their JSON texts
+ * into `{"data":{...}}`. server/app.ts mounts `handle`.
+ */
+import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError } from 'graphql';
+import type { Context } from 'hono';
+import type { BuildResult, RunContext, Session } from '../plugin.js';
+import type { ServerConfig } from '../config.js';
+import { SvcError } from '../errors.js';
+import { errorDetail, type Logger } from '../log.js';
+import { readJsonBody } from '../http/body.js';
+import { jsonTypeName } from '../validation.js';
+import { LruCache, type CacheStats } from './cache.js';
+import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
+import { prepare, rootFields, type Failed, type Prepared, type RootFields } from './prepare.js';
+import { roleSchema, type Contributor } from './schema.js';
+
+/*
+ * Note [The plan cache]
+ * A cached request skips parse, validation, operation selection and planning: the engine looks
+ * up (role, query text, operation name), coerces the variables against the operation's
+ * definitions, and runs the plans. The key holds the role because the schema, and so validation
+ * and every plan, is per role: an entry is never used for another role. The query text is the
+ * key as sent (no normalisation: hashing or printing the document would cost what the cache
+ * saves, and clients send the same text again).
+ *
+ * Variable values are not in the key, since plans bind them when they run; the one exception is
+ * `@include`/`@skip(if: $v)` on the root selection, which decides which root fields there are.
+ * Those values are read per request, and each combination gets its plans inside the entry
+ * (prepare.ts `rootFields`), so RootFieldDef.plan runs once per (entry, combination).
+ *
+ * Documents that fail (syntax, validation, operation selection) are cached as their error.
+ * Plans are valid for one build (they may capture its resolved model): when the committed build
+ * changes, the cache is emptied, and an entry prepared against an older build is not stored.
+ *
+ * The bound is `--graphql-plan-cache-size` entries (0: no cache); least recently used goes first.
+ * Hits, misses and evictions are counted (`stats()`), for tests and metrics.
+ */
+
+/** What the engine needs of the kernel (the Kernel class has it). */
+export interface EngineHost {
+  readonly config: Pick<ServerConfig, 'maxRequestBodySize' | 'maxJsonDepth' | 'maxListLength' | 'graphqlPlanCacheSize' | 'devMode'>;
+  readonly log: Logger;
+  readonly contributors: readonly Contributor[];
+  state(): { build: BuildResult };
+  /** The session of a request (throws a 401 SvcError for bad credentials). */
+  session(headers: Headers): Session;
+}
+
+interface Answer {
+  text: string;
+  /** 200, or 500 for an unexpected failure of a single (not batched) request. */
+  status: number;
+}
+
+/** RunContext with the headers made into a record only when a plan asks for them. */
+class Run implements RunContext {
+  private record: Record<string, string> | undefined;
+  constructor(
+    readonly session: Session,
+    readonly variables: Readonly<Record<string, unknown>>,
+    private readonly raw: Headers,
+  ) {}
+  get headers(): Readonly<Record<string, string>> {
+    if (!this.record) {
+      const r: Record<string, string> = {};
+      this.raw.forEach((v, k) => (r[k] = v));
+      this.record = r;
+    }
+    return this.record;
+  }
+}
+
+const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
+
+const failure = (error: GqlError, status = 200): Answer => ({ text: errorsText([error]), status });
+
+export class GraphQLEngine {
+  private readonly cache: LruCache<Prepared | Failed>;
+  private cacheBuild: BuildResult | undefined;
+
+  constructor(private readonly host: EngineHost) {
+    this.cache = new LruCache(host.config.graphqlPlanCacheSize);
+  }
+
+  /** Plan-cache counters (Note [The plan cache]). */
+  stats(): CacheStats {
+    return this.cache.stats();
+  }
+
+  /** The hono handler of `POST /v1/graphql`. Bad credentials throw (the app answers 401 as for
+   * every endpoint); everything else is answered in the GraphQL shape. */
+  handle = async (c: Context): Promise<Response> => {
+    const headers = c.req.raw.headers;
+    const session = this.host.session(headers);
+    let body: unknown;
+    try {
+      body = await readJsonBody(c.req.raw, this.host.config);
+    } catch (e) {
+      if (e instanceof SvcError && e.status < 500) return this.respond(c, failure(fromSvcError(e)));
+      throw e;
+    }
+    if (Array.isArray(body)) {
+      // A batch: each request answered as alone, in order (a mutation before a query sees its effect).
+      let text = '[';
+      for (let i = 0; i < body.length; i++) {
+        if (i > 0) text += ',';
+        text += (await this.request(body[i], session, headers)).text;
+      }
+      return this.respond(c, { text: `${text}]`, status: 200 });
+    }
+    return this.respond(c, await this.request(body, session, headers));
+  };
+
+  private respond(c: Context, a: Answer): Response {
+    return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
+  }
+
+  /** One GraphQL request `{query, variables?, operationName?, extensions?}`. */
+  async request(req: unknown, session: Session, headers: Headers): Promise<Answer> {
+    try {
+      return await this.requestOrThrow(req, session, headers);
+    } catch (e) {
+      if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e));
+      return this.unexpected(e, session);
+    }
+  }
+
+  private unexpected(e: unknown, session: Session): Answer {
+    this.host.log.error('unexpected-error', { path: '/v1/graphql', error: errorDetail(e) });
+    const err = gqlError('unexpected', 'internal error: the request could not be completed; see the server log');
+    // Dev mode shows the cause to admins (never to other roles), as the other endpoints do.
+    if (this.host.config.devMode && session.isAdmin) err.extensions.internal = errorDetail(e);
+    return failure(err, 500);
+  }
+
+  private async requestOrThrow(req: unknown, session: Session, headers: Headers): Promise<Answer> {
+    if (!req || typeof req !== 'object' || Array.isArray(req) || typeof (req as { query?: unknown }).query !== 'string') {
+      if (req && typeof req === 'object' && !Array.isArray(req) && (req as { query?: unknown }).query !== undefined) {
+        throw new SvcError('parse-failed', `parsing Text failed, expected String, but encountered ${jsonTypeName((req as { query: unknown }).query)}`, { path: '$.query' });
+      }
+      throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
+    }
+    const { query, variables, operationName, extensions } = req as { query: string; variables?: unknown; operationName?: unknown; extensions?: unknown };
+    if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) {
+      throw new SvcError('parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonTypeName(variables)}`, { path: '$.variables' });
+    }
+    if (operationName != null && typeof operationName !== 'string') {
+      throw new SvcError('parse-failed', `parsing Name failed, expected String, but encountered ${jsonTypeName(operationName)}`, { path: '$.operationName' });
+    }
+    if (extensions != null && typeof extensions === 'object' && (extensions as { persistedQuery?: unknown }).persistedQuery != null) {
+      throw new SvcError('not-supported', 'Automatic Persisted Queries is not enabled');
+    }
+    const build = this.host.state().build;
+    if (build !== this.cacheBuild) {
+      this.cache.clear();
+      this.cacheBuild = build;
+    }
+    const opName = operationName ?? undefined;
+    const key = `${session.role}\u0000${opName ?? ''}\u0000${query}`;
+    let entry = this.cache.get(key);
+    if (!entry) {
+      entry = prepare(query, opName, roleSchema(session.role, build, this.host.contributors), build);
+      // A request that began before a metadata change must not leave the old build's plans.
+      if (this.cacheBuild === build) this.cache.set(key, entry);
+    }
+    if ('error' in entry) return failure(entry.error);
+    const vars = (variables ?? undefined) as Record<string, unknown> | undefined;
+    const coerced = this.coerce(entry, vars);
+    if ('error' in coerced) return failure(coerced.error);
+    const fields = rootFields(entry, coerced.values);
+    return this.run(entry, fields, new Run(session, coerced.values, headers), vars);
+  }
+
+  /** The request's variables coerced against the operation's definitions (defaults applied). */
+  private coerce(p: Prepared, vars: Record<string, unknown> | undefined): { values: Readonly<Record<string, unknown>> } | { error: GqlError } {
+    const defs = p.operation.variableDefinitions ?? [];
+    let given = 0;
+    if (vars) for (const _ in vars) given++;
+    if (defs.length === 0 && given === 0) return { values: EMPTY };
+    if (given > 0) {
+      // Hasura refuses values for variables the operation does not have.
+      const declared = new Set(defs.map((d) => d.variable.name.value));
+      const unexpected = Object.keys(vars!).filter((k) => !declared.has(k));
+      if (unexpected.length > 0) return { error: gqlError('validation-failed', `unexpected variables in variableValues: ${unexpected.join(', ')}`) };
+    }
+    const r = getVariableValues(p.roleSchema.schema, defs, vars ?? {}, { maxErrors: 1 });
+    if (r.errors) return { error: fromVariableError(r.errors[0]!) };
+    return { values: r.coerced };
+  }
+
+  private async run(p: Prepared, fields: RootFields, ctx: Run, rawVariables: Record<string, unknown> | undefined): Promise<Answer> {
+    const { entries } = fields;
+    const texts: string[] = new Array(entries.length);
+    let introspected: Record<string, unknown> | undefined;
+    if (fields.introspection.length > 0) {
+      const r = this.introspect(p, fields, rawVariables);
+      if ('error' in r) return failure(r.error);
+      introspected = r.data;
+    }
+    if (p.kind === 'mutation') {
+      // One after the other, in document order; the first failure ends the request.
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
+      }
+    } else {
+      const pending: (Promise<string> | string)[] = new Array(entries.length);
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        if (!e.plan) pending[i] = e.text ?? JSON.stringify(introspected![e.responseKey] ?? null);
+        else {
+          try {
+            pending[i] = e.plan.run(ctx);
+          } catch (err) {
+            pending[i] = Promise.reject(err);
+          }
+        }
+      }
+      if (pending.length === 1) texts[0] = await pending[0]!;
+      else {
+        try {
+          const all = await Promise.all(pending);
+          for (let i = 0; i < all.length; i++) texts[i] = all[i]!;
+        } catch {
+          // Report the failure of the first field in document order, not the first in time.
+          const settled = await Promise.allSettled(pending);
+          throw (settled.find((x) => x.status === 'rejected') as PromiseRejectedResult).reason;
+        }
+      }
+    }
+    let out = '{"data":{';
+    for (let i = 0; i < entries.length; i++) {
+      if (i > 0) out += ',';
+      out += entries[i]!.key + texts[i];
+    }
+    return { text: `${out}}}`, status: 200 };
+  }
+
+  /** `__schema` and `__type` at the root, answered by graphql-js on the role's schema: the only
+   * use of `execute` (its resolvers are graphql-js's introspection ones). */
+  private introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined): { data: Record<string, unknown> } | { error: GqlError } {
+    const document: DocumentNode = {
+      kind: Kind.DOCUMENT,
+      definitions: [
+        { ...p.operation, selectionSet: { kind: Kind.SELECTION_SET, selections: fields.introspection } },
+        ...Object.values(p.fragments),
+      ],
+    };
+    const r = execute({ schema: p.roleSchema.schema, document, variableValues: rawVariables }) as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
+    if (r.errors?.length) return { error: gqlError('validation-failed', r.errors[0]!.message) };
+    return { data: r.data ?? {} };
+  }
+}

@@ -1,0 +1,220 @@
+/**
+ * What the plan cache holds for a (role, query text, operation name): the parsed and validated
+ * document, the selected operation, and its root fields planned (Note [The plan cache] in
+ * ./engine.ts). Everything here depends on the document and the role's schema only; variable
+ * values come in per request, except those of `@include`/`@skip` on the root selection, which
+ * pick the root fields: for those, each combination of values gets its own plans (`byMask`).
+ */
+import {
+  Kind,
+  parse,
+  validate,
+  type DirectiveNode,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionNode,
+  type SelectionSetNode,
+} from 'graphql';
+import type { BuildResult, FieldPlan } from '../plugin.js';
+import { SvcError } from '../errors.js';
+import type { OperationKind, RoleSchema } from './schema.js';
+import { fromValidationError, gqlError, type GqlError } from './errors.js';
+
+/** One response key of the root selection. */
+export interface RootEntry {
+  /** The key as JSON followed by a colon (`"alias":`), ready to splice. */
+  readonly key: string;
+  readonly responseKey: string;
+  /** A planned field, a constant (`__typename`), or an introspection field answered by execute. */
+  readonly plan?: FieldPlan;
+  readonly text?: string;
+  readonly introspection?: readonly FieldNode[];
+}
+
+export interface RootFields {
+  readonly entries: readonly RootEntry[];
+  /** The introspection fields' nodes together, for one `execute` (empty when there are none). */
+  readonly introspection: readonly FieldNode[];
+}
+
+export interface Prepared {
+  readonly kind: OperationKind;
+  readonly document: DocumentNode;
+  readonly operation: OperationDefinitionNode;
+  readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>;
+  readonly roleSchema: RoleSchema;
+  readonly build: BuildResult;
+  /** The variables that `@include`/`@skip` of the root selection read; empty: `fields` is set. */
+  readonly conditionVariables: readonly string[];
+  fields: RootFields | undefined;
+  /** Root fields per combination of the condition variables' values (`'10'`: first true, ...). */
+  readonly byMask: Map<string, RootFields>;
+}
+
+/** A document that failed to parse, validate or select an operation: cached as well, so that a
+ * client repeating a bad query costs a lookup. */
+export interface Failed {
+  readonly error: GqlError;
+}
+
+/** Hasura's rules for choosing the operation (getSingleOperation in
+ * Hasura/GraphQL/Transport/HTTP/Protocol.hs). */
+function selectOperation(doc: DocumentNode, operationName: string | undefined): OperationDefinitionNode | GqlError {
+  const ops = doc.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  if (operationName !== undefined) {
+    const op = ops.find((o) => o.name?.value === operationName);
+    if (op) return op;
+    if (ops.some((o) => !o.name)) return gqlError('validation-failed', 'operationName cannot be used when an anonymous operation exists in the document');
+    return gqlError('validation-failed', `no such operation found in the document: "${operationName}"`);
+  }
+  if (ops.length === 1) return ops[0]!;
+  return gqlError('validation-failed', 'exactly one operation has to be present in the document when operationName is not specified');
+}
+
+export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult): Prepared | Failed {
+  let document: DocumentNode;
+  try {
+    document = parse(query, { noLocation: true });
+  } catch {
+    // Hasura's wording and code (toParsed in Hasura/GraphQL/Transport/HTTP/Protocol.hs).
+    return { error: gqlError('validation-failed', 'not a valid graphql query', '$.query') };
+  }
+  const operation = selectOperation(document, operationName);
+  if (!('kind' in operation)) return { error: operation };
+  const kind = operation.operation as OperationKind;
+  if (kind === 'subscription') {
+    // Hasura (runGQ): subscriptions are served over websockets only.
+    return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
+  }
+  if (kind === 'mutation' && !rs.schema.getMutationType()) return { error: gqlError('validation-failed', 'no mutations exist') };
+  const errors = validate(rs.schema, document);
+  if (errors.length > 0) return { error: fromValidationError(errors[0]!, document) };
+  const fragments: Record<string, FragmentDefinitionNode> = {};
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+  const conditionVariables = [...rootConditionVariables(operation.selectionSet, fragments)];
+  return { kind, document, operation, fragments, roleSchema: rs, build, conditionVariables, fields: undefined, byMask: new Map() };
+}
+
+/** The variables read by `@include(if: $v)`/`@skip(if: $v)` anywhere in the root selection. */
+function rootConditionVariables(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>(), out = new Set<string>()): Set<string> {
+  for (const s of set.selections) {
+    for (const d of s.directives ?? []) {
+      const arg = d.arguments?.find((a) => a.name.value === 'if');
+      if ((d.name.value === 'include' || d.name.value === 'skip') && arg?.value.kind === Kind.VARIABLE) out.add(arg.value.name.value);
+    }
+    if (s.kind === Kind.INLINE_FRAGMENT) rootConditionVariables(s.selectionSet, fragments, seen, out);
+    else if (s.kind === Kind.FRAGMENT_SPREAD && !seen.has(s.name.value)) {
+      seen.add(s.name.value);
+      const f = fragments[s.name.value];
+      if (f) rootConditionVariables(f.selectionSet, fragments, seen, out);
+    }
+  }
+  return out;
+}
+
+function conditionHolds(d: DirectiveNode, variables: Readonly<Record<string, unknown>>): boolean | undefined {
+  const arg = d.arguments?.find((a) => a.name.value === 'if');
+  if (!arg) return undefined;
+  const v = arg.value;
+  if (v.kind === Kind.BOOLEAN) return v.value;
+  if (v.kind === Kind.VARIABLE) return variables[v.name.value] === true;
+  return undefined;
+}
+
+function included(s: SelectionNode, variables: Readonly<Record<string, unknown>>): boolean {
+  for (const d of s.directives ?? []) {
+    if (d.name.value === 'skip' && conditionHolds(d, variables) === true) return false;
+    if (d.name.value === 'include' && conditionHolds(d, variables) === false) return false;
+  }
+  return true;
+}
+
+/** The root fields by response key, through fragments and inline fragments, after
+ * `@include`/`@skip` (graphql-js collectFields, for the root only: the type conditions there all
+ * name the root type once the document is valid). */
+function collectRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Map<string, FieldNode[]> {
+  const out = new Map<string, FieldNode[]>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode) => {
+    for (const s of set.selections) {
+      if (!included(s, variables)) continue;
+      if (s.kind === Kind.FIELD) {
+        const key = s.alias?.value ?? s.name.value;
+        const list = out.get(key);
+        if (list) list.push(s);
+        else out.set(key, [s]);
+      } else if (s.kind === Kind.INLINE_FRAGMENT) {
+        walk(s.selectionSet);
+      } else if (!seen.has(s.name.value)) {
+        seen.add(s.name.value);
+        const f = p.fragments[s.name.value];
+        if (f) walk(f.selectionSet);
+      }
+    }
+  };
+  walk(p.operation.selectionSet);
+  return out;
+}
+
+const ROOT_TYPENAME: Record<OperationKind, string> = {
+  query: JSON.stringify('query_root'),
+  mutation: JSON.stringify('mutation_root'),
+  subscription: JSON.stringify('subscription_root'),
+};
+
+/** Plans the root fields selected with these condition values: each RootFieldDef.plan once. */
+function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): RootFields {
+  const entries: RootEntry[] = [];
+  const introspection: FieldNode[] = [];
+  const defs = p.roleSchema.roots[p.kind];
+  for (const [responseKey, nodes] of collectRoot(p, variables)) {
+    const key = `${JSON.stringify(responseKey)}:`;
+    const name = nodes[0]!.name.value;
+    if (name === '__typename') {
+      entries.push({ key, responseKey, text: ROOT_TYPENAME[p.kind] });
+      continue;
+    }
+    if (name === '__schema' || name === '__type') {
+      entries.push({ key, responseKey, introspection: nodes });
+      introspection.push(...nodes);
+      continue;
+    }
+    const def = defs.get(name);
+    if (!def) throw new SvcError('validation-failed', `field '${name}' not found in type: '${p.roleSchema.schema.getRootType(p.operation.operation)?.name}'`, { path: `$.selectionSet.${name}` });
+    // Fields of one response key are merged (validation made sure they can be): one field node
+    // whose selection set is all of theirs.
+    const field: FieldNode =
+      nodes.length === 1
+        ? nodes[0]!
+        : { ...nodes[0]!, selectionSet: { kind: Kind.SELECTION_SET, selections: nodes.flatMap((n) => n.selectionSet?.selections ?? []) } };
+    const plan = def.plan({
+      field,
+      schema: p.roleSchema.schema,
+      fragments: p.fragments,
+      variableDefinitions: p.operation.variableDefinitions ?? [],
+      role: p.roleSchema.role,
+      build: p.build,
+    });
+    entries.push({ key, responseKey, plan });
+  }
+  return { entries, introspection };
+}
+
+/** At most this many combinations of condition values are planned per document; past it, plans
+ * are made per request and not kept (a document with many independent conditions). */
+const MAX_MASKS = 64;
+
+/** The planned root fields of a request whose coerced variables are `variables`. */
+export function rootFields(p: Prepared, variables: Readonly<Record<string, unknown>>): RootFields {
+  if (p.conditionVariables.length === 0) return (p.fields ??= planRoot(p, variables));
+  let mask = '';
+  for (const v of p.conditionVariables) mask += variables[v] === true ? '1' : '0';
+  let fields = p.byMask.get(mask);
+  if (!fields) {
+    fields = planRoot(p, variables);
+    if (p.byMask.size < MAX_MASKS) p.byMask.set(mask, fields);
+  }
+  return fields;
+}
