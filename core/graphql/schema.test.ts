@@ -1,0 +1,92 @@
+/** The role schema and its type registry (core/graphql/schema.ts, registry.ts), without a server. */
+import { describe, expect, it } from 'vitest';
+import { GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigMap } from 'graphql';
+import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../plugin.js';
+import { roleSchema, type Contributor } from './schema.js';
+
+const build = (): BuildResult => ({ metadata: { version: 3 }, inconsistencies: [], outputs: new Map(), schemas: new Map() });
+const field = (type: RootFieldDef['config']['type']): RootFieldDef => ({ config: { type }, plan: () => ({ run: async () => 'null' }) });
+const contributor = (plugin: string, contribute: (role: string, types: TypeRegistry) => SchemaContribution): Contributor => ({
+  name: plugin,
+  plugin,
+  contribute: (role, _b, types) => contribute(role, types),
+});
+
+/** The owner of `point`, taking other plugins' fields the documented way. */
+const owner = (own: GraphQLFieldConfigMap<unknown, unknown> = { x: { type: GraphQLInt } }) =>
+  contributor('tables', (_r, types) => {
+    const point = types.define(new GraphQLObjectType({ name: 'point', fields: () => ({ ...types.extensions('point'), ...own }) }));
+    return { query: { point: field(point) } };
+  });
+
+describe('role schema', () => {
+  it('is built once per role and build, and a new build drops it', () => {
+    let calls = 0;
+    const c = contributor('a', () => (calls++, { query: { hello: field(GraphQLString) } }));
+    const b = build();
+    const s1 = roleSchema('user', b, [c]);
+    expect(roleSchema('user', b, [c])).toBe(s1);
+    expect(calls).toBe(1);
+    roleSchema('admin', b, [c]);
+    expect(calls).toBe(2);
+    expect(roleSchema('user', build(), [c])).not.toBe(s1);
+    expect(calls).toBe(3);
+  });
+
+  it('has the no_queries_available placeholder when a role has no query fields', () => {
+    const rs = roleSchema('nobody', build(), [contributor('a', () => ({}))]);
+    expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['no_queries_available']);
+    expect(rs.schema.getMutationType()).toBeUndefined();
+  });
+
+  it('a root field contributed twice names both plugins', () => {
+    const c = (p: string) => contributor(p, () => ({ query: { hello: field(GraphQLString) } }));
+    expect(() => roleSchema('admin', build(), [c('a'), c('b')])).toThrow('the query root field "hello" is contributed by both "a" and "b"');
+  });
+
+  it('a type defined by two plugins names both; the same object again is fine', () => {
+    const shared = new GraphQLObjectType({ name: 'thing', fields: { id: { type: GraphQLInt } } });
+    const same = contributor('a', (_r, types) => ({ query: { t1: field(types.define(shared)), t2: field(types.define(shared)) } }));
+    expect(() => roleSchema('admin', build(), [same])).not.toThrow();
+    const other = contributor('b', (_r, types) => ({ query: { t3: field(types.define(new GraphQLObjectType({ name: 'thing', fields: { id: { type: GraphQLInt } } }))) } }));
+    expect(() => roleSchema('admin', build(), [same, other])).toThrow('the GraphQL type "thing" is defined by both plugins "a" and "b"');
+  });
+
+  it('a failed build is kept, so it is not retried on every request', () => {
+    let calls = 0;
+    const c = (p: string) => contributor(p, () => (calls++, { query: { hello: field(GraphQLString) } }));
+    const b = build();
+    expect(() => roleSchema('admin', b, [c('a'), c('b')])).toThrow(/both/);
+    expect(() => roleSchema('admin', b, [c('a'), c('b')])).toThrow(/both/);
+    expect(calls).toBe(2);
+  });
+
+  it('extend(): another plugin adds a field to a type, before or after it is defined', () => {
+    const rel = contributor('remote', (_r, types) => {
+      types.extend('point', { label: { type: GraphQLString } });
+      return {};
+    });
+    for (const order of [[owner(), rel], [rel, owner()]]) {
+      const rs = roleSchema('admin', build(), order);
+      const point = rs.schema.getType('point') as GraphQLObjectType;
+      expect(Object.keys(point.getFields()).sort()).toEqual(['label', 'x']);
+      expect(validate(rs.schema, parse('{ point { x label } }'))).toEqual([]);
+    }
+  });
+
+  it('a field added by two plugins, or added and also the owner\'s, names both plugins', () => {
+    const add = (p: string, name: string) => contributor(p, (_r, types) => (types.extend('point', { [name]: { type: GraphQLString } }), {}));
+    expect(() => roleSchema('admin', build(), [owner(), add('r1', 'label'), add('r2', 'label')])).toThrow(
+      'the field "label" of GraphQL type "point" is added by both plugins "r1" and "r2"',
+    );
+    expect(() => roleSchema('admin', build(), [owner(), add('r1', 'x')])).toThrow('the field "x" of GraphQL type "point" is defined by both plugins "tables" and "r1"');
+  });
+
+  it('extending a type nobody defines, or whose owner ignores extensions, is an error naming the plugins', () => {
+    const add = contributor('r1', (_r, types) => (types.extend('nowhere', { a: { type: GraphQLString } }), {}));
+    expect(() => roleSchema('admin', build(), [owner(), add])).toThrow('plugin "r1" adds fields to the GraphQL type "nowhere", which no plugin defines');
+    const deaf = contributor('tables', (_r, types) => ({ query: { point: field(types.define(new GraphQLObjectType({ name: 'point', fields: { x: { type: GraphQLInt } } }))) } }));
+    const add2 = contributor('r2', (_r, types) => (types.extend('point', { label: { type: GraphQLString } }), {}));
+    expect(() => roleSchema('admin', build(), [deaf, add2])).toThrow('plugin "tables" does not take the field "label" that plugin "r2" adds');
+  });
+});
