@@ -14,12 +14,15 @@ import { computedFieldsGroup } from './metadata/computed-fields.js';
 import { functionsGroup } from './metadata/functions.js';
 import { permissionsGroup } from './metadata/permissions.js';
 import { sourcesOf } from './model/meta.js';
+import { databaseContributor } from './schema/contributor.js';
 import type { SourceMeta } from './model/types.js';
 
 // The public contract: what other plugins (source kinds, plugins whose metadata refers to tables)
 // may import. They import this file only, never the folders below it.
 export { DatabaseToken, DatabaseService, SOURCES_STEP } from './model/service.js';
 export type * from './model/types.js';
+export type * from './model/resolved.js';
+export type * from './ir/types.js';
 export {
   findSource,
   findTable,
@@ -96,6 +99,7 @@ export default definePlugin({
     db.registerGroup(functionsGroup(db));
     db.registerGroup(permissionsGroup(db));
     registerRenameSource(k);
+    k.schemaContributor(databaseContributor(db));
   },
 });
 

@@ -5,6 +5,7 @@
  */
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
+import { compileSelect } from './compile.js';
 
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -125,6 +126,7 @@ const isCatalogType = (t: ColumnType, names: string[]) => t.typeSchema === 'pg_c
 
 export const postgresDialect: Dialect = {
   defaultSchema: 'public',
+  compileSelect,
   quoteIdent,
   scalar,
   operators: OPERATORS,

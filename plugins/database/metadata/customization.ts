@@ -176,9 +176,21 @@ export function dropColumnFromConfig(config: TableConfig | undefined, column: st
 
 /** The name a table's GraphQL nodes are generated from: its custom name, else `<name>` in
  * `public` and `<schema>_<name>` elsewhere. */
-export function tableGraphQLName(t: TableMeta): string {
+export function tableGraphQLName(t: TableMeta, defaultSchema = 'public'): string {
   const c = t.configuration;
-  return c?.custom_name ?? c?.identifier ?? (t.table.schema === 'public' ? t.table.name : `${t.table.schema}_${t.table.name}`);
+  return c?.custom_name ?? c?.identifier ?? (t.table.schema === defaultSchema ? t.table.name : `${t.table.schema}_${t.table.name}`);
+}
+
+/** The names of a table's select root fields (custom root fields replace the defaults), with the
+ * comments custom root fields may carry. */
+export function selectRootFieldNames(t: TableMeta, name: string): Record<'select' | 'select_by_pk' | 'select_aggregate', { name: string; comment?: string }> {
+  const custom = (t.configuration?.custom_root_fields ?? {}) as Record<string, unknown>;
+  const field = (key: RootFieldKey, dflt: string) => {
+    const f = custom[key];
+    const comment = f && typeof f === 'object' ? ((f as { comment?: string | null }).comment ?? undefined) : undefined;
+    return { name: rootFieldName(f) ?? dflt, ...(comment != null ? { comment } : {}) };
+  };
+  return { select: field('select', name), select_by_pk: field('select_by_pk', `${name}_by_pk`), select_aggregate: field('select_aggregate', `${name}_aggregate`) };
 }
 
 /** Whether a table appears in the GraphQL schema: a table whose name is not a GraphQL name stays

@@ -235,6 +235,20 @@ const GENERIC_OPERATORS: Record<string, OperatorSpec> = {
   clte: { operand: 'column' },
 };
 
+/** The generic operators a GraphQL `<scalar>_comparison_exp` offers, with their operands (the
+ * column-comparison ones are for permissions only, as in Hasura). */
+export const GENERIC_OPERATOR_NAMES: readonly (readonly [string, OperatorSpec['operand']])[] = [
+  ['eq', 'one'],
+  ['gt', 'one'],
+  ['gte', 'one'],
+  ['in', 'many'],
+  ['is_null', 'bool'],
+  ['lt', 'one'],
+  ['lte', 'one'],
+  ['neq', 'one'],
+  ['nin', 'many'],
+];
+
 /** Taken for an operator of a kind whose dialect is unknown (SourceView.dialect). */
 const UNKNOWN_OPERATOR: OperatorSpec = { operand: 'one' };
 

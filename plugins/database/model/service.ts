@@ -30,6 +30,7 @@ import type {
 import { qtDisplay, qtKey, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
 import { renameOwnEntry } from './rename.js';
+import { resolveTableModel } from './resolved.js';
 
 export const DatabaseToken = token<DatabaseService>('database');
 export const SOURCES_STEP = 'sources';
@@ -400,7 +401,14 @@ export class DatabaseService {
           },
         });
       }
-      tables.set(key, { meta: t, info, enumValues, deps, reports });
+      const model = resolveTableModel(t, info, {
+        dialect: kind.dialect,
+        introspection: intro,
+        tracked,
+        inconsistentRelationships: new Set(reports.filter((r) => r.type === 'object_relation' || r.type === 'array_relation').map((r) => (r.definition as { name: string }).name)),
+        inconsistentSelectRoles: new Set(reports.filter((r) => r.type === 'select_permission').map((r) => (r.definition as { role: string }).role)),
+      });
+      tables.set(key, { meta: t, info, enumValues, deps, reports, model });
     }
     const fns = new Map<string, { meta: FunctionMeta; info: FunctionInfo }>();
     const owner = this.groups.find((g) => g.resolveFunction);

@@ -4,6 +4,8 @@
  */
 import type * as v from 'valibot';
 import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
+import type { TableModel } from './resolved.js';
+import type { CompiledQuery, RootIR } from '../ir/types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -273,6 +275,9 @@ export interface Dialect {
   /** IR -> SQL. The IR is today's boolean expression on `table` (a permission filter); the query
    * IR of the data API (issue 6) widens it. No kind implements it yet. */
   compile?(ir: BoolExp, table: QualifiedTable): SqlFragment;
+  /** Query IR -> one statement whose single row has one text column `json`: the root field's
+   * value (Note [Values in the IR] in ir/types.ts). A kind without it serves no queries. */
+  compileSelect?(ir: RootIR): CompiledQuery;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -291,6 +296,9 @@ export interface ResolvedTable {
   enumValues?: EnumValue[];
   /** Keys of the tables this table's metadata refers to (relationships, permissions). */
   deps: Set<string>;
+  /** What schema generation and planning read (names, columns, joins, compiled permissions);
+   * absent when the source kind's plugin cannot resolve it. */
+  model?: TableModel;
 }
 
 export interface ResolvedSource {

@@ -1,0 +1,105 @@
+/**
+ * The query IR of the data API: what a GraphQL root field (and later the legacy `select`, mutations'
+ * returning parts and subscriptions) asks of one source, with permissions already folded in. A
+ * source kind's dialect compiles it to one statement (`Dialect.compileSelect`). It names tables and
+ * columns by their source names; GraphQL names only appear as the JSON keys of the output.
+ *
+ * See Note [Values in the IR].
+ */
+import type { ColumnType, QualifiedTable, ScalarType } from '../model/types.js';
+
+/*
+ * Note [Values in the IR]
+ * A plan is compiled once per (role, document, operation) and run many times, so a value in the IR
+ * is a reference, never spliced into SQL: a literal of the document, a GraphQL variable (bound
+ * from the request) or a session variable (bound from the session). The compiler turns each into
+ * a bind parameter cast to the column's type, and records how to get its text at run time
+ * (`ParamSource`). A session variable the request does not carry is an error when the statement
+ * runs (`missing session variable`), never a dropped condition.
+ */
+export type Value =
+  | { k: 'lit'; v: unknown }
+  | { k: 'var'; name: string }
+  | { k: 'session'; name: string };
+
+/** Where a bind parameter's value comes from at run time, and the SQL type it is cast to. */
+export type ParamSource = Value & { json?: boolean };
+
+/** A boolean expression on the rows of one table. */
+export type BoolIR =
+  | { t: 'true' }
+  | { t: 'false' }
+  | { t: 'and'; of: BoolIR[] }
+  | { t: 'or'; of: BoolIR[] }
+  | { t: 'not'; e: BoolIR }
+  /** `column <op> value`; `op` is the operator name without `_` (`eq`, `in`, `like`, `is_null`). */
+  | { t: 'cmp'; column: string; type: ColumnType; scalar: ScalarType; op: string; value: Value }
+  /** `column <op> other column` (`_ceq`): of the same table, or of the permission's root table (`$`). */
+  | { t: 'ccmp'; column: string; op: string; other: string; root: boolean }
+  /** Rows for which the relationship has a matching remote row that satisfies `e`. */
+  | { t: 'rel'; remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; e: BoolIR }
+  /** `_exists`: some row of `table` satisfies `e` (not correlated but through `ccmp` to the root). */
+  | { t: 'exists'; table: QualifiedTable; e: BoolIR };
+
+export type OrderDir = 'asc' | 'asc_nulls_first' | 'asc_nulls_last' | 'desc' | 'desc_nulls_first' | 'desc_nulls_last';
+
+/** One `order by` key: a column of the table, or a column reached through object relationships. */
+export interface OrderItem {
+  /** Object relationships to follow, outermost first (each with the remote table's filter folded in). */
+  path: { remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; filter: BoolIR }[];
+  column: string;
+  dir: OrderDir;
+}
+
+/** The rows a selection reads: filter (the permission's ANDed with the request's), order, window. */
+export interface RowsIR {
+  table: QualifiedTable;
+  where: BoolIR;
+  orderBy: OrderItem[];
+  /** A value (literal or variable); the permission limit caps it (`limitCap`). */
+  limit?: Value;
+  limitCap?: number;
+  offset?: Value;
+  /** `distinct on` columns (order by them first, as PostgreSQL requires). */
+  distinctOn?: string[];
+}
+
+/** An output field of an object: its JSON key and what it holds. */
+export type FieldIR =
+  | { key: string; k: 'column'; column: string; scalar: ScalarType }
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
+  | { key: string; k: 'array'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
+  | { key: string; k: 'array_aggregate'; mapping: readonly (readonly [string, string])[]; agg: AggregateIR };
+
+export interface ObjectIR {
+  fields: FieldIR[];
+}
+
+/** An aggregate selection: `aggregate { count sum {..} ... }` and `nodes`. */
+export interface AggregateIR {
+  rows: RowsIR;
+  fields: AggregateField[];
+}
+
+export type AggregateField =
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'nodes'; select: ObjectIR }
+  | { key: string; k: 'aggregate'; fields: AggregateOp[] };
+
+export type AggregateOp =
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'count'; columns?: string[]; distinct: boolean }
+  /** `sum`, `avg`, `min`, `max`, `stddev`...: the function applied per column. */
+  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string }[] };
+
+/** A root field of a query. `single`: one object or null (`_by_pk`); else a list. */
+export type RootIR =
+  | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean }
+  | { k: 'aggregate'; agg: AggregateIR };
+
+/** What a dialect gives back: one statement returning one row with one text column `json`. */
+export interface CompiledQuery {
+  sql: string;
+  params: ParamSource[];
+}

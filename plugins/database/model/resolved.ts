@@ -1,0 +1,260 @@
+/**
+ * The resolved model of a tracked table (issue 6, spine item 1): what schema generation and
+ * planning read, computed once per table entry in the `sources` build step and reused with the
+ * entry while the table and what it refers to are untouched (see `resolveSource` in service.ts).
+ *
+ * - GraphQL names: the type name (custom name, identifier, or the table name with the schema
+ *   prefix outside the dialect's default schema) and the select root field names;
+ * - columns with their GraphQL field name, the dialect's scalar type, nullability, primary key;
+ * - relationships as join column mappings (foreign keys resolved through the introspection);
+ * - per role, the select permission compiled to the boolean-expression IR (Note [Values in the IR]).
+ */
+import * as v from '../../../core/valibot.js';
+import { isGraphQLName } from '../../../core/validation.js';
+import type { BoolIR, Value } from '../ir/types.js';
+import { isSessionVariable } from './boolexp.js';
+import { qtKey } from './meta.js';
+import type {
+  ColumnType,
+  Dialect,
+  ForeignKeyInfo,
+  Introspection,
+  QualifiedTable,
+  RelationshipMeta,
+  ScalarType,
+  TableInfo,
+  TableMeta,
+} from './types.js';
+import { columnGraphQLName, selectRootFieldNames, tableGraphQLName } from '../metadata/customization.js';
+
+export interface ResolvedColumn {
+  name: string;
+  /** The GraphQL field name (column_config / custom_column_names). */
+  field: string;
+  type: ColumnType;
+  scalar: ScalarType;
+  nullable: boolean;
+  primaryKey: boolean;
+  description: string | null;
+}
+
+export interface ResolvedRelationship {
+  name: string;
+  kind: 'object' | 'array';
+  remote: QualifiedTable;
+  remoteKey: string;
+  /** Pairs (own column, remote column). */
+  mapping: readonly (readonly [string, string])[];
+  description: string | null;
+}
+
+/** A role's select permission, compiled. */
+export interface SelectPermissionIR {
+  /** Columns the role may read (source names). */
+  columns: ReadonlySet<string>;
+  filter: BoolIR;
+  limit?: number;
+  allowAggregations: boolean;
+  /** The root fields the role gets (`query_root_fields`); undefined: all. */
+  queryRootFields?: readonly string[];
+}
+
+export interface TableModel {
+  table: QualifiedTable;
+  key: string;
+  /** The GraphQL type name the table's nodes are generated from. */
+  name: string;
+  /** Whether the table appears in the GraphQL schema (its name is a GraphQL name). */
+  inSchema: boolean;
+  description: string | null;
+  rootFields: Record<'select' | 'select_by_pk' | 'select_aggregate', { name: string; comment?: string }>;
+  columns: ResolvedColumn[];
+  columnsByName: ReadonlyMap<string, ResolvedColumn>;
+  primaryKey: readonly string[] | null;
+  relationships: ResolvedRelationship[];
+  select: ReadonlyMap<string, SelectPermissionIR>;
+}
+
+/** What the model of one table is resolved against. */
+export interface ModelContext {
+  dialect: Dialect;
+  introspection: Introspection;
+  /** Tracked tables that passed their own checks (by key). */
+  tracked: ReadonlyMap<string, { meta: TableMeta; info: TableInfo | undefined }>;
+  /** Relationships and permissions the build found inconsistent on this table. */
+  inconsistentRelationships: ReadonlySet<string>;
+  inconsistentSelectRoles: ReadonlySet<string>;
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+const QT = v.object({ schema: v.string(), name: v.string() });
+const qtOf = (x: unknown): QualifiedTable | undefined => {
+  const r = v.safeParse(QT, x);
+  return r.success ? r.output : undefined;
+};
+
+const sameColumns = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((c) => b.includes(c));
+
+/** The remote table and column pairs of a stored relationship, or undefined when it cannot be resolved. */
+export function relationshipJoin(
+  rel: RelationshipMeta,
+  own: { meta: TableMeta; info: TableInfo },
+  introspection: Introspection,
+): { remote: QualifiedTable; mapping: [string, string][] } | undefined {
+  const using = rel.using ?? {};
+  const fk = using.foreign_key_constraint_on;
+  if (typeof fk === 'string' || Array.isArray(fk)) {
+    const cols = (typeof fk === 'string' ? [fk] : fk).map(String);
+    const found = own.info.foreignKeys.filter((f) => sameColumns(f.columns, cols));
+    if (found.length !== 1) return undefined;
+    const f = found[0]!;
+    return { remote: { schema: f.refSchema, name: f.refTable }, mapping: f.columns.map((c, i) => [c, f.refColumns[i]!]) };
+  }
+  if (isObject(fk)) {
+    const remote = qtOf(fk.table);
+    const cols = (fk.columns ?? (fk.column !== undefined ? [fk.column] : undefined)) as string[] | undefined;
+    const remoteInfo = remote && introspection.tables.get(qtKey(remote));
+    if (!remote || !cols || !remoteInfo) return undefined;
+    const found = remoteInfo.foreignKeys.filter(
+      (f: ForeignKeyInfo) => sameColumns(f.columns, cols) && f.refSchema === own.meta.table.schema && f.refTable === own.meta.table.name,
+    );
+    if (found.length !== 1) return undefined;
+    const f = found[0]!;
+    return { remote, mapping: f.refColumns.map((c, i) => [c, f.columns[i]!]) };
+  }
+  const manual = using.manual_configuration;
+  if (isObject(manual) && isObject(manual.column_mapping)) {
+    const remote = qtOf(manual.remote_table);
+    if (!remote) return undefined;
+    return { remote, mapping: Object.entries(manual.column_mapping).map(([a, b]) => [a, String(b)]) };
+  }
+  return undefined;
+}
+
+export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelContext): TableModel {
+  const key = qtKey(meta.table);
+  const name = tableGraphQLName(meta, ctx.dialect.defaultSchema);
+  const pk = info.primaryKey?.columns ?? null;
+  const config = meta.configuration;
+  const columns: ResolvedColumn[] = info.columns.map((c) => ({
+    name: c.name,
+    field: columnGraphQLName(config, c.name),
+    type: c,
+    scalar: ctx.dialect.scalar(c),
+    nullable: c.nullable,
+    primaryKey: pk?.includes(c.name) ?? false,
+    description: config?.column_config?.[c.name]?.comment ?? c.description,
+  }));
+  const columnsByName = new Map(columns.map((c) => [c.name, c]));
+  const relationships: ResolvedRelationship[] = [];
+  for (const kind of ['object', 'array'] as const) {
+    for (const rel of (meta[`${kind}_relationships`] as RelationshipMeta[] | undefined) ?? []) {
+      if (ctx.inconsistentRelationships.has(rel.name)) continue;
+      const join = relationshipJoin(rel, { meta, info }, ctx.introspection);
+      if (!join || !ctx.tracked.get(qtKey(join.remote))?.info) continue;
+      relationships.push({ name: rel.name, kind, remote: join.remote, remoteKey: qtKey(join.remote), mapping: join.mapping, description: rel.comment ?? null });
+    }
+  }
+  const select = new Map<string, SelectPermissionIR>();
+  for (const p of meta.select_permissions ?? []) {
+    if (ctx.inconsistentSelectRoles.has(p.role)) continue;
+    const perm = p.permission;
+    const cols = perm.columns === '*' ? info.columns.map((c) => c.name) : Array.isArray(perm.columns) ? (perm.columns as string[]) : [];
+    let filter: BoolIR;
+    try {
+      filter = compileStoredBoolExp(perm.filter ?? {}, { meta, info }, { meta, info }, ctx);
+    } catch (e) {
+      // A filter this engine cannot compile yet (computed fields, `_cast`) leaves the role without
+      // the table: never a wider filter.
+      if (e instanceof UnsupportedFilter) continue;
+      throw e;
+    }
+    select.set(p.role, {
+      columns: new Set(cols.filter((c) => columnsByName.has(c))),
+      filter,
+      limit: typeof perm.limit === 'number' ? perm.limit : undefined,
+      allowAggregations: perm.allow_aggregations === true,
+      queryRootFields: Array.isArray(perm.query_root_fields) ? (perm.query_root_fields as string[]) : undefined,
+    });
+  }
+  return {
+    table: meta.table,
+    key,
+    name,
+    inSchema: isGraphQLName(name),
+    description: config?.comment ?? info.description,
+    rootFields: selectRootFieldNames(meta, name),
+    columns,
+    columnsByName,
+    primaryKey: pk,
+    relationships,
+    select,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored boolean expressions -> IR
+
+export class UnsupportedFilter extends Error {}
+
+const LOGICAL: Record<string, string> = { _and: 'and', $and: 'and', _or: 'or', $or: 'or', _not: 'not', $not: 'not', _exists: 'exists', $exists: 'exists' };
+const COLUMN_OPS = new Set(['ceq', 'cne', 'cneq', 'cgt', 'clt', 'cgte', 'clte']);
+
+type Ref = { meta: TableMeta; info: TableInfo };
+
+const valueOf = (x: unknown): Value => (isSessionVariable(x) ? { k: 'session', name: x.toLowerCase() } : { k: 'lit', v: x });
+
+/** Compiles a stored (and build-checked) boolean expression on `t`; `root` is the permission's table. */
+export function compileStoredBoolExp(exp: unknown, t: Ref, root: Ref, ctx: ModelContext): BoolIR {
+  if (!isObject(exp)) throw new UnsupportedFilter('not an object');
+  const parts: BoolIR[] = [];
+  for (const [k, val] of Object.entries(exp)) {
+    const logical = LOGICAL[k];
+    if (logical === 'and' || logical === 'or') {
+      parts.push({ t: logical, of: (val as unknown[]).map((e) => compileStoredBoolExp(e, t, root, ctx)) });
+    } else if (logical === 'not') parts.push({ t: 'not', e: compileStoredBoolExp(val, t, root, ctx) });
+    else if (logical === 'exists') {
+      const o = val as Record<string, unknown>;
+      const qt = qtOf(o._table);
+      const target = qt && ctx.tracked.get(qtKey(qt));
+      if (!qt || !target?.info) throw new UnsupportedFilter('_exists');
+      parts.push({ t: 'exists', table: qt, e: compileStoredBoolExp(o._where, { meta: target.meta, info: target.info }, root, ctx) });
+    } else parts.push(field(k, val, t, root, ctx));
+  }
+  return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
+}
+
+function field(name: string, val: unknown, t: Ref, root: Ref, ctx: ModelContext): BoolIR {
+  const col = t.info.columns.find((c) => c.name === name);
+  if (col) return columnOps(name, col, val, t, root, ctx);
+  for (const kind of ['object', 'array'] as const) {
+    const rel = ((t.meta[`${kind}_relationships`] as RelationshipMeta[] | undefined) ?? []).find((r) => r.name === name);
+    if (!rel) continue;
+    const join = relationshipJoin(rel, t, ctx.introspection);
+    const target = join && ctx.tracked.get(qtKey(join.remote));
+    if (!join || !target?.info) throw new UnsupportedFilter(name);
+    return { t: 'rel', remote: join.remote, mapping: join.mapping, e: compileStoredBoolExp(val, { meta: target.meta, info: target.info }, root, ctx) };
+  }
+  throw new UnsupportedFilter(name);
+}
+
+function columnOps(name: string, type: ColumnType, val: unknown, t: Ref, root: Ref, ctx: ModelContext): BoolIR {
+  const scalar = ctx.dialect.scalar(type);
+  if (!isObject(val)) return { t: 'cmp', column: name, type, scalar, op: 'eq', value: valueOf(val) };
+  const parts: BoolIR[] = [];
+  for (const [opName, operand] of Object.entries(val)) {
+    const op = opName.slice(1);
+    if (op === 'cast') throw new UnsupportedFilter('_cast');
+    if (COLUMN_OPS.has(op)) {
+      let other = operand;
+      let onRoot = false;
+      if (Array.isArray(operand)) {
+        if (operand.length === 2 && operand[0] === '$') [other, onRoot] = [operand[1], true];
+        else other = operand[0];
+      }
+      parts.push({ t: 'ccmp', column: name, op: op === 'cneq' ? 'cne' : op, other: String(other), root: onRoot });
+    } else parts.push({ t: 'cmp', column: name, type, scalar, op: op === 'neq' ? 'ne' : op, value: valueOf(operand) });
+  }
+  return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
+}

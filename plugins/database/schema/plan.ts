@@ -1,0 +1,441 @@
+/**
+ * Root fields over tables: a field of the document (selection, arguments as literals or
+ * variables, fragments, aliases, `__typename`) -> query IR with the role's permission folded in
+ * -> one statement of the source's dialect, compiled once per plan; `run` binds the variables and
+ * session variables and returns PostgreSQL's JSON text. See Note [Variables that shape the query].
+ */
+import { Kind, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import { SvcError } from '../../../core/errors.js';
+import type { FieldPlan, PlanInput, RunContext } from '../../../core/plugin.js';
+import type {
+  AggregateField,
+  AggregateIR,
+  AggregateOp,
+  BoolIR,
+  CompiledQuery,
+  FieldIR,
+  ObjectIR,
+  OrderDir,
+  OrderItem,
+  ParamSource,
+  RootIR,
+  RowsIR,
+  Value,
+} from '../ir/types.js';
+import type { ResolvedColumn } from '../model/resolved.js';
+import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleSchema, type RoleTable } from './role.js';
+
+/*
+ * Note [Variables that shape the query]
+ * A variable in a leaf position (`_eq: $id`, `limit: $n`, `_in: $ids`) becomes a bind parameter,
+ * so the statement is compiled once when the plan is made and every request only binds. A
+ * variable that decides the statement's shape (a whole `where` or `order_by` object, an enum of
+ * `order_by` or `distinct_on`, `@include(if: $x)`) cannot be compiled ahead: such a plan compiles
+ * when it runs, memoised by the JSON of those variables' values (a bounded map per plan), and the
+ * values still go in as bind parameters. A leaf variable of a comparison that is null is the
+ * same: Hasura v2 drops a comparison with null (`{_eq: null}` matches every row), which changes
+ * the statement, so which of them are null is part of the memo key.
+ */
+
+class VarMark {
+  constructor(readonly name: string) {}
+}
+type Arg = VarMark | null | boolean | number | string | Arg[] | { [k: string]: Arg };
+
+class NeedsVariables extends Error {}
+
+const MEMO_LIMIT = 64;
+
+const fail = (message: string) => new SvcError('validation-failed', message);
+const isObj = (x: unknown): x is Record<string, Arg> => typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof VarMark);
+
+/** An AST value as an Arg: variables stay marks, enums become their names. */
+function argOf(node: ValueNode): Arg {
+  switch (node.kind) {
+    case Kind.VARIABLE:
+      return new VarMark(node.name.value);
+    case Kind.INT:
+    case Kind.FLOAT:
+      return Number(node.value);
+    case Kind.STRING:
+    case Kind.ENUM:
+      return node.value;
+    case Kind.BOOLEAN:
+      return node.value;
+    case Kind.NULL:
+      return null;
+    case Kind.LIST:
+      return node.values.map(argOf);
+    case Kind.OBJECT:
+      return Object.fromEntries(node.fields.map((f) => [f.name.value, argOf(f.value)]));
+  }
+}
+
+class Planner {
+  /** Variables whose values shaped the IR (Note [Variables that shape the query]). */
+  readonly structural = new Set<string>();
+  /** Leaf variables of comparisons (null drops the comparison). */
+  readonly comparisons = new Set<string>();
+
+  constructor(
+    private readonly rs: RoleSchema,
+    private readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>,
+    private readonly defaults: Readonly<Record<string, Arg>>,
+    private readonly vars: Readonly<Record<string, unknown>> | undefined,
+  ) {}
+
+  // -------------------------------------------------------------------------------------------
+  // Arguments
+
+  /** A value that shapes the statement: a variable's value is needed now. */
+  private shape(x: Arg | undefined): unknown {
+    if (!(x instanceof VarMark)) return x;
+    this.structural.add(x.name);
+    if (!this.vars) throw new NeedsVariables();
+    return this.vars[x.name] ?? this.defaults[x.name] ?? null;
+  }
+
+  /** A leaf value: a bind parameter. */
+  private leaf(x: Arg | undefined, comparison: boolean): Value {
+    if (!(x instanceof VarMark)) return { k: 'lit', v: x === undefined ? null : resolveMarks(x, (m) => this.shape(m)) };
+    if (!comparison) return { k: 'var', name: x.name };
+    this.comparisons.add(x.name);
+    if (this.vars && (this.vars[x.name] ?? null) === null) return { k: 'lit', v: null };
+    return { k: 'var', name: x.name };
+  }
+
+  private args(field: FieldNode): Record<string, Arg> {
+    return Object.fromEntries((field.arguments ?? []).map((a) => [a.name.value, argOf(a.value)]));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Boolean expressions
+
+  where(x: Arg | undefined, t: RoleTable): BoolIR {
+    const o = this.shape(x);
+    if (o === null || o === undefined) return { t: 'true' };
+    if (!isObj(o)) throw fail('expected an object for a boolean expression');
+    const parts: BoolIR[] = [];
+    for (const [k, val] of Object.entries(o)) {
+      if (k === '_and' || k === '_or') {
+        const items = this.shape(val);
+        if (items === null) continue;
+        const of = (Array.isArray(items) ? items : [items]).map((e) => this.where(e as Arg, t));
+        parts.push({ t: k === '_and' ? 'and' : 'or', of });
+      } else if (k === '_not') {
+        if (this.shape(val) !== null) parts.push({ t: 'not', e: this.where(val, t) });
+      } else {
+        const col = t.columns.find((c) => c.field === k);
+        if (col) {
+          parts.push(...this.comparison(col, val));
+          continue;
+        }
+        const rel = t.relationships.find((r) => r.name === k);
+        if (!rel) throw fail(`field "${k}" not found in type: '${t.model.name}_bool_exp'`);
+        const remote = this.rs.remote(t, rel);
+        parts.push({ t: 'rel', remote: rel.remote, mapping: rel.mapping, e: and(this.where(val, remote), filterOf(remote)) });
+      }
+    }
+    return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
+  }
+
+  private comparison(col: ResolvedColumn, x: Arg): BoolIR[] {
+    const o = this.shape(x);
+    if (o === null) return [];
+    if (!isObj(o)) throw fail(`expected an object for "${col.field}"`);
+    return Object.entries(o).map(([name, operand]): BoolIR => {
+      const op = name.slice(1);
+      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true) };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rows
+
+  rows(t: RoleTable, args: Record<string, Arg>): RowsIR {
+    const rows: RowsIR = { table: t.model.table, where: and(this.where(args.where, t), filterOf(t)), orderBy: this.orderBy(args.order_by, t, []) };
+    if (args.limit !== undefined && args.limit !== null) rows.limit = this.leaf(args.limit, false);
+    if (t.perm?.limit !== undefined) rows.limitCap = t.perm.limit;
+    if (args.offset !== undefined && args.offset !== null) rows.offset = this.leaf(args.offset, false);
+    const distinct = this.shape(args.distinct_on);
+    if (distinct !== null && distinct !== undefined) rows.distinctOn = (Array.isArray(distinct) ? distinct : [distinct]).map((f) => this.column(t, this.shape(f as Arg)).name);
+    return rows;
+  }
+
+  private column(t: RoleTable, field: unknown): ResolvedColumn {
+    const c = t.columns.find((x) => x.field === field);
+    if (!c) throw fail(`field "${String(field)}" not found in type: '${t.model.name}'`);
+    return c;
+  }
+
+  private orderBy(x: Arg | undefined, t: RoleTable, path: OrderItem['path']): OrderItem[] {
+    const v = this.shape(x);
+    if (v === null || v === undefined) return [];
+    const out: OrderItem[] = [];
+    for (const item of Array.isArray(v) ? v : [v]) {
+      const o = this.shape(item as Arg);
+      if (o === null) continue;
+      if (!isObj(o)) throw fail('expected an object for order_by');
+      for (const [k, val] of Object.entries(o)) {
+        const col = t.columns.find((c) => c.field === k);
+        if (col) {
+          const dir = this.shape(val);
+          if (dir === null) continue;
+          if (typeof dir !== 'string' || !(dir in ORDER_BY_VALUES)) throw fail(`unexpected value for order_by: ${JSON.stringify(dir)}`);
+          out.push({ path, column: col.name, dir: dir as OrderDir });
+          continue;
+        }
+        const rel = t.relationships.find((r) => r.name === k && r.kind === 'object');
+        if (!rel) throw fail(`field "${k}" not found in type: '${t.model.name}_order_by'`);
+        const remote = this.rs.remote(t, rel);
+        out.push(...this.orderBy(val, remote, [...path, { remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote) }]));
+      }
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Selections
+
+  /** The fields of a selection set by response key, fragments inlined, `@skip`/`@include` applied. */
+  private collect(set: SelectionSetNode, out = new Map<string, FieldNode[]>()): Map<string, FieldNode[]> {
+    for (const sel of set.selections) {
+      if (!this.included(sel.directives)) continue;
+      if (sel.kind === Kind.FIELD) {
+        const key = sel.alias?.value ?? sel.name.value;
+        const list = out.get(key);
+        if (list) list.push(sel);
+        else out.set(key, [sel]);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) this.collect(sel.selectionSet, out);
+      else {
+        const frag = this.fragments[sel.name.value];
+        if (!frag) throw fail(`fragment "${sel.name.value}" is not defined`);
+        this.collect(frag.selectionSet, out);
+      }
+    }
+    return out;
+  }
+
+  private included(directives: readonly DirectiveNode[] | undefined): boolean {
+    for (const d of directives ?? []) {
+      const arg = d.arguments?.find((a) => a.name.value === 'if');
+      if (!arg || (d.name.value !== 'skip' && d.name.value !== 'include')) continue;
+      const val = this.shape(argOf(arg.value)) === true;
+      if (d.name.value === 'skip' ? val : !val) return false;
+    }
+    return true;
+  }
+
+  /** The nodes of one response key merged (same field; their selection sets concatenated). */
+  private merged(nodes: FieldNode[]): FieldNode {
+    if (nodes.length === 1) return nodes[0]!;
+    const selections = nodes.flatMap((n) => n.selectionSet?.selections ?? []);
+    return { ...nodes[0]!, selectionSet: selections.length ? { kind: Kind.SELECTION_SET, selections } : undefined };
+  }
+
+  object(set: SelectionSetNode | undefined, t: RoleTable): ObjectIR {
+    const fields: FieldIR[] = [];
+    if (!set) return { fields };
+    for (const [key, nodes] of this.collect(set)) {
+      const node = this.merged(nodes);
+      const name = node.name.value;
+      if (name === '__typename') {
+        fields.push({ key, k: 'typename', name: t.model.name });
+        continue;
+      }
+      const col = t.columns.find((c) => c.field === name);
+      if (col) {
+        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar });
+        continue;
+      }
+      const rel = t.relationships.find((r) => r.name === name || (r.kind === 'array' && `${r.name}_aggregate` === name));
+      if (!rel) throw fail(`field "${name}" not found in type: '${t.model.name}'`);
+      const remote = this.rs.remote(t, rel);
+      const args = this.args(node);
+      if (rel.kind === 'object') {
+        fields.push({ key, k: 'object', mapping: rel.mapping, rows: { table: rel.remote, where: filterOf(remote), orderBy: [] }, select: this.object(node.selectionSet, remote) });
+      } else if (rel.name === name) {
+        fields.push({ key, k: 'array', mapping: rel.mapping, rows: this.rows(remote, args), select: this.object(node.selectionSet, remote) });
+      } else {
+        if (!remote.aggregates) throw fail(`field "${name}" not found in type: '${t.model.name}'`);
+        fields.push({ key, k: 'array_aggregate', mapping: rel.mapping, agg: this.aggregate(node, remote) });
+      }
+    }
+    return { fields };
+  }
+
+  aggregate(node: FieldNode, t: RoleTable): AggregateIR {
+    const rows = this.rows(t, this.args(node));
+    const fields: AggregateField[] = [];
+    for (const [key, nodes] of node.selectionSet ? this.collect(node.selectionSet) : []) {
+      const n = this.merged(nodes);
+      const name = n.name.value;
+      if (name === '__typename') fields.push({ key, k: 'typename', name: `${t.model.name}_aggregate` });
+      else if (name === 'nodes') fields.push({ key, k: 'nodes', select: this.object(n.selectionSet, t) });
+      else if (name === 'aggregate') fields.push({ key, k: 'aggregate', fields: this.aggregateOps(n, t) });
+      else throw fail(`field "${name}" not found in type: '${t.model.name}_aggregate'`);
+    }
+    return { rows, fields };
+  }
+
+  private aggregateOps(node: FieldNode, t: RoleTable): AggregateOp[] {
+    const out: AggregateOp[] = [];
+    for (const [key, nodes] of node.selectionSet ? this.collect(node.selectionSet) : []) {
+      const n = this.merged(nodes);
+      const name = n.name.value;
+      if (name === '__typename') {
+        out.push({ key, k: 'typename', name: `${t.model.name}_aggregate_fields` });
+        continue;
+      }
+      if (name === 'count') {
+        const args = this.args(n);
+        const cols = this.shape(args.columns);
+        const columns = cols === null || cols === undefined ? undefined : (Array.isArray(cols) ? cols : [cols]).map((f) => this.column(t, this.shape(f as Arg)).name);
+        out.push({ key, k: 'count', columns, distinct: this.shape(args.distinct) === true });
+        continue;
+      }
+      const numeric = (NUMERIC_AGGREGATES as readonly string[]).includes(name);
+      if (!numeric && name !== 'max' && name !== 'min') throw fail(`field "${name}" not found in type: '${t.model.name}_aggregate_fields'`);
+      const columns: { key: string; column?: string; typename?: string }[] = [];
+      for (const [ckey, cnodes] of n.selectionSet ? this.collect(n.selectionSet) : []) {
+        const cname = cnodes[0]!.name.value;
+        if (cname === '__typename') {
+          columns.push({ key: ckey, typename: `${t.model.name}_${name}_fields` });
+          continue;
+        }
+        const col = this.column(t, cname);
+        if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${t.model.name}_${name}_fields'`);
+        columns.push({ key: ckey, column: col.name });
+      }
+      out.push({ key, k: 'fn', fn: name, columns });
+    }
+    return out;
+  }
+
+  byPk(field: FieldNode, t: RoleTable): RootIR {
+    const args = this.args(field);
+    const conds: BoolIR[] = (t.model.primaryKey ?? []).map((name) => {
+      const col = t.columns.find((c) => c.name === name)!;
+      const val = args[col.field];
+      if (val === undefined) throw fail(`missing required field '${col.field}'`);
+      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: 'eq', value: this.leaf(val, false) };
+    });
+    return { k: 'select', single: true, rows: { table: t.model.table, where: and({ t: 'and', of: conds }, filterOf(t)), orderBy: [] }, select: this.object(field.selectionSet, t) };
+  }
+}
+
+/** Replaces the variable marks inside a literal list or object with their values (they shape it). */
+function resolveMarks(x: Arg, shape: (m: VarMark) => unknown): unknown {
+  if (x instanceof VarMark) return shape(x);
+  if (Array.isArray(x)) return x.map((e) => resolveMarks(e, shape));
+  if (isObj(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, resolveMarks(v, shape)]));
+  return x;
+}
+
+const filterOf = (t: RoleTable): BoolIR => t.perm?.filter ?? { t: 'true' };
+
+function and(a: BoolIR, b: BoolIR): BoolIR {
+  if (a.t === 'true') return b;
+  if (b.t === 'true') return a;
+  return { t: 'and', of: [a, b] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans
+
+export type RootKind = 'select' | 'select_by_pk' | 'select_aggregate';
+
+/** Values of the operation's variable defaults, for variables the request leaves out. */
+function defaultsOf(input: PlanInput): Record<string, Arg> {
+  const out: Record<string, Arg> = {};
+  for (const d of input.variableDefinitions) if (d.defaultValue) out[d.variable.name.value] = argOf(d.defaultValue);
+  return out;
+}
+
+function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner }) {
+  const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
+  if (p) p.planner = planner;
+  const field = input.field;
+  if (kind === 'select_by_pk') return planner.byPk(field, t);
+  if (kind === 'select_aggregate') return { k: 'aggregate', agg: planner.aggregate(field, t) } as RootIR;
+  const args = Object.fromEntries((field.arguments ?? []).map((a) => [a.name.value, argOf(a.value)]));
+  return { k: 'select', single: false, rows: planner.rows(t, args), select: planner.object(field.selectionSet, t) } as RootIR;
+}
+
+/** A bind parameter's text (values go as text and are cast in SQL to the column's type). */
+function paramText(p: ParamSource, ctx: RunContext, defaults: Record<string, unknown>): string | null {
+  let val: unknown;
+  if (p.k === 'lit') val = p.v;
+  else if (p.k === 'var') val = ctx.variables[p.name] ?? defaults[p.name] ?? null;
+  else {
+    val = ctx.session.variables[p.name];
+    if (val === undefined) throw new SvcError('not-found', `missing session variable: "${p.name}"`);
+  }
+  if (val === null || val === undefined) return null;
+  if (p.json || typeof val === 'object') return JSON.stringify(val);
+  return String(val);
+}
+
+export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput): FieldPlan {
+  const compile = t.source.kind.dialect.compileSelect!;
+  const defaults: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
+  const build = (vars: Readonly<Record<string, unknown>> | undefined): { q: CompiledQuery; planner: Planner } => {
+    const holder: { planner?: Planner } = {};
+    const ir = irFor(kind, t, rs, input, vars, holder);
+    try {
+      return { q: compile(ir), planner: holder.planner! };
+    } catch (e) {
+      throw new SvcError('not-supported', (e as Error).message);
+    }
+  };
+  let ahead: { q: CompiledQuery; planner: Planner } | undefined;
+  try {
+    ahead = build(undefined);
+  } catch (e) {
+    if (!(e instanceof NeedsVariables)) throw e;
+  }
+  // Without a statement compiled ahead, every variable may shape it (one under `@include(if: $x)`
+  // only counts when $x is true): the memo key is all of them.
+  const shaping = ahead ? [...ahead.planner.comparisons] : input.variableDefinitions.map((d) => d.variable.name.value);
+  const memo = new Map<string, CompiledQuery>();
+  const pool = t.source.connection;
+  const statementFor = (vars: Readonly<Record<string, unknown>>): CompiledQuery => {
+    if (ahead && shaping.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.q;
+    const key = JSON.stringify(shaping.map((n) => vars[n] ?? defaults[n] ?? null));
+    let q = memo.get(key);
+    if (!q) {
+      q = build({ ...defaults, ...vars }).q;
+      if (memo.size >= MEMO_LIMIT) memo.delete(memo.keys().next().value!);
+      memo.set(key, q);
+    }
+    return q;
+  };
+  return {
+    async run(ctx: RunContext): Promise<string> {
+      const q = statementFor(ctx.variables);
+      const params = q.params.map((p) => paramText(p, ctx, defaults));
+      if (process.env.SVC_DEBUG_SQL) console.log(q.sql, params);
+      if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
+      let rows: { json: string }[];
+      try {
+        rows = await pool.executor.query<{ json: string }>(q.sql, params);
+      } catch (e) {
+        throw dbError(e);
+      }
+      return rows[0]!.json;
+    },
+  };
+}
+
+function dbError(e: unknown): SvcError {
+  if (e instanceof SvcError) return e;
+  const err = e as { code?: string; message?: string };
+  const code = typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
+  return new SvcError(code, err.message ?? 'database query error', { internal: { sqlstate: err.code } });
+}
+
+/** For tests and tools: the statement a root field compiles to with these variables. */
+export function statementOf(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Record<string, unknown> = {}): CompiledQuery {
+  return t.source.kind.dialect.compileSelect!(irFor(kind, t, rs, input, vars));
+}

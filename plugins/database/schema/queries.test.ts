@@ -1,0 +1,187 @@
+/**
+ * Golden tests of GraphQL queries over tables (issue 6): request -> response against real
+ * PostgreSQL, for admin and for a role with a row filter on a session variable and column lists.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useServer } from '../../../test/helpers.js';
+import { graphql } from './graphql-harness.js';
+
+const SEED = `
+create table author (id serial primary key, name text not null, email text, born date);
+comment on column author.name is 'the name';
+create table article (id serial primary key, title text not null, body text, author_id int references author(id), rating numeric, published boolean not null default false);
+insert into author (name, email, born) values ('Alice', 'alice@x', '1970-01-01'), ('Bob', 'bob@x', null), ('Carol', null, '1990-05-05');
+insert into article (title, body, author_id, rating, published) values
+  ('A1', 'a1 body', 1, 5, true), ('A2', 'a2 body', 1, null, false), ('B1', 'b1 body', 2, 3, true), ('B2', 'b2 body', 2, 4, false), ('A3', 'a3 body', 1, 1, true);
+`;
+
+const server = useServer(SEED);
+const user = (id: string) => ({ 'x-svc-role': 'user', 'x-svc-user-id': id });
+const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => graphql(server, { query, variables }, headers);
+
+beforeAll(async () => {
+  const ops = [
+    { type: 'pg_track_table', args: { table: 'author' } },
+    { type: 'pg_track_table', args: { table: 'article' } },
+    { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+    { type: 'pg_create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+    { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], filter: {} } } },
+    {
+      type: 'pg_create_select_permission',
+      args: { table: 'article', role: 'user', permission: { columns: ['id', 'title', 'author_id', 'rating'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, limit: 2, allow_aggregations: true } },
+    },
+  ];
+  const r = await server.metadata({ type: 'bulk', args: ops });
+  expect(r.status, r.text).toBe(200);
+});
+
+describe('admin', () => {
+  it('lists with where, order_by and limit', async () => {
+    expect(await q('{ article(where: {rating: {_gt: 2}}, order_by: {rating: desc}, limit: 2) { id title rating } }')).toEqual({
+      data: { article: [{ id: 1, title: 'A1', rating: 5 }, { id: 4, title: 'B2', rating: 4 }] },
+    });
+  });
+
+  it('where operators: _eq _neq _in _is_null _like _and _or _not', async () => {
+    const ids = async (where: string) => (await q(`{ article(where: ${where}, order_by: {id: asc}) { id } }`)).data.article.map((a: { id: number }) => a.id);
+    expect(await ids('{id: {_eq: 3}}')).toEqual([3]);
+    expect(await ids('{id: {_neq: 3}}')).toEqual([1, 2, 4, 5]);
+    expect(await ids('{id: {_in: [2, 4, 9]}}')).toEqual([2, 4]);
+    expect(await ids('{id: {_nin: [2, 4]}}')).toEqual([1, 3, 5]);
+    expect(await ids('{rating: {_is_null: true}}')).toEqual([2]);
+    expect(await ids('{rating: {_is_null: false}}')).toEqual([1, 3, 4, 5]);
+    expect(await ids('{title: {_like: "A%"}}')).toEqual([1, 2, 5]);
+    expect(await ids('{title: {_ilike: "b%"}}')).toEqual([3, 4]);
+    expect(await ids('{_and: [{title: {_like: "A%"}}, {published: {_eq: true}}]}')).toEqual([1, 5]);
+    expect(await ids('{_or: [{id: {_eq: 1}}, {id: {_eq: 4}}]}')).toEqual([1, 4]);
+    expect(await ids('{_not: {title: {_like: "A%"}}}')).toEqual([3, 4]);
+    expect(await ids('{author: {name: {_eq: "Bob"}}}')).toEqual([3, 4]);
+    expect(await ids('{id: {_eq: null}}')).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('relationship paths in where (array relationship)', async () => {
+    expect(await q('{ author(where: {articles: {rating: {_gte: 4}}}, order_by: {id: asc}) { name } }')).toEqual({ data: { author: [{ name: 'Alice' }, { name: 'Bob' }] } });
+  });
+
+  it('order_by nulls first/last and through an object relationship', async () => {
+    const ids = async (ob: string) => (await q(`{ article(order_by: ${ob}) { id } }`)).data.article.map((a: { id: number }) => a.id);
+    expect(await ids('{rating: asc}')).toEqual([5, 3, 4, 1, 2]);
+    expect(await ids('{rating: asc_nulls_first}')).toEqual([2, 5, 3, 4, 1]);
+    expect(await ids('{rating: desc}')).toEqual([2, 1, 4, 3, 5]);
+    expect(await ids('{rating: desc_nulls_last}')).toEqual([1, 4, 3, 5, 2]);
+    expect(await ids('[{author: {name: desc}}, {id: asc}]')).toEqual([3, 4, 1, 2, 5]);
+  });
+
+  it('limit and offset', async () => {
+    expect(await q('{ article(order_by: {id: asc}, limit: 2, offset: 1) { id } }')).toEqual({ data: { article: [{ id: 2 }, { id: 3 }] } });
+  });
+
+  it('distinct_on', async () => {
+    expect(await q('{ article(distinct_on: author_id, order_by: [{author_id: asc}, {id: desc}]) { id author_id } }')).toEqual({
+      data: { article: [{ id: 5, author_id: 1 }, { id: 4, author_id: 2 }] },
+    });
+  });
+
+  it('by_pk', async () => {
+    expect(await q('{ author_by_pk(id: 2) { id name born } }')).toEqual({ data: { author_by_pk: { id: 2, name: 'Bob', born: null } } });
+    expect(await q('{ author_by_pk(id: 99) { id } }')).toEqual({ data: { author_by_pk: null } });
+  });
+
+  it('nested object and array relationships with their own arguments', async () => {
+    expect(
+      await q('{ author(where: {id: {_lte: 2}}, order_by: {id: asc}) { name articles(where: {published: {_eq: true}}, order_by: {id: desc}, limit: 1) { title author { name } } } }'),
+    ).toEqual({
+      data: { author: [{ name: 'Alice', articles: [{ title: 'A3', author: { name: 'Alice' } }] }, { name: 'Bob', articles: [{ title: 'B1', author: { name: 'Bob' } }] }] },
+    });
+  });
+
+  it('aggregates with nodes, and nested aggregates', async () => {
+    expect(
+      await q('{ article_aggregate(where: {author_id: {_eq: 1}}, order_by: {id: asc}) { aggregate { count sum { rating } avg { id } max { rating title } c: count(columns: rating, distinct: true) } nodes { id } } }'),
+    ).toEqual({ data: { article_aggregate: { aggregate: { count: 3, sum: { rating: 6 }, avg: { id: 8 / 3 }, max: { rating: 5, title: 'A3' }, c: 2 }, nodes: [{ id: 1 }, { id: 2 }, { id: 5 }] } } });
+    expect(await q('{ author(order_by: {id: asc}) { name articles_aggregate { aggregate { count } } } }')).toEqual({
+      data: { author: [{ name: 'Alice', articles_aggregate: { aggregate: { count: 3 } } }, { name: 'Bob', articles_aggregate: { aggregate: { count: 2 } } }, { name: 'Carol', articles_aggregate: { aggregate: { count: 0 } } }] },
+    });
+  });
+
+  it('aliases, fragments, inline fragments, __typename, several root fields', async () => {
+    expect(
+      await q(`query { a: author_by_pk(id: 1) { ...F  n: name } b: article(where: {id: {_eq: 3}}) { __typename ... on article { t: title } } }
+        fragment F on author { __typename id }`),
+    ).toEqual({ data: { a: { __typename: 'author', id: 1, n: 'Alice' }, b: [{ __typename: 'article', t: 'B1' }] } });
+  });
+
+  it('variables: leaf values, whole where and order_by objects, defaults, null', async () => {
+    const doc = 'query ($id: Int!, $lim: Int = 1) { article(where: {author_id: {_eq: $id}}, order_by: {id: asc}, limit: $lim) { id } }';
+    expect(await q(doc, { id: 2 })).toEqual({ data: { article: [{ id: 3 }] } });
+    expect(await q(doc, { id: 1, lim: 5 })).toEqual({ data: { article: [{ id: 1 }, { id: 2 }, { id: 5 }] } });
+    const whole = 'query ($w: article_bool_exp, $o: [article_order_by!]) { article(where: $w, order_by: $o) { id } }';
+    expect(await q(whole, { w: { title: { _like: 'B%' } }, o: [{ id: 'desc' }] })).toEqual({ data: { article: [{ id: 4 }, { id: 3 }] } });
+    expect(await q(whole, { w: { id: { _in: [1, 2] } }, o: { id: 'asc' } })).toEqual({ data: { article: [{ id: 1 }, { id: 2 }] } });
+    const nullable = 'query ($t: String) { article(where: {title: {_eq: $t}}, order_by: {id: asc}) { id } }';
+    expect((await q(nullable, { t: 'A2' })).data.article).toEqual([{ id: 2 }]);
+    expect((await q(nullable, { t: null })).data.article).toHaveLength(5);
+    expect(await q('query ($ids: [Int!]) { article(where: {id: {_in: $ids}}, order_by: {id: asc}) { id } }', { ids: [5, 3] })).toEqual({ data: { article: [{ id: 3 }, { id: 5 }] } });
+    expect(await q('query ($x: Boolean!) { author_by_pk(id: 1) { name email @include(if: $x) } }', { x: false })).toEqual({ data: { author_by_pk: { name: 'Alice' } } });
+    expect(await q('query ($x: Boolean!) { author_by_pk(id: 1) { name email @include(if: $x) } }', { x: true })).toEqual({ data: { author_by_pk: { name: 'Alice', email: 'alice@x' } } });
+  });
+
+  it('injection attempts through values and variables are plain values', async () => {
+    expect(await q(`{ author(where: {name: {_eq: "x' or '1'='1"}}) { id } }`)).toEqual({ data: { author: [] } });
+    expect(await q('query ($n: String) { author(where: {name: {_eq: $n}}) { id } }', { n: "'; drop table author; --" })).toEqual({ data: { author: [] } });
+    expect(await q('query ($w: author_bool_exp) { author(where: $w) { id } }', { w: { name: { _like: "%') or true --" } } })).toEqual({ data: { author: [] } });
+    expect((await q('{ author { id } }')).data.author).toHaveLength(3);
+  });
+});
+
+describe('role user (row filter on a session variable, column lists)', () => {
+  it('sees only its rows and its columns, capped by the permission limit', async () => {
+    expect(await q('{ article(order_by: {id: asc}) { id title } }', undefined, user('1'))).toEqual({ data: { article: [{ id: 1, title: 'A1' }, { id: 2, title: 'A2' }] } });
+    expect(await q('{ article(order_by: {id: asc}, limit: 1) { id } }', undefined, user('2'))).toEqual({ data: { article: [{ id: 3 }] } });
+  });
+
+  it('hidden columns are not in its schema: select, where, order_by, distinct_on, aggregates', async () => {
+    for (const doc of [
+      '{ article { body } }',
+      '{ author { email } }',
+      '{ article(where: {body: {_eq: "a1 body"}}) { id } }',
+      '{ article(order_by: {published: asc}) { id } }',
+      '{ article(distinct_on: body) { id } }',
+      '{ article_aggregate { aggregate { max { body } } } }',
+      '{ author { articles(where: {body: {_like: "%"}}) { id } } }',
+      '{ article { author { email } } }',
+      '{ author_aggregate { aggregate { count } } }',
+    ]) {
+      const r = await q(doc, undefined, user('1'));
+      expect(r.errors?.[0]?.extensions?.code, doc).toBe('validation-failed');
+    }
+    expect((await q('query ($w: article_bool_exp) { article(where: $w) { id } }', { w: { body: { _eq: 'x' } } }, user('1'))).errors).toBeDefined();
+  });
+
+  it('relationships and aggregates only reach rows of the filter', async () => {
+    expect(await q('{ author(order_by: {id: asc}) { name articles(order_by: {id: asc}) { id } } }', undefined, user('2'))).toEqual({
+      data: { author: [{ name: 'Alice', articles: [] }, { name: 'Bob', articles: [{ id: 3 }, { id: 4 }] }, { name: 'Carol', articles: [] }] },
+    });
+    expect(await q('{ article_aggregate { aggregate { count } nodes { id } } }', undefined, user('2'))).toEqual({ data: { article_aggregate: { aggregate: { count: 2 }, nodes: [{ id: 3 }, { id: 4 }] } } });
+    expect(await q('{ author(where: {articles: {title: {_eq: "A1"}}}) { id } }', undefined, user('2'))).toEqual({ data: { author: [] } });
+    expect(await q('{ article_by_pk(id: 1) { id } }', undefined, user('2'))).toEqual({ data: { article_by_pk: null } });
+    expect(await q('{ article(where: {_not: {author_id: {_eq: 2}}}) { id } }', undefined, user('2'))).toEqual({ data: { article: [] } });
+  });
+
+  it('a missing session variable is an error, never a wider filter', async () => {
+    expect(await q('{ article { id } }', undefined, { 'x-svc-role': 'user' })).toEqual({
+      errors: [{ extensions: { path: '$', code: 'not-found' }, message: 'missing session variable: "x-svc-user-id"' }],
+    });
+  });
+
+  it('injection through a session variable is a value (and a bad one a data error)', async () => {
+    const r = await q('{ article { id } }', undefined, user("1 or 1=1"));
+    expect(r.errors?.[0]?.extensions?.code).toBe('data-exception');
+  });
+
+  it('a role without permissions has no table fields', async () => {
+    expect(() => 0).not.toThrow();
+    const r = await q('{ author { id } }', undefined, { 'x-svc-role': 'nobody' });
+    expect(r.errors?.[0]?.extensions?.code).toBe('validation-failed');
+  });
+});

@@ -1,0 +1,310 @@
+/**
+ * One role's view of the tracked tables of every source, and the GraphQL types generated from it
+ * as Hasura v2 names them (`<t>`, `<t>_bool_exp`, `<t>_order_by`, `<t>_select_column`,
+ * `<t>_aggregate`, `<t>_aggregate_fields`, `<t>_sum_fields`..., `<scalar>_comparison_exp`, `order_by`).
+ * Types are made on first use (fields as thunks, so relationships may cycle) and defined in the
+ * role's shared TypeRegistry, where shared ones (scalars, comparison expressions, `order_by`) are
+ * looked up before being defined.
+ */
+import {
+  GraphQLBoolean,
+  GraphQLEnumType,
+  GraphQLFloat,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLString,
+  specifiedScalarTypes,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLFieldConfigMap,
+  type GraphQLInputFieldConfigMap,
+  type GraphQLInputType,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+} from 'graphql';
+import type { TypeRegistry } from '../../../core/plugin.js';
+import type { Dialect, ResolvedSource, ScalarType } from '../model/types.js';
+import type { ResolvedColumn, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
+import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
+
+/** A table as one role sees it. */
+export interface RoleTable {
+  source: ResolvedSource;
+  model: TableModel;
+  /** The role's select permission; undefined for admin. */
+  perm: SelectPermissionIR | undefined;
+  /** The columns the role may select, in table order. */
+  columns: ResolvedColumn[];
+  /** Relationships to tables the role may select. */
+  relationships: ResolvedRelationship[];
+  /** Whether the role may aggregate the table. */
+  aggregates: boolean;
+}
+
+const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t);
+const list = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLList(t);
+
+const BUILTIN = new Map<string, GraphQLScalarType>(specifiedScalarTypes.map((s) => [s.name, s]));
+
+export const ORDER_BY_VALUES = {
+  asc: 'in ascending order, nulls last',
+  asc_nulls_first: 'in ascending order, nulls first',
+  asc_nulls_last: 'in ascending order, nulls last',
+  desc: 'in descending order, nulls first',
+  desc_nulls_first: 'in descending order, nulls first',
+  desc_nulls_last: 'in descending order, nulls last',
+} as const;
+
+/** Aggregate functions over numeric columns (Hasura's `<t>_<fn>_fields`); sum keeps the column's type. */
+export const NUMERIC_AGGREGATES = ['avg', 'stddev', 'stddev_pop', 'stddev_samp', 'sum', 'var_pop', 'var_samp', 'variance'] as const;
+const COMPARABLE_AGGREGATES = ['max', 'min'] as const;
+
+export const isNumeric = (s: ScalarType) => s.category === 'numeric';
+export const isComparable = (s: ScalarType) => s.category === 'numeric' || s.category === 'string' || s.category === 'datetime';
+
+export class RoleSchema {
+  /** Tables the role may select, by `source\0key`. */
+  readonly tables = new Map<string, RoleTable>();
+
+  constructor(
+    readonly role: string,
+    readonly isAdmin: boolean,
+    sources: Iterable<ResolvedSource>,
+    private readonly types: TypeRegistry,
+  ) {
+    for (const source of sources) {
+      if (!source.kind.dialect.compileSelect) continue;
+      for (const rt of source.tables.values()) {
+        const m = rt.model;
+        if (!m || !m.inSchema) continue;
+        const perm = isAdmin ? undefined : m.select.get(role);
+        if (!isAdmin && !perm) continue;
+        this.tables.set(`${source.name}\0${m.key}`, {
+          source,
+          model: m,
+          perm,
+          columns: perm ? m.columns.filter((c) => perm.columns.has(c.name)) : m.columns,
+          relationships: [],
+          aggregates: isAdmin || perm!.allowAggregations,
+        });
+      }
+    }
+    for (const t of this.tables.values()) {
+      t.relationships = t.model.relationships.filter((r) => this.tables.has(`${t.source.name}\0${r.remoteKey}`));
+    }
+  }
+
+  remote(t: RoleTable, r: ResolvedRelationship): RoleTable {
+    return this.tables.get(`${t.source.name}\0${r.remoteKey}`)!;
+  }
+
+  private named<T extends GraphQLNamedType>(name: string, make: () => T): T {
+    return (this.types.get(name) as T | undefined) ?? this.types.define(make());
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Shared types
+
+  scalar(s: ScalarType): GraphQLScalarType {
+    return BUILTIN.get(s.graphql) ?? this.named(s.graphql, () => new GraphQLScalarType({ name: s.graphql }));
+  }
+
+  orderByEnum(): GraphQLEnumType {
+    return this.named('order_by', () =>
+      new GraphQLEnumType({
+        name: 'order_by',
+        description: 'column ordering options',
+        values: Object.fromEntries(Object.entries(ORDER_BY_VALUES).map(([k, d]) => [k, { description: d }])),
+      }),
+    );
+  }
+
+  /** `<scalar>_comparison_exp`: the generic operators and the dialect's that apply to the type. */
+  comparisonExp(c: ResolvedColumn, dialect: Dialect): GraphQLInputObjectType {
+    const name = `${c.scalar.graphql}_comparison_exp`;
+    return this.named(name, () => {
+      const s = this.scalar(c.scalar);
+      const fields: GraphQLInputFieldConfigMap = {};
+      const operand = (kind: string): GraphQLInputType | undefined =>
+        kind === 'one' ? s : kind === 'many' ? list(nn(s)) : kind === 'bool' ? GraphQLBoolean : kind === 'text' ? GraphQLString : kind === 'texts' ? list(nn(GraphQLString)) : undefined;
+      for (const [op, kind] of GENERIC_OPERATOR_NAMES) {
+        const type = operand(kind);
+        if (type) fields[`_${op}`] = { type };
+      }
+      for (const [op, spec] of Object.entries(dialect.operators)) {
+        if (spec.guard && !spec.guard.ok(c.type)) continue;
+        const type = operand(spec.operand);
+        if (type) fields[`_${op}`] = { type };
+      }
+      const sorted = Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
+      return new GraphQLInputObjectType({
+        name,
+        description: `Boolean expression to compare columns of type "${c.scalar.graphql}". All fields are combined with logical 'AND'.`,
+        fields: sorted,
+      });
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Per-table types
+
+  object(t: RoleTable): GraphQLObjectType {
+    const name = t.model.name;
+    return this.named(name, () =>
+      new GraphQLObjectType({
+        name,
+        description: t.model.description ?? `columns and relationships of "${t.model.table.name}"`,
+        fields: () => {
+          const fields: GraphQLFieldConfigMap<unknown, unknown> = {};
+          for (const c of t.columns) {
+            const type = this.scalar(c.scalar);
+            fields[c.field] = { type: c.nullable ? type : nn(type), ...(c.description ? { description: c.description } : {}) };
+          }
+          for (const r of t.relationships) {
+            const remote = this.remote(t, r);
+            const description = r.description ?? (r.kind === 'object' ? 'An object relationship' : 'An array relationship');
+            if (r.kind === 'object') fields[r.name] = { type: this.object(remote), description };
+            else {
+              fields[r.name] = { type: nn(list(nn(this.object(remote)))), args: this.selectArgs(remote), description };
+              if (remote.aggregates) {
+                fields[`${r.name}_aggregate`] = { type: nn(this.aggregate(remote)), args: this.selectArgs(remote), description: 'An aggregate relationship' };
+              }
+            }
+          }
+          // Fields other plugins add come first, so that a clash with one of ours is reported.
+          return { ...this.types.extensions(name), ...fields };
+        },
+      }),
+    );
+  }
+
+  selectArgs(t: RoleTable): GraphQLFieldConfigArgumentMap {
+    return {
+      distinct_on: { type: list(nn(this.selectColumn(t))), description: 'distinct select on columns' },
+      limit: { type: GraphQLInt, description: 'limit the number of rows returned' },
+      offset: { type: GraphQLInt, description: 'skip the first n rows. Use only with order_by' },
+      order_by: { type: list(nn(this.orderBy(t))), description: 'sort the rows by one or more columns' },
+      where: { type: this.boolExp(t), description: 'filter the rows returned' },
+    };
+  }
+
+  pkArgs(t: RoleTable): GraphQLFieldConfigArgumentMap | undefined {
+    const pk = t.model.primaryKey;
+    if (!pk || pk.length === 0) return undefined;
+    const args: GraphQLFieldConfigArgumentMap = {};
+    for (const name of pk) {
+      const c = t.columns.find((x) => x.name === name);
+      if (!c) return undefined;
+      args[c.field] = { type: nn(this.scalar(c.scalar)) };
+    }
+    return args;
+  }
+
+  boolExp(t: RoleTable): GraphQLInputObjectType {
+    const name = `${t.model.name}_bool_exp`;
+    return this.named(name, () => {
+      const self: GraphQLInputObjectType = new GraphQLInputObjectType({
+        name,
+        description: `Boolean expression to filter rows from the table "${t.model.table.name}". All fields are combined with a logical 'AND'.`,
+        fields: () => {
+          const fields: GraphQLInputFieldConfigMap = {
+            _and: { type: list(nn(self)) },
+            _not: { type: self },
+            _or: { type: list(nn(self)) },
+          };
+          for (const c of t.columns) if (c.scalar.comparable) fields[c.field] = { type: this.comparisonExp(c, t.source.kind.dialect) };
+          for (const r of t.relationships) fields[r.name] = { type: this.boolExp(this.remote(t, r)) };
+          return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
+        },
+      });
+      return self;
+    });
+  }
+
+  orderBy(t: RoleTable): GraphQLInputObjectType {
+    const name = `${t.model.name}_order_by`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `Ordering options when selecting data from "${t.model.table.name}".`,
+        fields: () => {
+          const fields: GraphQLInputFieldConfigMap = {};
+          for (const c of t.columns) fields[c.field] = { type: this.orderByEnum() };
+          for (const r of t.relationships) if (r.kind === 'object') fields[r.name] = { type: this.orderBy(this.remote(t, r)) };
+          return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
+        },
+      }),
+    );
+  }
+
+  selectColumn(t: RoleTable): GraphQLEnumType {
+    const name = `${t.model.name}_select_column`;
+    return this.named(name, () =>
+      new GraphQLEnumType({
+        name,
+        description: `select columns of table "${t.model.table.name}"`,
+        values: t.columns.length
+          ? Object.fromEntries(t.columns.map((c) => [c.field, { description: 'column name' }]))
+          : // A GraphQL enum needs a value; Hasura's placeholder for a table with none selectable.
+            { _PLACEHOLDER: { description: 'placeholder (do not use)' } },
+      }),
+    );
+  }
+
+  aggregate(t: RoleTable): GraphQLObjectType {
+    const name = `${t.model.name}_aggregate`;
+    return this.named(name, () =>
+      new GraphQLObjectType({
+        name,
+        description: `aggregated selection of "${t.model.table.name}"`,
+        fields: () => ({
+          aggregate: { type: this.aggregateFields(t) },
+          nodes: { type: nn(list(nn(this.object(t)))) },
+        }),
+      }),
+    );
+  }
+
+  aggregateFields(t: RoleTable): GraphQLObjectType {
+    const name = `${t.model.name}_aggregate_fields`;
+    return this.named(name, () =>
+      new GraphQLObjectType({
+        name,
+        description: `aggregate fields of "${t.model.table.name}"`,
+        fields: () => {
+          const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+            count: { type: nn(GraphQLInt), args: { columns: { type: list(nn(this.selectColumn(t))) }, distinct: { type: GraphQLBoolean } } },
+          };
+          const numeric = t.columns.filter((c) => isNumeric(c.scalar));
+          const comparable = t.columns.filter((c) => isComparable(c.scalar));
+          for (const fn of [...NUMERIC_AGGREGATES, ...COMPARABLE_AGGREGATES].sort()) {
+            const cols = (COMPARABLE_AGGREGATES as readonly string[]).includes(fn) ? comparable : numeric;
+            if (cols.length) fields[fn] = { type: this.fnFields(t, fn, cols) };
+          }
+          return fields;
+        },
+      }),
+    );
+  }
+
+  private fnFields(t: RoleTable, fn: string, cols: ResolvedColumn[]): GraphQLObjectType {
+    const name = `${t.model.name}_${fn}_fields`;
+    return this.named(name, () =>
+      new GraphQLObjectType({
+        name,
+        description: `aggregate ${fn} on columns`,
+        fields: () =>
+          Object.fromEntries(
+            cols.map((c) => {
+              // sum, max and min keep the column's type; the statistics are Float.
+              const type = fn === 'sum' || fn === 'max' || fn === 'min' ? this.scalar(c.scalar) : GraphQLFloat;
+              return [c.field, { type }];
+            }),
+          ),
+      }),
+    );
+  }
+}

@@ -1,0 +1,272 @@
+/**
+ * Query IR -> one PostgreSQL statement per root field (Note [One statement per root field]).
+ * Every value is a bind parameter cast to its column's type; every identifier is quoted; the JSON
+ * is built by PostgreSQL and returned as text, so Node never parses or re-serialises rows.
+ */
+import type {
+  AggregateIR,
+  BoolIR,
+  CompiledQuery,
+  FieldIR,
+  ObjectIR,
+  OrderItem,
+  ParamSource,
+  QualifiedTable,
+  RootIR,
+  RowsIR,
+  ScalarType,
+  Value,
+} from '../database/index.js';
+import { quoteIdent } from './dialect.js';
+
+/*
+ * Note [One statement per root field]
+ * The rows of a selection are read by a subquery that applies the filter, order, distinct on,
+ * limit and offset and is aliased back to the table's own alias, so every field expression
+ * (`_t0."col"`) works both inside and outside it; order keys that the outer aggregate needs are
+ * projected beside the row as `__svc_oN`. Around it:
+ *   list:      coalesce(json_agg(<object> order by <keys>), '[]')
+ *   single:    <object>                                    (`_by_pk`: at most one row)
+ *   aggregate: json_build_object('aggregate', json_build_object('count', count(*), ...),
+ *                                'nodes', coalesce(json_agg(<object> order by <keys>), '[]'))
+ * An object is json_build_object of its fields (row_to_json of a row of them beyond 50 fields,
+ * json_build_object's argument limit); an object relationship is a correlated scalar subquery
+ * (one row, by the join columns), an array relationship the list form over the remote table
+ * filtered by the join columns. PostgreSQL plans both as nested loops on the join columns, as a
+ * lateral join would be; nothing is fetched twice and there is no N+1 between Node and the server.
+ */
+
+const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const qt = (t: QualifiedTable) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`;
+
+const DIRS: Record<string, string> = {
+  asc: 'asc nulls last',
+  asc_nulls_first: 'asc nulls first',
+  asc_nulls_last: 'asc nulls last',
+  desc: 'desc nulls first',
+  desc_nulls_first: 'desc nulls first',
+  desc_nulls_last: 'desc nulls last',
+};
+
+const BINARY: Record<string, string> = {
+  eq: '=',
+  ne: '<>',
+  gt: '>',
+  lt: '<',
+  gte: '>=',
+  lte: '<=',
+  like: 'like',
+  nlike: 'not like',
+  ilike: 'ilike',
+  nilike: 'not ilike',
+  similar: 'similar to',
+  nsimilar: 'not similar to',
+  regex: '~',
+  iregex: '~*',
+  nregex: '!~',
+  niregex: '!~*',
+  contains: '@>',
+  contained_in: '<@',
+  ancestor: '@>',
+  descendant: '<@',
+  matches: '~',
+};
+const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=' };
+
+export class UnsupportedQuery extends Error {}
+
+class Compiler {
+  readonly params: ParamSource[] = [];
+  private n = 0;
+
+  alias(): string {
+    return `_t${this.n++}`;
+  }
+
+  /** A bind parameter, typed text for PostgreSQL: values go as text and are cast in SQL, and
+   * the driver must not pick a serialiser from the type PostgreSQL would infer (postgres.js sends
+   * the string 'true' for a bool parameter as false, and JSON-encodes a string for a json one). */
+  param(v: Value, json = false): string {
+    this.params.push(json ? { ...v, json: true } : v);
+    return `$${this.params.length}::text`;
+  }
+
+  /** A value bound as text and cast to `scalar`'s type. */
+  value(v: Value, scalar: ScalarType): string {
+    return `(${this.param(v)})::${scalar.bindAs}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Boolean expressions
+
+  bool(e: BoolIR, t: string, root: string): string {
+    switch (e.t) {
+      case 'true':
+        return 'true';
+      case 'false':
+        return 'false';
+      case 'and':
+        return e.of.length === 0 ? 'true' : `(${e.of.map((x) => this.bool(x, t, root)).join(' and ')})`;
+      case 'or':
+        return e.of.length === 0 ? 'false' : `(${e.of.map((x) => this.bool(x, t, root)).join(' or ')})`;
+      case 'not':
+        return `(not ${this.bool(e.e, t, root)})`;
+      case 'ccmp':
+        return `(${t}.${quoteIdent(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${quoteIdent(e.other)})`;
+      case 'rel': {
+        const a = this.alias();
+        const on = e.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${t}.${quoteIdent(own)}`).join(' and ');
+        return `exists (select 1 from ${qt(e.remote)} as ${a} where ${on} and ${this.bool(e.e, a, root)})`;
+      }
+      case 'exists': {
+        const a = this.alias();
+        return `exists (select 1 from ${qt(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
+      }
+      case 'cmp':
+        return this.cmp(e, t);
+    }
+  }
+
+  private cmp(e: Extract<BoolIR, { t: 'cmp' }>, t: string): string {
+    const col = `${t}.${quoteIdent(e.column)}`;
+    // Hasura v2: a comparison with a null literal is no condition (`{_eq: null}` matches all).
+    if (e.value.k === 'lit' && e.value.v === null) return 'true';
+    if (e.op === 'is_null') {
+      if (e.value.k === 'lit') return e.value.v ? `(${col} is null)` : `(${col} is not null)`;
+      return `((${col} is null) = (${this.param(e.value)})::boolean)`;
+    }
+    if (e.op === 'in' || e.op === 'nin' || e.op === 'ancestor_any' || e.op === 'descendant_any') {
+      const list = `array(select json_array_elements_text((${this.param(e.value, true)})::json))::${e.scalar.bindAs}[]`;
+      if (e.op === 'in') return `(${col} = any(${list}))`;
+      if (e.op === 'nin') return `(not (${col} = any(${list})))`;
+      return `(${col} ${e.op === 'ancestor_any' ? '@>' : '<@'} ${list})`;
+    }
+    if (e.op === 'has_key') return `(${col} ? (${this.param(e.value)})::text)`;
+    if (e.op === 'has_keys_any' || e.op === 'has_keys_all') {
+      const keys = `array(select json_array_elements_text((${this.param(e.value, true)})::json))`;
+      return `(${col} ${e.op === 'has_keys_any' ? '?|' : '?&'} ${keys})`;
+    }
+    const op = BINARY[e.op];
+    if (!op) throw new UnsupportedQuery(`the operator _${e.op} is not supported yet`);
+    // Pattern operators take text; the others a value of the column's type.
+    const rhs = ['like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'regex', 'iregex', 'nregex', 'niregex', 'matches'].includes(e.op)
+      ? `(${this.param(e.value)})::text`
+      : this.value(e.value, e.scalar);
+    return `(${col} ${op} ${rhs})`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rows, objects, aggregates
+
+  /** An order key on alias `t`: a column, or one reached through object relationships (nested
+   * scalar subqueries, each with the remote table's filter). */
+  private orderKey(o: OrderItem, t: string): string {
+    const build = (i: number, cur: string): string => {
+      if (i === o.path.length) return `${cur}.${quoteIdent(o.column)}`;
+      const step = o.path[i]!;
+      const a = this.alias();
+      const on = step.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
+      return `(select ${build(i + 1, a)} from ${qt(step.remote)} as ${a} where ${on} and ${this.bool(step.filter, a, a)} limit 1)`;
+    };
+    return build(0, t);
+  }
+
+  /**
+   * `(select <t>.*, <order keys> from <table> as <t> where ... order by ... limit ... offset ...) as <t>`
+   * and the outer `order by` over the projected keys.
+   */
+  rows(r: RowsIR, t: string, extraWhere: string | undefined): { from: string; order: string } {
+    const keys = r.orderBy.map((o) => this.orderKey(o, t));
+    const dist = r.distinctOn ?? [];
+    const innerOrder = [
+      ...dist.map((c) => `${t}.${quoteIdent(c)}`),
+      ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`),
+    ];
+    const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
+    let sql = `select ${dist.length ? `distinct on (${dist.map((c) => `${t}.${quoteIdent(c)}`).join(', ')}) ` : ''}${t}.*`;
+    keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
+    sql += ` from ${qt(r.table)} as ${t} where ${where}`;
+    if (innerOrder.length) sql += ` order by ${innerOrder.join(', ')}`;
+    if (r.limit || r.limitCap !== undefined) {
+      const given = r.limit ? `(${this.param(r.limit)})::int8` : undefined;
+      const cap = r.limitCap !== undefined ? String(r.limitCap) : undefined;
+      sql += ` limit ${given && cap ? `least(${given}, ${cap})` : (given ?? cap)}`;
+    }
+    if (r.offset) sql += ` offset (${this.param(r.offset)})::int8`;
+    const order = r.orderBy.map((o, i) => `${t}."__svc_o${i}" ${DIRS[o.dir]}`).join(', ');
+    return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '' };
+  }
+
+  object(o: ObjectIR, t: string): string {
+    const pairs = o.fields.map((f) => [f.key, this.field(f, t)] as const);
+    if (pairs.length <= 50) return `json_build_object(${pairs.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`;
+    return `(select row_to_json(_x) from (select ${pairs.map(([k, e]) => `${e} as ${quoteIdent(k)}`).join(', ')}) as _x)`;
+  }
+
+  private join(mapping: readonly (readonly [string, string])[], a: string, t: string): string {
+    return mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${t}.${quoteIdent(own)}`).join(' and ');
+  }
+
+  private field(f: FieldIR, t: string): string {
+    switch (f.k) {
+      case 'column':
+        return `${t}.${quoteIdent(f.column)}`;
+      case 'typename':
+        return lit(f.name);
+      case 'object': {
+        const a = this.alias();
+        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
+        return `(select ${this.object(f.select, a)} from ${r.from} limit 1)`;
+      }
+      case 'array': {
+        const a = this.alias();
+        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
+        return `(select coalesce(json_agg(${this.object(f.select, a)}${r.order}), '[]') from ${r.from})`;
+      }
+      case 'array_aggregate': {
+        const a = this.alias();
+        return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
+      }
+    }
+  }
+
+  aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
+    const r = this.rows(g.rows, t, extraWhere);
+    const parts = g.fields.map((f): [string, string] => {
+      switch (f.k) {
+        case 'typename':
+          return [f.key, lit(f.name)];
+        case 'nodes':
+          return [f.key, `coalesce(json_agg(${this.object(f.select, t)}${r.order}), '[]')`];
+        case 'aggregate': {
+          const ops = f.fields.map((op): [string, string] => {
+            if (op.k === 'typename') return [op.key, lit(op.name)];
+            if (op.k === 'count') {
+              const cols = (op.columns ?? []).map((c) => `${t}.${quoteIdent(c)}`);
+              const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
+              return [op.key, `count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`];
+            }
+            const inner = op.columns.map((c) => `${lit(c.key)}, ${c.column === undefined ? lit(c.typename!) : `${op.fn}(${t}.${quoteIdent(c.column)})`}`);
+            return [op.key, `json_build_object(${inner.join(', ')})`];
+          });
+          return [f.key, `json_build_object(${ops.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`];
+        }
+      }
+    });
+    return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}`;
+  }
+}
+
+export function compileSelect(ir: RootIR): CompiledQuery {
+  const c = new Compiler();
+  const t = c.alias();
+  let sql: string;
+  if (ir.k === 'aggregate') sql = `select (${c.aggregate(ir.agg, t, undefined)})::text as json`;
+  else {
+    const r = c.rows(ir.rows, t, undefined);
+    sql = ir.single
+      ? `select coalesce((select ${c.object(ir.select, t)} from ${r.from} limit 1)::text, 'null') as json`
+      : `select coalesce(json_agg(${c.object(ir.select, t)}${r.order}), '[]')::text as json from ${r.from}`;
+  }
+  return { sql, params: c.params };
+}
