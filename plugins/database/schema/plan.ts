@@ -415,7 +415,6 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
     async run(ctx: RunContext): Promise<string> {
       const q = statementFor(ctx.variables);
       const params = q.params.map((p) => paramText(p, ctx, defaults));
-      if (process.env.SVC_DEBUG_SQL) console.log(q.sql, params);
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       let rows: { json: string }[];
       try {

@@ -1,10 +1,11 @@
 /**
  * Golden tests of GraphQL queries over tables (issue 6): request -> response against real
- * PostgreSQL, for admin and for a role with a row filter on a session variable and column lists.
+ * PostgreSQL through POST /v1/graphql, for admin and for a role with a row filter on a session
+ * variable and column lists.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { getIntrospectionQuery } from 'graphql';
 import { useServer } from '../../../test/helpers.js';
-import { graphql } from './graphql-harness.js';
 
 const SEED = `
 create table author (id serial primary key, name text not null, email text, born date);
@@ -17,7 +18,11 @@ insert into article (title, body, author_id, rating, published) values
 
 const server = useServer(SEED);
 const user = (id: string) => ({ 'x-svc-role': 'user', 'x-svc-user-id': id });
-const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => graphql(server, { query, variables }, headers);
+const q = async (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => {
+  const r = await server.request('POST', '/v1/graphql', { query, variables }, headers);
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+};
 
 beforeAll(async () => {
   const ops = [
@@ -183,5 +188,46 @@ describe('role user (row filter on a session variable, column lists)', () => {
     expect(() => 0).not.toThrow();
     const r = await q('{ author { id } }', undefined, { 'x-svc-role': 'nobody' });
     expect(r.errors?.[0]?.extensions?.code).toBe('validation-failed');
+  });
+
+  it('the introspection query works for the role, with Hasura\'s names and only its columns', async () => {
+    const r = await q(getIntrospectionQuery(), undefined, user('1'));
+    expect(r.errors).toBeUndefined();
+    const types = new Map<string, any>(r.data.__schema.types.map((t: any) => [t.name, t]));
+    for (const name of ['article', 'article_bool_exp', 'article_order_by', 'article_select_column', 'article_aggregate', 'article_aggregate_fields', 'article_sum_fields', 'article_max_fields', 'Int_comparison_exp', 'String_comparison_exp', 'numeric', 'order_by', 'author']) {
+      expect(types.has(name), name).toBe(true);
+    }
+    expect(types.has('author_aggregate')).toBe(false);
+    expect(types.get('article').fields.map((f: any) => f.name)).toEqual(['id', 'title', 'author_id', 'rating', 'author']);
+    expect(types.get('author').fields.map((f: any) => f.name)).toEqual(['id', 'name', 'articles', 'articles_aggregate']);
+    expect(types.get('author').fields[1].description).toBe('the name');
+    expect(types.get('order_by').enumValues.map((v: any) => v.name)).toEqual(['asc', 'asc_nulls_first', 'asc_nulls_last', 'desc', 'desc_nulls_first', 'desc_nulls_last']);
+    const roots = types.get('query_root').fields.map((f: any) => f.name).sort();
+    expect(roots).toEqual(['article', 'article_aggregate', 'article_by_pk', 'author', 'author_by_pk']);
+  });
+});
+
+describe('resolved model', () => {
+  const model = (key: string) => (server.kernel.state().build.outputs.get('sources') as any).sources.get('default').tables.get(key)?.model;
+
+  it('untouched tables keep their resolved entry; names follow the schema, custom names and root fields', async () => {
+    const before = { author: model('"public"."author"'), article: model('"public"."article"') };
+    expect(before.article.select.get('user').filter).toMatchObject({ t: 'cmp', column: 'author_id', op: 'eq', value: { k: 'session', name: 'x-svc-user-id' } });
+    await server.runSql('create schema other; create table other.thing (id int primary key, label text);');
+    // run_sql refreshes the introspection, which re-resolves every table; after it, tracking one
+    // table leaves the others' entries as they were.
+    const mid = { author: model('"public"."author"'), article: model('"public"."article"') };
+    const r = await server.metadata({
+      type: 'pg_track_table',
+      args: { table: { schema: 'other', name: 'thing' }, configuration: { custom_root_fields: { select_by_pk: 'thing_one' }, column_config: { label: { custom_name: 'title' } } } },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(model('"public"."author"')).toBe(mid.author);
+    expect(model('"public"."article"')).toBe(mid.article);
+    expect(before.author).toBeDefined();
+    await server.sql.unsafe("insert into other.thing values (1, 'one')");
+    expect(await q('{ other_thing { id title } thing_one(id: 1) { __typename title } }')).toEqual({
+      data: { other_thing: [{ id: 1, title: 'one' }], thing_one: { __typename: 'other_thing', title: 'one' } },
+    });
   });
 });
