@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       unauthorizedRole: undefined,
       devMode: false,
       logLevel: 'info',
+      graphqlPlanCacheSize: 4000,
     });
   });
 
@@ -61,6 +62,7 @@ describe('loadConfig', () => {
     [[], { SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: 'maybe' }, 'invalid value for SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS: "maybe": expected a boolean'],
     [['--unauthorized-role='], {}, 'invalid value for --unauthorized-role'],
     [[], { SVC_GRAPHQL_DEV_MODE: '2' }, 'invalid value for SVC_GRAPHQL_DEV_MODE'],
+    [['--graphql-plan-cache-size', 'many'], {}, 'invalid value for --graphql-plan-cache-size: "many": expected a non-negative integer'],
     [[], { SVC_GRAPHQL_LOG_LEVEL: 'loud' }, 'invalid value for SVC_GRAPHQL_LOG_LEVEL: "loud": expected one of debug, info, warn, error'],
     [['--nope'], {}, 'unknown flag --nope'],
     [['stray'], {}, 'unexpected argument "stray"'],

@@ -240,6 +240,19 @@ describe('GraphQL engine: errors', () => {
     expect(mutationLog).toEqual(['a', 'b', 'c']);
   });
 
+  it('contributors that collide: every request of the role says so, naming both plugins', async () => {
+    const twin = (name: string) =>
+      definePlugin({ name, setup: (k) => k.schemaContributor({ name, contribute: () => ({ query: { same: { config: { type: GraphQLString }, plan: () => ({ run: async () => 'null' }) } } }) }) });
+    const t = await startServer({ extraPlugins: [twin('twin_a'), twin('twin_b')] });
+    try {
+      const r = await t.request('POST', '/v1/graphql', { query: '{ same }' });
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ errors: [{ message: 'the query root field "same" is contributed by both "twin_a" and "twin_b"', extensions: { path: '$', code: 'unexpected' } }] });
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('logs the operation type in the http-log', async () => {
     await q('{ hello }');
     const line = s.logs.filter((l) => l.type === 'http-log').at(-1)!;

@@ -2,7 +2,7 @@
  * The engine's own cost on a cached request (ARCHITECTURE "Where the time goes"): 10,000 requests
  * of a 2-field query whose plans return fixed texts, through the real app (session, body, plan
  * cache, variables, splice, http-log middleware), next to a bare hono route that answers the
- * same bytes. It prints the figures; it asserts only what the requests answered, never a time.
+ * same bytes. Run alone with GRAPHQL_OVERHEAD_N=10000 for the figures. It prints the figures; it asserts only what the requests answered, never a time.
  */
 import { expect, it } from 'vitest';
 import { Hono } from 'hono';
@@ -27,22 +27,34 @@ const fixed = definePlugin({
 });
 
 const s = useServer(undefined, { extraPlugins: [fixed], config: { logLevel: 'info' } });
-const N = 10_000;
+// 10,000 for the figures (GRAPHQL_OVERHEAD_N=10000 npx vitest run test/graphql-overhead.test.ts);
+// fewer in the whole suite, where other files share the machine and the times mean little.
+const N = Number(process.env.GRAPHQL_OVERHEAD_N ?? 1000);
 const ANSWER = '{"data":{"a":"a","b":42}}';
 
-async function time(label: string, send: () => Promise<Response>): Promise<number> {
-  for (let i = 0; i < 500; i++) await (await send()).text(); // warm up (JIT, caches)
+/** Microseconds per request of `n` requests in a row. */
+async function time(label: string, send: () => Promise<Response>, n: number): Promise<number> {
   const start = performance.now();
-  for (let i = 0; i < N; i++) {
+  for (let i = 0; i < n; i++) {
     const text = await (await send()).text();
     if (text !== ANSWER) throw new Error(`${label}: unexpected answer ${text}`);
   }
-  const us = ((performance.now() - start) * 1000) / N;
-  console.log(`${label}: ${us.toFixed(1)} µs per request (${N} requests)`);
-  return us;
+  return ((performance.now() - start) * 1000) / n;
 }
 
-it(`times ${N} cached requests of a 2-field query (no assertion on time)`, async () => {
+/** The variants timed in interleaved rounds (so that a busy moment of the machine hits them
+ * alike); each one's best round is reported, the least disturbed. */
+async function compare(variants: [string, () => Promise<Response>][], rounds = 5): Promise<Record<string, number>> {
+  for (const [label, send] of variants) await time(label, send, 500); // warm up (JIT, caches)
+  const best: Record<string, number> = {};
+  for (let r = 0; r < rounds; r++) {
+    for (const [label, send] of variants) best[label] = Math.min(best[label] ?? Infinity, await time(label, send, Math.ceil(N / rounds)));
+  }
+  for (const [label, us] of Object.entries(best)) console.log(`${label}: ${us.toFixed(1)} µs per request (best of ${rounds} rounds of ${Math.ceil(N / rounds)})`);
+  return best;
+}
+
+it(`times ${N} cached requests of a 2-field query (no assertion on time)`, { timeout: 180_000 }, async () => {
   const body = JSON.stringify({ query: 'query Q($n: Int) { a(n: $n) b }', variables: { n: 1 }, operationName: 'Q' });
   const init = () => ({ method: 'POST', body, headers: { 'content-type': 'application/json' } });
   const bare = new Hono();
@@ -55,10 +67,13 @@ it(`times ${N} cached requests of a 2-field query (no assertion on time)`, async
   const alone = new Hono();
   alone.post('/v1/graphql', s.graphql.handle);
   const hits = s.graphql.stats().hits;
-  const app = await time('whole app (app.request)', () => Promise.resolve(s.app.request('/v1/graphql', init())));
-  const engine = await time('engine alone (hono + GraphQLEngine.handle)', () => Promise.resolve(alone.request('/v1/graphql', init())));
-  const baseline = await time('bare hono handler, same answer', () => Promise.resolve(bare.request('/v1/graphql', init())));
-  console.log(`engine over a bare hono handler: ${(engine - baseline).toFixed(1)} µs per request; whole app over it: ${(app - baseline).toFixed(1)} µs`);
+  const t = await compare([
+    ['whole app (app.request)', () => Promise.resolve(s.app.request('/v1/graphql', init()))],
+    ['engine alone (hono + GraphQLEngine.handle)', () => Promise.resolve(alone.request('/v1/graphql', init()))],
+    ['bare hono handler, same answer', () => Promise.resolve(bare.request('/v1/graphql', init()))],
+  ]);
+  const base = t['bare hono handler, same answer']!;
+  console.log(`over a bare hono handler: engine ${(t['engine alone (hono + GraphQLEngine.handle)']! - base).toFixed(1)} µs, whole app ${(t['whole app (app.request)']! - base).toFixed(1)} µs per request`);
   expect(plans).toBe(2);
-  expect(s.graphql.stats().hits - hits).toBe(2 * (N + 500) - 1);
+  expect(s.graphql.stats().hits - hits).toBe(2 * (500 + 5 * Math.ceil(N / 5)) - 1);
 });
