@@ -1,0 +1,63 @@
+/**
+ * The benchmark's floor: a minimal hono + postgres.js server that answers the benchmark's
+ * requests (and nothing else) by running fixed SQL, one prepared statement per root field, and
+ * splicing each field's JSON text into the response without parsing it. What it skips compared
+ * with the engine (GraphQL parse, validation, planning, permissions) is what the engine must make
+ * cheap: the target is >= 0.85x this handler's req/s.
+ *
+ * The SQL is the hand-written SQL of queries.ts, or, when BENCH_SQL_FILE names a JSON file
+ * `{ [query name]: [{field, sql}] }`, the SQL the engine generated for those requests (run.ts
+ * writes it from the engine's /v1/graphql/explain). Explained SQL has its values inlined (as
+ * Hasura's explain prints them), so it is only valid for the benchmark's fixed variables.
+ *
+ *   BENCH_DATABASE_URL=postgres://... BENCH_PORT=8090 node --import tsx bench/graphql/handwritten.ts
+ */
+import { readFileSync } from 'node:fs';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import postgres from 'postgres';
+import { queries, type RootFieldSql } from './queries.js';
+
+const url = process.env.BENCH_DATABASE_URL;
+const port = Number(process.env.BENCH_PORT);
+if (!url || !port) throw new Error('BENCH_DATABASE_URL and BENCH_PORT are required');
+
+const engineSql: Record<string, { field: string; sql: string }[]> = process.env.BENCH_SQL_FILE ? JSON.parse(readFileSync(process.env.BENCH_SQL_FILE, 'utf8')) : {};
+
+// A request is known by its role and document, as the engine caches its plans.
+const routeKey = (role: string | undefined, query: string) => `${role ?? 'admin'}\n${query}`;
+const routes = new Map<string, RootFieldSql[]>();
+for (const q of queries) {
+  const explained = engineSql[q.name];
+  routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ ...f, params: () => [] })) : q.sql);
+}
+
+// The same pool size as PostGraphile's default (pg's Pool: 10).
+const sql = postgres(url, { max: 10, onnotice: () => {} });
+
+const app = new Hono();
+app.get('/healthz', (c) => c.text('OK'));
+app.post('/v1/graphql', async (c) => {
+  const body = (await c.req.json()) as { query?: string; variables?: Record<string, unknown> };
+  const fields = routes.get(routeKey(c.req.header('x-svc-role'), String(body.query)));
+  if (!fields) return c.json({ errors: [{ message: 'the hand-written handler answers only the benchmark documents', extensions: { code: 'not-supported' } }] });
+  const headers = Object.fromEntries(Object.entries(c.req.header()).map(([k, v]) => [k.toLowerCase(), v]));
+  try {
+    const parts = await Promise.all(
+      fields.map(async (f) => {
+        // raw(): the column's bytes as they came from PostgreSQL, JSON text that is never parsed.
+        const rows = await sql.unsafe(f.sql, f.params(body.variables ?? {}, headers) as any[], { prepare: true }).raw();
+        const value = rows[0]?.[0];
+        return `${JSON.stringify(f.field)}:${value == null ? 'null' : value.toString()}`;
+      }),
+    );
+    return c.body(`{"data":{${parts.join(',')}}}`, 200, { 'content-type': 'application/json' });
+  } catch (e) {
+    return c.json({ errors: [{ message: e instanceof Error ? e.message : String(e), extensions: { code: 'postgres-error' } }] });
+  }
+});
+
+const server = serve({ fetch: app.fetch, port, hostname: '127.0.0.1' });
+const stop = () => server.close(() => void sql.end({ timeout: 1 }).then(() => process.exit(0)));
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
