@@ -15,6 +15,7 @@ import { functionsGroup } from './metadata/functions.js';
 import { permissionsGroup } from './metadata/permissions.js';
 import { sourcesOf } from './model/meta.js';
 import { databaseContributor } from './schema/contributor.js';
+import { legacyDataGroup } from './data/legacy.js';
 import type { SourceMeta } from './model/types.js';
 
 // The public contract: what other plugins (source kinds, plugins whose metadata refers to tables)
@@ -98,6 +99,7 @@ export default definePlugin({
     db.registerGroup(computedFieldsGroup(db));
     db.registerGroup(functionsGroup(db));
     db.registerGroup(permissionsGroup(db));
+    db.registerGroup(legacyDataGroup(db));
     registerRenameSource(k);
     k.schemaContributor(databaseContributor(db));
   },

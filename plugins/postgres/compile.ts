@@ -8,6 +8,7 @@ import type {
   BoolIR,
   CompiledQuery,
   FieldIR,
+  InsertIR,
   ObjectIR,
   OrderItem,
   ParamSource,
@@ -210,7 +211,7 @@ class Compiler {
   private field(f: FieldIR, t: string): string {
     switch (f.k) {
       case 'column':
-        return `${t}.${quoteIdent(f.column)}`;
+        return f.asText ? `(${t}.${quoteIdent(f.column)})::text` : `${t}.${quoteIdent(f.column)}`;
       case 'typename':
         return lit(f.name);
       case 'object': {
@@ -269,4 +270,43 @@ export function compileSelect(ir: RootIR): CompiledQuery {
       : `select coalesce(json_agg(${c.object(ir.select, t)}${r.order}), '[]')::text as json from ${r.from}`;
   }
   return { sql, params: c.params };
+}
+
+/*
+ * Note [Insert statements]
+ * An insert is one statement: the INSERT (every value a text bind parameter cast to its column's
+ * type, DEFAULT where a row leaves a column out) runs in a CTE whose RETURNING gives the new rows
+ * with the role's check evaluated on each (`__svc_check`); the outer select builds the response
+ * JSON from the CTE and ANDs the checks into `ok`. The caller fails the request when `ok` is
+ * false, and the request's transaction takes the rows back: nothing is written. The target is
+ * aliased so that the check, the conflict filter and RETURNING name the row the same way.
+ */
+export function compileInsert(ir: InsertIR): CompiledQuery {
+  const c = new Compiler();
+  const t = c.alias();
+  // A row of no columns still needs one column to say DEFAULT in a multi-row VALUES list.
+  const cols = ir.columns;
+  const names = cols.length ? cols.map((x) => quoteIdent(x.name)) : undefined;
+  const values = ir.rows.map((row) => `(${cols.length ? row.map((v, i) => (v === undefined ? 'default' : c.value(v, cols[i]!.scalar))).join(', ') : 'default'})`);
+  let sql = `insert into ${qt(ir.table)} as ${t}`;
+  if (names) sql += ` (${names.join(', ')}) values ${values.join(', ')}`;
+  else sql += ir.rows.length === 1 ? ' default values' : ` values ${values.join(', ')}`;
+  if (!names && ir.rows.length > 1) throw new UnsupportedQuery('several rows without any column are not supported');
+  const oc = ir.onConflict;
+  if (oc) {
+    const target = oc.constraint !== undefined ? ` on constraint ${quoteIdent(oc.constraint)}` : oc.columns ? ` (${oc.columns.map(quoteIdent).join(', ')})` : '';
+    if (oc.update.length === 0) sql += ` on conflict${target} do nothing`;
+    else {
+      sql += ` on conflict${target} do update set ${oc.update.map((x) => `${quoteIdent(x)} = excluded.${quoteIdent(x)}`).join(', ')}`;
+      if (oc.where.t !== 'true') sql += ` where ${c.bool(oc.where, t, t)}`;
+    }
+  }
+  sql += ` returning ${t}.*, ${c.bool(ir.check, t, t)} as "__svc_check"`;
+  const r = c.alias();
+  const parts = [`'affected_rows', (select count(*) from _svc_ins)`];
+  if (ir.returning) parts.push(`'returning', (select coalesce(json_agg(${c.object(ir.returning, r)}), '[]') from _svc_ins as ${r})`);
+  return {
+    sql: `with _svc_ins as (${sql}) select json_build_object(${parts.join(', ')})::text as json, coalesce((select bool_and("__svc_check") from _svc_ins), true) as ok`,
+    params: c.params,
+  };
 }

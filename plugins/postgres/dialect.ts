@@ -5,7 +5,7 @@
  */
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
-import { compileSelect } from './compile.js';
+import { compileInsert, compileSelect } from './compile.js';
 
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -64,6 +64,7 @@ function scalar(t: ColumnType): ScalarType {
     // Arrays and types without a JSON form of their own are left to PostgreSQL.
     parse: array ? anything : (PARSERS[t.udt] ?? (enumType || STRING_TYPES.includes(t.udt) ? parseText : anything)),
     bindAs: `${quoteIdent(t.typeSchema)}.${quoteIdent(t.udt)}`,
+    bigNumber: !array && (t.udt === 'int8' || t.udt === 'numeric'),
   };
   scalars.set(key, s);
   return s;
@@ -127,6 +128,7 @@ const isCatalogType = (t: ColumnType, names: string[]) => t.typeSchema === 'pg_c
 export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
+  compileInsert,
   quoteIdent,
   scalar,
   operators: OPERATORS,

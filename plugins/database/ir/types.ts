@@ -66,7 +66,8 @@ export interface RowsIR {
 
 /** An output field of an object: its JSON key and what it holds. */
 export type FieldIR =
-  | { key: string; k: 'column'; column: string; scalar: ScalarType }
+  /** `asText`: the value as a JSON string (the legacy API gives big numbers so, as Hasura does). */
+  | { key: string; k: 'column'; column: string; scalar: ScalarType; asText?: boolean }
   | { key: string; k: 'typename'; name: string }
   | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
@@ -97,6 +98,32 @@ export type AggregateOp =
 export type RootIR =
   | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean }
   | { k: 'aggregate'; agg: AggregateIR };
+
+/**
+ * An insert (the legacy `insert` today, GraphQL mutations next): rows of column values, the
+ * conflict clause, the role's insert `check` on every new row, and what the response returns.
+ * The dialect compiles it to one statement whose single row has the response as text (`json`:
+ * `{"affected_rows": n, "returning": [...]}`) and whether every row passed the check (`ok`):
+ * the caller fails the request when one did not, and its transaction rolls the rows back.
+ */
+export interface InsertIR {
+  table: QualifiedTable;
+  columns: { name: string; scalar: ScalarType }[];
+  /** One list per row, aligned with `columns`; undefined: the column's default. */
+  rows: (Value | undefined)[][];
+  onConflict?: {
+    /** A constraint by name, or the columns of a unique index; neither: any conflict. */
+    constraint?: string;
+    columns?: string[];
+    /** Columns set from the proposed row on conflict; empty: do nothing. */
+    update: string[];
+    /** Which existing rows may be updated (the role's update filter). */
+    where: BoolIR;
+  };
+  check: BoolIR;
+  /** Absent: the response has `affected_rows` only. */
+  returning?: ObjectIR;
+}
 
 /** What a dialect gives back: one statement returning one row with one text column `json`. */
 export interface CompiledQuery {

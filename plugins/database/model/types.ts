@@ -5,7 +5,7 @@
 import type * as v from 'valibot';
 import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
 import type { TableModel } from './resolved.js';
-import type { CompiledQuery, RootIR } from '../ir/types.js';
+import type { CompiledQuery, InsertIR, RootIR } from '../ir/types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -231,6 +231,9 @@ export interface ScalarType {
   parse(value: unknown): string | undefined;
   /** The SQL type a bind parameter of this type is cast to (values are bound as text). */
   bindAs: string;
+  /** Numbers a JSON number may round (PostgreSQL: bigint, numeric): the legacy API and Hasura's
+   * stringify option give them as strings. */
+  bigNumber?: boolean;
 }
 
 /** What an operator takes: a value of the column's type, a list of them, a boolean (`_is_null`),
@@ -278,6 +281,8 @@ export interface Dialect {
   /** Query IR -> one statement whose single row has one text column `json`: the root field's
    * value (Note [Values in the IR] in ir/types.ts). A kind without it serves no queries. */
   compileSelect?(ir: RootIR): CompiledQuery;
+  /** Insert IR -> one statement whose single row has `json` (text) and `ok` (boolean): see InsertIR. */
+  compileInsert?(ir: InsertIR): CompiledQuery;
 }
 
 // ---------------------------------------------------------------------------------------------

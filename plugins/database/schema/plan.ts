@@ -363,7 +363,7 @@ function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, v
 }
 
 /** A bind parameter's text (values go as text and are cast in SQL to the column's type). */
-function paramText(p: ParamSource, ctx: RunContext, defaults: Record<string, unknown>): string | null {
+export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<string, unknown>): string | null {
   let val: unknown;
   if (p.k === 'lit') val = p.v;
   else if (p.k === 'var') val = ctx.variables[p.name] ?? defaults[p.name] ?? null;

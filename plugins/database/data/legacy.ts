@@ -1,0 +1,517 @@
+/**
+ * The legacy data operations on /v1/query (issue 6: `select`, `count`; issue 7: `insert`): their
+ * Hasura v1 arguments -> the query IR (ir/types.ts) with the role's permissions folded in exactly
+ * as the GraphQL path folds them (the compiled `SelectPermissionIR` of the resolved model) -> one
+ * statement of the source's dialect. No second SQL generator: `select` and `count` compile with
+ * `compileSelect`, `insert` with `compileInsert`. See Note [Legacy data operations in a request].
+ */
+import * as v from '../../../core/valibot.js';
+import { SvcError } from '../../../core/errors.js';
+import type { OperationContext, OperationDef } from '../../../core/plugin.js';
+import type { BoolIR, CompiledQuery, FieldIR, InsertIR, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, Value } from '../ir/types.js';
+import { BoolExpError, checkBoolExp, dquote, isSessionVariable, type SourceView } from '../model/boolexp.js';
+import { findTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource } from '../model/meta.js';
+import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel } from '../model/resolved.js';
+import type { DatabaseService } from '../model/service.js';
+import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
+import { paramText } from '../schema/plan.js';
+
+/*
+ * Note [Legacy data operations in a request]
+ * Conformance setups run `insert` in the bulk that creates the table (run_sql) and tracks it, so
+ * these operations read the request's draft: the table entry of the draft metadata, and the
+ * request's own introspection when it holds a transaction on the source (SQL ran before). The
+ * committed build's resolved model is reused when the draft's entry is that build's very object
+ * and the request ran no SQL on the source (Note [Sharing]): the common case costs no resolving.
+ * Statements run in the request's transaction when it has one (so a `select` after an `insert`
+ * in a bulk sees the rows); `insert` always opens it (DatabaseService.transaction), so its rows
+ * are committed with the request's unit of work, or rolled back with it when a later item of
+ * the bulk fails. None of them changes metadata: `mutates: false`, no metadata lock.
+ */
+
+const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+const TRUE: BoolIR = { t: 'true' };
+function and(a: BoolIR, b: BoolIR): BoolIR {
+  if (a.t === 'true') return b;
+  if (b.t === 'true') return a;
+  return { t: 'and', of: [a, b] };
+}
+
+const denied = (message: string, path = '$.args') => new SvcError('permission-denied', message, { path });
+const payload = (message: string, path = '$.args') => new SvcError('unexpected-payload', message, { path });
+
+// ---------------------------------------------------------------------------------------------
+// The tables of one source as the request sees them
+
+type Ref = { meta: TableMeta; info: TableInfo };
+
+class Scope {
+  private readonly models = new Map<string, TableModel | null>();
+  readonly modelCtx: ModelContext;
+  readonly view: SourceView;
+
+  constructor(
+    readonly source: SourceMeta,
+    readonly kind: SourceKind,
+    private readonly committed: ResolvedSource | undefined,
+    readonly intro: Introspection,
+    /** Whether the request ran SQL on the source (its introspection is its own). */
+    private readonly dirty: boolean,
+    readonly session: OperationContext['session'],
+  ) {
+    // Lookups only (compileStoredBoolExp asks `get`): no map of every tracked table per request.
+    const tracked = { get: (key: string) => this.ref(key) } as unknown as ModelContext['tracked'];
+    this.modelCtx = { dialect: kind.dialect, introspection: intro, tracked, inconsistentRelationships: new Set(), inconsistentSelectRoles: new Set() };
+    this.view = {
+      table: (qt) => {
+        const meta = findTable(this.source, qt);
+        return meta && { meta, info: intro.tables.get(qtKey(qt)) };
+      },
+      functions: intro.functions,
+      strict: true,
+      dialect: kind.dialect,
+    };
+  }
+
+  get role(): string {
+    return this.session.role;
+  }
+  get admin(): boolean {
+    return this.session.isAdmin;
+  }
+
+  /** A tracked table with its introspection, by key. */
+  ref(key: string): Ref | undefined {
+    const meta = this.source.tables.find((t) => qtKey(t.table) === key);
+    const info = meta && this.intro.tables.get(key);
+    return meta && info ? { meta, info } : undefined;
+  }
+
+  model(qt: QualifiedTable): TableModel | undefined {
+    const key = qtKey(qt);
+    let m = this.models.get(key);
+    if (m !== undefined) return m ?? undefined;
+    const ref = this.ref(key);
+    if (!ref) m = null;
+    else {
+      const rt = this.committed?.tables.get(key);
+      m = !this.dirty && rt?.model && rt.meta === ref.meta ? rt.model : resolveTableModel(ref.meta, ref.info, this.modelCtx);
+    }
+    this.models.set(key, m);
+    return m ?? undefined;
+  }
+
+  /** The table an operation names (Hasura's message when it is not tracked). */
+  table(qt: QualifiedTable): TableModel {
+    const m = this.model(qt);
+    if (!m) throw new SvcError('not-exists', `table ${dquote(qtDisplay(qt))} does not exist`, { path: '$.args.table' });
+    return m;
+  }
+
+  /** The role's select permission (undefined for admin); a role without one is refused. */
+  selectPerm(m: TableModel, path = '$.args'): SelectPermissionIR | undefined {
+    if (this.admin) return undefined;
+    const p = m.select.get(this.role);
+    if (!p) throw denied(`select on ${dquote(qtDisplay(m.table))} for role ${dquote(this.role)} is not allowed.`, path);
+    return p;
+  }
+
+  /** Hasura's `checkPermOnCol`: an admin is told the column does not exist, a role that it may not use it. */
+  column(m: TableModel, name: string, allowed: ReadonlySet<string> | undefined, perm: string, path: string) {
+    const col = m.columnsByName.get(name);
+    if (col && (!allowed || allowed.has(name))) return col;
+    if (this.admin) throw denied(`no such column exists : ${dquote(name)}`, path);
+    throw denied(`role ${dquote(this.role)} does not have permission to ${perm} column ${dquote(name)}`, path);
+  }
+}
+
+async function scopeFor(db: DatabaseService, ctx: OperationContext, sourceName: string): Promise<Scope> {
+  const source = requireSource(ctx.metadata, sourceName);
+  const kind = db.kindOf(source);
+  const dirty = db.inTransaction(ctx.uow, sourceName);
+  const intro = await db.introspection(ctx, sourceName);
+  const committed = db.resolved(ctx.current).sources.get(sourceName);
+  return new Scope(source, kind, committed, intro, dirty, ctx.session);
+}
+
+/** The request's transaction on the source when it has one (or `always`), else the pool. */
+async function executor(db: DatabaseService, ctx: OperationContext, s: Scope, always: boolean): Promise<SqlExecutor> {
+  if (always || db.inTransaction(ctx.uow, s.source.name)) return db.transaction(ctx, s.source.name);
+  return db.connection(s.source).executor;
+}
+
+async function run<T extends Record<string, unknown>>(exec: SqlExecutor, q: CompiledQuery, s: Scope): Promise<T> {
+  const rc = { session: s.session, variables: {}, headers: {} };
+  let params: (string | null)[];
+  try {
+    params = q.params.map((p) => paramText(p, rc, {}));
+  } catch (e) {
+    // A session variable the request lacks: Hasura's 400 `not-found` (the code's default status
+    // is the route's 404, which this is not).
+    if (e instanceof SvcError && e.code === 'not-found') throw new SvcError('not-found', e.message, { status: 400 });
+    throw e;
+  }
+  try {
+    return (await exec.query<T>(q.sql, params))[0]!;
+  } catch (e) {
+    throw dbError(e);
+  }
+}
+
+/** A database error in Hasura's words: constraint violations named as Hasura names them. */
+function dbError(e: unknown): SvcError {
+  if (e instanceof SvcError) return e;
+  const err = e as { code?: string; message?: string };
+  const msg = err.message ?? 'query execution failed';
+  const violation: Record<string, string> = {
+    '23502': 'Not-NULL violation. ',
+    '23505': 'Uniqueness violation. ',
+    '23503': 'Foreign key violation. ',
+    '23514': 'Check constraint violation. ',
+    '23P01': 'Exclusion violation. ',
+  };
+  const prefix = err.code ? violation[err.code] : undefined;
+  if (prefix) return new SvcError('constraint-violation', prefix + msg, { path: '$.args', internal: { sqlstate: err.code } });
+  const code = typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
+  return new SvcError(code, msg, { path: '$.args', internal: { sqlstate: err.code } });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Boolean expressions, order_by, columns -> IR
+
+/** A request's `where` on `m` -> IR; for a role, checked against its select columns and with the
+ * select filter of every table it reaches through a relationship or `_exists` folded in. */
+function whereIR(s: Scope, exp: unknown, m: TableModel, path: string): BoolIR {
+  if (exp === undefined || exp === null) return TRUE;
+  try {
+    const refs = checkBoolExp(exp, m.table, s.view);
+    if (!s.admin) {
+      for (const r of refs) {
+        if (r.kind !== 'column') continue;
+        const rm = s.model(r.table);
+        if (!rm) continue;
+        s.column(rm, r.column, s.selectPerm(rm, path)?.columns, 'select', path);
+      }
+    }
+  } catch (e) {
+    if (!(e instanceof BoolExpError)) throw e;
+    throw new SvcError(/does not exist/.test(e.message) ? 'not-exists' : 'unexpected-payload', e.message.trim(), { path });
+  }
+  const ref = s.ref(m.key)!;
+  let ir: BoolIR;
+  try {
+    ir = compileStoredBoolExp(exp, ref, ref, s.modelCtx);
+  } catch (e) {
+    if (e instanceof UnsupportedFilter) throw new SvcError('not-supported', `this boolean expression is not supported yet: ${e.message}`, { path });
+    throw e;
+  }
+  return s.admin ? ir : foldFilters(s, ir, path);
+}
+
+/** Adds the role's select filter of the remote table to every relationship and `_exists` step. */
+function foldFilters(s: Scope, e: BoolIR, path: string): BoolIR {
+  switch (e.t) {
+    case 'and':
+    case 'or':
+      return { t: e.t, of: e.of.map((x) => foldFilters(s, x, path)) };
+    case 'not':
+      return { t: 'not', e: foldFilters(s, e.e, path) };
+    case 'rel':
+    case 'exists': {
+      const target = e.t === 'rel' ? e.remote : e.table;
+      const m = s.model(target);
+      const filter = m ? (s.selectPerm(m, path)?.filter ?? TRUE) : { t: 'false' as const };
+      return { ...e, e: and(foldFilters(s, e.e, path), filter) };
+    }
+    default:
+      return e;
+  }
+}
+
+const OrderObject = v.object({
+  column: v.string(),
+  type: v.optional(v.picklist(['asc', 'desc']), 'asc'),
+  nulls: v.optional(v.picklist(['first', 'last'])),
+});
+const OrderBySchema = v.union([v.string(), OrderObject, v.array(v.union([v.string(), OrderObject]))]);
+
+function orderIR(s: Scope, x: v.InferOutput<typeof OrderBySchema> | undefined, m: TableModel, path: string): OrderItem[] {
+  if (x === undefined) return [];
+  const items = Array.isArray(x) ? x : [x];
+  if (Array.isArray(x) && x.length === 0) throw payload('order_by array should not be empty', path);
+  return items.map((item) => {
+    let spec: v.InferOutput<typeof OrderObject>;
+    if (typeof item === 'string') {
+      const desc = item.startsWith('-');
+      spec = { column: item.startsWith('+') || desc ? item.slice(1) : item, type: desc ? 'desc' : 'asc' };
+    } else spec = item;
+    const steps = spec.column.split('.');
+    const orderPath: OrderItem['path'] = [];
+    let cur = m;
+    for (const step of steps.slice(0, -1)) {
+      const rel = cur.relationships.find((r) => r.name === step);
+      if (!rel) {
+        if (cur.columnsByName.has(step)) throw payload(`${dquote(step)} is a database column and cannot be chained further`, path);
+        throw new SvcError('not-exists', `no such relationship exists : ${dquote(step)}`, { path });
+      }
+      if (rel.kind === 'array') throw payload(`${dquote(step)} is an array relationship and can't be used in order_by`, path);
+      const remote = s.model(rel.remote);
+      if (!remote) throw new SvcError('not-exists', `table ${dquote(qtDisplay(rel.remote))} does not exist`, { path });
+      orderPath.push({ remote: rel.remote, mapping: rel.mapping, filter: s.selectPerm(remote, path)?.filter ?? TRUE });
+      cur = remote;
+    }
+    const last = steps.at(-1)!;
+    if (cur.relationships.some((r) => r.name === last)) throw payload(`${dquote(last)} is a relationship and should be expanded`, path);
+    const col = s.column(cur, last, s.selectPerm(cur, path)?.columns, 'select', path);
+    const dir = (spec.nulls ? `${spec.type}_nulls_${spec.nulls}` : spec.type) as OrderDir;
+    return { path: orderPath, column: col.name, dir };
+  });
+}
+
+const Window = {
+  where: v.optional(v.unknown()),
+  order_by: v.optional(OrderBySchema),
+  limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+};
+
+interface Nested {
+  name: string;
+  alias?: string;
+  columns: unknown[];
+  where?: unknown;
+  order_by?: v.InferOutput<typeof OrderBySchema>;
+  limit?: number;
+  offset?: number;
+}
+const NestedSchema: v.GenericSchema<unknown, Nested> = v.object({
+  name: v.string(),
+  alias: v.optional(v.string()),
+  columns: v.array(v.unknown()),
+  ...Window,
+});
+
+/** The rows of `m` a selection reads: the request's where, order and window, and the role's filter and limit. */
+function rowsIR(s: Scope, m: TableModel, a: { where?: unknown; order_by?: Nested['order_by']; limit?: number; offset?: number }, path: string): RowsIR {
+  const perm = s.selectPerm(m, path);
+  const rows: RowsIR = { table: m.table, where: and(whereIR(s, a.where, m, `${path}.where`), perm?.filter ?? TRUE), orderBy: orderIR(s, a.order_by, m, `${path}.order_by`) };
+  if (a.limit !== undefined) rows.limit = { k: 'lit', v: a.limit };
+  if (perm?.limit !== undefined) rows.limitCap = perm.limit;
+  if (a.offset !== undefined) rows.offset = { k: 'lit', v: a.offset };
+  return rows;
+}
+
+/** Legacy `columns`: names, `*`, and `{name, alias, columns, where, ...}` for relationships. */
+function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: string): ObjectIR {
+  const perm = s.selectPerm(m, path);
+  const fields: FieldIR[] = [];
+  const seen = new Set<string>();
+  const push = (f: FieldIR) => {
+    // A key given twice keeps its first field (json_build_object would repeat the key).
+    if (seen.has(f.key)) return;
+    seen.add(f.key);
+    fields.push(f);
+  };
+  cols.forEach((c, i) => {
+    const at = `${path}[${i}]`;
+    if (c === '*') {
+      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber });
+      return;
+    }
+    if (typeof c === 'string') {
+      if (m.relationships.some((r) => r.name === c)) throw payload(`${dquote(c)} is a relationship and should be expanded`, at);
+      const col = s.column(m, c, perm?.columns, 'select', at);
+      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber });
+      return;
+    }
+    const parsed = v.safeParse(NestedSchema, c);
+    if (!parsed.success) throw new SvcError('parse-failed', parsed.issues[0].message, { path: at });
+    const n = parsed.output;
+    const rel: ResolvedRelationship | undefined = m.relationships.find((r) => r.name === n.name);
+    if (!rel) {
+      if (m.columnsByName.has(n.name)) throw payload(`${dquote(n.name)} is a database column and cannot be chained further`, at);
+      throw new SvcError('not-exists', `no such relationship exists : ${dquote(n.name)}`, { path: at });
+    }
+    const remote = s.model(rel.remote);
+    if (!remote) throw new SvcError('not-exists', `table ${dquote(qtDisplay(rel.remote))} does not exist`, { path: at });
+    const select = objectIR(s, n.columns, remote, `${at}.columns`);
+    const key = n.alias ?? n.name;
+    if (rel.kind === 'object') {
+      if (n.where !== undefined || n.order_by !== undefined || n.limit !== undefined || n.offset !== undefined) {
+        throw payload("when selecting an object relationship, where, order_by, limit and offset can't be used", at);
+      }
+      push({ key, k: 'object', mapping: rel.mapping, rows: { table: remote.table, where: s.selectPerm(remote, at)?.filter ?? TRUE, orderBy: [] }, select });
+    } else push({ key, k: 'array', mapping: rel.mapping, rows: rowsIR(s, remote, n, at), select });
+  });
+  return { fields };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+const SelectArgs = v.object({
+  table: QualifiedTableSchema,
+  columns: v.array(v.unknown()),
+  ...Window,
+});
+
+const CountArgs = v.object({
+  table: QualifiedTableSchema,
+  where: v.optional(v.unknown()),
+  distinct: v.optional(v.array(v.string())),
+});
+
+const ConflictArgs = v.object({
+  constraint: v.optional(v.string()),
+  constraint_on: v.optional(v.union([v.string(), v.array(v.string())])),
+  action: v.optional(v.picklist(['ignore', 'update']), 'ignore'),
+  update_columns: v.optional(v.array(v.string())),
+});
+
+const InsertArgs = v.object({
+  table: QualifiedTableSchema,
+  objects: v.array(v.record(v.string(), v.unknown())),
+  returning: v.optional(v.array(v.unknown())),
+  on_conflict: v.optional(v.nullable(ConflictArgs)),
+});
+
+/** Legacy-only operations, registered for the kind that owns the legacy names (postgres). */
+export function legacyDataGroup(db: DatabaseService): CommandGroup {
+  return {
+    name: 'legacy-data',
+    operations(bind: KindBinding): OperationDef[] {
+      const legacy = (op: string) => bind.legacy(op);
+      if (!legacy('select')) return [];
+      const compileSelect = (s: Scope, ir: RootIR): CompiledQuery => {
+        if (!s.kind.dialect.compileSelect) throw new SvcError('not-supported', `source kind "${s.kind.kind}" does not serve queries`);
+        return s.kind.dialect.compileSelect(ir);
+      };
+
+      const select: OperationDef<v.InferOutput<typeof SelectArgs>>['run'] = async (a, ctx) => {
+        const s = await scopeFor(db, ctx, 'default');
+        const m = s.table(a.table);
+        const ir: RootIR = { k: 'select', single: false, rows: rowsIR(s, m, a, '$.args'), select: objectIR(s, a.columns, m, '$.args.columns') };
+        const q = compileSelect(s, ir);
+        const row = await run<{ json: string }>(await executor(db, ctx, s, false), q, s);
+        // The text PostgreSQL built; parsed here only because an operation's response is a value
+        // the route encodes (see the report on a raw-JSON response hook).
+        return { response: JSON.parse(row.json) };
+      };
+
+      const count: OperationDef<v.InferOutput<typeof CountArgs>>['run'] = async (a, ctx) => {
+        const s = await scopeFor(db, ctx, 'default');
+        const m = s.table(a.table);
+        const perm = s.selectPerm(m);
+        const columns = a.distinct?.map((c, i) => s.column(m, c, perm?.columns, 'select', `$.args.distinct[${i}]`).name);
+        const rows = rowsIR(s, m, { where: a.where }, '$.args');
+        const ir: RootIR = { k: 'aggregate', agg: { rows, fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', columns, distinct: !!columns?.length }] }] } };
+        const row = await run<{ json: string }>(await executor(db, ctx, s, false), compileSelect(s, ir), s);
+        return { response: { count: (JSON.parse(row.json) as { aggregate: { count: number } }).aggregate.count } };
+      };
+
+      const insert: OperationDef<v.InferOutput<typeof InsertArgs>>['run'] = async (a, ctx) => {
+        const s = await scopeFor(db, ctx, 'default');
+        const m = s.table(a.table);
+        const ir = insertIR(s, m, a);
+        if (!s.kind.dialect.compileInsert) throw new SvcError('not-supported', `source kind "${s.kind.kind}" does not support inserts`);
+        let q: CompiledQuery;
+        try {
+          q = s.kind.dialect.compileInsert(ir);
+        } catch (e) {
+          throw new SvcError('not-supported', (e as Error).message, { path: '$.args' });
+        }
+        const row = await run<{ json: string; ok: boolean }>(await executor(db, ctx, s, true), q, s);
+        if (!row.ok) throw new SvcError('permission-error', 'check constraint of an insert permission has failed', { path: '$.args.objects' });
+        return { response: JSON.parse(row.json) };
+      };
+
+      return [
+        { type: null, legacy: legacy('select'), args: SelectArgs, mutates: false, adminOnly: false, run: select },
+        { type: null, legacy: legacy('count'), args: CountArgs, mutates: false, adminOnly: false, run: count },
+        { type: null, legacy: legacy('insert'), args: InsertArgs, mutates: false, adminOnly: false, run: insert },
+      ];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// insert
+
+/** A stored permission of `type` for the request's role, as stored (undefined: none). */
+function storedPerm(m: TableMeta, type: 'insert' | 'update', role: string): Record<string, unknown> | undefined {
+  return m[`${type}_permissions`]?.find((p) => p.role === role)?.permission;
+}
+
+function permColumns(p: Record<string, unknown>, info: TableInfo): Set<string> {
+  const cols = p.columns;
+  return new Set(cols === '*' ? info.columns.map((c) => c.name) : Array.isArray(cols) ? (cols as string[]) : []);
+}
+
+function compileStored(s: Scope, exp: unknown, ref: Ref): BoolIR {
+  try {
+    return compileStoredBoolExp(exp ?? {}, ref, ref, s.modelCtx);
+  } catch (e) {
+    // A check this engine cannot compile refuses the insert: never a wider check.
+    if (e instanceof UnsupportedFilter) throw new SvcError('not-supported', `the permission's boolean expression is not supported yet: ${e.message}`, { path: '$.args' });
+    throw e;
+  }
+}
+
+function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>): InsertIR {
+  const ref = s.ref(m.key)!;
+  const tableName = dquote(qtDisplay(m.table));
+  let allowed: Set<string> | undefined;
+  let check: BoolIR = TRUE;
+  const presets = new Map<string, Value>();
+  if (!s.admin) {
+    const p = storedPerm(ref.meta, 'insert', s.role);
+    if (!p) throw denied(`insert on ${tableName} for role ${dquote(s.role)} is not allowed.`);
+    allowed = permColumns(p, ref.info);
+    check = compileStored(s, p.check, ref);
+    for (const [c, val] of Object.entries(isObj(p.set) ? p.set : {})) presets.set(c, isSessionVariable(val) ? { k: 'session', name: val.toLowerCase() } : { k: 'lit', v: val });
+  }
+  if (a.objects.length === 0) throw payload('objects should not be empty', '$.args.objects');
+  // Every column any object gives (in the order first seen), then the presets, which win.
+  const names: string[] = [];
+  a.objects.forEach((o, i) => {
+    for (const c of Object.keys(o)) {
+      if (names.includes(c)) continue;
+      if (presets.has(c)) continue;
+      s.column(m, c, allowed, 'insert', `$.args.objects[${i}]`);
+      names.push(c);
+    }
+  });
+  const all = [...names, ...presets.keys()];
+  const columns = all.map((c) => {
+    const col = m.columnsByName.get(c);
+    if (!col) throw denied(`no such column exists : ${dquote(c)}`);
+    return { name: c, scalar: col.scalar };
+  });
+  const rows = a.objects.map((o) => all.map((c): Value | undefined => presets.get(c) ?? (Object.hasOwn(o, c) ? { k: 'lit', v: o[c] } : undefined)));
+
+  let onConflict: InsertIR['onConflict'];
+  const oc = a.on_conflict;
+  if (oc) {
+    if (oc.constraint !== undefined && oc.constraint_on !== undefined) throw payload('constraint and constraint_on cannot be set at a time', '$.args.on_conflict');
+    const target = oc.constraint_on === undefined ? undefined : typeof oc.constraint_on === 'string' ? [oc.constraint_on] : oc.constraint_on;
+    let update: string[] = [];
+    let where: BoolIR = TRUE;
+    if (oc.action === 'update') {
+      if (oc.constraint === undefined && target === undefined) throw payload('Expecting constraint or constraint_on when the action is update', '$.args.on_conflict');
+      update = oc.update_columns ?? names;
+      let updatable: Set<string> | undefined;
+      if (!s.admin) {
+        const up = storedPerm(ref.meta, 'update', s.role);
+        if (!up) throw payload(`upsert is not allowed for role ${dquote(s.role)}`, '$.args.on_conflict');
+        updatable = permColumns(up, ref.info);
+        where = compileStored(s, up.filter, ref);
+      }
+      update.forEach((c, i) => s.column(m, c, updatable, 'update', `$.args.on_conflict.update_columns[${i}]`));
+    }
+    target?.forEach((c, i) => s.column(m, c, undefined, 'select', `$.args.on_conflict.constraint_on[${i}]`));
+    onConflict = { constraint: oc.constraint, columns: target, update, where };
+  }
+  const returning = a.returning ? objectIR(s, a.returning, m, '$.args.returning') : undefined;
+  return { table: m.table, columns, rows, onConflict, check, returning };
+}
