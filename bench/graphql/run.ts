@@ -307,6 +307,8 @@ async function main() {
       using (artist_id = nullif(current_setting('jwt.claims.user_id', true), '')::int);
     analyze;`).simple();
 
+  // Each server gets 10 database connections: the engine's default pool, pg's Pool default in
+  // PostGraphile, and the hand-written handler's setting.
   const [svcPort, pglPort, handPort] = [await freePort(), await freePort(), await freePort()];
   log('starting the engine and PostGraphile ...');
   const svc = startProcess('the engine', process.execPath, ['--import', 'tsx', 'server/main.ts'], {
@@ -324,7 +326,8 @@ async function main() {
 
   // A failed bulk leaves the engine with nothing tracked: its queries then report n/a.
   const bulk = await post(`http://127.0.0.1:${svcPort}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
-  if (bulk.status !== 200) log(`the engine refused the Chinook metadata: ${bulk.status} ${bulk.text.slice(0, 300)}`);
+  const setup = bulk.status === 200 ? undefined : `the engine refused the Chinook metadata: ${bulk.status} ${bulk.text.slice(0, 300)}`;
+  if (setup) log(setup);
 
   const explained = await engineSql(svcPort, selected);
   let sqlFile: string | undefined;
@@ -387,10 +390,16 @@ async function main() {
     }
   }
 
-  report(selected, cells, flags, explained.why);
+  report(selected, cells, flags, explained.why, setup);
 }
 
-function report(selected: BenchQuery[], cells: Map<string, Record<ServerName, { timing?: Timing; na?: string }>>, flags: ReturnType<typeof parseFlags>, sqlSource: string) {
+function report(
+  selected: BenchQuery[],
+  cells: Map<string, Record<ServerName, { timing?: Timing; na?: string }>>,
+  flags: ReturnType<typeof parseFlags>,
+  sqlSource: string,
+  setupProblem: string | undefined,
+) {
   const notes: string[] = [];
   const note = (text: string) => {
     const i = notes.indexOf(text);
@@ -413,6 +422,7 @@ function report(selected: BenchQuery[], cells: Map<string, Record<ServerName, { 
   const out: string[] = [];
   out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)`);
   out.push(`hand-written handler: ${sqlSource}`);
+  if (setupProblem) out.push(setupProblem);
   out.push(`each server: req/s, p50 and p99 latency in ms\n`);
   out.push(`${'query'.padEnd(10)} ${SERVERS.map((s) => LABEL[s].padEnd(w)).join(' ')} ${'Svc/PostGraphile >= 1.5x'.padEnd(26)} Svc/hand-written >= 0.85x`);
   out.push(`${''.padEnd(10)} ${SERVERS.map(() => '  req/s  p50  p99'.padEnd(w)).join(' ')}`);
