@@ -161,6 +161,31 @@ export interface OperationResult {
   defines?: string[];
 }
 
+/**
+ * A response (or an item of a bulk's list) that is JSON text already, such as rows PostgreSQL
+ * built: the HTTP route splices the text into the body as it is (`encodeResponse`), so it is
+ * never parsed and re-serialised in Node. Whoever encodes it otherwise (callers of
+ * KernelApi.execute) gets the value through `toJSON`.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/** Whether a response holds JsonText (itself, or an item of a bulk's list). */
+export function hasJsonText(x: unknown): boolean {
+  return x instanceof JsonText || (Array.isArray(x) && x.some((i) => i instanceof JsonText));
+}
+
+/** A response's JSON text, JsonText spliced as it is. */
+export function encodeResponse(x: unknown): string {
+  if (x instanceof JsonText) return x.text;
+  if (Array.isArray(x) && hasJsonText(x)) return `[${x.map(encodeResponse).join(',')}]`;
+  return JSON.stringify(x) ?? 'null';
+}
+
 export interface OperationDef<A = any> {
   /** Name on /v1/metadata, e.g. `pg_track_table`; `null` when the operation is legacy-only. */
   type: string | null;

@@ -5,6 +5,7 @@
 import { Hono, type Context } from 'hono';
 import type { Kernel } from '../core/kernel/kernel.js';
 import type { Endpoint, Session } from '../core/plugin.js';
+import { encodeResponse, hasJsonText } from '../core/plugin.js';
 import type { ApiName } from '../core/config.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
@@ -84,6 +85,8 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
         c.set('operation', (body as { type: string }).type);
       }
       const result = await kernel.execute(endpoint, body, s);
+      // Rows PostgreSQL built as JSON text go out as they are (JsonText in core/plugin.ts).
+      if (hasJsonText(result)) return c.body(encodeResponse(result), 200, { 'content-type': 'application/json' });
       return c.json(result as object, 200);
     } catch (e) {
       return errorResponse(c, e, kernel);

@@ -87,6 +87,15 @@ describe('select as admin', () => {
     expect(await ids({ where: { $or: [{ id: 1 }, { title: { $like: 'B%' } }] }, order_by: 'id' })).toEqual([1, 3, 4]);
   });
 
+  it('the rows go out as the JSON text PostgreSQL built, alone and inside a bulk', async () => {
+    // json_build_object's own spacing shows that Node did not re-serialise the rows.
+    const r = await server.query({ type: 'select', args: { table: 'author', columns: ['id'], where: { id: 1 } } });
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.text).toBe('[{"id" : 1}]');
+    const b = await server.query({ type: 'bulk', args: [{ type: 'count', args: { table: 'author', where: { id: 1 } } }, { type: 'select', args: { table: 'author', columns: ['id'], where: { id: 1 } } }] });
+    expect(b.text).toBe('[{"count":1},[{"id" : 1}]]');
+  });
+
   it('values are bind parameters: injection attempts are plain values', async () => {
     expect(await select({ table: 'author', columns: ['id'], where: { name: "x' or '1'='1" } })).toEqual([]);
     expect(await select({ table: 'author', columns: ['id'], where: { name: { $in: ["Bob'); drop table author; --"] } } })).toEqual([]);

@@ -7,7 +7,7 @@
  */
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
-import type { OperationContext, OperationDef } from '../../../core/plugin.js';
+import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
 import type { BoolIR, CompiledQuery, FieldIR, InsertIR, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, Value } from '../ir/types.js';
 import { BoolExpError, checkBoolExp, dquote, isSessionVariable, type SourceView } from '../model/boolexp.js';
 import { findTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource } from '../model/meta.js';
@@ -394,9 +394,8 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         const ir: RootIR = { k: 'select', single: false, rows: rowsIR(s, m, a, '$.args'), select: objectIR(s, a.columns, m, '$.args.columns') };
         const q = compileSelect(s, ir);
         const row = await run<{ json: string }>(await executor(db, ctx, s, false), q, s);
-        // The text PostgreSQL built; parsed here only because an operation's response is a value
-        // the route encodes (see the report on a raw-JSON response hook).
-        return { response: JSON.parse(row.json) };
+        // The text PostgreSQL built goes to the client as it is.
+        return { response: new JsonText(row.json) };
       };
 
       const count: OperationDef<v.InferOutput<typeof CountArgs>>['run'] = async (a, ctx) => {
@@ -423,7 +422,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         }
         const row = await run<{ json: string; ok: boolean }>(await executor(db, ctx, s, true), q, s);
         if (!row.ok) throw new SvcError('permission-error', 'check constraint of an insert permission has failed', { path: '$.args.objects' });
-        return { response: JSON.parse(row.json) };
+        return { response: new JsonText(row.json) };
       };
 
       return [
