@@ -33,8 +33,17 @@ const badRequest = (message: string, path = '$') => new SvcError('bad-request', 
 /** Reads the body of `req` as text, refusing more than `maxBytes` bytes or invalid UTF-8. */
 export async function readBodyText(req: Request, maxBytes: number): Promise<string> {
   const tooLarge = () => badRequest(`request body is larger than the limit of ${maxBytes} bytes (--max-request-body-size)`);
-  const declared = Number(req.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  const header = req.headers.get('content-length');
+  const declared = header === null ? NaN : Number(header);
+  if (declared > maxBytes) throw tooLarge();
+  if (Number.isInteger(declared) && declared >= 0) {
+    // The common case: the HTTP parser holds the body to its declared length, so it can be read
+    // whole. (On @hono/node-server, arrayBuffer() reads the Node request directly; `req.body`
+    // would first build a web stream and a full Request: a quarter of a small GraphQL request's
+    // CPU time, measured with --cpu-prof under autocannon.)
+    return decode(new Uint8Array(await req.arrayBuffer()));
+  }
+  // No length declared (chunked): count while reading, so a huge body is never buffered whole.
   if (!req.body) return '';
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -49,8 +58,14 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
     }
     chunks.push(value);
   }
+  return decode(Buffer.concat(chunks, size));
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function decode(bytes: Uint8Array): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size));
+    return utf8.decode(bytes);
   } catch {
     throw new SvcError('invalid-json', 'invalid json: the body is not valid UTF-8', { path: '$' });
   }
