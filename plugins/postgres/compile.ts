@@ -8,12 +8,14 @@ import type {
   BoolIR,
   CompiledQuery,
   FieldIR,
+  FunctionCallIR,
   InsertIR,
   ObjectIR,
   OrderItem,
   ParamSource,
   QualifiedTable,
   RootIR,
+  RowOf,
   RowsIR,
   ScalarType,
   Value,
@@ -35,6 +37,17 @@ import { quoteIdent } from './dialect.js';
  * (one row, by the join columns), an array relationship the list form over the remote table
  * filtered by the join columns. PostgreSQL plans both as nested loops on the join columns, as a
  * lateral join would be; nothing is fetched twice and there is no N+1 between Node and the server.
+ *
+ * Note [Function calls]
+ * A computed field or tracked function is called with each argument a text bind parameter cast to
+ * the argument's type (the session variables as one json parameter), positionally until an
+ * omitted argument with a default, by name (`"arg" => ...`) after it. A computed field is called
+ * on the row: in a filter or order key the alias is a row of the table's own type (the table, or
+ * a function returning its rows) and is passed as it is; in the output the alias is the rows
+ * subquery, whose row carries the order keys too, so the row is rebuilt from the table's columns
+ * (`row(...)::table`, which PostgreSQL matches to the type, dropped columns included). A tracked
+ * function's rows are the FROM of the rows subquery (`RowsIR.from`), so the role's filter, order,
+ * limit and offset apply to them as to a table's.
  */
 
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
@@ -124,12 +137,37 @@ class Compiler {
         return `exists (select 1 from ${qt(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
       case 'cmp':
-        return this.cmp(e, t);
+        return this.cmp(e, `${t}.${quoteIdent(e.column)}`);
+      // `t` is a row of the table's own type here (the table, or a function returning its rows).
+      case 'fcmp':
+        return this.cmp(e, this.call(e.call, t));
+      case 'frows': {
+        const a = this.alias();
+        return `exists (select 1 from ${this.call(e.call, t)} as ${a} where ${this.bool(e.e, a, root)})`;
+      }
     }
   }
 
-  private cmp(e: Extract<BoolIR, { t: 'cmp' }>, t: string): string {
-    const col = `${t}.${quoteIdent(e.column)}`;
+  /** A function call (Note [Function calls]); `row` is the row expression of a `row` argument. */
+  call(c: FunctionCallIR, row: string | undefined): string {
+    const args = c.args.map((a) => {
+      const named = a.name !== undefined ? `${quoteIdent(a.name)} => ` : '';
+      if (a.k === 'row') {
+        if (row === undefined) throw new UnsupportedQuery('a row argument outside a row');
+        return named + row;
+      }
+      return `${named}(${this.param(a.value, a.value.k === 'session_json')})::${a.bindAs}`;
+    });
+    return `${qt(c.function)}(${args.join(', ')})`;
+  }
+
+  /** A row of the table's type from alias `t`, whose columns are the table's and maybe more. */
+  rowOf(r: RowOf, t: string): string {
+    return `row(${r.columns.map((c) => `${t}.${quoteIdent(c)}`).join(', ')})::${qt(r.table)}`;
+  }
+
+  /** `col <op> value`: `col` is a column of the row or a scalar computed field on it. */
+  private cmp(e: { scalar: ScalarType; op: string; value: Value }, col: string): string {
     // Hasura v2: a comparison with a null literal is no condition (`{_eq: null}` matches all).
     if (e.value.k === 'lit' && e.value.v === null) return 'true';
     if (e.op === 'is_null') {
@@ -163,7 +201,7 @@ class Compiler {
    * scalar subqueries, each with the remote table's filter). */
   private orderKey(o: OrderItem, t: string): string {
     const build = (i: number, cur: string): string => {
-      if (i === o.path.length) return `${cur}.${quoteIdent(o.column)}`;
+      if (i === o.path.length) return o.call ? this.call(o.call, cur) : `${cur}.${quoteIdent(o.column)}`;
       const step = o.path[i]!;
       const a = this.alias();
       const on = step.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
@@ -176,7 +214,7 @@ class Compiler {
    * `(select <t>.*, <order keys> from <table> as <t> where ... order by ... limit ... offset ...) as <t>`
    * and the outer `order by` over the projected keys.
    */
-  rows(r: RowsIR, t: string, extraWhere: string | undefined): { from: string; order: string } {
+  rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string): { from: string; order: string } {
     const keys = r.orderBy.map((o) => this.orderKey(o, t));
     const dist = r.distinctOn ?? [];
     const innerOrder = [
@@ -186,7 +224,7 @@ class Compiler {
     const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
     let sql = `select ${dist.length ? `distinct on (${dist.map((c) => `${t}.${quoteIdent(c)}`).join(', ')}) ` : ''}${t}.*`;
     keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
-    sql += ` from ${qt(r.table)} as ${t} where ${where}`;
+    sql += ` from ${r.from ? this.call(r.from, row) : qt(r.table)} as ${t} where ${where}`;
     if (innerOrder.length) sql += ` order by ${innerOrder.join(', ')}`;
     if (r.limit || r.limitCap !== undefined) {
       const given = r.limit ? `(${this.param(r.limit)})::int8` : undefined;
@@ -228,11 +266,18 @@ class Compiler {
         const a = this.alias();
         return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
       }
+      case 'computed':
+        return this.call(f.call, this.rowOf(f.row, t));
+      case 'computed_rows': {
+        const a = this.alias();
+        const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));
+        return `(select coalesce(json_agg(${this.object(f.select, a)}${r.order}), '[]') from ${r.from})`;
+      }
     }
   }
 
   aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
-    const r = this.rows(g.rows, t, extraWhere);
+    const r = this.rows(g.rows, t, extraWhere, undefined);
     const parts = g.fields.map((f): [string, string] => {
       switch (f.k) {
         case 'typename':

@@ -20,7 +20,26 @@ import type { ColumnType, QualifiedTable, ScalarType } from '../model/types.js';
 export type Value =
   | { k: 'lit'; v: unknown }
   | { k: 'var'; name: string }
-  | { k: 'session'; name: string };
+  | { k: 'session'; name: string }
+  /** All the session variables as a JSON object (a function's `session_argument`). */
+  | { k: 'session_json' };
+
+/**
+ * A call of a SQL function (a computed field, a tracked function): its arguments in the
+ * function's order, positional until the first that has `name` (PostgreSQL's named notation, used
+ * once an argument with a default is left out). `row` is the table row the call is made on.
+ */
+export interface FunctionCallIR {
+  function: QualifiedTable;
+  args: ({ k: 'row'; name?: string } | { k: 'value'; value: Value; bindAs: string; name?: string })[];
+}
+
+/** The row a computed field is called on, when its table's alias is not the table itself: a row
+ * of `table`'s type built from its columns (in table order). */
+export interface RowOf {
+  table: QualifiedTable;
+  columns: readonly string[];
+}
 
 /** Where a bind parameter's value comes from at run time, and the SQL type it is cast to. */
 export type ParamSource = Value & { json?: boolean };
@@ -39,7 +58,11 @@ export type BoolIR =
   /** Rows for which the relationship has a matching remote row that satisfies `e`. */
   | { t: 'rel'; remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; e: BoolIR }
   /** `_exists`: some row of `table` satisfies `e` (not correlated but through `ccmp` to the root). */
-  | { t: 'exists'; table: QualifiedTable; e: BoolIR };
+  | { t: 'exists'; table: QualifiedTable; e: BoolIR }
+  /** A scalar computed field of the row `<op> value`. */
+  | { t: 'fcmp'; call: FunctionCallIR; scalar: ScalarType; op: string; value: Value }
+  /** A set-returning computed field of the row has a row that satisfies `e`. */
+  | { t: 'frows'; call: FunctionCallIR; e: BoolIR };
 
 export type OrderDir = 'asc' | 'asc_nulls_first' | 'asc_nulls_last' | 'desc' | 'desc_nulls_first' | 'desc_nulls_last';
 
@@ -48,12 +71,16 @@ export interface OrderItem {
   /** Object relationships to follow, outermost first (each with the remote table's filter folded in). */
   path: { remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; filter: BoolIR }[];
   column: string;
+  /** A scalar computed field of the row (then `column` is only its name). */
+  call?: FunctionCallIR;
   dir: OrderDir;
 }
 
 /** The rows a selection reads: filter (the permission's ANDed with the request's), order, window. */
 export interface RowsIR {
   table: QualifiedTable;
+  /** The rows come from this call (of a function returning `table`'s rows), not the table. */
+  from?: FunctionCallIR;
   where: BoolIR;
   orderBy: OrderItem[];
   /** A value (literal or variable); the permission limit caps it (`limitCap`). */
@@ -71,7 +98,11 @@ export type FieldIR =
   | { key: string; k: 'typename'; name: string }
   | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
-  | { key: string; k: 'array_aggregate'; mapping: readonly (readonly [string, string])[]; agg: AggregateIR };
+  | { key: string; k: 'array_aggregate'; mapping: readonly (readonly [string, string])[]; agg: AggregateIR }
+  /** A scalar computed field: the call on the row. */
+  | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf }
+  /** A set-returning computed field: its rows (`rows.from` is the call on the row). */
+  | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR };
 
 export interface ObjectIR {
   fields: FieldIR[];

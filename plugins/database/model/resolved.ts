@@ -18,6 +18,9 @@ import type {
   ColumnType,
   Dialect,
   ForeignKeyInfo,
+  FunctionInfo,
+  FunctionMeta,
+  QualifiedFunction,
   Introspection,
   QualifiedTable,
   RelationshipMeta,
@@ -57,6 +60,54 @@ export interface SelectPermissionIR {
   allowAggregations: boolean;
   /** The root fields the role gets (`query_root_fields`); undefined: all. */
   queryRootFields?: readonly string[];
+  /** Scalar computed fields the role may read (`computed_fields`). */
+  computedFields: ReadonlySet<string>;
+}
+
+/** A user-given argument of a SQL function (a field of `args`). */
+export interface ResolvedFunctionArg {
+  /** Its field in the `args` input object: the SQL name, or `arg_<n>` for an unnamed one. */
+  field: string;
+  /** The SQL name, for named notation; null: positional only. */
+  name: string | null;
+  type: ColumnType;
+  scalar: ScalarType;
+  hasDefault: boolean;
+}
+
+/** A SQL function as the data API calls it: every argument in the function's order, each a
+ * user argument, the table row (computed fields) or the session variables as json. */
+export interface ResolvedFunctionCall {
+  function: QualifiedFunction;
+  params: { k: 'input' | 'row' | 'session'; arg: ResolvedFunctionArg }[];
+  /** The user arguments alone: the fields of `args`. */
+  inputs: ResolvedFunctionArg[];
+}
+
+export interface ResolvedComputedField {
+  name: string;
+  description: string;
+  call: ResolvedFunctionCall;
+  returns: { k: 'scalar'; type: ColumnType; scalar: ScalarType } | { k: 'table'; table: QualifiedTable; key: string };
+}
+
+/** A tracked function (it returns the rows of a tracked table; the build checked it). */
+export interface FunctionModel {
+  function: QualifiedFunction;
+  key: string;
+  /** Its GraphQL name (custom name, or the name with the schema prefix outside the default schema). */
+  name: string;
+  inSchema: boolean;
+  description: string | null;
+  rootFields: { function: string; function_aggregate: string };
+  call: ResolvedFunctionCall;
+  returns: QualifiedTable;
+  returnsKey: string;
+  /** Whether the function returns a set (`SETOF t`); otherwise at most one row. */
+  returnsSet: boolean;
+  exposedAs: 'query' | 'mutation';
+  /** Roles with a function permission. */
+  permissions: ReadonlySet<string>;
 }
 
 export interface TableModel {
@@ -72,6 +123,7 @@ export interface TableModel {
   columnsByName: ReadonlyMap<string, ResolvedColumn>;
   primaryKey: readonly string[] | null;
   relationships: ResolvedRelationship[];
+  computedFields: ResolvedComputedField[];
   select: ReadonlyMap<string, SelectPermissionIR>;
 }
 
@@ -84,6 +136,7 @@ export interface ModelContext {
   /** Relationships and permissions the build found inconsistent on this table. */
   inconsistentRelationships: ReadonlySet<string>;
   inconsistentSelectRoles: ReadonlySet<string>;
+  inconsistentComputedFields?: ReadonlySet<string>;
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -176,6 +229,7 @@ export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelCo
       limit: typeof perm.limit === 'number' ? perm.limit : undefined,
       allowAggregations: perm.allow_aggregations === true,
       queryRootFields: Array.isArray(perm.query_root_fields) ? (perm.query_root_fields as string[]) : undefined,
+      computedFields: new Set(Array.isArray(perm.computed_fields) ? (perm.computed_fields as string[]) : []),
     });
   }
   return {
@@ -189,7 +243,92 @@ export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelCo
     columnsByName,
     primaryKey: pk,
     relationships,
+    computedFields: resolveComputedFields(meta, ctx),
     select,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Functions: computed fields and tracked functions
+
+const functionArgs = (fn: FunctionInfo, dialect: Dialect) => {
+  let positional = 1;
+  return fn.args.map((a): ResolvedFunctionArg => {
+    const type: ColumnType = { type: a.type, udt: a.type, typeSchema: a.typeSchema, typeKind: a.typeKind };
+    return { field: a.name ?? `arg_${positional++}`, name: a.name, type, scalar: dialect.scalar(type), hasDefault: a.hasDefault };
+  });
+};
+
+/** The call of `fn` with the row at `rowIndex` and the session at `sessionIndex` (when any). */
+function functionCall(qf: QualifiedFunction, fn: FunctionInfo, dialect: Dialect, rowIndex: number | undefined, sessionIndex: number | undefined): ResolvedFunctionCall {
+  const params: ResolvedFunctionCall['params'] = [];
+  const inputs: ResolvedFunctionArg[] = [];
+  functionArgs(fn, dialect).forEach((arg, i) => {
+    if (i === rowIndex) params.push({ k: 'row', arg });
+    else if (i === sessionIndex) params.push({ k: 'session', arg });
+    else {
+      params.push({ k: 'input', arg });
+      inputs.push(arg);
+    }
+  });
+  return { function: qf, params, inputs };
+}
+
+const indexOf = (fn: FunctionInfo, name: string | null | undefined) => {
+  if (name == null) return undefined;
+  const i = fn.args.findIndex((a) => a.name === name);
+  return i < 0 ? undefined : i;
+};
+
+/** A function's own single definition (the build refuses overloads). */
+const onlyOverload = (intro: Introspection, qf: QualifiedFunction) => {
+  const all = intro.functions.get(qtKey(qf));
+  return all?.length === 1 ? all[0] : undefined;
+};
+
+/** The computed fields the build found consistent. */
+function resolveComputedFields(meta: TableMeta, ctx: ModelContext): ResolvedComputedField[] {
+  const out: ResolvedComputedField[] = [];
+  for (const cf of meta.computed_fields ?? []) {
+    if (ctx.inconsistentComputedFields?.has(cf.name)) continue;
+    const fn = onlyOverload(ctx.introspection, cf.definition.function);
+    if (!fn) continue;
+    const call = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
+    const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
+    const returnsTable = fn.returnTypeKind === 'composite' && ctx.introspection.tables.has(qtKey(rows));
+    const type: ColumnType = { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind };
+    out.push({
+      name: cf.name,
+      description: cf.comment ?? `A computed field, executes function "${qtDisplayName(cf.definition.function, ctx.dialect)}"`,
+      call,
+      returns: returnsTable ? { k: 'table', table: rows, key: qtKey(rows) } : { k: 'scalar', type, scalar: ctx.dialect.scalar(type) },
+    });
+  }
+  return out;
+}
+
+const qtDisplayName = (qf: QualifiedFunction, dialect: Dialect) => (qf.schema === dialect.defaultSchema ? qf.name : `${qf.schema}.${qf.name}`);
+
+/** The model of a tracked function the build resolved (`info`). */
+export function resolveFunctionModel(meta: FunctionMeta, info: FunctionInfo, dialect: Dialect): FunctionModel {
+  const qf = meta.function;
+  const config = meta.configuration ?? {};
+  const name = config.custom_name ?? (qf.schema === dialect.defaultSchema ? qf.name : `${qf.schema}_${qf.name}`);
+  const returns = { schema: info.returnTypeSchema, name: info.returnType };
+  return {
+    function: qf,
+    key: qtKey(qf),
+    name,
+    inSchema: isGraphQLName(name),
+    description: meta.comment ?? info.description,
+    rootFields: { function: config.custom_root_fields?.function ?? name, function_aggregate: config.custom_root_fields?.function_aggregate ?? `${name}_aggregate` },
+    call: functionCall(qf, info, dialect, undefined, indexOf(info, config.session_argument)),
+    returns,
+    returnsKey: qtKey(returns),
+    returnsSet: info.returnsSet,
+    // Hasura: a VOLATILE function is a mutation unless said otherwise.
+    exposedAs: config.exposed_as ?? (info.volatility === 'volatile' ? 'mutation' : 'query'),
+    permissions: new Set((meta.permissions ?? []).map((p) => p.role)),
   };
 }
 

@@ -30,7 +30,7 @@ import type {
 import { qtDisplay, qtKey, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
 import { renameOwnEntry } from './rename.js';
-import { resolveTableModel } from './resolved.js';
+import { resolveFunctionModel, resolveTableModel } from './resolved.js';
 
 export const DatabaseToken = token<DatabaseService>('database');
 export const SOURCES_STEP = 'sources';
@@ -51,6 +51,12 @@ export class DatabaseService {
   private retired: SourceConnection[] = [];
   /** The resolved sources of the last committed build. */
   private last: DatabaseBuild | undefined;
+
+  /** `--infer-function-permissions`: a role with a select permission on a function's table may
+   * call the function without a function permission. */
+  get inferFunctionPermissions(): boolean {
+    return this.k.config.inferFunctionPermissions;
+  }
 
   constructor(private readonly k: KernelApi) {
     k.events.on('metadataChanged', (build) => {
@@ -407,10 +413,11 @@ export class DatabaseService {
         tracked,
         inconsistentRelationships: new Set(reports.filter((r) => r.type === 'object_relation' || r.type === 'array_relation').map((r) => (r.definition as { name: string }).name)),
         inconsistentSelectRoles: new Set(reports.filter((r) => r.type === 'select_permission').map((r) => (r.definition as { role: string }).role)),
+        inconsistentComputedFields: new Set(reports.filter((r) => r.type === 'computed_field').map((r) => (r.definition as { name: string }).name)),
       });
       tables.set(key, { meta: t, info, enumValues, deps, reports, model });
     }
-    const fns = new Map<string, { meta: FunctionMeta; info: FunctionInfo }>();
+    const fns: ResolvedSource['functions'] = new Map();
     const owner = this.groups.find((g) => g.resolveFunction);
     for (const f of meta.functions ?? []) {
       const key = qtKey(f.function);
@@ -423,7 +430,7 @@ export class DatabaseService {
         build: ctx,
         report: (o) => ctx.inconsistent({ ...o, id: o.id ?? `function:${meta.name}:${key}` }),
       });
-      if (info) fns.set(key, { meta: f, info });
+      if (info) fns.set(key, { meta: f, info, model: resolveFunctionModel(f, info, kind.dialect) });
     }
     return { name: meta.name, kind, meta, connection: conn, introspection: intro, tables, functions: fns };
   }

@@ -4,7 +4,7 @@
  */
 import type * as v from 'valibot';
 import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
-import type { TableModel } from './resolved.js';
+import type { FunctionModel, TableModel } from './resolved.js';
 import type { CompiledQuery, InsertIR, RootIR } from '../ir/types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -313,7 +313,7 @@ export interface ResolvedSource {
   connection: SourceConnection | null;
   introspection: Introspection | null;
   tables: Map<string, ResolvedTable>;
-  functions: Map<string, { meta: FunctionMeta; info: FunctionInfo }>;
+  functions: Map<string, { meta: FunctionMeta; info: FunctionInfo; model?: FunctionModel }>;
 }
 
 export interface DatabaseBuild {

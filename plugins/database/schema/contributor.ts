@@ -1,23 +1,26 @@
 /**
  * The database plugin's schema contributor: for a role, the select root fields of every tracked
- * table it may select (admin: all), as Hasura v2 names them, each planning through plan.ts.
+ * table it may select (admin: all) and of every tracked function it may call, as Hasura v2 names
+ * them, each planning through plan.ts.
  */
 import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
 import { planRootField, type RootKind } from './plan.js';
-import { RoleSchema, type RoleTable } from './role.js';
+import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
 
 /** Hasura's admin role: every table, no permission. */
 export const ADMIN_ROLE = 'admin';
 
+type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
+
 export function roleSchema(db: DatabaseService, role: string, build: BuildResult, types: TypeRegistry): RoleSchema {
-  return new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types);
+  return new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions);
 }
 
 export function tableRootFields(rs: RoleSchema): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
-  const add = (kind: RootKind, t: RoleTable, config: Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>) => {
+  const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate'>, t: RoleTable, config: FieldConfig) => {
     const allowed = t.perm?.queryRootFields;
     if (allowed && !allowed.includes(kind)) return;
     const rf = t.model.rootFields[kind];
@@ -36,11 +39,62 @@ export function tableRootFields(rs: RoleSchema): Record<string, RootFieldDef> {
   return query;
 }
 
+/*
+ * Note [Tracked functions as root fields]
+ * A tracked function is `<fn>(args: <fn>_args, distinct_on, limit, offset, order_by, where)`
+ * returning its table's rows, and `<fn>_aggregate` when the role may aggregate the table, under
+ * the query root; a VOLATILE function (or one with `exposed_as: mutation`) is `<fn>` under the
+ * mutation root, as Hasura exposes it. A role sees a function when it may select its table and
+ * has a function permission, or with inferred function permissions (the default). The rows
+ * always pass the table's select permission (filter, columns, limit): a function that returns
+ * rows outside the role's filter gives nothing of them.
+ *
+ * Mutation root fields run one after the other (the engine's rule), each as its own statement on
+ * the source's pool: one function call is atomic, but two in one request are not one
+ * transaction, as Hasura makes them. That needs the engine to hand plans a transaction per
+ * request (core/graphql, RunContext), which is not in this slice.
+ */
+export function functionRootFields(rs: RoleSchema): { query: Record<string, RootFieldDef>; mutation: Record<string, RootFieldDef> } {
+  const query: Record<string, RootFieldDef> = {};
+  const mutation: Record<string, RootFieldDef> = {};
+  for (const f of rs.functions) {
+    const m = f.model;
+    const t = f.table;
+    const fn = `"${m.function.name}"`;
+    const table = `"${t.model.table.name}"`;
+    const args = m.call.inputs.length
+      ? { args: { type: new GraphQLNonNull(rs.functionArgs(`${m.name}_args`, m.call.inputs)), description: `input parameters for function ${fn}` }, ...rs.selectArgs(t) }
+      : rs.selectArgs(t);
+    const list = new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t))));
+    const def = (kind: 'function' | 'function_aggregate', config: FieldConfig, rf: RoleFunction): RootFieldDef => ({
+      config: m.description ? { ...config, description: m.description } : config,
+      plan: (input) => planRootField(kind, rf.table, rs, input, rf),
+    });
+    if (m.exposedAs === 'mutation') {
+      mutation[m.rootFields.function] = def('function', { type: list, args, description: `execute VOLATILE function ${fn} which returns ${table}` }, f);
+      continue;
+    }
+    query[m.rootFields.function] = def('function', { type: list, args, description: `execute function ${fn} which returns ${table}` }, f);
+    if (t.aggregates) {
+      query[m.rootFields.function_aggregate] = def(
+        'function_aggregate',
+        { type: new GraphQLNonNull(rs.aggregate(t)), args, description: `execute function ${fn} and query aggregates on result of table type ${table}` },
+        f,
+      );
+    }
+  }
+  return { query, mutation };
+}
+
 export function databaseContributor(db: DatabaseService): SchemaContributorDef {
   return {
     name: 'tables',
     contribute(role, build, types): SchemaContribution {
-      return { query: tableRootFields(roleSchema(db, role, build, types)) };
+      const rs = roleSchema(db, role, build, types);
+      const fns = functionRootFields(rs);
+      const out: SchemaContribution = { query: { ...tableRootFields(rs), ...fns.query } };
+      if (Object.keys(fns.mutation).length) out.mutation = fns.mutation;
+      return out;
     },
   };
 }

@@ -14,16 +14,18 @@ import type {
   BoolIR,
   CompiledQuery,
   FieldIR,
+  FunctionCallIR,
   ObjectIR,
   OrderDir,
   OrderItem,
   ParamSource,
   RootIR,
+  RowOf,
   RowsIR,
   Value,
 } from '../ir/types.js';
-import type { ResolvedColumn } from '../model/resolved.js';
-import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleSchema, type RoleTable } from './role.js';
+import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
+import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 
 /*
  * Note [Variables that shape the query]
@@ -130,6 +132,11 @@ class Planner {
           parts.push(...this.comparison(col, val));
           continue;
         }
+        const cf = t.computedFields.find((c) => c.name === k && c.call.inputs.length === 0);
+        if (cf) {
+          parts.push(...this.computedWhere(cf, val, t));
+          continue;
+        }
         const rel = t.relationships.find((r) => r.name === k);
         if (!rel) throw fail(`field "${k}" not found in type: '${t.model.name}_bool_exp'`);
         const remote = this.rs.remote(t, rel);
@@ -147,6 +154,60 @@ class Planner {
       const op = name.slice(1);
       return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true) };
     });
+  }
+
+  /** A computed field without user arguments in a boolean expression (Hasura allows no others). */
+  private computedWhere(cf: ResolvedComputedField, x: Arg, t: RoleTable): BoolIR[] {
+    const call = this.call(cf.call, undefined);
+    if (cf.returns.k === 'table') {
+      const remote = this.rs.computedRemote(t, cf);
+      return [{ t: 'frows', call, e: and(this.where(x, remote), filterOf(remote)) }];
+    }
+    const scalar = cf.returns.scalar;
+    const o = this.shape(x);
+    if (o === null) return [];
+    if (!isObj(o)) throw fail(`expected an object for "${cf.name}"`);
+    return Object.entries(o).map(([name, operand]): BoolIR => {
+      const op = name.slice(1);
+      return { t: 'fcmp', call, scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true) };
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Function calls
+
+  /**
+   * The call of a function with the `args` object given (Hasura's `functionArgs`): arguments in
+   * the function's order, positional until one with a default is left out and by name after it;
+   * the session argument bound from the session as json; a missing argument without a default
+   * refused. The row argument stays a `row` for the compiler.
+   */
+  call(c: ResolvedFunctionCall, x: Arg | undefined): FunctionCallIR {
+    const given = x === undefined ? undefined : this.shape(x);
+    if (given !== undefined && given !== null && !isObj(given)) throw fail('expected an object for "args"');
+    const obj = (given ?? {}) as Record<string, Arg>;
+    const args: FunctionCallIR['args'] = [];
+    let named = false;
+    const nameOf = (name: string | null) => {
+      if (!named) return {};
+      if (name === null) throw new SvcError('not-supported', 'Only last set of positional arguments can be omitted');
+      return { name };
+    };
+    for (const p of c.params) {
+      if (p.k === 'row') args.push({ k: 'row', ...nameOf(p.arg.name) });
+      else if (p.k === 'session') args.push({ k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs, ...nameOf(p.arg.name) });
+      else {
+        const v = obj[p.arg.field];
+        if (v === undefined) {
+          if (!p.arg.hasDefault) throw new SvcError('not-supported', 'Non default arguments cannot be omitted');
+          named = true;
+          continue;
+        }
+        // A row-typed argument comes as its text form (role.ts `functionArgs`) and is cast.
+        args.push({ k: 'value', value: this.leaf(v, false), bindAs: p.arg.scalar.bindAs, ...nameOf(p.arg.name) });
+      }
+    }
+    return { function: c.function, args };
   }
 
   // -------------------------------------------------------------------------------------------
@@ -183,6 +244,14 @@ class Planner {
           if (dir === null) continue;
           if (typeof dir !== 'string' || !(dir in ORDER_BY_VALUES)) throw fail(`unexpected value for order_by: ${JSON.stringify(dir)}`);
           out.push({ path, column: col.name, dir: dir as OrderDir });
+          continue;
+        }
+        const cf = t.computedFields.find((c) => c.name === k && c.returns.k === 'scalar' && c.call.inputs.length === 0);
+        if (cf) {
+          const dir = this.shape(val);
+          if (dir === null) continue;
+          if (typeof dir !== 'string' || !(dir in ORDER_BY_VALUES)) throw fail(`unexpected value for order_by: ${JSON.stringify(dir)}`);
+          out.push({ path, column: cf.name, call: this.call(cf.call, undefined), dir: dir as OrderDir });
           continue;
         }
         const rel = t.relationships.find((r) => r.name === k && r.kind === 'object');
@@ -246,6 +315,17 @@ class Planner {
       const col = t.columns.find((c) => c.field === name);
       if (col) {
         fields.push({ key, k: 'column', column: col.name, scalar: col.scalar });
+        continue;
+      }
+      const cf = t.computedFields.find((c) => c.name === name);
+      if (cf) {
+        const args = this.args(node);
+        const call = this.call(cf.call, args.args);
+        if (cf.returns.k === 'scalar') fields.push({ key, k: 'computed', call, row: rowOf(t) });
+        else {
+          const remote = this.rs.computedRemote(t, cf);
+          fields.push({ key, k: 'computed_rows', row: rowOf(t), rows: { ...this.rows(remote, args), from: call }, select: this.object(node.selectionSet, remote) });
+        }
         continue;
       }
       const rel = t.relationships.find((r) => r.name === name || (r.kind === 'array' && `${r.name}_aggregate` === name));
@@ -334,6 +414,9 @@ function resolveMarks(x: Arg, shape: (m: VarMark) => unknown): unknown {
 
 const filterOf = (t: RoleTable): BoolIR => t.perm?.filter ?? { t: 'true' };
 
+/** The row of `t` for a computed field: every column of the table, in its order. */
+const rowOf = (t: RoleTable): RowOf => ({ table: t.model.table, columns: t.model.columns.map((c) => c.name) });
+
 function and(a: BoolIR, b: BoolIR): BoolIR {
   if (a.t === 'true') return b;
   if (b.t === 'true') return a;
@@ -343,7 +426,7 @@ function and(a: BoolIR, b: BoolIR): BoolIR {
 // ---------------------------------------------------------------------------------------------
 // Plans
 
-export type RootKind = 'select' | 'select_by_pk' | 'select_aggregate';
+export type RootKind = 'select' | 'select_by_pk' | 'select_aggregate' | 'function' | 'function_aggregate';
 
 /** Values of the operation's variable defaults, for variables the request leaves out. */
 function defaultsOf(input: PlanInput): Record<string, Arg> {
@@ -352,14 +435,20 @@ function defaultsOf(input: PlanInput): Record<string, Arg> {
   return out;
 }
 
-function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner }) {
+function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner }, fn?: RoleFunction): RootIR {
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
   if (p) p.planner = planner;
   const field = input.field;
-  if (kind === 'select_by_pk') return planner.byPk(field, t);
-  if (kind === 'select_aggregate') return { k: 'aggregate', agg: planner.aggregate(field, t) } as RootIR;
   const args = Object.fromEntries((field.arguments ?? []).map((a) => [a.name.value, argOf(a.value)]));
-  return { k: 'select', single: false, rows: planner.rows(t, args), select: planner.object(field.selectionSet, t) } as RootIR;
+  // A tracked function's rows: the call is the FROM of the rows, the table's permission applies.
+  const from = fn ? planner.call(fn.model.call, args.args) : undefined;
+  if (kind === 'select_by_pk') return planner.byPk(field, t);
+  if (kind === 'select_aggregate' || kind === 'function_aggregate') {
+    const agg = planner.aggregate(field, t);
+    return { k: 'aggregate', agg: from ? { ...agg, rows: { ...agg.rows, from } } : agg };
+  }
+  const rows = planner.rows(t, args);
+  return { k: 'select', single: false, rows: from ? { ...rows, from } : rows, select: planner.object(field.selectionSet, t) };
 }
 
 /** A bind parameter's text (values go as text and are cast in SQL to the column's type). */
@@ -367,6 +456,7 @@ export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<stri
   let val: unknown;
   if (p.k === 'lit') val = p.v;
   else if (p.k === 'var') val = ctx.variables[p.name] ?? defaults[p.name] ?? null;
+  else if (p.k === 'session_json') val = ctx.session.variables;
   else {
     val = ctx.session.variables[p.name];
     if (val === undefined) throw new SvcError('not-found', `missing session variable: "${p.name}"`);
@@ -376,13 +466,13 @@ export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<stri
   return String(val);
 }
 
-export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput): FieldPlan {
+export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, fn?: RoleFunction): FieldPlan {
   const compile = t.source.kind.dialect.compileSelect!;
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { q: CompiledQuery; planner: Planner } => {
     const holder: { planner?: Planner } = {};
-    const ir = irFor(kind, t, rs, input, vars, holder);
+    const ir = irFor(kind, t, rs, input, vars, holder, fn);
     try {
       return { q: compile(ir), planner: holder.planner! };
     } catch (e) {

@@ -26,9 +26,44 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import type { TypeRegistry } from '../../../core/plugin.js';
-import type { Dialect, ResolvedSource, ScalarType } from '../model/types.js';
-import type { ResolvedColumn, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
+import type { Dialect, EnumValue, ResolvedSource, ScalarType } from '../model/types.js';
+import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
+import { qtKey } from '../model/meta.js';
+
+/*
+ * Note [Enum table references]
+ * A column whose single-column foreign key points at a tracked enum table (`is_enum`) is typed by
+ * that table's GraphQL enum `<t>_enum` (its rows, sorted by value, comments as descriptions),
+ * with `<t>_enum_comparison_exp` (equality operators only) in boolean expressions, as Hasura
+ * does. Only the GraphQL types change: the column is still read, compared and bound as its own
+ * type, so planning and SQL know nothing of enums. The reference is found here, per role schema
+ * (one build), from the build's tables, not in the resolved table model: a model is reused while
+ * its own metadata is untouched (Note in model/resolved.ts), and marking another table as an
+ * enum, or its values changing, must retype the column without touching this table's metadata.
+ */
+export interface EnumRef {
+  /** `<enum table's GraphQL name>_enum`. */
+  name: string;
+  values: readonly EnumValue[];
+}
+
+/** The enum references of a table's columns (Note [Enum table references]). */
+function enumRefs(source: ResolvedSource, m: TableModel): Map<string, EnumRef> {
+  const out = new Map<string, EnumRef>();
+  const seen = new Set<string>();
+  for (const fk of source.tables.get(m.key)?.info.foreignKeys ?? []) {
+    if (fk.columns.length !== 1) continue;
+    const ref = source.tables.get(qtKey({ schema: fk.refSchema, name: fk.refTable }));
+    if (!ref?.meta.is_enum || !ref.enumValues?.length || !ref.model?.inSchema) continue;
+    const col = fk.columns[0]!;
+    // Two enum tables for one column: neither (an ambiguous reference).
+    if (seen.has(col)) out.delete(col);
+    else out.set(col, { name: `${ref.model.name}_enum`, values: ref.enumValues });
+    seen.add(col);
+  }
+  return out;
+}
 
 /** A table as one role sees it. */
 export interface RoleTable {
@@ -42,6 +77,18 @@ export interface RoleTable {
   relationships: ResolvedRelationship[];
   /** Whether the role may aggregate the table. */
   aggregates: boolean;
+  /** Columns typed by an enum table, by column name (Note [Enum table references]). */
+  enums: ReadonlyMap<string, EnumRef>;
+  /** Computed fields the role may read: scalar ones its permission lists, set-returning ones
+   * whose table it may select. */
+  computedFields: ResolvedComputedField[];
+}
+
+/** A tracked function as one role sees it: it may call it, and select its table. */
+export interface RoleFunction {
+  source: ResolvedSource;
+  model: FunctionModel;
+  table: RoleTable;
 }
 
 const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t);
@@ -68,14 +115,21 @@ export const isComparable = (s: ScalarType) => s.category === 'numeric' || s.cat
 export class RoleSchema {
   /** Tables the role may select, by `source\0key`. */
   readonly tables = new Map<string, RoleTable>();
+  /** Tracked functions the role may call. */
+  readonly functions: RoleFunction[] = [];
 
   constructor(
     readonly role: string,
     readonly isAdmin: boolean,
     sources: Iterable<ResolvedSource>,
     private readonly types: TypeRegistry,
+    /** `--infer-function-permissions`: a select permission on a function's table lets a role
+     * call the function without a function permission (Hasura's default). */
+    inferFunctionPermissions = true,
   ) {
-    for (const source of sources) {
+    // Iterated twice (tables, then functions): it may be a Map's iterator.
+    const all = [...sources];
+    for (const source of all) {
       if (!source.kind.dialect.compileSelect) continue;
       for (const rt of source.tables.values()) {
         const m = rt.model;
@@ -89,12 +143,31 @@ export class RoleSchema {
           columns: perm ? m.columns.filter((c) => perm.columns.has(c.name)) : m.columns,
           relationships: [],
           aggregates: isAdmin || perm!.allowAggregations,
+          enums: enumRefs(source, m),
+          computedFields: [],
         });
       }
     }
     for (const t of this.tables.values()) {
       t.relationships = t.model.relationships.filter((r) => this.tables.has(`${t.source.name}\0${r.remoteKey}`));
+      t.computedFields = (t.model.computedFields ?? []).filter((cf) =>
+        cf.returns.k === 'table' ? this.tables.has(`${t.source.name}\0${cf.returns.key}`) : !t.perm || t.perm.computedFields.has(cf.name),
+      );
     }
+    for (const source of all) {
+      for (const f of source.functions.values()) {
+        const m = f.model;
+        const table = m && this.tables.get(`${source.name}\0${m.returnsKey}`);
+        if (!m || !m.inSchema || !table) continue;
+        if (!isAdmin && !m.permissions.has(role) && !inferFunctionPermissions) continue;
+        this.functions.push({ source, model: m, table });
+      }
+    }
+  }
+
+  /** The table whose rows a set-returning computed field gives. */
+  computedRemote(t: RoleTable, cf: ResolvedComputedField): RoleTable {
+    return this.tables.get(`${t.source.name}\0${(cf.returns as { key: string }).key}`)!;
   }
 
   remote(t: RoleTable, r: ResolvedRelationship): RoleTable {
@@ -123,7 +196,7 @@ export class RoleSchema {
   }
 
   /** `<scalar>_comparison_exp`: the generic operators and the dialect's that apply to the type. */
-  comparisonExp(c: ResolvedColumn, dialect: Dialect): GraphQLInputObjectType {
+  comparisonExp(c: Pick<ResolvedColumn, 'scalar' | 'type'>, dialect: Dialect): GraphQLInputObjectType {
     const name = `${c.scalar.graphql}_comparison_exp`;
     return this.named(name, () => {
       const s = this.scalar(c.scalar);
@@ -148,8 +221,67 @@ export class RoleSchema {
     });
   }
 
+  /** `<t>_enum`: the values of an enum table (Note [Enum table references]). */
+  enumType(e: EnumRef): GraphQLEnumType {
+    return this.named(e.name, () =>
+      new GraphQLEnumType({
+        name: e.name,
+        values: Object.fromEntries(
+          [...e.values]
+            .sort((a, b) => (a.value < b.value ? -1 : a.value > b.value ? 1 : 0))
+            .map((v) => [v.value, { value: v.value, ...(v.comment !== null ? { description: v.comment } : {}) }]),
+        ),
+      }),
+    );
+  }
+
+  /** `<t>_enum_comparison_exp`: Hasura gives enum references the equality operators only. */
+  enumComparisonExp(e: EnumRef): GraphQLInputObjectType {
+    const name = `${e.name}_comparison_exp`;
+    return this.named(name, () => {
+      const type = this.enumType(e);
+      return new GraphQLInputObjectType({
+        name,
+        description: `Boolean expression to compare columns of type "${e.name}". All fields are combined with logical 'AND'.`,
+        fields: { _eq: { type }, _in: { type: list(nn(type)) }, _is_null: { type: GraphQLBoolean }, _neq: { type }, _nin: { type: list(nn(type)) } },
+      });
+    });
+  }
+
+  /** A column's GraphQL type (nullability aside): its enum, or its scalar. */
+  columnType(t: RoleTable, c: ResolvedColumn): GraphQLScalarType | GraphQLEnumType {
+    const e = t.enums.get(c.name);
+    return e ? this.enumType(e) : this.scalar(c.scalar);
+  }
+
+  /** `<name>_args`: the user arguments of a function, those with a default first (Hasura's order);
+   * every field optional, since PostgreSQL arguments are nullable (a missing one without a
+   * default is refused when planning, as Hasura does). */
+  functionArgs(name: string, inputs: readonly ResolvedFunctionArg[]): GraphQLInputObjectType {
+    return this.named(name, () => {
+      const fields: GraphQLInputFieldConfigMap = {};
+      for (const a of [...inputs.filter((x) => x.hasDefault), ...inputs.filter((x) => !x.hasDefault)]) {
+        // A row-typed argument is given as its text form (`"(1,'a')"`): a scalar named after the
+        // type would clash with the table's object type.
+        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.scalar(a.scalar) };
+      }
+      return new GraphQLInputObjectType({ name, fields });
+    });
+  }
+
   // -------------------------------------------------------------------------------------------
   // Per-table types
+
+  /** The `args` argument of a computed field, when its function takes arguments of the user's. */
+  private computedArgs(t: RoleTable, cf: ResolvedComputedField): GraphQLFieldConfigArgumentMap {
+    if (cf.call.inputs.length === 0) return {};
+    return {
+      args: {
+        type: nn(this.functionArgs(`${cf.name}_${t.model.name}_args`, cf.call.inputs)),
+        description: `input parameters for computed field "${cf.name}" defined on table "${t.model.table.name}"`,
+      },
+    };
+  }
 
   object(t: RoleTable): GraphQLObjectType {
     const name = t.model.name;
@@ -160,7 +292,7 @@ export class RoleSchema {
         fields: () => {
           const fields: GraphQLFieldConfigMap<unknown, unknown> = {};
           for (const c of t.columns) {
-            const type = this.scalar(c.scalar);
+            const type = this.columnType(t, c);
             fields[c.field] = { type: c.nullable ? type : nn(type), ...(c.description ? { description: c.description } : {}) };
           }
           for (const r of t.relationships) {
@@ -172,6 +304,14 @@ export class RoleSchema {
               if (remote.aggregates) {
                 fields[`${r.name}_aggregate`] = { type: nn(this.aggregate(remote)), args: this.selectArgs(remote), description: 'An aggregate relationship' };
               }
+            }
+          }
+          for (const cf of t.computedFields) {
+            const args = this.computedArgs(t, cf);
+            if (cf.returns.k === 'scalar') fields[cf.name] = { type: this.scalar(cf.returns.scalar), args, description: cf.description };
+            else {
+              const remote = this.computedRemote(t, cf);
+              fields[cf.name] = { type: nn(list(nn(this.object(remote)))), args: { ...args, ...this.selectArgs(remote) }, description: cf.description };
             }
           }
           // Fields other plugins add come first, so that a clash with one of ours is reported.
@@ -198,7 +338,7 @@ export class RoleSchema {
     for (const name of pk) {
       const c = t.columns.find((x) => x.name === name);
       if (!c) return undefined;
-      args[c.field] = { type: nn(this.scalar(c.scalar)) };
+      args[c.field] = { type: nn(this.columnType(t, c)) };
     }
     return args;
   }
@@ -215,8 +355,18 @@ export class RoleSchema {
             _not: { type: self },
             _or: { type: list(nn(self)) },
           };
-          for (const c of t.columns) if (c.scalar.comparable) fields[c.field] = { type: this.comparisonExp(c, t.source.kind.dialect) };
+          for (const c of t.columns) {
+            const e = t.enums.get(c.name);
+            if (e) fields[c.field] = { type: this.enumComparisonExp(e) };
+            else if (c.scalar.comparable) fields[c.field] = { type: this.comparisonExp(c, t.source.kind.dialect) };
+          }
           for (const r of t.relationships) fields[r.name] = { type: this.boolExp(this.remote(t, r)) };
+          // Computed fields without user arguments (Hasura's limitation).
+          for (const cf of t.computedFields) {
+            if (cf.call.inputs.length > 0) continue;
+            if (cf.returns.k === 'table') fields[cf.name] = { type: this.boolExp(this.computedRemote(t, cf)) };
+            else if (cf.returns.scalar.comparable) fields[cf.name] = { type: this.comparisonExp(cf.returns, t.source.kind.dialect) };
+          }
           return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
         },
       });
@@ -234,6 +384,7 @@ export class RoleSchema {
           const fields: GraphQLInputFieldConfigMap = {};
           for (const c of t.columns) fields[c.field] = { type: this.orderByEnum() };
           for (const r of t.relationships) if (r.kind === 'object') fields[r.name] = { type: this.orderBy(this.remote(t, r)) };
+          for (const cf of t.computedFields) if (cf.returns.k === 'scalar' && cf.call.inputs.length === 0) fields[cf.name] = { type: this.orderByEnum() };
           return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
         },
       }),
@@ -279,7 +430,8 @@ export class RoleSchema {
             count: { type: nn(GraphQLInt), args: { columns: { type: list(nn(this.selectColumn(t))) }, distinct: { type: GraphQLBoolean } } },
           };
           const numeric = t.columns.filter((c) => isNumeric(c.scalar));
-          const comparable = t.columns.filter((c) => isComparable(c.scalar));
+          // Enum references have no max/min in Hasura (they are not of a comparable scalar type).
+          const comparable = t.columns.filter((c) => isComparable(c.scalar) && !t.enums.has(c.name));
           for (const fn of [...NUMERIC_AGGREGATES, ...COMPARABLE_AGGREGATES].sort()) {
             const cols = (COMPARABLE_AGGREGATES as readonly string[]).includes(fn) ? comparable : numeric;
             if (cols.length) fields[fn] = { type: this.fnFields(t, fn, cols) };
