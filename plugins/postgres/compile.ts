@@ -201,7 +201,16 @@ class Compiler {
    * scalar subqueries, each with the remote table's filter). */
   private orderKey(o: OrderItem, t: string): string {
     const build = (i: number, cur: string): string => {
-      if (i === o.path.length) return o.call ? this.call(o.call, cur) : `${cur}.${quoteIdent(o.column)}`;
+      if (i === o.path.length) {
+        if (o.call) return this.call(o.call, cur);
+        if (o.agg) {
+          const a = this.alias();
+          const on = o.agg.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
+          const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${a}.${quoteIdent(o.column)})`;
+          return `(select ${what} from ${qt(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
+        }
+        return `${cur}.${quoteIdent(o.column)}`;
+      }
       const step = o.path[i]!;
       const a = this.alias();
       const on = step.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');

@@ -73,6 +73,9 @@ export interface OrderItem {
   column: string;
   /** A scalar computed field of the row (then `column` is only its name). */
   call?: FunctionCallIR;
+  /** An aggregate of an array relationship's rows (the remote's filter folded in): `count`, or
+   * `fn` of `column` of the remote (then `column` is the remote's). */
+  agg?: { remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; filter: BoolIR; fn: string };
   dir: OrderDir;
 }
 

@@ -254,10 +254,48 @@ class Planner {
           out.push({ path, column: cf.name, call: this.call(cf.call, undefined), dir: dir as OrderDir });
           continue;
         }
+        const arr = t.relationships.find((r) => r.kind === 'array' && `${r.name}_aggregate` === k);
+        if (arr) {
+          out.push(...this.aggregateOrder(val, t, arr, path));
+          continue;
+        }
         const rel = t.relationships.find((r) => r.name === k && r.kind === 'object');
         if (!rel) throw fail(`field "${k}" not found in type: '${t.model.name}_order_by'`);
         const remote = this.rs.remote(t, rel);
         out.push(...this.orderBy(val, remote, [...path, { remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote) }]));
+      }
+    }
+    return out;
+  }
+
+  /** `<rel>_aggregate: {count: desc, max: {col: asc}}`: keys over the relationship's rows that the
+   * role may see (the remote's filter; only when it may aggregate them). */
+  private aggregateOrder(x: Arg, t: RoleTable, rel: RoleTable['relationships'][number], path: OrderItem['path']): OrderItem[] {
+    const remote = this.rs.remote(t, rel);
+    if (!remote.aggregates) throw fail(`field "${rel.name}_aggregate" not found in type: '${t.model.name}_order_by'`);
+    const o = this.shape(x);
+    if (o === null || o === undefined) return [];
+    if (!isObj(o)) throw fail('expected an object for order_by');
+    const agg = (fn: string) => ({ remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote), fn });
+    const dirOf = (v: Arg | undefined): OrderDir | undefined => {
+      const d = this.shape(v);
+      if (d === null || d === undefined) return undefined;
+      if (typeof d !== 'string' || !(d in ORDER_BY_VALUES)) throw fail(`unexpected value for order_by: ${JSON.stringify(d)}`);
+      return d as OrderDir;
+    };
+    const out: OrderItem[] = [];
+    for (const [fn, val] of Object.entries(o)) {
+      if (fn === 'count') {
+        const dir = dirOf(val);
+        if (dir) out.push({ path, column: '', agg: agg('count'), dir });
+        continue;
+      }
+      const cols = this.shape(val);
+      if (cols === null) continue;
+      if (!isObj(cols)) throw fail('expected an object for order_by');
+      for (const [field, v] of Object.entries(cols)) {
+        const dir = dirOf(v);
+        if (dir) out.push({ path, column: this.column(remote, field).name, agg: agg(fn), dir });
       }
     }
     return out;

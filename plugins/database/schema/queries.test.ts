@@ -77,6 +77,14 @@ describe('admin', () => {
     expect(await ids('[{author: {name: desc}}, {id: asc}]')).toEqual([3, 4, 1, 2, 5]);
   });
 
+  it('order_by an array relationship\'s aggregate (<rel>_aggregate: {count, max: {col}})', async () => {
+    const ids = async (ob: string) => (await q(`{ author(order_by: ${ob}) { id } }`)).data.author.map((a: { id: number }) => a.id);
+    expect(await ids('[{articles_aggregate: {count: desc}}, {id: asc}]')).toEqual([1, 2, 3]);
+    expect(await ids('{articles_aggregate: {count: asc}}')).toEqual([3, 2, 1]);
+    expect(await ids('{articles_aggregate: {max: {rating: desc_nulls_last}}}')).toEqual([1, 2, 3]);
+    expect(await ids('{articles_aggregate: {sum: {rating: asc}}}')).toEqual([1, 2, 3]);
+  });
+
   it('limit and offset', async () => {
     expect(await q('{ article(order_by: {id: asc}, limit: 2, offset: 1) { id } }')).toEqual({ data: { article: [{ id: 2 }, { id: 3 }] } });
   });
@@ -171,6 +179,13 @@ describe('role user (row filter on a session variable, column lists)', () => {
     expect(await q('{ author(where: {articles: {title: {_eq: "A1"}}}) { id } }', undefined, user('2'))).toEqual({ data: { author: [] } });
     expect(await q('{ article_by_pk(id: 1) { id } }', undefined, user('2'))).toEqual({ data: { article_by_pk: null } });
     expect(await q('{ article(where: {_not: {author_id: {_eq: 2}}}) { id } }', undefined, user('2'))).toEqual({ data: { article: [] } });
+  });
+
+  it('order_by an array relationship\'s aggregate counts only the role\'s rows', async () => {
+    // user 2 sees B1 and B2 only: Alice's three articles count as none.
+    expect(await q('{ author(order_by: [{articles_aggregate: {count: desc}}, {id: desc}]) { id } }', undefined, user('2'))).toEqual({ data: { author: [{ id: 2 }, { id: 3 }, { id: 1 }] } });
+    // Not over a column the role may not select.
+    expect((await q('{ author(order_by: {articles_aggregate: {max: {body: asc}}}) { id } }', undefined, user('2'))).errors?.[0]?.extensions?.code).toBe('validation-failed');
   });
 
   it('a missing session variable is an error, never a wider filter', async () => {

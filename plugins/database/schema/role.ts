@@ -112,6 +112,19 @@ const COMPARABLE_AGGREGATES = ['max', 'min'] as const;
 export const isNumeric = (s: ScalarType) => s.category === 'numeric';
 export const isComparable = (s: ScalarType) => s.category === 'numeric' || s.category === 'string' || s.category === 'datetime';
 
+/** The aggregate functions over a table's columns the role may select, with their columns. */
+export function aggregateColumns(t: RoleTable): [string, ResolvedColumn[]][] {
+  const numeric = t.columns.filter((c) => isNumeric(c.scalar));
+  // Enum references have no max/min in Hasura (they are not of a comparable scalar type).
+  const comparable = t.columns.filter((c) => isComparable(c.scalar) && !t.enums.has(c.name));
+  const out: [string, ResolvedColumn[]][] = [];
+  for (const fn of [...NUMERIC_AGGREGATES, ...COMPARABLE_AGGREGATES].sort()) {
+    const cols = (COMPARABLE_AGGREGATES as readonly string[]).includes(fn) ? comparable : numeric;
+    if (cols.length) out.push([fn, cols]);
+  }
+  return out;
+}
+
 export class RoleSchema {
   /** Tables the role may select, by `source\0key`. */
   readonly tables = new Map<string, RoleTable>();
@@ -385,6 +398,36 @@ export class RoleSchema {
           for (const c of t.columns) fields[c.field] = { type: this.orderByEnum() };
           for (const r of t.relationships) if (r.kind === 'object') fields[r.name] = { type: this.orderBy(this.remote(t, r)) };
           for (const cf of t.computedFields) if (cf.returns.k === 'scalar' && cf.call.inputs.length === 0) fields[cf.name] = { type: this.orderByEnum() };
+          for (const r of t.relationships) {
+            const remote = this.remote(t, r);
+            if (r.kind === 'array' && remote.aggregates) fields[`${r.name}_aggregate`] = { type: this.aggregateOrderBy(remote) };
+          }
+          return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
+        },
+      }),
+    );
+  }
+
+  /** `<t>_aggregate_order_by`: ordering by an aggregate of an array relationship's rows. */
+  aggregateOrderBy(t: RoleTable): GraphQLInputObjectType {
+    const name = `${t.model.name}_aggregate_order_by`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `order by aggregate values of table "${t.model.table.name}"`,
+        fields: () => {
+          const fields: GraphQLInputFieldConfigMap = { count: { type: this.orderByEnum() } };
+          for (const [fn, cols] of aggregateColumns(t)) {
+            fields[fn] = {
+              type: this.named(`${t.model.name}_${fn}_order_by`, () =>
+                new GraphQLInputObjectType({
+                  name: `${t.model.name}_${fn}_order_by`,
+                  description: `order by ${fn}() on columns of table "${t.model.table.name}"`,
+                  fields: Object.fromEntries(cols.map((c) => [c.field, { type: this.orderByEnum() }])),
+                }),
+              ),
+            };
+          }
           return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
         },
       }),
@@ -429,13 +472,7 @@ export class RoleSchema {
           const fields: GraphQLFieldConfigMap<unknown, unknown> = {
             count: { type: nn(GraphQLInt), args: { columns: { type: list(nn(this.selectColumn(t))) }, distinct: { type: GraphQLBoolean } } },
           };
-          const numeric = t.columns.filter((c) => isNumeric(c.scalar));
-          // Enum references have no max/min in Hasura (they are not of a comparable scalar type).
-          const comparable = t.columns.filter((c) => isComparable(c.scalar) && !t.enums.has(c.name));
-          for (const fn of [...NUMERIC_AGGREGATES, ...COMPARABLE_AGGREGATES].sort()) {
-            const cols = (COMPARABLE_AGGREGATES as readonly string[]).includes(fn) ? comparable : numeric;
-            if (cols.length) fields[fn] = { type: this.fnFields(t, fn, cols) };
-          }
+          for (const [fn, cols] of aggregateColumns(t)) fields[fn] = { type: this.fnFields(t, fn, cols) };
           return fields;
         },
       }),
