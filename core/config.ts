@@ -4,6 +4,7 @@
  * Every value is validated with valibot at boot; a bad value names the flag or variable.
  */
 import * as v from './valibot.js';
+import { parseJwtSettings, type JwtSettings } from './auth/jwt-config.js';
 
 const bool = v.pipe(
   v.string(),
@@ -32,6 +33,46 @@ const pgUrl = v.pipe(
   v.regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL'),
 );
 const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
+/** A JWT configuration (core/auth/jwt-config.ts), checked and its key imported at boot. */
+const jwtSecret = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    try {
+      return parseJwtSettings(dataset.value);
+    } catch (e) {
+      addIssue({ message: (e as Error).message });
+      return NEVER;
+    }
+  }),
+);
+const jwtSecrets = v.pipe(
+  v.string(),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    let list: unknown;
+    try {
+      list = JSON.parse(dataset.value);
+    } catch {
+      list = undefined;
+    }
+    if (!Array.isArray(list)) {
+      addIssue({ message: 'expected a JSON list of JWT configurations' });
+      return NEVER;
+    }
+    try {
+      return list.map((x, i) => {
+        try {
+          return parseJwtSettings(x);
+        } catch (e) {
+          throw new Error(`[${i}]: ${(e as Error).message}`);
+        }
+      });
+    } catch (e) {
+      addIssue({ message: (e as Error).message });
+      return NEVER;
+    }
+  }),
+);
+const httpUrl = v.pipe(v.string(), v.trim(), v.regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL'));
 
 export const APIS = ['graphql', 'metadata', 'config', 'pgdump', 'developer'] as const;
 export type ApiName = (typeof APIS)[number];
@@ -48,7 +89,18 @@ const OPTIONS = {
   },
   dataDir: { flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', schema: nonEmpty, default: './.svc-data' },
   embeddedPgPort: { flag: 'embedded-pg-port', env: 'SVC_GRAPHQL_EMBEDDED_PG_PORT', schema: port, default: 0 },
-  adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined },
+  adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined, secret: true },
+  // Authentication modes (core/auth): JWT or webhook, each beside the admin secret.
+  jwtSecret: { flag: 'jwt-secret', env: 'SVC_GRAPHQL_JWT_SECRET', schema: jwtSecret, default: undefined, secret: true },
+  jwtSecrets: { flag: 'jwt-secrets', env: 'SVC_GRAPHQL_JWT_SECRETS', schema: jwtSecrets, default: undefined, secret: true },
+  authHook: { flag: 'auth-hook', env: 'SVC_GRAPHQL_AUTH_HOOK', schema: httpUrl, default: undefined },
+  authHookMode: {
+    flag: 'auth-hook-mode',
+    env: 'SVC_GRAPHQL_AUTH_HOOK_MODE',
+    schema: v.pipe(v.string(), v.trim(), v.toUpperCase(), v.picklist(['GET', 'POST'], 'expected GET or POST')),
+    default: 'GET' as 'GET' | 'POST',
+  },
+  authHookTimeout: { flag: 'auth-hook-timeout', env: 'SVC_GRAPHQL_AUTH_HOOK_TIMEOUT', schema: positiveInt, default: 10_000 },
   enabledApis: {
     flag: 'enabled-apis',
     env: 'SVC_GRAPHQL_ENABLED_APIS',
@@ -166,11 +218,24 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     const r = v.safeParse(opt.schema as v.GenericSchema, raw);
     if (!r.success) {
       const where = fromFlag !== undefined ? `--${opt.flag}` : opt.env;
-      throw new ConfigError(`invalid value for ${where}: ${JSON.stringify(raw)}: ${r.issues[0]!.message}`);
+      // A secret's value is never repeated (the message goes to stderr and to logs).
+      const shown = 'secret' in opt && opt.secret && raw !== '' ? '' : `${JSON.stringify(raw)}: `;
+      throw new ConfigError(`invalid value for ${where}: ${shown}${r.issues[0]!.message}`);
     }
     out[key] = r.output;
   }
-  return out as ServerConfig;
+  const cfg = out as ServerConfig;
+  // As Hasura's setupAuthMode: token modes need the admin secret, and one mode at a time.
+  const jwt = cfg.jwtSecret !== undefined || cfg.jwtSecrets !== undefined;
+  if (jwt && cfg.authHook !== undefined) throw new ConfigError('both webhook and JWT mode cannot be enabled at the same time (--auth-hook with --jwt-secret or SVC_GRAPHQL_JWT_SECRETS)');
+  if (jwt && cfg.adminSecret === undefined) throw new ConfigError('--jwt-secret (SVC_GRAPHQL_JWT_SECRET, SVC_GRAPHQL_JWT_SECRETS) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set');
+  if (cfg.authHook !== undefined && cfg.adminSecret === undefined) throw new ConfigError('--auth-hook (SVC_GRAPHQL_AUTH_HOOK) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set');
+  return cfg;
+}
+
+/** The JWT configurations of a server: SVC_GRAPHQL_JWT_SECRET first, then SVC_GRAPHQL_JWT_SECRETS. */
+export function jwtConfigs(cfg: Pick<ServerConfig, 'jwtSecret' | 'jwtSecrets'>): JwtSettings[] {
+  return [...(cfg.jwtSecret ? [cfg.jwtSecret] : []), ...(cfg.jwtSecrets ?? [])];
 }
 
 /** Defaults only (tests and embedders override what they need). */

@@ -12,6 +12,11 @@ export const ERROR_CODES = {
   'invalid-json': 400,
   'invalid-params': 400,
   'invalid-headers': 400,
+  // JWT mode (core/auth/jwt.ts), Hasura's codes: a token that does not verify, claims that are
+  // not what the configuration says, a token without the role claims.
+  'invalid-jwt': 400,
+  'jwt-invalid-claims': 400,
+  'jwt-missing-role-claims': 400,
   'invalid-configuration': 400,
   'not-exists': 400,
   'already-exists': 400,

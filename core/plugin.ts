@@ -346,7 +346,13 @@ export interface KernelApi {
   state(): { metadata: Metadata; resourceVersion: number; build: BuildResult };
   /** Runs a metadata-API request as the kernel does for HTTP (used by plugins and tests). */
   execute(endpoint: Endpoint, body: unknown, session: Session): Promise<unknown>;
-  /** The session of a request with these headers (throws a 401 SvcError for bad credentials). */
+  /** The session of a request: admin secret, JWT or webhook (core/auth/session.ts). `request`
+   * is the GraphQL request (or batch) when there is one, which webhook POST mode sends to the
+   * hook. Throws an SvcError to refuse (401, 400 invalid-jwt, ..., 500 for a failing hook). */
+  authenticate(headers: Headers, request?: unknown): Promise<Session>;
+  /** Synchronous and partial: resolves the admin secret and requests without credentials, and
+   * refuses a JWT or webhook request as not admin (access-denied). Only for admin-only routes
+   * that cannot wait; prefer `authenticate`. */
   session(headers: Headers): Session;
   /** Called on shutdown, after workers stopped (close pools here). */
   onShutdown(fn: () => void | Promise<void>): void;

@@ -6,7 +6,7 @@ import { Hono, type Context } from 'hono';
 import type { Kernel } from '../core/kernel/kernel.js';
 import type { Endpoint, Session } from '../core/plugin.js';
 import { encodeResponse, hasJsonText } from '../core/plugin.js';
-import type { ApiName } from '../core/config.js';
+import { jwtConfigs, type ApiName } from '../core/config.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
 import { GraphQLEngine } from '../core/graphql/engine.js';
@@ -39,7 +39,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
   const app = new Hono<Env>();
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
-  const session = (c: Context): Session => kernel.session(c.req.raw.headers);
+  const session = (c: Context): Promise<Session> => kernel.authenticate(c.req.raw.headers);
   const readJson = (c: Context) => readJsonBody(c.req.raw, cfg);
   const notFound = (c: Context) => c.json({ path: '$', error: 'resource does not exist', code: 'not-found' }, 404);
 
@@ -79,7 +79,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
   const metadataRoute = (endpoint: Endpoint) => async (c: Context<Env>) => {
     if (!enabled('metadata')) return notFound(c);
     try {
-      const s = session(c);
+      const s = await session(c);
       const body = await readJson(c);
       if (body && typeof body === 'object' && typeof (body as { type?: unknown }).type === 'string') {
         c.set('operation', (body as { type: string }).type);
@@ -95,19 +95,20 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
   app.post('/v1/metadata', metadataRoute('metadata'));
   app.post('/v1/query', metadataRoute('query'));
 
-  app.get('/v1alpha1/config', (c) => {
+  app.get('/v1alpha1/config', async (c) => {
     if (!enabled('config')) return notFound(c);
     try {
-      const s = session(c);
+      const s = await session(c);
       if (!s.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
       return c.json({
         version: VERSION,
         is_function_permissions_inferred: cfg.inferFunctionPermissions,
         is_remote_schema_permissions_enabled: cfg.enableRemoteSchemaPermissions,
         is_admin_secret_set: cfg.adminSecret !== undefined,
-        is_auth_hook_set: false,
-        is_jwt_set: false,
-        jwt: [],
+        is_auth_hook_set: cfg.authHook !== undefined,
+        is_jwt_set: jwtConfigs(cfg).length > 0,
+        // As Hasura reports them: the claims' place and format of each configuration, no key.
+        jwt: jwtConfigs(cfg).map((j) => j.info),
         is_allow_list_enabled: cfg.enableAllowlist,
         live_queries: {
           batch_size: cfg.liveQueriesBatchSize,

@@ -45,8 +45,11 @@ export interface EngineHost {
   readonly log: Logger;
   readonly contributors: readonly Contributor[];
   state(): { build: BuildResult };
-  /** The session of a request (throws a 401 SvcError for bad credentials). */
-  session(headers: Headers): Session;
+  /** The session of a request; `request` is the GraphQL request or batch (webhook POST mode
+   * sends it). Throws an SvcError to refuse. */
+  authenticate(headers: Headers, request?: unknown): Promise<Session>;
+  /** Whether `authenticate` needs the request: the body is then read first. */
+  readonly auth?: { readonly needsRequest: boolean };
 }
 
 interface Answer {
@@ -90,18 +93,31 @@ export class GraphQLEngine {
     return this.cache.stats();
   }
 
-  /** The hono handler of `POST /v1/graphql`. Bad credentials throw (the app answers 401 as for
-   * every endpoint); everything else is answered in the GraphQL shape. */
+  /** The hono handler of `POST /v1/graphql`. Every refusal, authentication's included, is
+   * answered in the GraphQL shape with status 200, as Hasura's `allMod200` does on this route
+   * (a 401 or a failing webhook's 500 too). */
   handle = async (c: Context): Promise<Response> => {
     const headers = c.req.raw.headers;
-    const session = this.host.session(headers);
+    // Authentication comes first, unless it needs the request (webhook POST mode): then the body
+    // is read first, and a body that cannot be read is reported after authentication, as Hasura
+    // calls the hook without the request when it does not parse.
+    const early = this.host.auth?.needsRequest ? undefined : this.authenticate(headers, undefined);
     let body: unknown;
+    let bodyError: SvcError | undefined;
+    if (early) {
+      const s = await early;
+      if ('error' in s) return this.respond(c, s.error);
+    }
     try {
       body = await readJsonBody(c.req.raw, this.host.config);
     } catch (e) {
-      if (e instanceof SvcError && e.status < 500) return this.respond(c, failure(fromSvcError(e)));
-      throw e;
+      if (!(e instanceof SvcError && e.status < 500)) throw e;
+      bodyError = e;
     }
+    const resolved = early ? await early : await this.authenticate(headers, bodyError ? undefined : body);
+    if ('error' in resolved) return this.respond(c, resolved.error);
+    if (bodyError) return this.respond(c, failure(fromSvcError(bodyError)));
+    const session = resolved.session;
     if (Array.isArray(body)) {
       // A batch: each request answered as alone, in order (a mutation before a query sees its effect).
       let text = '[';
@@ -113,6 +129,15 @@ export class GraphQLEngine {
     }
     return this.respond(c, await this.request(body, session, headers));
   };
+
+  private async authenticate(headers: Headers, request: unknown): Promise<{ session: Session } | { error: Answer }> {
+    try {
+      return { session: await this.host.authenticate(headers, request) };
+    } catch (e) {
+      if (e instanceof SvcError) return { error: failure(fromSvcError(e)) };
+      throw e;
+    }
+  }
 
   private respond(c: Context, a: Answer): Response {
     return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });

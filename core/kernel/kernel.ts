@@ -25,7 +25,8 @@ import type {
 import type { ServerConfig } from '../config.js';
 import { errorDetail, type Logger } from '../log.js';
 import { SvcError } from '../errors.js';
-import { resolveSession } from '../auth/session.js';
+import { Authenticator } from '../auth/session.js';
+import { jwtConfigs } from '../config.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
 import { CatalogStore, type Part, type Stamp } from '../catalog/store.js';
@@ -165,6 +166,7 @@ export class Kernel {
       state: () => k.state(),
       execute: (endpoint, body, session) => k.execute(endpoint, body, session),
       session: (headers) => k.session(headers),
+      authenticate: (headers, request) => k.authenticate(headers, request),
       onShutdown: (fn) => k.shutdownFns.push(fn),
     };
   }
@@ -324,11 +326,32 @@ export class Kernel {
     return true;
   }
 
-  /** Resolves the session of a request from its headers (admin secret; JWT/webhook later). */
+  private authenticator: Authenticator | undefined;
+
+  /** The server's session resolver (core/auth), built from the configuration on first use. */
+  get auth(): Authenticator {
+    this.authenticator ??= new Authenticator(
+      {
+        adminSecret: this.config.adminSecret,
+        unauthorizedRole: this.config.unauthorizedRole,
+        jwt: jwtConfigs(this.config),
+        authHook: this.config.authHook ? { url: this.config.authHook, mode: this.config.authHookMode, timeoutMs: this.config.authHookTimeout } : undefined,
+      },
+      this.log,
+    );
+    return this.authenticator;
+  }
+
+  /** The session of a request: admin secret, JWT or webhook (Note [Resolution order] in
+   * core/auth/session.ts). `request`: the GraphQL request, which webhook POST mode sends. */
+  authenticate(headers: Headers, request?: unknown): Promise<Session> {
+    return this.auth.resolve(headers, request);
+  }
+
+  /** Synchronous resolution for callers that cannot wait: a token or the hook is refused as not
+   * admin (Authenticator.resolveSync); use `authenticate`. */
   session(headers: Headers): Session {
-    const pairs: [string, string][] = [];
-    headers.forEach((val, key) => pairs.push([key, val]));
-    return resolveSession(pairs, { adminSecret: this.config.adminSecret, unauthorizedRole: this.config.unauthorizedRole });
+    return this.auth.resolveSync(headers);
   }
 
   state(): Committed {
