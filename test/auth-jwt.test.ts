@@ -503,6 +503,16 @@ describe('JWT mode through the server', () => {
     expect(await s.metadata(body, bearer(await sign('HS256', hs, claims({ 'x-svc-allowed-roles': 'user' }))))).toMatchObject({ status: 400, body: { code: 'jwt-invalid-claims' } });
   });
 
+  it('pg_dump takes the same sessions: an admin token may use it, a user token may not', async () => {
+    const admin = await sign('HS256', hs, claims({ 'x-svc-allowed-roles': ['admin'], 'x-svc-default-role': 'admin' }));
+    const r = await s.request('POST', '/v1alpha1/pg_dump', { opts: ['-s'] }, bearer(admin));
+    // A dump, or (where the machine's pg_dump is older than the server) the version error: not a refusal.
+    expect(r.body?.code).not.toBe('access-denied');
+    expect(r.status === 200 || r.body.code === 'not-supported').toBe(true);
+    const user = await s.request('POST', '/v1alpha1/pg_dump', { opts: ['-s'] }, bearer(await sign('HS256', hs, claims())));
+    expect(user).toMatchObject({ status: 400, body: { code: 'access-denied' } });
+  });
+
   it('the config API reports JWT mode as Hasura does', async () => {
     const r = await s.request('GET', '/v1alpha1/config', undefined, { 'x-svc-admin-secret': SECRET });
     expect(r.body).toMatchObject({ is_admin_secret_set: true, is_jwt_set: true, is_auth_hook_set: false, jwt: [{ claims_namespace: NS, claims_format: 'json' }] });

@@ -258,7 +258,7 @@ export function pgDumpRoute(k: KernelApi): RouteDef {
     path: '/v1alpha1/pg_dump',
     api: 'pgdump',
     handler: async (c) => {
-      const session = k.session(c.req.raw.headers);
+      const session = await k.authenticate(c.req.raw.headers);
       if (!session.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
       const a = parseWith(Args, await readJsonBody(c.req.raw, k.config), '$');
       const args = pgDumpArgs(a.opts);
