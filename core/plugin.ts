@@ -246,6 +246,19 @@ export interface FieldPlan {
    * GraphQL error with its code and path (Hasura reports execution errors at `$`, SvcError's
    * default; set a path such as `$.selectionSet.<field>.args.limit` where one helps). */
   run(ctx: RunContext): Promise<string>;
+  /** What `run` would send to its source for this context, and the source's plan of it, without
+   * running it (`POST /v1/graphql/explain`). Optional: a field that runs no statement has none. */
+  explain?(ctx: RunContext): Promise<FieldExplain>;
+}
+
+/** A root field's statement as `FieldPlan.explain` gives it. */
+export interface FieldExplain {
+  /** The statement's text, values as bind parameters (`$1`, ...), as it is prepared. */
+  sql: string;
+  /** The bind parameters' values for this context, in order. */
+  params: readonly unknown[];
+  /** The source's plan of the statement with these values (PostgreSQL: EXPLAIN's lines). */
+  plan: readonly string[];
 }
 
 /** What `plan` gets: the field as written in the document and the document's context. */

@@ -133,6 +133,20 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
     }
   });
 
+  // Hasura v2's Explain API (GraphQLEngine.explain): admin only, errors in the metadata API's shape.
+  app.post('/v1/graphql/explain', async (c) => {
+    if (!enabled('graphql')) return notFound(c);
+    c.set('operation', 'explain');
+    try {
+      const s = await session(c);
+      if (!s.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
+      const body = await readJson(c);
+      return c.body(JSON.stringify(await graphql.explain(body, c.req.raw.headers)), 200, { 'content-type': 'application/json; charset=utf-8' });
+    } catch (e) {
+      return errorResponse(c, e, kernel);
+    }
+  });
+
   for (const r of kernel.routes) {
     const handler = async (c: Context) => {
       if (r.api && !enabled(r.api)) return notFound(c);

@@ -8,7 +8,7 @@ import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError 
 import type { Context } from 'hono';
 import type { BuildResult, RunContext, Session } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
-import { SvcError } from '../errors.js';
+import { SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { readJsonBody } from '../http/body.js';
 import { jsonTypeName } from '../validation.js';
@@ -162,41 +162,70 @@ export class GraphQLEngine {
   }
 
   private async requestOrThrow(req: unknown, session: Session, headers: Headers): Promise<Answer> {
-    if (!req || typeof req !== 'object' || Array.isArray(req) || typeof (req as { query?: unknown }).query !== 'string') {
-      if (req && typeof req === 'object' && !Array.isArray(req) && (req as { query?: unknown }).query !== undefined) {
-        throw new SvcError('parse-failed', `parsing Text failed, expected String, but encountered ${jsonTypeName((req as { query: unknown }).query)}`, { path: '$.query' });
-      }
-      throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
-    }
-    const { query, variables, operationName, extensions } = req as { query: string; variables?: unknown; operationName?: unknown; extensions?: unknown };
-    if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) {
-      throw new SvcError('parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonTypeName(variables)}`, { path: '$.variables' });
-    }
-    if (operationName != null && typeof operationName !== 'string') {
-      throw new SvcError('parse-failed', `parsing Name failed, expected String, but encountered ${jsonTypeName(operationName)}`, { path: '$.operationName' });
-    }
-    if (extensions != null && typeof extensions === 'object' && (extensions as { persistedQuery?: unknown }).persistedQuery != null) {
-      throw new SvcError('not-supported', 'Automatic Persisted Queries is not enabled');
-    }
+    const { query, variables, operationName } = checkRequest(req);
+    const entry = this.entry(session.role, query, operationName);
+    if ('error' in entry) return failure(entry.error);
+    const coerced = this.coerce(entry, variables);
+    if ('error' in coerced) return failure(coerced.error);
+    const fields = rootFields(entry, coerced.values);
+    return this.run(entry, fields, new Run(session, coerced.values, headers), variables);
+  }
+
+  /** The plan cache's entry of (role, document, operation) (Note [The plan cache]). */
+  private entry(role: string, query: string, opName: string | undefined): Prepared | Failed {
     const build = this.host.state().build;
     if (build !== this.cacheBuild) {
       this.cache.clear();
       this.cacheBuild = build;
     }
-    const opName = operationName ?? undefined;
-    const key = `${session.role}\u0000${opName ?? ''}\u0000${query}`;
+    const key = `${role}\u0000${opName ?? ''}\u0000${query}`;
     let entry = this.cache.get(key);
     if (!entry) {
-      entry = prepare(query, opName, roleSchema(session.role, build, this.host.contributors), build);
+      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors), build);
       // A request that began before a metadata change must not leave the old build's plans.
       if (this.cacheBuild === build) this.cache.set(key, entry);
     }
-    if ('error' in entry) return failure(entry.error);
-    const vars = (variables ?? undefined) as Record<string, unknown> | undefined;
+    return entry;
+  }
+
+  /**
+   * `POST /v1/graphql/explain`, Hasura v2's Explain API: `{query: {query, variables?,
+   * operationName?}, user?: {x-svc-role?, x-svc-*...}}` -> `[{field, sql, params, plan}]`, one per
+   * root field, as the request would run for that role and those session variables (admin when
+   * `user` names no role). `sql` has bind parameters (`$1`...) where Hasura inlines the values,
+   * so `params` gives them; a field without a statement (`__typename`, introspection, a plugin's
+   * field without `FieldPlan.explain`) has `sql`, `params` and `plan` null. Admin only (the
+   * caller checks); errors are thrown as SvcError, in the metadata API's shape.
+   */
+  async explain(body: unknown, headers: Headers): Promise<{ field: string; sql: string | null; params: readonly unknown[] | null; plan: readonly string[] | null }[]> {
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new SvcError('parse-failed', `parsing Object failed, expected Object, but encountered ${jsonTypeName(body)}`, { path: '$' });
+    const { query: req, user } = body as { query?: unknown; user?: unknown };
+    if (req === undefined) throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
+    if (user != null && (typeof user !== 'object' || Array.isArray(user))) {
+      throw new SvcError('parse-failed', `parsing Object failed, expected Object, but encountered ${jsonTypeName(user)}`, { path: '$.user' });
+    }
+    const variables: Record<string, string> = {};
+    for (const [k, v] of Object.entries((user ?? {}) as Record<string, unknown>)) {
+      if (typeof v !== 'string') throw new SvcError('parse-failed', `parsing Text failed, expected String, but encountered ${jsonTypeName(v)}`, { path: `$.user.${k}` });
+      const name = k.toLowerCase();
+      if (name.startsWith('x-svc-')) variables[name] = v;
+    }
+    const role = variables['x-svc-role'] ?? 'admin';
+    variables['x-svc-role'] = role;
+    const session: Session = { role, variables, isAdmin: role === 'admin' };
+    const { query, variables: vars, operationName } = checkRequest(req, '$.query');
+    const entry = this.entry(role, query, operationName);
+    if ('error' in entry) throw svcErrorOf(entry.error);
+    if (entry.kind !== 'query') throw new SvcError('invalid-params', 'only queries can be explained', { path: '$' });
     const coerced = this.coerce(entry, vars);
-    if ('error' in coerced) return failure(coerced.error);
-    const fields = rootFields(entry, coerced.values);
-    return this.run(entry, fields, new Run(session, coerced.values, headers), vars);
+    if ('error' in coerced) throw svcErrorOf(coerced.error);
+    const ctx = new Run(session, coerced.values, headers);
+    const out = [];
+    for (const e of rootFields(entry, coerced.values).entries) {
+      const x = e.plan?.explain ? await e.plan.explain(ctx) : undefined;
+      out.push({ field: e.responseKey, sql: x?.sql ?? null, params: x?.params ?? null, plan: x?.plan ?? null });
+    }
+    return out;
   }
 
   /** The request's variables coerced against the operation's definitions (defaults applied). */
@@ -278,4 +307,30 @@ export class GraphQLEngine {
     if (r.errors?.length) return { error: gqlError('validation-failed', r.errors[0]!.message) };
     return { data: r.data ?? {} };
   }
+}
+
+/** A GraphQL request's parts, checked as Hasura parses them (`at`: where the request is). */
+function checkRequest(req: unknown, at = '$'): { query: string; variables: Record<string, unknown> | undefined; operationName: string | undefined } {
+  if (!req || typeof req !== 'object' || Array.isArray(req) || typeof (req as { query?: unknown }).query !== 'string') {
+    if (req && typeof req === 'object' && !Array.isArray(req) && (req as { query?: unknown }).query !== undefined) {
+      throw new SvcError('parse-failed', `parsing Text failed, expected String, but encountered ${jsonTypeName((req as { query: unknown }).query)}`, { path: `${at}.query` });
+    }
+    throw new SvcError('parse-failed', 'key "query" not found', { path: at });
+  }
+  const { query, variables, operationName, extensions } = req as { query: string; variables?: unknown; operationName?: unknown; extensions?: unknown };
+  if (variables != null && (typeof variables !== 'object' || Array.isArray(variables))) {
+    throw new SvcError('parse-failed', `parsing HashMap failed, expected Object, but encountered ${jsonTypeName(variables)}`, { path: `${at}.variables` });
+  }
+  if (operationName != null && typeof operationName !== 'string') {
+    throw new SvcError('parse-failed', `parsing Name failed, expected String, but encountered ${jsonTypeName(operationName)}`, { path: `${at}.operationName` });
+  }
+  if (extensions != null && typeof extensions === 'object' && (extensions as { persistedQuery?: unknown }).persistedQuery != null) {
+    throw new SvcError('not-supported', 'Automatic Persisted Queries is not enabled');
+  }
+  return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName: operationName ?? undefined };
+}
+
+/** A GraphQL error as the SvcError of an endpoint that answers in the metadata API's shape. */
+function svcErrorOf(e: GqlError): SvcError {
+  return new SvcError(e.extensions.code as ErrorCode, e.message, { path: e.extensions.path });
 }

@@ -67,6 +67,9 @@ const ISOLATION: Record<string, string> = {
   serializable: 'serializable',
 };
 
+/** postgres.js's per-query option: a named statement, prepared once per connection by its text. */
+const PREPARED = { prepare: true } as const;
+
 type RawList = postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] };
 
 function toRaw(res: RawList | RawList[]): PgRawResult {
@@ -108,7 +111,8 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = []) => (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[])) as unknown as T[],
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) =>
+        (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : undefined)) as unknown as T[],
       simple: async (text: string) => toRaw((await get().unsafe(text).simple().raw()) as never),
     };
   }
@@ -193,7 +197,8 @@ class ReservedConnection {
   private constructor(private readonly reserved: postgres.ReservedSql) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
-      query: async <T>(text: string, params: unknown[] = []) => (await run(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[]))) as unknown as T[],
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) =>
+        (await run(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : undefined))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);
         // COPY FROM STDIN / TO STDOUT answers a stream and leaves the connection in COPY.

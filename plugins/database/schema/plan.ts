@@ -6,7 +6,7 @@
  */
 import { Kind, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
-import type { FieldPlan, PlanInput, RunContext } from '../../../core/plugin.js';
+import type { FieldExplain, FieldPlan, PlanInput, RunContext } from '../../../core/plugin.js';
 import type {
   AggregateField,
   AggregateIR,
@@ -47,6 +47,13 @@ type Arg = VarMark | null | boolean | number | string | Arg[] | { [k: string]: A
 class NeedsVariables extends Error {}
 
 const MEMO_LIMIT = 64;
+
+/** A plan's statement text is fixed: prepared once per connection, then only bound. The
+ * PostgreSQL executor (plugins/postgres/connection.ts) takes this third argument of `query`
+ * whatever the source's `use_prepared_statements`; SqlExecutor's contract (model/types.ts) does
+ * not name it yet, and an executor that ignores it runs the statement unprepared. */
+const PREPARED = { prepare: true } as const;
+type PreparingExecutor = { query<T>(text: string, params: unknown[], opts: typeof PREPARED): Promise<T[]> };
 
 const fail = (message: string) => new SvcError('validation-failed', message);
 const isObj = (x: unknown): x is Record<string, Arg> => typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof VarMark);
@@ -546,11 +553,23 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       let rows: { json: string }[];
       try {
-        rows = await pool.executor.query<{ json: string }>(q.sql, params);
+        rows = await (pool.executor as PreparingExecutor).query<{ json: string }>(q.sql, params, PREPARED);
       } catch (e) {
         throw dbError(e);
       }
       return rows[0]!.json;
+    },
+    async explain(ctx: RunContext): Promise<FieldExplain> {
+      const q = statementFor(ctx.variables);
+      const params = q.params.map((p) => paramText(p, ctx, defaults));
+      if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
+      let rows: Record<string, string>[];
+      try {
+        rows = await pool.executor.query<Record<string, string>>(`explain ${q.sql}`, params);
+      } catch (e) {
+        throw dbError(e);
+      }
+      return { sql: q.sql, params, plan: rows.map((r) => r['QUERY PLAN']!) };
     },
   };
 }
