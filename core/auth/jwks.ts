@@ -13,6 +13,7 @@
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
 import type { Logger } from '../log.js';
 import { cacheLifetimeMs } from './expiry.js';
+import { readStreamLimited } from '../http/body.js';
 
 type Getter = ReturnType<typeof createLocalJWKSet>;
 
@@ -125,19 +126,6 @@ export class JwkSource {
 }
 
 export async function readLimited(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    n += value.byteLength;
-    if (n > max) {
-      await reader.cancel();
-      throw new JwkFetchError(`the answer is larger than ${max} bytes`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const bytes = await readStreamLimited(res.body, max, () => new JwkFetchError(`the answer is larger than ${max} bytes`));
+  return Buffer.from(bytes).toString('utf8');
 }

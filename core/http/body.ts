@@ -44,8 +44,14 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
     return decode(new Uint8Array(await req.arrayBuffer()));
   }
   // No length declared (chunked): count while reading, so a huge body is never buffered whole.
-  if (!req.body) return '';
-  const reader = req.body.getReader();
+  return decode(await readStreamLimited(req.body, maxBytes, tooLarge));
+}
+
+/** Reads a byte stream whole, giving up (with `tooLarge()`) as soon as it passes `maxBytes`.
+ * Also used for the answers of the servers the engine calls (JWK sets, auth webhooks). */
+export async function readStreamLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number, tooLarge: () => Error): Promise<Uint8Array> {
+  if (!stream) return new Uint8Array(0);
+  const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -58,7 +64,7 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
     }
     chunks.push(value);
   }
-  return decode(Buffer.concat(chunks, size));
+  return Buffer.concat(chunks, size);
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
