@@ -42,8 +42,12 @@ export interface AuthConfig {
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 
+/** The configured secret's digest, computed once (a server has one admin secret). */
+let expectedDigest: { secret: string; digest: Buffer } | undefined;
+
 export function secretMatches(given: string, expected: string): boolean {
-  return timingSafeEqual(digest(given), digest(expected));
+  if (expectedDigest?.secret !== expected) expectedDigest = { secret: expected, digest: digest(expected) };
+  return timingSafeEqual(digest(given), expectedDigest.digest);
 }
 
 /** Session variables from headers: every `x-svc-*` header, lower-cased. */
@@ -56,10 +60,19 @@ export function sessionVariables(headers: Iterable<[string, string]>): Record<st
   return vars;
 }
 
-export function resolveSession(headers: Iterable<[string, string]>, cfg: AuthConfig): Session {
-  const list = [...headers].map(([k, val]) => [k.toLowerCase(), val] as [string, string]);
-  const get = (n: string) => list.find(([k]) => k === n)?.[1];
-  const variables = sessionVariables(list);
+/** `headers`: name-value pairs, or a Map whose names are lower-cased already (`lowerMap`'s, which
+ * Authenticator passes): read as it is, without copying it into a list. */
+export function resolveSession(headers: Iterable<[string, string]> | Map<string, string>, cfg: AuthConfig): Session {
+  let get: (n: string) => string | undefined;
+  let variables: Record<string, string>;
+  if (headers instanceof Map) {
+    get = (n) => headers.get(n);
+    variables = sessionVariables(headers);
+  } else {
+    const list = [...headers].map(([k, val]) => [k.toLowerCase(), val] as [string, string]);
+    get = (n) => list.find(([k]) => k === n)?.[1];
+    variables = sessionVariables(list);
+  }
   const requestedRole = get('x-svc-role');
 
   if (cfg.adminSecret === undefined) {
