@@ -5,10 +5,11 @@
  * with the engine (GraphQL parse, validation, planning, permissions) is what the engine must make
  * cheap: the target is >= 0.85x this handler's req/s.
  *
- * The SQL is the hand-written SQL of queries.ts, or, when BENCH_SQL_FILE names a JSON file
- * `{ [query name]: [{field, sql}] }`, the SQL the engine generated for those requests (run.ts
- * writes it from the engine's /v1/graphql/explain). Explained SQL has its values inlined (as
- * Hasura's explain prints them), so it is only valid for the benchmark's fixed variables.
+ * The SQL is, per query, the SQL the engine generates when BENCH_SQL_FILE names a JSON file
+ * `{ [query name]: [{field, sql, params}] }` holding it (run.ts writes it from the engine's
+ * /v1/graphql/explain: `$n` bind parameters and their values), else the hand-written SQL of
+ * queries.ts. The explained parameters are those of the benchmark's fixed variables and
+ * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`).
  *
  *   BENCH_DATABASE_URL=postgres://... BENCH_PORT=8090 node --import tsx bench/graphql/handwritten.ts
  */
@@ -22,14 +23,14 @@ const url = process.env.BENCH_DATABASE_URL;
 const port = Number(process.env.BENCH_PORT);
 if (!url || !port) throw new Error('BENCH_DATABASE_URL and BENCH_PORT are required');
 
-const engineSql: Record<string, { field: string; sql: string }[]> = process.env.BENCH_SQL_FILE ? JSON.parse(readFileSync(process.env.BENCH_SQL_FILE, 'utf8')) : {};
+const engineSql: Record<string, { field: string; sql: string; params: (string | null)[] }[]> = process.env.BENCH_SQL_FILE ? JSON.parse(readFileSync(process.env.BENCH_SQL_FILE, 'utf8')) : {};
 
 // A request is known by its role and document, as the engine caches its plans.
 const routeKey = (role: string | undefined, query: string) => `${role ?? 'admin'}\n${query}`;
 const routes = new Map<string, RootFieldSql[]>();
 for (const q of queries) {
   const explained = engineSql[q.name];
-  routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ ...f, params: () => [] })) : q.sql);
+  routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ field: f.field, sql: f.sql, params: () => f.params })) : q.sql);
 }
 
 // The same pool size as PostGraphile's default (pg's Pool: 10).

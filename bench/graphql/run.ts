@@ -190,13 +190,20 @@ async function chinookMetadata(sql: postgres.Sql): Promise<unknown[]> {
   return ops;
 }
 
+/** A root field's statement as the engine's /v1/graphql/explain gives it: `$n` bind parameters
+ * and their values for the query's fixed variables and session. */
+type ExplainedField = { field: string; sql: string; params: (string | null)[] };
+
 /**
- * The hook for "the SQL this engine generates": Hasura's POST /v1/graphql/explain answers
- * [{field, sql, plan}] per root field. If the engine answers that for every query, the hand-written
- * handler runs the engine's SQL; otherwise it keeps the hand-written SQL, and the report says why.
+ * "The SQL this engine generates": Hasura's POST /v1/graphql/explain answers [{field, sql, plan}]
+ * per root field, and this engine adds `params`. For each query the engine explains, the
+ * hand-written handler runs the engine's statements with those parameters (valid for the query's
+ * fixed variables and headers, which the benchmark never changes); for a query it cannot
+ * explain, the hand-written SQL of queries.ts, and `label` says which it ran and why.
  */
-async function engineSql(svcPort: number, selected: BenchQuery[]): Promise<{ sql?: Record<string, { field: string; sql: string }[]>; why: string }> {
-  const out: Record<string, { field: string; sql: string }[]> = {};
+async function engineSql(svcPort: number, selected: BenchQuery[]): Promise<{ sql: Record<string, ExplainedField[]>; label: Record<string, string> }> {
+  const sql: Record<string, ExplainedField[]> = {};
+  const label: Record<string, string> = {};
   for (const q of selected) {
     const r = await post(`http://127.0.0.1:${svcPort}/v1/graphql/explain`, { query: { query: q.svc.query, variables: q.svc.variables ?? {} }, user: q.svc.headers ?? {} });
     let fields: unknown;
@@ -205,11 +212,19 @@ async function engineSql(svcPort: number, selected: BenchQuery[]): Promise<{ sql
     } catch {
       /* not JSON */
     }
-    const ok = r.status === 200 && Array.isArray(fields) && fields.length > 0 && fields.every((f) => typeof f?.field === 'string' && typeof f?.sql === 'string');
-    if (!ok) return { why: `hand-written SQL: the engine's /v1/graphql/explain answered ${r.status} ${r.text.slice(0, 120)} for ${q.name}` };
-    out[q.name] = (fields as { field: string; sql: string }[]).map((f) => ({ field: f.field, sql: f.sql }));
+    const ok =
+      r.status === 200 &&
+      Array.isArray(fields) &&
+      fields.length > 0 &&
+      fields.every((f) => typeof f?.field === 'string' && typeof f?.sql === 'string' && Array.isArray(f?.params));
+    if (!ok) {
+      label[q.name] = `hand-written SQL (the engine's /v1/graphql/explain answered ${r.status} ${r.text.slice(0, 120)})`;
+      continue;
+    }
+    sql[q.name] = (fields as ExplainedField[]).map((f) => ({ field: f.field, sql: f.sql, params: f.params }));
+    label[q.name] = "the engine's SQL and parameters, from /v1/graphql/explain";
   }
-  return { sql: out, why: "the engine's SQL, from /v1/graphql/explain" };
+  return { sql, label };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -331,7 +346,7 @@ async function main() {
 
   const explained = await engineSql(svcPort, selected);
   let sqlFile: string | undefined;
-  if (explained.sql) writeFileSync((sqlFile = path.join(dir, 'engine-sql.json')), JSON.stringify(explained.sql));
+  if (Object.keys(explained.sql).length) writeFileSync((sqlFile = path.join(dir, 'engine-sql.json')), JSON.stringify(explained.sql));
   const hand = startProcess('the hand-written handler', process.execPath, ['--import', 'tsx', 'bench/graphql/handwritten.ts'], {
     cwd: root,
     env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(handPort), ...(sqlFile ? { BENCH_SQL_FILE: sqlFile } : {}) },
@@ -390,14 +405,14 @@ async function main() {
     }
   }
 
-  report(selected, cells, flags, explained.why, setup);
+  report(selected, cells, flags, explained.label, setup);
 }
 
 function report(
   selected: BenchQuery[],
   cells: Map<string, Record<ServerName, { timing?: Timing; na?: string }>>,
   flags: ReturnType<typeof parseFlags>,
-  sqlSource: string,
+  sqlSource: Record<string, string>,
   setupProblem: string | undefined,
 ) {
   const notes: string[] = [];
@@ -421,7 +436,9 @@ function report(
   const w = 22;
   const out: string[] = [];
   out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)`);
-  out.push(`hand-written handler: ${sqlSource}`);
+  const sources = [...new Set(selected.map((q) => sqlSource[q.name]))];
+  if (sources.length === 1) out.push(`hand-written handler: ${sources[0]}`);
+  else for (const q of selected) out.push(`hand-written handler, ${q.name}: ${sqlSource[q.name]}`);
   if (setupProblem) out.push(setupProblem);
   out.push(`each server: req/s, p50 and p99 latency in ms\n`);
   out.push(`${'query'.padEnd(10)} ${SERVERS.map((s) => LABEL[s].padEnd(w)).join(' ')} ${'Svc/PostGraphile >= 1.5x'.padEnd(26)} Svc/hand-written >= 0.85x`);
