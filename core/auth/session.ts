@@ -63,23 +63,29 @@ export function sessionVariables(headers: Iterable<[string, string]>): Record<st
 /** `headers`: name-value pairs, or a Map whose names are lower-cased already (`lowerMap`'s, which
  * Authenticator passes): read as it is, without copying it into a list. */
 export function resolveSession(headers: Iterable<[string, string]> | Map<string, string>, cfg: AuthConfig): Session {
-  let get: (n: string) => string | undefined;
+  // No closure per request: a Map is read as it is; a list gives a Map of each name's first
+  // value (what a search of the list found), its variables read from the list as before.
+  let map: Map<string, string>;
   let variables: Record<string, string>;
   if (headers instanceof Map) {
-    get = (n) => headers.get(n);
-    variables = sessionVariables(headers);
+    map = headers;
+    variables = sessionVariables(map);
   } else {
-    const list = [...headers].map(([k, val]) => [k.toLowerCase(), val] as [string, string]);
-    get = (n) => list.find(([k]) => k === n)?.[1];
+    const list = [...headers];
+    map = new Map();
+    for (const [k, val] of list) {
+      const key = k.toLowerCase();
+      if (!map.has(key)) map.set(key, val);
+    }
     variables = sessionVariables(list);
   }
-  const requestedRole = get('x-svc-role');
+  const requestedRole = map.get('x-svc-role');
 
   if (cfg.adminSecret === undefined) {
     const role = requestedRole ?? 'admin';
     return { role, variables: { ...variables, 'x-svc-role': role }, isAdmin: role === 'admin' };
   }
-  const given = get('x-svc-admin-secret') ?? get('x-svc-access-key');
+  const given = map.get('x-svc-admin-secret') ?? map.get('x-svc-access-key');
   if (given === undefined) {
     if (cfg.unauthorizedRole) {
       const role = cfg.unauthorizedRole;
@@ -94,17 +100,17 @@ export function resolveSession(headers: Iterable<[string, string]> | Map<string,
   return { role, variables: { ...variables, 'x-svc-role': role }, isAdmin: role === 'admin' };
 }
 
-const lowerMap = (headers: Iterable<[string, string]> | Headers): Map<string, string> => {
+/** The headers by lower-cased name, repeated ones joined with ", " (iterated, which Headers
+ * allows too, without a callback created per request). */
+function lowerMap(headers: Iterable<[string, string]> | Headers): Map<string, string> {
   const m = new Map<string, string>();
-  const add = (k: string, val: string) => {
+  for (const [k, val] of headers as Iterable<[string, string]>) {
     const key = k.toLowerCase();
     const prev = m.get(key);
     m.set(key, prev === undefined ? val : `${prev}, ${val}`);
-  };
-  if (headers instanceof Headers) headers.forEach((val, k) => add(k, val));
-  else for (const [k, val] of headers) add(k, val);
+  }
   return m;
-};
+}
 
 /** The session resolver of a server: one per kernel, built from its configuration. */
 export class Authenticator {

@@ -536,7 +536,11 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
   const memo = new Map<string, CompiledQuery>();
   const pool = t.source.connection;
   const statementFor = (vars: Readonly<Record<string, unknown>>): CompiledQuery => {
-    if (ahead && shaping.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.q;
+    if (ahead) {
+      let allSet = true;
+      for (let i = 0; i < shaping.length && allSet; i++) allSet = (vars[shaping[i]!] ?? defaults[shaping[i]!] ?? null) !== null;
+      if (allSet) return ahead.q;
+    }
     const key = JSON.stringify(shaping.map((n) => vars[n] ?? defaults[n] ?? null));
     let q = memo.get(key);
     if (!q) {
@@ -549,7 +553,9 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
   return {
     async run(ctx: RunContext): Promise<string> {
       const q = statementFor(ctx.variables);
-      const params = q.params.map((p) => paramText(p, ctx, defaults));
+      // A loop, not map(): no closure per request on the hot path.
+      const params: (string | null)[] = new Array(q.params.length);
+      for (let i = 0; i < params.length; i++) params[i] = paramText(q.params[i]!, ctx, defaults);
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       let rows: { json: string }[];
       try {
