@@ -67,8 +67,19 @@ const ISOLATION: Record<string, string> = {
   serializable: 'serializable',
 };
 
-/** postgres.js's per-query option: a named statement, prepared once per connection by its text. */
+/*
+ * Note [Prepared statements per query]
+ * postgres.js decides per query whether to prepare a named statement, but only when the pool was
+ * created with `prepare: true`: with `prepare: false` a query's own `{prepare: true}` is ignored
+ * (its connection.js ANDs the two), and every statement with parameters costs a Parse+Describe
+ * round trip before its Bind/Execute. So the pool is created with `prepare: true` and every
+ * query says what it wants: the source's `use_prepared_statements` (default false, as Hasura),
+ * or prepared when the caller asks (`query(text, params, {prepare: true})`, which the GraphQL
+ * plans do: their statement texts are fixed, so PostgreSQL parses and plans each once per
+ * connection). Simple-protocol queries are never prepared.
+ */
 const PREPARED = { prepare: true } as const;
+const UNPREPARED = { prepare: false } as const;
 
 type RawList = postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] };
 
@@ -82,6 +93,8 @@ function toRaw(res: RawList | RawList[]): PgRawResult {
 export class PgConnection implements SourceConnection {
   private pool: postgres.Sql | undefined;
   readonly executor: PgExecutor;
+  /** Whether a query that does not ask is prepared (Note [Prepared statements per query]). */
+  private readonly statements: typeof PREPARED | typeof UNPREPARED;
 
   constructor(
     readonly name: string,
@@ -90,6 +103,7 @@ export class PgConnection implements SourceConnection {
   ) {
     // Resolve the URL now so that a missing environment variable is reported at build time.
     resolveDatabaseUrl(config.connection_info, env);
+    this.statements = config.connection_info.use_prepared_statements ? PREPARED : UNPREPARED;
     this.executor = this.makeExecutor(() => this.sql());
   }
 
@@ -102,7 +116,8 @@ export class PgConnection implements SourceConnection {
       idle_timeout: ps.idle_timeout ?? 180,
       max_lifetime: ps.connection_lifetime ?? 600,
       connect_timeout: ps.pool_timeout && ps.pool_timeout > 0 ? ps.pool_timeout : 10,
-      prepare: info.use_prepared_statements ?? false,
+      // Each query says whether it is prepared (Note [Prepared statements per query]).
+      prepare: true,
       onnotice: () => {},
       connection: { application_name: `svc-source-${this.name}` },
     });
@@ -112,7 +127,7 @@ export class PgConnection implements SourceConnection {
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
       query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) =>
-        (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : undefined)) as unknown as T[],
+        (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : this.statements)) as unknown as T[],
       simple: async (text: string) => toRaw((await get().unsafe(text).simple().raw()) as never),
     };
   }
@@ -131,7 +146,7 @@ export class PgConnection implements SourceConnection {
     const begin = opts.readOnly
       ? `set session characteristics as transaction read only; begin isolation level ${level} read only; select 1`
       : `begin isolation level ${level}`;
-    const conn = await ReservedConnection.open(this.sql(), begin);
+    const conn = await ReservedConnection.open(this.sql(), begin, this.statements);
     return Object.assign(conn.executor, {
       commit: () => conn.finish(`${RESET_SESSION}; commit`),
       // Nothing to report: a transaction that could not be rolled back was lost, or is discarded.
@@ -141,13 +156,13 @@ export class PgConnection implements SourceConnection {
 
   /** A connection of its own outside a transaction; a transaction left open is rolled back. */
   async session(): Promise<PgSession> {
-    const conn = await ReservedConnection.open(this.sql(), 'select 1');
+    const conn = await ReservedConnection.open(this.sql(), 'select 1', this.statements);
     // What the session ran is committed: a connection that cannot be cleaned is discarded, silently.
     return Object.assign(conn.executor, { release: () => conn.finish(`rollback; ${RESET_SESSION}`).catch(() => {}) });
   }
 
   async ping(): Promise<void> {
-    await this.sql().unsafe('select 1');
+    await this.sql().unsafe('select 1', [], UNPREPARED);
   }
 
   async close(): Promise<void> {
@@ -194,11 +209,14 @@ class ReservedConnection {
   private driver: DriverConnection | undefined;
   readonly executor: PgExecutor;
 
-  private constructor(private readonly reserved: postgres.ReservedSql) {
+  private constructor(
+    private readonly reserved: postgres.ReservedSql,
+    statements: typeof PREPARED | typeof UNPREPARED,
+  ) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
       query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) =>
-        (await run(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : undefined))) as unknown as T[],
+        (await run(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : statements))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);
         // COPY FROM STDIN / TO STDOUT answers a stream and leaves the connection in COPY.
@@ -212,8 +230,8 @@ class ReservedConnection {
   }
 
   /** Reserves a connection and runs `first` on it (which also hands over the driver connection). */
-  static async open(pool: postgres.Sql, first: string): Promise<ReservedConnection> {
-    const conn = new ReservedConnection(await pool.reserve());
+  static async open(pool: postgres.Sql, first: string, statements: typeof PREPARED | typeof UNPREPARED): Promise<ReservedConnection> {
+    const conn = new ReservedConnection(await pool.reserve(), statements);
     const onexecute = (c: DriverConnection) => {
       conn.driver = c;
       c.onclose = () => {

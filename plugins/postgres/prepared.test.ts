@@ -1,0 +1,48 @@
+/**
+ * Note [Prepared statements per query] in ./connection.ts: a query that asks to be prepared is a
+ * named prepared statement of its connection (the GraphQL plans' statements), one that does not
+ * follows the source's use_prepared_statements (default false). Read back from
+ * pg_prepared_statements on a pool of one connection.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../test/helpers.js';
+import { PgConnection } from './connection.js';
+
+let url: string;
+const conns: PgConnection[] = [];
+const connect = (use_prepared_statements?: boolean) => {
+  const c = new PgConnection('t', { connection_info: { database_url: url, use_prepared_statements, pool_settings: { max_connections: 1 } } }, {});
+  conns.push(c);
+  return c;
+};
+const prepared = async (c: PgConnection, text: string) =>
+  Number((await c.executor.query<{ n: string }>('select count(*)::text as n from pg_prepared_statements where statement = $1', [text]))[0]!.n);
+
+beforeAll(async () => {
+  url = (await createDatabase()).url;
+});
+afterAll(async () => {
+  for (const c of conns) await c.close();
+});
+
+describe('prepared statements', () => {
+  it('prepared when the query asks, whatever use_prepared_statements says; else not by default', async () => {
+    const c = connect();
+    // The third argument of PgExecutor.query (SqlExecutor's contract does not name it yet).
+    const query = c.executor.query as (text: string, params: unknown[], opts: { prepare: boolean }) => Promise<unknown[]>;
+    for (let i = 0; i < 3; i++) expect(await query('select $1::text as x', ['a'], { prepare: true })).toEqual([{ x: 'a' }]);
+    expect(await prepared(c, 'select $1::text as x')).toBe(1);
+    expect(await c.executor.query('select $1::text as y', ['b'])).toEqual([{ y: 'b' }]);
+    expect(await prepared(c, 'select $1::text as y')).toBe(0);
+    const t = await c.transaction();
+    expect(await t.query('select $1::text as z', ['c'])).toEqual([{ z: 'c' }]);
+    await t.commit();
+    expect(await prepared(c, 'select $1::text as z')).toBe(0);
+  });
+
+  it('with use_prepared_statements: true, every parameterised query is prepared', async () => {
+    const c = connect(true);
+    expect(await c.executor.query('select $1::text as y', ['b'])).toEqual([{ y: 'b' }]);
+    expect(await prepared(c, 'select $1::text as y')).toBe(1);
+  });
+});
