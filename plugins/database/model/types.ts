@@ -162,8 +162,10 @@ export interface Introspection {
 
 /** Runs SQL on a source, as the driver understands it. */
 export interface SqlExecutor {
-  /** Runs one parameterised statement and returns its rows as objects. */
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Runs one parameterised statement and returns its rows as objects. `prepare: true` asks for a
+   * prepared statement whatever the source's setting (a GraphQL plan's text is fixed, so it is
+   * prepared once per connection and then only bound); an executor without them ignores it. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean }): Promise<T[]>;
 }
 
 export interface SqlTransaction extends SqlExecutor {

@@ -48,12 +48,9 @@ class NeedsVariables extends Error {}
 
 const MEMO_LIMIT = 64;
 
-/** A plan's statement text is fixed: prepared once per connection, then only bound. The
- * PostgreSQL executor (plugins/postgres/connection.ts) takes this third argument of `query`
- * whatever the source's `use_prepared_statements`; SqlExecutor's contract (model/types.ts) does
- * not name it yet, and an executor that ignores it runs the statement unprepared. */
+/** A plan's statement text is fixed: prepared once per connection, then only bound, whatever the
+ * source's `use_prepared_statements` (SqlExecutor.query's `prepare`). */
 const PREPARED = { prepare: true } as const;
-type PreparingExecutor = { query<T>(text: string, params: unknown[], opts: typeof PREPARED): Promise<T[]> };
 
 const fail = (message: string) => new SvcError('validation-failed', message);
 const isObj = (x: unknown): x is Record<string, Arg> => typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof VarMark);
@@ -559,7 +556,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       let rows: { json: string }[];
       try {
-        rows = await (pool.executor as PreparingExecutor).query<{ json: string }>(q.sql, params, PREPARED);
+        rows = await pool.executor.query<{ json: string }>(q.sql, params, PREPARED);
       } catch (e) {
         throw dbError(e);
       }
