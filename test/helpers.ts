@@ -51,6 +51,8 @@ export interface TestServer extends Running {
   runSql(sql: string): Promise<any>;
   /** The exported tracked tables of a source; throws unless the export succeeds. */
   tables(source?: string): Promise<any[]>;
+  /** POST /v1/graphql; throws unless the status is 200 (GraphQL errors come with 200); the body. */
+  gql(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<any>;
 }
 
 export function captureLogger(lines: Record<string, any>[], level: ServerConfig['logLevel'] = 'debug'): Logger {
@@ -104,6 +106,11 @@ export async function startServer(opts: {
       const r = await request('POST', '/v1/metadata', { type: 'export_metadata', version: 1, args: {} }, opts.config?.adminSecret ? { 'x-svc-admin-secret': opts.config.adminSecret } : {});
       if (r.status !== 200) throw new Error(`export_metadata failed: ${r.status} ${r.text}`);
       return r.body.sources.find((x: { name: string }) => x.name === source).tables;
+    },
+    async gql(query, variables, headers) {
+      const r = await request('POST', '/v1/graphql', { query, variables }, headers);
+      if (r.status !== 200) throw new Error(`graphql answered ${r.status}: ${r.text}`);
+      return r.body;
     },
     async stop() {
       await sql.end({ timeout: 1 });

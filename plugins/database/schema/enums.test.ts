@@ -17,11 +17,7 @@ insert into employees (name, favorite_color, gets_paid_on) values ('Alyssa', 're
 `;
 
 const server = useServer(SEED);
-const q = async (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => {
-  const r = await server.request('POST', '/v1/graphql', { query, variables }, headers);
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-};
+const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => server.gql(query, variables, headers);
 const typeOf = '{ e: __type(name: "employees") { fields { name type { name ofType { name } } } } }';
 const fieldTypes = async (headers?: Record<string, string>) =>
   Object.fromEntries((await q(typeOf, undefined, headers)).data.e.fields.map((f: any) => [f.name, f.type.name ?? f.type.ofType.name]));

@@ -41,11 +41,7 @@ const PERMS = [
 ];
 
 const server = useServer(SEED);
-const q = async (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => {
-  const r = await server.request('POST', '/v1/graphql', { query, variables }, headers);
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-};
+const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => server.gql(query, variables, headers);
 const user = (id: string) => ({ 'x-svc-role': 'user', 'x-svc-user-id': id });
 
 beforeAll(async () => {

@@ -18,11 +18,7 @@ insert into article (title, body, author_id, rating, published) values
 
 const server = useServer(SEED);
 const user = (id: string) => ({ 'x-svc-role': 'user', 'x-svc-user-id': id });
-const q = async (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => {
-  const r = await server.request('POST', '/v1/graphql', { query, variables }, headers);
-  expect(r.status, r.text).toBe(200);
-  return r.body;
-};
+const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => server.gql(query, variables, headers);
 
 beforeAll(async () => {
   const ops = [
