@@ -8,8 +8,12 @@ import type {
   BoolIR,
   CompiledQuery,
   FieldIR,
+  ColumnValue,
+  DeleteIR,
   FunctionCallIR,
   InsertIR,
+  MutationIR,
+  MutationOutput,
   ObjectIR,
   OrderItem,
   ParamSource,
@@ -18,6 +22,7 @@ import type {
   RowOf,
   RowsIR,
   ScalarType,
+  UpdateIR,
   Value,
 } from '../database/index.js';
 import { quoteIdent } from './dialect.js';
@@ -52,6 +57,20 @@ import { quoteIdent } from './dialect.js';
 
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const qt = (t: QualifiedTable) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`;
+const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
+
+/** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
+ * its text (a literal such as `{1,2}` given as a string). Bound as a parameter, never spliced. */
+export function arrayLiteral(x: unknown): string {
+  if (!Array.isArray(x)) return typeof x === 'string' ? x : JSON.stringify(x);
+  const item = (e: unknown): string => {
+    if (e === null || e === undefined) return 'NULL';
+    if (Array.isArray(e)) return arrayLiteral(e);
+    const text = typeof e === 'string' ? e : typeof e === 'object' ? JSON.stringify(e) : String(e);
+    return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+  };
+  return `{${x.map(item).join(',')}}`;
+}
 
 const DIRS: Record<string, string> = {
   asc: 'asc nulls last',
@@ -100,14 +119,25 @@ class Compiler {
   /** A bind parameter, typed text for PostgreSQL: values go as text and are cast in SQL, and
    * the driver must not pick a serialiser from the type PostgreSQL would infer (postgres.js sends
    * the string 'true' for a bool parameter as false, and JSON-encodes a string for a json one). */
-  param(v: Value, json = false): string {
-    this.params.push(json ? { ...v, json: true } : v);
+  param(v: Value, json = false, format?: (x: unknown) => string): string {
+    this.params.push(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
     return `$${this.params.length}::text`;
   }
 
-  /** A value bound as text and cast to `scalar`'s type. */
+  /** A value bound as text and cast to `scalar`'s type (an array given as a JSON array goes as
+   * PostgreSQL's array literal). */
   value(v: Value, scalar: ScalarType): string {
-    return `(${this.param(v)})::${scalar.bindAs}`;
+    return `(${this.param(v, false, scalar.array ? arrayLiteral : undefined)})::${scalar.bindAs}`;
+  }
+
+  /** Rows inserted earlier in this statement, by table key (Note [Nested inserts]). */
+  readonly overlay = new Map<string, string[]>();
+
+  /** A table as a FROM item: the table, and the rows this statement inserted into it before. */
+  src(t: QualifiedTable): string {
+    const ctes = this.overlay.get(tkey(t));
+    if (!ctes) return qt(t);
+    return `(select * from ${qt(t)}${ctes.map((c) => ` union all select (${c}.r).* from ${c}`).join('')})`;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -130,11 +160,11 @@ class Compiler {
       case 'rel': {
         const a = this.alias();
         const on = e.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${t}.${quoteIdent(own)}`).join(' and ');
-        return `exists (select 1 from ${qt(e.remote)} as ${a} where ${on} and ${this.bool(e.e, a, root)})`;
+        return `exists (select 1 from ${this.src(e.remote)} as ${a} where ${on} and ${this.bool(e.e, a, root)})`;
       }
       case 'exists': {
         const a = this.alias();
-        return `exists (select 1 from ${qt(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
+        return `exists (select 1 from ${this.src(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
       case 'cmp':
         return this.cmp(e, `${t}.${quoteIdent(e.column)}`);
@@ -207,14 +237,14 @@ class Compiler {
           const a = this.alias();
           const on = o.agg.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
           const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${a}.${quoteIdent(o.column)})`;
-          return `(select ${what} from ${qt(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
+          return `(select ${what} from ${this.src(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
         }
         return `${cur}.${quoteIdent(o.column)}`;
       }
       const step = o.path[i]!;
       const a = this.alias();
       const on = step.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
-      return `(select ${build(i + 1, a)} from ${qt(step.remote)} as ${a} where ${on} and ${this.bool(step.filter, a, a)} limit 1)`;
+      return `(select ${build(i + 1, a)} from ${this.src(step.remote)} as ${a} where ${on} and ${this.bool(step.filter, a, a)} limit 1)`;
     };
     return build(0, t);
   }
@@ -233,7 +263,7 @@ class Compiler {
     const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
     let sql = `select ${dist.length ? `distinct on (${dist.map((c) => `${t}.${quoteIdent(c)}`).join(', ')}) ` : ''}${t}.*`;
     keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
-    sql += ` from ${r.from ? this.call(r.from, row) : qt(r.table)} as ${t} where ${where}`;
+    sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t} where ${where}`;
     if (innerOrder.length) sql += ` order by ${innerOrder.join(', ')}`;
     if (r.limit || r.limitCap !== undefined) {
       const given = r.limit ? `(${this.param(r.limit)})::int8` : undefined;
@@ -327,40 +357,199 @@ export function compileSelect(ir: RootIR): CompiledQuery {
 }
 
 /*
- * Note [Insert statements]
- * An insert is one statement: the INSERT (every value a text bind parameter cast to its column's
- * type, DEFAULT where a row leaves a column out) runs in a CTE whose RETURNING gives the new rows
- * with the role's check evaluated on each (`__svc_check`); the outer select builds the response
- * JSON from the CTE and ANDs the checks into `ok`. The caller fails the request when `ok` is
- * false, and the request's transaction takes the rows back: nothing is written. The target is
- * aliased so that the check, the conflict filter and RETURNING name the row the same way.
+ * Note [Mutation statements]
+ * A mutation root field is one statement. Its writes are data-modifying CTEs, each returning the
+ * written row whole (`r`, of the table's row type) and the role's check on it (`c`); the outer
+ * select builds the field's JSON from those rows and ANDs the checks into `ok` (Note [Mutations
+ * in the IR]). The target is aliased so that the check, the filters and the SET expressions name
+ * the row the same way. An update's check sees the new row (RETURNING's), an upsert's row is
+ * checked with the insert check when it was inserted and with the update check when the conflict
+ * updated it (`xmax = 0` only for a row the statement inserted).
+ *
+ * Note [Nested inserts]
+ * Rows inserted through relationships are CTEs of the same statement, in dependency order: the
+ * row of an object relationship before the row that refers to it (whose columns then read the
+ * parent's CTE: `(select (_c0.r)."id" from _c0)`), the rows of an array relationship after their
+ * parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
+ * one CTE per row, so that each child names its own parent; a level without them is one
+ * multi-row INSERT. Foreign keys are checked at the end of the statement, so a child may refer
+ * to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
+ * check or a `returning` relationship that reads a table this statement inserted into reads the
+ * table with those rows added (`src`, the compiler's overlay). An object relationship's insert
+ * that affects no row (`on_conflict` doing nothing) leaves its child without a parent: `zero`
+ * names the relationship and the request fails, as Hasura fails it.
  */
-export function compileInsert(ir: InsertIR): CompiledQuery {
-  const c = new Compiler();
-  const t = c.alias();
-  // A row of no columns still needs one column to say DEFAULT in a multi-row VALUES list.
-  const cols = ir.columns;
-  const names = cols.length ? cols.map((x) => quoteIdent(x.name)) : undefined;
-  const values = ir.rows.map((row) => `(${cols.length ? row.map((v, i) => (v === undefined ? 'default' : c.value(v, cols[i]!.scalar))).join(', ') : 'default'})`);
-  let sql = `insert into ${qt(ir.table)} as ${t}`;
-  if (names) sql += ` (${names.join(', ')}) values ${values.join(', ')}`;
-  else sql += ir.rows.length === 1 ? ' default values' : ` values ${values.join(', ')}`;
-  if (!names && ir.rows.length > 1) throw new UnsupportedQuery('several rows without any column are not supported');
-  const oc = ir.onConflict;
-  if (oc) {
-    const target = oc.constraint !== undefined ? ` on constraint ${quoteIdent(oc.constraint)}` : oc.columns ? ` (${oc.columns.map(quoteIdent).join(', ')})` : '';
-    if (oc.update.length === 0) sql += ` on conflict${target} do nothing`;
-    else {
-      sql += ` on conflict${target} do update set ${oc.update.map((x) => `${quoteIdent(x)} = excluded.${quoteIdent(x)}`).join(', ')}`;
-      if (oc.where.t !== 'true') sql += ` where ${c.bool(oc.where, t, t)}`;
-    }
+interface Written {
+  /** The CTEs holding the rows of one table written by this statement, in order. */
+  ctes: string[];
+}
+
+class MutationCompiler extends Compiler {
+  readonly with: string[] = [];
+  /** CTEs whose `c` column is a check. */
+  readonly checked: string[] = [];
+  /** `(relationship name, CTE)` of object relationships' inserts: each must have written a row. */
+  readonly parents: [string, string][] = [];
+  private cte = 0;
+
+  name(): string {
+    return `_c${this.cte++}`;
   }
-  sql += ` returning ${t}.*, ${c.bool(ir.check, t, t)} as "__svc_check"`;
-  const r = c.alias();
-  const parts = [`'affected_rows', (select count(*) from _svc_ins)`];
-  if (ir.returning) parts.push(`'returning', (select coalesce(json_agg(${c.object(ir.returning, r)}), '[]') from _svc_ins as ${r})`);
-  return {
-    sql: `with _svc_ins as (${sql}) select json_build_object(${parts.join(', ')})::text as json, coalesce((select bool_and("__svc_check") from _svc_ins), true) as ok`,
-    params: c.params,
-  };
+
+  private colValue(v: ColumnValue, scalar: ScalarType): string {
+    return v.k === 'default' ? 'default' : this.value(v.value, scalar);
+  }
+
+  private addOverlay(table: QualifiedTable, cte: string) {
+    const k = tkey(table);
+    const list = this.overlay.get(k);
+    if (list) list.push(cte);
+    else this.overlay.set(k, [cte]);
+  }
+
+  /** One INSERT of `rows` (their values, and the columns `fixed` gives each) as a CTE. */
+  private insertCte(ir: InsertIR, rows: { values: ReadonlyMap<string, ColumnValue>; fixed: Map<string, string> }[]): string {
+    const name = this.name();
+    const t = this.alias();
+    const cols: string[] = [];
+    for (const r of rows) {
+      for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
+      for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
+    }
+    let sql = `insert into ${qt(ir.table)} as ${t}`;
+    if (cols.length === 0) {
+      if (rows.length > 1) throw new UnsupportedQuery('several rows without any column are not supported');
+      sql += ' default values';
+    } else {
+      const values = rows.map(
+        (r) =>
+          `(${cols
+            .map((c) => {
+              const fixed = r.fixed.get(c);
+              if (fixed !== undefined) return fixed;
+              const v = r.values.get(c);
+              const col = ir.columns.get(c);
+              if (!col) throw new UnsupportedQuery(`unknown column "${c}"`);
+              return v ? this.colValue(v, col.scalar) : 'default';
+            })
+            .join(', ')})`,
+      );
+      sql += ` (${cols.map(quoteIdent).join(', ')}) values ${values.join(', ')}`;
+    }
+    const oc = ir.onConflict;
+    let check = this.bool(ir.check, t, t);
+    if (oc) {
+      const target = oc.constraint !== undefined ? ` on constraint ${quoteIdent(oc.constraint)}` : oc.columns ? ` (${oc.columns.map(quoteIdent).join(', ')})` : '';
+      const sets = oc.update.map((x) => `${quoteIdent(x)} = excluded.${quoteIdent(x)}`);
+      for (const [c, v] of oc.set ?? []) {
+        const col = ir.columns.get(c);
+        if (col) sets.push(`${quoteIdent(c)} = ${this.colValue(v, col.scalar)}`);
+      }
+      if (sets.length === 0) sql += ` on conflict${target} do nothing`;
+      else {
+        sql += ` on conflict${target} do update set ${sets.join(', ')}`;
+        if (oc.where.t !== 'true') sql += ` where ${this.bool(oc.where, t, t)}`;
+        check = `(case when ${t}.xmax = 0 then ${check} else ${this.bool(oc.check, t, t)} end)`;
+      }
+    }
+    sql += ` returning ${t} as r, ${check} as c`;
+    this.with.push(`${name} as (${sql})`);
+    this.checked.push(name);
+    this.addOverlay(ir.table, name);
+    return name;
+  }
+
+  /** The CTEs of `ir`'s rows and of their nested rows (Note [Nested inserts]); `fixed` gives
+   * columns of every row from a parent's CTE. */
+  insert(ir: InsertIR, fixed: Map<string, string> = new Map()): Written {
+    const nested = ir.rows.some((r) => r.before.length > 0 || r.after.length > 0);
+    if (!nested) return { ctes: [this.insertCte(ir, ir.rows.map((r) => ({ values: r.values, fixed })))] };
+    const ctes: string[] = [];
+    for (const row of ir.rows) {
+      const own = new Map(fixed);
+      for (const b of row.before) {
+        const parent = this.insert(b.insert).ctes[0]!;
+        this.parents.push([b.relationship, parent]);
+        for (const [mine, theirs] of b.mapping) own.set(mine, `(select (${parent}.r).${quoteIdent(theirs)} from ${parent})`);
+      }
+      const cte = this.insertCte(ir, [{ values: row.values, fixed: own }]);
+      ctes.push(cte);
+      for (const a of row.after) {
+        const theirs = new Map<string, string>();
+        for (const [mine, remote] of a.mapping) theirs.set(remote, `(select (${cte}.r).${quoteIdent(mine)} from ${cte})`);
+        this.insert(a.insert, theirs);
+      }
+    }
+    return { ctes };
+  }
+
+  update(ir: UpdateIR): Written {
+    const name = this.name();
+    const t = this.alias();
+    const sets = ir.set.map((s) => {
+      const col = `${t}.${quoteIdent(s.column)}`;
+      const c = quoteIdent(s.column);
+      const val = () => this.value(s.value!, s.scalar);
+      switch (s.op) {
+        case 'set':
+          return `${c} = ${val()}`;
+        case 'default':
+          return `${c} = default`;
+        case 'inc':
+          return `${c} = ${col} + ${val()}`;
+        case 'mul':
+          return `${c} = ${col} * ${val()}`;
+        case 'append':
+          return `${c} = ${col} || ${val()}`;
+        case 'prepend':
+          return `${c} = ${val()} || ${col}`;
+        case 'delete_key':
+          return `${c} = ${col} - (${this.param(s.value!)})::text`;
+        case 'delete_elem':
+          return `${c} = ${col} - (${this.param(s.value!)})::int4`;
+        case 'delete_at_path':
+          return `${c} = ${col} #- (${this.param(s.value!, false, arrayLiteral)})::text[]`;
+      }
+    });
+    const sql = `update ${qt(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${t} as r, ${this.bool(ir.check, t, t)} as c`;
+    this.with.push(`${name} as (${sql})`);
+    this.checked.push(name);
+    return { ctes: [name] };
+  }
+
+  delete(ir: DeleteIR): Written {
+    const name = this.name();
+    const t = this.alias();
+    this.with.push(`${name} as (delete from ${qt(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${t} as r)`);
+    return { ctes: [name] };
+  }
+
+  /** The field's value from the rows written (Note [Mutations in the IR]). */
+  output(out: MutationOutput, w: Written): string {
+    const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
+    if (out.k === 'single') {
+      const t = this.alias();
+      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t} limit 1)::text, 'null')`;
+    }
+    const parts = out.fields.map((f) => {
+      if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
+      if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${rows}) as _n)`;
+      const t = this.alias();
+      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t})`;
+    });
+    return `json_build_object(${parts.join(', ')})::text`;
+  }
+
+  statement(json: string): string {
+    const ok = this.checked.length ? `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)` : 'true';
+    const zero = this.parents.length ? `(case ${this.parents.map(([rel, c]) => `when not exists (select from ${c}) then ${lit(rel)}`).join(' ')} end)` : 'null::text';
+    return `with ${this.with.join(', ')} select ${json} as json, ${ok} as ok, ${zero} as zero`;
+  }
+}
+
+export function compileMutation(ir: MutationIR): CompiledQuery {
+  const c = new MutationCompiler();
+  const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
+  // The top level's own rows (not its nested ones) are what the field returns.
+  return { sql: c.statement(c.output(ir.output, w)), params: c.params };
 }

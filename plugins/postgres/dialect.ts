@@ -5,7 +5,7 @@
  */
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
-import { compileInsert, compileSelect } from './compile.js';
+import { compileMutation, compileSelect } from './compile.js';
 
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -65,6 +65,7 @@ function scalar(t: ColumnType): ScalarType {
     parse: array ? anything : (PARSERS[t.udt] ?? (enumType || STRING_TYPES.includes(t.udt) ? parseText : anything)),
     bindAs: `${quoteIdent(t.typeSchema)}.${quoteIdent(t.udt)}`,
     bigNumber: !array && (t.udt === 'int8' || t.udt === 'numeric'),
+    ...(array ? { array: true } : {}),
   };
   scalars.set(key, s);
   return s;
@@ -128,7 +129,7 @@ const isCatalogType = (t: ColumnType, names: string[]) => t.typeSchema === 'pg_c
 export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
-  compileInsert,
+  compileMutation,
   quoteIdent,
   scalar,
   operators: OPERATORS,

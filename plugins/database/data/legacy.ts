@@ -8,12 +8,12 @@
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
-import type { BoolIR, CompiledQuery, FieldIR, InsertIR, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, Value } from '../ir/types.js';
+import type { BoolIR, ColumnValue, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, Value } from '../ir/types.js';
 import { BoolExpError, checkBoolExp, dquote, isSessionVariable, type SourceView } from '../model/boolexp.js';
 import { findTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
-import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
+import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
 import { paramText } from '../schema/plan.js';
 
 /*
@@ -413,10 +413,10 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         const s = await scopeFor(db, ctx, 'default');
         const m = s.table(a.table);
         const ir = insertIR(s, m, a);
-        if (!s.kind.dialect.compileInsert) throw new SvcError('not-supported', `source kind "${s.kind.kind}" does not support inserts`);
+        if (!s.kind.dialect.compileMutation) throw new SvcError('not-supported', `source kind "${s.kind.kind}" does not support inserts`);
         let q: CompiledQuery;
         try {
-          q = s.kind.dialect.compileInsert(ir);
+          q = s.kind.dialect.compileMutation(ir);
         } catch (e) {
           throw new SvcError('not-supported', (e as Error).message, { path: '$.args' });
         }
@@ -457,7 +457,7 @@ function compileStored(s: Scope, exp: unknown, ref: Ref): BoolIR {
   }
 }
 
-function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>): InsertIR {
+function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>): MutationIR {
   const ref = s.ref(m.key)!;
   const tableName = dquote(qtDisplay(m.table));
   let allowed: Set<string> | undefined;
@@ -482,12 +482,20 @@ function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>):
     }
   });
   const all = [...names, ...presets.keys()];
-  const columns = all.map((c) => {
+  const columns = new Map<string, { scalar: ScalarType }>();
+  for (const c of all) {
     const col = m.columnsByName.get(c);
     if (!col) throw denied(`no such column exists : ${dquote(c)}`);
-    return { name: c, scalar: col.scalar };
+    columns.set(c, { scalar: col.scalar });
+  }
+  const rows: InsertRowIR[] = a.objects.map((o) => {
+    const values = new Map<string, ColumnValue>();
+    for (const c of all) {
+      const val = presets.get(c) ?? (Object.hasOwn(o, c) ? ({ k: 'lit', v: o[c] } as const) : undefined);
+      if (val) values.set(c, { k: 'value', value: val });
+    }
+    return { values, before: [], after: [] };
   });
-  const rows = a.objects.map((o) => all.map((c): Value | undefined => presets.get(c) ?? (Object.hasOwn(o, c) ? { k: 'lit', v: o[c] } : undefined)));
 
   let onConflict: InsertIR['onConflict'];
   const oc = a.on_conflict;
@@ -509,8 +517,9 @@ function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>):
       update.forEach((c, i) => s.column(m, c, updatable, 'update', `$.args.on_conflict.update_columns[${i}]`));
     }
     target?.forEach((c, i) => s.column(m, c, undefined, 'select', `$.args.on_conflict.constraint_on[${i}]`));
-    onConflict = { constraint: oc.constraint, columns: target, update, where };
+    onConflict = { constraint: oc.constraint, columns: target, update, where, check: TRUE };
   }
-  const returning = a.returning ? objectIR(s, a.returning, m, '$.args.returning') : undefined;
-  return { table: m.table, columns, rows, onConflict, check, returning };
+  const fields: MutationField[] = [{ key: 'affected_rows', k: 'affected_rows' }];
+  if (a.returning) fields.push({ key: 'returning', k: 'returning', select: objectIR(s, a.returning, m, '$.args.returning') });
+  return { k: 'insert', insert: { table: m.table, columns, rows, onConflict, check }, output: { k: 'multi', fields } };
 }

@@ -42,7 +42,11 @@ export interface RowOf {
 }
 
 /** Where a bind parameter's value comes from at run time, and the SQL type it is cast to. */
-export type ParamSource = Value & { json?: boolean };
+export type ParamSource = Value & {
+  json?: boolean;
+  /** The dialect's text form of the value (PostgreSQL: a JSON array as an array literal). */
+  format?: (value: unknown) => string;
+};
 
 /** A boolean expression on the rows of one table. */
 export type BoolIR =
@@ -133,33 +137,104 @@ export type RootIR =
   | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean }
   | { k: 'aggregate'; agg: AggregateIR };
 
-/**
- * An insert (the legacy `insert` today, GraphQL mutations next): rows of column values, the
- * conflict clause, the role's insert `check` on every new row, and what the response returns.
- * The dialect compiles it to one statement whose single row has the response as text (`json`:
- * `{"affected_rows": n, "returning": [...]}`) and whether every row passed the check (`ok`):
- * the caller fails the request when one did not, and its transaction rolls the rows back.
+/*
+ * Note [Mutations in the IR]
+ * A mutation root field is one statement (Note [Mutation statements] in the PostgreSQL compiler)
+ * whose single row has the field's value as JSON text (`json`) and whether every row it wrote
+ * passed the role's check (`ok`). The caller fails the request when `ok` is false, and the
+ * request's transaction takes everything back: nothing is written. The role's permission is
+ * folded in when planning: the filter into `where`, the check into `check`, the presets into the
+ * values, the column lists into what the schema accepts.
  */
+
+/** What a mutation root field returns: `single`, the row or null (`_by_pk`, `_one`); `multi`,
+ * the fields of `<t>_mutation_response` by response key. */
+export type MutationOutput =
+  | { k: 'single'; select: ObjectIR }
+  | { k: 'multi'; fields: MutationField[] };
+
+export type MutationField =
+  | { key: string; k: 'affected_rows' }
+  | { key: string; k: 'returning'; select: ObjectIR }
+  | { key: string; k: 'typename'; name: string };
+
+/** A value of an insert or update: a bound value cast to the column's type, or the column's
+ * default. A value for an array column may be given as a JSON array (bound as an array literal). */
+export type ColumnValue = { k: 'value'; value: Value } | { k: 'default' };
+
+/**
+ * The rows inserted into one table, with what they bring through relationships (nested inserts,
+ * Note [Nested inserts]): `before`, rows of object relationships, inserted first, whose remote
+ * columns give this row's own columns; `after`, rows of array relationships, inserted after it,
+ * whose remote columns are given by this row's own.
+ */
+export interface InsertRowIR {
+  /** Column name -> value; a column left out takes its default. */
+  values: ReadonlyMap<string, ColumnValue>;
+  before: NestedInsert[];
+  after: NestedInsert[];
+}
+
+/** Rows inserted through a relationship: mapping pairs (this row's column, the remote's). */
+export interface NestedInsert {
+  relationship: string;
+  mapping: readonly (readonly [string, string])[];
+  insert: InsertIR;
+}
+
 export interface InsertIR {
   table: QualifiedTable;
-  columns: { name: string; scalar: ScalarType }[];
-  /** One list per row, aligned with `columns`; undefined: the column's default. */
-  rows: (Value | undefined)[][];
+  /** Every column the rows may give, with its type (for the casts). */
+  columns: ReadonlyMap<string, { scalar: ScalarType }>;
+  rows: InsertRowIR[];
   onConflict?: {
     /** A constraint by name, or the columns of a unique index; neither: any conflict. */
     constraint?: string;
     columns?: string[];
-    /** Columns set from the proposed row on conflict; empty: do nothing. */
+    /** Columns set from the proposed row on conflict; empty (and no `set`): do nothing. */
     update: string[];
-    /** Which existing rows may be updated (the role's update filter). */
+    /** Columns the role's update presets set on conflict. */
+    set?: ReadonlyMap<string, ColumnValue>;
+    /** Which existing rows may be updated: the request's `where` and the role's update filter. */
     where: BoolIR;
+    /** The role's update check on the updated row. */
+    check: BoolIR;
   };
+  /** The role's insert check on every new row. */
   check: BoolIR;
-  /** Absent: the response has `affected_rows` only. */
-  returning?: ObjectIR;
 }
 
-/** What a dialect gives back: one statement returning one row with one text column `json`. */
+/** A root insert: the rows and what the field returns. */
+export interface InsertRootIR {
+  insert: InsertIR;
+  output: MutationOutput;
+}
+
+/** How an update changes a column (`_set`, `_inc`, the jsonb operators; `mul` and `default` are
+ * the legacy API's). */
+export type UpdateOp = 'set' | 'inc' | 'mul' | 'default' | 'append' | 'prepend' | 'delete_key' | 'delete_elem' | 'delete_at_path';
+
+export interface UpdateIR {
+  table: QualifiedTable;
+  /** The rows to update: the request's where and the role's update filter. */
+  where: BoolIR;
+  set: { column: string; scalar: ScalarType; op: UpdateOp; value?: Value }[];
+  /** The role's update check on every updated row (its new values). */
+  check: BoolIR;
+  output: MutationOutput;
+}
+
+export interface DeleteIR {
+  table: QualifiedTable;
+  where: BoolIR;
+  output: MutationOutput;
+}
+
+/** A mutation root field's statement (Note [Mutations in the IR]). */
+export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & UpdateIR) | ({ k: 'delete' } & DeleteIR);
+
+/** What a dialect gives back: one statement returning one row with one text column `json` (and,
+ * for a mutation, a boolean `ok`: Note [Mutations in the IR]). */
 export interface CompiledQuery {
   sql: string;
   params: ParamSource[];

@@ -5,7 +5,7 @@
 import type * as v from 'valibot';
 import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
 import type { FunctionModel, TableModel } from './resolved.js';
-import type { CompiledQuery, InsertIR, RootIR } from '../ir/types.js';
+import type { CompiledQuery, MutationIR, RootIR } from '../ir/types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -236,6 +236,8 @@ export interface ScalarType {
   /** Numbers a JSON number may round (PostgreSQL: bigint, numeric): the legacy API and Hasura's
    * stringify option give them as strings. */
   bigNumber?: boolean;
+  /** An array type: a value may be given as a JSON array. */
+  array?: boolean;
 }
 
 /** What an operator takes: a value of the column's type, a list of them, a boolean (`_is_null`),
@@ -283,8 +285,9 @@ export interface Dialect {
   /** Query IR -> one statement whose single row has one text column `json`: the root field's
    * value (Note [Values in the IR] in ir/types.ts). A kind without it serves no queries. */
   compileSelect?(ir: RootIR): CompiledQuery;
-  /** Insert IR -> one statement whose single row has `json` (text) and `ok` (boolean): see InsertIR. */
-  compileInsert?(ir: InsertIR): CompiledQuery;
+  /** Mutation IR -> one statement whose single row has `json` (text), `ok` (boolean) and `zero`
+   * (text or null): Note [Mutations in the IR]. A kind without it serves no mutations. */
+  compileMutation?(ir: MutationIR): CompiledQuery;
 }
 
 // ---------------------------------------------------------------------------------------------

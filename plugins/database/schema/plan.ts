@@ -504,6 +504,7 @@ export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<stri
     if (val === undefined) throw new SvcError('not-found', `missing session variable: "${p.name}"`);
   }
   if (val === null || val === undefined) return null;
+  if (p.format) return p.format(val);
   if (p.json || typeof val === 'object') return JSON.stringify(val);
   return String(val);
 }
