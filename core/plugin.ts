@@ -237,7 +237,20 @@ export interface RunContext {
   variables: Readonly<Record<string, unknown>>;
   /** The request's headers (lower-cased names), for fields that forward them. */
   headers: Readonly<Record<string, string>>;
+  /** A mutation request's unit of work (Note [One transaction per mutation request]); absent
+   * for queries. */
+  uow?: UnitOfWork;
 }
+
+/*
+ * Note [One transaction per mutation request]
+ * The root fields of a mutation run one after the other, in document order, and all of them or
+ * none: the engine gives the request a UnitOfWork (`RunContext.uow`), a field opens its source's
+ * transaction in it once (`uow.get(key, open)`) and runs its statements there, and the engine
+ * commits the unit after the last field succeeded, or rolls it back when any field failed (then
+ * the response has no `data`). Several sources are committed one after the other: not a
+ * two-phase commit, as in Hasura.
+ */
 
 /** A root field planned for one (role, document, operation); cached and reused across requests. */
 export interface FieldPlan {

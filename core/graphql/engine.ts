@@ -12,6 +12,7 @@ import { SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { readJsonBody } from '../http/body.js';
 import { jsonTypeName } from '../validation.js';
+import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { prepare, rootFields, type Failed, type Prepared, type RootFields } from './prepare.js';
@@ -61,6 +62,7 @@ interface Answer {
 /** RunContext with the headers made into a record only when a plan asks for them. */
 class Run implements RunContext {
   private record: Record<string, string> | undefined;
+  uow: UnitOfWork | undefined;
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
@@ -335,10 +337,19 @@ export class GraphQLEngine {
       introspected = r.data;
     }
     if (p.kind === 'mutation') {
-      // One after the other, in document order; the first failure ends the request.
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i]!;
-        texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
+      // One after the other, in document order, in one unit of work; the first failure ends the
+      // request and takes back what the earlier fields did (Note [One transaction per mutation request]).
+      const uow = new UnitOfWork();
+      ctx.uow = uow;
+      try {
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i]!;
+          texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
+        }
+        await uow.commit();
+      } catch (err) {
+        await uow.rollback();
+        throw err;
       }
     } else {
       const pending: (Promise<string> | string)[] = new Array(entries.length);

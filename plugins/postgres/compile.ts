@@ -527,15 +527,16 @@ class MutationCompiler extends Compiler {
   /** The field's value from the rows written (Note [Mutations in the IR]). */
   output(out: MutationOutput, w: Written): string {
     const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
+    const where = (filter: BoolIR | undefined, t: string) => (filter && filter.t !== 'true' ? ` where ${this.bool(filter, t, t)}` : '');
     if (out.k === 'single') {
       const t = this.alias();
-      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t} limit 1)::text, 'null')`;
+      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t}${where(out.filter, t)} limit 1)::text, 'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
       if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${rows}) as _n)`;
       const t = this.alias();
-      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t})`;
+      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${where(f.filter, t)})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }

@@ -150,12 +150,14 @@ export type RootIR =
 /** What a mutation root field returns: `single`, the row or null (`_by_pk`, `_one`); `multi`,
  * the fields of `<t>_mutation_response` by response key. */
 export type MutationOutput =
-  | { k: 'single'; select: ObjectIR }
+  | { k: 'single'; select: ObjectIR; filter?: BoolIR }
   | { k: 'multi'; fields: MutationField[] };
 
+/** `filter`: the role's select filter, which the rows it reads back must pass (`affected_rows`
+ * counts every row written). */
 export type MutationField =
   | { key: string; k: 'affected_rows' }
-  | { key: string; k: 'returning'; select: ObjectIR }
+  | { key: string; k: 'returning'; select: ObjectIR; filter?: BoolIR }
   | { key: string; k: 'typename'; name: string };
 
 /** A value of an insert or update: a bound value cast to the column's type, or the column's

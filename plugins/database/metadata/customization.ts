@@ -183,14 +183,26 @@ export function tableGraphQLName(t: TableMeta, defaultSchema = 'public'): string
 
 /** The names of a table's select root fields (custom root fields replace the defaults), with the
  * comments custom root fields may carry. */
-export function selectRootFieldNames(t: TableMeta, name: string): Record<'select' | 'select_by_pk' | 'select_aggregate', { name: string; comment?: string }> {
+export function rootFieldNames(t: TableMeta, name: string): Record<RootFieldKey, { name: string; comment?: string }> {
   const custom = (t.configuration?.custom_root_fields ?? {}) as Record<string, unknown>;
   const field = (key: RootFieldKey, dflt: string) => {
     const f = custom[key];
     const comment = f && typeof f === 'object' ? ((f as { comment?: string | null }).comment ?? undefined) : undefined;
     return { name: rootFieldName(f) ?? dflt, ...(comment != null ? { comment } : {}) };
   };
-  return { select: field('select', name), select_by_pk: field('select_by_pk', `${name}_by_pk`), select_aggregate: field('select_aggregate', `${name}_aggregate`) };
+  return {
+    select: field('select', name),
+    select_by_pk: field('select_by_pk', `${name}_by_pk`),
+    select_aggregate: field('select_aggregate', `${name}_aggregate`),
+    select_stream: field('select_stream', `${name}_stream`),
+    insert: field('insert', `insert_${name}`),
+    insert_one: field('insert_one', `insert_${name}_one`),
+    update: field('update', `update_${name}`),
+    update_by_pk: field('update_by_pk', `update_${name}_by_pk`),
+    update_many: field('update_many', `update_${name}_many`),
+    delete: field('delete', `delete_${name}`),
+    delete_by_pk: field('delete_by_pk', `delete_${name}_by_pk`),
+  };
 }
 
 /** Whether a table appears in the GraphQL schema: a table whose name is not a GraphQL name stays

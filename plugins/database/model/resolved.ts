@@ -28,7 +28,7 @@ import type {
   TableInfo,
   TableMeta,
 } from './types.js';
-import { columnGraphQLName, selectRootFieldNames, tableGraphQLName } from '../metadata/customization.js';
+import { columnGraphQLName, rootFieldNames, tableGraphQLName } from '../metadata/customization.js';
 
 export interface ResolvedColumn {
   name: string;
@@ -63,6 +63,47 @@ export interface SelectPermissionIR {
   /** Scalar computed fields the role may read (`computed_fields`). */
   computedFields: ReadonlySet<string>;
 }
+
+/** A column preset of an insert or update permission (`set`): a static value or a session variable. */
+export type Presets = ReadonlyMap<string, Value>;
+
+/** A role's insert permission, compiled. */
+export interface InsertPermissionIR {
+  /** Columns the role may give (source names); preset columns are not among them. */
+  columns: ReadonlySet<string>;
+  check: BoolIR;
+  set: Presets;
+  /** Only for requests with the admin secret that ask for backend-only permissions. */
+  backendOnly: boolean;
+}
+
+/** A role's update permission, compiled. */
+export interface UpdatePermissionIR {
+  columns: ReadonlySet<string>;
+  filter: BoolIR;
+  check: BoolIR;
+  set: Presets;
+  backendOnly: boolean;
+}
+
+/** A role's delete permission, compiled. */
+export interface DeletePermissionIR {
+  filter: BoolIR;
+  backendOnly: boolean;
+}
+
+export type RootFieldKind =
+  | 'select'
+  | 'select_by_pk'
+  | 'select_aggregate'
+  | 'select_stream'
+  | 'insert'
+  | 'insert_one'
+  | 'update'
+  | 'update_by_pk'
+  | 'update_many'
+  | 'delete'
+  | 'delete_by_pk';
 
 /** A user-given argument of a SQL function (a field of `args`). */
 export interface ResolvedFunctionArg {
@@ -118,13 +159,20 @@ export interface TableModel {
   /** Whether the table appears in the GraphQL schema (its name is a GraphQL name). */
   inSchema: boolean;
   description: string | null;
-  rootFields: Record<'select' | 'select_by_pk' | 'select_aggregate', { name: string; comment?: string }>;
+  rootFields: Record<RootFieldKind, { name: string; comment?: string }>;
   columns: ResolvedColumn[];
   columnsByName: ReadonlyMap<string, ResolvedColumn>;
   primaryKey: readonly string[] | null;
   relationships: ResolvedRelationship[];
   computedFields: ResolvedComputedField[];
   select: ReadonlyMap<string, SelectPermissionIR>;
+  insert: ReadonlyMap<string, InsertPermissionIR>;
+  update: ReadonlyMap<string, UpdatePermissionIR>;
+  delete: ReadonlyMap<string, DeletePermissionIR>;
+  /** Which mutations the relation allows (a view per its updatability; none for a materialized view). */
+  mutable: { insert: boolean; update: boolean; delete: boolean };
+  /** The primary key and unique constraints (`on_conflict`'s `<t>_constraint`). */
+  constraints: readonly { name: string; columns: readonly string[] }[];
 }
 
 /** What the model of one table is resolved against. */
@@ -136,6 +184,8 @@ export interface ModelContext {
   /** Relationships and permissions the build found inconsistent on this table. */
   inconsistentRelationships: ReadonlySet<string>;
   inconsistentSelectRoles: ReadonlySet<string>;
+  /** Insert, update and delete permissions the build found inconsistent, as `<type>.<role>`. */
+  inconsistentPermissions?: ReadonlySet<string>;
   inconsistentComputedFields?: ReadonlySet<string>;
 }
 
@@ -232,19 +282,60 @@ export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelCo
       computedFields: new Set(Array.isArray(perm.computed_fields) ? (perm.computed_fields as string[]) : []),
     });
   }
+  const ref = { meta, info };
+  const allColumns = (perm: Record<string, unknown>) =>
+    new Set((perm.columns === '*' ? info.columns.map((c) => c.name) : Array.isArray(perm.columns) ? (perm.columns as string[]) : []).filter((c) => columnsByName.has(c)));
+  const presets = (perm: Record<string, unknown>): Presets => new Map(Object.entries(isObject(perm.set) ? perm.set : {}).map(([c, x]) => [c, valueOf(x)]));
+  /** Each permission of `type` whose expressions compile; one that does not leaves the role
+   * without it (never a wider permission). */
+  const permissions = <T>(type: 'insert' | 'update' | 'delete', make: (perm: Record<string, unknown>) => T): Map<string, T> => {
+    const out = new Map<string, T>();
+    for (const p of meta[`${type}_permissions`] ?? []) {
+      if (ctx.inconsistentPermissions?.has(`${type}.${p.role}`)) continue;
+      try {
+        out.set(p.role, make(p.permission));
+      } catch (e) {
+        if (e instanceof UnsupportedFilter) continue;
+        throw e;
+      }
+    }
+    return out;
+  };
+  const bool = (x: unknown) => compileStoredBoolExp(x ?? {}, ref, ref, ctx);
+  const insert = permissions('insert', (p): InsertPermissionIR => {
+    const set = presets(p);
+    const columns = allColumns(p);
+    for (const c of set.keys()) columns.delete(c);
+    return { columns, check: bool(p.check), set, backendOnly: p.backend_only === true };
+  });
+  const update = permissions('update', (p): UpdatePermissionIR => {
+    const set = presets(p);
+    const columns = allColumns(p);
+    for (const c of set.keys()) columns.delete(c);
+    return { columns, filter: bool(p.filter), check: bool(p.check), set, backendOnly: p.backend_only === true };
+  });
+  const del = permissions('delete', (p): DeletePermissionIR => ({ filter: bool(p.filter), backendOnly: p.backend_only === true }));
+  const view = info.viewInfo;
+  const plain = info.relation !== 'materialized_view';
+  const constraints = [...(info.primaryKey ? [info.primaryKey] : []), ...info.uniqueConstraints];
   return {
     table: meta.table,
     key,
     name,
     inSchema: isGraphQLName(name),
     description: config?.comment ?? info.description,
-    rootFields: selectRootFieldNames(meta, name),
+    rootFields: rootFieldNames(meta, name),
     columns,
     columnsByName,
     primaryKey: pk,
     relationships,
     computedFields: resolveComputedFields(meta, ctx),
     select,
+    insert,
+    update,
+    delete: del,
+    mutable: { insert: plain && (view?.insertable ?? true), update: plain && (view?.updatable ?? true), delete: plain && (view?.deletable ?? true) },
+    constraints,
   };
 }
 

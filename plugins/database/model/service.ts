@@ -413,6 +413,9 @@ export class DatabaseService {
         tracked,
         inconsistentRelationships: new Set(reports.filter((r) => r.type === 'object_relation' || r.type === 'array_relation').map((r) => (r.definition as { name: string }).name)),
         inconsistentSelectRoles: new Set(reports.filter((r) => r.type === 'select_permission').map((r) => (r.definition as { role: string }).role)),
+        inconsistentPermissions: new Set(
+          reports.filter((r) => /^(insert|update|delete)_permission$/.test(r.type)).map((r) => `${r.type.replace('_permission', '')}.${(r.definition as { role: string }).role}`),
+        ),
         inconsistentComputedFields: new Set(reports.filter((r) => r.type === 'computed_field').map((r) => (r.definition as { name: string }).name)),
       });
       tables.set(key, { meta: t, info, enumValues, deps, reports, model });

@@ -6,6 +6,7 @@
 import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
+import { MutationSchema } from './mutation.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
 
@@ -93,7 +94,8 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
       const out: SchemaContribution = { query: { ...tableRootFields(rs), ...fns.query } };
-      if (Object.keys(fns.mutation).length) out.mutation = fns.mutation;
+      const mutation = { ...new MutationSchema(rs, types).rootFields(), ...fns.mutation };
+      if (Object.keys(mutation).length) out.mutation = mutation;
       return out;
     },
   };

@@ -25,6 +25,7 @@ import type {
   Value,
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
+import type { ResolvedSource, SqlExecutor, SqlTransaction } from '../model/types.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 
 /*
@@ -39,24 +40,24 @@ import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type Role
  * the statement, so which of them are null is part of the memo key.
  */
 
-class VarMark {
+export class VarMark {
   constructor(readonly name: string) {}
 }
-type Arg = VarMark | null | boolean | number | string | Arg[] | { [k: string]: Arg };
+export type Arg = VarMark | null | boolean | number | string | Arg[] | { [k: string]: Arg };
 
-class NeedsVariables extends Error {}
+export class NeedsVariables extends Error {}
 
 const MEMO_LIMIT = 64;
 
 /** A plan's statement text is fixed: prepared once per connection, then only bound, whatever the
  * source's `use_prepared_statements` (SqlExecutor.query's `prepare`). */
-const PREPARED = { prepare: true } as const;
+export const PREPARED = { prepare: true } as const;
 
-const fail = (message: string) => new SvcError('validation-failed', message);
-const isObj = (x: unknown): x is Record<string, Arg> => typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof VarMark);
+export const fail = (message: string) => new SvcError('validation-failed', message);
+export const isObj = (x: unknown): x is Record<string, Arg> => typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof VarMark);
 
 /** An AST value as an Arg: variables stay marks, enums become their names. */
-function argOf(node: ValueNode): Arg {
+export function argOf(node: ValueNode): Arg {
   switch (node.kind) {
     case Kind.VARIABLE:
       return new VarMark(node.name.value);
@@ -77,7 +78,7 @@ function argOf(node: ValueNode): Arg {
   }
 }
 
-class Planner {
+export class Planner {
   /** Variables whose values shaped the IR (Note [Variables that shape the query]). */
   readonly structural = new Set<string>();
   /** Leaf variables of comparisons (null drops the comparison). */
@@ -94,7 +95,7 @@ class Planner {
   // Arguments
 
   /** A value that shapes the statement: a variable's value is needed now. */
-  private shape(x: Arg | undefined): unknown {
+  shape(x: Arg | undefined): unknown {
     if (!(x instanceof VarMark)) return x;
     this.structural.add(x.name);
     if (!this.vars) throw new NeedsVariables();
@@ -102,7 +103,7 @@ class Planner {
   }
 
   /** A leaf value: a bind parameter. */
-  private leaf(x: Arg | undefined, comparison: boolean): Value {
+  leaf(x: Arg | undefined, comparison: boolean): Value {
     if (!(x instanceof VarMark)) return { k: 'lit', v: x === undefined ? null : resolveMarks(x, (m) => this.shape(m)) };
     if (!comparison) return { k: 'var', name: x.name };
     this.comparisons.add(x.name);
@@ -110,7 +111,7 @@ class Planner {
     return { k: 'var', name: x.name };
   }
 
-  private args(field: FieldNode): Record<string, Arg> {
+  args(field: FieldNode): Record<string, Arg> {
     return Object.fromEntries((field.arguments ?? []).map((a) => [a.name.value, argOf(a.value)]));
   }
 
@@ -309,7 +310,7 @@ class Planner {
   // Selections
 
   /** The fields of a selection set by response key, fragments inlined, `@skip`/`@include` applied. */
-  private collect(set: SelectionSetNode, out = new Map<string, FieldNode[]>()): Map<string, FieldNode[]> {
+  collect(set: SelectionSetNode, out = new Map<string, FieldNode[]>()): Map<string, FieldNode[]> {
     for (const sel of set.selections) {
       if (!this.included(sel.directives)) continue;
       if (sel.kind === Kind.FIELD) {
@@ -338,7 +339,7 @@ class Planner {
   }
 
   /** The nodes of one response key merged (same field; their selection sets concatenated). */
-  private merged(nodes: FieldNode[]): FieldNode {
+  merged(nodes: FieldNode[]): FieldNode {
     if (nodes.length === 1) return nodes[0]!;
     const selections = nodes.flatMap((n) => n.selectionSet?.selections ?? []);
     return { ...nodes[0]!, selectionSet: selections.length ? { kind: Kind.SELECTION_SET, selections } : undefined };
@@ -447,19 +448,19 @@ class Planner {
 }
 
 /** Replaces the variable marks inside a literal list or object with their values (they shape it). */
-function resolveMarks(x: Arg, shape: (m: VarMark) => unknown): unknown {
+export function resolveMarks(x: Arg, shape: (m: VarMark) => unknown): unknown {
   if (x instanceof VarMark) return shape(x);
   if (Array.isArray(x)) return x.map((e) => resolveMarks(e, shape));
   if (isObj(x)) return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, resolveMarks(v, shape)]));
   return x;
 }
 
-const filterOf = (t: RoleTable): BoolIR => t.perm?.filter ?? { t: 'true' };
+export const filterOf = (t: RoleTable): BoolIR => t.perm?.filter ?? { t: 'true' };
 
 /** The row of `t` for a computed field: every column of the table, in its order. */
 const rowOf = (t: RoleTable): RowOf => ({ table: t.model.table, columns: t.model.columns.map((c) => c.name) });
 
-function and(a: BoolIR, b: BoolIR): BoolIR {
+export function and(a: BoolIR, b: BoolIR): BoolIR {
   if (a.t === 'true') return b;
   if (b.t === 'true') return a;
   return { t: 'and', of: [a, b] };
@@ -471,7 +472,7 @@ function and(a: BoolIR, b: BoolIR): BoolIR {
 export type RootKind = 'select' | 'select_by_pk' | 'select_aggregate' | 'function' | 'function_aggregate';
 
 /** Values of the operation's variable defaults, for variables the request leaves out. */
-function defaultsOf(input: PlanInput): Record<string, Arg> {
+export function defaultsOf(input: PlanInput): Record<string, Arg> {
   const out: Record<string, Arg> = {};
   for (const d of input.variableDefinitions) if (d.defaultValue) out[d.variable.name.value] = argOf(d.defaultValue);
   return out;
@@ -555,9 +556,11 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       const params: (string | null)[] = new Array(q.params.length);
       for (let i = 0; i < params.length; i++) params[i] = paramText(q.params[i]!, ctx, defaults);
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
+      // A mutation (a VOLATILE function) runs in the request's transaction.
+      const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.executor;
       let rows: { json: string }[];
       try {
-        rows = await pool.executor.query<{ json: string }>(q.sql, params, PREPARED);
+        rows = await exec.query<{ json: string }>(q.sql, params, PREPARED);
       } catch (e) {
         throw dbError(e);
       }
@@ -578,11 +581,51 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
   };
 }
 
-function dbError(e: unknown): SvcError {
+/**
+ * The request's transaction on a source (Note [One transaction per mutation request]), opened
+ * once per request, with the session variables set for the transaction as `svc.user` (their
+ * JSON), as Hasura sets `hasura.user`, for triggers to read.
+ */
+export async function sourceTransaction(ctx: RunContext, source: ResolvedSource): Promise<SqlExecutor> {
+  const conn = source.connection;
+  if (!conn) throw new SvcError('unexpected', `source "${source.name}" is not connected`);
+  if (!ctx.uow) throw new SvcError('unexpected', 'a mutation outside a unit of work');
+  return ctx.uow.get(`graphql-tx:${source.name}`, async () => {
+    let tx: SqlTransaction;
+    try {
+      tx = await conn.transaction();
+    } catch (e) {
+      throw dbError(e);
+    }
+    try {
+      await tx.query('select set_config($1, $2, true)', ['svc.user', JSON.stringify(ctx.session.variables)]);
+    } catch (e) {
+      await tx.rollback();
+      throw dbError(e);
+    }
+    return { value: tx, resource: tx };
+  });
+}
+
+/** Hasura's prefixes of constraint violations (`constraint-violation`). */
+const VIOLATIONS: Record<string, string> = {
+  '23502': 'Not-NULL violation. ',
+  '23505': 'Uniqueness violation. ',
+  '23503': 'Foreign key violation. ',
+  '23514': 'Check constraint violation. ',
+  '23P01': 'Exclusion violation. ',
+};
+
+/** A database error in Hasura's words: a constraint violation, a data exception (bad value,
+ * overflow), or any other `postgres-error`. */
+export function dbError(e: unknown, path = '$'): SvcError {
   if (e instanceof SvcError) return e;
   const err = e as { code?: string; message?: string };
+  const msg = err.message ?? 'database query error';
+  const prefix = typeof err.code === 'string' ? VIOLATIONS[err.code] : undefined;
+  if (prefix) return new SvcError('constraint-violation', prefix + msg, { path, internal: { sqlstate: err.code } });
   const code = typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
-  return new SvcError(code, err.message ?? 'database query error', { internal: { sqlstate: err.code } });
+  return new SvcError(code, msg, { path, internal: { sqlstate: err.code } });
 }
 
 /** For tests and tools: the statement a root field compiles to with these variables. */

@@ -82,6 +82,8 @@ export interface RoleTable {
   /** Computed fields the role may read: scalar ones its permission lists, set-returning ones
    * whose table it may select. */
   computedFields: ResolvedComputedField[];
+  /** Whether the role may select the table (a table it may only write has no columns here). */
+  selectable: boolean;
 }
 
 /** A tracked function as one role sees it: it may call it, and select its table. */
@@ -130,6 +132,8 @@ export class RoleSchema {
   readonly tables = new Map<string, RoleTable>();
   /** Tracked functions the role may call. */
   readonly functions: RoleFunction[] = [];
+  /** Tables the role has a mutation permission on (admin: all), by `source\0key`. */
+  readonly writable = new Map<string, RoleTable>();
 
   constructor(
     readonly role: string,
@@ -158,7 +162,30 @@ export class RoleSchema {
           aggregates: isAdmin || perm!.allowAggregations,
           enums: enumRefs(source, m),
           computedFields: [],
+          selectable: true,
         });
+      }
+    }
+    // Tables the role may write: those it may select, and the others it has a mutation permission on.
+    for (const source of all) {
+      if (!source.kind.dialect.compileMutation) continue;
+      for (const rt of source.tables.values()) {
+        const m = rt.model;
+        if (!m || !m.inSchema) continue;
+        const key = `${source.name}\0${m.key}`;
+        if (!isAdmin && !m.insert.has(role) && !m.update.has(role) && !m.delete.has(role)) continue;
+        const t = this.tables.get(key) ?? {
+          source,
+          model: m,
+          perm: undefined,
+          columns: [],
+          relationships: [],
+          aggregates: false,
+          enums: enumRefs(source, m),
+          computedFields: [],
+          selectable: false,
+        };
+        this.writable.set(key, t);
       }
     }
     for (const t of this.tables.values()) {

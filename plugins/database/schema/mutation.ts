@@ -1,0 +1,586 @@
+/**
+ * The mutation root fields of a role over tracked tables, as Hasura v2 names them:
+ * `insert_<t>`, `insert_<t>_one`, `update_<t>`, `update_<t>_by_pk`, `update_<t>_many`,
+ * `delete_<t>`, `delete_<t>_by_pk`, with their input types (`<t>_insert_input`,
+ * `<t>_on_conflict`, `<t>_set_input`, ...) and `<t>_mutation_response`; and their planning: a
+ * field of the document -> mutation IR with the role's permission folded in (Note [Mutations in
+ * the IR]) -> one statement per field (`update_<t>_many`: one per update), run in the request's
+ * transaction (Note [One transaction per mutation request]).
+ *
+ * A role sees an insert field when it has an insert permission, update fields with an update
+ * permission (`_by_pk` also needs to select the primary key), delete fields with a delete
+ * permission; `returning`, `_one` and `_by_pk` fields only when it may select the table, and the
+ * rows it reads back pass its select filter. Backend-only permissions are not offered (Hasura
+ * offers them only to requests with the admin secret that ask for them; not built yet).
+ */
+import {
+  GraphQLEnumType,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLString,
+  type FieldNode,
+  type GraphQLFieldConfig,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLInputFieldConfigMap,
+  type GraphQLInputType,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+} from 'graphql';
+import { SvcError } from '../../../core/errors.js';
+import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
+import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, UpdateIR, UpdateOp } from '../ir/types.js';
+import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
+import type { ScalarType } from '../model/types.js';
+import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
+import type { RoleSchema, RoleTable } from './role.js';
+
+type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
+
+const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t);
+const list = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLList(t);
+const TRUE: BoolIR = { t: 'true' };
+
+/** A table as one role may write it: its permissions (admin: everything), the columns it may
+ * give, and the relationships it may insert through. */
+interface WriteTable {
+  t: RoleTable;
+  insert?: InsertPermissionIR;
+  update?: UpdatePermissionIR;
+  delete?: DeletePermissionIR;
+  insertColumns: ResolvedColumn[];
+  updateColumns: ResolvedColumn[];
+}
+
+/** The jsonb update operators: argument, input type suffix, GraphQL type of a column's value, descriptions. */
+const JSONB_OPS: { op: UpdateOp; arg: string; field: (s: ScalarType) => 'column' | 'string' | 'int' | 'strings'; desc: string; typeDesc: string }[] = [
+  { op: 'append', arg: '_append', field: () => 'column', desc: 'append existing jsonb value of filtered columns with new jsonb value', typeDesc: 'append existing jsonb value of filtered columns with new jsonb value' },
+  { op: 'delete_at_path', arg: '_delete_at_path', field: () => 'strings', desc: 'delete the field or element with specified path (for JSON arrays, negative integers count from the end)', typeDesc: 'delete the field or element with specified path (for JSON arrays, negative integers count from the end)' },
+  { op: 'delete_elem', arg: '_delete_elem', field: () => 'int', desc: 'delete the array element with specified index (negative integers count from the end). throws an error if top level container is not an array', typeDesc: 'delete the array element with specified index (negative integers count from the end). throws an error if top level container is not an array' },
+  { op: 'delete_key', arg: '_delete_key', field: () => 'string', desc: 'delete key/value pair or string element. key/value pairs are matched based on their key value', typeDesc: 'delete key/value pair or string element. key/value pairs are matched based on their key value' },
+  { op: 'prepend', arg: '_prepend', field: () => 'column', desc: 'prepend existing jsonb value of filtered columns with new jsonb value', typeDesc: 'prepend existing jsonb value of filtered columns with new jsonb value' },
+];
+
+const isJsonb = (c: ResolvedColumn) => c.type.udt === 'jsonb' && c.type.typeKind !== 'array';
+
+export class MutationSchema {
+  private readonly write = new Map<string, WriteTable | null>();
+
+  constructor(
+    readonly rs: RoleSchema,
+    private readonly types: TypeRegistry,
+  ) {}
+
+  private named<T extends GraphQLNamedType>(name: string, make: () => T): T {
+    return (this.types.get(name) as T | undefined) ?? this.types.define(make());
+  }
+
+  /** How the role may write `t`; null: not at all. */
+  writeOf(t: RoleTable): WriteTable | null {
+    const key = `${t.source.name}\0${t.model.key}`;
+    let w = this.write.get(key);
+    if (w !== undefined) return w;
+    const m = t.model;
+    if (this.rs.isAdmin) {
+      const info = t.source.tables.get(m.key)?.info;
+      const generated = new Set(info?.columns.filter((c) => c.isGenerated).map((c) => c.name));
+      const columns = new Set(m.columns.filter((c) => !generated.has(c.name)).map((c) => c.name));
+      w = {
+        t,
+        insert: m.mutable.insert ? { columns, check: TRUE, set: new Map(), backendOnly: false } : undefined,
+        update: m.mutable.update ? { columns, filter: TRUE, check: TRUE, set: new Map(), backendOnly: false } : undefined,
+        delete: m.mutable.delete ? { filter: TRUE, backendOnly: false } : undefined,
+        insertColumns: [],
+        updateColumns: [],
+      };
+    } else {
+      const role = this.rs.role;
+      // Backend-only permissions are not offered (module comment).
+      const usable = <P extends { backendOnly: boolean }>(p: P | undefined) => (p && !p.backendOnly ? p : undefined);
+      w = {
+        t,
+        insert: m.mutable.insert ? usable(m.insert.get(role)) : undefined,
+        update: m.mutable.update ? usable(m.update.get(role)) : undefined,
+        delete: m.mutable.delete ? usable(m.delete.get(role)) : undefined,
+        insertColumns: [],
+        updateColumns: [],
+      };
+    }
+    w.insertColumns = w.insert ? m.columns.filter((c) => w!.insert!.columns.has(c.name)) : [];
+    w.updateColumns = w.update ? m.columns.filter((c) => w!.update!.columns.has(c.name)) : [];
+    if (!w.insert && !w.update && !w.delete) w = null;
+    this.write.set(key, w);
+    return w;
+  }
+
+  private writeByKey(sourceName: string, key: string): WriteTable | null {
+    const t = this.rs.writable.get(`${sourceName}\0${key}`);
+    return t ? this.writeOf(t) : null;
+  }
+
+  /** Relationships the role may insert through: to tables it may insert into. */
+  insertRelationships(w: WriteTable): { rel: ResolvedRelationship; remote: WriteTable }[] {
+    const out: { rel: ResolvedRelationship; remote: WriteTable }[] = [];
+    for (const rel of w.t.model.relationships) {
+      const remote = this.writeByKey(w.t.source.name, rel.remoteKey);
+      if (remote?.insert) out.push({ rel, remote });
+    }
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Types
+
+  insertInput(w: WriteTable): GraphQLInputObjectType {
+    const name = `${w.t.model.name}_insert_input`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `input type for inserting data into table "${w.t.model.table.name}"`,
+        fields: () => {
+          const fields: GraphQLInputFieldConfigMap = {};
+          for (const c of w.insertColumns) fields[c.field] = { type: this.rs.columnType(w.t, c), ...(c.description ? { description: c.description } : {}) };
+          for (const { rel, remote } of this.insertRelationships(w)) {
+            fields[rel.name] = { type: rel.kind === 'object' ? this.objRelInput(remote) : this.arrRelInput(remote) };
+          }
+          return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
+        },
+      }),
+    );
+  }
+
+  private objRelInput(w: WriteTable): GraphQLInputObjectType {
+    const name = `${w.t.model.name}_obj_rel_insert_input`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `input type for inserting object relation for remote table "${w.t.model.table.name}"`,
+        fields: () => ({ data: { type: nn(this.insertInput(w)) }, ...this.onConflictArg(w) }),
+      }),
+    );
+  }
+
+  private arrRelInput(w: WriteTable): GraphQLInputObjectType {
+    const name = `${w.t.model.name}_arr_rel_insert_input`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `input type for inserting array relation for remote table "${w.t.model.table.name}"`,
+        fields: () => ({ data: { type: nn(list(nn(this.insertInput(w)))) }, ...this.onConflictArg(w) }),
+      }),
+    );
+  }
+
+  /** `on_conflict`, when the table has a primary key or unique constraint. */
+  onConflictArg(w: WriteTable): GraphQLInputFieldConfigMap {
+    if (w.t.model.constraints.length === 0) return {};
+    return { on_conflict: { type: this.onConflict(w), description: 'upsert condition' } };
+  }
+
+  private onConflict(w: WriteTable): GraphQLInputObjectType {
+    const t = w.t;
+    const name = `${t.model.name}_on_conflict`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `on_conflict condition type for table "${t.model.table.name}"`,
+        fields: () => ({
+          constraint: { type: nn(this.constraintEnum(w)) },
+          update_columns: { type: nn(list(nn(this.updateColumnEnum(w)))), defaultValue: [] },
+          where: { type: this.rs.boolExp(t) },
+        }),
+      }),
+    );
+  }
+
+  private constraintEnum(w: WriteTable): GraphQLEnumType {
+    const t = w.t;
+    const name = `${t.model.name}_constraint`;
+    return this.named(name, () =>
+      new GraphQLEnumType({
+        name,
+        description: `unique or primary key constraints on table "${t.model.table.name}"`,
+        values: Object.fromEntries(
+          t.model.constraints.map((c) => [c.name, { value: c.name, description: `unique or primary key constraint on columns ${c.columns.map((x) => `"${x}"`).join(', ')}` }]),
+        ),
+      }),
+    );
+  }
+
+  private updateColumnEnum(w: WriteTable): GraphQLEnumType {
+    const t = w.t;
+    const name = `${t.model.name}_update_column`;
+    return this.named(name, () =>
+      new GraphQLEnumType({
+        name,
+        description: `update columns of table "${t.model.table.name}"`,
+        values: w.updateColumns.length
+          ? Object.fromEntries(w.updateColumns.map((c) => [c.field, { description: 'column name' }]))
+          : { _PLACEHOLDER: { description: 'placeholder (do not use)' } },
+      }),
+    );
+  }
+
+  mutationResponse(w: WriteTable): GraphQLObjectType {
+    const t = w.t;
+    const name = `${t.model.name}_mutation_response`;
+    return this.named(name, () =>
+      new GraphQLObjectType({
+        name,
+        description: `response of any mutation on the table "${t.model.table.name}"`,
+        fields: () => ({
+          affected_rows: { type: nn(GraphQLInt), description: 'number of rows affected by the mutation' },
+          ...(t.selectable ? { returning: { type: nn(list(nn(this.rs.object(t)))), description: 'data from the rows affected by the mutation' } } : {}),
+        }),
+      }),
+    );
+  }
+
+  /** The update operator arguments that apply to the table's updatable columns. */
+  updateArgs(w: WriteTable): GraphQLFieldConfigArgumentMap {
+    const t = w.t;
+    const args: GraphQLFieldConfigArgumentMap = {};
+    const cols = w.updateColumns;
+    const input = (suffix: string, description: string, columns: ResolvedColumn[], type: (c: ResolvedColumn) => GraphQLInputType) =>
+      this.named(`${t.model.name}${suffix}`, () => new GraphQLInputObjectType({ name: `${t.model.name}${suffix}`, description, fields: Object.fromEntries(columns.map((c) => [c.field, { type: type(c) }])) }));
+    const jsonb = cols.filter(isJsonb);
+    for (const j of JSONB_OPS.slice(0, 1)) if (jsonb.length) args[j.arg] = { type: input(`${j.arg}_input`, j.typeDesc, jsonb, (c) => this.rs.columnType(t, c)), description: j.desc };
+    for (const j of JSONB_OPS.slice(1, 4)) {
+      if (!jsonb.length) continue;
+      const kind = j.field(jsonb[0]!.scalar);
+      args[j.arg] = { type: input(`${j.arg}_input`, j.typeDesc, jsonb, () => (kind === 'int' ? GraphQLInt : kind === 'strings' ? list(GraphQLString) : GraphQLString)), description: j.desc };
+    }
+    const numeric = cols.filter((c) => c.scalar.category === 'numeric' && !c.scalar.array && !t.enums.has(c.name));
+    if (numeric.length) args._inc = { type: input('_inc_input', `input type for incrementing numeric columns in table "${t.model.table.name}"`, numeric, (c) => this.rs.columnType(t, c)), description: 'increments the numeric columns with given value of the filtered values' };
+    for (const j of JSONB_OPS.slice(4)) if (jsonb.length) args[j.arg] = { type: input(`${j.arg}_input`, j.typeDesc, jsonb, (c) => this.rs.columnType(t, c)), description: j.desc };
+    if (cols.length) args._set = { type: input('_set_input', `input type for updating data in table "${t.model.table.name}"`, cols, (c) => this.rs.columnType(t, c)), description: 'sets the columns of the filtered rows to the given values' };
+    return args;
+  }
+
+  pkColumnsInput(w: WriteTable): GraphQLInputObjectType | undefined {
+    const pk = this.rs.pkArgs(w.t);
+    if (!pk) return undefined;
+    const name = `${w.t.model.name}_pk_columns_input`;
+    return this.named(name, () => new GraphQLInputObjectType({ name, description: `primary key columns input for table: ${w.t.model.name}`, fields: pk as GraphQLInputFieldConfigMap }));
+  }
+
+  private updatesInput(w: WriteTable): GraphQLInputObjectType {
+    const name = `${w.t.model.name}_updates`;
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        fields: () => ({ ...(this.updateArgs(w) as GraphQLInputFieldConfigMap), where: { type: nn(this.rs.boolExp(w.t)), description: 'filter the rows which have to be updated' } }),
+      }),
+    );
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Root fields
+
+  rootFields(): Record<string, RootFieldDef> {
+    const out: Record<string, RootFieldDef> = {};
+    for (const t of this.rs.writable.values()) {
+      const w = this.writeOf(t);
+      if (!w) continue;
+      const table = `"${t.model.table.name}"`;
+      const rf = t.model.rootFields;
+      const add = (kind: MutationKind, config: FieldConfig) => {
+        const f = rf[kind];
+        out[f.name] = { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input) };
+      };
+      const response = this.mutationResponse(w);
+      if (w.insert) {
+        const args = { objects: { type: nn(list(nn(this.insertInput(w)))), description: 'the rows to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) };
+        add('insert', { type: response, args, description: `insert data into the table: ${table}` });
+        if (t.selectable) {
+          add('insert_one', {
+            type: this.rs.object(t),
+            args: { object: { type: nn(this.insertInput(w)), description: 'the row to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) },
+            description: `insert a single row into the table: ${table}`,
+          });
+        }
+      }
+      if (w.update && w.updateColumns.length + w.update.set.size > 0) {
+        const ops = this.updateArgs(w);
+        add('update', { type: response, args: { ...ops, where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } }, description: `update data of the table: ${table}` });
+        const pk = this.pkColumnsInput(w);
+        if (pk && t.selectable) add('update_by_pk', { type: this.rs.object(t), args: { ...ops, pk_columns: { type: nn(pk) } }, description: `update single row of the table: ${table}` });
+        add('update_many', { type: list(response), args: { updates: { type: nn(list(nn(this.updatesInput(w)))), description: 'updates to execute, in order' } }, description: `update multiples rows of table: ${table}` });
+      }
+      if (w.delete) {
+        add('delete', { type: response, args: { where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be deleted' } }, description: `delete data from the table: ${table}` });
+        const pk = this.rs.pkArgs(t);
+        if (pk && t.selectable) add('delete_by_pk', { type: this.rs.object(t), args: pk, description: `delete single row from the table: ${table}` });
+      }
+    }
+    return out;
+  }
+}
+
+type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
+
+// ---------------------------------------------------------------------------------------------
+// Planning
+
+const UPDATE_ARGS: Record<string, UpdateOp> = {
+  _set: 'set',
+  _inc: 'inc',
+  _append: 'append',
+  _prepend: 'prepend',
+  _delete_key: 'delete_key',
+  _delete_elem: 'delete_elem',
+  _delete_at_path: 'delete_at_path',
+};
+
+class MutationPlanner {
+  constructor(
+    private readonly p: Planner,
+    private readonly ms: MutationSchema,
+    private readonly field: string,
+  ) {}
+
+  listOf(x: Arg | undefined): Arg[] {
+    const v = this.p.shape(x);
+    if (v === null || v === undefined) return [];
+    // GraphQL input coercion: a single value where a list is expected is a list of one.
+    return (Array.isArray(v) ? v : [v]) as Arg[];
+  }
+
+  objectOf(x: Arg | undefined, what: string): Record<string, Arg> | undefined {
+    const v = this.p.shape(x);
+    if (v === null || v === undefined) return undefined;
+    if (!isObj(v)) throw fail(`expected an object for "${what}"`);
+    return v;
+  }
+
+  /** The rows of `objects` for `w` (and what they insert through relationships). */
+  insert(w: WriteTable, objects: Arg[], onConflict: Arg | undefined, path: string): InsertIR {
+    const perm = w.insert!;
+    const t = w.t;
+    const columns = new Map<string, { scalar: ScalarType }>();
+    for (const c of t.model.columns) columns.set(c.name, { scalar: c.scalar });
+    const rels = this.ms.insertRelationships(w);
+    const rows: InsertRowIR[] = objects.map((o, i) => {
+      const obj = this.objectOf(o, 'objects');
+      if (!obj) throw fail(`expected an object for "objects"`);
+      const values = new Map<string, ColumnValue>();
+      const row: InsertRowIR = { values, before: [], after: [] };
+      for (const [k, val] of Object.entries(obj)) {
+        const col = w.insertColumns.find((c) => c.field === k);
+        if (col) {
+          values.set(col.name, { k: 'value', value: this.p.leaf(val, false) });
+          continue;
+        }
+        const r = rels.find((x) => x.rel.name === k);
+        if (!r) throw fail(`field "${k}" not found in type: '${t.model.name}_insert_input'`);
+        const nested = this.objectOf(val, k);
+        if (!nested) continue;
+        const at = `${path}[${i}].${k}`;
+        if (r.rel.kind === 'object') {
+          const data = this.p.shape(nested.data);
+          if (data === null || data === undefined) continue;
+          row.before.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, [data as Arg], nested.on_conflict, at) });
+        } else {
+          const data = this.listOf(nested.data);
+          // Hasura: an empty array relationship insert is no insert.
+          if (data.length === 0) continue;
+          row.after.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, data, nested.on_conflict, at) });
+        }
+      }
+      // Presets win over anything given (preset columns are not in the input type).
+      for (const [c, v] of perm.set) values.set(c, { k: 'value', value: v });
+      return row;
+    });
+    const ir: InsertIR = { table: t.model.table, columns, rows, check: perm.check };
+    const oc = this.objectOf(onConflict, 'on_conflict');
+    if (oc) {
+      const constraint = this.p.shape(oc.constraint);
+      if (typeof constraint !== 'string' || !t.model.constraints.some((c) => c.name === constraint)) throw fail(`unexpected value for "constraint": ${JSON.stringify(constraint)}`);
+      const update = this.listOf(oc.update_columns).map((f) => {
+        const name = this.p.shape(f);
+        const col = w.updateColumns.find((c) => c.field === name);
+        if (!col) throw fail(`unexpected value for "update_columns": ${JSON.stringify(name)}`);
+        return col.name;
+      });
+      const up = w.update;
+      if (update.length > 0 && !up) throw new SvcError('permission-error', `upsert is not allowed for role "${this.ms.rs.role}"`);
+      const where = and(this.p.where(oc.where, t), up?.filter ?? TRUE);
+      ir.onConflict = { constraint, update, set: update.length && up ? new Map([...up.set].map(([c, v]) => [c, { k: 'value', value: v } as ColumnValue])) : undefined, where, check: up?.check ?? TRUE };
+    }
+    return ir;
+  }
+
+  /** The update operators of `args` (and the role's presets) for `w`. */
+  updateSet(w: WriteTable, args: Record<string, Arg>): UpdateIR['set'] | undefined {
+    const perm = w.update!;
+    const set: UpdateIR['set'] = [];
+    let given = false;
+    const seen = new Map<string, number>();
+    for (const [arg, op] of Object.entries(UPDATE_ARGS)) {
+      if (args[arg] === undefined) continue;
+      given = true;
+      const o = this.objectOf(args[arg], arg);
+      if (!o) continue;
+      for (const [k, val] of Object.entries(o)) {
+        const col = w.updateColumns.find((c) => c.field === k);
+        if (!col) throw fail(`field "${k}" not found in type: '${w.t.model.name}${arg}_input'`);
+        seen.set(col.field, (seen.get(col.field) ?? 0) + 1);
+        set.push({ column: col.name, scalar: col.scalar, op, value: this.p.leaf(val, false) });
+      }
+    }
+    const twice = [...seen].filter(([, n]) => n > 1).map(([c]) => `'${c}'`);
+    if (twice.length) throw new SvcError('validation-failed', `Column found in multiple operators: [${twice.join(', ')}].`, { path: `$.selectionSet.${this.field}.args` });
+    if (!given && perm.set.size === 0) {
+      const ops = Object.keys(this.ms.updateArgs(w)).join(', ');
+      throw new SvcError('validation-failed', `at least any one of ${ops} is expected`, { path: `$.selectionSet.${this.field}.args` });
+    }
+    // Hasura: operators given but empty change nothing, and no row is updated.
+    if (set.length === 0 && perm.set.size === 0) return undefined;
+    for (const [c, v] of perm.set) {
+      const col = w.t.model.columnsByName.get(c);
+      if (col) set.push({ column: c, scalar: col.scalar, op: 'set', value: v });
+    }
+    return set;
+  }
+
+  pkWhere(w: WriteTable, obj: Record<string, Arg> | undefined): BoolIR {
+    const conds: BoolIR[] = (w.t.model.primaryKey ?? []).map((name) => {
+      const col = w.t.columns.find((c) => c.name === name)!;
+      const val = obj?.[col.field];
+      if (val === undefined) throw fail(`missing required field '${col.field}'`);
+      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: 'eq', value: this.p.leaf(val, false) };
+    });
+    return { t: 'and', of: conds };
+  }
+
+  /** What the field returns: the row (single) or the fields of `<t>_mutation_response`. */
+  output(node: FieldNode, w: WriteTable, single: boolean): MutationOutput {
+    const t = w.t;
+    const filter = t.selectable ? filterOf(t) : TRUE;
+    if (single) return { k: 'single', select: this.p.object(node.selectionSet, t), filter };
+    const fields: MutationField[] = [];
+    for (const [key, nodes] of node.selectionSet ? this.p.collect(node.selectionSet) : []) {
+      const n = this.p.merged(nodes);
+      const name = n.name.value;
+      if (name === '__typename') fields.push({ key, k: 'typename', name: `${t.model.name}_mutation_response` });
+      else if (name === 'affected_rows') fields.push({ key, k: 'affected_rows' });
+      else if (name === 'returning' && t.selectable) fields.push({ key, k: 'returning', select: this.p.object(n.selectionSet, t), filter });
+      else throw fail(`field "${name}" not found in type: '${t.model.name}_mutation_response'`);
+    }
+    return { k: 'multi', fields };
+  }
+}
+
+/** The IRs of a mutation field (several for `update_<t>_many`); undefined entries change nothing. */
+function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined): { irs: (MutationIR | { empty: MutationOutput })[]; planner: Planner } {
+  const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
+  const field = input.field;
+  const mp = new MutationPlanner(planner, ms, field.name.value);
+  const args = planner.args(field);
+  const t = w.t;
+  const single = kind === 'insert_one' || kind === 'update_by_pk' || kind === 'delete_by_pk';
+  switch (kind) {
+    case 'insert':
+    case 'insert_one': {
+      const objects = kind === 'insert' ? mp.listOf(args.objects) : [args.object!];
+      if (objects.length === 0) throw fail('expected at least one object to insert');
+      const path = `$.selectionSet.${field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}`;
+      return { irs: [{ k: 'insert', insert: mp.insert(w, objects, args.on_conflict, path), output: mp.output(field, w, single) }], planner };
+    }
+    case 'update':
+    case 'update_by_pk': {
+      const where = kind === 'update' ? planner.where(args.where, t) : mp.pkWhere(w, mp.objectOf(args.pk_columns, 'pk_columns'));
+      const output = mp.output(field, w, single);
+      const set = mp.updateSet(w, args);
+      if (!set) return { irs: [{ empty: output }], planner };
+      return { irs: [{ k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output }], planner };
+    }
+    case 'update_many': {
+      const output = mp.output(field, w, false);
+      const irs = mp.listOf(args.updates).map((u): MutationIR | { empty: MutationOutput } => {
+        const o = mp.objectOf(u, 'updates') ?? {};
+        const set = mp.updateSet(w, o);
+        if (!set) return { empty: output };
+        // Every update of the list gets the role's filter and check (no CVE-2022-46792 here).
+        return { k: 'update', table: t.model.table, where: and(planner.where(o.where, t), w.update!.filter), set, check: w.update!.check, output };
+      });
+      return { irs, planner };
+    }
+    case 'delete':
+    case 'delete_by_pk': {
+      const where = kind === 'delete' ? planner.where(args.where, t) : mp.pkWhere(w, args as Record<string, Arg>);
+      return { irs: [{ k: 'delete', table: t.model.table, where: and(where, w.delete!.filter), output: mp.output(field, w, single) }], planner };
+    }
+  }
+}
+
+/** The JSON of an output when nothing was written (`_set: {}`). */
+function emptyOutput(out: MutationOutput): string {
+  if (out.k === 'single') return 'null';
+  const parts = out.fields.map((f) => `${JSON.stringify(f.key)}:${f.k === 'typename' ? JSON.stringify(f.name) : f.k === 'affected_rows' ? '0' : '[]'}`);
+  return `{${parts.join(',')}}`;
+}
+
+const CHECK_FAILED = 'check constraint of an insert/update permission has failed';
+
+export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSchema, input: PlanInput): FieldPlan {
+  const rs = ms.rs;
+  const dialect = w.t.source.kind.dialect;
+  const compile = (ir: MutationIR): CompiledQuery => {
+    try {
+      return dialect.compileMutation!(ir);
+    } catch (e) {
+      throw new SvcError('not-supported', (e as Error).message);
+    }
+  };
+  const defaults: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
+  type Statements = (CompiledQuery | { empty: string })[];
+  const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
+    const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
+    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : compile(ir))), planner };
+  };
+  // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
+  // otherwise per request: the text is the same for the same shape, so the source's prepared
+  // statement is still reused.
+  let ahead: { qs: Statements; planner: Planner } | undefined;
+  try {
+    ahead = build(undefined);
+  } catch (e) {
+    if (!(e instanceof NeedsVariables)) throw e;
+  }
+  const comparisons = ahead ? [...ahead.planner.comparisons] : [];
+  const statements = (vars: Readonly<Record<string, unknown>>): Statements => {
+    if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
+    return build({ ...defaults, ...vars }).qs;
+  };
+  const errorPath = kind === 'insert' || kind === 'insert_one' ? `$.selectionSet.${input.field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}` : '$';
+  return {
+    async run(ctx: RunContext): Promise<string> {
+      const qs = statements(ctx.variables);
+      const texts: string[] = [];
+      for (const q of qs) {
+        if ('empty' in q) {
+          texts.push(q.empty);
+          continue;
+        }
+        const params: (string | null)[] = new Array(q.params.length);
+        for (let i = 0; i < params.length; i++) params[i] = paramText(q.params[i]!, ctx, defaults);
+        const exec = await sourceTransaction(ctx, w.t.source);
+        let row: { json: string; ok: boolean; zero: string | null };
+        try {
+          row = (await exec.query<{ json: string; ok: boolean; zero: string | null }>(q.sql, params, PREPARED))[0]!;
+        } catch (e) {
+          throw dbError(e, errorPath);
+        }
+        if (!row.ok) throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
+        if (row.zero !== null) throw new SvcError('not-supported', `cannot proceed to insert object relation "${row.zero}" since the insert to its table affects zero rows`, { path: errorPath });
+        texts.push(row.json);
+      }
+      return kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
+    },
+  };
+}
+
