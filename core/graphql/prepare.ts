@@ -7,7 +7,9 @@
  */
 import {
   Kind,
+  NoUnusedVariablesRule,
   parse,
+  specifiedRules,
   validate,
   type DirectiveNode,
   type DocumentNode,
@@ -89,13 +91,17 @@ export function prepare(query: string, operationName: string | undefined, rs: Ro
     return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
   }
   if (kind === 'mutation' && !rs.schema.getMutationType()) return { error: gqlError('validation-failed', 'no mutations exist') };
-  const errors = validate(rs.schema, document);
+  const errors = validate(rs.schema, document, RULES);
   if (errors.length > 0) return { error: fromValidationError(errors[0]!, document) };
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const conditionVariables = [...rootConditionVariables(operation.selectionSet, fragments)];
   return { kind, document, operation, fragments, roleSchema: rs, build, conditionVariables, fields: undefined, byMask: new Map() };
 }
+
+/** graphql-js's rules but one: Hasura accepts an operation that declares a variable it does not
+ * use (a client may share one variable set between several operations). */
+const RULES = specifiedRules.filter((r) => r !== NoUnusedVariablesRule);
 
 /** The variables read by `@include(if: $v)`/`@skip(if: $v)` anywhere in the root selection. */
 function rootConditionVariables(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>(), out = new Set<string>()): Set<string> {

@@ -304,7 +304,8 @@ export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelCo
   const bool = (x: unknown) => compileStoredBoolExp(x ?? {}, ref, ref, ctx);
   const insert = permissions('insert', (p): InsertPermissionIR => {
     const set = presets(p);
-    const columns = allColumns(p);
+    // Hasura: an insert permission without `columns` lets the role give every column.
+    const columns = allColumns(p.columns === undefined || p.columns === null ? { columns: '*' } : p);
     for (const c of set.keys()) columns.delete(c);
     return { columns, check: bool(p.check), set, backendOnly: p.backend_only === true };
   });

@@ -125,7 +125,7 @@ export class MutationSchema {
     const out: { rel: ResolvedRelationship; remote: WriteTable }[] = [];
     for (const rel of w.t.model.relationships) {
       const remote = this.writeByKey(w.t.source.name, rel.remoteKey);
-      if (remote?.insert) out.push({ rel, remote });
+      if (remote?.insert && remote.insertColumns.length > 0) out.push({ rel, remote });
     }
     return out;
   }
@@ -291,7 +291,9 @@ export class MutationSchema {
         out[f.name] = { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input) };
       };
       const response = this.mutationResponse(w);
-      if (w.insert) {
+      // An input object needs a field: a role whose every column is preset gets no insert field
+      // (nor does a table with no column it may give).
+      if (w.insert && (w.insertColumns.length > 0 || this.insertRelationships(w).length > 0)) {
         const args = { objects: { type: nn(list(nn(this.insertInput(w)))), description: 'the rows to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) };
         add('insert', { type: response, args, description: `insert data into the table: ${table}` });
         if (t.selectable) {

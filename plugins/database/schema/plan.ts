@@ -62,8 +62,12 @@ export function argOf(node: ValueNode): Arg {
     case Kind.VARIABLE:
       return new VarMark(node.name.value);
     case Kind.INT:
-    case Kind.FLOAT:
-      return Number(node.value);
+    case Kind.FLOAT: {
+      // A number a double cannot hold exactly (a bigint, a numeric's digits) keeps its text:
+      // values are bound as text and cast by the database, so nothing is rounded on the way.
+      const n = Number(node.value);
+      return String(n) === node.value ? n : node.value;
+    }
     case Kind.STRING:
     case Kind.ENUM:
       return node.value;
