@@ -70,7 +70,18 @@ export interface Session {
   /** Session variables, keys lower-cased (`x-svc-role`, `x-svc-user-id`, ...). */
   variables: Record<string, string>;
   isAdmin: boolean;
+  /** The request may use backend-only permissions (Note [Backend-only permissions]). */
+  backendOnly?: boolean;
 }
+
+/*
+ * Note [Backend-only permissions]
+ * A permission marked `backend_only` is for trusted backends, not for end users: as in Hasura,
+ * a role's mutation that only such a permission allows exists for a request only when it came
+ * with the admin secret (or the server has none) and asked for it with
+ * `X-Svc-Use-Backend-Only-Permissions: true`. Such a request gets its own variant of the role's
+ * schema (SchemaContributorDef.contribute's `scope`), cached beside the role's.
+ */
 
 // ---------------------------------------------------------------------------------------------
 // Build pipeline
@@ -318,11 +329,16 @@ export interface TypeRegistry {
   extensions(typeName: string): GraphQLFieldConfigMap<unknown, unknown>;
 }
 
+/** What besides the role a schema is made for (Note [Backend-only permissions]). */
+export interface SchemaScope {
+  backendOnly: boolean;
+}
+
 export interface SchemaContributorDef {
   name: string;
   /** The contributor's root fields for `role` (admin: `isAdmin`), built from `build`. Called once
    * per role and build, lazily, on the role's first request. */
-  contribute(role: string, build: BuildResult, types: TypeRegistry): SchemaContribution;
+  contribute(role: string, build: BuildResult, types: TypeRegistry, scope?: SchemaScope): SchemaContribution;
 }
 
 export interface RouteDef {

@@ -81,9 +81,11 @@ export function resolveSession(headers: Iterable<[string, string]> | Map<string,
   }
   const requestedRole = map.get('x-svc-role');
 
+  // Note [Backend-only permissions]: only with the admin secret, or when there is none.
+  const backendOnly = map.get('x-svc-use-backend-only-permissions')?.toLowerCase() === 'true';
   if (cfg.adminSecret === undefined) {
     const role = requestedRole ?? 'admin';
-    return { role, variables: { ...variables, 'x-svc-role': role }, isAdmin: role === 'admin' };
+    return { role, variables: { ...variables, 'x-svc-role': role }, isAdmin: role === 'admin', ...(backendOnly ? { backendOnly } : {}) };
   }
   const given = map.get('x-svc-admin-secret') ?? map.get('x-svc-access-key');
   if (given === undefined) {
@@ -97,7 +99,7 @@ export function resolveSession(headers: Iterable<[string, string]> | Map<string,
     throw new SvcError('access-denied', 'invalid x-svc-admin-secret/x-svc-access-key', { status: 401 });
   }
   const role = requestedRole ?? 'admin';
-  return { role, variables: { ...variables, 'x-svc-role': role }, isAdmin: role === 'admin' };
+  return { role, variables: { ...variables, 'x-svc-role': role }, isAdmin: role === 'admin', ...(backendOnly ? { backendOnly } : {}) };
 }
 
 /** The headers by lower-cased name, repeated ones joined with ", " (iterated, which Headers

@@ -240,7 +240,7 @@ export class GraphQLEngine {
 
   private async requestOrThrow(req: unknown, session: Session, headers: Headers): Promise<Answer> {
     const { query, variables, operationName } = checkRequest(req);
-    const entry = this.entry(session.role, query, operationName);
+    const entry = this.entry(session.role, query, operationName, session.backendOnly === true);
     if ('error' in entry) return failure(entry.error);
     const coerced = this.coerce(entry, variables);
     if ('error' in coerced) return failure(coerced.error);
@@ -249,16 +249,16 @@ export class GraphQLEngine {
   }
 
   /** The plan cache's entry of (role, document, operation) (Note [The plan cache]). */
-  private entry(role: string, query: string, opName: string | undefined): Prepared | Failed {
+  private entry(role: string, query: string, opName: string | undefined, backendOnly = false): Prepared | Failed {
     const build = this.host.state().build;
     if (build !== this.cacheBuild) {
       this.cache.clear();
       this.cacheBuild = build;
     }
-    const key = `${role}\u0000${opName ?? ''}\u0000${query}`;
+    const key = `${backendOnly ? `${role}\u0000backend-only` : role}\u0000${opName ?? ''}\u0000${query}`;
     let entry = this.cache.get(key);
     if (!entry) {
-      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors), build);
+      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors, backendOnly), build);
       // A request that began before a metadata change must not leave the old build's plans.
       if (this.cacheBuild === build) this.cache.set(key, entry);
     }

@@ -37,28 +37,30 @@ interface FailedSchema {
 
 /** The role's schema, built on first use. Throws (an SvcError naming the plugins) when its
  * contributors collide. */
-export function roleSchema(role: string, build: BuildResult, contributors: readonly Contributor[]): RoleSchema {
-  const cached = build.schemas.get(role) as RoleSchema | FailedSchema | undefined;
+export function roleSchema(role: string, build: BuildResult, contributors: readonly Contributor[], backendOnly = false): RoleSchema {
+  // Note [Backend-only permissions]: a variant of the role's schema, cached beside it.
+  const key = backendOnly ? `${role}\u0000backend-only` : role;
+  const cached = build.schemas.get(key) as RoleSchema | FailedSchema | undefined;
   if (cached) {
     if ('failed' in cached) throw cached.failed;
     return cached;
   }
   try {
-    const built = buildRoleSchema(role, build, contributors);
-    build.schemas.set(role, built);
+    const built = buildRoleSchema(role, build, contributors, backendOnly);
+    build.schemas.set(key, built);
     return built;
   } catch (e) {
-    if (e instanceof SvcError) build.schemas.set(role, { failed: e } satisfies FailedSchema);
+    if (e instanceof SvcError) build.schemas.set(key, { failed: e } satisfies FailedSchema);
     throw e;
   }
 }
 
-export function buildRoleSchema(role: string, build: BuildResult, contributors: readonly Contributor[]): RoleSchema {
+export function buildRoleSchema(role: string, build: BuildResult, contributors: readonly Contributor[], backendOnly = false): RoleSchema {
   const registry = new RoleTypeRegistry();
   const roots: Record<OperationKind, Map<string, RootFieldDef>> = { query: new Map(), mutation: new Map(), subscription: new Map() };
   const owner = new Map<string, string>();
   for (const c of contributors) {
-    const part = c.contribute(role, build, registry.as(c.plugin));
+    const part = c.contribute(role, build, registry.as(c.plugin), { backendOnly });
     for (const kind of ['query', 'mutation', 'subscription'] as const) {
       for (const [name, field] of Object.entries(part[kind] ?? {})) {
         const key = `${kind}.${name}`;

@@ -90,11 +90,11 @@ export function functionRootFields(rs: RoleSchema): { query: Record<string, Root
 export function databaseContributor(db: DatabaseService): SchemaContributorDef {
   return {
     name: 'tables',
-    contribute(role, build, types): SchemaContribution {
+    contribute(role, build, types, scope): SchemaContribution {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
       const out: SchemaContribution = { query: { ...tableRootFields(rs), ...fns.query } };
-      const mutation = { ...new MutationSchema(rs, types).rootFields(), ...fns.mutation };
+      const mutation = { ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation };
       if (Object.keys(mutation).length) out.mutation = mutation;
       return out;
     },

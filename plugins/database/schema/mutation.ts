@@ -10,8 +10,8 @@
  * A role sees an insert field when it has an insert permission, update fields with an update
  * permission (`_by_pk` also needs to select the primary key), delete fields with a delete
  * permission; `returning`, `_one` and `_by_pk` fields only when it may select the table, and the
- * rows it reads back pass its select filter. Backend-only permissions are not offered (Hasura
- * offers them only to requests with the admin secret that ask for them; not built yet).
+ * rows it reads back pass its select filter. A backend-only permission counts only for requests
+ * that may use it (Note [Backend-only permissions]).
  */
 import {
   GraphQLEnumType,
@@ -71,6 +71,8 @@ export class MutationSchema {
   constructor(
     readonly rs: RoleSchema,
     private readonly types: TypeRegistry,
+    /** Note [Backend-only permissions]: whether the request may use them. */
+    private readonly backendOnly = false,
   ) {}
 
   private named<T extends GraphQLNamedType>(name: string, make: () => T): T {
@@ -97,8 +99,8 @@ export class MutationSchema {
       };
     } else {
       const role = this.rs.role;
-      // Backend-only permissions are not offered (module comment).
-      const usable = <P extends { backendOnly: boolean }>(p: P | undefined) => (p && !p.backendOnly ? p : undefined);
+      // Note [Backend-only permissions].
+      const usable = <P extends { backendOnly: boolean }>(p: P | undefined) => (p && (!p.backendOnly || this.backendOnly) ? p : undefined);
       w = {
         t,
         insert: m.mutable.insert ? usable(m.insert.get(role)) : undefined,
