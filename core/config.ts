@@ -122,6 +122,12 @@ const OPTIONS = {
     schema: bool,
     default: true,
   },
+  stringifyNumericTypes: {
+    flag: 'stringify-numeric-types',
+    env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES',
+    schema: bool,
+    default: false,
+  },
   enableAllowlist: { flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', schema: bool, default: false },
   disabledPlugins: { flag: 'disable-plugins', env: 'SVC_GRAPHQL_DISABLED_PLUGINS', schema: list, default: [] as string[] },
   unauthorizedRole: {

@@ -331,7 +331,11 @@ class Compiler {
               const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
               return [op.key, `count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`];
             }
-            const inner = op.columns.map((c) => `${lit(c.key)}, ${c.column === undefined ? lit(c.typename!) : `${op.fn}(${t}.${quoteIdent(c.column)})`}`);
+            const inner = op.columns.map((c) => {
+              if (c.column === undefined) return `${lit(c.key)}, ${lit(c.typename!)}`;
+              const v = `${op.fn}(${t}.${quoteIdent(c.column)})`;
+              return `${lit(c.key)}, ${c.asText ? `(${v})::text` : v}`;
+            });
             return [op.key, `json_build_object(${inner.join(', ')})`];
           });
           return [f.key, `json_build_object(${ops.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`];

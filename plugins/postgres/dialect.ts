@@ -66,6 +66,7 @@ function scalar(t: ColumnType): ScalarType {
     bindAs: `${quoteIdent(t.typeSchema)}.${quoteIdent(t.udt)}`,
     bigNumber: !array && (t.udt === 'int8' || t.udt === 'numeric'),
     ...(array ? { array: true } : {}),
+    ...(!array && ['int8', 'numeric', 'float8'].includes(t.udt) ? { stringify: true } : {}),
   };
   scalars.set(key, s);
   return s;

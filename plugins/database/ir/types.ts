@@ -130,7 +130,7 @@ export type AggregateOp =
   | { key: string; k: 'typename'; name: string }
   | { key: string; k: 'count'; columns?: string[]; distinct: boolean }
   /** `sum`, `avg`, `min`, `max`, `stddev`...: the function applied per column. */
-  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string }[] };
+  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string; asText?: boolean }[] };
 
 /** A root field of a query. `single`: one object or null (`_by_pk`); else a list. */
 export type RootIR =

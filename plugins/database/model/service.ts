@@ -58,6 +58,11 @@ export class DatabaseService {
     return this.k.config.inferFunctionPermissions;
   }
 
+  /** `--stringify-numeric-types`: big numbers as JSON strings in query results. */
+  get stringifyNumericTypes(): boolean {
+    return this.k.config.stringifyNumericTypes;
+  }
+
   constructor(private readonly k: KernelApi) {
     k.events.on('metadataChanged', (build) => {
       this.last = build.outputs.get(SOURCES_STEP) as DatabaseBuild | undefined;

@@ -238,6 +238,9 @@ export interface ScalarType {
   bigNumber?: boolean;
   /** An array type: a value may be given as a JSON array. */
   array?: boolean;
+  /** Hasura's big numbers (PostgreSQL: bigint, numeric, double precision): given as JSON strings
+   * with `--stringify-numeric-types`, and always in a mutation's response, as Hasura does. */
+  stringify?: boolean;
 }
 
 /** What an operator takes: a value of the column's type, a list of them, a boolean (`_is_null`),

@@ -16,7 +16,7 @@ export const ADMIN_ROLE = 'admin';
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
 
 export function roleSchema(db: DatabaseService, role: string, build: BuildResult, types: TypeRegistry): RoleSchema {
-  return new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions);
+  return new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions, db.stringifyNumericTypes);
 }
 
 export function tableRootFields(rs: RoleSchema): Record<string, RootFieldDef> {

@@ -87,13 +87,18 @@ export class Planner {
   readonly structural = new Set<string>();
   /** Leaf variables of comparisons (null drops the comparison). */
   readonly comparisons = new Set<string>();
+  /** Big numbers as JSON strings (ScalarType.stringify): `--stringify-numeric-types`, and
+   * always in a mutation's response. */
+  stringify: boolean;
 
   constructor(
     private readonly rs: RoleSchema,
     private readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>,
     private readonly defaults: Readonly<Record<string, Arg>>,
     private readonly vars: Readonly<Record<string, unknown>> | undefined,
-  ) {}
+  ) {
+    this.stringify = rs.stringifyNumbers;
+  }
 
   // -------------------------------------------------------------------------------------------
   // Arguments
@@ -361,7 +366,7 @@ export class Planner {
       }
       const col = t.columns.find((c) => c.field === name);
       if (col) {
-        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar });
+        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}) });
         continue;
       }
       const cf = t.computedFields.find((c) => c.name === name);
@@ -432,7 +437,10 @@ export class Planner {
         }
         const col = this.column(t, cname);
         if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${t.model.name}_${name}_fields'`);
-        columns.push({ key: ckey, column: col.name });
+        // A statistic (avg, stddev, ...) is a big number whatever the column; sum, max and min
+        // keep the column's type.
+        const big = numeric && name !== 'sum' ? true : col.scalar.stringify === true;
+        columns.push({ key: ckey, column: col.name, ...(this.stringify && big ? { asText: true } : {}) });
       }
       out.push({ key, k: 'fn', fn: name, columns });
     }

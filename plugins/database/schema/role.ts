@@ -143,6 +143,8 @@ export class RoleSchema {
     /** `--infer-function-permissions`: a select permission on a function's table lets a role
      * call the function without a function permission (Hasura's default). */
     inferFunctionPermissions = true,
+    /** `--stringify-numeric-types`: big numbers (ScalarType.stringify) as JSON strings. */
+    readonly stringifyNumbers = false,
   ) {
     // Iterated twice (tables, then functions): it may be a Map's iterator.
     const all = [...sources];
