@@ -154,6 +154,18 @@ describe('GraphQL engine: answers', () => {
     expect((await q('{ hello }', { variables: [] })).body.errors[0].extensions).toEqual({ path: '$.variables', code: 'parse-failed' });
   });
 
+  it('a literal Int out of range: Hasura\'s parse-failed at the value, its number as Haskell shows it', async () => {
+    expect((await q('{ echo(i: 2147483648, s: "x") }')).body).toEqual({
+      errors: [
+        {
+          message: 'The value 2.147483648e9 lies outside the bounds or is not an integer. Maybe it is a float, or is there integer overflow?',
+          extensions: { path: '$.selectionSet.echo.args.i', code: 'parse-failed' },
+        },
+      ],
+    });
+    expect((await q('{ echo(i: -3000000000, s: "x") }')).body.errors[0].message).toMatch(/^The value -3\.0e9 lies outside/);
+  });
+
   it('operationName selects the operation, with Hasura\'s errors', async () => {
     const doc = 'query A { a: hello } query B { b: hello }';
     expect((await q(doc, { operationName: 'B' })).body).toEqual({ data: { b: 'world' } });

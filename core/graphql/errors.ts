@@ -44,6 +44,7 @@ function nodePaths(doc: DocumentNode): Map<object, { path: string; field?: strin
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const value = (v: ValueNode, path: string, field: string) => {
+    if (!paths.has(v)) paths.set(v, { path, field });
     if (v.kind === Kind.OBJECT) {
       for (const f of v.fields as readonly ObjectFieldNode[]) {
         const p = `${path}.${f.name.value}`;
@@ -103,7 +104,19 @@ export function fromValidationError(e: GraphQLError, doc: DocumentNode): GqlErro
   if ((m = /^Field "[^"]+" argument "([^"]+)" of type "[^"]+" is required, but it was not provided\./.exec(e.message))) {
     return gqlError('validation-failed', `missing required field '${m[1]}'`, at ? `${path}.args.${m[1]}` : '$');
   }
+  if ((m = /^Int cannot represent non 32-bit signed integer value: (-?\d+)$/.exec(e.message))) {
+    return gqlError('parse-failed', `The value ${scientific(m[1]!)} lies outside the bounds or is not an integer. Maybe it is a float, or is there integer overflow?`, path);
+  }
   return gqlError('validation-failed', e.message, path);
+}
+
+/** An integer as Haskell's Scientific shows it in Hasura's messages (`2147483648` -> `2.147483648e9`). */
+function scientific(int: string): string {
+  const neg = int.startsWith('-');
+  const digits = (neg ? int.slice(1) : int).replace(/^0+(?=\d)/, '');
+  const mantissa = digits.replace(/0+$/, '') || '0';
+  const rest = mantissa.slice(1) || '0';
+  return `${neg ? '-' : ''}${mantissa[0]}.${rest}e${digits.length - 1}`;
 }
 
 /** A variable coercion error (graphql-js getVariableValues), worded as Hasura's where it has one. */
