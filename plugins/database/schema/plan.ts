@@ -609,13 +609,39 @@ export async function sourceTransaction(ctx: RunContext, source: ResolvedSource)
     } catch (e) {
       throw dbError(e);
     }
-    try {
-      await tx.query('select set_config($1, $2, true)', ['svc.user', JSON.stringify(ctx.session.variables)]);
-    } catch (e) {
-      await tx.rollback();
-      throw dbError(e);
-    }
-    return { value: tx, resource: tx };
+    // Not awaited: the first statement goes right behind it on the connection (pipelined, one
+    // round trip for both); its failure is reported before that statement's.
+    let setup: Promise<unknown> | undefined = tx.query('select set_config($1, $2, true)', ['svc.user', JSON.stringify(ctx.session.variables)]);
+    setup.catch(() => {});
+    const settled = async () => {
+      const s = setup;
+      setup = undefined;
+      if (s) {
+        try {
+          await s;
+        } catch (e) {
+          throw dbError(e);
+        }
+      }
+    };
+    const exec: SqlTransaction = {
+      query: async <T>(text: string, params?: unknown[], opts?: { prepare?: boolean }) => {
+        const q = tx.query<T>(text, params, opts);
+        try {
+          await settled();
+        } catch (e) {
+          q.catch(() => {});
+          throw e;
+        }
+        return q;
+      },
+      commit: async () => {
+        await settled();
+        await tx.commit();
+      },
+      rollback: () => tx.rollback(),
+    };
+    return { value: exec, resource: exec };
   });
 }
 
