@@ -110,8 +110,10 @@ export class MutationSchema {
         updateColumns: [],
       };
     }
-    w.insertColumns = w.insert ? m.columns.filter((c) => w!.insert!.columns.has(c.name)) : [];
-    w.updateColumns = w.update ? m.columns.filter((c) => w!.update!.columns.has(c.name)) : [];
+    // A generated column takes no value, whatever a permission lists (PostgreSQL refuses one).
+    const generated = new Set(t.source.tables.get(m.key)?.info.columns.filter((c) => c.isGenerated).map((c) => c.name));
+    w.insertColumns = w.insert ? m.columns.filter((c) => w!.insert!.columns.has(c.name) && !generated.has(c.name)) : [];
+    w.updateColumns = w.update ? m.columns.filter((c) => w!.update!.columns.has(c.name) && !generated.has(c.name)) : [];
     if (!w.insert && !w.update && !w.delete) w = null;
     this.write.set(key, w);
     return w;
@@ -246,7 +248,14 @@ export class MutationSchema {
     const args: GraphQLFieldConfigArgumentMap = {};
     const cols = w.updateColumns;
     const input = (suffix: string, description: string, columns: ResolvedColumn[], type: (c: ResolvedColumn) => GraphQLInputType) =>
-      this.named(`${t.model.name}${suffix}`, () => new GraphQLInputObjectType({ name: `${t.model.name}${suffix}`, description, fields: Object.fromEntries(columns.map((c) => [c.field, { type: type(c) }])) }));
+      this.named(`${t.model.name}${suffix}`, () =>
+        new GraphQLInputObjectType({
+          name: `${t.model.name}${suffix}`,
+          description,
+          // By name, as Hasura lists input fields.
+          fields: Object.fromEntries([...columns].sort((a, b) => (a.field < b.field ? -1 : 1)).map((c) => [c.field, { type: type(c) }])),
+        }),
+      );
     const jsonb = cols.filter(isJsonb);
     for (const j of JSONB_OPS.slice(0, 1)) if (jsonb.length) args[j.arg] = { type: input(`${j.arg}_input`, j.typeDesc, jsonb, (c) => this.rs.columnType(t, c)), description: j.desc };
     for (const j of JSONB_OPS.slice(1, 4)) {
