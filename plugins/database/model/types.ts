@@ -239,7 +239,7 @@ export interface ScalarType {
   /** An array type: a value may be given as a JSON array. */
   array?: boolean;
   /** Hasura's big numbers (PostgreSQL: bigint, numeric, double precision): given as JSON strings
-   * with `--stringify-numeric-types`, and always in a mutation's response, as Hasura does. */
+   * with `--stringify-numeric-types`, and so are their aggregates. */
   stringify?: boolean;
 }
 

@@ -489,8 +489,6 @@ class MutationPlanner {
 /** The IRs of a mutation field (several for `update_<t>_many`); undefined entries change nothing. */
 function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined): { irs: (MutationIR | { empty: MutationOutput })[]; planner: Planner } {
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
-  // Hasura gives a mutation's big numbers as strings, whatever --stringify-numeric-types says.
-  planner.stringify = true;
   const field = input.field;
   const mp = new MutationPlanner(planner, ms, field.name.value);
   const args = planner.args(field);

@@ -87,8 +87,7 @@ export class Planner {
   readonly structural = new Set<string>();
   /** Leaf variables of comparisons (null drops the comparison). */
   readonly comparisons = new Set<string>();
-  /** Big numbers as JSON strings (ScalarType.stringify): `--stringify-numeric-types`, and
-   * always in a mutation's response. */
+  /** Big numbers as JSON strings (ScalarType.stringify): `--stringify-numeric-types`. */
   stringify: boolean;
 
   constructor(
@@ -437,10 +436,8 @@ export class Planner {
         }
         const col = this.column(t, cname);
         if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${t.model.name}_${name}_fields'`);
-        // A statistic (avg, stddev, ...) is a big number whatever the column; sum, max and min
-        // keep the column's type.
-        const big = numeric && name !== 'sum' ? true : col.scalar.stringify === true;
-        columns.push({ key: ckey, column: col.name, ...(this.stringify && big ? { asText: true } : {}) });
+        // As Hasura: by the column's type (the avg of an integer column stays a number).
+        columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}) });
       }
       out.push({ key, k: 'fn', fn: name, columns });
     }
