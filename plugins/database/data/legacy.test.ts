@@ -214,6 +214,10 @@ describe('insert', () => {
     expect(await err({ table: 'article', objects: [{ title: 'x', author_id: 999 }] })).toMatchObject({ code: 'constraint-violation', error: expect.stringMatching(/^Foreign key violation\./) });
     expect(await err({ table: 'author', objects: [{ name: 'Y', born: 'not a date' }] })).toMatchObject({ code: 'data-exception' });
     expect(await err({ table: 'author', objects: [] })).toMatchObject({ code: 'unexpected-payload', error: 'objects should not be empty' });
+    // returning takes column names only (Hasura's [PGCol]): not "*", not relationships.
+    expect(await err({ table: 'author', objects: [{ name: 'X' }], returning: ['*'] })).toEqual({ path: '$.args.returning', error: 'no such column exists : "*"', code: 'permission-denied' });
+    expect(await err({ table: 'author', objects: [{ name: 'X' }], returning: ['articles'] })).toMatchObject({ path: '$.args.returning', error: 'no such column exists : "articles"' });
+    expect(await err({ table: 'author', objects: [{ name: 'X' }], returning: [{ name: 'articles', columns: ['id'] }] })).toMatchObject({ path: '$.returning[0]', code: 'parse-failed' });
     expect(await select({ table: 'author', columns: ['name'], where: { name: { $in: ['X', 'Y'] } } })).toEqual([]);
   });
 
@@ -229,15 +233,21 @@ describe('insert', () => {
     };
     expect(await err({ table: 'article', objects: [{ title: 'U4', views: 1 }] })).toMatchObject({ code: 'permission-denied', error: 'role "user" does not have permission to insert column "views"' });
     expect(await err({ table: 'article', objects: [{ title: 'U4', rating: 1 }, { title: 'U5', rating: 9 }] })).toEqual({
-      path: '$.args.objects',
-      error: 'check constraint of an insert permission has failed',
+      path: '$.args',
+      error: 'check constraint of an insert/update permission has failed',
       code: 'permission-error',
     });
     expect(await err({ table: 'article', objects: [{ title: 'U6' }], returning: ['views'] })).toMatchObject({ error: 'role "user" does not have permission to select column "views"' });
+    expect(await err({ table: 'article', objects: [{ title: 'U8', author_id: 1 }] })).toEqual({
+      path: '$.args.objects[0]',
+      error: 'column "author_id" is not insertable for role "user"',
+      code: 'not-supported',
+    });
     expect(await err({ table: 'author', objects: [{ name: 'U' }] })).toMatchObject({ code: 'permission-denied', error: 'insert on "author" for role "user" is not allowed.' });
-    expect(await err({ table: 'article', objects: [{ title: 'U7' }], on_conflict: { constraint: 'article_pkey', action: 'update' } })).toMatchObject({
-      code: 'unexpected-payload',
-      error: 'upsert is not allowed for role "user"',
+    expect(await err({ table: 'article', objects: [{ title: 'U7' }], on_conflict: { constraint: 'article_pkey', action: 'update' } })).toEqual({
+      path: '$.args.on_conflict',
+      code: 'permission-denied',
+      error: 'upsert is not allowed for role "user" since update permissions are not defined',
     });
     // Nothing of the refused inserts was written.
     expect(await select({ table: 'article', columns: ['title'], where: { title: { $like: 'U%' } } })).toEqual([{ title: 'U3' }]);

@@ -1,17 +1,18 @@
 /**
- * The legacy data operations on /v1/query (issue 6: `select`, `count`; issue 7: `insert`): their
- * Hasura v1 arguments -> the query IR (ir/types.ts) with the role's permissions folded in exactly
- * as the GraphQL path folds them (the compiled `SelectPermissionIR` of the resolved model) -> one
+ * The legacy data operations on /v1/query (`select`, `count`, `insert`, `update`, `delete`):
+ * their Hasura arguments -> the query IR (ir/types.ts) with the role's permissions folded in
+ * exactly as the GraphQL path folds them (the compiled permissions of the resolved model) -> one
  * statement of the source's dialect. No second SQL generator: `select` and `count` compile with
- * `compileSelect`, `insert` with `compileInsert`. See Note [Legacy data operations in a request].
+ * `compileSelect`, the writes with `compileMutation`. See Note [Legacy data operations in a
+ * request] and Note [Legacy update and delete].
  */
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, Value } from '../ir/types.js';
-import { BoolExpError, checkBoolExp, dquote, isSessionVariable, type SourceView } from '../model/boolexp.js';
+import type { BoolIR, ColumnValue, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
+import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/boolexp.js';
 import { findTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource } from '../model/meta.js';
-import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel } from '../model/resolved.js';
+import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
 import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
 import { paramText } from '../schema/plan.js';
@@ -24,12 +25,28 @@ import { paramText } from '../schema/plan.js';
  * committed build's resolved model is reused when the draft's entry is that build's very object
  * and the request ran no SQL on the source (Note [Sharing]): the common case costs no resolving.
  * Statements run in the request's transaction when it has one (so a `select` after an `insert`
- * in a bulk sees the rows); `insert` always opens it (DatabaseService.transaction), so its rows
- * are committed with the request's unit of work, or rolled back with it when a later item of
- * the bulk fails. None of them changes metadata: `mutates: false`, no metadata lock.
+ * in a bulk sees the rows); the writes (`insert`, `update`, `delete`) always open it
+ * (DatabaseService.transaction), so what they write is committed with the request's unit of
+ * work, or rolled back with it when a later item of the bulk fails: a bulk of these operations
+ * is one transaction from its first write on (a `select` before any write reads the committed
+ * data, which is all there is then). None of them changes metadata: `mutates: false`, no
+ * metadata lock.
+ *
+ * Note [Legacy update and delete]
+ * Hasura v2's `validateUpdateQueryWith` and `validateDeleteQWith`, in their order: the table; a
+ * view must be updatable (deletable); the role's update (delete) permission; its select
+ * permission, which both need whatever they ask (the `where` reads columns); for an update
+ * `$set` (alias `values`), `$inc`, `$mul`, `$default`, each column checked against the
+ * permission's presets (a preset column cannot be given), its columns and the table; then
+ * `returning` (column names the role may select); no SET item at all is refused (the presets
+ * count); then `where`, checked against the select columns like `select`'s. The statement
+ * updates (deletes) the rows of `where` AND the permission's filter; an update's check is on the
+ * new rows, and a row that fails it fails the request with nothing written. Hasura's SET items
+ * are a map (a column given in two operators silently keeps the last one): here it is refused,
+ * naming the columns and their operators as the GraphQL schema's message does, rather than
+ * guessing which one was meant. A permission's `backend_only` is not looked at here: it decides
+ * what the GraphQL schema offers, and Hasura's legacy operations ignore it too.
  */
-
-const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 const TRUE: BoolIR = { t: 'true' };
 function and(a: BoolIR, b: BoolIR): BoolIR {
@@ -369,11 +386,37 @@ const ConflictArgs = v.object({
   update_columns: v.optional(v.array(v.string())),
 });
 
+/** `returning` of the writes: column names (Hasura's `Maybe [PGCol]`; null is none). */
+const Returning = v.optional(v.nullable(v.array(v.string())));
+
 const InsertArgs = v.object({
   table: QualifiedTableSchema,
   objects: v.array(v.record(v.string(), v.unknown())),
-  returning: v.optional(v.array(v.unknown())),
+  returning: Returning,
   on_conflict: v.optional(v.nullable(ConflictArgs)),
+});
+
+/** A column -> value object of `update` (null is none, as Hasura's `.:?` reads it). */
+const UpdValues = v.optional(v.nullable(v.record(v.string(), v.unknown())));
+
+const UpdateArgs = v.object({
+  table: QualifiedTableSchema,
+  // Required, as Hasura's `o .: "where"` requires it: `{}` updates every row, a missing where is
+  // the parse error `key "where" not found`.
+  where: v.record(v.string(), v.unknown()),
+  $set: UpdValues,
+  /** Hasura's older name of `$set`, read when `$set` is absent. */
+  values: UpdValues,
+  $inc: UpdValues,
+  $mul: UpdValues,
+  $default: v.optional(v.nullable(v.array(v.string()))),
+  returning: Returning,
+});
+
+const DeleteArgs = v.object({
+  table: QualifiedTableSchema,
+  where: v.record(v.string(), v.unknown()),
+  returning: Returning,
 });
 
 /** Legacy-only operations, registered for the kind that owns the legacy names (postgres). */
@@ -409,11 +452,11 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         return { response: { count: (JSON.parse(row.json) as { aggregate: { count: number } }).aggregate.count } };
       };
 
-      const insert: OperationDef<v.InferOutput<typeof InsertArgs>>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, 'default');
-        const m = s.table(a.table);
-        const ir = insertIR(s, m, a);
-        if (!s.kind.dialect.compileMutation) throw new SvcError('not-supported', `source kind "${s.kind.kind}" does not support inserts`);
+      /** One write: compiled by the dialect, run in the request's transaction (Note [Legacy data
+       * operations in a request]); a row failing the role's check fails the request, and the
+       * request's rollback takes back everything it wrote. */
+      const mutate = async (s: Scope, ctx: OperationContext, ir: MutationIR) => {
+        if (!s.kind.dialect.compileMutation) throw new SvcError('not-supported', `source kind "${s.kind.kind}" does not support ${ir.k}s`);
         let q: CompiledQuery;
         try {
           q = s.kind.dialect.compileMutation(ir);
@@ -421,62 +464,95 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
           throw new SvcError('not-supported', (e as Error).message, { path: '$.args' });
         }
         const row = await run<{ json: string; ok: boolean }>(await executor(db, ctx, s, true), q, s);
-        if (!row.ok) throw new SvcError('permission-error', 'check constraint of an insert permission has failed', { path: '$.args.objects' });
+        if (!row.ok) throw new SvcError('permission-error', 'check constraint of an insert/update permission has failed', { path: '$.args' });
         return { response: new JsonText(row.json) };
+      };
+
+      const insert: OperationDef<v.InferOutput<typeof InsertArgs>>['run'] = async (a, ctx) => {
+        const s = await scopeFor(db, ctx, 'default');
+        return mutate(s, ctx, insertIR(s, s.table(a.table), a));
+      };
+
+      const update: OperationDef<v.InferOutput<typeof UpdateArgs>>['run'] = async (a, ctx) => {
+        const s = await scopeFor(db, ctx, 'default');
+        return mutate(s, ctx, updateIR(s, s.table(a.table), a));
+      };
+
+      const del: OperationDef<v.InferOutput<typeof DeleteArgs>>['run'] = async (a, ctx) => {
+        const s = await scopeFor(db, ctx, 'default');
+        return mutate(s, ctx, deleteIR(s, s.table(a.table), a));
       };
 
       return [
         { type: null, legacy: legacy('select'), args: SelectArgs, mutates: false, adminOnly: false, run: select },
         { type: null, legacy: legacy('count'), args: CountArgs, mutates: false, adminOnly: false, run: count },
         { type: null, legacy: legacy('insert'), args: InsertArgs, mutates: false, adminOnly: false, run: insert },
+        { type: null, legacy: legacy('update'), args: UpdateArgs, mutates: false, adminOnly: false, run: update },
+        { type: null, legacy: legacy('delete'), args: DeleteArgs, mutates: false, adminOnly: false, run: del },
       ];
     },
   };
 }
 
 // ---------------------------------------------------------------------------------------------
+// Values of the writes
+
+/*
+ * Note [Numeric values of the legacy writes]
+ * Hasura binds the values of `insert` and `update` as prepared arguments in PostgreSQL's binary
+ * format (`binRHSBuilder`); postgresql-binary's numeric encoder gives a fractional number a scale
+ * rounded up to a multiple of 4 digits (the base-10000 digits of the wire format): 1.1 is bound
+ * as 1.1000, so `$mul: {price: 1.1}` on 45 gives 49.5000 and an inserted 4.25 is stored as
+ * 4.2500. A JSON number for a `numeric` column is bound here as that text. (The request's JSON
+ * was parsed into doubles, so a number written with trailing zeros, `2.0`, arrives as 2 and
+ * keeps scale 0 where Hasura, reading its text, would give 2.0000.)
+ */
+
+/** A client's value for a column of type `t`, bound as Hasura binds it. */
+function lit(val: unknown, t: ScalarType): Value {
+  return { k: 'lit', v: typeof val === 'number' && Number.isFinite(val) && t.bindAs === '"pg_catalog"."numeric"' ? hasuraNumeric(val) : val };
+}
+
+/** The decimal text of `n` with the scale postgresql-binary's numeric encoder gives it: the
+ * exponent of `digits × 10^exp` rounded down to a multiple of 4 (Note [Numeric values of the
+ * legacy writes]). */
+function hasuraNumeric(n: number): string {
+  const [mantissa, e = '0'] = String(n).split('e');
+  const negative = mantissa!.startsWith('-');
+  const [int, frac = ''] = mantissa!.replace('-', '').split('.');
+  let digits = int! + frac;
+  let exp = Number(e) - frac.length;
+  const r = ((exp % 4) + 4) % 4;
+  digits += '0'.repeat(r);
+  exp -= r;
+  let text: string;
+  if (exp >= 0) text = digits + '0'.repeat(exp);
+  else {
+    const padded = digits.padStart(1 - exp, '0');
+    text = `${padded.slice(0, exp)}.${padded.slice(exp)}`;
+  }
+  return negative ? `-${text}` : text;
+}
+
+// ---------------------------------------------------------------------------------------------
 // insert
 
-/** A stored permission of `type` for the request's role, as stored (undefined: none). */
-function storedPerm(m: TableMeta, type: 'insert' | 'update', role: string): Record<string, unknown> | undefined {
-  return m[`${type}_permissions`]?.find((p) => p.role === role)?.permission;
-}
-
-function permColumns(p: Record<string, unknown>, info: TableInfo): Set<string> {
-  const cols = p.columns;
-  return new Set(cols === '*' ? info.columns.map((c) => c.name) : Array.isArray(cols) ? (cols as string[]) : []);
-}
-
-function compileStored(s: Scope, exp: unknown, ref: Ref): BoolIR {
-  try {
-    return compileStoredBoolExp(exp ?? {}, ref, ref, s.modelCtx);
-  } catch (e) {
-    // A check this engine cannot compile refuses the insert: never a wider check.
-    if (e instanceof UnsupportedFilter) throw new SvcError('not-supported', `the permission's boolean expression is not supported yet: ${e.message}`, { path: '$.args' });
-    throw e;
-  }
-}
-
 function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>): MutationIR {
-  const ref = s.ref(m.key)!;
   const tableName = dquote(qtDisplay(m.table));
-  let allowed: Set<string> | undefined;
-  let check: BoolIR = TRUE;
-  const presets = new Map<string, Value>();
-  if (!s.admin) {
-    const p = storedPerm(ref.meta, 'insert', s.role);
-    if (!p) throw denied(`insert on ${tableName} for role ${dquote(s.role)} is not allowed.`);
-    allowed = permColumns(p, ref.info);
-    check = compileStored(s, p.check, ref);
-    for (const [c, val] of Object.entries(isObj(p.set) ? p.set : {})) presets.set(c, isSessionVariable(val) ? { k: 'session', name: val.toLowerCase() } : { k: 'lit', v: val });
-  }
+  if (!m.mutable.insert) throw new SvcError('not-supported', `view ${tableName} is not insertable`, { path: '$.args' });
+  const perm = s.admin ? undefined : m.insert.get(s.role);
+  if (!s.admin && !perm) throw denied(`insert on ${tableName} for role ${dquote(s.role)} is not allowed.`);
+  const allowed = perm?.columns;
+  const check = perm?.check ?? TRUE;
+  const presets: ReadonlyMap<string, Value> = perm?.set ?? new Map();
   if (a.objects.length === 0) throw payload('objects should not be empty', '$.args.objects');
-  // Every column any object gives (in the order first seen), then the presets, which win.
+  // Every column any object gives (in the order first seen), then the presets.
   const names: string[] = [];
   a.objects.forEach((o, i) => {
     for (const c of Object.keys(o)) {
       if (names.includes(c)) continue;
-      if (presets.has(c)) continue;
+      // Hasura's `throwNotInsErr`: a preset column's value is the permission's, never the client's.
+      if (presets.has(c)) throw new SvcError('not-supported', `column ${dquote(c)} is not insertable for role ${dquote(s.role)}`, { path: `$.args.objects[${i}]` });
       s.column(m, c, allowed, 'insert', `$.args.objects[${i}]`);
       names.push(c);
     }
@@ -491,7 +567,7 @@ function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>):
   const rows: InsertRowIR[] = a.objects.map((o) => {
     const values = new Map<string, ColumnValue>();
     for (const c of all) {
-      const val = presets.get(c) ?? (Object.hasOwn(o, c) ? ({ k: 'lit', v: o[c] } as const) : undefined);
+      const val = presets.get(c) ?? (Object.hasOwn(o, c) ? lit(o[c], columns.get(c)!.scalar) : undefined);
       if (val) values.set(c, { k: 'value', value: val });
     }
     return { values, before: [], after: [] };
@@ -503,23 +579,107 @@ function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>):
     if (oc.constraint !== undefined && oc.constraint_on !== undefined) throw payload('constraint and constraint_on cannot be set at a time', '$.args.on_conflict');
     const target = oc.constraint_on === undefined ? undefined : typeof oc.constraint_on === 'string' ? [oc.constraint_on] : oc.constraint_on;
     let update: string[] = [];
-    let where: BoolIR = TRUE;
+    let up: UpdatePermissionIR | undefined;
     if (oc.action === 'update') {
       if (oc.constraint === undefined && target === undefined) throw payload('Expecting constraint or constraint_on when the action is update', '$.args.on_conflict');
       update = oc.update_columns ?? names;
-      let updatable: Set<string> | undefined;
-      if (!s.admin) {
-        const up = storedPerm(ref.meta, 'update', s.role);
-        if (!up) throw payload(`upsert is not allowed for role ${dquote(s.role)}`, '$.args.on_conflict');
-        updatable = permColumns(up, ref.info);
-        where = compileStored(s, up.filter, ref);
+      // A role's conflicting row is updated as its update permission allows: the rows of its
+      // filter, its columns, its presets, its check on the updated row.
+      up = s.admin ? undefined : m.update.get(s.role);
+      if (!s.admin && !up) throw denied(`upsert is not allowed for role ${dquote(s.role)} since update permissions are not defined`, '$.args.on_conflict');
+      update.forEach((c, i) => s.column(m, c, up?.columns, 'update', `$.args.on_conflict.update_columns[${i}]`));
+      for (const c of up?.set.keys() ?? []) {
+        const col = m.columnsByName.get(c);
+        if (col) columns.set(c, { scalar: col.scalar });
       }
-      update.forEach((c, i) => s.column(m, c, updatable, 'update', `$.args.on_conflict.update_columns[${i}]`));
     }
     target?.forEach((c, i) => s.column(m, c, undefined, 'select', `$.args.on_conflict.constraint_on[${i}]`));
-    onConflict = { constraint: oc.constraint, columns: target, update, where, check: TRUE };
+    const set = up && new Map([...up.set].map(([c, value]): [string, ColumnValue] => [c, { k: 'value', value }]));
+    onConflict = { constraint: oc.constraint, columns: target, update, set, where: up?.filter ?? TRUE, check: up?.check ?? TRUE };
   }
+  if (a.returning) needSelect(s, m, '"returning" can only be used if the role has "select" permission on the table');
+  return { k: 'insert', insert: { table: m.table, columns, rows, onConflict, check }, output: mutationOutput(s, m, a.returning) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the writes return
+
+/** The role's select permission, which an operation needs for `why`: refused as Hasura refuses
+ * it (`askSelPermInfo`'s message, which keeps its trailing space, and the reason appended). */
+function needSelect(s: Scope, m: TableModel, why: string): void {
+  if (s.admin || m.select.has(s.role)) return;
+  throw denied(`select on ${dquote(qtDisplay(m.table))} for role ${dquote(s.role)} is not allowed. ; ${why}`);
+}
+
+/** `{affected_rows, returning}`: `returning` only when asked, with column names the role may
+ * select (Hasura's `checkRetCols`: not `*`, not relationships), big numbers as strings. */
+function mutationOutput(s: Scope, m: TableModel, returning: readonly string[] | null | undefined): MutationOutput {
   const fields: MutationField[] = [{ key: 'affected_rows', k: 'affected_rows' }];
-  if (a.returning) fields.push({ key: 'returning', k: 'returning', select: objectIR(s, a.returning, m, '$.args.returning') });
-  return { k: 'insert', insert: { table: m.table, columns, rows, onConflict, check }, output: { k: 'multi', fields } };
+  if (returning) {
+    const allowed = s.selectPerm(m, '$.args.returning')?.columns;
+    const cols = returning.map((c) => s.column(m, c, allowed, 'select', '$.args.returning').name);
+    // objectIR gives the fields of those columns (each key once).
+    fields.push({ key: 'returning', k: 'returning', select: objectIR(s, [...new Set(cols)], m, '$.args.returning') });
+  }
+  return { k: 'multi', fields };
+}
+
+// ---------------------------------------------------------------------------------------------
+// update and delete (Note [Legacy update and delete])
+
+const WHERE_NEEDS_SELECT = (op: string) => `"${op}" is only allowed if the role has "select" permission as "where" can't be used without "select" permission on the table`;
+
+/** The SET items of `update`'s operators, in Hasura's order; `$set` falls back to `values`. */
+const UPDATE_OPERATORS = [
+  ['$set', 'set'],
+  ['$inc', 'inc'],
+  ['$mul', 'mul'],
+  ['$default', 'default'],
+] as const satisfies readonly (readonly [string, UpdateOp])[];
+
+function updateIR(s: Scope, m: TableModel, a: v.InferOutput<typeof UpdateArgs>): MutationIR {
+  const tableName = dquote(qtDisplay(m.table));
+  if (!m.mutable.update) throw new SvcError('not-supported', `view ${tableName} is not updatable`, { path: '$.args' });
+  const perm = s.admin ? undefined : m.update.get(s.role);
+  if (!s.admin && !perm) throw denied(`update on ${tableName} for role ${dquote(s.role)} is not allowed.`);
+  needSelect(s, m, WHERE_NEEDS_SELECT('update'));
+
+  // The presets first, then the client's items (Hasura: `resolvedPreSetItems ++ setItems ++ ...`).
+  const set: UpdateIR['set'] = [];
+  for (const [c, value] of perm?.set ?? []) {
+    const col = m.columnsByName.get(c);
+    if (col) set.push({ column: c, scalar: col.scalar, op: 'set', value });
+  }
+  const given = new Map<string, string[]>();
+  for (const [key, op] of UPDATE_OPERATORS) {
+    const path = `$.args[${JSON.stringify(key)}]`;
+    const items: [string, unknown][] =
+      op === 'default' ? (a.$default ?? []).map((c) => [c, undefined]) : Object.entries((key === '$set' ? (a.$set ?? a.values) : a[key]) ?? {});
+    for (const [c, val] of items) {
+      if (perm?.set.has(c)) throw new SvcError('not-supported', `column ${dquote(c)} is not updatable for role ${dquote(s.role)}; its value is predefined in permission`, { path });
+      const col = s.column(m, c, perm?.columns, 'update', path);
+      const ops = given.get(c) ?? [];
+      if (ops.includes(key)) continue; // `$default` naming a column twice
+      ops.push(key);
+      given.set(c, ops);
+      set.push(op === 'default' ? { column: c, scalar: col.scalar, op } : { column: c, scalar: col.scalar, op, value: lit(val, col.scalar) });
+    }
+  }
+  const twice = [...given].filter(([, ops]) => ops.length > 1);
+  if (twice.length) throw payload(`column found in multiple operators; ${twice.map(([c, ops]) => `${dquote(c)} in ${ops.join(', ')}`).join('. ')}`);
+  const output = mutationOutput(s, m, a.returning);
+  if (set.length === 0) throw payload('atleast one of $set, $inc, $mul has to be present');
+  const where = and(perm?.filter ?? TRUE, whereIR(s, a.where, m, '$.args.where'));
+  return { k: 'update', table: m.table, where, set, check: perm?.check ?? TRUE, output };
+}
+
+function deleteIR(s: Scope, m: TableModel, a: v.InferOutput<typeof DeleteArgs>): MutationIR {
+  const tableName = dquote(qtDisplay(m.table));
+  if (!m.mutable.delete) throw new SvcError('not-supported', `view ${tableName} is not deletable`, { path: '$.args' });
+  const perm = s.admin ? undefined : m.delete.get(s.role);
+  if (!s.admin && !perm) throw denied(`delete on ${tableName} for role ${dquote(s.role)} is not allowed.`);
+  needSelect(s, m, WHERE_NEEDS_SELECT('delete'));
+  const output = mutationOutput(s, m, a.returning);
+  const where = and(perm?.filter ?? TRUE, whereIR(s, a.where, m, '$.args.where'));
+  return { k: 'delete', table: m.table, where, output };
 }
