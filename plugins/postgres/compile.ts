@@ -130,14 +130,22 @@ class Compiler {
     return `(${this.param(v, false, scalar.array ? arrayLiteral : undefined)})::${scalar.bindAs}`;
   }
 
-  /** Rows inserted earlier in this statement, by table key (Note [Nested inserts]). */
-  readonly overlay = new Map<string, string[]>();
+  /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE, and
+   * for an upsert that may update, the key columns of its conflict. */
+  readonly overlay = new Map<string, { cte: string; key?: readonly string[] }[]>();
 
-  /** A table as a FROM item: the table, and the rows this statement inserted into it before. */
+  /** A table as a FROM item: the table, and the rows this statement inserted into it before. A
+   * row an upsert of the statement updated is read in its new version only: the table's version
+   * of it (the same conflict key) is left out, else it would be read twice (old and new). */
   src(t: QualifiedTable): string {
-    const ctes = this.overlay.get(tkey(t));
-    if (!ctes) return qt(t);
-    return `(select * from ${qt(t)}${ctes.map((c) => ` union all select (${c}.r).* from ${c}`).join('')})`;
+    const entries = this.overlay.get(tkey(t));
+    if (!entries) return qt(t);
+    const b = this.alias();
+    const replaced = entries.flatMap((e) =>
+      e.key ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `(${e.cte}.r).${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
+    );
+    const base = `select ${b}.* from ${qt(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
+    return `(${base}${entries.map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -316,12 +324,18 @@ class Compiler {
   }
 
   aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
-    const r = this.rows(g.rows, t, extraWhere, undefined);
+    // The permission's limit caps the nodes, not the rows aggregated (Hasura counts them all).
+    const cap = g.rows.limitCap;
+    const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined);
     const parts = g.fields.map((f): [string, string] => {
       switch (f.k) {
         case 'typename':
           return [f.key, lit(f.name)];
         case 'nodes':
+          if (cap !== undefined) {
+            // The same rows subquery again (its parameters are the same $n), capped.
+            return [f.key, `(select coalesce(json_agg(${this.object(f.select, t)}${r.order}), '[]') from (select * from ${r.from}${r.order} limit ${cap}) as ${t})`];
+          }
           return [f.key, `coalesce(json_agg(${this.object(f.select, t)}${r.order}), '[]')`];
         case 'aggregate': {
           const ops = f.fields.map((op): [string, string] => {
@@ -379,9 +393,18 @@ export function compileSelect(ir: RootIR): CompiledQuery {
  * multi-row INSERT. Foreign keys are checked at the end of the statement, so a child may refer
  * to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
  * check or a `returning` relationship that reads a table this statement inserted into reads the
- * table with those rows added (`src`, the compiler's overlay). An object relationship's insert
- * that affects no row (`on_conflict` doing nothing) leaves its child without a parent: `zero`
- * names the relationship and the request fails, as Hasura fails it.
+ * table with those rows added (`src`, the compiler's overlay), and with the rows an upsert
+ * updated in their new version only (by the conflict's key columns, `InsertIR.onConflict.columns`
+ * given beside the constraint). That is what Hasura's reads see, as it inserts a row with nested
+ * rows statement by statement. An insert without nested rows has no overlay: Hasura runs it as
+ * one statement, whose `returning` relationships read the tables as they were before it.
+ * `affected_rows` counts every row inserted, nested ones too (Hasura sums them). An object
+ * relationship's insert that affects no row (`on_conflict` doing nothing) leaves its child
+ * without a parent, and so does a parent with array relationship rows: `zero` says which (JSON:
+ * `{index, relationship?, schema, name}` of the table whose insert wrote nothing) and the request fails,
+ * as Hasura fails it. The child is still written in the statement (with null for the parent's
+ * columns) before the request is rolled back; when such a column is NOT NULL, its Not-NULL
+ * violation is what the request reports instead.
  */
 interface Written {
   /** The CTEs holding the rows of one table written by this statement, in order. */
@@ -392,8 +415,13 @@ class MutationCompiler extends Compiler {
   readonly with: string[] = [];
   /** CTEs whose `c` column is a check. */
   readonly checked: string[] = [];
-  /** `(relationship name, CTE)` of object relationships' inserts: each must have written a row. */
+  /** `(what zero reports, CTE)` of inserts that must have written a row: object relationships'
+   * rows, and rows with array relationship rows (Note [Nested inserts]). */
   readonly parents: [string, string][] = [];
+  /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
+  readonly inserted: string[] = [];
+  /** Whether reads see the rows written earlier in the statement (Note [Nested inserts]). */
+  overlayOn = false;
   private cte = 0;
 
   name(): string {
@@ -404,11 +432,19 @@ class MutationCompiler extends Compiler {
     return v.k === 'default' ? 'default' : this.value(v.value, scalar);
   }
 
-  private addOverlay(table: QualifiedTable, cte: string) {
+  private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
+    if (!this.overlayOn) return;
     const k = tkey(table);
     const list = this.overlay.get(k);
-    if (list) list.push(cte);
-    else this.overlay.set(k, [cte]);
+    if (list) list.push({ cte, key });
+    else this.overlay.set(k, [{ cte, key }]);
+  }
+
+  /** What `zero` reports when the insert of `table` wrote no row; `index`: the check's place
+   * among the statement's (object relationships depth first, each before its child row; a row's
+   * array relationships right after the row). */
+  private zeroOf(table: QualifiedTable, relationship?: string): string {
+    return JSON.stringify({ index: this.parents.length, ...(relationship !== undefined ? { relationship } : {}), schema: table.schema, name: table.name });
   }
 
   /** One INSERT of `rows` (their values, and the columns `fixed` gives each) as a CTE. */
@@ -442,6 +478,7 @@ class MutationCompiler extends Compiler {
     }
     const oc = ir.onConflict;
     let check = this.bool(ir.check, t, t);
+    let updates = false;
     if (oc) {
       const target = oc.constraint !== undefined ? ` on constraint ${quoteIdent(oc.constraint)}` : oc.columns ? ` (${oc.columns.map(quoteIdent).join(', ')})` : '';
       const sets = oc.update.map((x) => `${quoteIdent(x)} = excluded.${quoteIdent(x)}`);
@@ -454,12 +491,15 @@ class MutationCompiler extends Compiler {
         sql += ` on conflict${target} do update set ${sets.join(', ')}`;
         if (oc.where.t !== 'true') sql += ` where ${this.bool(oc.where, t, t)}`;
         check = `(case when ${t}.xmax = 0 then ${check} else ${this.bool(oc.check, t, t)} end)`;
+        updates = true;
       }
     }
     sql += ` returning ${t} as r, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
     this.checked.push(name);
-    this.addOverlay(ir.table, name);
+    this.inserted.push(name);
+    // The key of an upsert that may update: its constraint's columns (given beside it).
+    this.addOverlay(ir.table, name, updates && oc?.columns?.length ? oc.columns : undefined);
     return name;
   }
 
@@ -473,11 +513,12 @@ class MutationCompiler extends Compiler {
       const own = new Map(fixed);
       for (const b of row.before) {
         const parent = this.insert(b.insert).ctes[0]!;
-        this.parents.push([b.relationship, parent]);
+        this.parents.push([this.zeroOf(b.insert.table, b.relationship), parent]);
         for (const [mine, theirs] of b.mapping) own.set(mine, `(select (${parent}.r).${quoteIdent(theirs)} from ${parent})`);
       }
       const cte = this.insertCte(ir, [{ values: row.values, fixed: own }]);
       ctes.push(cte);
+      if (row.after.length > 0) this.parents.push([this.zeroOf(ir.table), cte]);
       for (const a of row.after) {
         const theirs = new Map<string, string>();
         for (const [mine, remote] of a.mapping) theirs.set(remote, `(select (${cte}.r).${quoteIdent(mine)} from ${cte})`);
@@ -528,8 +569,9 @@ class MutationCompiler extends Compiler {
     return { ctes: [name] };
   }
 
-  /** The field's value from the rows written (Note [Mutations in the IR]). */
-  output(out: MutationOutput, w: Written): string {
+  /** The field's value from the rows written (Note [Mutations in the IR]); `affected`: the CTEs
+   * whose rows `affected_rows` counts. */
+  output(out: MutationOutput, w: Written, affected: readonly string[] = w.ctes): string {
     const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
     const where = (filter: BoolIR | undefined, t: string) => (filter && filter.t !== 'true' ? ` where ${this.bool(filter, t, t)}` : '');
     if (out.k === 'single') {
@@ -538,7 +580,7 @@ class MutationCompiler extends Compiler {
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
-      if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${rows}) as _n)`;
+      if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
       const t = this.alias();
       return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${where(f.filter, t)})`;
     });
@@ -554,7 +596,10 @@ class MutationCompiler extends Compiler {
 
 export function compileMutation(ir: MutationIR): CompiledQuery {
   const c = new MutationCompiler();
+  // Only a statement with nested rows reads what it wrote (Note [Nested inserts]).
+  c.overlayOn = ir.k === 'insert' && ir.insert.rows.some((r) => r.before.length > 0 || r.after.length > 0);
   const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
-  // The top level's own rows (not its nested ones) are what the field returns.
-  return { sql: c.statement(c.output(ir.output, w)), params: c.params };
+  // The top level's own rows (not its nested ones) are what the field returns; affected_rows
+  // counts the nested ones too.
+  return { sql: c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes)), params: c.params };
 }

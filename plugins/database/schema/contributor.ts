@@ -32,8 +32,8 @@ export function tableRootFields(rs: RoleSchema): Record<string, RootFieldDef> {
   };
   for (const t of rs.tables.values()) {
     const table = t.model.table.name;
-    add('select', t, { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))), args: rs.selectArgs(t), description: `fetch data from the table: "${table}"` });
-    const pk = rs.pkArgs(t);
+    if (t.hasObject) add('select', t, { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))), args: rs.selectArgs(t), description: `fetch data from the table: "${table}"` });
+    const pk = t.hasObject ? rs.pkArgs(t) : undefined;
     if (pk) add('select_by_pk', t, { type: rs.object(t), args: pk, description: `fetch data from the table: "${table}" using primary key columns` });
     if (t.aggregates) add('select_aggregate', t, { type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` });
   }

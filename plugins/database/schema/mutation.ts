@@ -31,7 +31,7 @@ import {
 } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, UpdateIR, UpdateOp } from '../ir/types.js';
+import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp } from '../ir/types.js';
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
@@ -236,7 +236,7 @@ export class MutationSchema {
         description: `response of any mutation on the table "${t.model.table.name}"`,
         fields: () => ({
           affected_rows: { type: nn(GraphQLInt), description: 'number of rows affected by the mutation' },
-          ...(t.selectable ? { returning: { type: nn(list(nn(this.rs.object(t)))), description: 'data from the rows affected by the mutation' } } : {}),
+          ...(t.hasObject ? { returning: { type: nn(list(nn(this.rs.object(t)))), description: 'data from the rows affected by the mutation' } } : {}),
         }),
       }),
     );
@@ -307,7 +307,7 @@ export class MutationSchema {
       if (w.insert && (w.insertColumns.length > 0 || this.insertRelationships(w).length > 0)) {
         const args = { objects: { type: nn(list(nn(this.insertInput(w)))), description: 'the rows to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) };
         add('insert', { type: response, args, description: `insert data into the table: ${table}` });
-        if (t.selectable) {
+        if (t.hasObject) {
           add('insert_one', {
             type: this.rs.object(t),
             args: { object: { type: nn(this.insertInput(w)), description: 'the row to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) },
@@ -319,13 +319,13 @@ export class MutationSchema {
         const ops = this.updateArgs(w);
         add('update', { type: response, args: { ...ops, where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } }, description: `update data of the table: ${table}` });
         const pk = this.pkColumnsInput(w);
-        if (pk && t.selectable) add('update_by_pk', { type: this.rs.object(t), args: { ...ops, pk_columns: { type: nn(pk) } }, description: `update single row of the table: ${table}` });
+        if (pk && t.hasObject) add('update_by_pk', { type: this.rs.object(t), args: { ...ops, pk_columns: { type: nn(pk) } }, description: `update single row of the table: ${table}` });
         add('update_many', { type: list(response), args: { updates: { type: nn(list(nn(this.updatesInput(w)))), description: 'updates to execute, in order' } }, description: `update multiples rows of table: ${table}` });
       }
       if (w.delete) {
         add('delete', { type: response, args: { where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be deleted' } }, description: `delete data from the table: ${table}` });
         const pk = this.rs.pkArgs(t);
-        if (pk && t.selectable) add('delete_by_pk', { type: this.rs.object(t), args: pk, description: `delete single row from the table: ${table}` });
+        if (pk && t.hasObject) add('delete_by_pk', { type: this.rs.object(t), args: pk, description: `delete single row from the table: ${table}` });
       }
     }
     return out;
@@ -336,6 +336,9 @@ type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'updat
 
 // ---------------------------------------------------------------------------------------------
 // Planning
+
+/** Hasura's order of the update operators (its "at least any one of ..." message). */
+const UPDATE_ARGS_ORDER = ['_set', '_inc', '_prepend', '_append', '_delete_key', '_delete_elem', '_delete_at_path'];
 
 const UPDATE_ARGS: Record<string, UpdateOp> = {
   _set: 'set',
@@ -368,8 +371,11 @@ class MutationPlanner {
     return v;
   }
 
-  /** The rows of `objects` for `w` (and what they insert through relationships). */
-  insert(w: WriteTable, objects: Arg[], onConflict: Arg | undefined, path: string): InsertIR {
+  /** The rows of `objects` for `w` (and what they insert through relationships). `path`: where
+   * they are, each at `[i]` when `indexed` (Hasura's error paths: a list of rows is indexed, an
+   * object relationship's `data` is not); `parentColumns`: the columns a parent's row gives them
+   * (array relationship rows). */
+  insert(w: WriteTable, objects: Arg[], onConflict: Arg | undefined, path: string, indexed = true, parentColumns: readonly string[] = []): InsertIR {
     const perm = w.insert!;
     const t = w.t;
     const columns = new Map<string, { scalar: ScalarType }>();
@@ -380,6 +386,13 @@ class MutationPlanner {
       if (!obj) throw fail(`expected an object for "objects"`);
       const values = new Map<string, ColumnValue>();
       const row: InsertRowIR = { values, before: [], after: [] };
+      const at = indexed ? `${path}[${i}]` : path;
+      // Hasura's validateInsert: a column is given by the request, a parent's row or an object
+      // relationship's row, never by two of them (without it, the parent's value would silently
+      // win over the one given).
+      const given = Object.keys(obj).flatMap((k) => w.insertColumns.filter((c) => c.field === k).map((c) => c.name));
+      const twice = given.filter((c) => parentColumns.includes(c));
+      if (twice.length) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: at });
       for (const [k, val] of Object.entries(obj)) {
         const col = w.insertColumns.find((c) => c.field === k);
         if (col) {
@@ -390,18 +403,25 @@ class MutationPlanner {
         if (!r) throw fail(`field "${k}" not found in type: '${t.model.name}_insert_input'`);
         const nested = this.objectOf(val, k);
         if (!nested) continue;
-        const at = `${path}[${i}].${k}`;
         if (r.rel.kind === 'object') {
           const data = this.p.shape(nested.data);
           if (data === null || data === undefined) continue;
-          row.before.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, [data as Arg], nested.on_conflict, at) });
+          const determined = r.rel.mapping.map(([own]) => own).filter((c) => given.includes(c) || parentColumns.includes(c));
+          if (determined.length) {
+            throw new SvcError('validation-failed', `cannot insert object relationship "${r.rel.name}" as ${determined.map((c) => `"${c}"`).join(', ')} column values are already determined`, { path: `${at}.${k}` });
+          }
+          const b: NestedInsert = { relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, [data as Arg], nested.on_conflict, `${at}.${k}.data`, false) };
+          ZERO_PATHS.set(b, `${at}.${k}`);
+          row.before.push(b);
         } else {
           const data = this.listOf(nested.data);
           // Hasura: an empty array relationship insert is no insert.
           if (data.length === 0) continue;
-          row.after.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, data, nested.on_conflict, at) });
+          const theirs = r.rel.mapping.map(([, remote]) => remote);
+          row.after.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, data, nested.on_conflict, `${at}.${k}.data`, true, theirs) });
         }
       }
+      ZERO_PATHS.set(row, at);
       // Presets win over anything given (preset columns are not in the input type).
       for (const [c, v] of perm.set) values.set(c, { k: 'value', value: v });
       return row;
@@ -420,13 +440,17 @@ class MutationPlanner {
       const up = w.update;
       if (update.length > 0 && !up) throw new SvcError('permission-error', `upsert is not allowed for role "${this.ms.rs.role}"`);
       const where = and(this.p.where(oc.where, t), up?.filter ?? TRUE);
-      ir.onConflict = { constraint, update, set: update.length && up ? new Map([...up.set].map(([c, v]) => [c, { k: 'value', value: v } as ColumnValue])) : undefined, where, check: up?.check ?? TRUE };
+      // The constraint's columns beside it: the key by which the compiler reads an updated row in
+      // its new version only (Note [Nested inserts]).
+      const key = t.model.constraints.find((c) => c.name === constraint)!.columns;
+      ir.onConflict = { constraint, columns: [...key], update, set: update.length && up ? new Map([...up.set].map(([c, v]) => [c, { k: 'value', value: v } as ColumnValue])) : undefined, where, check: up?.check ?? TRUE };
     }
     return ir;
   }
 
-  /** The update operators of `args` (and the role's presets) for `w`. */
-  updateSet(w: WriteTable, args: Record<string, Arg>): UpdateIR['set'] | undefined {
+  /** The update operators of `args` (and the role's presets) for `w`; `path`: where `args` are
+   * (a field's arguments, or one of `update_<t>_many`'s updates). */
+  updateSet(w: WriteTable, args: Record<string, Arg>, path = `$.selectionSet.${this.field}.args`): UpdateIR['set'] | undefined {
     const perm = w.update!;
     const set: UpdateIR['set'] = [];
     let given = false;
@@ -444,10 +468,12 @@ class MutationPlanner {
       }
     }
     const twice = [...seen].filter(([, n]) => n > 1).map(([c]) => `'${c}'`);
-    if (twice.length) throw new SvcError('validation-failed', `Column found in multiple operators: [${twice.join(', ')}].`, { path: `$.selectionSet.${this.field}.args` });
+    if (twice.length) throw new SvcError('validation-failed', `Column found in multiple operators: [${twice.join(', ')}].`, { path });
     if (!given && perm.set.size === 0) {
-      const ops = Object.keys(this.ms.updateArgs(w)).join(', ');
-      throw new SvcError('validation-failed', `at least any one of ${ops} is expected`, { path: `$.selectionSet.${this.field}.args` });
+      // The table's operators in the order Hasura lists them in this message.
+      const offered = this.ms.updateArgs(w);
+      const ops = UPDATE_ARGS_ORDER.filter((a) => a in offered).join(', ');
+      throw new SvcError('validation-failed', `at least any one of ${ops} is expected`, { path });
     }
     // Hasura: operators given but empty change nothing, and no row is updated.
     if (set.length === 0 && perm.set.size === 0) return undefined;
@@ -479,7 +505,7 @@ class MutationPlanner {
       const name = n.name.value;
       if (name === '__typename') fields.push({ key, k: 'typename', name: `${t.model.name}_mutation_response` });
       else if (name === 'affected_rows') fields.push({ key, k: 'affected_rows' });
-      else if (name === 'returning' && t.selectable) fields.push({ key, k: 'returning', select: this.p.object(n.selectionSet, t), filter });
+      else if (name === 'returning' && t.hasObject) fields.push({ key, k: 'returning', select: this.p.object(n.selectionSet, t), filter });
       else throw fail(`field "${name}" not found in type: '${t.model.name}_mutation_response'`);
     }
     return { k: 'multi', fields };
@@ -498,7 +524,8 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
     case 'insert':
     case 'insert_one': {
       const objects = kind === 'insert' ? mp.listOf(args.objects) : [args.object!];
-      if (objects.length === 0) throw fail('expected at least one object to insert');
+      // Hasura: no object to insert is no insert, and an empty response (buildEmptyMutResp).
+      if (objects.length === 0) return { irs: [{ empty: mp.output(field, w, single) }], planner };
       const path = `$.selectionSet.${field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}`;
       return { irs: [{ k: 'insert', insert: mp.insert(w, objects, args.on_conflict, path), output: mp.output(field, w, single) }], planner };
     }
@@ -512,9 +539,10 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
     }
     case 'update_many': {
       const output = mp.output(field, w, false);
-      const irs = mp.listOf(args.updates).map((u): MutationIR | { empty: MutationOutput } => {
+      const irs = mp.listOf(args.updates).map((u, i): MutationIR | { empty: MutationOutput } => {
         const o = mp.objectOf(u, 'updates') ?? {};
-        const set = mp.updateSet(w, o);
+        // Hasura parses each update of the list at its index.
+        const set = mp.updateSet(w, o, `$.selectionSet.${field.name.value}.args.updates[${i}]`);
         if (!set) return { empty: output };
         // Every update of the list gets the role's filter and check (no CVE-2022-46792 here).
         return { k: 'update', table: t.model.table, where: and(planner.where(o.where, t), w.update!.filter), set, check: w.update!.check, output };
@@ -529,14 +557,49 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
   }
 }
 
-/** The JSON of an output when nothing was written (`_set: {}`). */
+/** The JSON of an output when nothing was written (`_set: {}`, `objects: []`): Hasura's
+ * buildEmptyMutResp, whose single row is an empty object, not null. */
 function emptyOutput(out: MutationOutput): string {
-  if (out.k === 'single') return 'null';
+  if (out.k === 'single') return '{}';
   const parts = out.fields.map((f) => `${JSON.stringify(f.key)}:${f.k === 'typename' ? JSON.stringify(f.name) : f.k === 'affected_rows' ? '0' : '[]'}`);
   return `{${parts.join(',')}}`;
 }
 
 const CHECK_FAILED = 'check constraint of an insert/update permission has failed';
+
+/** Where Hasura reports that a nested insert's parent row was not written: an object
+ * relationship's insert at the relationship, a row with array relationship rows at the row. */
+const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert, string>();
+
+/** The paths of an insert's `zero` checks, in the compiler's order (Note [Nested inserts]). */
+function zeroPaths(ir: InsertIR): string[] {
+  const out: string[] = [];
+  const walk = (ir: InsertIR) => {
+    if (!ir.rows.some((r) => r.before.length > 0 || r.after.length > 0)) return;
+    for (const row of ir.rows) {
+      for (const b of row.before) {
+        walk(b.insert);
+        out.push(ZERO_PATHS.get(b)!);
+      }
+      if (row.after.length > 0) out.push(ZERO_PATHS.get(row)!);
+      for (const a of row.after) walk(a.insert);
+    }
+  };
+  walk(ir);
+  return out;
+}
+
+/** Hasura's error for a nested insert whose parent row was not written (`zero`, Note [Nested
+ * inserts]); a table outside `public` is named `schema.name`. */
+function zeroRowsError(zero: string, paths: readonly string[] | undefined, fallback: string): SvcError {
+  const z = JSON.parse(zero) as { index: number; relationship?: string; schema: string; name: string };
+  const table = z.schema === 'public' ? z.name : `${z.schema}.${z.name}`;
+  const message =
+    z.relationship !== undefined
+      ? `cannot proceed to insert object relation "${z.relationship}" since insert to table "${table}" affects zero rows`
+      : `cannot proceed to insert array relations since insert to table "${table}" affects zero rows`;
+  return new SvcError('not-supported', message, { path: paths?.[z.index] ?? fallback });
+}
 
 export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSchema, input: PlanInput): FieldPlan {
   const rs = ms.rs;
@@ -550,10 +613,10 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   };
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
-  type Statements = (CompiledQuery | { empty: string })[];
+  type Statements = ((CompiledQuery & { zeroPaths?: string[] }) | { empty: string })[];
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
     const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
-    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : compile(ir))), planner };
+    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeroPaths: zeroPaths(ir.insert) } : {}) })), planner };
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
@@ -589,7 +652,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
           throw dbError(e, errorPath);
         }
         if (!row.ok) throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
-        if (row.zero !== null) throw new SvcError('not-supported', `cannot proceed to insert object relation "${row.zero}" since the insert to its table affects zero rows`, { path: errorPath });
+        if (row.zero !== null) throw zeroRowsError(row.zero, q.zeroPaths, errorPath);
         texts.push(row.json);
       }
       return kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;

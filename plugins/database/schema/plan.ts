@@ -89,6 +89,8 @@ export class Planner {
   readonly comparisons = new Set<string>();
   /** Big numbers as JSON strings (ScalarType.stringify): `--stringify-numeric-types`. */
   stringify: boolean;
+  /** The path of the field being planned, for errors (`$.selectionSet.<field>`...). */
+  at = '$';
 
   constructor(
     private readonly rs: RoleSchema,
@@ -228,11 +230,23 @@ export class Planner {
 
   rows(t: RoleTable, args: Record<string, Arg>): RowsIR {
     const rows: RowsIR = { table: t.model.table, where: and(this.where(args.where, t), filterOf(t)), orderBy: this.orderBy(args.order_by, t, []) };
-    if (args.limit !== undefined && args.limit !== null) rows.limit = this.leaf(args.limit, false);
+    if (args.limit !== undefined && args.limit !== null) {
+      if (typeof args.limit === 'number' && args.limit < 0) {
+        throw new SvcError('validation-failed', "expected a non-negative 32-bit integer for type 'Int', but found an integer", { path: `${this.at}.args.limit` });
+      }
+      rows.limit = this.leaf(args.limit, false);
+    }
     if (t.perm?.limit !== undefined) rows.limitCap = t.perm.limit;
     if (args.offset !== undefined && args.offset !== null) rows.offset = this.leaf(args.offset, false);
     const distinct = this.shape(args.distinct_on);
-    if (distinct !== null && distinct !== undefined) rows.distinctOn = (Array.isArray(distinct) ? distinct : [distinct]).map((f) => this.column(t, this.shape(f as Arg)).name);
+    if (distinct !== null && distinct !== undefined) {
+      rows.distinctOn = (Array.isArray(distinct) ? distinct : [distinct]).map((f) => this.column(t, this.shape(f as Arg)).name);
+      // PostgreSQL's rule, in Hasura's words: the first order_by keys are the distinct_on columns.
+      const first = rows.orderBy.slice(0, rows.distinctOn.length);
+      if (first.length > 0 && (first.length < rows.distinctOn.length || first.some((o) => o.path.length > 0 || o.call || o.agg || !rows.distinctOn!.includes(o.column)))) {
+        throw new SvcError('validation-failed', '"distinct_on" columns must match initial "order_by" columns', { path: `${this.at}.args` });
+      }
+    }
     return rows;
   }
 
@@ -356,9 +370,11 @@ export class Planner {
   object(set: SelectionSetNode | undefined, t: RoleTable): ObjectIR {
     const fields: FieldIR[] = [];
     if (!set) return { fields };
+    const at = this.at;
     for (const [key, nodes] of this.collect(set)) {
       const node = this.merged(nodes);
       const name = node.name.value;
+      this.at = `${at}.selectionSet.${name}`;
       if (name === '__typename') {
         fields.push({ key, k: 'typename', name: t.model.name });
         continue;
@@ -392,6 +408,7 @@ export class Planner {
         fields.push({ key, k: 'array_aggregate', mapping: rel.mapping, agg: this.aggregate(node, remote) });
       }
     }
+    this.at = at;
     return { fields };
   }
 
@@ -491,6 +508,7 @@ function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, v
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
   if (p) p.planner = planner;
   const field = input.field;
+  planner.at = `$.selectionSet.${field.name.value}`;
   const args = Object.fromEntries((field.arguments ?? []).map((a) => [a.name.value, argOf(a.value)]));
   // A tracked function's rows: the call is the FROM of the rows, the table's permission applies.
   const from = fn ? planner.call(fn.model.call, args.args) : undefined;

@@ -84,6 +84,9 @@ export interface RoleTable {
   computedFields: ResolvedComputedField[];
   /** Whether the role may select the table (a table it may only write has no columns here). */
   selectable: boolean;
+  /** Whether the role has an object type of the table: it may select a column of it. A role
+   * whose permission lists no column may only count the rows (`<t>_aggregate`), as in Hasura. */
+  hasObject: boolean;
 }
 
 /** A tracked function as one role sees it: it may call it, and select its table. */
@@ -165,6 +168,7 @@ export class RoleSchema {
           enums: enumRefs(source, m),
           computedFields: [],
           selectable: true,
+          hasObject: !perm || perm.columns.size > 0,
         });
       }
     }
@@ -186,21 +190,22 @@ export class RoleSchema {
           enums: enumRefs(source, m),
           computedFields: [],
           selectable: false,
+          hasObject: false,
         };
         this.writable.set(key, t);
       }
     }
     for (const t of this.tables.values()) {
-      t.relationships = t.model.relationships.filter((r) => this.tables.has(`${t.source.name}\0${r.remoteKey}`));
+      t.relationships = t.model.relationships.filter((r) => this.tables.get(`${t.source.name}\0${r.remoteKey}`)?.hasObject);
       t.computedFields = (t.model.computedFields ?? []).filter((cf) =>
-        cf.returns.k === 'table' ? this.tables.has(`${t.source.name}\0${cf.returns.key}`) : !t.perm || t.perm.computedFields.has(cf.name),
+        cf.returns.k === 'table' ? this.tables.get(`${t.source.name}\0${cf.returns.key}`)?.hasObject === true : !t.perm || t.perm.computedFields.has(cf.name),
       );
     }
     for (const source of all) {
       for (const f of source.functions.values()) {
         const m = f.model;
         const table = m && this.tables.get(`${source.name}\0${m.returnsKey}`);
-        if (!m || !m.inSchema || !table) continue;
+        if (!m || !m.inSchema || !table?.hasObject) continue;
         if (!isAdmin && !m.permissions.has(role) && !inferFunctionPermissions) continue;
         this.functions.push({ source, model: m, table });
       }
@@ -368,9 +373,19 @@ export class RoleSchema {
       distinct_on: { type: list(nn(this.selectColumn(t))), description: 'distinct select on columns' },
       limit: { type: GraphQLInt, description: 'limit the number of rows returned' },
       offset: { type: GraphQLInt, description: 'skip the first n rows. Use only with order_by' },
-      order_by: { type: list(nn(this.orderBy(t))), description: 'sort the rows by one or more columns' },
+      // An input object needs a field: nothing to order by (a role that may only count), no order_by.
+      ...(this.hasOrderBy(t) ? { order_by: { type: list(nn(this.orderBy(t))), description: 'sort the rows by one or more columns' } } : {}),
       where: { type: this.boolExp(t), description: 'filter the rows returned' },
     };
+  }
+
+  /** Whether `<t>_order_by` has a field (the fields `orderBy` lists). */
+  hasOrderBy(t: RoleTable): boolean {
+    return (
+      t.columns.length > 0 ||
+      t.relationships.some((r) => r.kind === 'object' || this.remote(t, r).aggregates) ||
+      t.computedFields.some((cf) => cf.returns.k === 'scalar' && cf.call.inputs.length === 0)
+    );
   }
 
   pkArgs(t: RoleTable): GraphQLFieldConfigArgumentMap | undefined {
@@ -485,7 +500,7 @@ export class RoleSchema {
         description: `aggregated selection of "${t.model.table.name}"`,
         fields: () => ({
           aggregate: { type: this.aggregateFields(t) },
-          nodes: { type: nn(list(nn(this.object(t)))) },
+          ...(t.hasObject ? { nodes: { type: nn(list(nn(this.object(t)))) } } : {}),
         }),
       }),
     );
@@ -499,7 +514,8 @@ export class RoleSchema {
         description: `aggregate fields of "${t.model.table.name}"`,
         fields: () => {
           const fields: GraphQLFieldConfigMap<unknown, unknown> = {
-            count: { type: nn(GraphQLInt), args: { columns: { type: list(nn(this.selectColumn(t))) }, distinct: { type: GraphQLBoolean } } },
+            // Without a column it may select, a role counts rows only (Hasura: no `columns` argument).
+            count: { type: nn(GraphQLInt), args: t.columns.length ? { columns: { type: list(nn(this.selectColumn(t))) }, distinct: { type: GraphQLBoolean } } : {} },
           };
           for (const [fn, cols] of aggregateColumns(t)) fields[fn] = { type: this.fnFields(t, fn, cols) };
           return fields;
