@@ -361,8 +361,10 @@ export class RoleSchema {
               fields[cf.name] = { type: nn(list(nn(this.object(remote)))), args: { ...args, ...this.selectArgs(remote) }, description: cf.description };
             }
           }
-          // Fields other plugins add come first, so that a clash with one of ours is reported.
-          return { ...this.types.extensions(name), ...fields };
+          // Fields other plugins add come first, so that a clash with one of ours is reported;
+          // then all by name, as Hasura lists an object's fields.
+          const all = { ...this.types.extensions(name), ...fields };
+          return Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]!]));
         },
       }),
     );
