@@ -402,10 +402,14 @@ export function compileSelect(ir: RootIR): CompiledQuery {
  * relationship's insert that affects no row (`on_conflict` doing nothing) leaves its child
  * without a parent, and so does a parent with array relationship rows: `zero` says which (JSON:
  * `{index, relationship?, schema, name}` of the table whose insert wrote nothing) and the request fails,
- * as Hasura fails it. The child is still written in the statement (with null for the parent's
- * columns) before the request is rolled back; when such a column is NOT NULL, its Not-NULL
- * violation is what the request reports instead.
+ * as Hasura fails it. As a child row would be written with null for the parent's columns (or
+ * fail a NOT NULL constraint first), a parent's column is read for its children so that a missing
+ * parent raises an error instead (`parentValue`), which names the same check.
  */
+/** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
+ * schema's mutation planner recognises it). */
+const ZERO_MARK = 'svc:zero:';
+
 interface Written {
   /** The CTEs holding the rows of one table written by this statement, in order. */
   ctes: string[];
@@ -429,7 +433,13 @@ class MutationCompiler extends Compiler {
   }
 
   private colValue(v: ColumnValue, scalar: ScalarType): string {
-    return v.k === 'default' ? 'default' : this.value(v.value, scalar);
+    return v.k === 'default' ? 'default' : this.written(v.value, scalar);
+  }
+
+  /** A value written to a column: a json/jsonb value is any JSON value, bound as its JSON text
+   * (a JSON string too: `"a"`, not `a`, which is no JSON); others as `value` binds them. */
+  private written(v: Value, scalar: ScalarType): string {
+    return scalar.category === 'json' && !scalar.array ? `(${this.param(v, true)})::${scalar.bindAs}` : this.value(v, scalar);
   }
 
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
@@ -438,6 +448,16 @@ class MutationCompiler extends Compiler {
     const list = this.overlay.get(k);
     if (list) list.push({ cte, key });
     else this.overlay.set(k, [{ cte, key }]);
+  }
+
+  /** A parent row's column for its child rows (Note [Nested inserts]); when the parent's insert
+   * wrote no row, PostgreSQL raises an error naming the zero check `index` (`svc:zero:<index>:`,
+   * in an invalid input syntax error: a cast of text built at run time, so not folded when the
+   * statement is planned; CASE evaluates it only then). */
+  private parentValue(parent: string, column: string, bindAs: string | undefined, index: number): string {
+    const value = `(select (${parent}.r).${quoteIdent(column)} from ${parent})`;
+    if (bindAs === undefined) return value;
+    return `(case when exists (select from ${parent}) then ${value} else (select null::${bindAs} from ${parent} having ('${ZERO_MARK}${index}:' || count(*))::int4 is null) end)`;
   }
 
   /** What `zero` reports when the insert of `table` wrote no row; `index`: the check's place
@@ -457,8 +477,13 @@ class MutationCompiler extends Compiler {
       for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
     }
     let sql = `insert into ${qt(ir.table)} as ${t}`;
-    if (cols.length === 0) {
-      if (rows.length > 1) throw new UnsupportedQuery('several rows without any column are not supported');
+    if (cols.length === 0 && rows.length > 1) {
+      // Rows of defaults only: `default values` is one row, so one column takes its default in
+      // each (as Hasura writes every column, DEFAULT for those not given).
+      const first = ir.columns.keys().next().value;
+      if (first === undefined) throw new UnsupportedQuery('several rows without any column are not supported');
+      sql += ` (${quoteIdent(first)}) values ${rows.map(() => '(default)').join(', ')}`;
+    } else if (cols.length === 0) {
       sql += ' default values';
     } else {
       const values = rows.map(
@@ -513,15 +538,17 @@ class MutationCompiler extends Compiler {
       const own = new Map(fixed);
       for (const b of row.before) {
         const parent = this.insert(b.insert).ctes[0]!;
+        const index = this.parents.length;
         this.parents.push([this.zeroOf(b.insert.table, b.relationship), parent]);
-        for (const [mine, theirs] of b.mapping) own.set(mine, `(select (${parent}.r).${quoteIdent(theirs)} from ${parent})`);
+        for (const [mine, theirs] of b.mapping) own.set(mine, this.parentValue(parent, theirs, ir.columns.get(mine)?.scalar.bindAs, index));
       }
       const cte = this.insertCte(ir, [{ values: row.values, fixed: own }]);
       ctes.push(cte);
+      const index = this.parents.length;
       if (row.after.length > 0) this.parents.push([this.zeroOf(ir.table), cte]);
       for (const a of row.after) {
         const theirs = new Map<string, string>();
-        for (const [mine, remote] of a.mapping) theirs.set(remote, `(select (${cte}.r).${quoteIdent(mine)} from ${cte})`);
+        for (const [mine, remote] of a.mapping) theirs.set(remote, this.parentValue(cte, mine, a.insert.columns.get(remote)?.scalar.bindAs, index));
         this.insert(a.insert, theirs);
       }
     }
@@ -534,7 +561,7 @@ class MutationCompiler extends Compiler {
     const sets = ir.set.map((s) => {
       const col = `${t}.${quoteIdent(s.column)}`;
       const c = quoteIdent(s.column);
-      const val = () => this.value(s.value!, s.scalar);
+      const val = () => this.written(s.value!, s.scalar);
       switch (s.op) {
         case 'set':
           return `${c} = ${val()}`;

@@ -571,17 +571,25 @@ const CHECK_FAILED = 'check constraint of an insert/update permission has failed
  * relationship's insert at the relationship, a row with array relationship rows at the row. */
 const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert, string>();
 
-/** The paths of an insert's `zero` checks, in the compiler's order (Note [Nested inserts]). */
-function zeroPaths(ir: InsertIR): string[] {
-  const out: string[] = [];
+/** Hasura's errors for an insert's nested parents that write no row, in the order of the
+ * dialect's zero checks (Note [Nested inserts] in the PostgreSQL compiler): an object
+ * relationship's insert, reported at the relationship, before the row that refers to it; a row
+ * with array relationship rows, reported at the row. A table outside `public` is `schema.name`. */
+function zeroErrors(ir: InsertIR): { message: string; path: string }[] {
+  const out: { message: string; path: string }[] = [];
+  const tableName = (t: { schema: string; name: string }) => (t.schema === 'public' ? t.name : `${t.schema}.${t.name}`);
   const walk = (ir: InsertIR) => {
     if (!ir.rows.some((r) => r.before.length > 0 || r.after.length > 0)) return;
     for (const row of ir.rows) {
       for (const b of row.before) {
         walk(b.insert);
-        out.push(ZERO_PATHS.get(b)!);
+        const message = `cannot proceed to insert object relation "${b.relationship}" since insert to table "${tableName(b.insert.table)}" affects zero rows`;
+        out.push({ message, path: ZERO_PATHS.get(b)! });
       }
-      if (row.after.length > 0) out.push(ZERO_PATHS.get(row)!);
+      if (row.after.length > 0) {
+        const message = `cannot proceed to insert array relations since insert to table "${tableName(ir.table)}" affects zero rows`;
+        out.push({ message, path: ZERO_PATHS.get(row)! });
+      }
       for (const a of row.after) walk(a.insert);
     }
   };
@@ -589,16 +597,14 @@ function zeroPaths(ir: InsertIR): string[] {
   return out;
 }
 
-/** Hasura's error for a nested insert whose parent row was not written (`zero`, Note [Nested
- * inserts]); a table outside `public` is named `schema.name`. */
-function zeroRowsError(zero: string, paths: readonly string[] | undefined, fallback: string): SvcError {
-  const z = JSON.parse(zero) as { index: number; relationship?: string; schema: string; name: string };
-  const table = z.schema === 'public' ? z.name : `${z.schema}.${z.name}`;
-  const message =
-    z.relationship !== undefined
-      ? `cannot proceed to insert object relation "${z.relationship}" since insert to table "${table}" affects zero rows`
-      : `cannot proceed to insert array relations since insert to table "${table}" affects zero rows`;
-  return new SvcError('not-supported', message, { path: paths?.[z.index] ?? fallback });
+/** The error PostgreSQL raises for a missing nested parent (`svc:zero:<index>:`, the
+ * compiler's parentValue). */
+const ZERO_RAISED = /^invalid input syntax for type integer: "svc:zero:(\d+):\d+"$/;
+
+/** The zero check `index`'s error (`zeroErrors`). */
+function zeroError(zeros: readonly { message: string; path: string }[] | undefined, index: number): SvcError | undefined {
+  const z = zeros?.[index];
+  return z ? new SvcError('not-supported', z.message, { path: z.path }) : undefined;
 }
 
 export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSchema, input: PlanInput): FieldPlan {
@@ -613,10 +619,10 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   };
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
-  type Statements = ((CompiledQuery & { zeroPaths?: string[] }) | { empty: string })[];
+  type Statements = ((CompiledQuery & { zeros?: { message: string; path: string }[] }) | { empty: string })[];
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
     const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
-    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeroPaths: zeroPaths(ir.insert) } : {}) })), planner };
+    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeros: zeroErrors(ir.insert) } : {}) })), planner };
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
@@ -649,10 +655,11 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         try {
           row = (await exec.query<{ json: string; ok: boolean; zero: string | null }>(q.sql, params, PREPARED))[0]!;
         } catch (e) {
-          throw dbError(e, errorPath);
+          const zero = ZERO_RAISED.exec((e as { message?: string }).message ?? '');
+          throw (zero && zeroError(q.zeros, Number(zero[1]))) || dbError(e, errorPath);
         }
         if (!row.ok) throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
-        if (row.zero !== null) throw zeroRowsError(row.zero, q.zeroPaths, errorPath);
+        if (row.zero !== null) throw zeroError(q.zeros, (JSON.parse(row.zero) as { index: number }).index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
         texts.push(row.json);
       }
       return kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
