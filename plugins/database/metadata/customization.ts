@@ -17,11 +17,13 @@ import type {
   Metadata,
   RootFieldOwner,
   RootFields,
+  SourceMeta,
   TableConfig,
   TableInfo,
   TableMeta,
 } from '../model/types.js';
 import { QualifiedTableSchema, qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from '../model/meta.js';
+import { sourceNames } from '../schema/names.js';
 import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
@@ -307,6 +309,33 @@ function addedFields(names: Iterable<string>, owners: ReadonlyMap<string, RootFi
   return added;
 }
 
+/**
+ * An owner's root fields as the source's customization names them (schema/names.ts): with its
+ * prefix and suffix, and inside its namespace (`<namespace>.<field>`, which clash only with the
+ * same source's). Kept by object per (owner, customization), so an untouched table stays the
+ * same owner object for the incremental check.
+ */
+const customized = new WeakMap<RootFieldOwner, { c: object; owner: RootFieldOwner }>();
+function customizedOwner(source: SourceMeta, o: RootFieldOwner): RootFieldOwner {
+  const c = source.customization;
+  if (!c) return o;
+  const hit = customized.get(o);
+  if (hit && hit.c === c) return hit.owner;
+  const names = sourceNames({ meta: source });
+  const name = (f: string) => (names.namespace ? `${names.namespace}.${names.field(f)}` : names.field(f));
+  const owner = { owner: o.owner, fields: { query: o.fields.query.map(name), mutation: o.fields.mutation.map(name), subscription: o.fields.subscription.map(name) } };
+  customized.set(o, { c, owner });
+  return owner;
+}
+
+const namespaceOwners = new Map<string, RootFieldOwner>();
+function namespaceOwner(source: string, ns: string): RootFieldOwner {
+  const key = `${source}\u0000${ns}`;
+  let o = namespaceOwners.get(key);
+  if (!o) namespaceOwners.set(key, (o = { owner: `namespace ${ns} of source ${source}`, fields: { query: [ns], mutation: [ns], subscription: [ns] } }));
+  return o;
+}
+
 interface RootFieldState {
   /** Owners per source, in order; an unchanged table keeps its owner object. */
   bySource: Map<string, RootFieldOwner[]>;
@@ -318,7 +347,10 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
   const bySource = new Map<string, RootFieldOwner[]>();
   for (const src of db.resolved(ctx).sources.values()) {
     const list: RootFieldOwner[] = [];
-    for (const g of db.commandGroups) list.push(...(g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []));
+    for (const g of db.commandGroups) list.push(...(g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []).map((o) => customizedOwner(src.meta, o)));
+    const ns = sourceNames(src).namespace;
+    // A namespace is a root field of its own (namespace.ts), beside the other sources' fields.
+    if (ns) list.push(namespaceOwner(src.name, ns));
     bySource.set(src.name, list);
   }
   const prev = ctx.previous?.outputs.get('root-fields') as RootFieldState | undefined;

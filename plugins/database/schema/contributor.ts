@@ -7,6 +7,8 @@ import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
 import { MutationSchema } from './mutation.js';
+import { fieldSources, ofSource, sourceNames } from './names.js';
+import { namespaceField } from './namespace.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
 
@@ -25,10 +27,10 @@ export function tableRootFields(rs: RoleSchema): Record<string, RootFieldDef> {
     const allowed = t.perm?.queryRootFields;
     if (allowed && !allowed.includes(kind)) return;
     const rf = t.model.rootFields[kind];
-    query[rf.name] = {
+    query[sourceNames(t.source).field(rf.name)] = ofSource(t.source, {
       config: rf.comment ? { ...config, description: rf.comment } : config,
       plan: (input) => planRootField(kind, t, rs, input),
-    };
+    });
   };
   for (const t of rs.tables.values()) {
     const table = t.model.table.name;
@@ -62,22 +64,24 @@ export function functionRootFields(rs: RoleSchema): { query: Record<string, Root
     const m = f.model;
     const t = f.table;
     const fn = `"${m.function.name}"`;
+    const names = sourceNames(f.source);
     const table = `"${t.model.table.name}"`;
     const args = m.call.inputs.length
-      ? { args: { type: new GraphQLNonNull(rs.functionArgs(`${m.name}_args`, m.call.inputs)), description: `input parameters for function ${fn}` }, ...rs.selectArgs(t) }
+      ? { args: { type: new GraphQLNonNull(rs.functionArgs(names.type(`${m.name}_args`), m.call.inputs)), description: `input parameters for function ${fn}` }, ...rs.selectArgs(t) }
       : rs.selectArgs(t);
     const list = new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t))));
-    const def = (kind: 'function' | 'function_aggregate', config: FieldConfig, rf: RoleFunction): RootFieldDef => ({
-      config: m.description ? { ...config, description: m.description } : config,
-      plan: (input) => planRootField(kind, rf.table, rs, input, rf),
-    });
+    const def = (kind: 'function' | 'function_aggregate', config: FieldConfig, rf: RoleFunction): RootFieldDef =>
+      ofSource(f.source, {
+        config: m.description ? { ...config, description: m.description } : config,
+        plan: (input) => planRootField(kind, rf.table, rs, input, rf),
+      });
     if (m.exposedAs === 'mutation') {
-      mutation[m.rootFields.function] = def('function', { type: list, args, description: `execute VOLATILE function ${fn} which returns ${table}` }, f);
+      mutation[names.field(m.rootFields.function)] = def('function', { type: list, args, description: `execute VOLATILE function ${fn} which returns ${table}` }, f);
       continue;
     }
-    query[m.rootFields.function] = def('function', { type: list, args, description: `execute function ${fn} which returns ${table}` }, f);
+    query[names.field(m.rootFields.function)] = def('function', { type: list, args, description: `execute function ${fn} which returns ${table}` }, f);
     if (t.aggregates) {
-      query[m.rootFields.function_aggregate] = def(
+      query[names.field(m.rootFields.function_aggregate)] = def(
         'function_aggregate',
         { type: new GraphQLNonNull(rs.aggregate(t)), args, description: `execute function ${fn} and query aggregates on result of table type ${table}` },
         f,
@@ -87,14 +91,35 @@ export function functionRootFields(rs: RoleSchema): { query: Record<string, Root
   return { query, mutation };
 }
 
+/** The fields of sources with a `root_fields.namespace` moved under one field per source (namespace.ts). */
+function namespaced(fields: Record<string, RootFieldDef>, kind: 'query' | 'mutation', types: TypeRegistry): Record<string, RootFieldDef> {
+  const out: Record<string, RootFieldDef> = {};
+  const groups = new Map<string, { names: ReturnType<typeof sourceNames>; fields: Record<string, RootFieldDef> }>();
+  for (const [name, def] of Object.entries(fields)) {
+    const source = fieldSources.get(def);
+    const names = source ? sourceNames(source) : undefined;
+    if (!names?.namespace) {
+      out[name] = def;
+      continue;
+    }
+    let g = groups.get(names.namespace);
+    if (!g) groups.set(names.namespace, (g = { names, fields: {} }));
+    g.fields[name] = def;
+  }
+  for (const [ns, g] of groups) {
+    out[ns] = namespaceField(ns, g.names.type(`${ns}_${kind === 'query' ? 'query' : 'mutation_frontend'}`), kind, g.fields, types);
+  }
+  return out;
+}
+
 export function databaseContributor(db: DatabaseService): SchemaContributorDef {
   return {
     name: 'tables',
     contribute(role, build, types, scope): SchemaContribution {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
-      const out: SchemaContribution = { query: { ...tableRootFields(rs), ...fns.query } };
-      const mutation = { ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation };
+      const out: SchemaContribution = { query: namespaced({ ...tableRootFields(rs), ...fns.query }, 'query', types) };
+      const mutation = namespaced({ ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation }, 'mutation', types);
       if (Object.keys(mutation).length) out.mutation = mutation;
       return out;
     },

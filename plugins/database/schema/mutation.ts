@@ -35,6 +35,7 @@ import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, Mutatio
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
+import { ofSource, sourceNames, tn } from './names.js';
 import type { RoleSchema, RoleTable } from './role.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
@@ -138,7 +139,7 @@ export class MutationSchema {
   // Types
 
   insertInput(w: WriteTable): GraphQLInputObjectType {
-    const name = `${w.t.model.name}_insert_input`;
+    const name = `${tn(w.t, `_insert_input`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -156,7 +157,7 @@ export class MutationSchema {
   }
 
   private objRelInput(w: WriteTable): GraphQLInputObjectType {
-    const name = `${w.t.model.name}_obj_rel_insert_input`;
+    const name = `${tn(w.t, `_obj_rel_insert_input`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -167,7 +168,7 @@ export class MutationSchema {
   }
 
   private arrRelInput(w: WriteTable): GraphQLInputObjectType {
-    const name = `${w.t.model.name}_arr_rel_insert_input`;
+    const name = `${tn(w.t, `_arr_rel_insert_input`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -185,7 +186,7 @@ export class MutationSchema {
 
   private onConflict(w: WriteTable): GraphQLInputObjectType {
     const t = w.t;
-    const name = `${t.model.name}_on_conflict`;
+    const name = `${tn(t, `_on_conflict`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -201,7 +202,7 @@ export class MutationSchema {
 
   private constraintEnum(w: WriteTable): GraphQLEnumType {
     const t = w.t;
-    const name = `${t.model.name}_constraint`;
+    const name = `${tn(t, `_constraint`)}`;
     return this.named(name, () =>
       new GraphQLEnumType({
         name,
@@ -215,7 +216,7 @@ export class MutationSchema {
 
   private updateColumnEnum(w: WriteTable): GraphQLEnumType {
     const t = w.t;
-    const name = `${t.model.name}_update_column`;
+    const name = `${tn(t, `_update_column`)}`;
     return this.named(name, () =>
       new GraphQLEnumType({
         name,
@@ -229,7 +230,7 @@ export class MutationSchema {
 
   mutationResponse(w: WriteTable): GraphQLObjectType {
     const t = w.t;
-    const name = `${t.model.name}_mutation_response`;
+    const name = `${tn(t, `_mutation_response`)}`;
     return this.named(name, () =>
       new GraphQLObjectType({
         name,
@@ -248,9 +249,9 @@ export class MutationSchema {
     const args: GraphQLFieldConfigArgumentMap = {};
     const cols = w.updateColumns;
     const input = (suffix: string, description: string, columns: ResolvedColumn[], type: (c: ResolvedColumn) => GraphQLInputType) =>
-      this.named(`${t.model.name}${suffix}`, () =>
+      this.named(`${tn(t, `${suffix}`)}`, () =>
         new GraphQLInputObjectType({
-          name: `${t.model.name}${suffix}`,
+          name: `${tn(t, `${suffix}`)}`,
           description,
           // By name, as Hasura lists input fields.
           fields: Object.fromEntries([...columns].sort((a, b) => (a.field < b.field ? -1 : 1)).map((c) => [c.field, { type: type(c) }])),
@@ -273,12 +274,12 @@ export class MutationSchema {
   pkColumnsInput(w: WriteTable): GraphQLInputObjectType | undefined {
     const pk = this.rs.pkArgs(w.t);
     if (!pk) return undefined;
-    const name = `${w.t.model.name}_pk_columns_input`;
-    return this.named(name, () => new GraphQLInputObjectType({ name, description: `primary key columns input for table: ${w.t.model.name}`, fields: pk as GraphQLInputFieldConfigMap }));
+    const name = `${tn(w.t, `_pk_columns_input`)}`;
+    return this.named(name, () => new GraphQLInputObjectType({ name, description: `primary key columns input for table: ${tn(w.t)}`, fields: pk as GraphQLInputFieldConfigMap }));
   }
 
   private updatesInput(w: WriteTable): GraphQLInputObjectType {
-    const name = `${w.t.model.name}_updates`;
+    const name = `${tn(w.t, `_updates`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -299,7 +300,7 @@ export class MutationSchema {
       const rf = t.model.rootFields;
       const add = (kind: MutationKind, config: FieldConfig) => {
         const f = rf[kind];
-        out[f.name] = { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input) };
+        out[sourceNames(t.source).field(f.name)] = ofSource(t.source, { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input) });
       };
       const response = this.mutationResponse(w);
       // An input object needs a field: a role whose every column is preset gets no insert field
@@ -400,7 +401,7 @@ class MutationPlanner {
           continue;
         }
         const r = rels.find((x) => x.rel.name === k);
-        if (!r) throw fail(`field "${k}" not found in type: '${t.model.name}_insert_input'`);
+        if (!r) throw fail(`field "${k}" not found in type: '${tn(t, `_insert_input`)}'`);
         const nested = this.objectOf(val, k);
         if (!nested) continue;
         if (r.rel.kind === 'object') {
@@ -462,7 +463,7 @@ class MutationPlanner {
       if (!o) continue;
       for (const [k, val] of Object.entries(o)) {
         const col = w.updateColumns.find((c) => c.field === k);
-        if (!col) throw fail(`field "${k}" not found in type: '${w.t.model.name}${arg}_input'`);
+        if (!col) throw fail(`field "${k}" not found in type: '${tn(w.t, `${arg}_input`)}'`);
         seen.set(col.field, (seen.get(col.field) ?? 0) + 1);
         set.push({ column: col.name, scalar: col.scalar, op, value: this.p.leaf(val, false) });
       }
@@ -503,10 +504,10 @@ class MutationPlanner {
     for (const [key, nodes] of node.selectionSet ? this.p.collect(node.selectionSet) : []) {
       const n = this.p.merged(nodes);
       const name = n.name.value;
-      if (name === '__typename') fields.push({ key, k: 'typename', name: `${t.model.name}_mutation_response` });
+      if (name === '__typename') fields.push({ key, k: 'typename', name: `${tn(t, `_mutation_response`)}` });
       else if (name === 'affected_rows') fields.push({ key, k: 'affected_rows' });
       else if (name === 'returning' && t.hasObject) fields.push({ key, k: 'returning', select: this.p.object(n.selectionSet, t), filter });
-      else throw fail(`field "${name}" not found in type: '${t.model.name}_mutation_response'`);
+      else throw fail(`field "${name}" not found in type: '${tn(t, `_mutation_response`)}'`);
     }
     return { k: 'multi', fields };
   }

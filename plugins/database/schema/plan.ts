@@ -26,6 +26,7 @@ import type {
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
 import type { ResolvedSource, SqlExecutor, SqlTransaction } from '../model/types.js';
+import { tn } from './names.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 
 /*
@@ -153,7 +154,7 @@ export class Planner {
           continue;
         }
         const rel = t.relationships.find((r) => r.name === k);
-        if (!rel) throw fail(`field "${k}" not found in type: '${t.model.name}_bool_exp'`);
+        if (!rel) throw fail(`field "${k}" not found in type: '${tn(t, `_bool_exp`)}'`);
         const remote = this.rs.remote(t, rel);
         parts.push({ t: 'rel', remote: rel.remote, mapping: rel.mapping, e: and(this.where(val, remote), filterOf(remote)) });
       }
@@ -252,7 +253,7 @@ export class Planner {
 
   private column(t: RoleTable, field: unknown): ResolvedColumn {
     const c = t.columns.find((x) => x.field === field);
-    if (!c) throw fail(`field "${String(field)}" not found in type: '${t.model.name}'`);
+    if (!c) throw fail(`field "${String(field)}" not found in type: '${tn(t)}'`);
     return c;
   }
 
@@ -287,7 +288,7 @@ export class Planner {
           continue;
         }
         const rel = t.relationships.find((r) => r.name === k && r.kind === 'object');
-        if (!rel) throw fail(`field "${k}" not found in type: '${t.model.name}_order_by'`);
+        if (!rel) throw fail(`field "${k}" not found in type: '${tn(t, `_order_by`)}'`);
         const remote = this.rs.remote(t, rel);
         out.push(...this.orderBy(val, remote, [...path, { remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote) }]));
       }
@@ -299,7 +300,7 @@ export class Planner {
    * role may see (the remote's filter; only when it may aggregate them). */
   private aggregateOrder(x: Arg, t: RoleTable, rel: RoleTable['relationships'][number], path: OrderItem['path']): OrderItem[] {
     const remote = this.rs.remote(t, rel);
-    if (!remote.aggregates) throw fail(`field "${rel.name}_aggregate" not found in type: '${t.model.name}_order_by'`);
+    if (!remote.aggregates) throw fail(`field "${rel.name}_aggregate" not found in type: '${tn(t, `_order_by`)}'`);
     const o = this.shape(x);
     if (o === null || o === undefined) return [];
     if (!isObj(o)) throw fail('expected an object for order_by');
@@ -376,7 +377,7 @@ export class Planner {
       const name = node.name.value;
       this.at = `${at}.selectionSet.${name}`;
       if (name === '__typename') {
-        fields.push({ key, k: 'typename', name: t.model.name });
+        fields.push({ key, k: 'typename', name: tn(t) });
         continue;
       }
       const col = t.columns.find((c) => c.field === name);
@@ -396,7 +397,7 @@ export class Planner {
         continue;
       }
       const rel = t.relationships.find((r) => r.name === name || (r.kind === 'array' && `${r.name}_aggregate` === name));
-      if (!rel) throw fail(`field "${name}" not found in type: '${t.model.name}'`);
+      if (!rel) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
       const remote = this.rs.remote(t, rel);
       const args = this.args(node);
       if (rel.kind === 'object') {
@@ -404,7 +405,7 @@ export class Planner {
       } else if (rel.name === name) {
         fields.push({ key, k: 'array', mapping: rel.mapping, rows: this.rows(remote, args), select: this.object(node.selectionSet, remote) });
       } else {
-        if (!remote.aggregates) throw fail(`field "${name}" not found in type: '${t.model.name}'`);
+        if (!remote.aggregates) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
         fields.push({ key, k: 'array_aggregate', mapping: rel.mapping, agg: this.aggregate(node, remote) });
       }
     }
@@ -418,10 +419,10 @@ export class Planner {
     for (const [key, nodes] of node.selectionSet ? this.collect(node.selectionSet) : []) {
       const n = this.merged(nodes);
       const name = n.name.value;
-      if (name === '__typename') fields.push({ key, k: 'typename', name: `${t.model.name}_aggregate` });
+      if (name === '__typename') fields.push({ key, k: 'typename', name: `${tn(t, `_aggregate`)}` });
       else if (name === 'nodes') fields.push({ key, k: 'nodes', select: this.object(n.selectionSet, t) });
       else if (name === 'aggregate') fields.push({ key, k: 'aggregate', fields: this.aggregateOps(n, t) });
-      else throw fail(`field "${name}" not found in type: '${t.model.name}_aggregate'`);
+      else throw fail(`field "${name}" not found in type: '${tn(t, `_aggregate`)}'`);
     }
     return { rows, fields };
   }
@@ -432,7 +433,7 @@ export class Planner {
       const n = this.merged(nodes);
       const name = n.name.value;
       if (name === '__typename') {
-        out.push({ key, k: 'typename', name: `${t.model.name}_aggregate_fields` });
+        out.push({ key, k: 'typename', name: `${tn(t, `_aggregate_fields`)}` });
         continue;
       }
       if (name === 'count') {
@@ -443,16 +444,16 @@ export class Planner {
         continue;
       }
       const numeric = (NUMERIC_AGGREGATES as readonly string[]).includes(name);
-      if (!numeric && name !== 'max' && name !== 'min') throw fail(`field "${name}" not found in type: '${t.model.name}_aggregate_fields'`);
+      if (!numeric && name !== 'max' && name !== 'min') throw fail(`field "${name}" not found in type: '${tn(t, `_aggregate_fields`)}'`);
       const columns: { key: string; column?: string; typename?: string }[] = [];
       for (const [ckey, cnodes] of n.selectionSet ? this.collect(n.selectionSet) : []) {
         const cname = cnodes[0]!.name.value;
         if (cname === '__typename') {
-          columns.push({ key: ckey, typename: `${t.model.name}_${name}_fields` });
+          columns.push({ key: ckey, typename: `${tn(t, `_${name}_fields`)}` });
           continue;
         }
         const col = this.column(t, cname);
-        if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${t.model.name}_${name}_fields'`);
+        if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${tn(t, `_${name}_fields`)}'`);
         // As Hasura: by the column's type (the avg of an integer column stays a number).
         columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}) });
       }

@@ -30,6 +30,7 @@ import type { Dialect, EnumValue, ResolvedSource, ScalarType } from '../model/ty
 import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
 import { qtKey } from '../model/meta.js';
+import { sourceNames, tn } from './names.js';
 
 /*
  * Note [Enum table references]
@@ -59,7 +60,7 @@ function enumRefs(source: ResolvedSource, m: TableModel): Map<string, EnumRef> {
     const col = fk.columns[0]!;
     // Two enum tables for one column: neither (an ambiguous reference).
     if (seen.has(col)) out.delete(col);
-    else out.set(col, { name: `${ref.model.name}_enum`, values: ref.enumValues });
+    else out.set(col, { name: tn({ source, model: ref.model }, '_enum'), values: ref.enumValues });
     seen.add(col);
   }
   return out;
@@ -324,14 +325,14 @@ export class RoleSchema {
     if (cf.call.inputs.length === 0) return {};
     return {
       args: {
-        type: nn(this.functionArgs(`${cf.name}_${t.model.name}_args`, cf.call.inputs)),
+        type: nn(this.functionArgs(sourceNames(t.source).type(`${cf.name}_${t.model.name}_args`), cf.call.inputs)),
         description: `input parameters for computed field "${cf.name}" defined on table "${t.model.table.name}"`,
       },
     };
   }
 
   object(t: RoleTable): GraphQLObjectType {
-    const name = t.model.name;
+    const name = tn(t);
     return this.named(name, () =>
       new GraphQLObjectType({
         name,
@@ -403,7 +404,7 @@ export class RoleSchema {
   }
 
   boolExp(t: RoleTable): GraphQLInputObjectType {
-    const name = `${t.model.name}_bool_exp`;
+    const name = `${tn(t, `_bool_exp`)}`;
     return this.named(name, () => {
       const self: GraphQLInputObjectType = new GraphQLInputObjectType({
         name,
@@ -434,7 +435,7 @@ export class RoleSchema {
   }
 
   orderBy(t: RoleTable): GraphQLInputObjectType {
-    const name = `${t.model.name}_order_by`;
+    const name = `${tn(t, `_order_by`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -456,7 +457,7 @@ export class RoleSchema {
 
   /** `<t>_aggregate_order_by`: ordering by an aggregate of an array relationship's rows. */
   aggregateOrderBy(t: RoleTable): GraphQLInputObjectType {
-    const name = `${t.model.name}_aggregate_order_by`;
+    const name = `${tn(t, `_aggregate_order_by`)}`;
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
@@ -465,9 +466,9 @@ export class RoleSchema {
           const fields: GraphQLInputFieldConfigMap = { count: { type: this.orderByEnum() } };
           for (const [fn, cols] of aggregateColumns(t)) {
             fields[fn] = {
-              type: this.named(`${t.model.name}_${fn}_order_by`, () =>
+              type: this.named(`${tn(t, `_${fn}_order_by`)}`, () =>
                 new GraphQLInputObjectType({
-                  name: `${t.model.name}_${fn}_order_by`,
+                  name: `${tn(t, `_${fn}_order_by`)}`,
                   description: `order by ${fn}() on columns of table "${t.model.table.name}"`,
                   fields: Object.fromEntries(cols.map((c) => [c.field, { type: this.orderByEnum() }])),
                 }),
@@ -481,7 +482,7 @@ export class RoleSchema {
   }
 
   selectColumn(t: RoleTable): GraphQLEnumType {
-    const name = `${t.model.name}_select_column`;
+    const name = `${tn(t, `_select_column`)}`;
     return this.named(name, () =>
       new GraphQLEnumType({
         name,
@@ -495,7 +496,7 @@ export class RoleSchema {
   }
 
   aggregate(t: RoleTable): GraphQLObjectType {
-    const name = `${t.model.name}_aggregate`;
+    const name = `${tn(t, `_aggregate`)}`;
     return this.named(name, () =>
       new GraphQLObjectType({
         name,
@@ -509,7 +510,7 @@ export class RoleSchema {
   }
 
   aggregateFields(t: RoleTable): GraphQLObjectType {
-    const name = `${t.model.name}_aggregate_fields`;
+    const name = `${tn(t, `_aggregate_fields`)}`;
     return this.named(name, () =>
       new GraphQLObjectType({
         name,
@@ -527,7 +528,7 @@ export class RoleSchema {
   }
 
   private fnFields(t: RoleTable, fn: string, cols: ResolvedColumn[]): GraphQLObjectType {
-    const name = `${t.model.name}_${fn}_fields`;
+    const name = `${tn(t, `_${fn}_fields`)}`;
     return this.named(name, () =>
       new GraphQLObjectType({
         name,
