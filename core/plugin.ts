@@ -251,6 +251,9 @@ export interface RunContext {
   /** A mutation request's unit of work (Note [One transaction per mutation request]); absent
    * for queries. */
   uow?: UnitOfWork;
+  /** The request's only mutation root field: a field that is one atomic statement may run it
+   * outside a transaction (one round trip). */
+  alone?: boolean;
 }
 
 /*

@@ -63,6 +63,7 @@ interface Answer {
 class Run implements RunContext {
   private record: Record<string, string> | undefined;
   uow: UnitOfWork | undefined;
+  alone: boolean | undefined;
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
@@ -225,7 +226,7 @@ export class GraphQLEngine {
     try {
       return await this.requestOrThrow(req, session, headers);
     } catch (e) {
-      if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e));
+      if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e, session.isAdmin || this.host.config.devMode));
       return this.unexpected(e, session);
     }
   }
@@ -341,6 +342,9 @@ export class GraphQLEngine {
       // request and takes back what the earlier fields did (Note [One transaction per mutation request]).
       const uow = new UnitOfWork();
       ctx.uow = uow;
+      let planned = 0;
+      for (let i = 0; i < entries.length; i++) if (entries[i]!.plan) planned++;
+      ctx.alone = planned === 1;
       try {
         for (let i = 0; i < entries.length; i++) {
           const e = entries[i]!;

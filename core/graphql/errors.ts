@@ -31,9 +31,11 @@ export function errorsText(errors: GqlError[]): string {
   return JSON.stringify({ errors });
 }
 
-export function fromSvcError(e: SvcError): GqlError {
+/** `internal` (the database's details) only where the caller may see them: Hasura gives them
+ * to admin requests (and in dev mode), never to a role. */
+export function fromSvcError(e: SvcError, internal = true): GqlError {
   const out = gqlError(e.code ?? 'unexpected', e.message, e.path);
-  if (e.internal !== undefined) out.extensions.internal = e.internal;
+  if (internal && e.internal !== undefined) out.extensions.internal = e.internal;
   return out;
 }
 
@@ -103,6 +105,9 @@ export function fromValidationError(e: GraphQLError, doc: DocumentNode): GqlErro
   }
   if ((m = /^Field "[^"]+" argument "([^"]+)" of type "[^"]+" is required, but it was not provided\./.exec(e.message))) {
     return gqlError('validation-failed', `missing required field '${m[1]}'`, at ? `${path}.args.${m[1]}` : '$');
+  }
+  if ((m = /^Field "([^"]+)" is not defined by type "([^"]+)"\./.exec(e.message))) {
+    return gqlError('validation-failed', `field '${m[1]}' not found in type: '${m[2]}'`, path);
   }
   if ((m = /^Int cannot represent non 32-bit signed integer value: (-?\d+)$/.exec(e.message))) {
     return gqlError('parse-failed', `The value ${scientific(m[1]!)} lies outside the bounds or is not an integer. Maybe it is a float, or is there integer overflow?`, path);

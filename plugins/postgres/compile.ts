@@ -409,6 +409,36 @@ export function compileSelect(ir: RootIR): CompiledQuery {
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
  * schema's mutation planner recognises it). */
 const ZERO_MARK = 'svc:zero:';
+/** How the error of a failed permission check begins (Note [Mutations in one round trip]). */
+const CHECK_MARK = 'svc:check:';
+
+/*
+ * Note [Mutations in one round trip]
+ * A mutation field's statement fails by itself when it must not be written: a row that fails
+ * the role's check, or a nested insert whose parent wrote nothing, makes PostgreSQL raise an
+ * error (`raise`) instead of answering, so the statement is atomic without the engine looking at
+ * its answer first. A mutation request with one root field then runs its one statement in
+ * autocommit: one round trip, no BEGIN and COMMIT (RunContext.alone); several fields still run in
+ * the request's transaction (Note [One transaction per mutation request]), where the error rolls
+ * back all of them. The statement also sets the session variables for its transaction
+ * (`svc.user`, JSON, as Hasura sets `hasura.user`), before the first WHEN reads anything it
+ * wrote, so that triggers (event triggers fire after the statement) can read them.
+ * `mutationFailure` recognises the raised errors.
+ */
+
+/** An error raised at run time with `mark` in its message: a cast of text built at run time, so
+ * not folded when the statement is planned; CASE evaluates it only when its WHEN holds. */
+const raise = (mark: string) => `(select ('${mark}' || count(*))::int4 from _svc_s)::text`;
+
+const RAISED = /^invalid input syntax for type integer: "svc:(check|zero):(?:(\d+):)?\d+"$/;
+
+/** What a mutation statement's error means (Note [Mutations in one round trip]): a failed check,
+ * a nested insert's missing parent (the zero check `index`), or undefined for any other error. */
+export function mutationFailure(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined {
+  const m = RAISED.exec((e as { message?: unknown })?.message as string);
+  if (!m) return undefined;
+  return m[1] === 'check' ? { k: 'check' } : { k: 'zero', index: Number(m[2]) };
+}
 
 interface Written {
   /** The CTEs holding the rows of one table written by this statement, in order. */
@@ -614,10 +644,16 @@ class MutationCompiler extends Compiler {
     return `json_build_object(${parts.join(', ')})::text`;
   }
 
+  /** Note [Mutations in one round trip]. */
   statement(json: string): string {
-    const ok = this.checked.length ? `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)` : 'true';
-    const zero = this.parents.length ? `(case ${this.parents.map(([rel, c]) => `when not exists (select from ${c}) then ${lit(rel)}`).join(' ')} end)` : 'null::text';
-    return `with ${this.with.join(', ')} select ${json} as json, ${ok} as ok, ${zero} as zero`;
+    const session = `_svc_s as (select set_config('svc.user', ${this.param({ k: 'session_json' }, true)}, true) as v)`;
+    const whens = ['when (select v from _svc_s) is null then null'];
+    if (this.checked.length) {
+      const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
+      whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
+    }
+    this.parents.forEach(([, c], i) => whens.push(`when not exists (select from ${c}) then ${raise(`${ZERO_MARK}${i}:`)}`));
+    return `with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`;
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
-import { compileMutation, compileSelect } from './compile.js';
+import { compileMutation, compileSelect, mutationFailure } from './compile.js';
 
 export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -131,6 +131,7 @@ export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
   compileMutation,
+  mutationFailure,
   quoteIdent,
   scalar,
   operators: OPERATORS,

@@ -463,8 +463,17 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         } catch (e) {
           throw new SvcError('not-supported', (e as Error).message, { path: '$.args' });
         }
-        const row = await run<{ json: string; ok: boolean }>(await executor(db, ctx, s, true), q, s);
-        if (!row.ok) throw new SvcError('permission-error', 'check constraint of an insert/update permission has failed', { path: '$.args' });
+        let row: { json: string };
+        try {
+          row = await run<{ json: string }>(await executor(db, ctx, s, true), q, s);
+        } catch (e) {
+          // The statement fails by itself when a row fails the check (Note [Mutations in one
+          // round trip] in the PostgreSQL compiler); `run` keeps the database's message.
+          if (s.kind.dialect.mutationFailure?.(e)?.k === 'check') {
+            throw new SvcError('permission-error', 'check constraint of an insert/update permission has failed', { path: '$.args' });
+          }
+          throw e;
+        }
         return { response: new JsonText(row.json) };
       };
 

@@ -140,9 +140,9 @@ export type RootIR =
 /*
  * Note [Mutations in the IR]
  * A mutation root field is one statement (Note [Mutation statements] in the PostgreSQL compiler)
- * whose single row has the field's value as JSON text (`json`) and whether every row it wrote
- * passed the role's check (`ok`). The caller fails the request when `ok` is false, and the
- * request's transaction takes everything back: nothing is written. The role's permission is
+ * whose single row has the field's value as JSON text (`json`); when a row it writes fails the
+ * role's check, the statement itself fails (Dialect.mutationFailure says why), so nothing of it
+ * is written, and the request's transaction takes the rest back. The role's permission is
  * folded in when planning: the filter into `where`, the check into `check`, the presets into the
  * values, the column lists into what the schema accepts.
  */

@@ -288,9 +288,13 @@ export interface Dialect {
   /** Query IR -> one statement whose single row has one text column `json`: the root field's
    * value (Note [Values in the IR] in ir/types.ts). A kind without it serves no queries. */
   compileSelect?(ir: RootIR): CompiledQuery;
-  /** Mutation IR -> one statement whose single row has `json` (text), `ok` (boolean) and `zero`
-   * (text or null): Note [Mutations in the IR]. A kind without it serves no mutations. */
+  /** Mutation IR -> one statement whose single row has `json` (text), the field's value; it
+   * fails (`mutationFailure`) when it must not be written (Note [Mutations in the IR]). A kind
+   * without it serves no mutations. */
   compileMutation?(ir: MutationIR): CompiledQuery;
+  /** What an error of a mutation statement means: a failed permission check, a nested insert
+   * whose parent wrote no row (its zero check's index), or undefined for any other error. */
+  mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

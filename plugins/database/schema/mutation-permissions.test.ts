@@ -505,20 +505,13 @@ describe('delete', () => {
   });
 });
 
-// Known divergence outside the mutation code: core/graphql/errors.ts (fromValidationError) does
-// not translate graphql-js's `Field "x" is not defined by type "T".` into Hasura's
-// `field 'x' not found in type: 'T'`. Remove `.fails` once it does.
-it.fails('a column outside the role\'s input type is worded as Hasura words it', async () => {
+it('a column outside the role\'s input type is worded as Hasura words it', async () => {
   expect(await q('mutation { insert_article(objects: [{slug: "x", title: "X", author_id: 1, likes: 50}]) { affected_rows } }', user('1'))).toEqual(
     error("field 'likes' not found in type: 'article_insert_input'", '$.selectionSet.insert_article.args.objects[0].likes', 'validation-failed'),
   );
 });
 
-// Known divergence outside the mutation code: the GraphQL error of a database error carries
-// `extensions.internal` ({sqlstate}) for every role (core/graphql/errors.ts fromSvcError, from
-// plan.ts dbError); Hasura gives `internal` to admin requests only (or in dev mode). Remove
-// `.fails` once roles get none.
-it.fails('a database error reaches a role without internal details', async () => {
+it('a database error reaches a role without internal details', async () => {
   expect(await q('mutation { insert_article(objects: [{slug: "mine", title: "Dup", author_id: 1}]) { affected_rows } }', user('1'))).toEqual(
     error('Uniqueness violation. duplicate key value violates unique constraint "article_slug_key"', '$.selectionSet.insert_article.args.objects', 'constraint-violation'),
   );

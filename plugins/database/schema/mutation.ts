@@ -33,7 +33,7 @@ import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp } from '../ir/types.js';
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
-import type { ScalarType } from '../model/types.js';
+import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { ofSource, sourceNames, tn } from './names.js';
 import type { RoleSchema, RoleTable } from './role.js';
@@ -566,6 +566,13 @@ function emptyOutput(out: MutationOutput): string {
   return `{${parts.join(',')}}`;
 }
 
+/** The source's pool, for a statement that runs alone. */
+function pool(w: WriteTable): SqlExecutor {
+  const conn = w.t.source.connection;
+  if (!conn) throw new SvcError('unexpected', `source "${w.t.source.name}" is not connected`);
+  return conn.executor;
+}
+
 const CHECK_FAILED = 'check constraint of an insert/update permission has failed';
 
 /** Where Hasura reports that a nested insert's parent row was not written: an object
@@ -598,9 +605,6 @@ function zeroErrors(ir: InsertIR): { message: string; path: string }[] {
   return out;
 }
 
-/** The error PostgreSQL raises for a missing nested parent (`svc:zero:<index>:`, the
- * compiler's parentValue). */
-const ZERO_RAISED = /^invalid input syntax for type integer: "svc:zero:(\d+):\d+"$/;
 
 /** The zero check `index`'s error (`zeroErrors`). */
 function zeroError(zeros: readonly { message: string; path: string }[] | undefined, index: number): SvcError | undefined {
@@ -651,16 +655,17 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         }
         const params: (string | null)[] = new Array(q.params.length);
         for (let i = 0; i < params.length; i++) params[i] = paramText(q.params[i]!, ctx, defaults);
-        const exec = await sourceTransaction(ctx, w.t.source);
-        let row: { json: string; ok: boolean; zero: string | null };
+        // Note [Mutations in one round trip]: alone, one statement needs no transaction.
+        const exec = ctx.alone && qs.length === 1 ? pool(w) : await sourceTransaction(ctx, w.t.source);
+        let row: { json: string };
         try {
-          row = (await exec.query<{ json: string; ok: boolean; zero: string | null }>(q.sql, params, PREPARED))[0]!;
+          row = (await exec.query<{ json: string }>(q.sql, params, PREPARED))[0]!;
         } catch (e) {
-          const zero = ZERO_RAISED.exec((e as { message?: string }).message ?? '');
-          throw (zero && zeroError(q.zeros, Number(zero[1]))) || dbError(e, errorPath);
+          const failure = w.t.source.kind.dialect.mutationFailure?.(e);
+          if (failure?.k === 'check') throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
+          if (failure?.k === 'zero') throw zeroError(q.zeros, failure.index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
+          throw dbError(e, errorPath);
         }
-        if (!row.ok) throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
-        if (row.zero !== null) throw zeroError(q.zeros, (JSON.parse(row.zero) as { index: number }).index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
         texts.push(row.json);
       }
       return kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;

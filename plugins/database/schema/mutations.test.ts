@@ -828,10 +828,7 @@ describe('errors', () => {
     await unchanged();
   });
 
-  // Known divergence outside the mutation code: core/graphql/errors.ts (fromValidationError) does
-  // not translate graphql-js's `Field "x" is not defined by type "T".` into Hasura's
-  // `field 'x' not found in type: 'T'`. Remove `.fails` once it does.
-  it.fails('unknown input fields are worded as Hasura words them', async () => {
+  it('unknown input fields are worded as Hasura words them', async () => {
     expect(await q('mutation { insert_author(objects: [{name: "x", nope: 1}]) { affected_rows } }')).toEqual({
       errors: [{ message: "field 'nope' not found in type: 'author_insert_input'", extensions: { path: '$.selectionSet.insert_author.args.objects[0].nope', code: 'validation-failed' } }],
     });

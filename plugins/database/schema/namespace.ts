@@ -77,7 +77,10 @@ function planNamespace(input: PlanInput, fields: Record<string, RootFieldDef>, t
       let texts: string[];
       if (sequential) {
         texts = [];
-        for (const i of live) texts.push(i.plan ? await i.plan.run(ctx) : typename);
+        // A field is alone only if the namespace is and holds no other (Note [Mutations in one
+        // round trip] in the PostgreSQL compiler).
+        const inner: RunContext = ctx.alone && live.filter((i) => i.plan).length > 1 ? Object.create(ctx, { alone: { value: false } }) : ctx;
+        for (const i of live) texts.push(i.plan ? await i.plan.run(inner) : typename);
       } else texts = await Promise.all(live.map((i) => (i.plan ? i.plan.run(ctx) : typename)));
       return `{${live.map((i, n) => `${JSON.stringify(i.key)}:${texts[n]}`).join(',')}}`;
     },
