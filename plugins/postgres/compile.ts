@@ -127,6 +127,8 @@ class Compiler {
   /** A value bound as text and cast to `scalar`'s type (an array given as a JSON array goes as
    * PostgreSQL's array literal). */
   value(v: Value, scalar: ScalarType): string {
+    // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`).
+    if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, true)})::${scalar.bindAs}`;
     return `(${this.param(v, false, scalar.array ? arrayLiteral : undefined)})::${scalar.bindAs}`;
   }
 

@@ -12,6 +12,8 @@ create table author (id serial primary key, name text not null);
 create table article (id serial primary key, title text not null, author_id int references author(id));
 insert into author (name) values ('A1'), ('A2');
 insert into article (title, author_id) values ('T1', 1), ('T2', 1), ('T3', 2);
+create table doc (id serial primary key, body jsonb);
+insert into doc (body) values ('"x"'), ('{"a": 1}'), ('[1, 2]');
 `;
 
 const server = useServer(SEED);
@@ -23,6 +25,7 @@ beforeAll(async () => {
     args: [
       { type: 'pg_track_table', args: { table: 'author' } },
       { type: 'pg_track_table', args: { table: 'article' } },
+      { type: 'pg_track_table', args: { table: 'doc' } },
       { type: 'pg_create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
       { type: 'pg_create_select_permission', args: { table: 'author', role: 'capped', permission: { columns: '*', filter: {}, limit: 1, allow_aggregations: true } } },
       { type: 'pg_create_select_permission', args: { table: 'article', role: 'capped', permission: { columns: '*', filter: {}, limit: 1, allow_aggregations: true } } },
@@ -59,6 +62,14 @@ describe('a role whose permission lists no column', () => {
     });
     expect((await server.gql('{ article { id } }', undefined, as('counter'))).errors[0].message).toBe("field 'article' not found in type: 'query_root'");
     expect((await server.gql('{ article_aggregate { nodes { id } } }', undefined, as('counter'))).errors[0].message).toBe("field 'nodes' not found in type: 'article_aggregate'");
+  });
+});
+
+describe('jsonb comparisons', () => {
+  it('a value is any JSON value: a string is the JSON string, not JSON text', async () => {
+    expect(await server.gql('{ doc(where: {body: {_eq: "x"}}) { id } }')).toEqual({ data: { doc: [{ id: 1 }] } });
+    expect(await server.gql('query ($v: jsonb) { doc(where: {body: {_eq: $v}}) { id } }', { v: { a: 1 } })).toEqual({ data: { doc: [{ id: 2 }] } });
+    expect(await server.gql('{ doc(where: {body: {_contains: [2]}}) { id } }')).toEqual({ data: { doc: [{ id: 3 }] } });
   });
 });
 
