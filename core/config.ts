@@ -23,6 +23,7 @@ const port = v.pipe(
   v.maxValue(65535, 'expected a port number between 0 and 65535'),
 );
 const positiveInt = v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expected a non-negative integer'), v.transform(Number));
+const atLeastOne = v.pipe(positiveInt, v.minValue(1, 'expected an integer of at least 1'));
 const list = v.pipe(
   v.string(),
   v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
@@ -171,6 +172,10 @@ const OPTIONS = {
     schema: positiveInt,
     default: 4000,
   },
+  // Event-trigger delivery (plugins/event-triggers): Hasura's HASURA_GRAPHQL_EVENTS_* options.
+  eventsHttpPoolSize: { flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', schema: atLeastOne, default: 100 },
+  eventsFetchInterval: { flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', schema: atLeastOne, default: 1000 },
+  eventsFetchBatchSize: { flag: 'events-fetch-batch-size', env: 'SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE', schema: atLeastOne, default: 100 },
   liveQueriesBatchSize: {
     flag: 'live-queries-multiplexed-batch-size',
     env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',

@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   'data-exception': 400,
   'bad-request': 400,
   'unexpected': 400,
+  // An event that a delivery holds (pg_redeliver_event), Hasura's `busy`.
+  'busy': 400,
   'not-found': 404,
   'method-not-allowed': 405,
   'conflict': 409,

@@ -2,6 +2,7 @@
 import type { PluginDef } from '../core/plugin.js';
 import database from '../plugins/database/index.js';
 import postgres, { defaultSource } from '../plugins/postgres/index.js';
+import eventTriggers from '../plugins/event-triggers/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers];
 export { defaultSource };

@@ -147,9 +147,11 @@ describe('disabling plugins', () => {
 
   it('database and postgres: the sources section is kept as stored', async () => {
     await withDisabled(
-      ['database', 'postgres'],
+      // event-triggers requires database too.
+      ['database', 'postgres', 'event-triggers'],
       async (s) => {
         expect(await s.metadata({ type: 'pg_track_table', args: {} })).toMatchObject(notSupported('pg_track_table', 'postgres'));
+        expect(await s.metadata({ type: 'pg_create_event_trigger', args: {} })).toMatchObject(notSupported('pg_create_event_trigger', 'event-triggers'));
         expect(await s.metadata({ type: 'rename_source', args: {} })).toMatchObject(notSupported('rename_source', 'database'));
         expect(await s.query({ type: 'run_sql', args: {} })).toMatchObject(notSupported('run_sql', 'postgres'));
         expect((await s.request('POST', '/v1alpha1/pg_dump', { opts: [] })).status).toBe(404);

@@ -5,7 +5,7 @@
  */
 import { definePlugin, type Metadata } from '../../core/plugin.js';
 import { DatabaseService, DatabaseToken, SOURCES_STEP } from './model/service.js';
-import { SourcesSchema } from './metadata/section.js';
+import { sourcesSchema } from './metadata/section.js';
 import { registerRenameSource, sourcesGroup } from './metadata/sources.js';
 import { tablesGroup } from './metadata/tables.js';
 import { customizationGroup, reportRootFieldConflicts } from './metadata/customization.js';
@@ -62,7 +62,7 @@ export default definePlugin({
     k.metadataSection({
       key: 'sources',
       order: 10,
-      schema: SourcesSchema,
+      schema: sourcesSchema(db.tableKeys),
       empty: () => [],
       // Older documents (version 1 and 2) hold the default source's tables and functions at the top.
       legacyKeys: ['tables', 'functions'],

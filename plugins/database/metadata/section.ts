@@ -27,21 +27,42 @@ export { TableConfigSchema };
 
 const list = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(v.array(s)));
 
-export const TableMetaSchema = v.pipe(
-  v.looseObject({
-    table: QualifiedTableSchema,
-    is_enum: v.optional(v.boolean()),
-    configuration: v.optional(v.nullable(TableConfigSchema)),
-    object_relationships: list(relationshipSchema('object')),
-    array_relationships: list(relationshipSchema('array')),
-    computed_fields: list(ComputedFieldSchema),
-    insert_permissions: permissionsSchema('insert'),
-    select_permissions: permissionsSchema('select'),
-    update_permissions: permissionsSchema('update'),
-    delete_permissions: permissionsSchema('delete'),
-  }),
-  v.transform((t) => orderTable(t as unknown as TableMeta)),
-);
+const TABLE_ENTRIES = {
+  table: QualifiedTableSchema,
+  is_enum: v.optional(v.boolean()),
+  configuration: v.optional(v.nullable(TableConfigSchema)),
+  object_relationships: list(relationshipSchema('object')),
+  array_relationships: list(relationshipSchema('array')),
+  computed_fields: list(ComputedFieldSchema),
+  insert_permissions: permissionsSchema('insert'),
+  select_permissions: permissionsSchema('select'),
+  update_permissions: permissionsSchema('update'),
+  delete_permissions: permissionsSchema('delete'),
+};
+
+export const TableMetaSchema = tableMetaSchema(new Map());
+
+/*
+ * Note [Table keys of other plugins]
+ * A tracked table's entry also holds objects that other plugins own (`event_triggers`). Such a
+ * plugin registers the key's schema (DatabaseService.registerTableKey) during its setup, which
+ * runs after this section was registered: the table schema is made on first use, and again when
+ * keys were added since, so that replace_metadata validates and normalises those objects with
+ * the table (paths such as `$.args.sources[0].tables[0].event_triggers[0].name`). A key whose
+ * plugin is disabled, or that no plugin owns, is kept as it is.
+ */
+/** The schema of a tracked table entry, with the keys other plugins registered in `extra`. */
+export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>): v.GenericSchema<unknown, TableMeta> {
+  let made: { size: number; schema: v.GenericSchema<unknown, TableMeta> } | undefined;
+  return v.lazy(() => {
+    if (!made || made.size !== extra.size) {
+      const entries: Record<string, v.GenericSchema> = { ...TABLE_ENTRIES };
+      for (const [key, schema] of extra) if (!(key in entries)) entries[key] = schema;
+      made = { size: extra.size, schema: v.pipe(v.looseObject(entries), v.transform((t) => orderTable(t as unknown as TableMeta))) };
+    }
+    return made.schema;
+  });
+}
 
 export const FunctionMetaSchema = v.pipe(
   v.union([
@@ -75,11 +96,12 @@ function duplicates(keys: string[]): string[] {
   return [...dup];
 }
 
-export const SourceSchema = v.pipe(
+/** A source's schema, its tables' entries with the keys other plugins registered in `extra`. */
+export const sourceSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new Map()) => v.pipe(
   v.looseObject({
     name: nameText,
     kind: v.optional(v.string(), 'postgres'),
-    tables: v.optional(v.array(TableMetaSchema), []),
+    tables: v.optional(v.array(tableMetaSchema(extra)), []),
     functions: v.optional(v.nullable(v.array(FunctionMetaSchema))),
     configuration: v.record(v.string(), v.unknown()),
     customization: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
@@ -103,10 +125,16 @@ export const SourceSchema = v.pipe(
   }),
 );
 
-export const SourcesSchema = v.pipe(
-  v.array(SourceSchema),
+export const SourceSchema = sourceSchema();
+
+/** The `sources` section, with the table keys other plugins registered in `extra` (Note [Table
+ * keys of other plugins]). */
+export const sourcesSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new Map()) => v.pipe(
+  v.array(sourceSchema(extra)),
   v.check(
     (list) => duplicates(list.map((s) => s.name)).length === 0,
     (issue) => `multiple declarations exist for the following sources : ${duplicates((issue.input as SourceMeta[]).map((s) => s.name)).join(', ')}`,
   ),
 );
+
+export const SourcesSchema = sourcesSchema();

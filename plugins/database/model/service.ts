@@ -3,6 +3,7 @@
  * connections, introspection (cached per source, refreshed on reload and by run_sql), and the
  * `sources` build step that resolves every tracked object against its source.
  */
+import type * as v from 'valibot';
 import { token, type BuildContext, type KernelApi, type OperationContext, type OperationDef } from '../../../core/plugin.js';
 import { SvcError } from '../../../core/errors.js';
 import { errorDetail } from '../../../core/log.js';
@@ -85,6 +86,17 @@ export class DatabaseService {
     const bind = this.binding(kind);
     for (const g of this.groups) this.registerOps(g.operations(bind));
     if (kind.operations) this.registerOps(kind.operations(bind));
+  }
+
+  /** Schemas of the keys of a tracked table's entry that other plugins own (`event_triggers`),
+   * by key: replace_metadata validates them with the table (Note [Table keys of other plugins]
+   * in metadata/section.ts). */
+  readonly tableKeys = new Map<string, v.GenericSchema>();
+
+  /** Registers the schema of a key of tracked table entries (call it from a plugin's setup). */
+  registerTableKey(key: string, schema: v.GenericSchema): void {
+    if (this.tableKeys.has(key)) throw new Error(`table key "${key}" is registered twice`);
+    this.tableKeys.set(key, schema);
   }
 
   registerGroup(group: CommandGroup): void {

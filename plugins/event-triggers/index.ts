@@ -1,0 +1,76 @@
+/**
+ * Event triggers (SPEC "Event trigger", "Events"): webhooks fired on row changes of tracked
+ * tables in PostgreSQL sources, delivered at least once.
+ *   - metadata: a tracked table's `event_triggers` (exported and replaced with the table), checked
+ *     against the table's columns and the environment in the build (an unset variable makes the
+ *     trigger inconsistent, never a failed boot);
+ *   - operations (command group of the database framework): create/delete, redeliver, invoke, and
+ *     the event-log reads (group.ts);
+ *   - capture: one plpgsql trigger per event trigger and operation writing to `svc_catalog.event_log`
+ *     in the row change's transaction, reconciled from the metadata at every build (capture.ts);
+ *   - delivery: the `event-delivery` worker (worker.ts).
+ *
+ * What another plugin may use (cron triggers and scheduled events deliver the same way): the
+ * webhook helpers of webhook.ts, exported below.
+ */
+import { definePlugin } from '../../core/plugin.js';
+import { DatabaseToken } from '../database/index.js';
+import { buildEventTriggers, STEP, triggersBuild } from './build.js';
+import { EventTriggersKeySchema } from './definition.js';
+import { eventTriggersGroup } from './group.js';
+import { EventWorker } from './worker.js';
+
+// The public contract.
+export {
+  EnvError,
+  HeaderConfSchema,
+  invocationRequest,
+  invocationResponse,
+  MAX_LOGGED_BODY,
+  nextAttempt,
+  parseRetryAfter,
+  postWebhook,
+  resolveEnv,
+  resolveHeaders,
+  resolveUrlTemplate,
+  Semaphore,
+  type HeaderConf,
+  type RetryPolicy,
+  type WebhookRequest,
+  type WebhookResult,
+} from './webhook.js';
+export type { EventTriggerMeta, RetryConf } from './definition.js';
+export { STEP as EVENT_TRIGGERS_STEP, type EventTriggersBuild, type ResolvedTrigger } from './build.js';
+
+export default definePlugin({
+  name: 'event-triggers',
+  after: ['database', 'postgres'],
+  requires: ['database'],
+  setup(k) {
+    const db = k.use(DatabaseToken);
+    db.registerTableKey('event_triggers', EventTriggersKeySchema);
+    db.registerGroup(eventTriggersGroup(db));
+    k.buildStep({ name: STEP, after: ['sources'], run: (ctx) => buildEventTriggers(ctx, db, k.env) });
+
+    let worker: EventWorker | undefined;
+    k.worker({
+      name: 'event-delivery',
+      start() {
+        worker = new EventWorker(
+          () => triggersBuild(k.state().build),
+          {
+            fetchIntervalMs: k.config.eventsFetchInterval,
+            batchSize: k.config.eventsFetchBatchSize,
+            poolSize: k.config.eventsHttpPoolSize,
+            graceMs: k.config.gracefulShutdownTimeout * 1000,
+          },
+          k.log,
+        );
+        worker.start();
+      },
+      async stop() {
+        await worker?.stop();
+      },
+    });
+  },
+});
