@@ -3,6 +3,8 @@
  * in-flight requests, stop workers, close pools, stop the embedded PostgreSQL, exit 0. A signal
  * during boot stops what the boot started (the embedded PostgreSQL included) and exits 0.
  */
+// First: graphql-js reads NODE_ENV when it loads (production-mode.ts).
+import './production-mode.js';
 import { serve } from '@hono/node-server';
 import { ConfigError, loadConfig } from '../core/config.js';
 import { createLogger, errorDetail } from '../core/log.js';
