@@ -72,9 +72,9 @@ with inv as (
 )
 update ${EVENT_LOG} set tries = tries + 1, delivered = $8::boolean, error = $9::boolean, locked = null,
   next_retry_at = case when $10::float8 is null then null else now() + make_interval(secs => $10::float8) end
-where id = $1 and locked = $7::timestamptz`;
+where id = $1 and locked = $7::text::timestamptz`;
 
-const RELEASE = `update ${EVENT_LOG} set locked = null where id = $1 and locked = $2::timestamptz`;
+const RELEASE = `update ${EVENT_LOG} set locked = null where id = $1 and locked = $2::text::timestamptz`;
 
 interface InFlight {
   ctl: AbortController;

@@ -1,0 +1,77 @@
+/**
+ * A webhook for tests (node:http on loopback): records what it receives and answers as the test
+ * says. Not part of the plugin's runtime.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: any;
+  at: number;
+}
+
+export type Answer = (r: Received, res: http.ServerResponse) => void;
+
+export interface TestHook {
+  url: string;
+  received: Received[];
+  /** How the next requests are answered (default 200 `{"ok":true}`). */
+  answer: Answer;
+  /** Requests being answered right now. */
+  open: number;
+  /** Most requests open at once. */
+  maxOpen: number;
+  waitFor(n: number, timeoutMs?: number): Promise<Received[]>;
+  close(): Promise<void>;
+}
+
+export const okAnswer: Answer = (_r, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end('{"ok":true}');
+};
+
+export async function startHook(): Promise<TestHook> {
+  const hook: TestHook = {
+    url: '',
+    received: [],
+    answer: okAnswer,
+    open: 0,
+    maxOpen: 0,
+    async waitFor(n, timeoutMs = 15_000) {
+      const end = Date.now() + timeoutMs;
+      while (hook.received.length < n) {
+        if (Date.now() > end) throw new Error(`the webhook got ${hook.received.length} requests, expected ${n}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return hook.received;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
+      const r = { headers: req.headers, body, at: Date.now() };
+      hook.received.push(r);
+      hook.open++;
+      hook.maxOpen = Math.max(hook.maxOpen, hook.open);
+      res.on('close', () => hook.open--);
+      hook.answer(r, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  hook.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return hook;
+}
