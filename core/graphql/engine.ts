@@ -323,7 +323,7 @@ export class GraphQLEngine {
       const values = coerceSimple(v.simple, vars);
       if (values) return { values };
     }
-    const r = getVariableValues(p.roleSchema.schema, defs, vars ?? {}, { maxErrors: 1 });
+    const r = getVariableValues(p.schema, defs, vars ?? {}, { maxErrors: 1 });
     if (r.errors) return { error: fromVariableError(r.errors[0]!) };
     return { values: r.coerced };
   }
@@ -398,7 +398,7 @@ export class GraphQLEngine {
         ...Object.values(p.fragments),
       ],
     };
-    const r = execute({ schema: p.roleSchema.schema, document, variableValues: rawVariables }) as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
+    const r = execute({ schema: p.schema, document, variableValues: rawVariables }) as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
     if (r.errors?.length) return { error: gqlError('validation-failed', r.errors[0]!.message) };
     return { data: r.data ?? {} };
   }

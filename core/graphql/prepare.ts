@@ -15,6 +15,7 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionNode,
   type SelectionSetNode,
@@ -47,6 +48,8 @@ export interface Prepared {
   readonly operation: OperationDefinitionNode;
   readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>;
   readonly roleSchema: RoleSchema;
+  /** The graphql-js schema the document was validated against (Note [Schemas without the mutation root]). */
+  readonly schema: GraphQLSchema;
   readonly build: BuildResult;
   /** The variables that `@include`/`@skip` of the root selection read; empty: `fields` is set. */
   readonly conditionVariables: readonly string[];
@@ -90,14 +93,19 @@ export function prepare(query: string, operationName: string | undefined, rs: Ro
     // Hasura (runGQ): subscriptions are served over websockets only.
     return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
   }
-  if (kind === 'mutation' && !rs.schema.getMutationType()) return { error: gqlError('validation-failed', 'no mutations exist') };
-  const errors = validate(rs.schema, document, RULES);
+  if (kind === 'mutation' && rs.roots.mutation.size === 0) return { error: gqlError('validation-failed', 'no mutations exist') };
+  // Note [Schemas without the mutation root]: a document that may introspect gets the full one
+  // (`__schema`/`__type` anywhere in its text; `__typename` does not count).
+  const schema = rs.schemaFor(kind, INTROSPECTS.test(query));
+  const errors = validate(schema, document, RULES);
   if (errors.length > 0) return { error: fromValidationError(errors[0]!, document) };
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const conditionVariables = [...rootConditionVariables(operation.selectionSet, fragments)];
-  return { kind, document, operation, fragments, roleSchema: rs, build, conditionVariables, fields: undefined, byMask: new Map() };
+  return { kind, document, operation, fragments, roleSchema: rs, schema, build, conditionVariables, fields: undefined, byMask: new Map() };
 }
+
+const INTROSPECTS = /__schema\b|__type\b/;
 
 /** graphql-js's rules but one: Hasura accepts an operation that declares a variable it does not
  * use (a client may share one variable set between several operations). */
@@ -188,7 +196,7 @@ function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Ro
       continue;
     }
     const def = defs.get(name);
-    if (!def) throw new SvcError('validation-failed', `field '${name}' not found in type: '${p.roleSchema.schema.getRootType(p.operation.operation)?.name}'`, { path: `$.selectionSet.${name}` });
+    if (!def) throw new SvcError('validation-failed', `field '${name}' not found in type: '${p.schema.getRootType(p.operation.operation)?.name}'`, { path: `$.selectionSet.${name}` });
     // Fields of one response key are merged (validation made sure they can be): one field node
     // whose selection set is all of theirs.
     const field: FieldNode =
@@ -197,7 +205,7 @@ function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Ro
         : { ...nodes[0]!, selectionSet: { kind: Kind.SELECTION_SET, selections: nodes.flatMap((n) => n.selectionSet?.selections ?? []) } };
     const plan = def.plan({
       field,
-      schema: p.roleSchema.schema,
+      schema: p.schema,
       fragments: p.fragments,
       variableDefinitions: p.operation.variableDefinitions ?? [],
       role: p.roleSchema.role,

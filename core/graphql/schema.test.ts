@@ -1,11 +1,11 @@
 /** The role schema and its type registry (core/graphql/schema.ts, registry.ts), without a server. */
 import { describe, expect, it } from 'vitest';
-import { GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigMap } from 'graphql';
+import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../plugin.js';
 import { roleSchema, type Contributor } from './schema.js';
 
 const build = (): BuildResult => ({ metadata: { version: 3 }, inconsistencies: [], outputs: new Map(), schemas: new Map() });
-const field = (type: RootFieldDef['config']['type']): RootFieldDef => ({ config: { type }, plan: () => ({ run: async () => 'null' }) });
+const field = (type: RootFieldDef['config']['type'], args?: GraphQLFieldConfigArgumentMap): RootFieldDef => ({ config: { type, ...(args ? { args } : {}) }, plan: () => ({ run: async () => 'null' }) });
 const contributor = (plugin: string, contribute: (role: string, types: TypeRegistry) => SchemaContribution): Contributor => ({
   name: plugin,
   plugin,
@@ -61,6 +61,21 @@ describe('role schema', () => {
     expect(calls).toBe(2);
   });
 
+  it('a query is validated against a schema without the mutation root, built only when needed (Note [Schemas without the mutation root])', () => {
+    let resolved = 0;
+    const input = new GraphQLInputObjectType({ name: 'thing_input', fields: () => (resolved++, { a: { type: GraphQLInt } }) });
+    const c = contributor('a', (_r, types) => ({ query: { hello: field(GraphQLString) }, mutation: { make: field(GraphQLString, { x: { type: types.define(input) } }) } }));
+    const rs = roleSchema('admin', build(), [c]);
+    const partial = rs.schemaFor('query', false);
+    expect(partial.getMutationType()).toBeUndefined();
+    expect(partial.getType('thing_input')).toBeUndefined();
+    expect(resolved).toBe(0);
+    expect(rs.schemaFor('query', false)).toBe(partial);
+    expect(rs.schemaFor('query', true).getMutationType()?.name).toBe('mutation_root');
+    expect(rs.schemaFor('mutation', false)).toBe(rs.schema);
+    expect(resolved).toBe(1);
+  });
+
   it('extend(): another plugin adds a field to a type, before or after it is defined', () => {
     const rel = contributor('remote', (_r, types) => {
       types.extend('point', { label: { type: GraphQLString } });
@@ -76,17 +91,17 @@ describe('role schema', () => {
 
   it('a field added by two plugins, or added and also the owner\'s, names both plugins', () => {
     const add = (p: string, name: string) => contributor(p, (_r, types) => (types.extend('point', { [name]: { type: GraphQLString } }), {}));
-    expect(() => roleSchema('admin', build(), [owner(), add('r1', 'label'), add('r2', 'label')])).toThrow(
+    expect(() => roleSchema('admin', build(), [owner(), add('r1', 'label'), add('r2', 'label')]).schema).toThrow(
       'the field "label" of GraphQL type "point" is added by both plugins "r1" and "r2"',
     );
-    expect(() => roleSchema('admin', build(), [owner(), add('r1', 'x')])).toThrow('the field "x" of GraphQL type "point" is defined by both plugins "tables" and "r1"');
+    expect(() => roleSchema('admin', build(), [owner(), add('r1', 'x')]).schema).toThrow('the field "x" of GraphQL type "point" is defined by both plugins "tables" and "r1"');
   });
 
   it('extending a type nobody defines, or whose owner ignores extensions, is an error naming the plugins', () => {
     const add = contributor('r1', (_r, types) => (types.extend('nowhere', { a: { type: GraphQLString } }), {}));
-    expect(() => roleSchema('admin', build(), [owner(), add])).toThrow('plugin "r1" adds fields to the GraphQL type "nowhere", which no plugin defines');
+    expect(() => roleSchema('admin', build(), [owner(), add]).schema).toThrow('plugin "r1" adds fields to the GraphQL type "nowhere", which no plugin defines');
     const deaf = contributor('tables', (_r, types) => ({ query: { point: field(types.define(new GraphQLObjectType({ name: 'point', fields: { x: { type: GraphQLInt } } }))) } }));
     const add2 = contributor('r2', (_r, types) => (types.extend('point', { label: { type: GraphQLString } }), {}));
-    expect(() => roleSchema('admin', build(), [deaf, add2])).toThrow('plugin "tables" does not take the field "label" that plugin "r2" adds');
+    expect(() => roleSchema('admin', build(), [deaf, add2]).schema).toThrow('plugin "tables" does not take the field "label" that plugin "r2" adds');
   });
 });

@@ -11,9 +11,22 @@ import { collision, RoleTypeRegistry } from './registry.js';
 
 export type OperationKind = 'query' | 'mutation' | 'subscription';
 
+/*
+ * Note [Schemas without the mutation root]
+ * A role's schema is assembled on its first request, but graphql-js builds a schema by walking
+ * every type it reaches (and validates every one): with mutations, about half the types of a
+ * large source are their input and response types (`<t>_insert_input`, `<t>_set_input`, ...),
+ * and half the memory. A query that does not introspect never reaches them, and validating it
+ * against the query and subscription roots alone gives the same answer. So a role has two
+ * graphql-js schemas, each built when first needed: `schemaFor` gives the one without the
+ * mutation root to such queries, and the full one (`schema`) to mutations and introspection.
+ */
 export interface RoleSchema {
   readonly role: string;
+  /** The full schema: every root (built when first read). */
   readonly schema: GraphQLSchema;
+  /** The schema a document is validated and planned against (Note [Schemas without the mutation root]). */
+  schemaFor(kind: OperationKind, introspects: boolean): GraphQLSchema;
   /** The root fields by operation kind and name. */
   readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
 }
@@ -78,22 +91,53 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
     for (const [n, f] of fields) config[n] = f.config as GraphQLFieldConfigMap<unknown, unknown>[string];
     return new GraphQLObjectType({ name, fields: config });
   };
-  let schema: GraphQLSchema;
-  try {
-    schema = new GraphQLSchema({
-      query: obj('query_root', roots.query),
-      mutation: obj('mutation_root', roots.mutation),
-      subscription: obj('subscription_root', roots.subscription),
-      types: registry.definedTypes(),
-    });
-    registry.checkExtensions(schema);
-  } catch (e) {
-    if (e instanceof SvcError) throw e;
-    // graphql-js refuses e.g. two types of one name that bypassed the registry.
-    throw new SvcError('unexpected', `the GraphQL schema of role "${role}" cannot be built: ${(e as Error).message}`);
-  }
-  // Checked once here rather than by the first validate(), which would throw a bare Error.
-  const invalid = validateSchema(schema);
-  if (invalid.length > 0) throw new SvcError('unexpected', `the GraphQL schema of role "${role}" is invalid: ${invalid[0]!.message}`);
-  return { role, schema, roots };
+  // The root types are made once and shared by both schemas.
+  const query = obj('query_root', roots.query);
+  const subscription = obj('subscription_root', roots.subscription);
+  const assemble = (full: boolean): GraphQLSchema => {
+    let schema: GraphQLSchema;
+    try {
+      schema = full
+        ? new GraphQLSchema({ query, mutation: obj('mutation_root', roots.mutation), subscription, types: registry.definedTypes() })
+        : new GraphQLSchema({ query, subscription });
+      registry.checkExtensions(schema, !full);
+    } catch (e) {
+      if (e instanceof SvcError) throw e;
+      // graphql-js refuses e.g. two types of one name that bypassed the registry.
+      throw new SvcError('unexpected', `the GraphQL schema of role "${role}" cannot be built: ${(e as Error).message}`);
+    }
+    // Checked once here rather than by the first validate(), which would throw a bare Error.
+    const invalid = validateSchema(schema);
+    if (invalid.length > 0) throw new SvcError('unexpected', `the GraphQL schema of role "${role}" is invalid: ${invalid[0]!.message}`);
+    return schema;
+  };
+  // Each built once; a failure is kept too, so that it is not retried on every request.
+  const once = (full: boolean) => {
+    let made: { schema: GraphQLSchema } | { error: unknown } | undefined;
+    return () => {
+      if (!made) {
+        try {
+          made = { schema: assemble(full) };
+        } catch (error) {
+          made = { error };
+        }
+      }
+      if ('error' in made) throw made.error;
+      return made.schema;
+    };
+  };
+  const full = once(true);
+  const partial = once(false);
+  const rs: RoleSchema = {
+    role,
+    roots,
+    get schema() {
+      return full();
+    },
+    schemaFor(kind, introspects) {
+      if (kind === 'mutation' || introspects || roots.mutation.size === 0) return full();
+      return partial();
+    },
+  };
+  return rs;
 }
