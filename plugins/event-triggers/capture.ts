@@ -11,10 +11,6 @@ export const CATALOG = 'svc_catalog';
 export const EVENT_LOG = `${CATALOG}.event_log`;
 export const INVOCATION_LOGS = `${CATALOG}.event_invocation_logs`;
 const FUNCTION_PREFIX = 'notify_svc_';
-/** Marks the trigger functions this engine made, with the hash of their definition. */
-const TAG = 'svc-event-trigger';
-/** Changes with the generated SQL: functions of an older version are made again. */
-const VERSION = '1';
 /** pg_advisory_xact_lock key serialising capture changes of several instances on one source. */
 const LOCK_KEY = 7_364_231_984_511n;
 
@@ -117,7 +113,8 @@ export interface FunctionDef {
   trigger: string;
   op: Op;
   table: QualifiedTable;
-  /** Hash of the function's definition (its comment), to tell a stale function. */
+  /** md5 of the function's body (pg_proc.prosrc): a function changed by hand, or made by an
+   * older version, is made again. */
   hash: string;
   create: string;
 }
@@ -151,7 +148,7 @@ end
   let tag = '$svc$';
   for (let i = 0; body.includes(tag); i++) tag = `$svc${i}$`;
   const create = `create or replace function ${CATALOG}.${quoteIdent(fn)}() returns trigger language plpgsql as ${tag}${body}${tag}`;
-  const hash = createHash('sha1').update(VERSION).update('\0').update(create).digest('hex');
+  const hash = createHash('md5').update(body).digest('hex');
   return { fn, trigger: trigger.name, op, table, hash, create };
 }
 
@@ -164,8 +161,8 @@ end
  * changed it (the source's event triggers, a reload of the source, the first build of a process),
  * in the build's unit of work: in the same source transaction as the request's run_sql, committed
  * with the catalog write (Note [Unit of work] in core/uow.ts), or on its own at boot and sync. It
- * is idempotent: it reads what exists (functions in `svc_catalog` named `notify_svc_*`, tagged
- * with the hash of their definition, and their triggers), then creates what is missing or stale
+ * is idempotent: it reads what exists (functions in `svc_catalog` named `notify_svc_*`, the md5
+ * of their bodies, and their triggers), then creates what is missing or stale
  * and drops what the metadata no longer has. So a crash between a catalog write and the trigger
  * DDL (or a function dropped by hand) heals at the next build: boot, sync or reload_metadata.
  *   - Several instances serialise on a transaction-level advisory lock and read after taking it.
@@ -187,7 +184,7 @@ interface Existing {
 
 async function readExisting(exec: SqlExecutor): Promise<Map<string, Existing>> {
   const rows = await exec.query<{ fn: string; tag: string; triggers: string }>(
-    `select p.proname as fn, coalesce(obj_description(p.oid, 'pg_proc'), '') as tag,
+    `select p.proname as fn, md5(p.prosrc) as tag,
        coalesce((select json_agg(json_build_object('schema', tn.nspname, 'table', c.relname, 'trigger', t.tgname))
                  from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace tn on tn.oid = c.relnamespace
                  where t.tgfoid = p.oid and not t.tgisinternal), '[]')::text as triggers
@@ -196,8 +193,6 @@ async function readExisting(exec: SqlExecutor): Promise<Map<string, Existing>> {
   );
   return new Map(rows.map((r) => [r.fn, { fn: r.fn, tag: r.tag, triggers: JSON.parse(r.triggers) }]));
 }
-
-const tagOf = (hash: string) => `${TAG}:${hash}`;
 
 export interface Plan {
   create: FunctionDef[];
@@ -212,7 +207,7 @@ function plan(existing: Map<string, Existing>, desired: readonly FunctionDef[], 
   const out: Plan = { create: [], attach: [], detach: [], drop: [], needsCatalog: desired.length > 0 && !catalog };
   for (const d of desired) {
     const cur = existing.get(d.fn);
-    if (!cur || cur.tag !== tagOf(d.hash)) out.create.push(d);
+    if (!cur || cur.tag !== d.hash) out.create.push(d);
     if (!cur?.triggers.some((t) => t.schema === d.table.schema && t.table === d.table.name && t.trigger === d.fn)) out.attach.push(d);
     for (const t of cur?.triggers ?? []) {
       if (!(t.schema === d.table.schema && t.table === d.table.name && t.trigger === d.fn)) out.detach.push({ fn: t.trigger, schema: t.schema, table: t.table });
@@ -251,10 +246,7 @@ export async function reconcile(
   if (isEmpty(p)) return { changed: false, archived: [] };
   if (p.needsCatalog) await ensureCatalog(exec);
   for (const d of p.detach) await exec.query(`drop trigger if exists ${quoteIdent(d.fn)} on ${quoteIdent(d.schema)}.${quoteIdent(d.table)}`);
-  for (const d of p.create) {
-    await exec.query(d.create);
-    await exec.query(`comment on function ${CATALOG}.${quoteIdent(d.fn)}() is ${quoteLiteral(tagOf(d.hash))}`);
-  }
+  for (const d of p.create) await exec.query(d.create);
   for (const d of p.attach) {
     await exec.query(`drop trigger if exists ${quoteIdent(d.fn)} on ${quoteTable(d.table)}`);
     await exec.query(`create trigger ${quoteIdent(d.fn)} after ${d.op.toLowerCase()} on ${quoteTable(d.table)} for each row execute procedure ${CATALOG}.${quoteIdent(d.fn)}()`);
