@@ -4,6 +4,7 @@
  * PostgreSQL sources capture events), its objects are dependents of the columns they name
  * (run_sql drops need `cascade`) and follow renamed columns.
  */
+import type * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { OperationContext, OperationDef } from '../../core/plugin.js';
 import {
@@ -13,7 +14,6 @@ import {
   requireSource,
   requireTable,
   sameTable,
-  sourcesOf,
   updateTable,
   updateTableIfPresent,
   type CommandGroup,
@@ -22,13 +22,12 @@ import {
   type Dependent,
   type KindBinding,
   type Metadata,
-  type QualifiedTable,
   type SchemaRename,
   type SqlExecutor,
   type TableMeta,
 } from '../database/index.js';
 import { ensureCatalog } from './capture.js';
-import { removeTrigger, triggerId, triggersBuild } from './build.js';
+import { removeTrigger, triggerId } from './build.js';
 import {
   CreateEventTriggerArgs,
   DEFAULT_TIMEOUT_SEC,
@@ -88,7 +87,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
       legacy: bind.legacy('create_event_trigger'),
       args: CreateEventTriggerArgs,
       mutates: true,
-      run: async (a: import('valibot').InferOutput<typeof CreateEventTriggerArgs>, ctx) => {
+      run: async (a: v.InferOutput<typeof CreateEventTriggerArgs>, ctx) => {
         const table = requireTable(ctx.metadata, a.source, a.table, '$.args');
         const existing = findTrigger(ctx.metadata, a.source, a.trigger.name);
         if (a.replace) {
@@ -232,8 +231,3 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
   return { name: 'event-triggers', operations, dependents, rename };
 }
 
-/** Every event trigger of the committed build that the worker delivers, by source. */
-export { triggersBuild };
-export type { QualifiedTable };
-export const allTriggerNames = (md: Metadata, source: string) => new Set((findSource(md, source)?.tables ?? []).flatMap((t) => triggersOf(t).map((x) => x.name)));
-export { sourcesOf };

@@ -3,7 +3,6 @@
  * webhooks (at most --events-http-pool-size at a time), records every invocation and moves each
  * event to `delivered`, a later retry or `error` (Note [Claiming events]).
  */
-import type { KernelApi } from '../../core/plugin.js';
 import { errorDetail, type Logger } from '../../core/log.js';
 import type { SqlExecutor } from '../database/index.js';
 import { EVENT_LOG, INVOCATION_LOGS } from './capture.js';
@@ -49,19 +48,22 @@ interface Claimed {
   token: string;
 }
 
+// No join in the claim's scan: the trigger names are an init plan and a claim's lease a lookup, so
+// that PostgreSQL walks event_log_fetch_events in its order and stops at the limit, however large
+// the backlog.
 const CLAIM = `
-with lease as (select * from json_to_recordset($1::text::json) as x(name text, secs int))
+with lease as materialized (select * from json_to_recordset($1::text::json) as x(name text, secs int))
 update ${EVENT_LOG} e set locked = now()
-from (
-  select l.id from ${EVENT_LOG} l join lease on lease.name = l.trigger_name
+where e.id in (
+  select l.id from ${EVENT_LOG} l
   where l.delivered = false and l.error = false and l.archived = false
-    and (l.locked is null or l.locked < now() - make_interval(secs => lease.secs))
+    and l.trigger_name = any(array(select name from lease))
+    and (l.locked is null or l.locked < now() - make_interval(secs => (select secs from lease where lease.name = l.trigger_name)))
     and (l.next_retry_at is null or l.next_retry_at <= now())
   order by l.locked nulls first, l.next_retry_at nulls first, l.created_at
   limit $2
-  for update of l skip locked
-) c
-where e.id = c.id
+  for update skip locked
+)
 returning e.id, e.schema_name, e.table_name, e.trigger_name, e.payload::text as payload, e.tries,
   to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at, e.locked::text as token`;
 
@@ -244,4 +246,3 @@ export function payloadText(e: Pick<Claimed, 'id' | 'created_at' | 'trigger_name
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
-export type { KernelApi };
