@@ -126,6 +126,8 @@ const emptyList = (spec: OpSpec | null | undefined) =>
       ? 'found empty payload specification'
       : undefined;
 
+const KEPT_KEYS = ['request_transform', 'response_transform', 'cleanup_config', 'trigger_on_replication'];
+
 /** `pg_create_event_trigger` (legacy `create_event_trigger`): Hasura's CreateEventTriggerQuery,
  * its checks in its order and words. */
 export const CreateEventTriggerArgs = v.pipe(
@@ -165,6 +167,9 @@ export const CreateEventTriggerArgs = v.pipe(
     if (a.update) definition.update = a.update;
     if (a.delete) definition.delete = a.delete;
     definition.enable_manual = a.enable_manual ?? false;
+    // Hasura's keys this engine keeps but does not apply (Hasura Cloud features among them).
+    const kept: Record<string, unknown> = {};
+    for (const k of KEPT_KEYS) if ((a as Record<string, unknown>)[k] != null) kept[k] = (a as Record<string, unknown>)[k];
     const trigger = orderTrigger({
       name: a.name,
       definition,
@@ -172,6 +177,7 @@ export const CreateEventTriggerArgs = v.pipe(
       webhook: a.webhook ?? undefined,
       webhook_from_env: a.webhook_from_env ?? undefined,
       headers: a.headers ?? undefined,
+      ...kept,
     });
     return { source: a.source, table: a.table as QualifiedTable, replace: a.replace ?? false, trigger };
   }),

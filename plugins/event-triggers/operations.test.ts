@@ -80,6 +80,12 @@ describe('create_event_trigger / pg_create_event_trigger', () => {
     expect((await triggersOf())[0].webhook).toBe('{{WEBHOOK_URL}}/new');
   });
 
+  it('keeps Hasura\'s keys it does not apply (request_transform, cleanup_config, ...)', async () => {
+    const extra = { request_transform: { version: 2, template_engine: 'Kriti' }, cleanup_config: { schedule: '0 0 * * *', clear_older_than: 168 } };
+    expect(await create({ ...base, ...extra })).toMatchObject(ok);
+    expect((await triggersOf())[0]).toMatchObject(extra);
+  });
+
   it('replace: true replaces the definition in place; only an existing trigger on the same table', async () => {
     expect(await create(base)).toMatchObject(ok);
     expect(await create({ ...base, insert: undefined, update: { columns: ['c1', 'c3'] }, delete: { columns: '*' }, webhook: 'http://x/new', retry_conf: { num_retries: 5, interval_sec: 5 }, replace: true })).toMatchObject(ok);

@@ -138,6 +138,8 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
     let why: string | undefined;
     let timer: NodeJS.Timeout | undefined;
     let request: http.ClientRequest | undefined;
+    /** Ends with what came of the response, once there is one. */
+    let responded: ((error: string) => void) | undefined;
     const onAbort = () => {
       why ??= 'aborted';
       request?.destroy(new Error('aborted'));
@@ -183,6 +185,7 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
             ...(error ? { error } : {}),
             ...(retryAfterSec !== undefined ? { retryAfterSec } : {}),
           });
+        responded = done;
         res.on('data', (chunk: Buffer) => {
           if (truncated) return;
           if (size + chunk.length > limit) {
@@ -207,7 +210,7 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
       failed(e);
       return;
     }
-    request.on('error', failed);
+    request.on('error', (e) => (responded ? responded(why ?? describeError(e)) : failed(e)));
     timer = setTimeout(() => {
       why = 'timeout';
       request?.destroy(new Error('timeout'));
