@@ -179,7 +179,45 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
     }
     out.sources.set(source.name, { connection: rs.connection, triggers, signature: reconciled });
   }
+  if (previous && ctx.previous) await dropLeftSources(ctx, previous, out);
   return out;
+}
+
+/** Removes the capture of the sources that left the metadata (Note [Reconciling capture]), in a
+ * transaction of the unit of work on their last connection. A failure (the database is gone) is
+ * logged: the source is gone from the metadata anyway. */
+async function dropLeftSources(ctx: BuildContext, previous: EventTriggersBuild, out: EventTriggersBuild) {
+  const now = sourcesOf(ctx.metadata);
+  const config = (s: { kind?: string; configuration?: unknown }) => JSON.stringify([s.kind ?? 'postgres', s.configuration]);
+  for (const [name, before] of previous.sources) {
+    if (out.sources.has(name) || now.some((s) => s.name === name)) continue;
+    const meta = sourcesOf(ctx.previous!.metadata).find((s) => s.name === name);
+    if (!meta || before.signature === '' || now.some((s) => config(s) === config(meta))) continue;
+    try {
+      const tx = await ctx.uow.get(`event-triggers:left-source:${name}`, async () => {
+        const t = await before.connection.transaction();
+        return { value: t, resource: t };
+      });
+      await inSavepoint(tx, async () => {
+        const r = await reconcile(name, tx, async () => tx, [], new Set());
+        if (r.changed) ctx.log.info('event-trigger', { source: name, message: 'event capture removed with its source', archived: r.archived });
+      });
+    } catch (e) {
+      ctx.log.warn('event-trigger', { source: name, message: 'could not remove the event capture of a dropped source', error: errorDetail(e) });
+    }
+  }
+}
+
+async function inSavepoint(tx: SqlExecutor, f: () => Promise<void>): Promise<void> {
+  await tx.query('savepoint svc_event_triggers');
+  try {
+    await f();
+    await tx.query('release savepoint svc_event_triggers');
+  } catch (e) {
+    await tx.query('rollback to savepoint svc_event_triggers').catch(() => {});
+    await tx.query('release savepoint svc_event_triggers').catch(() => {});
+    throw e;
+  }
 }
 
 /** Reconciles one source in a savepoint of the build's transaction on it, so that a failure
@@ -196,7 +234,7 @@ async function reconcileSource(ctx: BuildContext, db: DatabaseService, name: str
   };
   const read = inTx ? await open() : conn.executor;
   try {
-    const r = await reconcile(read, open, desired, keep);
+    const r = await reconcile(name, read, open, desired, keep);
     if (tx) await tx.query('release savepoint svc_event_triggers');
     if (r.changed) ctx.log.info('event-trigger', { source: name, message: 'event capture reconciled with the metadata', triggers: [...keep], archived: r.archived });
   } catch (e) {

@@ -67,6 +67,7 @@ describe('reconciling capture with the metadata', () => {
     // trigger `ghost` (with a pending event) that the metadata never got.
     await sql.unsafe(`drop function svc_catalog."notify_svc_ta_INSERT"() cascade;
       create function svc_catalog."notify_svc_ghost_INSERT"() returns trigger language plpgsql as $$ begin return null; end $$;
+      comment on function svc_catalog."notify_svc_ghost_INSERT"() is 'svc event trigger of source "default"';
       create trigger "notify_svc_ghost_INSERT" after insert on c for each row execute procedure svc_catalog."notify_svc_ghost_INSERT"();
       insert into svc_catalog.event_log (schema_name, table_name, trigger_name, payload) values ('public', 'c', 'ghost', '{}')`);
     const md = await sql`select key, value::text as value from svc_catalog.metadata_part where key like 'sources/%' and value::text like '%"name":"b"%'`;
@@ -88,5 +89,32 @@ describe('reconciling capture with the metadata', () => {
     const t = await start();
     expect(reconciled(t)).toBe(0);
     await t.stop();
+  });
+
+  it('two sources on one database keep their own capture; a dropped source takes its capture along', async () => {
+    const s = servers.at(-2)!;
+    const add = await s.metadata({ type: 'pg_add_source', args: { name: 'second', configuration: { connection_info: { database_url: db.url } } } });
+    expect(add.status, add.text).toBe(200);
+    expect((await s.metadata({ type: 'pg_track_table', args: { source: 'second', table: 'c' } })).status).toBe(200);
+    const r = await s.metadata({ type: 'pg_create_event_trigger', args: { source: 'second', name: 'tc', table: 'c', webhook: '{{HOOK}}', insert: { columns: '*' } } });
+    expect(r.status, r.text).toBe(200);
+    const all = [
+      ['notify_svc_ta_INSERT', ['a']],
+      ['notify_svc_ta_UPDATE', ['a']],
+      ['notify_svc_tb_DELETE', ['b']],
+      ['notify_svc_tc_INSERT', ['c']],
+    ];
+    expect(await functions()).toEqual(all);
+    // Each source's builds leave the other's functions alone.
+    expect((await s.query({ type: 'reload_metadata', args: {} })).status).toBe(200);
+    expect(await functions()).toEqual(all);
+    // rename_source: the renamed source takes its functions over.
+    expect((await s.metadata({ type: 'rename_source', args: { name: 'second', new_name: 'third' } })).status).toBe(200);
+    expect(await functions()).toEqual(all);
+    await sql`insert into c (id) values (1)`;
+    expect((await sql`select count(*)::int as n from svc_catalog.event_log where trigger_name = 'tc'`)[0]!.n).toBe(1);
+    expect((await s.metadata({ type: 'pg_drop_source', args: { name: 'third', cascade: true } })).status).toBe(200);
+    expect(await functions()).toEqual(all.slice(0, 3));
+    expect((await sql`select archived from svc_catalog.event_log where trigger_name = 'tc'`).map((x) => x.archived)).toEqual([true]);
   });
 });

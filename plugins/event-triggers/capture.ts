@@ -166,6 +166,11 @@ end
  * and drops what the metadata no longer has. So a crash between a catalog write and the trigger
  * DDL (or a function dropped by hand) heals at the next build: boot, sync or reload_metadata.
  *   - Several instances serialise on a transaction-level advisory lock and read after taking it.
+ *   - A function's comment names the source that made it: two sources on one database each
+ *     reconcile their own (an event trigger's name must then be unique in the database).
+ *   - When a source leaves the metadata (pg_drop_source, replace_metadata), its capture is
+ *     removed in the same unit of work, unless another source has the same configuration
+ *     (rename_source: that source takes the functions over).
  *   - A trigger that is inconsistent only for its webhook or headers (an environment variable not
  *     set) still captures: its events wait until it is consistent. One whose columns are gone
  *     does not (its function would fail every write to the table).
@@ -182,14 +187,20 @@ interface Existing {
   triggers: { schema: string; table: string; trigger: string }[];
 }
 
-async function readExisting(exec: SqlExecutor): Promise<Map<string, Existing>> {
+/** The comment that says which source made a function: several sources may be one database. */
+const ownerTag = (source: string) => `svc event trigger of source ${JSON.stringify(source)}`;
+
+/** The trigger functions of `source` in the database (those other sources made are not its). */
+async function readExisting(exec: SqlExecutor, source: string): Promise<Map<string, Existing>> {
   const rows = await exec.query<{ fn: string; tag: string; triggers: string }>(
     `select p.proname as fn, md5(p.prosrc) as tag,
        coalesce((select json_agg(json_build_object('schema', tn.nspname, 'table', c.relname, 'trigger', t.tgname))
                  from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace tn on tn.oid = c.relnamespace
                  where t.tgfoid = p.oid and not t.tgisinternal), '[]')::text as triggers
      from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-     where n.nspname = '${CATALOG}' and p.proname like 'notify\\_svc\\_%' and p.prorettype = 'trigger'::regtype`,
+     where n.nspname = '${CATALOG}' and p.proname like 'notify\\_svc\\_%' and p.prorettype = 'trigger'::regtype
+       and obj_description(p.oid, 'pg_proc') = $1`,
+    [ownerTag(source)],
   );
   return new Map(rows.map((r) => [r.fn, { fn: r.fn, tag: r.tag, triggers: JSON.parse(r.triggers) }]));
 }
@@ -226,27 +237,31 @@ export interface ReconcileResult {
 }
 
 /**
- * Makes the source's capture what `desired` says (Note [Reconciling capture]). `read` runs the
+ * Makes the capture of `source` what `desired` says (Note [Reconciling capture]). `read` runs the
  * first look (outside any transaction when the request has none, so that an unchanged source
  * costs one query); `tx()` gives the transaction the changes are made in. `keep` names the event
  * triggers the metadata still has (their events are not archived when their function goes).
  */
 export async function reconcile(
+  source: string,
   read: SqlExecutor,
   tx: () => Promise<SqlExecutor>,
   desired: readonly FunctionDef[],
   keep: ReadonlySet<string>,
 ): Promise<ReconcileResult> {
-  const first = plan(await readExisting(read), desired, desired.length === 0 || (await hasCatalog(read)));
+  const first = plan(await readExisting(read, source), desired, desired.length === 0 || (await hasCatalog(read)));
   if (isEmpty(first)) return { changed: false, archived: [] };
   const exec = await tx();
   await lock(exec);
   const catalog = await hasCatalog(exec);
-  const p = plan(await readExisting(exec), desired, catalog);
+  const p = plan(await readExisting(exec, source), desired, catalog);
   if (isEmpty(p)) return { changed: false, archived: [] };
   if (p.needsCatalog) await ensureCatalog(exec);
   for (const d of p.detach) await exec.query(`drop trigger if exists ${quoteIdent(d.fn)} on ${quoteIdent(d.schema)}.${quoteIdent(d.table)}`);
-  for (const d of p.create) await exec.query(d.create);
+  for (const d of p.create) {
+    await exec.query(d.create);
+    await exec.query(`comment on function ${CATALOG}.${quoteIdent(d.fn)}() is ${quoteLiteral(ownerTag(source))}`);
+  }
   for (const d of p.attach) {
     await exec.query(`drop trigger if exists ${quoteIdent(d.fn)} on ${quoteTable(d.table)}`);
     await exec.query(`create trigger ${quoteIdent(d.fn)} after ${d.op.toLowerCase()} on ${quoteTable(d.table)} for each row execute procedure ${CATALOG}.${quoteIdent(d.fn)}()`);
