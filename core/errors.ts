@@ -39,6 +39,9 @@ export const ERROR_CODES = {
   'unexpected': 400,
   // An event that a delivery holds (pg_redeliver_event), Hasura's `busy`.
   'busy': 400,
+  // GraphQL over WebSocket (core/graphql/ws): Hasura's `start-failed`, an operation that cannot
+  // start (before connection_init, or with an id in use).
+  'start-failed': 400,
   'not-found': 404,
   'method-not-allowed': 405,
   'conflict': 409,

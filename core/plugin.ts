@@ -276,6 +276,57 @@ export interface FieldPlan {
   /** What `run` would send to its source for this context, and the source's plan of it, without
    * running it (`POST /v1/graphql/explain`). Optional: a field that runs no statement has none. */
   explain?(ctx: RunContext): Promise<FieldExplain>;
+  /** How the field serves a subscription (Note [Live queries]): the statement it runs and this
+   * context's bind values in it. A field without it cannot be subscribed to. `resume`: where a
+   * stream left off (LiveResult.next.resume) when the subscription is planned again after a
+   * metadata change. A `SvcError` thrown here refuses the subscription (a missing session
+   * variable, say). */
+  live?(ctx: RunContext, resume?: unknown): LiveBinding;
+}
+
+/*
+ * Note [Live queries]
+ * A subscription root field is refetched for its subscribers every refetch interval, and many
+ * subscribers share each statement (core/graphql/live.ts, Note [Multiplexed live queries]). A
+ * field's plan says how with `live(ctx)`: a LiveBinding names the statement (`group`: the same
+ * object for every subscriber whose statement text is the same), this subscriber's bind values
+ * in it (`values`, opaque to the engine) and their identity (`key`: subscribers of one group and
+ * key get one result). The engine batches the distinct keys of a group and asks the group to
+ * run them together (`fetch`: one statement per batch, its results in order), compares each
+ * result with the last one sent to that key, and sends only what changed.
+ *
+ * A group in `stream` mode is a streaming subscription: every result holds the rows after the
+ * subscriber's cursor; it is sent unless empty, and moves the cursor (`next`: the binding after
+ * it), so the key of a stream changes as it advances.
+ */
+
+/** One subscriber's part of a live statement (Note [Live queries]). */
+export interface LiveBinding {
+  readonly group: LiveGroup;
+  /** Subscribers with the same group and key get one result. */
+  readonly key: string;
+  /** What `group.fetch` needs of this subscriber (its bind values). */
+  readonly values: unknown;
+}
+
+/** A statement that serves many subscribers at once (Note [Live queries]). */
+export interface LiveGroup {
+  /** `live`: a result is sent when it differs from the last one; `stream`: every non-empty result
+   * is sent and moves the subscriber's cursor. */
+  readonly mode: 'live' | 'stream';
+  /** Runs the statement once for all these bindings' values: a result per binding, in order.
+   * A failure (thrown) is the failure of every binding of the call. */
+  fetch(values: readonly unknown[]): Promise<readonly LiveResult[]>;
+}
+
+export interface LiveResult {
+  /** The field's JSON text for that binding (as FieldPlan.run would give it). */
+  text: string;
+  /** `stream`: no new rows; nothing is sent. */
+  empty?: boolean;
+  /** `stream`: the binding after these rows (its cursor moved), and what `live` needs to resume
+   * there after a metadata change. */
+  next?: { key: string; values: unknown; resume: unknown };
 }
 
 /** A root field's statement as `FieldPlan.explain` gives it. */

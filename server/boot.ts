@@ -9,6 +9,7 @@ import type { Metadata, PluginDef } from '../core/plugin.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { createApp } from './app.js';
 import { GraphQLEngine } from '../core/graphql/engine.js';
+import { GraphQLWebSocketServer } from '../core/graphql/ws/server.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
 
@@ -17,6 +18,8 @@ export interface Running {
   app: ReturnType<typeof createApp>;
   /** The GraphQL engine of the app (its plan-cache counters: `graphql.stats()`). */
   graphql: GraphQLEngine;
+  /** GraphQL over WebSocket on /v1/graphql: attach it to the HTTP server that serves `app`. */
+  websocket: GraphQLWebSocketServer;
   embedded?: EmbeddedPg;
   inFlight: { n: number };
   stop(): Promise<void>;
@@ -77,13 +80,17 @@ export async function boot(opts: {
   const inFlight = { n: 0 };
   const graphql = new GraphQLEngine(kernel);
   const app = createApp(kernel, { inFlight, graphql });
+  const websocket = new GraphQLWebSocketServer(kernel, graphql);
   return {
     kernel,
     app,
     graphql,
+    websocket,
     embedded,
     inFlight,
     async stop() {
+      // Subscriptions stop refetching before the pools close.
+      graphql.close();
       await kernel.stop();
       await catalogSql.end({ timeout: 5 });
       await embedded?.stop();

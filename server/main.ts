@@ -60,6 +60,8 @@ async function main() {
   const server = serve({ fetch: app.fetch, port: config.serverPort, hostname: config.serverHost }, (info) => {
     log.info('startup', { kind: 'server', message: 'serving', version: VERSION, host: config.serverHost, port: info.port, plugins: running.kernel.plugins });
   });
+  // GraphQL over WebSocket on the same port and path (core/graphql/ws).
+  running.websocket.attach(server as import('node:http').Server);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -68,6 +70,8 @@ async function main() {
     log.info('shutdown', { message: `received ${signal}, shutting down`, in_flight: inFlight.n });
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+    // WebSocket clients are told to reconnect elsewhere (1012) and given the grace period to go.
+    const sockets = running.websocket.close(config.gracefulShutdownTimeout * 1000);
     const deadline = setTimeout(() => {
       log.warn('shutdown', { message: 'grace period over, closing remaining connections', in_flight: inFlight.n });
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
@@ -75,7 +79,7 @@ async function main() {
     deadline.unref();
     // Keep-alive sockets that go idle after their last response must also be closed.
     const idle = setInterval(() => (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.(), 100);
-    await closed;
+    await Promise.all([closed, sockets]);
     clearInterval(idle);
     clearTimeout(deadline);
     try {

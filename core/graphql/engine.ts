@@ -16,7 +16,8 @@ import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { prepare, rootFields, type Failed, type Prepared, type RootFields } from './prepare.js';
-import { roleSchema, type Contributor } from './schema.js';
+import { roleSchema, type Contributor, type OperationKind } from './schema.js';
+import { LiveQueries } from './live.js';
 
 /*
  * Note [The plan cache]
@@ -42,7 +43,10 @@ import { roleSchema, type Contributor } from './schema.js';
 
 /** What the engine needs of the kernel (the Kernel class has it). */
 export interface EngineHost {
-  readonly config: Pick<ServerConfig, 'maxRequestBodySize' | 'maxJsonDepth' | 'maxListLength' | 'graphqlPlanCacheSize' | 'devMode'>;
+  readonly config: Pick<
+    ServerConfig,
+    'maxRequestBodySize' | 'maxJsonDepth' | 'maxListLength' | 'graphqlPlanCacheSize' | 'devMode' | 'liveQueriesBatchSize' | 'liveQueriesRefetchInterval'
+  >;
   readonly log: Logger;
   readonly contributors: readonly Contributor[];
   state(): { build: BuildResult };
@@ -53,10 +57,33 @@ export interface EngineHost {
   readonly auth?: { readonly needsRequest: boolean };
 }
 
-interface Answer {
+export interface Answer {
   text: string;
   /** 200, or 500 for an unexpected failure of a single (not batched) request. */
   status: number;
+}
+
+/*
+ * Note [Requests over other transports]
+ * The WebSocket protocols (core/graphql/ws) send requests one by one and need to know what a
+ * request is before running it: a query or mutation is answered once, a subscription is handed
+ * to the live queries (./live.ts), and errors found before running (parse, validation, variables,
+ * planning) are reported differently from errors of running (the protocols' `error` and `data`
+ * messages). `prepareRequest` does the first half of the POST path (the same plan cache, whose
+ * entries for such transports are kept apart only because they accept subscriptions) and leaves
+ * the running to the caller.
+ */
+
+/** A request prepared for a transport other than POST (Note [Requests over other transports]). */
+export interface PreparedRequest {
+  readonly kind: OperationKind;
+  readonly fields: RootFields;
+  /** What the plans run with: the session, the coerced variables, the headers. */
+  readonly ctx: RunContext;
+  /** The build it was planned on: a subscription is planned again once it is not the current one. */
+  readonly build: BuildResult;
+  /** Runs a query or mutation: the response's text, as POST answers it (errors included). */
+  run(): Promise<Answer>;
 }
 
 /** RunContext with the headers made into a record only when a plan asks for them. */
@@ -161,6 +188,7 @@ const failure = (error: GqlError, status = 200): Answer => ({ text: errorsText([
 export class GraphQLEngine {
   private readonly cache: LruCache<Prepared | Failed>;
   private cacheBuild: BuildResult | undefined;
+  private liveQueries: LiveQueries | undefined;
 
   constructor(private readonly host: EngineHost) {
     this.cache = new LruCache(host.config.graphqlPlanCacheSize);
@@ -169,6 +197,51 @@ export class GraphQLEngine {
   /** Plan-cache counters (Note [The plan cache]). */
   stats(): CacheStats {
     return this.cache.stats();
+  }
+
+  /** The subscriptions' refetching (./live.ts), made on first use. */
+  get live(): LiveQueries {
+    this.liveQueries ??= new LiveQueries(
+      { log: this.host.log, currentBuild: () => this.host.state().build, prepareRequest: (req, session, headers) => this.prepareRequest(req, session, headers) },
+      { batchSize: this.host.config.liveQueriesBatchSize, refetchInterval: this.host.config.liveQueriesRefetchInterval },
+    );
+    return this.liveQueries;
+  }
+
+  /** Stops every subscription's refetching (shutdown). */
+  close(): void {
+    this.liveQueries?.close();
+  }
+
+  /** Note [Requests over other transports]: the request parsed, validated, planned and its
+   * variables coerced, or the error that stops it before it runs. Subscriptions are accepted. */
+  async prepareRequest(req: unknown, session: Session, headers: Headers): Promise<PreparedRequest | { error: GqlError }> {
+    const detail = session.isAdmin || this.host.config.devMode;
+    try {
+      const { query, variables, operationName } = checkRequest(req);
+      const entry = this.entry(session.role, query, operationName, session.backendOnly === true, true);
+      if ('error' in entry) return { error: entry.error };
+      const coerced = this.coerce(entry, variables);
+      if ('error' in coerced) return coerced;
+      const fields = rootFields(entry, coerced.values);
+      const ctx = new Run(session, coerced.values, headers);
+      return {
+        kind: entry.kind,
+        fields,
+        ctx,
+        build: entry.build,
+        run: async () => {
+          try {
+            return await this.run(entry, fields, ctx, variables);
+          } catch (e) {
+            return this.failed(e, session);
+          }
+        },
+      };
+    } catch (e) {
+      if (e instanceof SvcError && e.status < 500) return { error: fromSvcError(e, detail) };
+      throw e;
+    }
   }
 
   /** The hono handler of `POST /v1/graphql`. Every refusal, authentication's included, is
@@ -226,9 +299,14 @@ export class GraphQLEngine {
     try {
       return await this.requestOrThrow(req, session, headers);
     } catch (e) {
-      if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e, session.isAdmin || this.host.config.devMode));
-      return this.unexpected(e, session);
+      return this.failed(e, session);
     }
+  }
+
+  /** The answer of a request that threw: its error, or an unexpected failure (logged). */
+  private failed(e: unknown, session: Session): Answer {
+    if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e, session.isAdmin || this.host.config.devMode));
+    return this.unexpected(e, session);
   }
 
   private unexpected(e: unknown, session: Session): Answer {
@@ -250,16 +328,17 @@ export class GraphQLEngine {
   }
 
   /** The plan cache's entry of (role, document, operation) (Note [The plan cache]). */
-  private entry(role: string, query: string, opName: string | undefined, backendOnly = false): Prepared | Failed {
+  private entry(role: string, query: string, opName: string | undefined, backendOnly = false, subscriptions = false): Prepared | Failed {
     const build = this.host.state().build;
     if (build !== this.cacheBuild) {
       this.cache.clear();
       this.cacheBuild = build;
     }
-    const key = `${backendOnly ? `${role}\u0000backend-only` : role}\u0000${opName ?? ''}\u0000${query}`;
+    // Entries that accept subscriptions (Note [Requests over other transports]) are kept apart.
+    const key = `${subscriptions ? '\u0001' : ''}${backendOnly ? `${role}\u0000backend-only` : role}\u0000${opName ?? ''}\u0000${query}`;
     let entry = this.cache.get(key);
     if (!entry) {
-      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors, backendOnly), build);
+      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors, backendOnly), build, { subscriptions });
       // A request that began before a metadata change must not leave the old build's plans.
       if (this.cacheBuild === build) this.cache.set(key, entry);
     }

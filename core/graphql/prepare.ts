@@ -78,7 +78,8 @@ function selectOperation(doc: DocumentNode, operationName: string | undefined): 
   return gqlError('validation-failed', 'exactly one operation has to be present in the document when operationName is not specified');
 }
 
-export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult): Prepared | Failed {
+/** `subscriptions`: the transport serves them (WebSocket); over HTTP they are refused. */
+export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: { subscriptions?: boolean } = {}): Prepared | Failed {
   let document: DocumentNode;
   try {
     document = parse(query, { noLocation: true });
@@ -91,7 +92,8 @@ export function prepare(query: string, operationName: string | undefined, rs: Ro
   const kind = operation.operation as OperationKind;
   if (kind === 'subscription') {
     // Hasura (runGQ): subscriptions are served over websockets only.
-    return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
+    if (!opts.subscriptions) return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
+    if (!rs.schema.getSubscriptionType()) return { error: gqlError('validation-failed', 'no subscriptions exist') };
   }
   if (kind === 'mutation' && rs.roots.mutation.size === 0) return { error: gqlError('validation-failed', 'no mutations exist') };
   // Note [Schemas without the mutation root]: a document that may introspect gets the full one
