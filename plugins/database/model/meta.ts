@@ -67,8 +67,22 @@ export function requireSource(md: Metadata, name: string, path = '$.args.source'
   return s;
 }
 
+/** Tables by key, per tables list: made once per list (a change makes a new list), so that
+ * lookups in a source of thousands of tables do not scan it each time. */
+const tableIndex = new WeakMap<readonly TableMeta[], { length: number; byKey: Map<string, TableMeta> }>();
+
 export function findTable(source: SourceMeta, qt: QualifiedTable): TableMeta | undefined {
-  return source.tables.find((t) => sameTable(t.table, qt));
+  const tables = source.tables;
+  // A short list is scanned: building a map would cost more.
+  if (tables.length < 32) return tables.find((t) => sameTable(t.table, qt));
+  let index = tableIndex.get(tables);
+  // Lists are not changed once made (Note [Sharing]); one still being assembled may grow.
+  if (!index || index.length !== tables.length) {
+    const byKey = new Map<string, TableMeta>();
+    for (const t of tables) if (!byKey.has(qtKey(t.table))) byKey.set(qtKey(t.table), t);
+    tableIndex.set(tables, (index = { length: tables.length, byKey }));
+  }
+  return index.byKey.get(qtKey(qt));
 }
 
 export function requireTable(md: Metadata, source: string, qt: QualifiedTable, path = '$.args.table'): TableMeta {
