@@ -5,6 +5,7 @@
  */
 import type * as v from 'valibot';
 import type {
+  DocumentNode,
   FieldNode,
   FragmentDefinitionNode,
   GraphQLFieldConfig,
@@ -410,6 +411,82 @@ export interface WorkerDef {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Document gates and saved documents
+
+/*
+ * Note [Document gates]
+ * A plugin may refuse GraphQL documents as a whole before they are validated: the allow-list
+ * (plugins/query-collections) lets a role run only the documents it lists. The engine consults
+ * the gates once per plan-cache entry (core/graphql/prepare.ts `prepareDocument`), right after
+ * the document parsed and before the operation is chosen, where Hasura checks its allow-list;
+ * a refusal is cached with the entry like any other error of the document, so a cached request
+ * pays nothing for the gates. Hence a gate's answer may depend only on what an entry is keyed by
+ * and built on: the role, the document (its text and its parsed form) and the build, never on
+ * variables, headers or session values. Gates run in registration order and the first refusal
+ * wins. Every transport goes through them: POST, WebSocket and saved documents (below). A gate
+ * with nothing to do in a server's configuration (the allow-list when it is off) is simply not
+ * registered.
+ */
+export interface DocumentGateInput {
+  readonly document: DocumentNode;
+  /** The document's text, as the client sent it (or as it was saved). */
+  readonly query: string;
+  readonly role: string;
+  readonly build: BuildResult;
+}
+
+/** Why a gate refuses a document: a GraphQL error at `path` (default `$`). */
+export interface DocumentRefusal {
+  code: ErrorCode;
+  message: string;
+  path?: string;
+}
+
+export interface DocumentGateDef {
+  name: string;
+  check(input: DocumentGateInput): DocumentRefusal | undefined;
+}
+
+/*
+ * Note [Saved documents]
+ * Some transports run documents that a plugin keeps rather than documents a client sends: a REST
+ * endpoint runs its saved query. The plugin parses such a document once (when it builds its
+ * metadata) and hands the engine the DocumentNode with its text (`GraphQLRunner.runSaved`). The
+ * engine prepares it (gates, operation, validation, plans) once per (document, role, variant)
+ * and build, and keeps that beside the document outside the plan cache's LRU (saved documents
+ * are few, and client traffic must not evict them); a call then costs what a plan-cache hit
+ * costs: coerce the variables, run the plans. The outcome is the data's JSON text (the root
+ * fields spliced into one object, without the `{"data": ...}` envelope) or the first error with
+ * the HTTP status its code has, for a transport that answers in the metadata API's shape.
+ */
+export interface SavedRequest {
+  /** Parsed once by its owner and kept: the engine's prepared entries are keyed on this object. */
+  readonly document: DocumentNode;
+  readonly query: string;
+  readonly operationName?: string;
+  readonly variables?: Record<string, unknown>;
+}
+
+export type SavedOutcome =
+  | { readonly data: string }
+  | {
+      readonly error: {
+        status: number;
+        /** Absent for an unexpected failure (logged; answered `{error}` with status 500). */
+        code?: string;
+        message: string;
+        path: string;
+        internal?: unknown;
+      };
+    };
+
+/** What plugins may ask of the server's GraphQL engine (core/graphql/engine.ts). */
+export interface GraphQLRunner {
+  /** Runs a saved document for a session (Note [Saved documents]). */
+  runSaved(req: SavedRequest, session: Session, headers: Headers): Promise<SavedOutcome>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Services (dependency injection with explicit tokens; see ARCHITECTURE "tsyringe")
 
 export interface Token<T> {
@@ -452,6 +529,11 @@ export interface KernelApi {
   session(headers: Headers): Session;
   /** Called on shutdown, after workers stopped (close pools here). */
   onShutdown(fn: () => void | Promise<void>): void;
+  /** Refuses GraphQL documents before they are validated (Note [Document gates]). */
+  documentGate(def: DocumentGateDef): void;
+  /** The server's GraphQL engine, for plugins that run saved documents (Note [Saved
+   * documents]). Call it when serving, not during setup. */
+  graphql(): GraphQLRunner;
 }
 
 export interface PluginDef {

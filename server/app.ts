@@ -9,7 +9,7 @@ import { encodeResponse, hasJsonText } from '../core/plugin.js';
 import { jwtConfigs, type ApiName } from '../core/config.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
-import { GraphQLEngine } from '../core/graphql/engine.js';
+import type { GraphQLEngine } from '../core/graphql/engine.js';
 import { readJsonBody } from '../core/http/body.js';
 
 export const VERSION = '0.1.0';
@@ -34,7 +34,7 @@ function isAdmin(c: Context, kernel: Kernel): boolean {
 }
 
 
-/** `graphql`: the engine of /v1/graphql (core/graphql), created here when not given. */
+/** `graphql`: the engine of /v1/graphql (core/graphql); the kernel's when not given. */
 export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; graphql?: GraphQLEngine } = {}): Hono<Env> {
   const app = new Hono<Env>();
   const cfg = kernel.config;
@@ -122,7 +122,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
     }
   });
 
-  const graphql = opts.graphql ?? new GraphQLEngine(kernel);
+  const graphql = opts.graphql ?? kernel.graphql;
   app.post('/v1/graphql', async (c) => {
     if (!enabled('graphql')) return notFound(c);
     c.set('operation', 'graphql');

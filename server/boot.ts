@@ -8,7 +8,7 @@ import { Kernel } from '../core/kernel/kernel.js';
 import type { Metadata, PluginDef } from '../core/plugin.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { createApp } from './app.js';
-import { GraphQLEngine } from '../core/graphql/engine.js';
+import type { GraphQLEngine } from '../core/graphql/engine.js';
 import { GraphQLWebSocketServer } from '../core/graphql/ws/server.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
@@ -78,7 +78,8 @@ export async function boot(opts: {
     throw e;
   }
   const inFlight = { n: 0 };
-  const graphql = new GraphQLEngine(kernel);
+  // The kernel's engine: the one plugins reach too (KernelApi.graphql, REST endpoints).
+  const graphql = kernel.graphql;
   const app = createApp(kernel, { inFlight, graphql });
   const websocket = new GraphQLWebSocketServer(kernel, graphql);
   return {

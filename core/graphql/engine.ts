@@ -6,16 +6,16 @@
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError } from 'graphql';
 import type { Context } from 'hono';
-import type { BuildResult, RunContext, Session } from '../plugin.js';
+import type { BuildResult, DocumentGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
-import { SvcError, type ErrorCode } from '../errors.js';
+import { ERROR_CODES, SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { readJsonBody } from '../http/body.js';
 import { jsonTypeName } from '../validation.js';
 import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
-import { prepare, rootFields, type Failed, type Prepared, type RootFields } from './prepare.js';
+import { prepare, prepareDocument, rootFields, type Failed, type Prepared, type RootFields } from './prepare.js';
 import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
 
@@ -55,6 +55,8 @@ export interface EngineHost {
   authenticate(headers: Headers, request?: unknown): Promise<Session>;
   /** Whether `authenticate` needs the request: the body is then read first. */
   readonly auth?: { readonly needsRequest: boolean };
+  /** Note [Document gates] in core/plugin.ts. */
+  readonly documentGates?: readonly DocumentGateDef[];
 }
 
 export interface Answer {
@@ -338,9 +340,55 @@ export class GraphQLEngine {
     const key = `${subscriptions ? '\u0001' : ''}${backendOnly ? `${role}\u0000backend-only` : role}\u0000${opName ?? ''}\u0000${query}`;
     let entry = this.cache.get(key);
     if (!entry) {
-      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors, backendOnly), build, { subscriptions });
+      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors, backendOnly), build, { subscriptions, gates: this.host.documentGates });
       // A request that began before a metadata change must not leave the old build's plans.
       if (this.cacheBuild === build) this.cache.set(key, entry);
+    }
+    return entry;
+  }
+
+  /** Prepared entries of saved documents, for one build (Note [Saved documents] in
+   * core/plugin.ts): per document, by role variant and operation name. */
+  private saved = new WeakMap<object, Map<string, Prepared | Failed>>();
+  private savedBuild: BuildResult | undefined;
+
+  /** Runs a saved document (Note [Saved documents] in core/plugin.ts): the data's JSON text, or
+   * the first error with its HTTP status. */
+  async runSaved(req: SavedRequest, session: Session, headers: Headers): Promise<SavedOutcome> {
+    const detail = session.isAdmin || this.host.config.devMode;
+    try {
+      const entry = this.savedEntry(req, session.role, session.backendOnly === true);
+      if ('error' in entry) return savedError(entry.error);
+      const coerced = this.coerce(entry, req.variables);
+      if ('error' in coerced) return savedError(coerced.error);
+      const answer = await this.run(entry, rootFields(entry, coerced.values), new Run(session, coerced.values, headers), req.variables);
+      // `run` answers `{"data":{...}}`, or the error of an introspection field.
+      if (answer.text.startsWith(DATA_PREFIX)) return { data: answer.text.slice(DATA_PREFIX.length, -1) };
+      return savedError((JSON.parse(answer.text) as { errors: GqlError[] }).errors[0]!);
+    } catch (e) {
+      if (e instanceof SvcError && e.code) {
+        return { error: { status: e.status, code: e.code, message: e.message, path: e.path, ...(detail && e.internal !== undefined ? { internal: e.internal } : {}) } };
+      }
+      this.host.log.error('unexpected-error', { path: 'saved document', error: errorDetail(e) });
+      return { error: { status: 500, message: 'internal error: the request could not be completed; see the server log', path: '$', ...(this.host.config.devMode && session.isAdmin ? { internal: errorDetail(e) } : {}) } };
+    }
+  }
+
+  private savedEntry(req: SavedRequest, role: string, backendOnly: boolean): Prepared | Failed {
+    const build = this.host.state().build;
+    if (build !== this.savedBuild) {
+      this.saved = new WeakMap();
+      this.savedBuild = build;
+    }
+    let byKey = this.saved.get(req.document);
+    if (!byKey) this.saved.set(req.document, (byKey = new Map()));
+    const key = `${backendOnly ? `${role}\u0000backend-only` : role}\u0000${req.operationName ?? ''}`;
+    let entry = byKey.get(key);
+    if (!entry) {
+      const rs = roleSchema(role, build, this.host.contributors, backendOnly);
+      entry = prepareDocument(req.document, req.query, req.operationName, rs, build, { gates: this.host.documentGates });
+      // Bounded like the plan cache is: past that many roles a document is prepared per call.
+      if (this.savedBuild === build && byKey.size < MAX_SAVED_VARIANTS) byKey.set(key, entry);
     }
     return entry;
   }
@@ -502,6 +550,15 @@ function checkRequest(req: unknown, at = '$'): { query: string; variables: Recor
     throw new SvcError('not-supported', 'Automatic Persisted Queries is not enabled');
   }
   return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName: operationName ?? undefined };
+}
+
+const DATA_PREFIX = '{"data":';
+const MAX_SAVED_VARIANTS = 256;
+
+/** A GraphQL error of a saved document with the HTTP status of its code (Note [Saved documents]). */
+function savedError(e: GqlError): SavedOutcome {
+  const status = (ERROR_CODES as Record<string, number>)[e.extensions.code] ?? 400;
+  return { error: { status, code: e.extensions.code, message: e.message, path: e.extensions.path, ...(e.extensions.internal !== undefined ? { internal: e.extensions.internal } : {}) } };
 }
 
 /** A GraphQL error as the SvcError of an endpoint that answers in the metadata API's shape. */

@@ -20,7 +20,7 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { BuildResult, FieldPlan } from '../plugin.js';
+import type { BuildResult, DocumentGateDef, FieldPlan } from '../plugin.js';
 import { SvcError } from '../errors.js';
 import type { OperationKind, RoleSchema } from './schema.js';
 import { fromValidationError, gqlError, type GqlError } from './errors.js';
@@ -78,14 +78,31 @@ function selectOperation(doc: DocumentNode, operationName: string | undefined): 
   return gqlError('validation-failed', 'exactly one operation has to be present in the document when operationName is not specified');
 }
 
-/** `subscriptions`: the transport serves them (WebSocket); over HTTP they are refused. */
-export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: { subscriptions?: boolean } = {}): Prepared | Failed {
+/** `subscriptions`: the transport serves them (WebSocket); over HTTP they are refused.
+ * `gates`: Note [Document gates] in core/plugin.ts. */
+export interface PrepareOptions {
+  subscriptions?: boolean;
+  gates?: readonly DocumentGateDef[];
+}
+
+export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: PrepareOptions = {}): Prepared | Failed {
   let document: DocumentNode;
   try {
     document = parse(query, { noLocation: true });
   } catch {
     // Hasura's wording and code (toParsed in Hasura/GraphQL/Transport/HTTP/Protocol.hs).
     return { error: gqlError('validation-failed', 'not a valid graphql query', '$.query') };
+  }
+  return prepareDocument(document, query, operationName, rs, build, opts);
+}
+
+/** `prepare` of a document parsed already (a saved one: Note [Saved documents] in core/plugin.ts). */
+export function prepareDocument(document: DocumentNode, query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: PrepareOptions = {}): Prepared | Failed {
+  if (opts.gates) {
+    for (const g of opts.gates) {
+      const refused = g.check({ document, query, role: rs.role, build });
+      if (refused) return { error: gqlError(refused.code, refused.message, refused.path ?? '$') };
+    }
   }
   const operation = selectOperation(document, operationName);
   if (!('kind' in operation)) return { error: operation };

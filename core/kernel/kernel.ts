@@ -9,6 +9,7 @@ import { TypedEmitter } from 'tiny-typed-emitter';
 import type postgres from 'postgres';
 import type {
   BuildStepDef,
+  DocumentGateDef,
   Endpoint,
   KernelApi,
   KernelEvents,
@@ -38,6 +39,7 @@ import { Mutex } from './mutex.js';
 import { registerMetadataOperations } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed } from './pipeline.js';
+import { GraphQLEngine } from '../graphql/engine.js';
 
 export interface KernelOptions {
   config: ServerConfig;
@@ -67,6 +69,8 @@ export class Kernel {
   readonly contributors: (SchemaContributorDef & { plugin: string })[] = [];
   readonly routes: (RouteDef & { plugin: string })[] = [];
   readonly workers: (WorkerDef & { plugin: string })[] = [];
+  /** Note [Document gates] in core/plugin.ts, in registration order. */
+  readonly documentGates: (DocumentGateDef & { plugin: string })[] = [];
   readonly plugins: string[] = [];
   readonly disabledPlugins: string[] = [];
   private steps: BuildStepDef[] = [];
@@ -168,6 +172,8 @@ export class Kernel {
       session: (headers) => k.session(headers),
       authenticate: (headers, request) => k.authenticate(headers, request),
       onShutdown: (fn) => k.shutdownFns.push(fn),
+      documentGate: (def) => k.documentGates.push({ ...def, plugin }),
+      graphql: () => k.graphql,
     };
   }
 
@@ -352,6 +358,15 @@ export class Kernel {
    * admin (Authenticator.resolveSync); use `authenticate`. */
   session(headers: Headers): Session {
     return this.auth.resolveSync(headers);
+  }
+
+  private engine: GraphQLEngine | undefined;
+
+  /** The server's GraphQL engine (core/graphql), made on first use: the one that serves
+   * /v1/graphql and the transports plugins add (KernelApi.graphql). */
+  get graphql(): GraphQLEngine {
+    this.engine ??= new GraphQLEngine(this);
+    return this.engine;
   }
 
   state(): Committed {
