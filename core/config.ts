@@ -215,6 +215,25 @@ export type ServerConfig = {
 export class ConfigError extends Error {}
 
 /** Reads flags and environment; throws ConfigError naming the offending flag or variable. */
+/** `--help`: every option with its environment variable and default. */
+export function helpText(): string {
+  const show = (d: unknown) => (d === undefined ? '(none)' : Array.isArray(d) ? (d.length ? d.join(',') : '(none)') : String(d));
+  const rows = Object.values(OPTIONS).map((o) => [`--${o.flag}`, o.env, show(o.default)]);
+  const w0 = Math.max(...rows.map((r) => r[0]!.length));
+  const w1 = Math.max(...rows.map((r) => r[1]!.length));
+  return [
+    'Usage: svc [serve] [--flag value | --flag=value]...',
+    '',
+    'Every option is a flag or an environment variable; the flag wins. Boolean flags may be given alone.',
+    '',
+    `${'flag'.padEnd(w0)}  ${'environment variable'.padEnd(w1)}  default`,
+    ...rows.map((r) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]}`),
+    '',
+    '--help     this text',
+    '--version  the version',
+  ].join('\n');
+}
+
 export function loadConfig(argv: string[], env: Record<string, string | undefined>): ServerConfig {
   const flags = new Map<string, string>();
   const byFlag = new Map<string, (typeof OPTIONS)[keyof Options]>(Object.values(OPTIONS).map((o) => [o.flag, o]));

@@ -6,7 +6,7 @@
 // First: graphql-js reads NODE_ENV when it loads (production-mode.ts).
 import './production-mode.js';
 import { serve } from '@hono/node-server';
-import { ConfigError, loadConfig } from '../core/config.js';
+import { ConfigError, helpText, loadConfig } from '../core/config.js';
 import { createLogger, errorDetail } from '../core/log.js';
 import { BootError } from '../core/kernel/kernel.js';
 import { SvcError } from '../core/errors.js';
@@ -15,9 +15,20 @@ import { EmbeddedPgError } from './embedded.js';
 import { VERSION } from './app.js';
 
 async function main() {
+  let args = process.argv.slice(2);
+  // `svc serve ...`, as Hasura's `graphql-engine serve`: the only command.
+  if (args[0] === 'serve') args = args.slice(1);
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${helpText()}\n`);
+    return;
+  }
+  if (args.includes('--version')) {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
   let config;
   try {
-    config = loadConfig(process.argv.slice(2), process.env);
+    config = loadConfig(args, process.env);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`svc: configuration error: ${e.message}\n`);

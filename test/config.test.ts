@@ -1,6 +1,8 @@
 /** Configuration from flags and SVC_GRAPHQL_* variables: defaults, precedence, and errors that name the culprit. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../core/config.js';
+import { execFileSync } from 'node:child_process';
+import { ConfigError, helpText, loadConfig } from '../core/config.js';
+import { VERSION } from '../server/app.js';
 
 describe('loadConfig', () => {
   it('has working defaults', () => {
@@ -78,4 +80,27 @@ describe('loadConfig', () => {
       expect(() => loadConfig(argv, env)).toThrow(message);
     });
   }
+});
+
+describe('--help and --version', () => {
+  it('the help lists every option with its environment variable and default', () => {
+    const text = helpText();
+    const lines = text.split('\n');
+    for (const [flag, env, dflt] of [
+      ['--server-port', 'SVC_GRAPHQL_SERVER_PORT', '8080'],
+      ['--stringify-numeric-types', 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', 'false'],
+      ['--enabled-apis', 'SVC_GRAPHQL_ENABLED_APIS', 'graphql,metadata,config,pgdump'],
+      ['--admin-secret', 'SVC_GRAPHQL_ADMIN_SECRET', '(none)'],
+    ]) {
+      expect(lines.find((l) => l.startsWith(`${flag} `))?.split(/\s+/), flag).toEqual([flag, env, dflt]);
+    }
+    // Every option loadConfig knows is listed.
+    expect(lines.filter((l) => /^--[a-z]/.test(l) && !/^--(help|version) /.test(l))).toHaveLength(Object.keys(loadConfig([], {})).length);
+  });
+
+  it('the server prints them and exits 0, with or without the serve command', () => {
+    const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], { encoding: 'utf8' });
+    expect(run('--version').trim()).toBe(VERSION);
+    expect(run('serve', '--help')).toBe(`${helpText()}\n`);
+  }, 60_000);
 });
