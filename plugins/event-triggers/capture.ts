@@ -91,11 +91,12 @@ export function triggerOfFunction(fn: string): { trigger: string; op: Op } | und
   return m ? { trigger: m[1]!, op: m[2] as Op } : undefined;
 }
 
-/** What a row's JSON is: all its columns, or the listed ones (under their names). */
+/** What a row's JSON is: all its columns, or the listed ones (under their names). `payload.*` is
+ * the whole row even when a column is named like the subquery. */
 function rowJson(rec: 'OLD' | 'NEW', cols: SubscribeColumns): string {
   if (cols === '*') return `to_jsonb(${rec})`;
   const fields = cols.map((c) => `${rec}.${quoteIdent(c)} as ${quoteIdent(c)}`).join(', ');
-  return `to_jsonb((select r from (select ${fields}) r))`;
+  return `(select to_jsonb(payload.*) from (select ${fields}) payload)`;
 }
 
 /** An UPDATE fires only when a listened column changed. record_image_ne (the `*<>` operator,

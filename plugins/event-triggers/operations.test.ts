@@ -313,6 +313,19 @@ describe('metadata: export, replace, dependencies', () => {
     await s.runSql('alter table hge_tests.test_t1 rename column c1_new to c1');
   });
 
+  it('payload and listened columns may have any name', async () => {
+    await s.runSql(`create table odd (id int, payload text, "Mixed_Case" int, "select" int)`);
+    expect(await q({ type: 'track_table', args: { name: 'odd' } })).toMatchObject(ok);
+    expect(await create({ ...base, name: 'odd', table: 'odd', insert: { columns: '*', payload: ['payload', 'Mixed_Case', 'select'] }, update: { columns: ['Mixed_Case'] } })).toMatchObject(ok);
+    await s.runSql(`insert into odd values (1, 'p', 2, 3); update odd set payload = 'q'; update odd set "Mixed_Case" = 4`);
+    const logs = (await m({ type: 'pg_get_event_logs', args: { name: 'odd' } })).body.reverse();
+    expect(logs.map((e: any) => [e.payload.op, e.payload.data.new])).toEqual([
+      ['INSERT', { payload: 'p', Mixed_Case: 2, select: 3 }],
+      ['UPDATE', { id: 1, payload: 'q', Mixed_Case: 4, select: 3 }],
+    ]);
+    await s.runSql('drop table odd cascade');
+  });
+
   it('untrack_table and clear_metadata remove the triggers and their SQL', async () => {
     expect(await create(base)).toMatchObject(ok);
     expect(await q({ type: 'untrack_table', args: { table: t1 } })).toMatchObject(ok);
