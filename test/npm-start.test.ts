@@ -29,7 +29,7 @@ describe('npm start', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'svc-npm-'));
     chmodSync(dir, 0o755);
     const port = await freePort();
-    const env = { ...process.env, SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'warn' };
+    const env: Record<string, string | undefined> = { ...process.env, SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'warn' };
     for (const k of Object.keys(env)) if (k.startsWith('SVC_GRAPHQL_') && !['SVC_GRAPHQL_DATA_DIR', 'SVC_GRAPHQL_SERVER_PORT', 'SVC_GRAPHQL_LOG_LEVEL'].includes(k)) delete env[k];
     const npm = spawn('npm', ['start', '--silent'], { env, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
