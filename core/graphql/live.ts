@@ -15,6 +15,8 @@ import type { PreparedRequest } from './engine.js';
  * As Hasura does it (its Execute/Subscription): subscribers are grouped in three levels.
  *   - A poller per statement (LiveGroup): one document of one role, whose statement text is the
  *     same for all its subscribers; the values they bind differ (variables, session variables).
+ *     A live query may select several root fields, as in Hasura: its poller has a statement per
+ *     field (each multiplexed), and a result is the fields' texts together.
  *   - A cohort per distinct binding (LiveBinding.key) of a poller: subscribers with the same
  *     values get the same result, computed once.
  *   - The subscribers of a cohort, each a sink (a WebSocket operation).
@@ -106,6 +108,8 @@ class Subscriber {
 
 class Cohort {
   readonly subscribers = new Set<Subscriber>();
+  /** Per root field, the values its statement binds. */
+  values: unknown[];
   /** Subscribers that joined before the cohort had a result: the next one goes to them. */
   readonly waiting = new Set<Subscriber>();
   /** The last result's hash and text (a live query's, or a stream's last error). */
@@ -116,8 +120,10 @@ class Cohort {
   dead = false;
   constructor(
     public key: string,
-    public values: unknown,
-  ) {}
+    values: unknown[],
+  ) {
+    this.values = values;
+  }
 }
 
 const hashOf = (text: string) => createHash('md5').update(text).digest('base64');
@@ -136,30 +142,42 @@ class Poller {
   private seq = 0;
   closed = false;
 
+  readonly mode: LiveGroup['mode'];
+
   constructor(
     private readonly live: LiveQueries,
-    readonly group: LiveGroup,
+    readonly id: string,
+    /** A statement per root field, in the document's order. */
+    readonly groups: readonly LiveGroup[],
+    /** The root fields' response keys, as JSON followed by a colon. */
+    private readonly keys: readonly string[],
     readonly build: BuildResult,
-    /** The response around the field's text: `{"data":{"<key>":` ... `}}`. */
-    private readonly prefix: string,
-    private readonly suffix: string,
-    /** Whether errors carry `internal` (the role is admin, or dev mode). */
+    /** Whether errors carry `internal` (the role is admin). */
     private readonly detail: boolean,
-  ) {}
+  ) {
+    this.mode = groups[0]!.mode;
+  }
 
-  add(sub: Subscriber, b: LiveBinding, resume: unknown): void {
-    let c = this.cohorts.get(b.key);
+  private compose(texts: readonly string[]): string {
+    let out = '{"data":{';
+    for (let i = 0; i < texts.length; i++) out += `${i > 0 ? ',' : ''}${this.keys[i]}${texts[i]}`;
+    return `${out}}}`;
+  }
+
+  add(sub: Subscriber, bindings: readonly LiveBinding[], resume: unknown): void {
+    const key = bindings.length === 1 ? bindings[0]!.key : JSON.stringify(bindings.map((b) => b.key));
+    let c = this.cohorts.get(key);
     if (!c) {
-      c = new Cohort(b.key, b.values);
+      c = new Cohort(key, bindings.map((b) => b.values));
       c.resume = resume;
-      this.cohorts.set(b.key, c);
+      this.cohorts.set(key, c);
       this.fresh.add(c);
       this.kick();
     }
     c.subscribers.add(sub);
     sub.poller = this;
     sub.cohort = c;
-    if (this.group.mode === 'live' && c.text !== undefined) this.send(sub, c.hash!, c.text);
+    if (this.mode === 'live' && c.text !== undefined) this.send(sub, c.hash!, c.text);
     else if (c.text === undefined) c.waiting.add(sub);
     this.schedule();
   }
@@ -229,10 +247,10 @@ class Poller {
   }
 
   private async fetchBatch(batch: Cohort[]): Promise<void> {
-    let results: readonly LiveResult[];
-    this.live.fetches++;
+    let results: (readonly LiveResult[])[];
+    this.live.fetches += this.groups.length;
     try {
-      results = await this.group.fetch(batch.map((c) => c.values));
+      results = await Promise.all(this.groups.map((g, i) => g.fetch(batch.map((c) => c.values[i]))));
     } catch (e) {
       // One cohort's values may be what fails: each alone, so the others still get theirs.
       if (batch.length > 1) {
@@ -242,17 +260,22 @@ class Poller {
       this.deliverError(batch[0]!, e);
       return;
     }
-    for (let i = 0; i < batch.length; i++) this.deliver(batch[i]!, results[i]!);
+    for (let i = 0; i < batch.length; i++) this.deliver(batch[i]!, results.map((r) => r[i]!));
   }
 
-  private deliver(c: Cohort, r: LiveResult): void {
+  private deliver(c: Cohort, rs: readonly LiveResult[]): void {
     if (c.dead || this.closed) return;
-    if (this.group.mode === 'live') {
-      this.deliverText(c, this.prefix + r.text + this.suffix);
+    if (this.mode === 'live') {
+      this.deliverText(
+        c,
+        this.compose(rs.map((r) => r.text)),
+      );
       return;
     }
+    // A stream has one root field.
+    const r = rs[0]!;
     if (!r.empty) {
-      const text = this.prefix + r.text + this.suffix;
+      const text = this.compose([r.text]);
       c.hash = undefined;
       c.text = '';
       c.waiting.clear();
@@ -298,7 +321,7 @@ class Poller {
   /** A stream's cohort after its cursor moved (Note [Multiplexed live queries]). */
   private rekey(c: Cohort, next: NonNullable<LiveResult['next']>): void {
     if (this.cohorts.get(c.key) === c) this.cohorts.delete(c.key);
-    c.values = next.values;
+    c.values = [next.values];
     c.resume = next.resume;
     c.key = this.cohorts.has(next.key) ? `${next.key}\u0000${++this.seq}` : next.key;
     this.cohorts.set(c.key, c);
@@ -312,7 +335,8 @@ class Poller {
 }
 
 export class LiveQueries {
-  private readonly pollers = new Map<LiveGroup, Poller>();
+  /** By the ids of their statements (groups). */
+  private readonly pollers = new Map<string, Poller>();
   fetches = 0;
 
   constructor(
@@ -334,41 +358,50 @@ export class LiveQueries {
     };
   }
 
-  /** Puts a subscriber in the poller and cohort of its binding; an error when it cannot be. */
+  /** Puts a subscriber in the poller and cohort of its bindings; an error when it cannot be. */
   private place(sub: Subscriber, op: PreparedRequest, resume: unknown): GqlError | undefined {
     const { entries } = op.fields;
-    const planned = entries.filter((e) => e.plan);
-    if (op.fields.introspection.length > 0 || planned.length !== 1) {
-      return gqlError('not-supported', 'a subscription must select exactly one root field that is not an introspection field');
+    // Hasura's rules (buildSubscriptionPlan): no introspection at the root; a stream alone.
+    if (op.fields.introspection.length > 0 || entries.some((e) => !e.plan)) {
+      return gqlError('not-supported', 'Introspection at root field level is not supported over subscriptions');
     }
-    const field = planned[0]!;
-    if (!field.plan!.live) return gqlError('not-supported', `the field "${field.responseKey}" cannot be subscribed to`);
     const detail = op.ctx.session.isAdmin;
-    let binding: LiveBinding;
-    try {
-      binding = field.plan!.live(op.ctx, resume);
-    } catch (e) {
-      if (e instanceof SvcError && e.status < 500) return fromSvcError(e, detail);
-      this.host.log.error('live-query', { message: 'planning a subscription failed unexpectedly', error: errorDetail(e) });
-      return gqlError('unexpected', 'internal error: the request could not be completed; see the server log');
+    const bindings: LiveBinding[] = [];
+    for (const e of entries) {
+      if (!e.plan!.live) return gqlError('not-supported', `the field "${e.responseKey}" cannot be subscribed to`);
+      try {
+        bindings.push(e.plan!.live(op.ctx, resume));
+      } catch (err) {
+        if (err instanceof SvcError && err.status < 500) return fromSvcError(err, detail);
+        this.host.log.error('live-query', { message: 'planning a subscription failed unexpectedly', error: errorDetail(err) });
+        return gqlError('unexpected', 'internal error: the request could not be completed; see the server log');
+      }
     }
-    let poller = this.pollers.get(binding.group);
+    const streams = bindings.filter((b) => b.group.mode === 'stream').length;
+    if (streams > 0 && streams < bindings.length) return gqlError('not-supported', 'streaming and livequery subscriptions cannot be executed in the same subscription');
+    if (streams > 1) return gqlError('not-supported', 'exactly one root field is allowed for streaming subscriptions');
+    const id = bindings.map((b) => this.groupId(b.group)).join(',');
+    let poller = this.pollers.get(id);
     if (!poller) {
-      // The other root entries are constants (`__typename`), spliced around the field's text.
-      const at = entries.indexOf(field);
-      const constant = (e: (typeof entries)[number]) => `${e.key}${e.text ?? 'null'}`;
-      const prefix = `{"data":{${entries.slice(0, at).map((e) => `${constant(e)},`).join('')}${field.key}`;
-      const suffix = `${entries.slice(at + 1).map((e) => `,${constant(e)}`).join('')}}}`;
-      poller = new Poller(this, binding.group, op.build, prefix, suffix, detail);
-      this.pollers.set(binding.group, poller);
+      poller = new Poller(this, id, bindings.map((b) => b.group), entries.map((e) => e.key), op.build, detail);
+      this.pollers.set(id, poller);
     }
-    poller.add(sub, binding, resume);
+    poller.add(sub, bindings, resume);
     return undefined;
+  }
+
+  private readonly groupIds = new WeakMap<LiveGroup, number>();
+  private nextGroupId = 0;
+
+  private groupId(g: LiveGroup): number {
+    let id = this.groupIds.get(g);
+    if (id === undefined) this.groupIds.set(g, (id = ++this.nextGroupId));
+    return id;
   }
 
   drop(p: Poller): void {
     p.close();
-    if (this.pollers.get(p.group) === p) this.pollers.delete(p.group);
+    if (this.pollers.get(p.id) === p) this.pollers.delete(p.id);
   }
 
   stale(p: Poller): boolean {

@@ -9,6 +9,7 @@ import {
   Kind,
   NoUnusedVariablesRule,
   parse,
+  SingleFieldSubscriptionsRule,
   specifiedRules,
   validate,
   type DirectiveNode,
@@ -126,9 +127,10 @@ export function prepareDocument(document: DocumentNode, query: string, operation
 
 const INTROSPECTS = /__schema\b|__type\b/;
 
-/** graphql-js's rules but one: Hasura accepts an operation that declares a variable it does not
- * use (a client may share one variable set between several operations). */
-const RULES = specifiedRules.filter((r) => r !== NoUnusedVariablesRule);
+/** graphql-js's rules but two: Hasura accepts an operation that declares a variable it does not
+ * use (a client may share one variable set between several operations), and a live query that
+ * selects several root fields (core/graphql/live.ts says which subscriptions it serves). */
+const RULES = specifiedRules.filter((r) => r !== NoUnusedVariablesRule && r !== SingleFieldSubscriptionsRule);
 
 /** The variables read by `@include(if: $v)`/`@skip(if: $v)` anywhere in the root selection. */
 function rootConditionVariables(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>(), out = new Set<string>()): Set<string> {

@@ -22,6 +22,7 @@ import type {
   RowOf,
   RowsIR,
   ScalarType,
+  SelectOptions,
   UpdateIR,
   Value,
 } from '../database/index.js';
@@ -112,6 +113,10 @@ class Compiler {
   readonly params: ParamSource[] = [];
   private n = 0;
 
+  /** How a statement reads its n-th parameter (1-based): a bind parameter, or a column of the
+   * row of a multiplexed statement (Note [Multiplexed statements]). */
+  constructor(private readonly ref: (n: number) => string = (n) => `$${n}::text`) {}
+
   alias(): string {
     return `_t${this.n++}`;
   }
@@ -121,7 +126,7 @@ class Compiler {
    * the string 'true' for a bool parameter as false, and JSON-encodes a string for a json one). */
   param(v: Value, json = false, format?: (x: unknown) => string): string {
     this.params.push(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
-    return `$${this.params.length}::text`;
+    return this.ref(this.params.length);
   }
 
   /** A value bound as text and cast to `scalar`'s type (an array given as a JSON array goes as
@@ -362,18 +367,53 @@ class Compiler {
   }
 }
 
-export function compileSelect(ir: RootIR): CompiledQuery {
-  const c = new Compiler();
+/*
+ * Note [Multiplexed statements]
+ * A live query is refetched for many subscribers whose statements differ only in the values they
+ * bind (Note [Multiplexed live queries] in core/graphql/live.ts). Such a statement is compiled
+ * once more in a mode where every parameter reference, which is `$n::text` in a statement of one
+ * binding, is the column `_svc_m."pn"` of a row instead, and the statement of one binding becomes
+ * a lateral subquery over the rows of all of them:
+ *
+ *   select _svc_m."i", _svc_r."json" from unnest(($1::text)::text[], ($2::text)::text[], ...)
+ *     with ordinality as _svc_m("p1", "p2", ..., "i")
+ *     left join lateral (<the statement of one binding>) as _svc_r on true order by _svc_m."i"
+ *
+ * Parameter n is bound to the array of every binding's n-th text (an array literal, NULLs kept),
+ * so a batch of bindings is one statement and one round trip, and PostgreSQL reads each binding's
+ * rows as it would for that binding alone (a nested loop over the unnest, each inner plan the
+ * one-binding plan). It is one mechanism for every statement: the compiler only changes how a
+ * parameter is read, so whatever a root field compiles to (filters, relationships, aggregates,
+ * function calls, session variables) is multiplexed as it is. A statement without parameters
+ * still unnests one array (of NULLs) to have a row per binding. The statement text depends on the
+ * IR only, so it is prepared once per connection like the others.
+ */
+const MUX = '_svc_m';
+
+export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
+  const c = new Compiler(opts.multiplexed ? (n) => `${MUX}."p${n}"` : undefined);
   const t = c.alias();
   let sql: string;
   if (ir.k === 'aggregate') sql = `select (${c.aggregate(ir.agg, t, undefined)})::text as json`;
   else {
     const r = c.rows(ir.rows, t, undefined);
-    sql = ir.single
-      ? `select coalesce((select ${c.object(ir.select, t)} from ${r.from} limit 1)::text, 'null') as json`
-      : `select coalesce(json_agg(${c.object(ir.select, t)}${r.order}), '[]')::text as json from ${r.from}`;
+    if (ir.single) sql = `select coalesce((select ${c.object(ir.select, t)} from ${r.from} limit 1)::text, 'null') as json`;
+    else {
+      // A stream's cursor: the first order key of the last row in the order of the list.
+      const cursor = ir.cursor ? `, (array_agg((${t}."__svc_o0")::text${r.order}))[count(*)::int4] as cursor` : '';
+      sql = `select coalesce(json_agg(${c.object(ir.select, t)}${r.order}), '[]')::text as json${cursor} from ${r.from}`;
+    }
   }
-  return { sql, params: c.params };
+  if (!opts.multiplexed) return { sql, params: c.params };
+  const n = c.params.length;
+  const columns = n === 0 ? ['"p0"'] : c.params.map((_, i) => `"p${i + 1}"`);
+  const arrays = columns.map((_, i) => `($${i + 1}::text)::text[]`);
+  const out = ir.k === 'select' && ir.cursor ? '_svc_r."json", _svc_r."cursor"' : '_svc_r."json"';
+  return {
+    sql: `select ${MUX}."i", ${out} from unnest(${arrays.join(', ')}) with ordinality as ${MUX}(${columns.join(', ')}, "i") left join lateral (${sql}) as _svc_r on true order by ${MUX}."i"`,
+    params: c.params,
+    batch: (rows) => (n === 0 ? [arrayLiteral(rows.map(() => null))] : c.params.map((_, i) => arrayLiteral(rows.map((r) => r[i] ?? null)))),
+  };
 }
 
 /*

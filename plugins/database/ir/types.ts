@@ -132,10 +132,19 @@ export type AggregateOp =
   /** `sum`, `avg`, `min`, `max`, `stddev`...: the function applied per column. */
   | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string; asText?: boolean }[] };
 
-/** A root field of a query. `single`: one object or null (`_by_pk`); else a list. */
+/** A root field of a query. `single`: one object or null (`_by_pk`); else a list. `cursor`
+ * (a streaming subscription's list): the statement also returns, as the text column `cursor`,
+ * the first order key of the last row (null when there is none), where the stream goes on. */
 export type RootIR =
-  | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean }
+  | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean; cursor?: boolean }
   | { k: 'aggregate'; agg: AggregateIR };
+
+/** How `Dialect.compileSelect` compiles. `multiplexed`: one statement for many bindings of the
+ * same parameters (live queries, Note [Live queries] in core/plugin.ts): the dialect's
+ * CompiledQuery then has `batch`, and its rows carry the binding's index. */
+export interface SelectOptions {
+  multiplexed?: boolean;
+}
 
 /*
  * Note [Mutations in the IR]
@@ -240,4 +249,8 @@ export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & U
 export interface CompiledQuery {
   sql: string;
   params: ParamSource[];
+  /** A multiplexed statement (SelectOptions): its bind parameters for many bindings, each the
+   * texts of `params` (as one statement would bind them); its rows are `{i, json, cursor?}`,
+   * one per binding, `i` its 1-based index, in order. */
+  batch?: (rows: readonly (readonly (string | null)[])[]) => unknown[];
 }

@@ -60,6 +60,8 @@ export interface SelectPermissionIR {
   allowAggregations: boolean;
   /** The root fields the role gets (`query_root_fields`); undefined: all. */
   queryRootFields?: readonly string[];
+  /** The subscription root fields the role gets (`subscription_root_fields`); undefined: all. */
+  subscriptionRootFields?: readonly string[];
   /** Scalar computed fields the role may read (`computed_fields`). */
   computedFields: ReadonlySet<string>;
 }
@@ -279,6 +281,7 @@ export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelCo
       limit: typeof perm.limit === 'number' ? perm.limit : undefined,
       allowAggregations: perm.allow_aggregations === true,
       queryRootFields: Array.isArray(perm.query_root_fields) ? (perm.query_root_fields as string[]) : undefined,
+      subscriptionRootFields: Array.isArray(perm.subscription_root_fields) ? (perm.subscription_root_fields as string[]) : undefined,
       computedFields: new Set(Array.isArray(perm.computed_fields) ? (perm.computed_fields as string[]) : []),
     });
   }

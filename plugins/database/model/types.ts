@@ -5,7 +5,7 @@
 import type * as v from 'valibot';
 import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
 import type { FunctionModel, TableModel } from './resolved.js';
-import type { CompiledQuery, MutationIR, RootIR } from '../ir/types.js';
+import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -180,6 +180,8 @@ export interface SourceConnection {
   transaction(opts?: { readOnly?: boolean }): Promise<SqlTransaction>;
   /** Checks that the source can be reached (used by add_source). */
   ping(): Promise<void>;
+  /** Connections in use (by a statement or held by a transaction) and the pool's size, for metrics. */
+  stats?(): { inUse: number; max: number };
   close(): Promise<void>;
 }
 
@@ -287,7 +289,7 @@ export interface Dialect {
   compile?(ir: BoolExp, table: QualifiedTable): SqlFragment;
   /** Query IR -> one statement whose single row has one text column `json`: the root field's
    * value (Note [Values in the IR] in ir/types.ts). A kind without it serves no queries. */
-  compileSelect?(ir: RootIR): CompiledQuery;
+  compileSelect?(ir: RootIR, opts?: SelectOptions): CompiledQuery;
   /** Mutation IR -> one statement whose single row has `json` (text), the field's value; it
    * fails (`mutationFailure`) when it must not be written (Note [Mutations in the IR]). A kind
    * without it serves no mutations. */

@@ -11,6 +11,7 @@ import { fieldSources, ofSource, sourceNames } from './names.js';
 import { namespaceField } from './namespace.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
+import { streamRootFields } from './subscription.js';
 
 /** Hasura's admin role: every table, no permission. */
 export const ADMIN_ROLE = 'admin';
@@ -21,10 +22,12 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
   return new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions, db.stringifyNumericTypes);
 }
 
-export function tableRootFields(rs: RoleSchema): Record<string, RootFieldDef> {
+/** `root`: the query root, or the subscription root, where the same fields are live queries
+ * (Note [Live queries] in core/plugin.ts) as `subscription_root_fields` allows. */
+export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query'): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
   const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate'>, t: RoleTable, config: FieldConfig) => {
-    const allowed = t.perm?.queryRootFields;
+    const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
     if (allowed && !allowed.includes(kind)) return;
     const rf = t.model.rootFields[kind];
     query[sourceNames(t.source).field(rf.name)] = ofSource(t.source, {
@@ -92,7 +95,7 @@ export function functionRootFields(rs: RoleSchema): { query: Record<string, Root
 }
 
 /** The fields of sources with a `root_fields.namespace` moved under one field per source (namespace.ts). */
-function namespaced(fields: Record<string, RootFieldDef>, kind: 'query' | 'mutation', types: TypeRegistry): Record<string, RootFieldDef> {
+function namespaced(fields: Record<string, RootFieldDef>, kind: 'query' | 'mutation' | 'subscription', types: TypeRegistry): Record<string, RootFieldDef> {
   const out: Record<string, RootFieldDef> = {};
   const groups = new Map<string, { names: ReturnType<typeof sourceNames>; fields: Record<string, RootFieldDef> }>();
   for (const [name, def] of Object.entries(fields)) {
@@ -107,7 +110,7 @@ function namespaced(fields: Record<string, RootFieldDef>, kind: 'query' | 'mutat
     g.fields[name] = def;
   }
   for (const [ns, g] of groups) {
-    out[ns] = namespaceField(ns, g.names.type(`${ns}_${kind === 'query' ? 'query' : 'mutation_frontend'}`), kind, g.fields, types);
+    out[ns] = namespaceField(ns, g.names.type(`${ns}_${kind === 'mutation' ? 'mutation_frontend' : kind}`), kind, g.fields, types);
   }
   return out;
 }
@@ -121,6 +124,9 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
       const out: SchemaContribution = { query: namespaced({ ...tableRootFields(rs), ...fns.query }, 'query', types) };
       const mutation = namespaced({ ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation }, 'mutation', types);
       if (Object.keys(mutation).length) out.mutation = mutation;
+      // Every query root field is a live query too, and each table has its stream (./subscription.ts).
+      const subscription = namespaced({ ...tableRootFields(rs, 'subscription'), ...streamRootFields(rs, types), ...fns.query }, 'subscription', types);
+      if (Object.keys(subscription).length) out.subscription = subscription;
       return out;
     },
   };

@@ -18,7 +18,7 @@ interface Inner {
   plan?: FieldPlan;
 }
 
-export function namespaceField(namespace: string, typeName: string, kind: 'query' | 'mutation', fields: Record<string, RootFieldDef>, types: TypeRegistry): RootFieldDef {
+export function namespaceField(namespace: string, typeName: string, kind: 'query' | 'mutation' | 'subscription', fields: Record<string, RootFieldDef>, types: TypeRegistry): RootFieldDef {
   const type =
     (types.get(typeName) as GraphQLObjectType | undefined) ??
     types.define(

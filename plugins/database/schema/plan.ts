@@ -27,6 +27,7 @@ import type {
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
 import type { ResolvedSource, SqlExecutor, SqlTransaction } from '../model/types.js';
 import { tn } from './names.js';
+import { liveOf } from './subscription.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 
 /*
@@ -505,7 +506,7 @@ export function defaultsOf(input: PlanInput): Record<string, Arg> {
   return out;
 }
 
-function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner }, fn?: RoleFunction): RootIR {
+export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner }, fn?: RoleFunction): RootIR {
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
   if (p) p.planner = planner;
   const field = input.field;
@@ -606,6 +607,8 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       }
       return { sql: q.sql, params, plan: rows.map((r) => r['QUERY PLAN']!) };
     },
+    // Note [Live queries]: the field as a subscription (./subscription.ts), compiled on first use.
+    live: liveOf(kind, t, rs, input, fn),
   };
 }
 

@@ -1,0 +1,181 @@
+/**
+ * Subscriptions over real WebSockets against real PostgreSQL: live queries (every query root
+ * field under the subscription root), multiplexed (Note [Multiplexed live queries] in
+ * core/graphql/live.ts, Note [Multiplexed statements] in the PostgreSQL compiler), with each
+ * subscriber's permissions, and streams (Note [Streaming subscriptions] in ./subscription.ts).
+ */
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { useServer } from '../../../test/helpers.js';
+import { Client, until, useListening } from '../../../test/ws-helpers.js';
+import { DatabaseToken, type DatabaseService, type SqlExecutor } from '../index.js';
+
+const SEED = `
+create table author (id serial primary key, name text not null);
+create table article (id serial primary key, author_id int not null references author(id), title text not null);
+insert into author (name) values ('ann'), ('bob'), ('cy');
+insert into article (author_id, title) values (1, 'a1'), (2, 'b1'), (1, 'a2');
+create function articles_of(who int) returns setof article language sql stable as $$ select * from article where author_id = who $$;
+`;
+
+const server = useServer(SEED, { config: { liveQueriesRefetchInterval: 40 } });
+const net = useListening(server);
+const admin = {};
+const user = (id: number) => ({ headers: { 'X-Svc-Role': 'user', 'X-Svc-User-Id': String(id) } });
+
+/** Statements the source ran that serve live queries, with how many subscribers' rows each answered. */
+const liveStatements: { sql: string; rows: number }[] = [];
+
+beforeAll(async () => {
+  const r = await server.metadata({
+    type: 'bulk',
+    args: [
+      { type: 'pg_track_table', args: { table: 'author' } },
+      { type: 'pg_track_table', args: { table: 'article' } },
+      { type: 'pg_track_function', args: { function: 'articles_of' } },
+      { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+      { type: 'pg_create_select_permission', args: { table: 'article', role: 'user', permission: { columns: ['id', 'title', 'author_id'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, allow_aggregations: true } } },
+      { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], filter: {} } } },
+      { type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { columns: ['title'], set: { author_id: 'X-Svc-User-Id' }, check: {} } } },
+    ],
+  });
+  expect(r.status, r.text).toBe(200);
+  const db = server.kernel.api.use(DatabaseToken) as DatabaseService;
+  const exec = db.resolved(server.kernel.state().build).sources.get('default')!.connection!.executor as SqlExecutor;
+  const query = exec.query.bind(exec);
+  exec.query = async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) => {
+    const rows = await query<T>(sql, params, opts);
+    if (sql.includes('with ordinality as _svc_m')) liveStatements.push({ sql, rows: rows.length });
+    return rows;
+  };
+});
+
+beforeEach(async () => {
+  // Clients the previous test closed leave the server asynchronously.
+  await until(() => server.graphql.live.stats().subscribers === 0, 'the last test\'s subscribers to leave');
+  await server.sql`delete from article where id > 3`;
+});
+
+const live = () => server.graphql.live.stats();
+/** Waits until the live queries ran `n` more statements than now (refetches happened). */
+const refetches = async (n: number) => {
+  const start = live().fetches;
+  await until(() => live().fetches >= start + n, `${n} refetches`);
+};
+
+const BY_AUTHOR = 'subscription ($id: Int!) { article(where: {author_id: {_eq: $id}}, order_by: {id: asc}) { id title } }';
+
+describe('live queries', () => {
+  it('graphql-ws: the result at once, a new one after a mutation, nothing once stopped', async () => {
+    const c = await Client.init(net.url, 'graphql-ws', admin);
+    c.send({ type: 'start', id: 's', payload: { query: BY_AUTHOR, variables: { id: 1 } } });
+    expect(await c.next('s')).toEqual({ type: 'data', id: 's', payload: { data: { article: [{ id: 1, title: 'a1' }, { id: 3, title: 'a2' }] } } });
+    expect(await server.gql('mutation { insert_article_one(object: {author_id: 1, title: "a3"}) { id } }')).toEqual({ data: { insert_article_one: { id: 4 } } });
+    expect(await c.next('s')).toEqual({ type: 'data', id: 's', payload: { data: { article: [{ id: 1, title: 'a1' }, { id: 3, title: 'a2' }, { id: 4, title: 'a3' }] } } });
+    // A control subscription of the same cohort shows when the stopped one would have had news.
+    c.send({ type: 'start', id: 'control', payload: { query: BY_AUTHOR, variables: { id: 1 } } });
+    expect((await c.next('control')).payload.data.article).toHaveLength(3);
+    c.send({ type: 'stop', id: 's' });
+    await until(() => live().subscribers === 1, 'the subscriber to leave');
+    await server.gql('mutation { insert_article_one(object: {author_id: 1, title: "a4"}) { id } }');
+    expect((await c.next('control')).payload.data.article).toHaveLength(4);
+    expect(c.unread()).toEqual([]);
+    c.close();
+  });
+
+  it('graphql-transport-ws: subscribe, next at once, a mutation on the same socket, next, complete from the client', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', admin);
+    const doc = 'subscription { author_by_pk(id: 2) { name } }';
+    c.send({ type: 'subscribe', id: 'live', payload: { query: doc } });
+    expect(await c.next('live')).toEqual({ type: 'next', id: 'live', payload: { data: { author_by_pk: { name: 'bob' } } } });
+    c.send({ type: 'subscribe', id: 'm', payload: { query: 'mutation { update_author_by_pk(pk_columns: {id: 2}, _set: {name: "bobby"}) { id } }' } });
+    expect(await c.next('m')).toEqual({ type: 'next', id: 'm', payload: { data: { update_author_by_pk: { id: 2 } } } });
+    expect(await c.next('m')).toEqual({ type: 'complete', id: 'm' });
+    expect(await c.next('live')).toEqual({ type: 'next', id: 'live', payload: { data: { author_by_pk: { name: 'bobby' } } } });
+    c.send({ type: 'subscribe', id: 'control', payload: { query: doc } });
+    expect((await c.next('control')).payload).toEqual({ data: { author_by_pk: { name: 'bobby' } } });
+    c.send({ type: 'complete', id: 'live' });
+    await until(() => live().subscribers === 1, 'the subscriber to leave');
+    await server.sql`update author set name = 'bob' where id = 2`;
+    expect((await c.next('control')).payload).toEqual({ data: { author_by_pk: { name: 'bob' } } });
+    expect(c.unread()).toEqual([]);
+    c.close();
+  });
+
+  it('aggregates, functions and relationships are live too; an unchanged result is not sent again', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', admin);
+    c.send({ type: 'subscribe', id: 'agg', payload: { query: 'subscription { article_aggregate(where: {author_id: {_eq: 1}}) { aggregate { count } } }' } });
+    c.send({ type: 'subscribe', id: 'fn', payload: { query: 'subscription { articles_of(args: {who: 2}) { title author { name } } }' } });
+    expect((await c.next('agg')).payload).toEqual({ data: { article_aggregate: { aggregate: { count: 2 } } } });
+    expect((await c.next('fn')).payload).toEqual({ data: { articles_of: [{ title: 'b1', author: { name: 'bob' } }] } });
+    await refetches(6);
+    expect(c.unread()).toEqual([]);
+    await server.sql`insert into article (author_id, title) values (2, 'b2')`;
+    expect((await c.next('fn')).payload).toEqual({ data: { articles_of: [{ title: 'b1', author: { name: 'bob' } }, { title: 'b2', author: { name: 'bob' } }] } });
+    await refetches(4);
+    expect(c.unread()).toEqual([]);
+    c.close();
+  });
+
+  it('subscribers whose variables differ share one SQL statement per refetch', async () => {
+    const a = await Client.init(net.url, 'graphql-ws', admin);
+    const b = await Client.init(net.url, 'graphql-transport-ws', admin);
+    a.send({ type: 'start', id: '1', payload: { query: BY_AUTHOR, variables: { id: 1 } } });
+    b.send({ type: 'subscribe', id: '1', payload: { query: BY_AUTHOR, variables: { id: 2 } } });
+    b.send({ type: 'subscribe', id: '2', payload: { query: BY_AUTHOR, variables: { id: 1 } } });
+    expect((await a.next('1')).payload).toEqual({ data: { article: [{ id: 1, title: 'a1' }, { id: 3, title: 'a2' }] } });
+    expect((await b.next('1')).payload).toEqual({ data: { article: [{ id: 2, title: 'b1' }] } });
+    expect((await b.next('2')).payload).toEqual({ data: { article: [{ id: 1, title: 'a1' }, { id: 3, title: 'a2' }] } });
+    // One poller (one statement), two cohorts (two distinct values), three subscribers.
+    expect(live()).toMatchObject({ pollers: 1, cohorts: 2, subscribers: 3 });
+    const before = liveStatements.length;
+    await refetches(5);
+    const during = liveStatements.slice(before);
+    expect(during.length).toBeGreaterThanOrEqual(5);
+    // Every refetch is one statement answering both cohorts.
+    for (const s of during) expect(s.rows).toBe(2);
+    expect(during[0]!.sql).toMatch(/from unnest\(\(\$1::text\)::text\[\]\) with ordinality as _svc_m\("p1", "i"\) left join lateral/);
+    a.close();
+    b.close();
+    await until(() => live().subscribers === 0, 'the subscribers to leave');
+  });
+
+  it('each subscriber has its own permissions: a role sees its rows, another session variable another result', async () => {
+    const one = await Client.init(net.url, 'graphql-ws', user(1));
+    const two = await Client.init(net.url, 'graphql-ws', user(2));
+    const doc = 'subscription { article(order_by: {id: asc}) { id title } }';
+    one.send({ type: 'start', id: 'x', payload: { query: doc } });
+    two.send({ type: 'start', id: 'x', payload: { query: doc } });
+    expect((await one.next('x')).payload).toEqual({ data: { article: [{ id: 1, title: 'a1' }, { id: 3, title: 'a2' }] } });
+    expect((await two.next('x')).payload).toEqual({ data: { article: [{ id: 2, title: 'b1' }] } });
+    expect(live()).toMatchObject({ pollers: 1, cohorts: 2 });
+    // user 2 inserts through the socket (the insert permission sets author_id from the session).
+    two.send({ type: 'start', id: 'ins', payload: { query: 'mutation { insert_article_one(object: {title: "b2"}) { title } }' } });
+    expect((await two.next('ins')).payload).toEqual({ data: { insert_article_one: { title: 'b2' } } });
+    expect((await two.next('x')).payload).toEqual({ data: { article: [{ id: 2, title: 'b1' }, { id: 5, title: 'b2' }].map((r) => ({ ...r, id: expect.any(Number) })) } });
+    await refetches(4);
+    expect(one.unread()).toEqual([]);
+    one.close();
+    two.close();
+  });
+
+  it('a subscription that cannot start is an error: a missing session variable, a field the role lacks, a mutation under subscription', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', { headers: { 'X-Svc-Role': 'user' } });
+    c.send({ type: 'subscribe', id: 'a', payload: { query: 'subscription { article { id } }' } });
+    expect(await c.next('a')).toEqual({ type: 'error', id: 'a', payload: [{ message: 'missing session variable: "x-svc-user-id"', extensions: { path: '$', code: 'not-found' } }] });
+    c.send({ type: 'subscribe', id: 'b', payload: { query: 'subscription { author { id articles { id } } }' } });
+    expect((await c.next('b')).payload[0].extensions.code).toBe('validation-failed');
+    c.send({ type: 'subscribe', id: 'c', payload: { query: 'subscription { __typename author { id } }' } });
+    expect((await c.next('c')).payload).toEqual([{ message: 'Introspection at root field level is not supported over subscriptions', extensions: { path: '$', code: 'not-supported' } }]);
+    expect(live().subscribers).toBe(0);
+    c.close();
+  });
+
+  it('a live query may select several root fields, as in Hasura: one statement per field, one message', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', admin);
+    c.send({ type: 'subscribe', id: 'two', payload: { query: 'subscription ($id: Int!) { a: author_by_pk(id: $id) { name } n: article_aggregate(where: {author_id: {_eq: $id}}) { aggregate { count } } }', variables: { id: 3 } } });
+    expect((await c.next('two')).payload).toEqual({ data: { a: { name: 'cy' }, n: { aggregate: { count: 0 } } } });
+    await server.sql`insert into article (author_id, title) values (3, 'c1')`;
+    expect((await c.next('two')).payload).toEqual({ data: { a: { name: 'cy' }, n: { aggregate: { count: 1 } } } });
+    c.close();
+  });
+});
