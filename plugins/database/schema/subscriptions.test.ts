@@ -179,3 +179,81 @@ describe('live queries', () => {
     c.close();
   });
 });
+
+describe('streaming subscriptions', () => {
+  const STREAM = 'subscription ($from: Int!) { article_stream(batch_size: 2, cursor: {initial_value: {id: $from}}) { id title } }';
+
+  it('rows after the cursor in batches, each row once, new rows as they come', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', admin);
+    c.send({ type: 'subscribe', id: 's', payload: { query: STREAM, variables: { from: 0 } } });
+    expect(await c.next('s')).toEqual({ type: 'next', id: 's', payload: { data: { article_stream: [{ id: 1, title: 'a1' }, { id: 2, title: 'b1' }] } } });
+    expect((await c.next('s')).payload).toEqual({ data: { article_stream: [{ id: 3, title: 'a2' }] } });
+    await refetches(3);
+    expect(c.unread()).toEqual([]);
+    await server.sql`insert into article (author_id, title) values (1, 'x1'), (2, 'x2'), (3, 'x3')`;
+    const ids = [...(await c.next('s')).payload.data.article_stream, ...(await c.next('s')).payload.data.article_stream].map((r: { id: number }) => r.id);
+    expect(ids).toEqual([ids[0], ids[0] + 1, ids[0] + 2]);
+    await refetches(3);
+    expect(c.unread()).toEqual([]);
+    c.close();
+  });
+
+  it('descending order; a later subscriber starts from its own initial value, in the same statement', async () => {
+    const c = await Client.init(net.url, 'graphql-ws', admin);
+    c.send({ type: 'start', id: 'desc', payload: { query: 'subscription { article_stream(batch_size: 10, cursor: [{initial_value: {id: 3}, ordering: DESC}]) { id } }' } });
+    expect((await c.next('desc')).payload).toEqual({ data: { article_stream: [{ id: 2 }, { id: 1 }] } });
+    c.send({ type: 'start', id: 'a', payload: { query: STREAM, variables: { from: 1 } } });
+    c.send({ type: 'start', id: 'b', payload: { query: STREAM, variables: { from: 2 } } });
+    expect((await c.next('a')).payload).toEqual({ data: { article_stream: [{ id: 2, title: 'b1' }, { id: 3, title: 'a2' }] } });
+    expect((await c.next('b')).payload).toEqual({ data: { article_stream: [{ id: 3, title: 'a2' }] } });
+    // a and b are one poller; both cohorts are now at id 3, kept apart.
+    expect(live()).toMatchObject({ pollers: 2, cohorts: 3 });
+    const before = liveStatements.length;
+    await refetches(4);
+    expect(liveStatements.slice(before).some((s) => s.rows === 2)).toBe(true);
+    await server.sql`insert into article (author_id, title) values (2, 'y')`;
+    expect((await c.next('a')).payload.data.article_stream).toEqual([{ id: expect.any(Number), title: 'y' }]);
+    expect((await c.next('b')).payload.data.article_stream).toEqual([{ id: expect.any(Number), title: 'y' }]);
+    c.close();
+  });
+
+  it('the role\'s filter applies, and a custom root field name (select_stream)', async () => {
+    const r = await server.metadata({ type: 'pg_set_table_customization', args: { table: 'author', configuration: { custom_root_fields: { select_stream: 'author_feed' } } } });
+    expect(r.status, r.text).toBe(200);
+    const c = await Client.init(net.url, 'graphql-transport-ws', user(2));
+    c.send({ type: 'subscribe', id: 'mine', payload: { query: 'subscription { article_stream(batch_size: 5, cursor: {initial_value: {id: 0}}) { id title } }' } });
+    expect((await c.next('mine')).payload).toEqual({ data: { article_stream: [{ id: 2, title: 'b1' }] } });
+    c.send({ type: 'subscribe', id: 'feed', payload: { query: 'subscription { author_feed(batch_size: 1, cursor: {initial_value: {name: "b"}}) { name } }' } });
+    expect((await c.next('feed')).payload).toEqual({ data: { author_feed: [{ name: 'bob' }] } });
+    expect((await c.next('feed')).payload).toEqual({ data: { author_feed: [{ name: 'cy' }] } });
+    await server.sql`insert into article (author_id, title) values (1, 'not mine'), (2, 'mine')`;
+    expect((await c.next('mine')).payload.data.article_stream).toEqual([{ id: expect.any(Number), title: 'mine' }]);
+    c.close();
+    await server.metadata({ type: 'pg_set_table_customization', args: { table: 'author', configuration: {} } });
+  });
+
+  it('refusals in Hasura\'s words', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', admin);
+    const err = async (query: string) => {
+      const id = String(Math.random());
+      c.send({ type: 'subscribe', id, payload: { query } });
+      const m = await c.next(id);
+      expect(m.type).toBe('error');
+      return m.payload[0];
+    };
+    expect(await err('subscription { article_stream(batch_size: 1, cursor: []) { id } }')).toEqual({
+      message: 'one streaming column field is expected',
+      extensions: { path: '$.selectionSet.article_stream.args.cursor', code: 'validation-failed' },
+    });
+    expect((await err('subscription { article_stream(batch_size: 1, cursor: {initial_value: {id: 1, title: "a"}}) { id } }')).message).toBe('multiple column cursors are not supported yet');
+    expect((await err('subscription { article_stream(batch_size: -1, cursor: {initial_value: {id: 1}}) { id } }')).extensions.path).toBe('$.selectionSet.article_stream.args.batch_size');
+    expect((await err('subscription { article_stream(batch_size: 1, cursor: {initial_value: {id: 1}}) { id } author { id } }')).message).toBe(
+      'streaming and livequery subscriptions cannot be executed in the same subscription',
+    );
+    expect((await err('subscription { a: article_stream(batch_size: 1, cursor: {initial_value: {id: 1}}) { id } b: article_stream(batch_size: 1, cursor: {initial_value: {id: 2}}) { id } }')).message).toBe(
+      'exactly one root field is allowed for streaming subscriptions',
+    );
+    expect(live().subscribers).toBe(0);
+    c.close();
+  });
+});
