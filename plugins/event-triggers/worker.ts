@@ -27,7 +27,7 @@ import { invocationResponse, nextAttempt, postWebhook, Semaphore, type WebhookRe
  */
 
 export interface WorkerOptions {
-  /** Milliseconds between claims when there is nothing to do. */
+  /** The longest pause between two looks for events, when there is nothing to deliver. */
   fetchIntervalMs: number;
   /** Most events claimed at once per source. */
   batchSize: number;
@@ -88,6 +88,7 @@ export class EventWorker {
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  private waitingForRoom = false;
   private readonly inFlight = new Map<string, InFlight>();
   /** Counters for tests and logs. */
   readonly stats = { claimed: 0, delivered: 0, failed: 0, errored: 0, released: 0 };
@@ -126,39 +127,65 @@ export class EventWorker {
     }
   }
 
+  /*
+   * Note [Polling for events]
+   * A round claims what each source has pending, up to the free delivery slots. A full batch is
+   * followed at once by another round (or, with no slot free, by one when a delivery ends). After
+   * a round that found events the worker looks again within MIN_PAUSE_MS, and each empty round
+   * doubles the pause up to --events-fetch-interval: under a steady stream of changes an event
+   * waits a few milliseconds, and an idle instance polls once per interval.
+   */
   private async loop(): Promise<void> {
+    let pause = 0;
     while (!this.stopping) {
-      let more = false;
+      let claimed = 0;
+      let full = false;
       try {
         for (const [source, st] of this.builds().sources) {
           if (this.stopping) break;
           if (st.triggers.size === 0) continue;
           const room = this.slots.available;
           if (room === 0) {
-            more = true;
+            full = true;
             break;
           }
           const n = Math.min(this.opts.batchSize, room);
           const events = await this.claim(st, n);
           this.stats.claimed += events.length;
+          claimed += events.length;
           for (const e of events) this.launch(source, st, e);
-          if (events.length === n) more = true;
+          if (events.length === n) full = true;
         }
       } catch (e) {
         this.log.warn('event-trigger', { message: 'could not fetch events', error: errorDetail(e) });
       }
       if (this.stopping) break;
-      // A full batch: fetch again at once if there is room, else when a delivery ends.
-      if (more && this.slots.available > 0) continue;
-      await new Promise<void>((resolve) => {
-        const timer = more ? undefined : setTimeout(resolve, this.opts.fetchIntervalMs);
-        this.wake = () => {
-          if (timer) clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      if (full) {
+        pause = 0;
+        if (this.slots.available > 0) continue;
+        await this.waitUntil(undefined, true);
+        continue;
+      }
+      pause = claimed > 0 || pause === 0 ? Math.min(MIN_PAUSE_MS, this.opts.fetchIntervalMs) : Math.min(pause * 2, this.opts.fetchIntervalMs);
+      await this.waitUntil(pause, false);
     }
+  }
+
+  /** Sleeps `ms` (forever when undefined), or until poked or stopped; `forRoom`: also until a
+   * delivery ends. */
+  private waitUntil(ms: number | undefined, forRoom: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = ms === undefined ? undefined : setTimeout(done, ms);
+      this.waitingForRoom = forRoom;
+      const self = this;
+      function done() {
+        if (timer) clearTimeout(timer);
+        self.wake = undefined;
+        self.waitingForRoom = false;
+        resolve();
+      }
+      this.wake = done;
+    });
   }
 
   private async claim(st: SourceTriggers, n: number): Promise<Claimed[]> {
@@ -174,7 +201,7 @@ export class EventWorker {
       .finally(() => {
         this.inFlight.delete(e.id);
         this.slots.release();
-        this.wake?.();
+        if (this.waitingForRoom) this.wake?.();
       });
     this.inFlight.set(e.id, { ctl, done });
   }
@@ -243,6 +270,9 @@ export function payloadText(e: Pick<Claimed, 'id' | 'created_at' | 'trigger_name
     `"delivery_info":{"current_retry":${e.tries},"max_retries":${trigger.numRetries}}}`
   );
 }
+
+/** The shortest pause between two looks for events (Note [Polling for events]). */
+const MIN_PAUSE_MS = 10;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
