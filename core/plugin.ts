@@ -457,7 +457,8 @@ export interface DocumentGateDef {
  * are few, and client traffic must not evict them); a call then costs what a plan-cache hit
  * costs: coerce the variables, run the plans. The outcome is the data's JSON text (the root
  * fields spliced into one object, without the `{"data": ...}` envelope) or the first error with
- * the HTTP status its code has, for a transport that answers in the metadata API's shape.
+ * its HTTP status (400, as Hasura throws a request's errors, or 500 for a coded 500 and for an
+ * unexpected failure), for a transport that answers in the metadata API's shape.
  */
 export interface SavedRequest {
   /** Parsed once by its owner and kept: the engine's prepared entries are keyed on this object. */

@@ -3,6 +3,8 @@ import type { PluginDef } from '../core/plugin.js';
 import database from '../plugins/database/index.js';
 import postgres, { defaultSource } from '../plugins/postgres/index.js';
 import eventTriggers from '../plugins/event-triggers/index.js';
+import queryCollections from '../plugins/query-collections/index.js';
+import metrics from '../plugins/metrics/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, queryCollections, metrics];
 export { defaultSource };

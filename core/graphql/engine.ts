@@ -8,7 +8,7 @@ import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError 
 import type { Context } from 'hono';
 import type { BuildResult, DocumentGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
-import { ERROR_CODES, SvcError, type ErrorCode } from '../errors.js';
+import { SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { readJsonBody } from '../http/body.js';
 import { jsonTypeName } from '../validation.js';
@@ -367,7 +367,9 @@ export class GraphQLEngine {
       return savedError((JSON.parse(answer.text) as { errors: GqlError[] }).errors[0]!);
     } catch (e) {
       if (e instanceof SvcError && e.code) {
-        return { error: { status: e.status, code: e.code, message: e.message, path: e.path, ...(detail && e.internal !== undefined ? { internal: e.internal } : {}) } };
+        // Hasura throws a request's errors as 400s whatever their code (`not-found` for a missing
+        // session variable included); a coded 500 stays one.
+        return { error: { status: e.status >= 500 ? e.status : 400, code: e.code, message: e.message, path: e.path, ...(detail && e.internal !== undefined ? { internal: e.internal } : {}) } };
       }
       this.host.log.error('unexpected-error', { path: 'saved document', error: errorDetail(e) });
       return { error: { status: 500, message: 'internal error: the request could not be completed; see the server log', path: '$', ...(this.host.config.devMode && session.isAdmin ? { internal: errorDetail(e) } : {}) } };
@@ -555,10 +557,10 @@ function checkRequest(req: unknown, at = '$'): { query: string; variables: Recor
 const DATA_PREFIX = '{"data":';
 const MAX_SAVED_VARIANTS = 256;
 
-/** A GraphQL error of a saved document with the HTTP status of its code (Note [Saved documents]). */
+/** A GraphQL error of a saved document (parse, validation, variables: Note [Saved documents]):
+ * a 400, as Hasura throws them. */
 function savedError(e: GqlError): SavedOutcome {
-  const status = (ERROR_CODES as Record<string, number>)[e.extensions.code] ?? 400;
-  return { error: { status, code: e.extensions.code, message: e.message, path: e.extensions.path, ...(e.extensions.internal !== undefined ? { internal: e.extensions.internal } : {}) } };
+  return { error: { status: 400, code: e.extensions.code, message: e.message, path: e.extensions.path, ...(e.extensions.internal !== undefined ? { internal: e.extensions.internal } : {}) } };
 }
 
 /** A GraphQL error as the SvcError of an endpoint that answers in the metadata API's shape. */
