@@ -91,6 +91,7 @@ const OPTIONS = {
   dataDir: { flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', schema: nonEmpty, default: './.svc-data' },
   embeddedPgPort: { flag: 'embedded-pg-port', env: 'SVC_GRAPHQL_EMBEDDED_PG_PORT', schema: port, default: 0 },
   adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined, secret: true },
+  metricsSecret: { flag: 'metrics-secret', env: 'SVC_GRAPHQL_METRICS_SECRET', schema: nonEmpty, default: undefined, secret: true },
   // Authentication modes (core/auth): JWT or webhook, each beside the admin secret.
   jwtSecret: { flag: 'jwt-secret', env: 'SVC_GRAPHQL_JWT_SECRET', schema: jwtSecret, default: undefined, secret: true },
   jwtSecrets: { flag: 'jwt-secrets', env: 'SVC_GRAPHQL_JWT_SECRETS', schema: jwtSecrets, default: undefined, secret: true },

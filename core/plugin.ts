@@ -485,6 +485,8 @@ export type SavedOutcome =
 export interface GraphQLRunner {
   /** Runs a saved document for a session (Note [Saved documents]). */
   runSaved(req: SavedRequest, session: Session, headers: Headers): Promise<SavedOutcome>;
+  /** The plan cache's counters (Note [The plan cache]), for metrics. */
+  stats(): { hits: number; misses: number; evictions: number; size: number };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,8 +501,21 @@ export function token<T>(key: string): Token<T> {
   return { key };
 }
 
+/** One HTTP request, as the `http-log` line records it (for metrics). */
+export interface RequestRecord {
+  /** The route's pattern (`/v1/graphql`, `/api/rest/*`), not the path asked: a bounded set. */
+  route: string;
+  method: string;
+  status: number;
+  /** The metadata operation's type, `graphql`, `explain`..., or null. */
+  operation: string | null;
+  durationMs: number;
+}
+
 export interface KernelEvents {
   metadataChanged: (build: BuildResult, resourceVersion: number) => void;
+  /** After every HTTP request has been answered. */
+  request: (r: RequestRecord) => void;
 }
 
 export interface KernelApi {

@@ -50,15 +50,18 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
       await next();
     } finally {
       if (opts.inFlight) opts.inFlight.n--;
+      const durationMs = Math.round((performance.now() - start) * 1000) / 1000;
+      const operation = c.get('operation') ?? null;
       kernel.log.info('http-log', {
-        operation: { type: c.get('operation') ?? null },
+        operation: { type: operation },
         http_info: {
           status: c.res.status,
           method: c.req.method,
           url: c.req.path,
-          duration_ms: Math.round((performance.now() - start) * 1000) / 1000,
+          duration_ms: durationMs,
         },
       });
+      if (kernel.events.listenerCount('request') > 0) kernel.events.emit('request', { route: c.req.routePath, method: c.req.method, status: c.res.status, operation, durationMs });
     }
   });
 

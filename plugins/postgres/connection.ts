@@ -112,7 +112,7 @@ export class PgConnection implements SourceConnection {
     const info = this.config.connection_info;
     const ps = info.pool_settings ?? {};
     this.pool = postgres(resolveDatabaseUrl(info, this.env), {
-      max: ps.max_connections ?? ps.total_max_connections ?? 10,
+      max: this.poolSize(),
       idle_timeout: ps.idle_timeout ?? 180,
       max_lifetime: ps.connection_lifetime ?? 600,
       connect_timeout: ps.pool_timeout && ps.pool_timeout > 0 ? ps.pool_timeout : 10,
@@ -126,10 +126,31 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) =>
-        (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : this.statements)) as unknown as T[],
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) => {
+        this.active++;
+        try {
+          return (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? PREPARED : this.statements)) as unknown as T[];
+        } finally {
+          this.active--;
+        }
+      },
       simple: async (text: string) => toRaw((await get().unsafe(text).simple().raw()) as never),
     };
+  }
+
+  /** Statements running on the pool (each holds a connection while it runs; more wait). */
+  private active = 0;
+  /** Connections held by transactions and sessions. */
+  private held = 0;
+
+  stats(): { inUse: number; max: number } {
+    const max = this.poolSize();
+    return { inUse: Math.max(0, Math.min(max, this.active + this.held)), max };
+  }
+
+  private poolSize(): number {
+    const ps = this.config.connection_info.pool_settings ?? {};
+    return ps.max_connections ?? ps.total_max_connections ?? 10;
   }
 
   async introspect(exec?: SqlExecutor): Promise<Introspection> {
@@ -146,19 +167,35 @@ export class PgConnection implements SourceConnection {
     const begin = opts.readOnly
       ? `set session characteristics as transaction read only; begin isolation level ${level} read only; select 1`
       : `begin isolation level ${level}`;
-    const conn = await ReservedConnection.open(this.sql(), begin, this.statements);
+    const conn = await this.hold(ReservedConnection.open(this.sql(), begin, this.statements));
     return Object.assign(conn.executor, {
-      commit: () => conn.finish(`${RESET_SESSION}; commit`),
+      commit: () => this.release(conn, `${RESET_SESSION}; commit`),
       // Nothing to report: a transaction that could not be rolled back was lost, or is discarded.
-      rollback: () => conn.finish(`rollback; ${RESET_SESSION}`).catch(() => {}),
+      rollback: () => this.release(conn, `rollback; ${RESET_SESSION}`).catch(() => {}),
     });
   }
 
   /** A connection of its own outside a transaction; a transaction left open is rolled back. */
   async session(): Promise<PgSession> {
-    const conn = await ReservedConnection.open(this.sql(), 'select 1', this.statements);
+    const conn = await this.hold(ReservedConnection.open(this.sql(), 'select 1', this.statements));
     // What the session ran is committed: a connection that cannot be cleaned is discarded, silently.
-    return Object.assign(conn.executor, { release: () => conn.finish(`rollback; ${RESET_SESSION}`).catch(() => {}) });
+    return Object.assign(conn.executor, { release: () => this.release(conn, `rollback; ${RESET_SESSION}`).catch(() => {}) });
+  }
+
+  /** Counts a reserved connection as held until `release` (for `stats`). */
+  private async hold(opening: Promise<ReservedConnection>): Promise<ReservedConnection> {
+    const conn = await opening;
+    this.held++;
+    return conn;
+  }
+
+  private async release(conn: ReservedConnection, cleanup: string): Promise<void> {
+    if (conn.isFinished) return conn.finish(cleanup);
+    try {
+      await conn.finish(cleanup);
+    } finally {
+      this.held--;
+    }
   }
 
   async ping(): Promise<void> {
@@ -264,6 +301,10 @@ class ReservedConnection {
       }
       throw e;
     }
+  }
+
+  get isFinished(): boolean {
+    return this.finished;
   }
 
   /** Ends the use of the connection: runs `cleanup` and releases it, or discards it. Throws when

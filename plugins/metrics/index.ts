@@ -1,0 +1,117 @@
+/**
+ * `GET /v1/metrics` in Prometheus's text format (issue 12), with prom-client: what people who
+ * run the server watch.
+ *   - svc_http_requests_total{route, method, status, operation}: every request (route patterns,
+ *     not paths, so the label set stays bounded);
+ *   - svc_http_request_duration_seconds{route, operation}: a histogram (GraphQL execution time
+ *     is its `route="/v1/graphql"` series);
+ *   - svc_graphql_plan_cache_{hits,misses,evictions}_total and _entries (Note [The plan cache]);
+ *   - svc_source_connections_in_use / _max{source}: each PostgreSQL source's pool;
+ *   - svc_metadata_resource_version, svc_metadata_inconsistent_objects;
+ *   - the process's own (CPU, memory, event loop lag), prom-client's defaults.
+ * Gauges read their values when scraped, so nothing is kept up to date between scrapes. Access:
+ * the admin (admin secret, or none configured), or `X-Svc-Metrics-Secret` equal to
+ * `--metrics-secret`, compared in constant time. Plugins that land later (event delivery,
+ * live queries) add their series to `MetricsToken`'s registry.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { definePlugin, type Token } from '../../core/plugin.js';
+import { secretMatches } from '../../core/auth/session.js';
+import { DatabaseToken } from '../database/index.js';
+
+/** The registry `/v1/metrics` serves, for other plugins' series. */
+export const MetricsToken: Token<Registry> = { key: 'metrics.registry' };
+
+export default definePlugin({
+  name: 'metrics',
+  // The pools' series when the database plugin is there; metrics without it otherwise.
+  after: ['database'],
+  requires: [],
+  setup(k) {
+    const registry = new Registry();
+    k.provide(MetricsToken, registry);
+    collectDefaultMetrics({ register: registry });
+    const registers = [registry];
+
+    const requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered', labelNames: ['route', 'method', 'status', 'operation'] as const, registers });
+    const duration = new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'Time to answer an HTTP request (for /v1/graphql: GraphQL execution)',
+      labelNames: ['route', 'operation'] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    k.events.on('request', (r) => {
+      const operation = r.operation ?? '';
+      requests.inc({ route: r.route, method: r.method, status: String(r.status), operation });
+      duration.observe({ route: r.route, operation }, r.durationMs / 1000);
+    });
+
+    const plans = (key: 'hits' | 'misses' | 'evictions' | 'size') => () => k.graphql().stats()[key];
+    for (const [name, key, help] of [
+      ['svc_graphql_plan_cache_hits_total', 'hits', 'GraphQL requests answered from the plan cache'],
+      ['svc_graphql_plan_cache_misses_total', 'misses', 'GraphQL requests that parsed, validated and planned their document'],
+      ['svc_graphql_plan_cache_evictions_total', 'evictions', 'Plan cache entries evicted to stay within --graphql-plan-cache-size'],
+      ['svc_graphql_plan_cache_entries', 'size', 'Plan cache entries'],
+    ] as const) {
+      const read = plans(key);
+      new Gauge({ name, help, registers, collect() { this.set(read()); } });
+    }
+
+    const db = (() => {
+      try {
+        return k.use(DatabaseToken);
+      } catch {
+        return undefined;
+      }
+    })();
+    const sources = () => (db ? [...db.resolved(k.state().build).sources.values()] : []);
+    new Gauge({
+      name: 'svc_source_connections_in_use',
+      help: 'Database connections in use per source (running a statement or held by a transaction)',
+      labelNames: ['source'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const s of sources()) {
+          const st = s.connection?.stats?.();
+          if (st) this.set({ source: s.name }, st.inUse);
+        }
+      },
+    });
+    new Gauge({
+      name: 'svc_source_connections_max',
+      help: 'Size of each source\'s connection pool',
+      labelNames: ['source'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const s of sources()) {
+          const st = s.connection?.stats?.();
+          if (st) this.set({ source: s.name }, st.max);
+        }
+      },
+    });
+    new Gauge({ name: 'svc_metadata_resource_version', help: 'The metadata\'s resource_version', registers, collect() { this.set(k.state().resourceVersion); } });
+    new Gauge({ name: 'svc_metadata_inconsistent_objects', help: 'Inconsistent metadata objects', registers, collect() { this.set(k.state().build.inconsistencies.length); } });
+
+    k.route({
+      method: 'GET',
+      path: '/v1/metrics',
+      async handler(c) {
+        const secret = k.config.metricsSecret;
+        const given = c.req.header('x-svc-metrics-secret');
+        let allowed = secret !== undefined && given !== undefined && secretMatches(given, secret);
+        if (!allowed) {
+          try {
+            allowed = (await k.authenticate(c.req.raw.headers)).isAdmin;
+          } catch {
+            allowed = false;
+          }
+        }
+        if (!allowed) return c.json({ path: '$', error: 'access denied: /v1/metrics needs the admin secret or the metrics secret', code: 'access-denied' }, 401);
+        return c.body(await registry.metrics(), 200, { 'content-type': registry.contentType });
+      },
+    });
+  },
+});
