@@ -8,7 +8,7 @@
  */
 import { GraphQLNonNull, GraphQLObjectType, Kind, type DirectiveNode, type FieldNode, type GraphQLFieldConfigMap, type SelectionSetNode } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
-import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
+import type { FieldPlan, LiveBinding, LiveGroup, LiveResult, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 
 interface Inner {
   key: string;
@@ -71,6 +71,7 @@ function planNamespace(input: PlanInput, fields: Record<string, RootFieldDef>, t
     return true;
   };
   const typename = JSON.stringify(typeName);
+  const groups = new Map<string, NamespaceGroup>();
   return {
     async run(ctx: RunContext): Promise<string> {
       const live = inner.filter((i) => included(i.directives, ctx));
@@ -84,5 +85,62 @@ function planNamespace(input: PlanInput, fields: Record<string, RootFieldDef>, t
       } else texts = await Promise.all(live.map((i) => (i.plan ? i.plan.run(ctx) : typename)));
       return `{${live.map((i, n) => `${JSON.stringify(i.key)}:${texts[n]}`).join(',')}}`;
     },
+    // Under the subscription root: the selected inner fields' live bindings as one.
+    live: sequential ? undefined : (ctx, resume) => namespaceLive(inner.filter((i) => included(i.directives, ctx)), ctx, resume, typename, groups),
   };
+}
+
+/*
+ * Note [Live namespaces]
+ * A namespace field under the subscription root is one root field made of several: its live
+ * binding (Note [Live queries] in core/plugin.ts) is its inner fields' bindings together, and its
+ * group runs their groups for the same cohorts (a statement per inner field) and splices their
+ * texts into the namespace's object. The group is the same object for the same inner groups (a
+ * map per plan, by their identities), so subscribers of one document share it. A stream under a
+ * namespace must be its only field, as at the root.
+ */
+const groupIds = new WeakMap<LiveGroup, number>();
+let lastGroupId = 0;
+const idOf = (g: LiveGroup) => {
+  let id = groupIds.get(g);
+  if (id === undefined) groupIds.set(g, (id = ++lastGroupId));
+  return id;
+};
+
+class NamespaceGroup implements LiveGroup {
+  constructor(
+    readonly mode: LiveGroup['mode'],
+    /** Per inner field, its group, or undefined for `__typename`. */
+    private readonly parts: readonly (LiveGroup | undefined)[],
+    private readonly keys: readonly string[],
+    private readonly typename: string,
+  ) {}
+
+  async fetch(values: readonly unknown[]): Promise<readonly LiveResult[]> {
+    const results = await Promise.all(this.parts.map((g, i) => (g ? g.fetch(values.map((v) => (v as unknown[])[i])) : undefined)));
+    return values.map((_, n): LiveResult => {
+      const text = `{${this.keys.map((k, i) => `${k}:${results[i] ? results[i]![n]!.text : this.typename}`).join(',')}}`;
+      if (this.mode === 'live') return { text };
+      const r = results.find((x) => x)![n]!;
+      return { text, ...(r.empty ? { empty: true } : {}), ...(r.next ? { next: { key: JSON.stringify([r.next.key]), values: [r.next.values], resume: r.next.resume } } : {}) };
+    });
+  }
+}
+
+function namespaceLive(live: readonly Inner[], ctx: RunContext, resume: unknown, typename: string, groups: Map<string, NamespaceGroup>): LiveBinding {
+  const parts = live.map((i) => {
+    if (!i.plan) return undefined;
+    if (!i.plan.live) throw new SvcError('not-supported', `the field "${i.key}" cannot be subscribed to`);
+    return i.plan.live(ctx, resume);
+  });
+  const streams = parts.filter((b) => b?.group.mode === 'stream').length;
+  if (streams > 0 && live.length > 1) throw new SvcError('not-supported', 'exactly one root field is allowed for streaming subscriptions');
+  const id = `${parts.map((b) => (b ? idOf(b.group) : '_')).join(',')}\u0000${live.map((i) => i.key).join('\u0000')}`;
+  let group = groups.get(id);
+  if (!group) {
+    group = new NamespaceGroup(streams > 0 ? 'stream' : 'live', parts.map((b) => b?.group), live.map((i) => JSON.stringify(i.key)), typename);
+    if (groups.size >= 64) groups.delete(groups.keys().next().value!);
+    groups.set(id, group);
+  }
+  return { group, key: JSON.stringify(parts.map((b) => b?.key ?? null)), values: parts.map((b) => b?.values) };
 }

@@ -257,3 +257,28 @@ describe('streaming subscriptions', () => {
     c.close();
   });
 });
+
+describe('a source with a root field namespace', () => {
+  it('its fields are live under <ns> (of type <ns>_subscription), a stream too', async () => {
+    const r = await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_add_source', args: { name: 'ns', configuration: { connection_info: { database_url: server.url } }, customization: { root_fields: { namespace: 'my_ns' }, type_names: { prefix: 'ns_' } } } },
+        { type: 'pg_track_table', args: { source: 'ns', table: 'author' } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    const c = await Client.init(net.url, 'graphql-transport-ws', admin);
+    c.send({ type: 'subscribe', id: 'l', payload: { query: 'subscription { my_ns { __typename one: author_by_pk(id: 1) { name } n: author_aggregate { aggregate { count } } } }' } });
+    expect((await c.next('l')).payload).toEqual({ data: { my_ns: { __typename: 'ns_my_ns_subscription', one: { name: 'ann' }, n: { aggregate: { count: 3 } } } } });
+    c.send({ type: 'subscribe', id: 's', payload: { query: 'subscription { my_ns { author_stream(batch_size: 2, cursor: {initial_value: {id: 1}}) { id } } }' } });
+    expect((await c.next('s')).payload).toEqual({ data: { my_ns: { author_stream: [{ id: 2 }, { id: 3 }] } } });
+    await server.sql`insert into author (name) values ('dee')`;
+    expect((await c.next('l')).payload).toEqual({ data: { my_ns: { __typename: 'ns_my_ns_subscription', one: { name: 'ann' }, n: { aggregate: { count: 4 } } } } });
+    expect((await c.next('s')).payload).toEqual({ data: { my_ns: { author_stream: [{ id: 4 }] } } });
+    c.close();
+    await until(() => live().subscribers === 0, 'the subscribers to leave');
+    await server.sql`delete from author where id = 4`;
+    expect((await server.metadata({ type: 'pg_drop_source', args: { name: 'ns', cascade: true } })).status).toBe(200);
+  });
+});
