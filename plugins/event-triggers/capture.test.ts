@@ -91,8 +91,28 @@ describe('reconciling capture with the metadata', () => {
     await t.stop();
   });
 
+  it('a variable the trigger needs, unset at boot: the server boots, the trigger is inconsistent and still captures', async () => {
+    const own = await createDatabase();
+    const boot = (env: Record<string, string>) => startServer({ database: own, config: cfg, env });
+    let s = await boot({ HOOK_FROM_ENV: 'http://127.0.0.1:1/' });
+    await s.runSql('create table e (id int)');
+    expect((await s.query({ type: 'track_table', args: { name: 'e' } })).status).toBe(200);
+    const r = await s.query({ type: 'create_event_trigger', args: { name: 'te', table: 'e', webhook_from_env: 'HOOK_FROM_ENV', insert: { columns: '*' }, headers: [{ name: 'x', value_from_env: 'HOOK_FROM_ENV' }] } });
+    expect(r.status, r.text).toBe(200);
+    await s.stop();
+    s = await boot({});
+    servers.push(s);
+    expect((await s.request('GET', '/healthz')).text).toBe('WARN: inconsistent objects in schema');
+    const inc = (await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body;
+    expect(inc.inconsistent_objects.map((o: any) => [o.type, o.reason])).toEqual([
+      ['event_trigger', 'Inconsistent object: in table "e": in event trigger "te": environment variable \'HOOK_FROM_ENV\' not set'],
+    ]);
+    await s.runSql('insert into e values (1)');
+    expect((await s.runSql(`select count(*) from svc_catalog.event_log where trigger_name = 'te'`)).result).toEqual([['count'], ['1']]);
+  });
+
   it('two sources on one database keep their own capture; a dropped source takes its capture along', async () => {
-    const s = servers.at(-2)!;
+    const s = servers.at(-3)!;
     const add = await s.metadata({ type: 'pg_add_source', args: { name: 'second', configuration: { connection_info: { database_url: db.url } } } });
     expect(add.status, add.text).toBe(200);
     expect((await s.metadata({ type: 'pg_track_table', args: { source: 'second', table: 'c' } })).status).toBe(200);

@@ -27,7 +27,7 @@ import { invocationResponse, nextAttempt, postWebhook, Semaphore, type WebhookRe
  */
 
 export interface WorkerOptions {
-  /** The longest pause between two looks for events, when there is nothing to deliver. */
+  /** Milliseconds between a look for events that found none and the next. */
   fetchIntervalMs: number;
   /** Most events claimed at once per source. */
   batchSize: number;
@@ -132,10 +132,14 @@ export class EventWorker {
    * A round claims what each source has pending, up to the free delivery slots. A full batch is
    * followed at once by another round (or, with no slot free, by one when a delivery ends). After
    * a round that found events the worker looks again within MIN_PAUSE_MS, and each empty round
-   * doubles the pause up to --events-fetch-interval: under a steady stream of changes an event
-   * waits a few milliseconds, and an idle instance polls once per interval.
+   * after that doubles the pause until it is --events-fetch-interval again, which is also the
+   * pause of an instance that found nothing since it started: under a stream of changes an event
+   * waits milliseconds, an idle instance polls once per interval. (Hasura looks again at once
+   * after a round that found events, and after the interval otherwise, so that an event that
+   * comes just after an empty round waits for the interval.)
    */
   private async loop(): Promise<void> {
+    /** The pause after the last round: 0 before the first, the interval when idle. */
     let pause = 0;
     while (!this.stopping) {
       let claimed = 0;
@@ -161,12 +165,12 @@ export class EventWorker {
       }
       if (this.stopping) break;
       if (full) {
-        pause = 0;
         if (this.slots.available > 0) continue;
         await this.waitUntil(undefined, true);
         continue;
       }
-      pause = claimed > 0 || pause === 0 ? Math.min(MIN_PAUSE_MS, this.opts.fetchIntervalMs) : Math.min(pause * 2, this.opts.fetchIntervalMs);
+      const interval = this.opts.fetchIntervalMs;
+      pause = claimed > 0 ? Math.min(MIN_PAUSE_MS, interval) : pause === 0 ? interval : Math.min(pause * 2, interval);
       await this.waitUntil(pause, false);
     }
   }
