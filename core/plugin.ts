@@ -485,6 +485,10 @@ export type SavedOutcome =
 export interface GraphQLRunner {
   /** Runs a saved document for a session (Note [Saved documents]). */
   runSaved(req: SavedRequest, session: Session, headers: Headers): Promise<SavedOutcome>;
+  /** A role's GraphQL schema of the committed build, every root included (built on first use,
+   * as for its first request); for documentation such as an OpenAPI description. Throws an
+   * SvcError when the role's contributors collide. */
+  schema(role: string): GraphQLSchema;
   /** The plan cache's counters (Note [The plan cache]), for metrics. */
   stats(): { hits: number; misses: number; evictions: number; size: number };
 }

@@ -4,7 +4,7 @@
  * validate, operation, plans) -> coerce variables -> run the plans -> splice their JSON texts
  * into `{"data":{...}}`. server/app.ts mounts `handle`.
  */
-import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError } from 'graphql';
+import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from 'hono';
 import type { BuildResult, DocumentGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
@@ -374,6 +374,11 @@ export class GraphQLEngine {
       this.host.log.error('unexpected-error', { path: 'saved document', error: errorDetail(e) });
       return { error: { status: 500, message: 'internal error: the request could not be completed; see the server log', path: '$', ...(this.host.config.devMode && session.isAdmin ? { internal: errorDetail(e) } : {}) } };
     }
+  }
+
+  /** A role's full schema of the committed build (GraphQLRunner.schema in core/plugin.ts). */
+  schema(role: string): GraphQLSchema {
+    return roleSchema(role, this.host.state().build, this.host.contributors).schema;
   }
 
   private savedEntry(req: SavedRequest, role: string, backendOnly: boolean): Prepared | Failed {
