@@ -334,6 +334,14 @@ describe('metadata: export, replace, dependencies', () => {
     expect(await create(base)).toMatchObject(ok);
     expect(await q({ type: 'clear_metadata', args: {} })).toMatchObject(ok);
     expect(await functions()).toEqual([]);
+    // A table dropped by run_sql takes its triggers along (no cascade needed: they are its own).
+    await s.runSql('create table gone (id int)');
+    expect(await q({ type: 'track_table', args: { name: 'gone' } })).toMatchObject(ok);
+    expect(await create({ ...base, name: 'gone_t', table: 'gone' })).toMatchObject(ok);
+    expect(await functions()).toEqual(['notify_svc_gone_t_INSERT']);
+    expect(await q({ type: 'run_sql', args: { sql: 'drop table gone' } })).toMatchObject({ status: 200 });
+    expect(await triggersOf('gone', 'public')).toBeUndefined();
+    expect(await functions()).toEqual([]);
   });
 
   it('non-admin requests are refused', async () => {
