@@ -5,7 +5,7 @@
  * re-plans every subscription (ending those whose field is gone), a client that stops reading
  * is dropped, and SIGTERM closes the sockets of a real server process.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { createDatabase, useServer } from './helpers.js';
 import { Client, until, useListening } from './ws-helpers.js';
@@ -23,6 +23,7 @@ insert into blob select i, repeat('x', 2000) from generate_series(1, 50) i;
 
 const server = useServer(SEED, { config: { liveQueriesRefetchInterval: 40, websocketMaxSendBuffer: 64 * 1024 } });
 const net = useListening(server);
+afterEach(() => Client.closeAll());
 const user = (id: number) => ({ headers: { 'X-Svc-Role': 'user', 'X-Svc-User-Id': String(id) } });
 const live = () => server.graphql.live.stats();
 const refetches = async (n: number) => {

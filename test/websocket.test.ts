@@ -4,7 +4,7 @@
  * port: both protocols, authentication from `connection_init`, queries and mutations answered
  * once, and every protocol error path.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { useServer } from './helpers.js';
 import { Client, useListening } from './ws-helpers.js';
@@ -18,6 +18,7 @@ create function slow_items(ms int) returns setof item language sql stable as $$ 
 
 const server = useServer(SEED, { config: { adminSecret: SECRET, websocketConnectionInitTimeout: 1, maxRequestBodySize: 64 * 1024 } });
 const net = useListening(server);
+afterEach(() => Client.closeAll());
 const admin = { headers: { 'X-Svc-Admin-Secret': SECRET } };
 const user = (id: number) => ({ headers: { 'X-Svc-Admin-Secret': SECRET, 'X-Svc-Role': 'user', 'X-Svc-User-Id': String(id) } });
 

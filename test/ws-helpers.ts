@@ -59,6 +59,8 @@ export type Msg = { type: string; id?: string; payload?: any };
 /** A WebSocket client that queues what it receives; `next` waits (with a timeout) for the next
  * message, optionally of one operation id or matching a predicate. */
 export class Client {
+  /** Every client not closed yet, for `closeAll` (a failed test leaves none open behind it). */
+  static readonly open_ = new Set<Client>();
   readonly messages: Msg[] = [];
   private readonly waiters: { match: (m: Msg) => boolean; resolve: (m: Msg) => void }[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
@@ -66,7 +68,13 @@ export class Client {
   private readonly pending: Msg[] = [];
 
   private constructor(readonly ws: WebSocket) {
-    this.closed = new Promise((r) => ws.on('close', (code, reason) => r({ code, reason: reason.toString() })));
+    Client.open_.add(this);
+    this.closed = new Promise((r) =>
+      ws.on('close', (code, reason) => {
+        Client.open_.delete(this);
+        r({ code, reason: reason.toString() });
+      }),
+    );
     ws.on('message', (data) => {
       const m = JSON.parse(data.toString()) as Msg;
       this.messages.push(m);
@@ -131,6 +139,12 @@ export class Client {
 
   close(): void {
     this.ws.close();
+  }
+
+  /** Closes every client still open (afterEach). */
+  static closeAll(): void {
+    for (const c of Client.open_) c.ws.terminate();
+    Client.open_.clear();
   }
 }
 
