@@ -73,6 +73,9 @@ export interface Session {
   isAdmin: boolean;
   /** The request may use backend-only permissions (Note [Backend-only permissions]). */
   backendOnly?: boolean;
+  /** When the credentials the session comes from expire (a JWT's `exp`), in milliseconds since
+   * the epoch: a connection that keeps the session (a WebSocket) ends then, as Hasura's does. */
+  expiresAt?: number;
 }
 
 /*

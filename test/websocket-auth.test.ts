@@ -57,6 +57,20 @@ describe('JWT mode', () => {
     c.close();
   });
 
+  it('the socket ends when the token expires, as Hasura ends it', async () => {
+    const short = await new SignJWT({ 'https://hasura.io/jwt/claims': { 'x-hasura-allowed-roles': ['user'], 'x-hasura-default-role': 'user', 'x-hasura-user-id': '1' } })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .sign(new TextEncoder().encode(KEY));
+    const c = await Client.init(jwt.net.url, 'graphql-transport-ws', { headers: { Authorization: `Bearer ${short}` } });
+    c.send({ type: 'subscribe', id: '1', payload: { query: ITEMS } });
+    expect((await c.next('1')).payload).toEqual({ data: { item: [{ id: 1 }, { id: 3 }] } });
+    expect(await c.closed).toEqual({ code: 4403, reason: 'Forbidden' });
+    const a = await Client.init(jwt.net.url, 'graphql-ws', { headers: { Authorization: `Bearer ${short}` } }).catch((e) => e as Error);
+    // Expired by now (it lived 2 s): refused at init.
+    expect(a).toBeInstanceOf(Error);
+  });
+
   it('a token that does not verify: 4403 (graphql-transport-ws), connection_error + 4400 (graphql-ws); none at all: refused too', async () => {
     const bad = await token('1', 'another-hmac-key-of-at-least-thirty-two-bytes');
     const a = await Client.open(jwt.net.url, 'graphql-transport-ws');

@@ -86,18 +86,23 @@ export class JwtAuth {
     }
     let first: unknown;
     let claims: Record<string, unknown> | undefined;
+    let exp: unknown;
     for (const v of narrowByIssuer(candidates, headers)) {
       try {
         const token = tokenOf(v.settings, headers.get(v.settings.header.type.toLowerCase())!);
         const payload = await verify(token, v);
         claims = claimsOf(payload, v.settings);
+        exp = (payload as { exp?: unknown }).exp;
         break;
       } catch (e) {
         first ??= e;
       }
     }
     if (!claims) throw first;
-    return sessionFromClaims(claims, headers.get('x-svc-role'));
+    const session = sessionFromClaims(claims, headers.get('x-svc-role'));
+    // A WebSocket keeps the session: it ends when the token expires (Session.expiresAt).
+    if (typeof exp === 'number' && Number.isFinite(exp)) session.expiresAt = exp * 1000;
+    return session;
   }
 }
 

@@ -160,6 +160,7 @@ export class Connection {
   private readonly ops = new Map<string, Operation>();
   private initTimer: NodeJS.Timeout | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
+  private expiry: NodeJS.Timeout | undefined;
   private done = false;
 
   constructor(
@@ -292,6 +293,7 @@ export class Connection {
     if (this.done) return;
     this.session = session;
     this.headers = headers;
+    this.expireAt(session.expiresAt);
     const first = this.state !== 'ready';
     this.state = 'ready';
     this.send('{"type":"connection_ack"}');
@@ -302,6 +304,29 @@ export class Connection {
       this.keepAlive = setInterval(() => this.send(ka), this.host.config.websocketKeepalive * 1000);
       this.keepAlive.unref();
     }
+  }
+
+  /** The session's credentials expire (a JWT's exp): the connection ends then, as Hasura ends
+   * it, with the error a refused init has. */
+  private expireAt(at: number | undefined): void {
+    if (this.expiry) clearTimeout(this.expiry);
+    this.expiry = undefined;
+    if (at === undefined) return;
+    const wait = at - Date.now();
+    if (wait > 2 ** 31 - 1) {
+      this.expiry = setTimeout(() => this.expireAt(at), 2 ** 31 - 1);
+      this.expiry.unref();
+      return;
+    }
+    this.expiry = setTimeout(() => {
+      const message = 'Could not verify JWT: JWTExpired';
+      this.host.log.info('websocket-log', { websocket_id: this.id, event: { type: 'jwt_expired' } });
+      if (this.protocol === 'graphql-ws') {
+        this.send(JSON.stringify({ type: 'connection_error', payload: message }));
+        this.close(4400, message);
+      } else this.close(4403, 'Forbidden');
+    }, Math.max(0, wait));
+    this.expiry.unref();
   }
 
   private start(id: string, payload: unknown): void {
@@ -383,6 +408,7 @@ export class Connection {
     this.done = true;
     if (this.initTimer) clearTimeout(this.initTimer);
     if (this.keepAlive) clearInterval(this.keepAlive);
+    if (this.expiry) clearTimeout(this.expiry);
     for (const op of this.ops.values()) {
       op.cancelled = true;
       op.live?.stop();
