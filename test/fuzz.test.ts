@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { useServer } from './helpers.js';
-import { argKeys, requestArb, SEED_METADATA, SEED_SQL } from './fuzz/generators.js';
+import { argKeys, mutationRequestArb, requestArb, SEED_METADATA, SEED_SQL } from './fuzz/generators.js';
 import { createProbe, formatHistogram, type Probe } from './fuzz/probe.js';
 
 const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? 200);
@@ -60,6 +60,10 @@ describe('fuzz', () => {
       }
     }, 1_200_000);
   }
+
+  it('GraphQL mutations: hostile rows, nested rows, conflicts, update operators and filters in variables', async () => {
+    await fuzz(mutationRequestArb(), RUNS);
+  }, 600_000);
 
   it('every endpoint, mixed', async () => {
     const types = { metadata: s.kernel.operationNames('metadata'), query: s.kernel.operationNames('query') };

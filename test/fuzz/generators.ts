@@ -252,6 +252,74 @@ const headersArb: fc.Arbitrary<Record<string, string>> = fc.oneof(
 );
 
 /** A request to one of the JSON endpoints, for operations `types[endpoint]`. */
+/** Mostly values a client would send (so that most mutations reach the database), sometimes odd ones. */
+const fairString = fc.oneof({ weight: 6, arbitrary: fc.oneof(fc.constantFrom('ann', 'bob', 'x', "o'neil", '%', '\\'), fc.string({ maxLength: 12 })) }, { weight: 1, arbitrary: oddString });
+const fairNumber = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -3, max: 50 }) }, { weight: 1, arbitrary: oddNumber });
+const fairJson = fc.oneof({ weight: 4, arbitrary: fc.jsonValue({ maxDepth: 3 }) }, { weight: 1, arbitrary: hostileValue });
+
+const rowArb: fc.Arbitrary<unknown> = fc.record(
+  {
+    id: fc.oneof({ weight: 5, arbitrary: fairNumber }, { weight: 1, arbitrary: oddString }),
+    name: fc.oneof({ weight: 5, arbitrary: fairString }, { weight: 1, arbitrary: scalar }),
+    info: fairJson,
+    title: fairString,
+    author_id: fc.oneof(fairNumber, fc.constant(null)),
+    articles: fc.record({ data: fc.array(fc.record({ title: fairString, id: fairNumber }, { requiredKeys: [] }), { maxLength: 3 }), on_conflict: fc.oneof(fc.constant(undefined), hostileValue) }, { requiredKeys: ['data'] }),
+    author: fc.record({ data: fc.record({ name: fairString }, { requiredKeys: [] }), on_conflict: fc.oneof(fc.constant(undefined), hostileValue) }, { requiredKeys: ['data'] }),
+  },
+  { requiredKeys: [] },
+);
+
+/** A variable's value: mostly of its type, sometimes anything. */
+const v = <T>(fair: fc.Arbitrary<T>) => fc.oneof({ weight: 5, arbitrary: fair }, { weight: 1, arbitrary: hostileValue });
+const rows = fc.array(rowArb, { minLength: 1, maxLength: 4 });
+
+/** Mutations with every input a variable, so that the values (rows, nested rows, conflicts,
+ * update operators, filters) are fuzzed, not only the documents; each with its own variables. */
+const mutationArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.record({ query: fc.constant('mutation ($o: [author_insert_input!]!) { insert_author(objects: $o) { affected_rows returning { id name info articles { title } } } }'), variables: fc.record({ o: v(rows) }) }),
+  fc.record({
+    query: fc.constant('mutation ($o: author_insert_input!, $c: author_on_conflict) { insert_author_one(object: $o, on_conflict: $c) { id name } }'),
+    variables: fc.record({ o: v(rowArb), c: v(fc.record({ constraint: fc.constantFrom('author_pkey', 'nope'), update_columns: fc.subarray(['name', 'info', 'id']), where: fc.constant({}) }, { requiredKeys: ['constraint'] })) }, { requiredKeys: ['o'] }),
+  }),
+  fc.record({ query: fc.constant('mutation ($o: [article_insert_input!]!) { insert_article(objects: $o) { affected_rows returning { title author { name } } } }'), variables: fc.record({ o: v(rows) }) }),
+  fc.record({
+    query: fc.constant(
+      'mutation ($w: author_bool_exp!, $s: author_set_input, $i: author_inc_input, $a: author_append_input, $k: author_delete_key_input, $p: author_delete_at_path_input, $e: author_delete_elem_input) { update_author(where: $w, _set: $s, _inc: $i, _append: $a, _delete_key: $k, _delete_at_path: $p, _delete_elem: $e) { affected_rows returning { id info } } }',
+    ),
+    variables: fc.record(
+      {
+        w: v(fc.oneof(fc.constant({}), fc.record({ id: fc.record({ _eq: fairNumber }) }), fc.record({ name: fc.record({ _ilike: fairString }) }))),
+        s: v(fc.record({ name: fairString, info: fairJson }, { requiredKeys: [] })),
+        i: v(fc.record({ id: fairNumber })),
+        a: v(fc.record({ info: fairJson })),
+        k: v(fc.record({ info: fairString })),
+        p: v(fc.record({ info: fc.array(fairString, { maxLength: 3 }) })),
+        e: v(fc.record({ info: fairNumber })),
+      },
+      { requiredKeys: ['w'] },
+    ),
+  }),
+  fc.record({
+    query: fc.constant('mutation ($u: [author_updates!]!) { update_author_many(updates: $u) { affected_rows } }'),
+    variables: fc.record({ u: v(fc.array(fc.record({ where: fc.constant({}), _set: fc.record({ name: fairString }, { requiredKeys: [] }), _inc: fc.record({ id: fairNumber }) }, { requiredKeys: ['where'] }), { maxLength: 3 })) }),
+  }),
+  fc.record({ query: fc.constant('mutation ($id: Int!, $s: author_set_input) { update_author_by_pk(pk_columns: {id: $id}, _set: $s) { id } }'), variables: fc.record({ id: v(fairNumber), s: v(fc.record({ name: fairString }, { requiredKeys: [] })) }) }),
+  fc.record({ query: fc.constant('mutation ($w: article_bool_exp!) { delete_article(where: $w) { affected_rows } }'), variables: fc.record({ w: v(fc.oneof(fc.constant({}), fc.record({ id: fc.record({ _gt: fairNumber }) }))) }) }),
+  fc.record({ query: fc.constant('mutation ($id: Int!) { delete_author_by_pk(id: $id) { id } a: insert_author_one(object: {name: "again"}) { id } }'), variables: fc.record({ id: v(fairNumber) }) }),
+);
+
+/** GraphQL mutations only (fuzz.test.ts gives them their own runs). */
+export function mutationRequestArb(): fc.Arbitrary<FuzzRequest> {
+  return fc.record({
+    method: fc.constant('POST' as const),
+    path: fc.constant('/v1/graphql' as const),
+    body: mutationArb.map((json) => ({ json })),
+    // Mostly the admin, whose schema has every mutation; sometimes anything.
+    headers: fc.oneof({ weight: 4, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: headersArb }),
+  });
+}
+
 export function requestArb(types: { metadata: string[]; query: string[] }, only?: { endpoint: 'metadata' | 'query'; type: string; keys?: string[] }): fc.Arbitrary<FuzzRequest> {
   const json = (path: Endpoint, body: fc.Arbitrary<unknown>) =>
     fc.record({
@@ -265,6 +333,7 @@ export function requestArb(types: { metadata: string[]; query: string[] }, only?
     { weight: 8, arbitrary: json('/v1/metadata', envelopeArb(types.metadata)) },
     { weight: 4, arbitrary: json('/v1/query', envelopeArb(types.query)) },
     { weight: 2, arbitrary: json('/v1/graphql', fc.oneof(fc.record({ query: plausible('query'), variables: hostileValue, operationName: oddString }, { requiredKeys: ['query'] }), hostileValue)) },
+    { weight: 2, arbitrary: json('/v1/graphql', mutationArb) },
     { weight: 1, arbitrary: json('/v1alpha1/pg_dump', fc.oneof(fc.record({ opts: plausible('opts'), clean_output: fc.boolean(), source: plausible('source') }, { requiredKeys: [] }), hostileValue)) },
     { weight: 1, arbitrary: fc.record({ method: fc.constant('GET' as const), path: fc.constant('/v1alpha1/config' as const), body: fc.constant(undefined), headers: headersArb }) },
   );
