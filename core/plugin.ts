@@ -101,8 +101,10 @@ export interface InconsistentObject {
   remove?: (md: Metadata) => Metadata;
   /** When an operation introduces this object, fail with this error (message: `reason`) rather
    * than the generic new-inconsistency one; e.g. conflicting GraphQL root fields are a 500
-   * `unexpected`, as in Hasura. */
-  error?: { code: ErrorCode; status: number };
+   * `unexpected`, as in Hasura. With `message`, that is the error's message and the new
+   * inconsistent objects are its `internal` (Hasura's 500 "cannot continue due to newly found
+   * inconsistent metadata" of withNewInconsistentObjsCheck). */
+  error?: { code: ErrorCode; status: number; message?: string };
 }
 
 /** Which cached external state a build must refresh, by kind (`sources`, `remote_schemas`, ...).
@@ -120,6 +122,9 @@ export interface BuildContext {
   inconsistent(o: InconsistentObject): void;
   /** The output of an earlier step (declare it in `after`). */
   output<T>(step: string): T | undefined;
+  /** The outputs of the steps that ran so far (what `output` reads): with `metadata`, the build
+   * in progress as KernelApi.roleRoots takes it. */
+  readonly outputs: ReadonlyMap<string, unknown>;
 }
 
 export interface BuildStepDef<T = unknown> {
@@ -554,6 +559,13 @@ export interface KernelApi {
   onShutdown(fn: () => void | Promise<void>): void;
   /** Refuses GraphQL documents before they are validated (Note [Document gates]). */
   documentGate(def: DocumentGateDef): void;
+  /** The root fields of a role's GraphQL schema for a build, or for a build in progress (a
+   * BuildContext: declare in `after` the steps the contributors read). Made afresh, not cached,
+   * and without assembling the schema: the fields' types are graphql-js types whose fields are
+   * made when first read, so a step can check documents against the schema at the cost of what
+   * they select (Hasura checks saved queries against the admin schema at every build). Throws
+   * an SvcError when the role's contributors collide. */
+  roleRoots(role: string, build: Pick<BuildResult, 'metadata' | 'outputs'>): Readonly<Record<'query' | 'mutation' | 'subscription', ReadonlyMap<string, RootFieldDef>>>;
   /** The server's GraphQL engine, for plugins that run saved documents (Note [Saved
    * documents]). Call it when serving, not during setup. */
   graphql(): GraphQLRunner;

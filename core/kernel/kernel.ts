@@ -40,6 +40,7 @@ import { registerMetadataOperations } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed } from './pipeline.js';
 import { GraphQLEngine } from '../graphql/engine.js';
+import { buildRoleSchema } from '../graphql/schema.js';
 
 export interface KernelOptions {
   config: ServerConfig;
@@ -173,6 +174,7 @@ export class Kernel {
       authenticate: (headers, request) => k.authenticate(headers, request),
       onShutdown: (fn) => k.shutdownFns.push(fn),
       documentGate: (def) => k.documentGates.push({ ...def, plugin }),
+      roleRoots: (role, build) => buildRoleSchema(role, { metadata: build.metadata, outputs: build.outputs, inconsistencies: [], schemas: new Map() }, k.contributors).roots,
       graphql: () => k.graphql,
     };
   }

@@ -175,7 +175,10 @@ export function checkResourceVersions(env: Envelope, items: Items, current: numb
 export function checkInconsistencies(previous: BuildResult, build: BuildResult, policy: InconsistencyPolicy, defined: ReadonlySet<string>): void {
   const offending = policy === 'any' ? build.inconsistencies : policy === 'new' ? newInconsistencies(previous, build) : [];
   const fatal = offending.find((o) => o.error);
-  if (fatal) throw new SvcError(fatal.error!.code, fatal.reason, { path: '$.args', status: fatal.error!.status });
+  if (fatal) {
+    const { code, status, message } = fatal.error!;
+    throw new SvcError(code, message ?? fatal.reason, { path: '$.args', status, ...(message ? { internal: offending.map(publicInconsistency) } : {}) });
+  }
   const own = offending.filter((o) => defined.has(o.id));
   if (own.length > 0) {
     throw new SvcError('invalid-configuration', own.map((o) => o.reason).join(', '), {

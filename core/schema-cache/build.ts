@@ -29,6 +29,7 @@ export async function runBuild(
     output<T>(step: string) {
       return outputs.get(step) as T | undefined;
     },
+    outputs,
   };
   for (const step of steps) {
     outputs.set(step.name, await step.run(ctx));

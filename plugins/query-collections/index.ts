@@ -32,6 +32,7 @@ import {
   type Collection,
 } from './definition.js';
 import { normalizedKey } from './normalize.js';
+import { diagnose, type Roots } from './validate.js';
 import { QueryCollectionsToken, type CollectionsBuild, type Referrer, type SavedQuery } from './service.js';
 
 export { QueryCollectionsToken } from './service.js';
@@ -40,6 +41,7 @@ export { normalizedKey } from './normalize.js';
 export { parseExecutable } from './definition.js';
 
 const STEP = 'query-collections';
+const VALIDATION_STEP = 'query-collections-validation';
 const ADMIN = 'admin';
 const SUCCESS = { message: 'success' };
 
@@ -60,7 +62,7 @@ export default definePlugin({
     k.metadataSection({ key: 'query_collections', order: 30, schema: CollectionsSectionSchema, empty: () => [] });
     k.metadataSection({ key: 'allowlist', order: 40, schema: AllowlistSectionSchema, empty: () => [] });
 
-    const dependents = (md: Metadata, collection: string, query?: string) => referrers.flatMap((r) => r.dependents(md, collection, query));
+    const dependents = (md: Metadata, collection: string, query?: string) => referrers.flatMap((r) => r.dependents(md, collection, query).map((n) => `the ${r.label} ${quoted(n)}`));
     const refuseDependents = (md: Metadata, collection: string, query: string | undefined, what: string, path: string) => {
       const deps = dependents(md, collection, query);
       if (deps.length) throw new SvcError('dependency-error', `${what} is used by ${deps.join(', ')}; cannot proceed to drop`, { path });
@@ -244,6 +246,63 @@ export default definePlugin({
       },
     });
 
+    // Note [Saved queries against the schema]: after the steps the admin schema is made from.
+    k.buildStep<Validation>({
+      name: VALIDATION_STEP,
+      after: [STEP, 'sources', 'root-fields'],
+      run(ctx) {
+        const { queries } = of(ctx);
+        if (queries.size === 0) return NO_VALIDATION;
+        const before = ctx.previous?.outputs.get(VALIDATION_STEP) as Validation | undefined;
+        // The schema is the previous build's when nothing else of the metadata changed and no
+        // source is reloaded: the previous answers hold, and its admin roots serve new queries.
+        const own = new Set(['query_collections', 'allowlist', ...referrers.flatMap((r) => r.sections ?? [])]);
+        const same = before !== undefined && before.roots !== undefined && Object.keys(ctx.reload).length === 0 && sameOutside(ctx.metadata, ctx.previous!.metadata, own);
+        let roots = same ? before.roots : undefined;
+        let failed = false;
+        const results = new Map<string, readonly string[]>();
+        const global = new Set(allowlistOf(ctx.metadata).flatMap((e) => (e.scope.global ? [e.collection] : [])));
+        for (const [collection, byName] of queries) {
+          for (const q of byName.values()) {
+            const key = JSON.stringify([collection, q.name, q.query]);
+            let errors = same ? before.results.get(key) : undefined;
+            if (!errors) {
+              if (!roots && !failed) {
+                try {
+                  roots = k.roleRoots(ADMIN, ctx);
+                } catch {
+                  // Colliding root fields: reported by the step that finds them.
+                  failed = true;
+                }
+              }
+              if (!roots) continue;
+              errors = diagnose(q.document, roots);
+            }
+            results.set(key, errors);
+            if (errors.length === 0) continue;
+            const list = (xs: readonly string[]) => xs.map(quoted).join(', ');
+            let reason = `Inconsistent object: In query collection ${quoted(collection)} the query ${quoted(q.name)} is invalid with the following error(s): ${list([...errors].reverse())}`;
+            for (const r of referrers) {
+              const names = r.dependents(ctx.metadata, collection, q.name);
+              if (names.length) reason += `. This query is being used in the following ${r.label}(s): ${list(names)}`;
+            }
+            if (global.has(collection)) reason += '. This query is in allowlist.';
+            ctx.inconsistent({
+              type: 'query_collections',
+              name: `query_collections ${q.name} in ${collection}`,
+              reason,
+              definition: { name: q.name, query: q.query },
+              id: `query_collections:${JSON.stringify([collection, q.name])}`,
+              remove: (md) => withCollections(md, collectionsOf(md).map((c) => (c.name === collection ? { ...c, definition: { ...c.definition, queries: c.definition.queries.filter((x) => x.name !== q.name) } } : c))),
+              // Hasura's withNewInconsistentObjsCheck, which its operations build under.
+              error: { code: 'unexpected', status: 500, message: 'cannot continue due to newly found inconsistent metadata' },
+            });
+          }
+        }
+        return { results, roots };
+      },
+    });
+
     // Note [Document gates]: the configuration is fixed at boot, so without --enable-allowlist the
     // gate is not there at all.
     if (k.config.enableAllowlist) {
@@ -261,6 +320,20 @@ export default definePlugin({
     }
   },
 });
+
+/** The validation step's output: each saved query's analysis (by collection, name and text),
+ * and the admin roots it was made against, for the next build when the schema is the same. */
+interface Validation {
+  results: ReadonlyMap<string, readonly string[]>;
+  roots: Roots | undefined;
+}
+const NO_VALIDATION: Validation = { results: new Map(), roots: undefined };
+
+/** Whether two documents are the same object for object (Note [Sharing]) outside `own`. */
+function sameOutside(a: Metadata, b: Metadata, own: ReadonlySet<string>): boolean {
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) if (!own.has(key) && a[key] !== b[key]) return false;
+  return true;
+}
 
 const EMPTY_BUILD: CollectionsBuild = { queries: new Map(), allowed: { global: new Set(), roles: new Map() } };
 /** The sections each build was made from, to reuse it when they are untouched. */

@@ -185,3 +185,54 @@ describe('replace_metadata', () => {
     expect((await exported()).allowlist).toEqual([{ collection: 'c1', scope: { global: true } }]);
   });
 });
+
+describe('saved queries against the admin schema (Note [Saved queries against the schema])', () => {
+  const newlyFound = (internal: unknown[]) => ({ status: 500, body: { code: 'unexpected', error: 'cannot continue due to newly found inconsistent metadata', path: '$.args', internal } });
+  const invalid = (collection: string, query: string, text: string, errors: string[], suffix = '') => ({
+    type: 'query_collections',
+    name: `query_collections ${query} in ${collection}`,
+    reason: `Inconsistent object: In query collection "${collection}" the query "${query}" is invalid with the following error(s): ${errors.map((e) => JSON.stringify(e)).join(', ')}${suffix}`,
+    definition: { name: query, query: text },
+  });
+
+  it('refuses a query that does not fit the schema, as Hasura does, with its analysis', async () => {
+    const bad = 'query { author { id nope } other { x } }';
+    expect(await m('create_query_collection', coll('c1', [{ name: 'q', query: bad }]))).toEqual(
+      newlyFound([invalid('c1', 'q', bad, ["$.other: field 'other' not found in object 'query_root'", "$.author.nope: field 'nope' not found in object 'author'"])]),
+    );
+    const shapes = 'query { author { id name { x } } author_aggregate }';
+    expect(await m('add_query_to_collection', { collection_name: 'c1', query_name: 'q', query: shapes })).toMatchObject({ status: 400, body: { code: 'not-exists' } });
+    expect(await m('create_query_collection', coll('c1'))).toEqual(ok);
+    expect(await m('add_query_to_collection', { collection_name: 'c1', query_name: 'q', query: shapes })).toEqual(
+      newlyFound([
+        invalid('c1', 'q', shapes, ["$.author_aggregate: object of type 'author_aggregate' must have a selection set", "$.author.name: scalar 'String' does not accept a selection set"]),
+      ]),
+    );
+    const two = 'query A { author { id } } query B { author { id } }';
+    expect(await m('add_query_to_collection', { collection_name: 'c1', query_name: 'q', query: two })).toEqual(
+      newlyFound([invalid('c1', 'q', two, ['exactly one operation has to be present in the document when operationName is not specified'])]),
+    );
+    // Fragments are followed; __typename and directives are fine.
+    expect(await m('add_query_to_collection', { collection_name: 'c1', query_name: 'f', query: 'fragment a on author { id __typename } query @cached(ttl: 5) { author { ...a } }' })).toEqual(ok);
+  });
+
+  it('refuses a change of the schema that breaks a saved query, naming its endpoints and the allow-list', async () => {
+    expect(await m('create_query_collection', coll('c1'))).toEqual(ok);
+    expect(await m('add_collection_to_allowlist', { collection: 'c1' })).toEqual(ok);
+    expect(await m('create_rest_endpoint', { name: 'authors', url: 'authors', methods: ['GET'], definition: { query: { collection_name: 'c1', query_name: 'q1' } } })).toEqual(ok);
+    expect(await q('untrack_table', { table: 'author' })).toEqual(
+      newlyFound([
+        invalid('c1', 'q1', q1, ["$.author: field 'author' not found in object 'query_root'"], '. This query is being used in the following REST endpoint(s): "authors". This query is in allowlist.'),
+      ]),
+    );
+    expect(await m('drop_rest_endpoint', { name: 'authors' })).toEqual(ok);
+    expect(await m('drop_collection_from_allowlist', { collection: 'c1' })).toEqual(ok);
+    expect(await q('untrack_table', { table: 'author' })).toEqual(newlyFound([invalid('c1', 'q1', q1, ["$.author: field 'author' not found in object 'query_root'"])]));
+    // Allowed in as inconsistent, and dropped with drop_inconsistent_metadata.
+    const md = await exported();
+    const r = await m('replace_metadata', { metadata: { ...md, sources: md.sources.map((s: any) => ({ ...s, tables: [] })) }, allow_inconsistent_metadata: true });
+    expect(r).toMatchObject({ status: 200, body: { is_consistent: false, inconsistent_objects: [invalid('c1', 'q1', q1, ["$.author: field 'author' not found in object 'query_root'"])] } });
+    expect(await m('drop_inconsistent_metadata', {})).toMatchObject({ status: 200 });
+    expect((await exported()).query_collections).toEqual([coll('c1', [])]);
+  });
+});

@@ -31,8 +31,12 @@ export interface CollectionsBuild {
  * references in the same metadata change.
  */
 export interface Referrer {
-  /** The objects that refer to `collection` (to its query `query`, when given), as they are
-   * named in messages (`rest_endpoint "foo"`). */
+  /** What the objects are, in messages (`REST endpoint`). */
+  readonly label: string;
+  /** The metadata sections the referrer keeps, which do not change the GraphQL schema (a change
+   * there does not call for checking the saved queries again). */
+  readonly sections?: readonly string[];
+  /** The names of the objects that refer to `collection` (to its query `query`, when given). */
   dependents(md: Metadata, collection: string, query?: string): string[];
   /** The metadata with references to collection `from` made to `to`. */
   rename?(md: Metadata, from: string, to: string): Metadata;

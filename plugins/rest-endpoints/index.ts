@@ -37,10 +37,12 @@ export default definePlugin({
     k.metadataSection({ key: 'rest_endpoints', order: 80, schema: EndpointsSectionSchema, empty: () => [] });
 
     collections.referrer({
+      label: 'REST endpoint',
+      sections: ['rest_endpoints'],
       dependents: (md, collection, query) =>
         endpointsOf(md)
           .filter((e) => e.definition.query.collection_name === collection && (query === undefined || e.definition.query.query_name === query))
-          .map((e) => `the REST endpoint ${JSON.stringify(e.name)}`),
+          .map((e) => e.name),
       rename: (md, from, to) =>
         endpointsOf(md).some((e) => e.definition.query.collection_name === from)
           ? withEndpoints(

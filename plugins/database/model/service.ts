@@ -267,7 +267,7 @@ export class DatabaseService {
 
   /** The resolved sources of a build, or of the build in progress (for steps after `sources`). */
   resolved(build: { outputs: ReadonlyMap<string, unknown> } | BuildContext): DatabaseBuild {
-    const out = 'outputs' in build ? build.outputs.get(SOURCES_STEP) : build.output(SOURCES_STEP);
+    const out = 'outputs' in build ? build.outputs.get(SOURCES_STEP) : (build as BuildContext).output(SOURCES_STEP);
     return (out as DatabaseBuild | undefined) ?? { sources: new Map() };
   }
 
