@@ -582,10 +582,11 @@ const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert, string>();
 /** Hasura's errors for an insert's nested parents that write no row, in the order of the
  * dialect's zero checks (Note [Nested inserts] in the PostgreSQL compiler): an object
  * relationship's insert, reported at the relationship, before the row that refers to it; a row
- * with array relationship rows, reported at the row. A table outside `public` is `schema.name`. */
-function zeroErrors(ir: InsertIR): { message: string; path: string }[] {
+ * with array relationship rows, reported at the row. A table outside the dialect's default
+ * schema is `schema.name`. */
+function zeroErrors(ir: InsertIR, defaultSchema: string): { message: string; path: string }[] {
   const out: { message: string; path: string }[] = [];
-  const tableName = (t: { schema: string; name: string }) => (t.schema === 'public' ? t.name : `${t.schema}.${t.name}`);
+  const tableName = (t: { schema: string; name: string }) => (t.schema === defaultSchema ? t.name : `${t.schema}.${t.name}`);
   const walk = (ir: InsertIR) => {
     if (!ir.rows.some((r) => r.before.length > 0 || r.after.length > 0)) return;
     for (const row of ir.rows) {
@@ -627,7 +628,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   type Statements = ((CompiledQuery & { zeros?: { message: string; path: string }[] }) | { empty: string })[];
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
     const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
-    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeros: zeroErrors(ir.insert) } : {}) })), planner };
+    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeros: zeroErrors(ir.insert, dialect.defaultSchema) } : {}) })), planner };
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
