@@ -105,6 +105,9 @@ export interface InconsistentObject {
    * inconsistent objects are its `internal` (Hasura's 500 "cannot continue due to newly found
    * inconsistent metadata" of withNewInconsistentObjsCheck). */
   error?: { code: ErrorCode; status: number; message?: string };
+  /** What clients are shown, when Hasura shows this kind in a shape of its own rather than
+   * {type, name, reason, definition} (ambiguous REST endpoints: {reason, conflicts}). */
+  shown?: Record<string, unknown>;
 }
 
 /** Which cached external state a build must refresh, by kind (`sources`, `remote_schemas`, ...).

@@ -45,6 +45,7 @@ export function newInconsistencies(prev: BuildResult | undefined, next: BuildRes
 
 /** The client-facing form of an inconsistent object (no internal keys). */
 export function publicInconsistency(o: InconsistentObject): Record<string, unknown> {
+  if (o.shown) return o.shown;
   const out: Record<string, unknown> = { type: o.type };
   if (o.name !== undefined) out.name = o.name;
   out.reason = o.reason;

@@ -114,14 +114,17 @@ function reportAmbiguity(ctx: BuildContext, trie: PathTrie<ResolvedEndpoint>): v
   for (const group of trie.ambiguousGroups()) {
     const members = [...group].sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0));
     const owner = members.find((r) => before?.get(r.meta.name)?.meta !== r.meta) ?? members[0]!;
+    const reason = `Ambiguous URL paths: ${members.map((r) => r.meta.url).join(', ')}`;
+    // Hasura lists the conflicting endpoints with their queries' text.
+    const conflicts = members.map((r) => ({ ...reported(r.meta), definition: { query: r.saved.query } }));
     ctx.inconsistent({
       type: 'rest_endpoint',
       name: `rest_endpoint ${owner.meta.name}`,
-      reason: `Ambiguous URL paths: ${members.map((r) => r.meta.url).join(', ')}`,
-      // Hasura lists the conflicting endpoints with their queries' text.
-      definition: { conflicts: members.map((r) => ({ ...reported(r.meta), definition: { query: r.saved.query } })) },
+      reason,
+      definition: { conflicts },
       id: endpointId(owner.meta.name),
       remove: without(owner.meta.name),
+      shown: { reason, conflicts },
     });
   }
 }

@@ -151,8 +151,10 @@ describe('create_rest_endpoint / drop_rest_endpoint', () => {
     const conflict = endpoint('conflicting', ':conflicting', 'simple');
     const r = await m('create_rest_endpoint', conflict);
     expect(r).toMatchObject({ status: 400, body: { code: 'invalid-configuration', path: '$.args', error: 'Ambiguous URL paths: :conflicting, simple, with_arg' } });
-    expect(r.body.internal[0].definition.conflicts.map((c: any) => c.name)).toEqual(['conflicting', 'simple', 'with_arg']);
-    expect(r.body.internal[0].definition.conflicts[0].definition).toEqual({ query: queries.simple });
+    // Hasura's shape: {reason, conflicts}, the endpoints with their queries' text.
+    expect(Object.keys(r.body.internal[0])).toEqual(['reason', 'conflicts']);
+    expect(r.body.internal[0].conflicts.map((c: any) => c.name)).toEqual(['conflicting', 'simple', 'with_arg']);
+    expect(r.body.internal[0].conflicts[0]).toEqual({ definition: { query: queries.simple }, url: ':conflicting', methods: ['GET'], name: 'conflicting', comment: null });
     // The conflict is blamed on the endpoint being created, whatever its name.
     expect(await m('create_rest_endpoint', endpoint('zzz', ':x/:y', 'by_name'))).toMatchObject({
       status: 400,
