@@ -192,7 +192,17 @@ export default definePlugin({
     op({
       type: 'drop_collection_from_allowlist',
       legacy: 'drop_collection_from_allowlist',
-      args: v.object({ collection: nameText }),
+      // Hasura's generic parser names its type when the key is missing.
+      args: v.pipe(
+        v.object({ collection: v.optional(nameText) }),
+        v.rawTransform(({ dataset, addIssue, NEVER }) => {
+          if (dataset.value.collection === undefined) {
+            addIssue({ message: 'parsing Hasura.RQL.Types.Allowlist.DropCollectionFromAllowlist(DropCollectionFromAllowlist) failed, key "collection" not found' });
+            return NEVER;
+          }
+          return { collection: dataset.value.collection };
+        }),
+      ),
       run(a, ctx) {
         if (!find(ctx.metadata, a.collection)) throw notExists(a.collection, '$.args.collection');
         const list = allowlistOf(ctx.metadata);

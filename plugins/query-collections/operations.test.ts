@@ -157,7 +157,9 @@ describe('allow-list operations', () => {
     expect(await m('add_collection_to_allowlist', { collection: 'c9' })).toEqual(err('not-exists', 'query collection with name "c9" does not exist', '$.args.collection'));
     expect(await m('update_scope_of_collection_in_allowlist', { collection: 'c1' })).toEqual(err('parse-failed', 'key "scope" not found'));
     expect(await m('update_scope_of_collection_in_allowlist', { collection: 'c1', scope: { global: true } })).toEqual(err('not-found', 'collection "c1" doesn\'t exist in the allowlist'));
-    expect(await m('drop_collection_from_allowlist', {})).toEqual(err('parse-failed', 'key "collection" not found'));
+    expect(await m('drop_collection_from_allowlist', {})).toEqual(
+      err('parse-failed', 'parsing Hasura.RQL.Types.Allowlist.DropCollectionFromAllowlist(DropCollectionFromAllowlist) failed, key "collection" not found'),
+    );
     expect(await m('drop_collection_from_allowlist', { collection: 'c1' })).toEqual(err('not-found', 'collection "c1" doesn\'t exist in the allowlist'));
     expect(await m('drop_collection_from_allowlist', { collection: 'c9' })).toEqual(err('not-exists', 'query collection with name "c9" does not exist', '$.args.collection'));
     expect((await exported()).allowlist).toBeUndefined();
