@@ -105,6 +105,19 @@ describe('allow-list enforcement', () => {
     expect(await s.gql(names, undefined, as('user'))).toEqual(notAllowed);
   });
 
+  it('holds REST endpoints to it too (their saved query is the document), admin excepted', async () => {
+    const endpoints = [
+      { name: 'listed', url: 'listed', methods: ['GET'], definition: { query: { collection_name: 'everyone', query_name: 'list' } } },
+      { name: 'editors', url: 'editors', methods: ['GET'], definition: { query: { collection_name: 'editors', query_name: 'editor_only' } } },
+    ];
+    for (const args of endpoints) expect((await s.metadata({ type: 'create_rest_endpoint', args })).status).toBe(200);
+    expect((await s.request('GET', '/api/rest/listed', undefined, as('user'))).body).toEqual({ user: users });
+    expect((await s.request('GET', '/api/rest/editors', undefined, as('editor'))).body).toEqual({ user: [{ name: 'clarke', company: 'Symons' }] });
+    const refused = await s.request('GET', '/api/rest/editors', undefined, as('user'));
+    expect({ status: refused.status, body: refused.body }).toEqual({ status: 400, body: { path: '$', error: 'query is not allowed', code: 'validation-failed' } });
+    expect((await s.request('GET', '/api/rest/editors')).status).toBe(200);
+  });
+
   it('checks a document once per plan-cache entry: a repeated request is a cache hit', async () => {
     const before = s.graphql.stats();
     for (let i = 0; i < 3; i++) expect(await s.gql('query { user { id name company } }', undefined, as('user'))).toEqual(notAllowed);

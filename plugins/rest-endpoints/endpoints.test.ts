@@ -353,6 +353,33 @@ describe('serving /api/rest', () => {
   });
 });
 
+describe('authentication and --enabled-apis', () => {
+  const secured = useServer(undefined, { config: { adminSecret: 'sekret', enabledApis: ['metadata', 'graphql', 'config'] } });
+  const noGraphql = useServer(undefined, { config: { enabledApis: ['metadata'] } });
+  const secret = { 'x-svc-admin-secret': 'sekret' };
+
+  it('authenticates as /v1/graphql does: a missing or wrong secret is a 401 before any matching', async () => {
+    const r = await secured.query({
+      type: 'bulk',
+      args: [
+        { type: 'create_query_collection', args: { name: 'c', definition: { queries: [{ name: 'q', query: 'query { __typename }' }] } } },
+        { type: 'create_rest_endpoint', args: { name: 'e', url: 'e', methods: ['GET'], definition: { query: { collection_name: 'c', query_name: 'q' } } } },
+      ],
+    }, secret);
+    expect(r.status, r.text).toBe(200);
+    expect(pick(await secured.request('GET', '/api/rest/e', undefined, secret))).toEqual({ status: 200, body: { __typename: 'query_root' } });
+    expect(pick(await secured.request('GET', '/api/rest/e'))).toMatchObject({ status: 401, body: { code: 'access-denied' } });
+    expect(pick(await secured.request('GET', '/api/rest/nope', undefined, { 'x-svc-admin-secret': 'wrong' }))).toMatchObject({ status: 401, body: { code: 'access-denied' } });
+    expect(pick(await secured.request('GET', '/api/swagger/json'))).toMatchObject({ status: 401 });
+    expect((await secured.request('GET', '/api/swagger/json', undefined, secret)).status).toBe(200);
+  });
+
+  it('serves REST endpoints with the GraphQL API and the OpenAPI document with the metadata API', async () => {
+    expect(pick(await noGraphql.request('GET', '/api/rest/anything'))).toEqual(err('not-found', 'resource does not exist', '$', 404));
+    expect((await noGraphql.request('GET', '/api/swagger/json')).status).toBe(200);
+  });
+});
+
 describe('GET /api/swagger/json', () => {
   beforeAll(async () => {
     await reset();
