@@ -177,6 +177,8 @@ const OPTIONS = {
   eventsHttpPoolSize: { flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', schema: atLeastOne, default: 100 },
   eventsFetchInterval: { flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', schema: atLeastOne, default: 1000 },
   eventsFetchBatchSize: { flag: 'events-fetch-batch-size', env: 'SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE', schema: atLeastOne, default: 100 },
+  // Cron triggers and scheduled events (plugins/scheduled-triggers): milliseconds between two looks for due events.
+  scheduledEventsFetchInterval: { flag: 'scheduled-events-fetch-interval', env: 'SVC_GRAPHQL_SCHEDULED_EVENTS_FETCH_INTERVAL', schema: atLeastOne, default: 10000 },
   liveQueriesBatchSize: {
     flag: 'live-queries-multiplexed-batch-size',
     env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',

@@ -3,9 +3,10 @@ import type { PluginDef } from '../core/plugin.js';
 import database from '../plugins/database/index.js';
 import postgres, { defaultSource } from '../plugins/postgres/index.js';
 import eventTriggers from '../plugins/event-triggers/index.js';
+import scheduledTriggers from '../plugins/scheduled-triggers/index.js';
 import queryCollections from '../plugins/query-collections/index.js';
 import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, queryCollections, restEndpoints, metrics];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, metrics];
 export { defaultSource };

@@ -61,7 +61,20 @@ export function registerMetadataOperations(k: Kernel): void {
         ? replace((a as { metadata: unknown }).metadata, (a as { allow_inconsistent_metadata: boolean }).allow_inconsistent_metadata, true, '$.args.metadata', ctx)
         : replace(a, false, false, '$.args', ctx),
   });
-  add({ type: null, legacy: 'replace_metadata', args: v.unknown(), mutates: true, run: (a, ctx) => replace(a, false, false, '$', ctx) });
+  // As Hasura's ReplaceMetadata parser: an object with a `metadata` key is the v2 form on /v1/query too.
+  add({
+    type: null,
+    legacy: 'replace_metadata',
+    args: v.unknown(),
+    mutates: true,
+    run: (a, ctx) => {
+      if (a && typeof a === 'object' && !Array.isArray(a) && 'metadata' in a) {
+        const r = a as { metadata: unknown; allow_inconsistent_metadata?: unknown };
+        return replace(r.metadata, r.allow_inconsistent_metadata === true, true, '$.args.metadata', ctx);
+      }
+      return replace(a, false, false, '$', ctx);
+    },
+  });
 
   // reload_metadata: refresh sources / remote schemas; always bumps resource_version.
   const reloadArgs = v.object({
