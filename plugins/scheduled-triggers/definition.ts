@@ -13,17 +13,20 @@ export type RetryConfST = typeof DEFAULT_RETRY_CONF;
 const int = v.pipe(v.number(), v.integer());
 
 /** Hasura's STRetryConf: every field optional with its default; negative values refused. */
+const seconds = v.pipe(v.number(), v.finite());
+
+/** Hasura's STRetryConf: every field optional with its default; negative values refused. */
 export const RetryConfSTSchema: v.GenericSchema<unknown, RetryConfST> = v.pipe(
   v.object({
     num_retries: v.optional(int, DEFAULT_RETRY_CONF.num_retries),
-    retry_interval_seconds: v.optional(int, DEFAULT_RETRY_CONF.retry_interval_seconds),
-    timeout_seconds: v.optional(int, DEFAULT_RETRY_CONF.timeout_seconds),
-    tolerance_seconds: v.optional(int, DEFAULT_RETRY_CONF.tolerance_seconds),
+    retry_interval_seconds: v.optional(seconds, DEFAULT_RETRY_CONF.retry_interval_seconds),
+    timeout_seconds: v.optional(seconds, DEFAULT_RETRY_CONF.timeout_seconds),
+    tolerance_seconds: v.optional(seconds, DEFAULT_RETRY_CONF.tolerance_seconds),
   }),
   v.check((r) => r.num_retries >= 0, 'num_retries cannot be a negative value'),
-  v.check((r) => r.retry_interval_seconds > 0, 'retry_interval_seconds must be a positive integer'),
-  v.check((r) => r.timeout_seconds > 0, 'timeout_seconds must be a positive integer'),
-  v.check((r) => r.tolerance_seconds > 0, 'tolerance_seconds must be a positive integer'),
+  v.check((r) => r.retry_interval_seconds >= 0, 'retry_interval_seconds cannot be a negative value'),
+  v.check((r) => r.timeout_seconds >= 0, 'timeout_seconds cannot be a negative value'),
+  v.check((r) => r.tolerance_seconds >= 0, 'tolerance_seconds cannot be a negative value'),
 );
 
 /** Five fields, UTC, as croner reads them; the error names the schedule. */
@@ -55,7 +58,7 @@ export interface CronTriggerMeta {
   schedule: string;
   payload?: unknown;
   retry_conf?: RetryConfST;
-  headers: HeaderConf[];
+  headers?: HeaderConf[];
   include_in_metadata: boolean;
   comment?: string;
 }
@@ -88,7 +91,7 @@ function toMeta(a: v.InferOutput<v.ObjectSchema<typeof cronFields, undefined>>, 
   const m: CronTriggerMeta = { name: a.name, webhook, schedule: a.schedule } as CronTriggerMeta;
   if (a.payload !== undefined && a.payload !== null) m.payload = a.payload;
   if (a.retry_conf && !isDefaultRetryConf(a.retry_conf)) m.retry_conf = a.retry_conf;
-  m.headers = (a.headers ?? []) as HeaderConf[];
+  if (a.headers && a.headers.length > 0) m.headers = a.headers as HeaderConf[];
   m.include_in_metadata = a.include_in_metadata;
   if (a.comment != null) m.comment = a.comment;
   return m;
@@ -97,10 +100,20 @@ function toMeta(a: v.InferOutput<v.ObjectSchema<typeof cronFields, undefined>>, 
 export const isDefaultRetryConf = (r: RetryConfST) =>
   (Object.keys(DEFAULT_RETRY_CONF) as (keyof RetryConfST)[]).every((k) => r[k] === DEFAULT_RETRY_CONF[k]);
 
-/** A trigger as get_cron_triggers shows it: retry_conf always there, in Hasura's key order. */
+/** A trigger as get_cron_triggers shows it: retry_conf and headers always there, in Hasura's key
+ * order (the export leaves out their defaults). */
 export function withRetryConf(t: CronTriggerMeta): CronTriggerMeta {
-  const { name, webhook, schedule, payload, retry_conf, ...rest } = t;
-  return { name, webhook, schedule, ...(payload !== undefined ? { payload } : {}), retry_conf: { ...DEFAULT_RETRY_CONF, ...retry_conf }, ...rest };
+  const { name, webhook, schedule, payload, retry_conf, headers, include_in_metadata, comment } = t;
+  return {
+    name,
+    webhook,
+    schedule,
+    ...(payload !== undefined ? { payload } : {}),
+    retry_conf: { ...DEFAULT_RETRY_CONF, ...retry_conf },
+    headers: headers ?? [],
+    include_in_metadata,
+    ...(comment !== undefined ? { comment } : {}),
+  };
 }
 
 const withWebhook = <T extends { webhook?: string | null; webhook_from_env?: string | null }>() =>
@@ -163,17 +176,15 @@ export const CreateScheduledEventSchema: v.GenericSchema<unknown, ScheduledEvent
 
 export const EventTypeSchema = v.picklist(['one_off', 'cron'], 'expected "one_off" or "cron"');
 
-const PaginationSchema = v.optional(
-  v.object({ limit: v.optional(v.pipe(int, v.minValue(0))), offset: v.optional(v.pipe(int, v.minValue(0))) }),
-  {},
-);
+/** Hasura reads `limit` and `offset` at the top of the args. */
+const pagination = { limit: v.optional(v.nullable(v.pipe(int, v.minValue(0)))), offset: v.optional(v.nullable(v.pipe(int, v.minValue(0)))) };
 const STATUSES = ['scheduled', 'locked', 'delivered', 'error', 'dead'] as const;
 
 export const GetScheduledEventsSchema = v.pipe(
   v.object({
     type: EventTypeSchema,
     trigger_name: v.optional(nameText),
-    pagination: PaginationSchema,
+    ...pagination,
     status: v.optional(v.array(v.picklist(STATUSES)), []),
     get_rows_count: v.optional(v.boolean(), false),
   }),
@@ -185,7 +196,7 @@ export const GetInvocationsSchema = v.pipe(
     type: EventTypeSchema,
     event_id: v.optional(v.string()),
     trigger_name: v.optional(nameText),
-    pagination: PaginationSchema,
+    ...pagination,
     get_rows_count: v.optional(v.boolean(), false),
   }),
   v.check((a) => a.type !== 'cron' || a.event_id !== undefined || a.trigger_name !== undefined, 'expected event_id or trigger_name'),

@@ -49,7 +49,8 @@ async function catalogTrigger(exec: SqlExecutor, name: string): Promise<CronTrig
 
 const notExists = (name: string) => new SvcError('not-exists', `cron trigger with name: ${name} does not exist`, { path: '$.args' });
 
-const ISO = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+/** A timestamp as aeson writes a UTCTime: `2026-01-01T00:05:00Z`, fractions only when not zero. */
+const ISO = (col: string) => `(rtrim(rtrim(to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z')`;
 
 export default definePlugin({
   name: 'scheduled-triggers',
@@ -202,10 +203,10 @@ export default definePlugin({
         const cols =
           a.type === 'cron'
             ? `id, trigger_name, ${ISO('scheduled_time')} as scheduled_time, status, tries, ${ISO('created_at')} as created_at, ${ISO('next_retry_at')} as next_retry_at`
-            : `id, webhook_conf, ${ISO('scheduled_time')} as scheduled_time, retry_conf, payload, header_conf, status, tries, ${ISO('created_at')} as created_at, ${ISO('next_retry_at')} as next_retry_at, comment`;
+            : `id, webhook_conf, ${ISO('scheduled_time')} as scheduled_time, retry_conf, payload, header_conf, status, tries, ${ISO('created_at')} as created_at, ${ISO('next_retry_at')} as next_retry_at, comment, null::json as request_transform, null::json as response_transform`;
         const events = await exec.query(
           `select ${cols} from ${EVENTS} where ${where} order by scheduled_time, id limit $4 offset $5`,
-          [...params, a.pagination.limit ?? null, a.pagination.offset ?? 0],
+          [...params, a.limit ?? null, a.offset ?? 0],
         );
         const out: Record<string, unknown> = { events };
         if (a.get_rows_count) out.count = Number((await exec.query<{ n: string }>(`select count(*)::text as n from ${EVENTS} where ${where}`, params))[0]!.n);
@@ -226,7 +227,7 @@ export default definePlugin({
           `select i.id, i.event_id, i.status, i.request, i.response, ${ISO('i.created_at')} as created_at
            from ${INVOCATIONS} i join ${EVENTS} e on e.id = i.event_id where ${where}
            order by i.created_at desc, i.id limit $4 offset $5`,
-          [...params, a.pagination.limit ?? null, a.pagination.offset ?? 0],
+          [...params, a.limit ?? null, a.offset ?? 0],
         );
         const out: Record<string, unknown> = { invocations };
         if (a.get_rows_count)

@@ -64,7 +64,8 @@ interface Claimed {
   token: string;
 }
 
-const ISO = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+/** A timestamp as aeson writes a UTCTime: `2026-01-01T00:05:00Z`, fractions only when not zero. */
+const ISO = (col: string) => `(rtrim(rtrim(to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z')`;
 
 const CLAIM = `
 update ${EVENTS} e set locked = now(), status = 'locked'
@@ -238,7 +239,7 @@ export class Scheduler {
         return;
       }
       webhook = t.webhook;
-      headerConf = t.headers;
+      headerConf = t.headers ?? [];
       retry = { ...DEFAULT_RETRY_CONF, ...t.retry_conf };
       body = { scheduled_time: e.scheduled_time, payload: t.payload ?? null, name: t.name, id: e.id, comment: t.comment ?? null };
     } else {
