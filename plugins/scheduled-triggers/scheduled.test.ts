@@ -98,8 +98,13 @@ describe('cron trigger operations', () => {
       { name: 'c1', webhook: `${hookUrl}/cron`, schedule: '0 0 1 1 *', payload: { a: 1 }, headers: [{ name: 'x-k', value: 'v' }], include_in_metadata: true, comment: 'first' },
     ]);
     // replace_metadata keeps the ones outside the metadata, and refuses one with their name.
-    r = await s.metadata({ type: 'replace_metadata', version: 2, args: { metadata: r.body } });
+    const exported = r.body;
+    r = await s.metadata({ type: 'replace_metadata', version: 2, args: { metadata: exported } });
     expect(r.status).toBe(200);
+    // The same on /v1/query, as Hasura's parser takes it there (conformance TestCronTrigger).
+    r = await s.query({ type: 'replace_metadata', args: { metadata: exported } });
+    expect(r.status).toBe(200);
+    expect((await s.metadata({ type: 'export_metadata', version: 1, args: {} })).body).toEqual(exported);
     r = await s.metadata({ type: 'get_cron_triggers', args: {} });
     expect(r.body.cron_triggers.map((t: any) => t.name)).toEqual(['c1', 'c2']);
     const md = (await s.metadata({ type: 'export_metadata', version: 1, args: {} })).body;
@@ -224,6 +229,21 @@ describe('one-off scheduled events', () => {
     await until(async () => (await s.metadata({ type: 'get_scheduled_events', args: { type: 'one_off', status: ['dead'] } })).body.events.length === 1);
     expect(hits).toEqual([]);
     await s.metadata({ type: 'delete_scheduled_event', args: { type: 'one_off', event_id: r.body.event_id } });
+  });
+
+  it('takes over the claim of an instance that died, once the claim is older than the timeout', async () => {
+    const at = new Date(Date.now() + 60_000).toISOString();
+    const r = await s.metadata({ type: 'create_scheduled_event', args: { webhook: `${hookUrl}/crashed`, schedule_at: at, retry_conf: { timeout_seconds: 5 } } });
+    const id = r.body.event_id;
+    // Claimed 20 s ago by an instance that is gone (the claim lasts 5 + 30 s) ...
+    await s.sql`update svc_catalog.scheduled_events set scheduled_time = now() - interval '1 minute', status = 'locked', locked = now() - interval '20 seconds' where id = ${id}`;
+    await sleep(300);
+    expect(hits).toEqual([]);
+    // ... and 40 s ago: taken over.
+    await s.sql`update svc_catalog.scheduled_events set locked = now() - interval '40 seconds' where id = ${id}`;
+    await until(() => hits.length === 1);
+    expect(hits[0]!.body.id).toBe(id);
+    await s.metadata({ type: 'delete_scheduled_event', args: { type: 'one_off', event_id: id } });
   });
 
   it('refuses bad arguments', async () => {
