@@ -11,11 +11,12 @@
  *   - the `scheduled-delivery` worker (worker.ts, Note [Scheduled deliveries]).
  * Delivery reuses the webhook helpers of plugins/event-triggers (its index.ts exports only).
  */
-import { definePlugin, type Metadata, type OperationContext } from '../../core/plugin.js';
+import { definePlugin, type InconsistentObject, type Metadata, type OperationContext } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import * as v from '../../core/valibot.js';
 import { nameText } from '../../core/validation.js';
 import { DatabaseToken, sourcesOf, type SqlExecutor } from '../database/index.js';
+import { EnvError, resolveHeaders, resolveUrlTemplate } from '../event-triggers/index.js';
 import { CRON_TRIGGERS, dropPendingCronEvents, ensureCatalog, EVENTS, INVOCATIONS } from './catalog.js';
 import {
   CreateCronTriggerSchema,
@@ -45,6 +46,31 @@ function catalogOf(build: { outputs: ReadonlyMap<string, unknown> }): SqlExecuto
 async function catalogTrigger(exec: SqlExecutor, name: string): Promise<CronTriggerMeta | undefined> {
   const rows = await exec.query<{ definition: CronTriggerMeta }>(`select definition from ${CRON_TRIGGERS} where name = $1`, [name]);
   return rows[0]?.definition;
+}
+
+/** Why the trigger's webhook or headers cannot be resolved in `env`, if they cannot. */
+function envProblem(t: CronTriggerMeta, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  try {
+    resolveUrlTemplate(t.webhook, env);
+    resolveHeaders(t.headers, env);
+    return undefined;
+  } catch (e) {
+    if (e instanceof EnvError) return e.message;
+    throw e;
+  }
+}
+
+const triggerId = (name: string) => `cron_trigger:${name}`;
+
+function inconsistentTrigger(t: CronTriggerMeta, why: string): InconsistentObject {
+  return {
+    type: 'cron_trigger',
+    name: `cron_trigger ${t.name}`,
+    reason: `Inconsistent object: in cron trigger "${t.name}": ${why}`,
+    definition: t,
+    id: triggerId(t.name),
+    remove: (md) => withCronTriggers(md, cronTriggersOf(md).filter((x) => x.name !== t.name)),
+  };
 }
 
 const notExists = (name: string) => new SvcError('not-exists', `cron trigger with name: ${name} does not exist`, { path: '$.args' });
@@ -77,19 +103,20 @@ export default definePlugin({
             k.log.warn('scheduled-trigger', { message: 'could not create the scheduled-events catalog', error: String(e) });
           }
         }
-        const triggers = cronTriggersOf(ctx.metadata);
+        const all = cronTriggersOf(ctx.metadata);
+        // A webhook or header from an unset environment variable makes the trigger inconsistent
+        // (Hasura's resolveCronTrigger): its slots wait until it is consistent again.
+        const triggers: CronTriggerMeta[] = [];
+        for (const t of all) {
+          const why = envProblem(t, k.env);
+          if (why === undefined) triggers.push(t);
+          else ctx.inconsistent(inconsistentTrigger(t, why));
+        }
         if (executor && triggers.length > 0) {
           // Hasura refuses metadata whose cron trigger has the name of one kept outside it.
           const rows = await executor.query<{ name: string }>(`select name from ${CRON_TRIGGERS} where name = any($1::text[])`, [triggers.map((t) => t.name)]);
           for (const { name } of rows)
-            ctx.inconsistent({
-              type: 'cron_trigger',
-              name: `cron_trigger ${name}`,
-              reason: `Inconsistent object: cron trigger with name "${name}" already exists as a cron trigger with "included_in_metadata" as false`,
-              definition: triggers.find((t) => t.name === name),
-              id: `cron_trigger:${name}`,
-              remove: (md) => withCronTriggers(md, cronTriggersOf(md).filter((t) => t.name !== name)),
-            });
+            ctx.inconsistent(inconsistentTrigger(triggers.find((t) => t.name === name)!, `cron trigger with name "${name}" already exists as a cron trigger with "included_in_metadata" as false`));
         }
         return { executor, triggers };
       },
@@ -108,6 +135,9 @@ export default definePlugin({
         const exists = inMd >= 0 || inCatalog !== undefined;
         if (!replace && exists) throw new SvcError('already-exists', `cron trigger with name: ${meta.name} already exists`, { path: '$.args' });
         if (replace && !exists) throw notExists(meta.name);
+        // Checked before anything is written (the build that follows checks one in the metadata too).
+        const why = envProblem(meta, k.env);
+        if (why !== undefined) throw new SvcError('invalid-configuration', `Inconsistent object: in cron trigger "${meta.name}": ${why}`, { path: '$.args' });
         let md: Metadata | undefined;
         const list = cronTriggersOf(ctx.metadata);
         if (meta.include_in_metadata) {
@@ -123,7 +153,7 @@ export default definePlugin({
         // Hasura drops the future events of a replaced trigger and generates them afresh.
         if (replace) await sched.exclusive(meta.name, () => dropPendingCronEvents(exec, meta.name, true));
         await topUp(exec, meta, 0, null);
-        return md ? { metadata: md, response: SUCCESS } : { response: SUCCESS };
+        return md ? { metadata: md, response: SUCCESS, defines: [triggerId(meta.name)] } : { response: SUCCESS };
       },
     });
 

@@ -143,6 +143,22 @@ describe('cron trigger operations', () => {
     expect((await s.metadata({ type: 'get_cron_triggers', args: {} })).body).toEqual({ cron_triggers: [] });
   });
 
+  it('a webhook or header from an unset variable: refused at creation, inconsistent at boot', async () => {
+    let r = await cron({ name: 'env', webhook: '{{NOPE}}/x' });
+    expect([r.status, r.body]).toEqual([400, { path: '$.args', code: 'invalid-configuration', error: 'Inconsistent object: in cron trigger "env": ' + r.body.error.split(': ').slice(2).join(': ') }]);
+    expect(r.body.error).toMatch(/NOPE/);
+    r = await cron({ name: 'env', include_in_metadata: false, headers: [{ name: 'h', value_from_env: 'NOPE' }] });
+    expect([r.status, r.body.code]).toEqual([400, 'invalid-configuration']);
+    s.env.LATER = hookUrl;
+    expect((await cron({ name: 'env', webhook: '{{LATER}}/x' })).status).toBe(200);
+    delete s.env.LATER;
+    r = await s.metadata({ type: 'reload_metadata', args: {} });
+    r = await s.metadata({ type: 'get_inconsistent_metadata', args: {} });
+    expect(r.body.inconsistent_objects).toMatchObject([{ type: 'cron_trigger', name: 'cron_trigger env' }]);
+    r = await s.metadata({ type: 'drop_inconsistent_metadata', args: {} });
+    expect((await s.metadata({ type: 'get_cron_triggers', args: {} })).body.cron_triggers).toEqual([]);
+  });
+
   it('refuses bad arguments', async () => {
     const bad = async (args: Record<string, unknown>) => {
       const r = await s.metadata({ type: 'create_cron_trigger', args: { name: 'b', webhook: 'http://x', schedule: '* * * * *', include_in_metadata: true, ...args } });
