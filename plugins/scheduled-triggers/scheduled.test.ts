@@ -237,6 +237,23 @@ describe('one-off scheduled events', () => {
     await s.metadata({ type: 'delete_scheduled_event', args: { type: 'one_off', event_id: id } });
   });
 
+  it("waits what the webhook's Retry-After says", async () => {
+    answer = (_h, res) => {
+      res.writeHead(503, { 'retry-after': '1' });
+      res.end();
+      answer = ok;
+    };
+    const r = await s.metadata({
+      type: 'create_scheduled_event',
+      args: { webhook: `${hookUrl}/later`, schedule_at: new Date().toISOString(), retry_conf: { num_retries: 1, retry_interval_seconds: 3600 } },
+    });
+    await until(() => hits.length === 2, 5000);
+    const ev = (await s.metadata({ type: 'get_scheduled_events', args: { type: 'one_off' } })).body.events.find((e: any) => e.id === r.body.event_id);
+    await until(async () => (await s.metadata({ type: 'get_scheduled_events', args: { type: 'one_off', status: ['delivered'] } })).body.events.length === 1);
+    expect(ev).toBeDefined();
+    await s.metadata({ type: 'delete_scheduled_event', args: { type: 'one_off', event_id: r.body.event_id } });
+  });
+
   it('marks an event missed for longer than its tolerance dead, without firing it', async () => {
     const r = await s.metadata({
       type: 'create_scheduled_event',
@@ -325,5 +342,28 @@ describe('two instances', () => {
     expect(hits.length).toBe(20);
     expect(new Set(hits.map((h) => h.body.id)).size).toBe(20);
     await s.metadata({ type: 'delete_cron_trigger', args: { name: 'both' } });
+  });
+});
+
+describe('shutdown', () => {
+  it('releases a delivery still in flight after the grace period, to go out again at once', async () => {
+    const t = await startServer({ config: { scheduledEventsFetchInterval: 20, gracefulShutdownTimeout: 1 } });
+    let sql: TestServer['sql'] | undefined;
+    try {
+      answer = () => {}; // never answers
+      const r = await t.metadata({ type: 'create_scheduled_event', args: { webhook: `${hookUrl}/hang`, schedule_at: new Date().toISOString() } });
+      expect(r.status).toBe(200);
+      await until(() => hits.length === 1);
+      const started = Date.now();
+      const postgres = (await import('postgres')).default;
+      sql = postgres(t.url, { max: 1, onnotice: () => {} });
+      await t.stop();
+      expect(Date.now() - started).toBeLessThan(10_000);
+      const [row] = await sql`select status, locked, tries from svc_catalog.scheduled_events where id = ${r.body.event_id}`;
+      expect(row).toEqual({ status: 'scheduled', locked: null, tries: 0 });
+    } finally {
+      await sql?.end({ timeout: 1 });
+      hook.closeAllConnections();
+    }
   });
 });

@@ -62,6 +62,8 @@ interface Claimed {
   comment: string | null;
   tries: number;
   token: string;
+  /** Seconds since the event's time, by the database's clock. */
+  age_sec: number;
 }
 
 /** A timestamp as aeson writes a UTCTime: `2026-01-01T00:05:00Z`, fractions only when not zero. */
@@ -80,7 +82,8 @@ where e.id in (
 )
 returning e.id, e.kind, e.trigger_name, ${ISO('e.scheduled_time')} as scheduled_time, ${ISO('e.created_at')} as created_at,
   e.webhook_conf::text as webhook_conf, e.payload::text as payload, e.header_conf::text as header_conf,
-  e.retry_conf::text as retry_conf, e.comment, e.tries, e.locked::text as token`;
+  e.retry_conf::text as retry_conf, e.comment, e.tries, e.locked::text as token,
+  extract(epoch from now() - e.scheduled_time)::float8 as age_sec`;
 
 const RECORD = `
 with inv as (
@@ -248,7 +251,7 @@ export class Scheduler {
       retry = { ...DEFAULT_RETRY_CONF, ...JSON.parse(e.retry_conf ?? '{}') };
       body = { scheduled_time: e.scheduled_time, payload: JSON.parse(e.payload ?? 'null'), id: e.id, comment: e.comment, created_at: e.created_at };
     }
-    if (e.tries === 0 && Date.now() - Date.parse(e.scheduled_time) > retry.tolerance_seconds * 1000) {
+    if (e.tries === 0 && e.age_sec > retry.tolerance_seconds) {
       this.stats.dead++;
       await exec.query(SET_STATUS, [e.id, e.token, 'dead', null]);
       this.log.warn('scheduled-trigger', { message: 'event missed its tolerance: marked dead', event_id: e.id, scheduled_time: e.scheduled_time });
