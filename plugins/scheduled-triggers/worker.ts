@@ -238,7 +238,9 @@ export class Scheduler {
       const t = triggers.get(e.trigger_name ?? '');
       if (!t) {
         // Not (yet) known here: another instance's newer metadata, or a trigger being deleted.
-        await exec.query(SET_STATUS, [e.id, e.token, 'scheduled', 10]);
+        // A slot nobody knew for longer than the default tolerance is an orphan: dropped.
+        if (e.tries === 0 && e.age_sec > DEFAULT_RETRY_CONF.tolerance_seconds) await exec.query(`delete from ${EVENTS} where id = $1 and locked = $2::text::timestamptz`, [e.id, e.token]);
+        else await exec.query(SET_STATUS, [e.id, e.token, 'scheduled', 10]);
         return;
       }
       webhook = t.webhook;
