@@ -61,6 +61,11 @@ function decodeSegment(s: string): string {
 /** The body's values: a form's fields as text (Hasura reads them with the query string), a JSON
  * object's keys as they are; any other body is ignored, as Hasura ignores it. */
 async function bodyArgs(req: Request, limits: KernelApi['config']): Promise<[string, Arg][]> {
+  // Over HTTP/1.1 a request has a body only with a length or a transfer encoding; a GET without
+  // either is not asked for it, since the node server makes the whole Request (stream, abort
+  // signal) when `body` is first read. (POST, PUT and PATCH are, for requests made in-process.)
+  const declared = req.headers.get('transfer-encoding') !== null || (req.headers.get('content-length') ?? '0') !== '0';
+  if (!declared && (req.method === 'GET' || req.method === 'HEAD' || req.method === 'DELETE')) return [];
   if (!req.body) return [];
   const text = await readBodyText(req, limits.maxRequestBodySize);
   if (!text) return [];
