@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'graphql';
 import { useServer } from '../../test/helpers.js';
+import { Client, useListening } from '../../test/ws-helpers.js';
 import { normalizedKey } from './normalize.js';
 
 const s = useServer(
@@ -15,6 +16,7 @@ const s = useServer(
   { config: { enableAllowlist: true } },
 );
 
+const net = useListening(s);
 const notAllowed = { errors: [{ message: 'query is not allowed', extensions: { path: '$', code: 'validation-failed' } }] };
 const as = (role: string) => ({ 'x-svc-role': role });
 const users = [
@@ -116,6 +118,15 @@ describe('allow-list enforcement', () => {
     const refused = await s.request('GET', '/api/rest/editors', undefined, as('user'));
     expect({ status: refused.status, body: refused.body }).toEqual({ status: 400, body: { path: '$', error: 'query is not allowed', code: 'validation-failed' } });
     expect((await s.request('GET', '/api/rest/editors')).status).toBe(200);
+  });
+
+  it('holds subscriptions and WebSocket requests to it too', async () => {
+    const c = await Client.init(net.url, 'graphql-transport-ws', { headers: { 'x-svc-role': 'user' } });
+    c.send({ type: 'subscribe', id: 'no', payload: { query: 'subscription { user { id } }' } });
+    expect(await c.next('no')).toEqual({ type: 'error', id: 'no', payload: [{ message: 'query is not allowed', extensions: { path: '$', code: 'validation-failed' } }] });
+    c.send({ type: 'subscribe', id: 'yes', payload: { query: listed } });
+    expect(await c.next('yes')).toEqual({ type: 'next', id: 'yes', payload: { data: { user: users } } });
+    c.close();
   });
 
   it('checks a document once per plan-cache entry: a repeated request is a cache hit', async () => {
