@@ -49,6 +49,14 @@ describe('/v1/metrics', () => {
     expect(text).toMatch(/# TYPE svc_http_request_duration_seconds histogram/);
   });
 
+  it('operations a client makes up do not grow the series without end', async () => {
+    for (let i = 0; i < 2100; i++) await server.metadata({ type: `made_up_${i}`, args: {} }, ADMIN);
+    const text = (await scrape()).text;
+    const series = text.split('\n').filter((l) => l.startsWith('svc_http_requests_total{'));
+    expect(series.length).toBeLessThanOrEqual(2001);
+    expect(text).toMatch(/svc_http_requests_total\{route="\/v1\/metadata",method="POST",status="400",operation="other"\} \d+/);
+  }, 60_000);
+
   it('the admin or the metrics secret only; never the secret in the text', async () => {
     expect((await scrape({})).status).toBe(401);
     expect((await scrape({ 'x-svc-metrics-secret': 'nope' })).status).toBe(401);

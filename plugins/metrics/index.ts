@@ -22,6 +22,9 @@ import { DatabaseToken } from '../database/index.js';
 /** The registry `/v1/metrics` serves, for other plugins' series. */
 export const MetricsToken: Token<Registry> = { key: 'metrics.registry' };
 
+/** Most request series kept (route x method x status x operation). */
+const MAX_SERIES = 2000;
+
 export default definePlugin({
   name: 'metrics',
   // The pools' series when the database plugin is there; metrics without it otherwise.
@@ -41,10 +44,22 @@ export default definePlugin({
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
+    // The series of one (route, method, status, operation), looked up by one string key: prom-client
+    // hashes a label object on every call, a cost on every request otherwise.
+    const series = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }>();
     k.events.on('request', (r) => {
-      const operation = r.operation ?? '';
-      requests.inc({ route: r.route, method: r.method, status: String(r.status), operation });
-      duration.observe({ route: r.route, operation }, r.durationMs / 1000);
+      let operation = r.operation ?? '';
+      let key = `${r.route}\u0000${r.method}\u0000${r.status}\u0000${operation}`;
+      // The operation is the body's `type`, which a client chooses: past a bound, new ones are
+      // counted as `other`, so that no client can grow the series without end.
+      if (series.size >= MAX_SERIES && !series.has(key)) {
+        operation = 'other';
+        key = `${r.route}\u0000${r.method}\u0000${r.status}\u0000${operation}`;
+      }
+      let s = series.get(key);
+      if (!s) series.set(key, (s = { count: requests.labels(r.route, r.method, String(r.status), operation), time: duration.labels(r.route, operation) }));
+      s.count.inc();
+      s.time.observe(r.durationMs / 1000);
     });
 
     const plans = (key: 'hits' | 'misses' | 'evictions' | 'size') => () => k.graphql().stats()[key];
