@@ -76,6 +76,22 @@ describe('role schema', () => {
     expect(resolved).toBe(1);
   });
 
+  it('a chain of thousands of types, each referring to the next, does not overflow the stack (either schema)', () => {
+    const N = 5000;
+    const c = contributor('chain', (_r, types) => {
+      const made: GraphQLObjectType[] = [];
+      for (let i = 0; i < N; i++) {
+        made.push(types.define(new GraphQLObjectType({ name: `t${i}`, fields: () => ({ id: { type: GraphQLInt }, ...(i + 1 < N ? { next: { type: made[i + 1]! } } : {}) }) })));
+      }
+      const input = types.define(new GraphQLInputObjectType({ name: 'in0', fields: { a: { type: GraphQLInt } } }));
+      // Only the first table is a root field: every other type is reached through the chain.
+      return { query: { t0: field(made[0]!) }, mutation: { m: field(GraphQLString, { x: { type: input } }) } };
+    });
+    const rs = roleSchema('admin', build(), [c]);
+    expect(rs.schemaFor('query', false).getType(`t${N - 1}`)).toBeDefined();
+    expect(rs.schema.getType(`t${N - 1}`)).toBeDefined();
+  });
+
   it('extend(): another plugin adds a field to a type, before or after it is defined', () => {
     const rel = contributor('remote', (_r, types) => {
       types.extend('point', { label: { type: GraphQLString } });

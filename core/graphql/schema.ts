@@ -4,7 +4,20 @@
  * so a metadata change (a new build) drops it. It keeps the root fields' definitions next to the
  * graphql-js schema: the engine plans with them; the schema serves validation and introspection.
  */
-import { GraphQLObjectType, GraphQLSchema, GraphQLString, validateSchema, type GraphQLFieldConfigMap } from 'graphql';
+import {
+  getNamedType,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  isUnionType,
+  validateSchema,
+  type GraphQLFieldConfigMap,
+  type GraphQLNamedType,
+  type GraphQLType,
+} from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContributorDef } from '../plugin.js';
 import { SvcError } from '../errors.js';
 import { collision, RoleTypeRegistry } from './registry.js';
@@ -68,6 +81,40 @@ export function roleSchema(role: string, build: BuildResult, contributors: reado
   }
 }
 
+/**
+ * The named types reachable from `roots`, walked without recursion. graphql-js collects a
+ * schema's types depth first, recursing into every type not among the `types` it is given: a
+ * chain of 2,000 tables, each with a relationship to the next, overflows the stack. Given every
+ * type, it recurses one level only (Note [Schemas without the mutation root]).
+ */
+function reachable(roots: (GraphQLObjectType | undefined)[]): GraphQLNamedType[] {
+  const seen = new Set<GraphQLNamedType>();
+  const stack: GraphQLNamedType[] = [];
+  const add = (t: GraphQLType) => {
+    const n = getNamedType(t);
+    if (n && !seen.has(n)) {
+      seen.add(n);
+      stack.push(n);
+    }
+  };
+  for (const r of roots) if (r) add(r);
+  while (stack.length) {
+    const t = stack.pop()!;
+    if (isObjectType(t) || isInterfaceType(t)) {
+      for (const f of Object.values(t.getFields())) {
+        add(f.type);
+        for (const a of f.args) add(a.type);
+      }
+      for (const i of t.getInterfaces()) add(i);
+    } else if (isInputObjectType(t)) {
+      for (const f of Object.values(t.getFields())) add(f.type);
+    } else if (isUnionType(t)) {
+      for (const m of t.getTypes()) add(m);
+    }
+  }
+  return [...seen];
+}
+
 export function buildRoleSchema(role: string, build: BuildResult, contributors: readonly Contributor[], backendOnly = false): RoleSchema {
   const registry = new RoleTypeRegistry();
   const roots: Record<OperationKind, Map<string, RootFieldDef>> = { query: new Map(), mutation: new Map(), subscription: new Map() };
@@ -99,7 +146,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
     try {
       schema = full
         ? new GraphQLSchema({ query, mutation: obj('mutation_root', roots.mutation), subscription, types: registry.definedTypes() })
-        : new GraphQLSchema({ query, subscription });
+        : new GraphQLSchema({ query, subscription, types: reachable([query, subscription]) });
       registry.checkExtensions(schema, !full);
     } catch (e) {
       if (e instanceof SvcError) throw e;
