@@ -29,10 +29,11 @@ export type OperationKind = 'query' | 'mutation' | 'subscription';
  * A role's schema is assembled on its first request, but graphql-js builds a schema by walking
  * every type it reaches (and validates every one): with mutations, about half the types of a
  * large source are their input and response types (`<t>_insert_input`, `<t>_set_input`, ...),
- * and half the memory. A query that does not introspect never reaches them, and validating it
- * against the query and subscription roots alone gives the same answer. So a role has two
- * graphql-js schemas, each built when first needed: `schemaFor` gives the one without the
- * mutation root to such queries, and the full one (`schema`) to mutations and introspection.
+ * and half the memory, and the subscription root adds its own (`<t>_stream_cursor_input`...).
+ * A query that does not introspect never reaches them, and validating it against the query
+ * root alone gives the same answer. So a role has two graphql-js schemas, each built when first
+ * needed: `schemaFor` gives the query root's to such queries, and the full one (`schema`) to
+ * mutations, subscriptions and introspection.
  */
 export interface RoleSchema {
   readonly role: string;
@@ -146,7 +147,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
     try {
       schema = full
         ? new GraphQLSchema({ query, mutation: obj('mutation_root', roots.mutation), subscription, types: registry.definedTypes() })
-        : new GraphQLSchema({ query, subscription, types: reachable([query, subscription]) });
+        : new GraphQLSchema({ query, types: reachable([query]) });
       registry.checkExtensions(schema, !full);
     } catch (e) {
       if (e instanceof SvcError) throw e;
@@ -182,7 +183,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       return full();
     },
     schemaFor(kind, introspects) {
-      if (kind === 'mutation' || introspects || roots.mutation.size === 0) return full();
+      if (kind !== 'query' || introspects || (roots.mutation.size === 0 && roots.subscription.size === 0)) return full();
       return partial();
     },
   };
