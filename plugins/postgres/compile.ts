@@ -593,7 +593,8 @@ class MutationCompiler extends Compiler {
     }
     sql += ` returning ${t} as r, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
-    this.checked.push(name);
+    // A check that always holds (admin, a permission without one) is not read back.
+    if (check !== 'true') this.checked.push(name);
     this.inserted.push(name);
     // The key of an upsert that may update: its constraint's columns (given beside it).
     this.addOverlay(ir.table, name, updates && oc?.columns?.length ? oc.columns : undefined);
@@ -655,9 +656,10 @@ class MutationCompiler extends Compiler {
           return `${c} = ${col} #- (${this.param(s.value!, false, arrayLiteral)})::text[]`;
       }
     });
-    const sql = `update ${qt(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${t} as r, ${this.bool(ir.check, t, t)} as c`;
+    const check = this.bool(ir.check, t, t);
+    const sql = `update ${qt(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${t} as r, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
-    this.checked.push(name);
+    if (check !== 'true') this.checked.push(name);
     return { ctes: [name] };
   }
 
