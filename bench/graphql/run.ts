@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { cleanup, cleanups, log, signalled, sleep, stopChild } from '../common.js';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
 import { mutations, POOL_BASE, POOL_NAME, POSTGRAPHILE_FUNCTIONS, type BenchMutation, type MutationRequest } from './mutations.js';
 import { difference, queries, unwrapNodes, type BenchQuery, type GraphQLRequest } from './queries.js';
@@ -60,36 +61,6 @@ function parseFlags(argv: string[]) {
   return flags;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Clean-up: everything started registers how to stop it; run in reverse order exactly once,
-// whether the run ends normally, by an error or by a signal.
-
-const cleanups: (() => Promise<void>)[] = [];
-let cleaning: Promise<void> | undefined;
-/** Set by a signal: the run stops at the next step instead of timing servers being stopped. */
-let interrupted = false;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    while (cleanups.length) {
-      try {
-        await cleanups.pop()!();
-      } catch (e) {
-        console.error(`clean-up: ${e instanceof Error ? e.message : e}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-  process.on(signal, () => {
-    interrupted = true;
-    console.error(`\n${signal}: stopping the servers and removing the temp dir`);
-    void cleanup().finally(() => process.exit(code));
-  });
-}
-
-const log = (s: string) => console.error(s);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------------------------------------
 // Server processes
@@ -119,13 +90,7 @@ function startProcess(name: string, command: string, args: string[], opts: { cwd
 }
 
 async function stopProcess(p: Proc) {
-  const { child } = p;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  if (await Promise.race([exited.then(() => true), sleep(10_000).then(() => false)])) return;
-  child.kill('SIGKILL');
-  await exited;
+  await stopChild(p.child, 10_000);
 }
 
 async function waitReady(p: Proc, probe: () => Promise<boolean>, seconds = 120) {
@@ -640,7 +605,7 @@ async function main() {
       const cell = cells.get(q.name)![s];
       if (!cell.req) continue;
       const timing = await time(autocannon, targets[s], cell.req, cell.body!, flags);
-      if (interrupted) return;
+      if (signalled.now) return;
       cell.timing = timing;
       log(`  ${q.name.padEnd(10)} ${LABEL[s].padEnd(13)} ${cell.timing.rps.toFixed(0)} req/s${cell.timing.trouble ? ` (${cell.timing.trouble})` : ''}`);
     }
@@ -663,7 +628,7 @@ async function main() {
           continue;
         }
         const c = await bench.check(m, s, targets[s].url, req);
-        if (interrupted) return;
+        if (signalled.now) return;
         row[s] = 'na' in c ? { na: c.na } : { req, statements: c.statements };
         notes.push(`${LABEL[s]}: ${'na' in c ? `n/a (${c.na})` : `as expected, ${c.statements} statement${c.statements === 1 ? '' : 's'} per request`}`);
       }
@@ -676,7 +641,7 @@ async function main() {
         const cell = mcells.get(m.name)![s];
         if (!cell.req) continue;
         const timing = await bench.time(autocannon, m, s, targets[s].url, cell.req, flags);
-        if (interrupted) return;
+        if (signalled.now) return;
         cell.timing = timing;
         log(`  ${m.name.padEnd(13)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s; ${timing.checked}${timing.trouble ? ` (${timing.trouble})` : ''}`);
       }

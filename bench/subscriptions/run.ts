@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
+import { cleanup, cleanups, log, sleep, stopChild } from '../common.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
@@ -47,28 +48,6 @@ function parseFlags(argv: string[]) {
   return flags;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-let cleaning: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    while (cleanups.length) {
-      try {
-        await cleanups.pop()!();
-      } catch (e) {
-        console.error(`clean-up: ${e instanceof Error ? e.message : e}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping and removing the temp dir`);
-    void cleanup().finally(() => process.exit(code));
-  });
-}
-
-const log = (s: string) => console.error(s);
 
 /** The benchmark's own connection: its statements are not the engine's. */
 const BENCH_APP = 'svc-bench';
@@ -94,15 +73,9 @@ const statementLog = {
     return { all, live };
   },
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function stop(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  if (await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)])) return;
-  child.kill('SIGKILL');
-  await exited;
+  await stopChild(child, 15_000);
 }
 
 /** CPU seconds (user + system) and RSS bytes of a process, from /proc. */

@@ -81,32 +81,25 @@ export default definePlugin({
       }
     })();
     const sources = () => (db ? [...db.resolved(k.state().build).sources.values()] : []);
-    new Gauge({
-      name: 'svc_source_connections_in_use',
-      help: 'Database connections in use per source (running a statement or held by a transaction)',
-      labelNames: ['source'] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const s of sources()) {
-          const st = s.connection?.stats?.();
-          if (st) this.set({ source: s.name }, st.inUse);
-        }
-      },
-    });
-    new Gauge({
-      name: 'svc_source_connections_max',
-      help: 'Size of each source\'s connection pool',
-      labelNames: ['source'] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const s of sources()) {
-          const st = s.connection?.stats?.();
-          if (st) this.set({ source: s.name }, st.max);
-        }
-      },
-    });
+    // Each source's pool, read when scraped.
+    for (const [name, help, key] of [
+      ['svc_source_connections_in_use', 'Database connections in use per source (running a statement or held by a transaction)', 'inUse'],
+      ['svc_source_connections_max', "Size of each source's connection pool", 'max'],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['source'] as const,
+        registers,
+        collect() {
+          this.reset();
+          for (const s of sources()) {
+            const st = s.connection?.stats?.();
+            if (st) this.set({ source: s.name }, st[key]);
+          }
+        },
+      });
+    }
     new Gauge({ name: 'svc_metadata_resource_version', help: 'The metadata\'s resource_version', registers, collect() { this.set(k.state().resourceVersion); } });
     new Gauge({ name: 'svc_metadata_inconsistent_objects', help: 'Inconsistent metadata objects', registers, collect() { this.set(k.state().build.inconsistencies.length); } });
 

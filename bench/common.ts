@@ -1,0 +1,46 @@
+/**
+ * What the benchmarks under bench/ share: clean-up that runs exactly once, in reverse order,
+ * whether a run ends normally, by an error or by a signal; and stopping a child process
+ * (SIGTERM, then SIGKILL after a while).
+ */
+import type { ChildProcess } from 'node:child_process';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const log = (s: string) => console.error(s);
+
+/** How to stop what was started, last first. */
+export const cleanups: (() => Promise<void>)[] = [];
+let cleaning: Promise<void> | undefined;
+/** Set by a signal: a run stops at its next step instead of timing servers being stopped. */
+export const signalled = { now: false };
+
+export function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    while (cleanups.length) {
+      try {
+        await cleanups.pop()!();
+      } catch (e) {
+        console.error(`clean-up: ${e instanceof Error ? e.message : e}`);
+      }
+    }
+  })();
+  return cleaning;
+}
+
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  process.on(signal, () => {
+    signalled.now = true;
+    console.error(`\n${signal}: stopping the servers and removing the temp dir`);
+    void cleanup().finally(() => process.exit(code));
+  });
+}
+
+/** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
+export async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  if (await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)])) return;
+  child.kill('SIGKILL');
+  await exited;
+}
