@@ -131,6 +131,8 @@ const OPTIONS = {
     default: false,
   },
   enableAllowlist: { flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', schema: bool, default: false },
+  // The web console at /console (plugins/console), as Hasura's --enable-console.
+  enableConsole: { flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', schema: bool, default: true },
   disabledPlugins: { flag: 'disable-plugins', env: 'SVC_GRAPHQL_DISABLED_PLUGINS', schema: list, default: [] as string[] },
   unauthorizedRole: {
     flag: 'unauthorized-role',

@@ -7,6 +7,7 @@ import scheduledTriggers from '../plugins/scheduled-triggers/index.js';
 import queryCollections from '../plugins/query-collections/index.js';
 import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
+import consolePlugin from '../plugins/console/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, metrics];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, metrics, consolePlugin];
 export { defaultSource };

@@ -1,0 +1,174 @@
+/**
+ * The console's only way to the server: the public APIs. POST /v1/metadata ({type, args}),
+ * run_sql on /v2/query (or the legacy /v1/query when a server has no /v2/query), and /v1/graphql.
+ * The admin secret the user typed is kept in sessionStorage and sent as X-Svc-Admin-Secret.
+ */
+
+const KEY = 'svc-console-admin-secret';
+
+export function getSecret(): string | null {
+  return sessionStorage.getItem(KEY);
+}
+export function setSecret(s: string): void {
+  sessionStorage.setItem(KEY, s);
+}
+export function clearSecret(): void {
+  sessionStorage.removeItem(KEY);
+}
+
+export function adminHeaders(): Record<string, string> {
+  const s = getSecret();
+  return s ? { 'X-Svc-Admin-Secret': s } : {};
+}
+
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+async function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const r = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...adminHeaders(), ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await r.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: r.status, body: parsed };
+}
+
+function errorOf(status: number, body: any): ApiError {
+  const msg = body && typeof body === 'object' && 'error' in body ? `${body.error}${body.code ? ` (${body.code})` : ''}` : `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  return new ApiError(msg, status, body);
+}
+
+/** One metadata API call; throws ApiError unless 200. */
+export async function metadata<T = any>(type: string, args: unknown = {}, extra: Record<string, unknown> = {}): Promise<T> {
+  const r = await post('/v1/metadata', { type, args, ...extra });
+  if (r.status !== 200) throw errorOf(r.status, r.body);
+  return r.body as T;
+}
+
+/** Several metadata operations at once, all or none (`bulk`). */
+export async function bulk(ops: { type: string; args: unknown }[]): Promise<unknown[]> {
+  return metadata<unknown[]>('bulk', ops);
+}
+
+export interface SqlResult {
+  result_type: 'TuplesOk' | 'CommandOk';
+  result: string[][] | null;
+}
+
+let queryPath: string | undefined;
+
+/** run_sql: on /v2/query, as Hasura v2's console does; /v1/query (legacy) where /v2/query is absent. */
+export async function runSql(sql: string, opts: { source?: string; cascade?: boolean; read_only?: boolean } = {}): Promise<SqlResult> {
+  const body = { type: 'run_sql', args: { source: opts.source ?? 'default', sql, cascade: opts.cascade ?? false, read_only: opts.read_only ?? false } };
+  let r = await post(queryPath ?? '/v2/query', body);
+  if (queryPath === undefined) {
+    if (r.status === 404) {
+      queryPath = '/v1/query';
+      r = await post(queryPath, body);
+    } else queryPath = '/v2/query';
+  }
+  if (r.status !== 200) throw errorOf(r.status, r.body);
+  return r.body as SqlResult;
+}
+
+/** Rows of a run_sql result as objects keyed by column. */
+export function rowsOf(r: SqlResult): Record<string, string>[] {
+  if (!r.result || r.result.length === 0) return [];
+  const [head, ...rows] = r.result;
+  return rows.map((row) => Object.fromEntries(head!.map((h, i) => [h, row[i]!])));
+}
+
+/** A SQL string literal. */
+export function lit(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** POST /v1/graphql with the admin secret and `headers` (which may override it). */
+export async function graphql(query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<any> {
+  const r = await post('/v1/graphql', { query, variables }, headers);
+  if (r.status !== 200) throw errorOf(r.status, r.body);
+  if (r.body && r.body.errors) throw new ApiError(r.body.errors.map((e: { message: string }) => e.message).join('; '), 200, r.body);
+  return r.body.data;
+}
+
+/** Whether the secret is the server's admin secret (or the server has none): export_metadata is admin only. */
+export async function checkSecret(): Promise<void> {
+  await metadata('export_metadata', {}, { version: 1 });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The metadata document, as export_metadata gives it.
+
+export interface QualifiedTable {
+  schema: string;
+  name: string;
+}
+export interface TableEntry {
+  table: QualifiedTable;
+  configuration?: { custom_name?: string; custom_root_fields?: Record<string, string>; column_config?: Record<string, { custom_name?: string }> };
+  object_relationships?: { name: string; using: unknown; comment?: string }[];
+  array_relationships?: { name: string; using: unknown; comment?: string }[];
+  insert_permissions?: { role: string; permission: any }[];
+  select_permissions?: { role: string; permission: any }[];
+  update_permissions?: { role: string; permission: any }[];
+  delete_permissions?: { role: string; permission: any }[];
+  event_triggers?: { name: string; definition: unknown; webhook?: string; webhook_from_env?: string }[];
+}
+export interface SourceEntry {
+  name: string;
+  kind: string;
+  tables: TableEntry[];
+  functions?: unknown[];
+}
+export interface MetadataDoc {
+  version: number;
+  sources?: SourceEntry[];
+  rest_endpoints?: { name: string; url: string; methods: string[]; definition: unknown; comment?: string }[];
+  cron_triggers?: unknown[];
+  [k: string]: unknown;
+}
+
+export function exportMetadata(): Promise<MetadataDoc> {
+  return metadata<MetadataDoc>('export_metadata', {}, { version: 1 });
+}
+
+/** The table's tracked entry in a source, if tracked. */
+export function tableEntry(md: MetadataDoc, source: string, t: QualifiedTable): TableEntry | undefined {
+  const s = md.sources?.find((x) => x.name === source);
+  return s?.tables.find((e) => normTable(e.table).schema === t.schema && normTable(e.table).name === t.name);
+}
+
+/** A table reference as metadata may write it (a bare name is in `public`). */
+export function normTable(t: unknown): QualifiedTable {
+  if (typeof t === 'string') return { schema: 'public', name: t };
+  const o = t as { schema?: string; name: string };
+  return { schema: o.schema ?? 'public', name: o.name };
+}
+
+/** The root field that selects the table's rows for the admin (Hasura's default naming). */
+export function selectRootField(entry: TableEntry): string {
+  const c = entry.configuration;
+  if (c?.custom_root_fields?.select) return c.custom_root_fields.select;
+  if (c?.custom_name) return c.custom_name;
+  const t = normTable(entry.table);
+  return t.schema === 'public' ? t.name : `${t.schema}_${t.name}`;
+}
+
+/** The GraphQL name of a column. */
+export function columnField(entry: TableEntry, column: string): string {
+  return entry.configuration?.column_config?.[column]?.custom_name ?? column;
+}

@@ -1,0 +1,80 @@
+/**
+ * GraphiQL (from npm, bundled) on /v1/graphql, with its documentation explorer and header editor.
+ * The admin secret is added to every request unless the header editor sets X-Svc-Admin-Secret
+ * itself; the role bar above writes X-Svc-Role and X-Svc-* session variables into the header
+ * editor, where they can be edited further.
+ */
+import { useMemo, useState } from 'react';
+import { GraphiQL } from 'graphiql';
+import type { Fetcher } from '@graphiql/toolkit';
+import 'graphiql/graphiql.css';
+import { adminHeaders } from '../api';
+
+const fetcher: Fetcher = async (params, opts) => {
+  const given = (opts?.headers ?? {}) as Record<string, unknown>;
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const lower = new Set(Object.keys(given).map((k) => k.toLowerCase()));
+  for (const [k, v] of Object.entries(adminHeaders())) if (!lower.has(k.toLowerCase())) headers[k] = v;
+  for (const [k, v] of Object.entries(given)) headers[k] = String(v);
+  const r = await fetch('/v1/graphql', { method: 'POST', headers, body: JSON.stringify(params) });
+  const text = await r.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { errors: [{ message: `HTTP ${r.status}: ${text}` }] };
+  }
+};
+
+interface Var {
+  name: string;
+  value: string;
+}
+
+export function GraphiQLPage() {
+  const [role, setRole] = useState('');
+  const [vars, setVars] = useState<Var[]>([]);
+  const [headers, setHeaders] = useState<string | undefined>(undefined);
+  const apply = (r: string, vs: Var[]) => {
+    const h: Record<string, string> = {};
+    if (r) h['X-Svc-Role'] = r;
+    for (const v of vs) if (v.name.trim()) h[v.name.trim().toLowerCase().startsWith('x-svc-') ? v.name.trim() : `X-Svc-${v.name.trim()}`] = v.value;
+    setHeaders(JSON.stringify(h, null, 2));
+  };
+  const defaultQuery = useMemo(() => '# Run a query as the admin, or as a role set in the bar above (it writes the Headers tab).\n{\n  __typename\n}\n', []);
+  return (
+    <div className="graphiql-page">
+      <form
+        className="role-bar"
+        data-testid="role-bar"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply(role, vars);
+        }}
+      >
+        <label>
+          Role (X-Svc-Role)
+          <input value={role} placeholder="admin" onChange={(e) => setRole(e.target.value)} data-testid="role-input" />
+        </label>
+        {vars.map((v, i) => (
+          <span key={i} className="var">
+            <input value={v.name} placeholder="X-Svc-User-Id" onChange={(e) => setVars(vars.map((x, j) => (j === i ? { ...x, name: e.target.value } : x)))} data-testid={`var-name-${i}`} />
+            <input value={v.value} placeholder="value" onChange={(e) => setVars(vars.map((x, j) => (j === i ? { ...x, value: e.target.value } : x)))} data-testid={`var-value-${i}`} />
+            <button type="button" className="link" onClick={() => setVars(vars.filter((_, j) => j !== i))}>
+              ×
+            </button>
+          </span>
+        ))}
+        <button type="button" onClick={() => setVars([...vars, { name: '', value: '' }])} data-testid="add-var">
+          + session variable
+        </button>
+        <button type="submit" data-testid="apply-headers">
+          Set headers
+        </button>
+        <span className="muted">The admin secret is sent with every request unless the headers set X-Svc-Admin-Secret.</span>
+      </form>
+      <div className="graphiql-wrap">
+        <GraphiQL fetcher={fetcher} headers={headers} defaultQuery={defaultQuery} defaultEditorToolsVisibility="headers" isHeadersEditorEnabled shouldPersistHeaders={false} />
+      </div>
+    </div>
+  );
+}
