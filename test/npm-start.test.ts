@@ -3,9 +3,9 @@
  * so npm's child is the server, not a shell that would not pass the signal on): the server
  * shuts down, the embedded PostgreSQL stops, and npm exits 0. Before, the server kept serving.
  */
-import { describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../server/embedded.js';
@@ -24,7 +24,32 @@ function postgresOf(dir: string): number[] {
   return out;
 }
 
+/** The server process started for this data directory (its environment names the directory). */
+function serverOf(dir: string): string[] {
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
+      if (!argv.some((a) => a.endsWith('server/main.js') || a.endsWith('server/main.ts'))) continue;
+      if (readFileSync(`/proc/${e}/environ`, 'utf8').split('\0').includes(`SVC_GRAPHQL_DATA_DIR=${dir}`)) return argv.filter(Boolean);
+    } catch {
+      /* gone */
+    }
+  }
+  return [];
+}
+
 describe('npm start', () => {
+  // `npm install` builds (the prepare script); a checkout that skipped it is built here.
+  beforeAll(() => {
+    if (!existsSync('dist/server/main.js')) execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'ignore' });
+  }, 300_000);
+
+  it('the bin entry answers --version (npx svc-engine)', () => {
+    const version = JSON.parse(readFileSync('package.json', 'utf8')).version;
+    expect(execFileSync('npx', ['--no-install', 'svc-engine', '--version'], { encoding: 'utf8' }).trim()).toBe(version);
+  }, 60_000);
+
   it('SIGTERM to npm stops the server and its embedded PostgreSQL; npm exits 0', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'svc-npm-'));
     chmodSync(dir, 0o755);
@@ -41,6 +66,10 @@ describe('npm start', () => {
       }
       expect(up).toBe(true);
       expect(postgresOf(dir).length).toBeGreaterThan(0);
+      // Production runs the compiled JavaScript: no tsx, no TypeScript loader.
+      const argv = serverOf(dir);
+      expect(argv.some((a) => a.endsWith('dist/server/main.js'))).toBe(true);
+      expect(argv.join(' ')).not.toMatch(/tsx/);
       npm.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => 'serving', () => 'stopped')).toBe('stopped');
