@@ -1,10 +1,6 @@
-import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import './styles.css';
 
-createRoot(document.getElementById('root')!).render(
-  <StrictMode>
-    <App />
-  </StrictMode>,
-);
+// No StrictMode: GraphiQL 3 opens its tabs twice under it (a second, empty "<untitled>" tab).
+createRoot(document.getElementById('root')!).render(<App />);

@@ -2,7 +2,8 @@
  * GraphiQL (from npm, bundled) on /v1/graphql, with its documentation explorer and header editor.
  * The admin secret is added to every request unless the header editor sets X-Svc-Admin-Secret
  * itself; the role bar above writes X-Svc-Role and X-Svc-* session variables into the header
- * editor, where they can be edited further.
+ * editor, where they can be edited further, and reload the schema (the explorer shows the
+ * role's); after editing the headers by hand, GraphiQL's re-fetch button does that.
  */
 import { useMemo, useState } from 'react';
 import { GraphiQL } from 'graphiql';
@@ -10,7 +11,9 @@ import type { Fetcher } from '@graphiql/toolkit';
 import 'graphiql/graphiql.css';
 import { adminHeaders } from '../api';
 
-const fetcher: Fetcher = async (params, opts) => {
+/** A new fetcher each time the role bar sets headers: GraphiQL introspects again when its fetcher
+ * changes, so the explorer shows that role's schema. */
+const makeFetcher = (): Fetcher => async (params, opts) => {
   const given = (opts?.headers ?? {}) as Record<string, unknown>;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   const lower = new Set(Object.keys(given).map((k) => k.toLowerCase()));
@@ -34,11 +37,15 @@ export function GraphiQLPage() {
   const [role, setRole] = useState('');
   const [vars, setVars] = useState<Var[]>([]);
   const [headers, setHeaders] = useState<string | undefined>(undefined);
+  const [generation, setGeneration] = useState(0);
+  const fetcher = useMemo(makeFetcher, [generation]);
   const apply = (r: string, vs: Var[]) => {
     const h: Record<string, string> = {};
     if (r) h['X-Svc-Role'] = r;
     for (const v of vs) if (v.name.trim()) h[v.name.trim().toLowerCase().startsWith('x-svc-') ? v.name.trim() : `X-Svc-${v.name.trim()}`] = v.value;
     setHeaders(JSON.stringify(h, null, 2));
+    // After the header editor took the new text (GraphiQL introspects with what it holds).
+    setTimeout(() => setGeneration((g) => g + 1), 100);
   };
   const defaultQuery = useMemo(() => '# Run a query as the admin, or as a role set in the bar above (it writes the Headers tab).\n{\n  __typename\n}\n', []);
   return (

@@ -1,0 +1,191 @@
+/**
+ * Issue 12: the console in a real browser. Debian's headless Chromium (`apt-get install chromium`;
+ * no browser is downloaded) driven by playwright-core through what a person does: log in with the
+ * admin secret, create a table on the SQL page, track it on the Data page, give a role a select
+ * permission with a row filter, run a query as that role in GraphiQL (role and session variable
+ * set in the header editor) and see only the permitted rows, export the metadata (a download
+ * holding the table and its permission). A screenshot of each step goes to test/artifacts/console/
+ * (git-ignored). Without /usr/bin/chromium the tests are skipped, saying so.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { serve } from '@hono/node-server';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from './helpers.js';
+import { ensureConsoleBuilt, ROOT } from './console-build.js';
+
+const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) {
+  console.warn(`console-browser.test.ts: SKIPPED, no Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (Debian) to run the console's browser test.`);
+}
+
+const SECRET = 'console-test-secret';
+const SHOTS = join(ROOT, 'test', 'artifacts', 'console');
+
+describe.skipIf(!hasChromium)('the console in Chromium', () => {
+  let server: TestServer;
+  let http: Server;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let step = 0;
+  const shot = async (name: string) => {
+    step++;
+    await page.screenshot({ path: join(SHOTS, `${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
+  };
+  /** The text of a CodeMirror editor of GraphiQL (query, headers, response): the first shown. */
+  const editorText = (selector: string) =>
+    page.evaluate((sel) => {
+      const shown = [...document.querySelectorAll(sel)].find((e) => !e.closest('.hidden'));
+      return (shown as any)?.CodeMirror?.getValue() as string | undefined;
+    }, selector);
+
+  /** Puts a document in GraphiQL's query editor and runs it (after GraphiQL's debounced look at
+   * the document's operations). */
+  const runQuery = async (query: string) => {
+    await page.evaluate((q) => {
+      const editor = [...document.querySelectorAll('.graphiql-query-editor .CodeMirror')].find((e) => !e.closest('.hidden'));
+      (editor as any).CodeMirror.setValue(q);
+    }, query);
+    await page.waitForTimeout(400);
+    await page.locator('.graphiql-execute-button').click();
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    await ensureConsoleBuilt();
+    server = await startServer({ config: { adminSecret: SECRET } });
+    base = await new Promise<string>((resolve) => {
+      http = serve({ fetch: server.app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}`)) as Server;
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+    page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('pageerror', (e) => console.error('page error:', e.message));
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await new Promise((r) => (http ? http.close(r) : r(undefined)));
+    await server?.stop();
+  });
+
+  it('asks for the admin secret, refuses a wrong one, keeps the right one for the session', async () => {
+    await page.goto(`${base}/console`);
+    await page.getByTestId('login-form').waitFor();
+    await shot('login');
+    await page.getByTestId('admin-secret').fill('wrong');
+    await page.getByTestId('login').click();
+    await expect.poll(() => page.getByTestId('error').textContent()).toMatch(/access|invalid|denied/i);
+    await page.getByTestId('admin-secret').fill(SECRET);
+    await page.getByTestId('login').click();
+    await page.getByTestId('nav-sql').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('svc-console-admin-secret'))).toBe(SECRET);
+    // A reload keeps the session: no login form.
+    await page.reload();
+    await page.getByTestId('nav-sql').waitFor();
+    await shot('graphiql-admin');
+  }, 60_000);
+
+  it('creates a table with SQL and shows rows as a table', async () => {
+    await page.getByTestId('nav-sql').click();
+    await page.getByTestId('sql-input').fill(
+      "create table note (id serial primary key, owner text not null, body text);\ninsert into note (owner, body) values ('alice', 'first of alice'), ('bob', 'of bob'), ('alice', 'second of alice');",
+    );
+    await page.getByTestId('sql-run').click();
+    await page.getByTestId('ok').waitFor();
+    await page.getByTestId('sql-input').fill('select id, owner, body from note order by id');
+    await page.getByTestId('sql-run').click();
+    const table = page.getByTestId('sql-result');
+    await table.waitFor();
+    expect(await table.locator('th').allTextContents()).toEqual(['id', 'owner', 'body']);
+    expect(await table.locator('tbody tr').count()).toBe(3);
+    expect(await table.locator('tbody tr').nth(1).locator('td').allTextContents()).toEqual(['2', 'bob', 'of bob']);
+    await shot('sql');
+  }, 60_000);
+
+  it('tracks the table on the Data page, shows its columns and browses its rows', async () => {
+    await page.getByTestId('nav-data').click();
+    await page.getByTestId('table-note').click();
+    await page.getByTestId('track').click();
+    await page.getByTestId('tracked').waitFor();
+    expect(await page.getByTestId('columns').locator('tbody td:first-child').allTextContents()).toEqual(['id', 'owner', 'body']);
+    await shot('data-tracked');
+    expect((await server.tables()).map((t: any) => t.table.name)).toEqual(['note']);
+    await page.getByTestId('tab-browse').click();
+    const rows = page.getByTestId('browse').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(3);
+    expect(await rows.nth(2).locator('td').allTextContents()).toEqual(['3', 'alice', 'second of alice']);
+    await shot('data-browse');
+  }, 60_000);
+
+  it('gives the role "user" a select permission with a row filter in the permissions editor', async () => {
+    await page.getByTestId('tab-permissions').click();
+    await page.getByTestId('new-role').fill('user');
+    await page.getByTestId('add-role').click();
+    await page.getByTestId('perm-user-select').click();
+    await page.getByTestId('perm-filter').fill('{"owner": {"_eq": "X-Svc-User-Id"}}');
+    await page.getByTestId('perm-all-columns').click();
+    await page.getByTestId('perm-col-id').uncheck();
+    await page.getByTestId('perm-limit').fill('10');
+    await page.getByTestId('perm-save').click();
+    await page.getByTestId('permission-editor').getByTestId('ok').waitFor();
+    await expect.poll(() => page.getByTestId('perm-user-select').textContent()).toBe('partial');
+    expect(await page.getByTestId('perm-user-insert').textContent()).toBe('✗');
+    await shot('permissions');
+    const [note] = await server.tables();
+    expect(note.select_permissions).toEqual([{ role: 'user', permission: { columns: ['owner', 'body'], filter: { owner: { _eq: 'X-Svc-User-Id' } }, limit: 10 } }]);
+  }, 60_000);
+
+  it('runs a query as that role in GraphiQL and sees only the permitted rows', async () => {
+    await page.getByTestId('nav-api').click();
+    await page.locator('.graphiql-container').waitFor();
+    // The role bar writes X-Svc-Role and the session variable into GraphiQL's header editor.
+    await page.getByTestId('role-input').fill('user');
+    await page.getByTestId('add-var').click();
+    await page.getByTestId('var-name-0').fill('X-Svc-User-Id');
+    await page.getByTestId('var-value-0').fill('alice');
+    await page.getByTestId('apply-headers').click();
+    await expect.poll(async () => JSON.parse((await editorText('.graphiql-editor-tool .CodeMirror')) || '{}')).toEqual({ 'X-Svc-Role': 'user', 'X-Svc-User-Id': 'alice' });
+    await runQuery('query Notes {\n  note(order_by: {body: asc}) {\n    owner\n    body\n  }\n}\n');
+    await expect.poll(() => editorText('.graphiql-response .CodeMirror'), { timeout: 15_000 }).toMatch(/second of alice/);
+    const response = JSON.parse((await editorText('.graphiql-response .CodeMirror'))!);
+    expect(response).toEqual({ data: { note: [{ owner: 'alice', body: 'first of alice' }, { owner: 'alice', body: 'second of alice' }] } });
+    await shot('graphiql-as-user');
+
+    // The role sees no `id` (not among its columns): the validation error comes back.
+    await runQuery('{ note { id } }');
+    await expect.poll(() => editorText('.graphiql-response .CodeMirror')).toMatch(/field 'id' not found in type: 'note'/);
+
+    // The schema explorer shows the role's schema: no mutations, no aggregates, no id.
+    await page.getByRole('button', { name: /documentation explorer/i }).click();
+    const docs = page.locator('.graphiql-doc-explorer');
+    await docs.getByText('query_root').first().waitFor();
+    expect(await docs.getByText('mutation_root').count()).toBe(0);
+    expect(await docs.getByText('note_aggregate').count()).toBe(0);
+    await shot('graphiql-docs');
+  }, 60_000);
+
+  it('exports the metadata as a download holding the table and its permission', async () => {
+    await page.getByTestId('nav-metadata').click();
+    await page.getByTestId('consistent').waitFor();
+    const download = page.waitForEvent('download');
+    await page.getByTestId('export-metadata').click();
+    const file = await (await download).path();
+    const md = JSON.parse(readFileSync(file, 'utf8'));
+    const tables = md.sources.find((s: { name: string }) => s.name === 'default').tables;
+    expect(tables).toEqual([
+      { table: { name: 'note', schema: 'public' }, select_permissions: [{ role: 'user', permission: { columns: ['owner', 'body'], filter: { owner: { _eq: 'X-Svc-User-Id' } }, limit: 10 } }] },
+    ]);
+    expect((await download).suggestedFilename()).toBe('svc_metadata.json');
+    await shot('metadata-exported');
+    await page.getByTestId('nav-events').click();
+    await page.getByText('No event triggers.').waitFor();
+    await shot('events');
+  }, 60_000);
+});
