@@ -7,7 +7,7 @@
  * holding the table and its permission). A screenshot of each step goes to test/artifacts/console/
  * (git-ignored). Without /usr/bin/chromium the tests are skipped, saying so.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -56,6 +56,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   };
 
   beforeAll(async () => {
+    rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
     await ensureConsoleBuilt();
     server = await startServer({ config: { adminSecret: SECRET } });
@@ -184,8 +185,84 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     ]);
     expect((await download).suggestedFilename()).toBe('svc_metadata.json');
     await shot('metadata-exported');
+  }, 60_000);
+
+  it('suggests relationships from foreign keys and creates them (a deep link to the tab)', async () => {
+    await server.runSql(
+      "create table author (id serial primary key, name text); create table article (id serial primary key, title text, author_id int references author (id)); insert into author (name) values ('ann'); insert into article (title, author_id) values ('hello', 1);",
+    );
+    for (const name of ['author', 'article']) expect((await server.metadata({ type: 'pg_track_table', args: { table: name } }, { 'x-svc-admin-secret': SECRET })).status).toBe(200);
+    await page.goto(`${base}/console/data/default/public/article/relationships`);
+    const suggestions = page.getByTestId('suggestions');
+    await suggestions.getByText('author_id → public.author (id)').waitFor();
+    expect(await page.getByTestId('suggest-name-0').inputValue()).toBe('author');
+    await page.getByTestId('suggest-add-0').click();
+    await page.getByTestId('relationships').getByText('author', { exact: true }).waitFor();
+    await shot('relationships-object');
+    await page.getByTestId('table-author').click();
+    await page.getByTestId('tab-relationships').click();
+    await suggestions.getByText('public.article (author_id) → id').waitFor();
+    expect(await page.getByTestId('suggest-name-0').inputValue()).toBe('articles');
+    await page.getByTestId('suggest-add-0').click();
+    await page.getByTestId('relationships').getByText('articles', { exact: true }).waitFor();
+    await shot('relationships-array');
+    const tables = Object.fromEntries((await server.tables()).map((t: any) => [t.table.name, t]));
+    expect(tables.article.object_relationships).toEqual([{ name: 'author', using: { foreign_key_constraint_on: 'author_id' } }]);
+    expect(tables.author.array_relationships).toEqual([{ name: 'articles', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } } }]);
+    // Browsing goes through GraphQL, 10 rows a page.
+    await server.runSql("insert into author (name) select 'a' || g from generate_series(1, 14) g");
+    await page.getByTestId('tab-browse').click();
+    const rows = page.getByTestId('browse').locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(10);
+    await page.getByTestId('browse-next').click();
+    await expect.poll(() => rows.count()).toBe(5);
+    expect(await rows.last().locator('td').allTextContents()).toEqual(['15', 'a14']);
+    expect(await page.getByTestId('browse-next').isDisabled()).toBe(true);
+  }, 60_000);
+
+  it('lists event triggers with their events, cron triggers and REST endpoints', async () => {
+    const admin = { 'x-svc-admin-secret': SECRET };
+    for (const body of [
+      { type: 'pg_create_event_trigger', args: { name: 'article_created', source: 'default', table: { schema: 'public', name: 'article' }, webhook: 'http://127.0.0.1:9/hook', insert: { columns: '*' } } },
+      { type: 'create_cron_trigger', args: { name: 'nightly', webhook: 'http://127.0.0.1:9/cron', schedule: '0 3 * * *', include_in_metadata: true } },
+      { type: 'create_query_collection', args: { name: 'c', definition: { queries: [{ name: 'q', query: 'query { article { title } }' }] } } },
+      { type: 'create_rest_endpoint', args: { name: 'articles', url: 'articles', methods: ['GET'], definition: { query: { collection_name: 'c', query_name: 'q' } } } },
+    ]) {
+      const r = await server.metadata(body, admin);
+      expect(r.status, r.text).toBe(200);
+    }
+    await server.runSql("insert into article (title, author_id) values ('second', 1)");
     await page.getByTestId('nav-events').click();
-    await page.getByText('No event triggers.').waitFor();
+    await page.getByTestId('trigger-article_created').click();
+    const logs = page.getByTestId('event-logs-article_created');
+    await expect.poll(() => logs.locator('tbody tr').count()).toBe(1);
+    expect(await logs.locator('tbody tr td').nth(1).textContent()).toBe('INSERT');
+    expect(await page.getByTestId('cron-triggers').locator('tbody td').first().textContent()).toBe('nightly');
+    await page.getByTestId('rest-endpoints').getByText('/api/rest/articles').waitFor();
     await shot('events');
+  }, 60_000);
+
+  it('imports metadata, shows its inconsistent objects, drops them and reloads', async () => {
+    const admin = { 'x-svc-admin-secret': SECRET };
+    const md = (await server.metadata({ type: 'export_metadata', args: {} }, admin)).body;
+    md.sources[0].tables.push({ table: { schema: 'public', name: 'ghost' } });
+    await page.getByTestId('nav-metadata').click();
+    await page.getByTestId('consistent').waitFor();
+    // Refused as it is: the error says why.
+    await page.getByTestId('import-file').setInputFiles({ name: 'md.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(md)) });
+    await expect.poll(() => page.getByTestId('error').textContent()).toMatch(/inconsistent|ghost/i);
+    // Allowed: imported, then listed as inconsistent.
+    await page.getByTestId('allow-inconsistent').check();
+    await page.getByTestId('import-file').setInputFiles({ name: 'md.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(md)) });
+    await page.getByTestId('inconsistent').getByText('ghost').first().waitFor();
+    await shot('metadata-inconsistent');
+    await page.getByTestId('drop-inconsistent').click();
+    await page.getByTestId('consistent').waitFor();
+    expect((await server.tables()).map((t: any) => t.table.name).sort()).toEqual(['article', 'author', 'note']);
+    const before = (await server.metadata({ type: 'export_metadata', version: 2, args: {} }, admin)).body.resource_version;
+    await page.getByTestId('reload-metadata').click();
+    await page.getByText('Metadata reloaded.').waitFor();
+    expect((await server.metadata({ type: 'export_metadata', version: 2, args: {} }, admin)).body.resource_version).toBe(before + 1);
+    await shot('metadata-reloaded');
   }, 60_000);
 });

@@ -74,13 +74,13 @@ let queryPath: string | undefined;
 /** run_sql: on /v2/query, as Hasura v2's console does; /v1/query (legacy) where /v2/query is absent. */
 export async function runSql(sql: string, opts: { source?: string; cascade?: boolean; read_only?: boolean } = {}): Promise<SqlResult> {
   const body = { type: 'run_sql', args: { source: opts.source ?? 'default', sql, cascade: opts.cascade ?? false, read_only: opts.read_only ?? false } };
-  let r = await post(queryPath ?? '/v2/query', body);
-  if (queryPath === undefined) {
-    if (r.status === 404) {
-      queryPath = '/v1/query';
-      r = await post(queryPath, body);
-    } else queryPath = '/v2/query';
-  }
+  const path = queryPath ?? '/v2/query';
+  let r = await post(path, body);
+  if (r.status === 404 && path === '/v2/query') {
+    // Requests sent at the same time all find out; each one retries.
+    queryPath = '/v1/query';
+    r = await post(queryPath, body);
+  } else if (queryPath === undefined) queryPath = path;
   if (r.status !== 200) throw errorOf(r.status, r.body);
   return r.body as SqlResult;
 }

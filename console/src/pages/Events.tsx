@@ -8,9 +8,10 @@ function TriggerLogs({ name, source }: { name: string; source: string }) {
   if (logs.error) return <ErrorBox error={logs.error} />;
   if (!logs.data) return <p className="muted">Loading…</p>;
   const rows = Array.isArray(logs.data) ? logs.data : [];
+  // The newest 20; refreshed by opening the trigger again.
   if (rows.length === 0) return <p className="muted">No events.</p>;
   return (
-    <table className="grid">
+    <table className="grid" data-testid={`event-logs-${name}`}>
       <thead>
         <tr>
           <th>id</th>
@@ -25,7 +26,7 @@ function TriggerLogs({ name, source }: { name: string; source: string }) {
         {rows.map((e: any) => (
           <tr key={e.id}>
             <td>{e.id}</td>
-            <td>{e.operation ?? e.op ?? ''}</td>
+            <td>{e.payload?.op ?? e.payload?.event?.op ?? ''}</td>
             <td>{String(e.delivered ?? '')}</td>
             <td>{String(e.error ?? '')}</td>
             <td>{String(e.tries ?? '')}</td>
@@ -54,7 +55,7 @@ export function EventsPage() {
             const key = `${source}.${trigger.name}`;
             return (
               <li key={key}>
-                <button className="link" onClick={() => setOpen(open === key ? undefined : key)}>
+                <button className="link" onClick={() => setOpen(open === key ? undefined : key)} data-testid={`trigger-${trigger.name}`}>
                   {trigger.name}
                 </button>{' '}
                 <span className="muted">

@@ -7,6 +7,7 @@ export function MetadataPage() {
   const action = useAction();
   const file = useRef<HTMLInputElement>(null);
   const [reloadSources, setReloadSources] = useState(true);
+  const [allowInconsistent, setAllowInconsistent] = useState(false);
   const inconsistent = useLoad(() => metadata<{ is_consistent: boolean; inconsistent_objects: any[] }>('get_inconsistent_metadata', {}), []);
   const version = useLoad(() => metadata<{ resource_version: number }>('export_metadata', {}, { version: 2 }), []);
   const refresh = () => {
@@ -29,9 +30,17 @@ export function MetadataPage() {
 
   const importIt = (f: File) =>
     action.run(async () => {
-      const doc = JSON.parse(await f.text());
-      await metadata('replace_metadata', doc);
+      let doc: unknown;
+      try {
+        doc = JSON.parse(await f.text());
+      } catch (e) {
+        throw new Error(`${f.name} is not JSON: ${(e as Error).message}`);
+      }
+      // An export of version 2 ({resource_version, metadata}) is taken too.
+      if (doc && typeof doc === 'object' && 'metadata' in doc && 'resource_version' in doc) doc = (doc as { metadata: unknown }).metadata;
+      const r = await metadata<{ is_consistent?: boolean }>('replace_metadata', { allow_inconsistent_metadata: allowInconsistent, metadata: doc }, { version: 2 });
       refresh();
+      if (r && r.is_consistent === false) throw new Error('Metadata imported, with inconsistent objects: see below.');
     }, 'Metadata imported.');
 
   return (
@@ -47,6 +56,9 @@ export function MetadataPage() {
           <button onClick={() => file.current?.click()} disabled={action.busy} data-testid="import-metadata">
             Import metadata
           </button>
+          <label>
+            <input type="checkbox" checked={allowInconsistent} onChange={(e) => setAllowInconsistent(e.target.checked)} data-testid="allow-inconsistent" /> import even with inconsistent objects
+          </label>
           <input
             ref={file}
             type="file"
