@@ -8,14 +8,12 @@
  * (git-ignored). Without /usr/bin/chromium the tests are skipped, saying so.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './helpers.js';
 import { ensureConsoleBuilt, ROOT } from './console-build.js';
+import { listen, type Listening } from './ws-helpers.js';
 
 const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
@@ -28,7 +26,7 @@ const SHOTS = join(ROOT, 'test', 'artifacts', 'console');
 
 describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let server: TestServer;
-  let http: Server;
+  let http: Listening;
   let base: string;
   let browser: Browser;
   let page: Page;
@@ -60,9 +58,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     mkdirSync(SHOTS, { recursive: true });
     await ensureConsoleBuilt();
     server = await startServer({ config: { adminSecret: SECRET } });
-    base = await new Promise<string>((resolve) => {
-      http = serve({ fetch: server.app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}`)) as Server;
-    });
+    // On a real port, the GraphQL WebSocket attached (as server/main.ts serves it).
+    http = await listen(server);
+    base = `http://127.0.0.1:${http.port}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
     page = await context.newPage();
@@ -72,7 +70,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((r) => (http ? http.close(r) : r(undefined)));
+    await http?.close();
     await server?.stop();
   });
 
@@ -170,6 +168,24 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(await docs.getByText('mutation_root').count()).toBe(0);
     expect(await docs.getByText('note_aggregate').count()).toBe(0);
     await shot('graphiql-docs');
+  }, 60_000);
+
+  it('runs a subscription as that role in GraphiQL: rows arrive as they are inserted', async () => {
+    await runQuery('subscription Live {\n  note(order_by: {body: asc}) {\n    body\n  }\n}\n');
+    const bodies = async () => {
+      try {
+        return JSON.parse((await editorText('.graphiql-response .CodeMirror')) ?? '').data.note.map((n: { body: string }) => n.body);
+      } catch {
+        return undefined;
+      }
+    };
+    await expect.poll(bodies, { timeout: 15_000 }).toEqual(['first of alice', 'second of alice']);
+    await server.runSql("insert into note (owner, body) values ('alice', 'live of alice'), ('bob', 'live of bob')");
+    await expect.poll(bodies, { timeout: 15_000 }).toEqual(['first of alice', 'live of alice', 'second of alice']);
+    await shot('graphiql-subscription');
+    // Stopped by the button (the execute button stops a running subscription); the rows stay.
+    await page.locator('.graphiql-execute-button').click();
+    await server.runSql("delete from note where body like 'live of %'");
   }, 60_000);
 
   it('exports the metadata as a download holding the table and its permission', async () => {

@@ -1,5 +1,6 @@
 /**
- * GraphiQL (from npm, bundled) on /v1/graphql, with its documentation explorer and header editor.
+ * GraphiQL (from npm, bundled) on /v1/graphql, with its documentation explorer and header editor;
+ * subscriptions over the same path's WebSocket.
  * The admin secret is added to every request unless the header editor sets X-Svc-Admin-Secret
  * itself; the role bar above writes X-Svc-Role and X-Svc-* session variables into the header
  * editor, where they can be edited further, and reload the schema (the explorer shows the
@@ -7,7 +8,9 @@
  */
 import { useMemo, useState } from 'react';
 import { GraphiQL } from 'graphiql';
-import type { Fetcher } from '@graphiql/toolkit';
+import type { Fetcher, FetcherParams } from '@graphiql/toolkit';
+import { getOperationAST, parse } from 'graphql';
+import { createClient } from 'graphql-ws';
 import 'graphiql/graphiql.css';
 import { adminHeaders } from '../api';
 
@@ -15,11 +18,12 @@ import { adminHeaders } from '../api';
  * changes, so the explorer shows that role's schema. */
 const makeFetcher = (): Fetcher => async (params, opts) => {
   const given = (opts?.headers ?? {}) as Record<string, unknown>;
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = {};
   const lower = new Set(Object.keys(given).map((k) => k.toLowerCase()));
   for (const [k, v] of Object.entries(adminHeaders())) if (!lower.has(k.toLowerCase())) headers[k] = v;
   for (const [k, v] of Object.entries(given)) headers[k] = String(v);
-  const r = await fetch('/v1/graphql', { method: 'POST', headers, body: JSON.stringify(params) });
+  if (isSubscription(params.query, params.operationName)) return subscribe(params, headers);
+  const r = await fetch('/v1/graphql', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(params) });
   const text = await r.text();
   try {
     return JSON.parse(text);
@@ -27,6 +31,51 @@ const makeFetcher = (): Fetcher => async (params, opts) => {
     return { errors: [{ message: `HTTP ${r.status}: ${text}` }] };
   }
 };
+
+function isSubscription(query: string, operationName?: string | null): boolean {
+  try {
+    return getOperationAST(parse(query), operationName ?? undefined)?.operation === 'subscription';
+  } catch {
+    return false;
+  }
+}
+
+/** A subscription over /v1/graphql's WebSocket (graphql-transport-ws), the headers in the
+ * connection_init payload as the server reads them; one connection per subscription, closed when
+ * GraphiQL stops it. Errors come out as a result with `errors`, then the end. */
+function subscribe(params: FetcherParams, headers: Record<string, string>): AsyncIterableIterator<unknown> {
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/v1/graphql`;
+  const client = createClient({ url, connectionParams: { headers }, lazy: true, retryAttempts: 0 });
+  const results = client.iterate({ query: params.query, variables: params.variables ?? undefined, operationName: params.operationName ?? undefined });
+  let finished = false;
+  const finish = () => {
+    finished = true;
+    void client.dispose();
+  };
+  const describe = (e: unknown): string =>
+    Array.isArray(e) ? e.map(describe).join('; ') : e instanceof Error ? e.message : e && typeof e === 'object' && 'reason' in e ? `connection closed (${(e as CloseEvent).code}): ${(e as CloseEvent).reason}` : String(e);
+  return {
+    async next() {
+      if (finished) return { done: true, value: undefined };
+      try {
+        const r = await results.next();
+        if (r.done) finish();
+        return r;
+      } catch (e) {
+        finish();
+        return { done: false, value: { errors: [{ message: describe(e) }] } };
+      }
+    },
+    async return() {
+      finish();
+      await results.return?.();
+      return { done: true, value: undefined };
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
 
 interface Var {
   name: string;
