@@ -139,6 +139,19 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await shot('permissions');
     const [note] = await server.tables();
     expect(note.select_permissions).toEqual([{ role: 'user', permission: { columns: ['owner', 'body'], filter: { owner: { _eq: 'X-Svc-User-Id' } }, limit: 10 } }]);
+
+    // An insert permission with a check, one column and a preset; then removed again.
+    await page.getByTestId('perm-user-insert').click();
+    await page.getByTestId('perm-check').fill('{"owner": {"_eq": "X-Svc-User-Id"}}');
+    await page.getByTestId('perm-col-body').check();
+    await page.getByTestId('perm-set').fill('{"owner": "X-Svc-User-Id"}');
+    await page.getByTestId('perm-save').click();
+    await expect.poll(() => page.getByTestId('perm-user-insert').textContent()).toBe('partial');
+    expect((await server.tables())[0].insert_permissions).toEqual([{ role: 'user', permission: { check: { owner: { _eq: 'X-Svc-User-Id' } }, columns: ['body'], set: { owner: 'X-Svc-User-Id' } } }]);
+    await shot('permissions-insert');
+    await page.getByTestId('perm-delete').click();
+    await expect.poll(() => page.getByTestId('perm-user-insert').textContent()).toBe('✗');
+    expect((await server.tables())[0].insert_permissions).toBeUndefined();
   }, 60_000);
 
   it('runs a query as that role in GraphiQL and sees only the permitted rows', async () => {
