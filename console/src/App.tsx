@@ -1,5 +1,5 @@
-import { useState } from 'react';
-import { checkSecret, clearSecret, getSecret, setSecret } from './api';
+import { useEffect, useState } from 'react';
+import { checkSecret, clearSecret, getSecret, setSecret, whenSecretRefused } from './api';
 import { ErrorBox } from './components';
 import { Link, usePath } from './router';
 import { GraphiQLPage } from './pages/GraphiQLPage';
@@ -58,6 +58,14 @@ const NAV: [string, string][] = [
 export function App() {
   const [authed, setAuthed] = useState(getSecret() !== null);
   const path = usePath();
+  useEffect(() => {
+    // The secret no longer works (the server's changed): ask again.
+    whenSecretRefused(() => {
+      clearSecret();
+      setAuthed(false);
+    });
+    return () => whenSecretRefused(undefined);
+  }, []);
   if (!authed) return <Login onDone={() => setAuthed(true)} />;
   const page = path === '/' ? '/graphiql' : path;
   let body: React.ReactNode;

@@ -47,7 +47,14 @@ async function post(path: string, body: unknown, headers: Record<string, string>
   return { status: r.status, body: parsed };
 }
 
+/** Called when the server refuses the admin secret (it changed since the login): App logs out. */
+let onRefused: (() => void) | undefined;
+export function whenSecretRefused(f: (() => void) | undefined): void {
+  onRefused = f;
+}
+
 function errorOf(status: number, body: any): ApiError {
+  if (status === 401 && body && typeof body === 'object' && /admin-secret/.test(String(body.error)) && onRefused) onRefused();
   const msg = body && typeof body === 'object' && 'error' in body ? `${body.error}${body.code ? ` (${body.code})` : ''}` : `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
   return new ApiError(msg, status, body);
 }
