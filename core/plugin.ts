@@ -370,10 +370,16 @@ export interface RootFieldDef {
   plan(input: PlanInput): FieldPlan;
 }
 
+/** A root's fields by name, or a thunk of them: the engine calls a thunk only when a request
+ * needs that root, so a contributor puts what only mutations or subscriptions use (their input
+ * and response types) there (Note [Lazy query schemas] in core/graphql/schema.ts). */
+export type RootFieldMap = Record<string, RootFieldDef>;
+export type LazyRootFields = RootFieldMap | (() => RootFieldMap | undefined);
+
 export interface SchemaContribution {
-  query?: Record<string, RootFieldDef>;
-  mutation?: Record<string, RootFieldDef>;
-  subscription?: Record<string, RootFieldDef>;
+  query?: LazyRootFields;
+  mutation?: LazyRootFields;
+  subscription?: LazyRootFields;
 }
 
 /**

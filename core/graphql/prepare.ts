@@ -11,6 +11,9 @@ import {
   parse,
   SingleFieldSubscriptionsRule,
   specifiedRules,
+  KnownTypeNamesRule,
+  type ASTVisitor,
+  type ValidationContext,
   validate,
   type DirectiveNode,
   type DocumentNode,
@@ -127,10 +130,30 @@ export function prepareDocument(document: DocumentNode, query: string, operation
 
 const INTROSPECTS = /__schema\b|__type\b/;
 
+/**
+ * graphql-js's KnownTypeNamesRule, asking the schema for the names the document uses: graphql-js's
+ * lists every type name of the schema up front (for suggestions), which would build a lazy
+ * schema whole (Note [Lazy query schemas] in schema.ts). A name the schema does not have goes to
+ * graphql-js's rule, so the error and its suggestions are graphql-js's.
+ */
+function KnownTypeNames(context: ValidationContext): ASTVisitor {
+  const schema = context.getSchema();
+  return {
+    NamedType(node, key, parent, path, ancestors) {
+      if (schema.getType(node.name.value)) return;
+      const visit = (KnownTypeNamesRule(context) as { NamedType: (...a: unknown[]) => void }).NamedType;
+      visit(node, key, parent, path, ancestors);
+    },
+  };
+}
+
 /** graphql-js's rules but two: Hasura accepts an operation that declares a variable it does not
  * use (a client may share one variable set between several operations), and a live query that
- * selects several root fields (core/graphql/live.ts says which subscriptions it serves). */
-const RULES = specifiedRules.filter((r) => r !== NoUnusedVariablesRule && r !== SingleFieldSubscriptionsRule);
+ * selects several root fields (core/graphql/live.ts says which subscriptions it serves). And
+ * KnownTypeNames for graphql-js's own. */
+export const RULES = specifiedRules
+  .filter((r) => r !== NoUnusedVariablesRule && r !== SingleFieldSubscriptionsRule)
+  .map((r) => (r === KnownTypeNamesRule ? KnownTypeNames : r));
 
 /** The variables read by `@include(if: $v)`/`@skip(if: $v)` anywhere in the root selection. */
 function rootConditionVariables(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>(), out = new Set<string>()): Set<string> {

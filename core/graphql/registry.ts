@@ -25,10 +25,15 @@ export class RoleTypeRegistry {
   as(plugin: string): TypeRegistry {
     return {
       define: (type) => this.define(type, plugin),
-      get: (name) => this.types.get(name)?.type,
+      get: (name) => this.get(name),
       extend: (typeName, fields) => this.extend(typeName, fields, plugin),
       extensions: (typeName) => this.extensions(typeName),
     };
+  }
+
+  /** The type defined under `name` so far, if any. */
+  get(name: string): GraphQLNamedType | undefined {
+    return this.types.get(name)?.type;
   }
 
   private define<T extends GraphQLNamedType>(type: T, plugin: string): T {
@@ -75,12 +80,10 @@ export class RoleTypeRegistry {
    * fields first), so on a name both sides define its own config wins; that config lacks the
    * marker of the adding plugin, so the collision is caught here and names both plugins.
    */
-  checkExtensions(schema: GraphQLSchema, partial = false): void {
+  checkExtensions(schema: GraphQLSchema): void {
     for (const [typeName, fields] of this.added) {
       const owner = this.types.get(typeName);
       const type = schema.getType(typeName);
-      // A schema of some roots only (Note [Schemas without the mutation root]) need not have it.
-      if (partial && owner && !type) continue;
       const first = fields.values().next().value!;
       if (!owner || !type) {
         throw collision(`plugin "${first.plugin}" adds fields to the GraphQL type "${typeName}", which no plugin defines`);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../plugin.js';
 import { roleSchema, type Contributor } from './schema.js';
+import { RULES } from './prepare.js';
 
 const build = (): BuildResult => ({ metadata: { version: 3 }, inconsistencies: [], outputs: new Map(), schemas: new Map() });
 const field = (type: RootFieldDef['config']['type'], args?: GraphQLFieldConfigArgumentMap): RootFieldDef => ({ config: { type, ...(args ? { args } : {}) }, plan: () => ({ run: async () => 'null' }) });
@@ -61,19 +62,31 @@ describe('role schema', () => {
     expect(calls).toBe(2);
   });
 
-  it('a query is validated against a schema without the mutation root, built only when needed (Note [Schemas without the mutation root])', () => {
-    let resolved = 0;
-    const input = new GraphQLInputObjectType({ name: 'thing_input', fields: () => (resolved++, { a: { type: GraphQLInt } }) });
-    const c = contributor('a', (_r, types) => ({ query: { hello: field(GraphQLString) }, mutation: { make: field(GraphQLString, { x: { type: types.define(input) } }) } }));
+  // The engine's rules (prepare.ts): graphql-js's KnownTypeNamesRule would list every type.
+  it('a query is validated against a lazy schema of the query root: no mutation root made, no type fields made off its paths (Note [Lazy query schemas])', () => {
+    let mutations = 0;
+    const resolved: string[] = [];
+    const input = new GraphQLInputObjectType({ name: 'thing_input', fields: () => (resolved.push('thing_input'), { a: { type: GraphQLInt } }) });
+    const obj = (name: string) => new GraphQLObjectType({ name, fields: () => (resolved.push(name), { id: { type: GraphQLInt } }) });
+    const c = contributor('a', (_r, types) => {
+      const [one, two] = [types.define(obj('one')), types.define(obj('two'))];
+      return { query: { one: field(one), two: field(two) }, mutation: () => (mutations++, { make: field(GraphQLString, { x: { type: types.define(input) } }) }) };
+    });
     const rs = roleSchema('admin', build(), [c]);
-    const partial = rs.schemaFor('query', false);
-    expect(partial.getMutationType()).toBeUndefined();
-    expect(partial.getType('thing_input')).toBeUndefined();
-    expect(resolved).toBe(0);
-    expect(rs.schemaFor('query', false)).toBe(partial);
+    const lazy = rs.schemaFor('query', false);
+    expect(rs.schemaFor('query', false)).toBe(lazy);
+    expect(lazy.getMutationType()).toBeUndefined();
+    expect(validate(lazy, parse('query ($n: Int) { one { id } }'), RULES)).toEqual([]);
+    expect(validate(lazy, parse('{ one { nope } }'), RULES).map((e) => e.message)).toEqual(['Cannot query field "nope" on type "one".']);
+    expect(resolved).toEqual(['one']);
+    expect(mutations).toBe(0);
+    // A name the registry does not have yet goes to the full schema, which has every root.
+    expect(validate(lazy, parse('query ($x: thing_input) { one { id } }'), RULES)).toEqual([]);
+    expect(mutations).toBe(1);
+    expect(validate(lazy, parse('query ($x: thin_input) { one { id } }'), RULES).map((e) => e.message)).toEqual(['Unknown type "thin_input". Did you mean "thing_input"?']);
     expect(rs.schemaFor('query', true).getMutationType()?.name).toBe('mutation_root');
     expect(rs.schemaFor('mutation', false)).toBe(rs.schema);
-    expect(resolved).toBe(1);
+    expect(mutations).toBe(1);
   });
 
   it('a chain of thousands of types, each referring to the next, does not overflow the stack (either schema)', () => {

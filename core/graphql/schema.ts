@@ -7,6 +7,9 @@
 import {
   getNamedType,
   GraphQLObjectType,
+  specifiedScalarTypes,
+  type GraphQLAbstractType,
+  type GraphQLInterfaceType,
   GraphQLSchema,
   GraphQLString,
   isInputObjectType,
@@ -18,7 +21,7 @@ import {
   type GraphQLNamedType,
   type GraphQLType,
 } from 'graphql';
-import type { BuildResult, RootFieldDef, SchemaContributorDef } from '../plugin.js';
+import type { BuildResult, RootFieldDef, SchemaContribution, SchemaContributorDef } from '../plugin.js';
 import { SvcError } from '../errors.js';
 import { collision, RoleTypeRegistry } from './registry.js';
 
@@ -26,14 +29,30 @@ export type OperationKind = 'query' | 'mutation' | 'subscription';
 
 /*
  * Note [Schemas without the mutation root]
- * A role's schema is assembled on its first request, but graphql-js builds a schema by walking
- * every type it reaches (and validates every one): with mutations, about half the types of a
- * large source are their input and response types (`<t>_insert_input`, `<t>_set_input`, ...),
- * and half the memory, and the subscription root adds its own (`<t>_stream_cursor_input`...).
- * A query that does not introspect never reaches them, and validating it against the query
- * root alone gives the same answer. So a role has two graphql-js schemas, each built when first
- * needed: `schemaFor` gives the query root's to such queries, and the full one (`schema`) to
- * mutations, subscriptions and introspection.
+ * graphql-js builds a schema by walking every type it reaches (and validates every one): with
+ * mutations, about half the types of a large source are their input and response types
+ * (`<t>_insert_input`, `<t>_set_input`, ...), and half the memory, and the subscription root
+ * adds its own (`<t>_stream_cursor_input`...). A query that does not introspect never reaches
+ * them, and validating it against the query root alone gives the same answer. So `schemaFor`
+ * gives such queries a schema of the query root (lazy too: Note [Lazy query schemas]), and the
+ * full one (`schema`, built when first needed) to mutations, subscriptions and introspection.
+ *
+ * Note [Lazy query schemas]
+ * Even the query root's schema, built whole, costs its role's first request (after any metadata
+ * change) time in proportion to the metadata: at 2,000 tables graphql-js's walk over every type
+ * reachable from the query root (each type's fields made from their thunks), its type map and
+ * its schema validation took about a second and a half of one. But validating a document and
+ * reading its variables touch only the types on its paths: the fields of the types it selects
+ * in, and the types it names (variables, fragment conditions). So the schema a query that does
+ * not introspect gets is lazy: a GraphQLSchema over the query root whose type lookups go to the
+ * role's type registry (the types its contributors made so far), and only for a name that is
+ * not there (or a type map asked for whole, as when an error suggests names) to the role's full
+ * schema. Its fields stay thunks until a document goes through
+ * them, so memory follows what the role's requests use as well. Contributors put the mutation
+ * and subscription roots' fields in thunks (LazyRootFields in core/plugin.ts), made on the first
+ * request that needs them. The types are the very objects the whole schemas hold, so the answers
+ * are the same; the whole schema is validated (graphql-js's validateSchema) when it is built,
+ * the lazy one is assumed valid: it is a view of the same types.
  */
 export interface RoleSchema {
   readonly role: string;
@@ -41,7 +60,7 @@ export interface RoleSchema {
   readonly schema: GraphQLSchema;
   /** The schema a document is validated and planned against (Note [Schemas without the mutation root]). */
   schemaFor(kind: OperationKind, introspects: boolean): GraphQLSchema;
-  /** The root fields by operation kind and name. */
+  /** The root fields by operation kind and name (each root's made when first read: Note [Lazy query schemas]). */
   readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
 }
 
@@ -118,74 +137,145 @@ function reachable(roots: (GraphQLObjectType | undefined)[]): GraphQLNamedType[]
 
 export function buildRoleSchema(role: string, build: BuildResult, contributors: readonly Contributor[], backendOnly = false): RoleSchema {
   const registry = new RoleTypeRegistry();
-  const roots: Record<OperationKind, Map<string, RootFieldDef>> = { query: new Map(), mutation: new Map(), subscription: new Map() };
-  const owner = new Map<string, string>();
-  for (const c of contributors) {
-    const part = c.contribute(role, build, registry.as(c.plugin), { backendOnly });
-    for (const kind of ['query', 'mutation', 'subscription'] as const) {
-      for (const [name, field] of Object.entries(part[kind] ?? {})) {
-        const key = `${kind}.${name}`;
-        const prior = owner.get(key);
-        if (prior) throw collision(`the ${kind} root field "${name}" is contributed by both "${prior}" and "${c.plugin}"`);
-        owner.set(key, c.plugin);
-        roots[kind].set(name, field);
+  const parts: { plugin: string; part: SchemaContribution }[] = [];
+  for (const c of contributors) parts.push({ plugin: c.plugin, part: c.contribute(role, build, registry.as(c.plugin), { backendOnly }) });
+  // Each root's fields from every contributor, on first use (Note [Lazy query schemas]).
+  const rootOf = (kind: OperationKind) =>
+    once(() => {
+      const fields = new Map<string, RootFieldDef>();
+      const owner = new Map<string, string>();
+      for (const { plugin, part } of parts) {
+        const given = part[kind];
+        for (const [name, field] of Object.entries((typeof given === 'function' ? given() : given) ?? {})) {
+          const prior = owner.get(name);
+          if (prior) throw collision(`the ${kind} root field "${name}" is contributed by both "${prior}" and "${plugin}"`);
+          owner.set(name, plugin);
+          fields.set(name, field);
+        }
       }
-    }
-  }
-  if (roots.query.size === 0) roots.query.set('no_queries_available', noQueriesAvailable);
+      if (kind === 'query' && fields.size === 0) fields.set('no_queries_available', noQueriesAvailable);
+      return fields;
+    });
+  const rootFields = { query: rootOf('query'), mutation: rootOf('mutation'), subscription: rootOf('subscription') };
+  // Every request needs the query root (a mutation's schema has it too): its collisions are
+  // the build's failure, kept by roleSchema.
+  rootFields.query();
+  const roots = {
+    get query() {
+      return rootFields.query();
+    },
+    get mutation() {
+      return rootFields.mutation();
+    },
+    get subscription() {
+      return rootFields.subscription();
+    },
+  };
   const obj = (name: string, fields: Map<string, RootFieldDef>) => {
     if (fields.size === 0) return undefined;
     const config: GraphQLFieldConfigMap<unknown, unknown> = {};
     for (const [n, f] of fields) config[n] = f.config as GraphQLFieldConfigMap<unknown, unknown>[string];
     return new GraphQLObjectType({ name, fields: config });
   };
-  // The root types are made once and shared by both schemas.
-  const query = obj('query_root', roots.query);
-  const subscription = obj('subscription_root', roots.subscription);
-  const assemble = (full: boolean): GraphQLSchema => {
+  // The root types are made once and shared by the schemas.
+  const query = once(() => obj('query_root', roots.query)!);
+  const subscription = once(() => obj('subscription_root', roots.subscription));
+  const failure = (e: unknown): SvcError =>
+    e instanceof SvcError
+      ? e
+      : // graphql-js refuses e.g. two types of one name that bypassed the registry.
+        new SvcError('unexpected', `the GraphQL schema of role "${role}" cannot be built: ${(e as Error).message}`);
+  const full = once((): GraphQLSchema => {
     let schema: GraphQLSchema;
     try {
-      schema = full
-        ? new GraphQLSchema({ query, mutation: obj('mutation_root', roots.mutation), subscription, types: registry.definedTypes() })
-        : new GraphQLSchema({ query, types: reachable([query]) });
-      registry.checkExtensions(schema, !full);
+      const rootTypes = [query(), obj('mutation_root', roots.mutation), subscription()] as const;
+      // Every type, walked without recursion (reachable), then any defined but not reached.
+      const types = new Set(reachable([...rootTypes]));
+      for (const t of registry.definedTypes()) types.add(t);
+      schema = new GraphQLSchema({ query: rootTypes[0], mutation: rootTypes[1], subscription: rootTypes[2], types: [...types] });
+      registry.checkExtensions(schema);
     } catch (e) {
-      if (e instanceof SvcError) throw e;
-      // graphql-js refuses e.g. two types of one name that bypassed the registry.
-      throw new SvcError('unexpected', `the GraphQL schema of role "${role}" cannot be built: ${(e as Error).message}`);
+      throw failure(e);
     }
     // Checked once here rather than by the first validate(), which would throw a bare Error.
     const invalid = validateSchema(schema);
     if (invalid.length > 0) throw new SvcError('unexpected', `the GraphQL schema of role "${role}" is invalid: ${invalid[0]!.message}`);
     return schema;
-  };
-  // Each built once; a failure is kept too, so that it is not retried on every request.
-  const once = (full: boolean) => {
-    let made: { schema: GraphQLSchema } | { error: unknown } | undefined;
-    return () => {
-      if (!made) {
-        try {
-          made = { schema: assemble(full) };
-        } catch (error) {
-          made = { error };
-        }
-      }
-      if ('error' in made) throw made.error;
-      return made.schema;
-    };
-  };
-  const full = once(true);
-  const partial = once(false);
-  const rs: RoleSchema = {
+  });
+  const lazy = once(() => {
+    try {
+      return lazySchema(query(), registry, full);
+    } catch (e) {
+      throw failure(e);
+    }
+  });
+  return {
     role,
     roots,
     get schema() {
       return full();
     },
     schemaFor(kind, introspects) {
-      if (kind !== 'query' || introspects || (roots.mutation.size === 0 && roots.subscription.size === 0)) return full();
-      return partial();
+      return kind === 'query' && !introspects ? lazy() : full();
     },
   };
-  return rs;
+}
+
+/** `make`'s result on first call, then the same result (or the same failure, so that a schema
+ * that cannot be built is not retried on every request). */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | { error: unknown } | undefined;
+  return () => {
+    if (!made) {
+      try {
+        made = { value: make() };
+      } catch (error) {
+        made = { error };
+      }
+    }
+    if ('error' in made) throw made.error;
+    return made.value;
+  };
+}
+
+/**
+ * Note [Lazy query schemas]: a schema of the query root whose types are found by name in the
+ * role's registry, and in the role's full schema (`full`) only when not there. What
+ * graphql-js's validation, TypeInfo and variable coercion read of a schema: the root types,
+ * `getType`, `getTypeMap` (KnownTypeNamesRule looks names up in it), the directives, and, for
+ * abstract types (none today), the possible types: those go to the full schema.
+ */
+function lazySchema(query: GraphQLObjectType, registry: RoleTypeRegistry, full: () => GraphQLSchema): GraphQLSchema {
+  // A name missing from the registry may be a type of the mutation root's that no request has
+  // needed yet: the full schema knows it, as Hasura's one schema does.
+  // A placeholder root keeps graphql-js from walking the real one; it is swapped in below.
+  // Given the specified scalars, its type map holds them and the introspection types.
+  const schema = new GraphQLSchema({
+    query: new GraphQLObjectType({ name: query.name, fields: { _: { type: GraphQLString } } }),
+    types: specifiedScalarTypes,
+    assumeValid: true,
+  });
+  const own = schema.getTypeMap();
+  const lookup = (name: string): GraphQLNamedType | undefined => {
+    if (name === query.name) return query;
+    return (Object.hasOwn(own, name) ? own[name] : undefined) ?? registry.get(name) ?? full().getType(name);
+  };
+  const typeMap = new Proxy({} as Record<string, GraphQLNamedType>, {
+    get: (_, name) => (typeof name === 'string' ? lookup(name) : undefined),
+    has: (_, name) => typeof name === 'string' && lookup(name) !== undefined,
+    ownKeys: () => Reflect.ownKeys(full().getTypeMap()),
+    getOwnPropertyDescriptor: (_, name) => {
+      const type = typeof name === 'string' ? lookup(name) : undefined;
+      return type ? { value: type, writable: false, enumerable: true, configurable: true } : undefined;
+    },
+  });
+  Object.assign(schema, {
+    _queryType: query,
+    getType: lookup,
+    getTypeMap: () => typeMap,
+    getPossibleTypes: (t: GraphQLAbstractType) => full().getPossibleTypes(t),
+    getImplementations: (t: GraphQLInterfaceType) => full().getImplementations(t),
+    isSubType: (a: GraphQLAbstractType, b: GraphQLObjectType | GraphQLInterfaceType) => full().isSubType(a, b),
+  });
+  return schema;
 }

@@ -121,13 +121,14 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
     contribute(role, build, types, scope): SchemaContribution {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
-      const out: SchemaContribution = { query: namespaced({ ...tableRootFields(rs), ...fns.query }, 'query', types) };
-      const mutation = namespaced({ ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation }, 'mutation', types);
-      if (Object.keys(mutation).length) out.mutation = mutation;
-      // Every query root field is a live query too, and each table has its stream (./subscription.ts).
-      const subscription = namespaced({ ...tableRootFields(rs, 'subscription'), ...streamRootFields(rs, types), ...fns.query }, 'subscription', types);
-      if (Object.keys(subscription).length) out.subscription = subscription;
-      return out;
+      // The mutation and subscription roots only when a request needs them (Note [Lazy query
+      // schemas] in core/graphql/schema.ts): most of a role's types are theirs.
+      return {
+        query: namespaced({ ...tableRootFields(rs), ...fns.query }, 'query', types),
+        mutation: () => namespaced({ ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation }, 'mutation', types),
+        // Every query root field is a live query too, and each table has its stream (./subscription.ts).
+        subscription: () => namespaced({ ...tableRootFields(rs, 'subscription'), ...streamRootFields(rs, types), ...fns.query }, 'subscription', types),
+      };
     },
   };
 }
