@@ -303,3 +303,34 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     await shot('metadata-reloaded');
   }, 60_000);
 });
+
+describe.skipIf(!hasChromium)('the console of a server without an admin secret', () => {
+  let server: TestServer;
+  let http: Listening;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    server = await startServer();
+    http = await listen(server);
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  }, 240_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await http?.close();
+    await server?.stop();
+  });
+
+  it('takes an empty secret and works as the admin', async () => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.goto(`http://127.0.0.1:${http.port}/`);
+    await page.getByTestId('login-form').waitFor();
+    expect(new URL(page.url()).pathname).toBe('/console');
+    await page.getByTestId('login').click();
+    await page.getByTestId('nav-metadata').click();
+    await page.getByTestId('consistent').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('svc-console-admin-secret'))).toBe('');
+  }, 60_000);
+});
