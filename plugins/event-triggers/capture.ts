@@ -10,6 +10,11 @@ import type { EventTriggerMeta, Op, OpSpec, SubscribeColumns } from './definitio
 export const CATALOG = 'svc_catalog';
 export const EVENT_LOG = `${CATALOG}.event_log`;
 export const INVOCATION_LOGS = `${CATALOG}.event_invocation_logs`;
+/** The channel a transaction that wrote events notifies at commit (Note [Waking on commit] in
+ * worker.ts). */
+export const NOTIFY_CHANNEL = 'svc_event_log';
+/** A session notifies at most once in this many seconds (Note [Waking on commit] in worker.ts). */
+export const NOTIFY_EVERY_SEC = 2;
 const FUNCTION_PREFIX = 'notify_svc_';
 /** pg_advisory_xact_lock key serialising capture changes of several instances on one source. */
 const LOCK_KEY = 7_364_231_984_511n;
@@ -124,7 +129,8 @@ export interface FunctionDef {
  * The trigger function of an event trigger's operation. It writes one event row in the same
  * transaction as the row change: `{op, data: {old, new}, session_variables}`, the payload columns
  * as the spec says, the session variables from the transaction-local setting `svc.user` (set by
- * the GraphQL mutation path; NULL when unset). Only identifiers and the trigger's name (checked
+ * the GraphQL mutation path; NULL when unset), and notifies NOTIFY_CHANNEL unless its session did
+ * within NOTIFY_EVERY_SEC (Note [Waking on commit] in worker.ts). Only identifiers and the trigger's name (checked
  * against `[A-Za-z][A-Za-z0-9_-]*`, and quoted anyway) are spliced; the body is dollar-quoted with
  * a tag it does not contain.
  */
@@ -142,6 +148,11 @@ begin
       'op', tg_op,
       'data', jsonb_build_object('old', ${oldJson}, 'new', ${newJson}),
       'session_variables', nullif(current_setting('svc.user', true), '')::jsonb));
+    if coalesce(current_setting('svc.event_notified_at', true), '') = ''
+       or current_setting('svc.event_notified_at', true)::float8 < extract(epoch from clock_timestamp()) - ${NOTIFY_EVERY_SEC} then
+      perform pg_notify(${quoteLiteral(NOTIFY_CHANNEL)}, '');
+      perform set_config('svc.event_notified_at', extract(epoch from clock_timestamp())::text, false);
+    end if;
   end if;
   return null;
 end

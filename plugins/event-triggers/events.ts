@@ -5,7 +5,10 @@
  */
 import { SvcError } from '../../core/errors.js';
 import type { QualifiedTable, SqlExecutor } from '../database/index.js';
-import { EVENT_LOG, hasCatalog, INVOCATION_LOGS } from './capture.js';
+import { EVENT_LOG, hasCatalog, INVOCATION_LOGS, NOTIFY_CHANNEL } from './capture.js';
+
+/** Wakes the delivery workers at commit (Note [Waking on commit] in worker.ts). */
+const notify = (exec: SqlExecutor) => exec.query(`select pg_notify('${NOTIFY_CHANNEL}', '')`);
 
 /** Seconds an event stays claimed by a delivery beyond its webhook timeout before another
  * instance may take it (Note [Claiming events] in worker.ts). */
@@ -60,6 +63,7 @@ export async function insertManualEvent(exec: SqlExecutor, table: QualifiedTable
      returning id`,
     [table.schema, table.name, trigger, JSON.stringify(payload ?? null), JSON.stringify(session)],
   );
+  await notify(exec);
   return r!.id;
 }
 
@@ -74,6 +78,7 @@ export async function redeliverEvent(exec: SqlExecutor, id: string, leaseSec: (t
   if (!ev) throw new SvcError('not-exists', 'event not found', { path: '$.args' });
   if (ev.locked_for !== null && ev.locked_for < leaseSec(ev.trigger_name)) throw new SvcError('busy', 'event is already being processed', { path: '$.args' });
   await exec.query(`update ${EVENT_LOG} set delivered = false, error = false, tries = 0, next_retry_at = null, locked = null where id = $1`, [id]);
+  await notify(exec);
 }
 
 export async function eventLogs(exec: SqlExecutor, trigger: string, status: 'processed' | 'pending' | undefined, limit: number, offset: number) {

@@ -11,7 +11,7 @@
  *   - delivery: the `event-delivery` worker (worker.ts).
  *
  * What another plugin may use (cron triggers and scheduled events deliver the same way): the
- * webhook helpers of webhook.ts, exported below.
+ * webhook helpers of webhook.ts, exported below, and `drainDeliveries` (graceful shutdown).
  */
 import { definePlugin } from '../../core/plugin.js';
 import { DatabaseToken } from '../database/index.js';
@@ -22,6 +22,7 @@ import { EventWorker } from './worker.js';
 
 // The public contract.
 export {
+  drainDeliveries,
   EnvError,
   HeaderConfSchema,
   invocationRequest,
@@ -35,6 +36,7 @@ export {
   resolveUrlTemplate,
   Semaphore,
   type HeaderConf,
+  type InFlightDelivery,
   type RetryPolicy,
   type WebhookRequest,
   type WebhookResult,
@@ -53,9 +55,12 @@ export default definePlugin({
     k.buildStep({ name: STEP, after: ['sources'], run: (ctx) => buildEventTriggers(ctx, db, k.env) });
 
     let worker: EventWorker | undefined;
+    // A new build may bring a source to listen to, or a trigger that became consistent.
+    const onBuild = () => worker?.poke();
     k.worker({
       name: 'event-delivery',
       start() {
+        k.events.on('metadataChanged', onBuild);
         worker = new EventWorker(
           () => triggersBuild(k.state().build),
           {
@@ -69,6 +74,7 @@ export default definePlugin({
         worker.start();
       },
       async stop() {
+        k.events.off('metadataChanged', onBuild);
         await worker?.stop();
       },
     });

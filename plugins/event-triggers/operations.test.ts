@@ -4,7 +4,30 @@
  * dependencies on columns, and inconsistency from the environment.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { KernelApi, PluginDef } from '../../core/plugin.js';
+import { builtinPlugins } from '../../server/plugins.js';
 import { useServer } from '../../test/helpers.js';
+
+/** The plugins with event delivery off, so that events stay pending for the event-log reads (a
+ * fetch interval is not enough: commits and manual events wake the worker, Note [Waking on
+ * commit] in worker.ts). */
+const withoutDelivery: PluginDef[] = builtinPlugins.map((p) =>
+  p.name !== 'event-triggers'
+    ? p
+    : {
+        ...p,
+        setup: (k: KernelApi) =>
+          p.setup(
+            new Proxy(k, {
+              get: (t, key) => {
+                if (key === 'worker') return () => {};
+                const v = Reflect.get(t, key, t);
+                return typeof v === 'function' ? v.bind(t) : v;
+              },
+            }),
+          ),
+      },
+);
 
 const s = useServer(
   `create schema hge_tests;
@@ -12,7 +35,7 @@ const s = useServer(
    create table hge_tests.test_t2 (c1 int, c2 text);
    create table "Test_T3" (id serial primary key, "Name" text);
    create view v1 as select 1 as x;`,
-  { env: { WEBHOOK_URL: 'http://127.0.0.1:1/hook', HEADER_SECRET: 's3cret' }, config: { eventsFetchInterval: 3_600_000 } },
+  { env: { WEBHOOK_URL: 'http://127.0.0.1:1/hook', HEADER_SECRET: 's3cret' }, plugins: withoutDelivery },
 );
 
 const ok = { status: 200, body: { message: 'success' } };

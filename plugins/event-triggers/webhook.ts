@@ -320,3 +320,37 @@ export class Semaphore {
     else this.active--;
   }
 }
+
+/** A delivery in flight: aborting `ctl` cuts its request; `done` settles once its outcome (or the
+ * release of its claim) is written. */
+export interface InFlightDelivery {
+  ctl: AbortController;
+  done: Promise<void>;
+}
+
+/**
+ * Graceful shutdown of a delivery worker whose loop has stopped claiming: waits up to `graceMs`
+ * for the deliveries in flight to finish, then aborts the others (each releases its claim, so
+ * that it goes out again at once elsewhere or after a restart) and waits at most `cutMs` for
+ * that. `inFlight` is read live: deliveries remove themselves when done. `notify` hears how many
+ * are waited for (`waiting`) and cut (`cutting`), for logs.
+ */
+export async function drainDeliveries(
+  inFlight: ReadonlyMap<string, InFlightDelivery>,
+  graceMs: number,
+  notify: (stage: 'waiting' | 'cutting', inFlight: number) => void = () => {},
+  cutMs = 5000,
+): Promise<void> {
+  const all = () => Promise.all([...inFlight.values()].map((f) => f.done));
+  if (inFlight.size > 0) {
+    notify('waiting', inFlight.size);
+    await Promise.race([all(), delay(graceMs)]);
+  }
+  if (inFlight.size > 0) {
+    notify('cutting', inFlight.size);
+    for (const f of inFlight.values()) f.ctl.abort();
+    await Promise.race([all(), delay(cutMs)]);
+  }
+}
+
+const delay = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

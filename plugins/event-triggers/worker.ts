@@ -5,10 +5,11 @@
  */
 import { errorDetail, type Logger } from '../../core/log.js';
 import type { SqlExecutor } from '../database/index.js';
-import { EVENT_LOG, INVOCATION_LOGS } from './capture.js';
+import type { SourceConnection } from '../database/index.js';
+import { EVENT_LOG, INVOCATION_LOGS, NOTIFY_CHANNEL, NOTIFY_EVERY_SEC } from './capture.js';
 import type { EventTriggersBuild, ResolvedTrigger, SourceTriggers } from './build.js';
 import { LEASE_MARGIN_SEC } from './events.js';
-import { invocationResponse, nextAttempt, postWebhook, Semaphore, type WebhookResult } from './webhook.js';
+import { drainDeliveries, invocationResponse, nextAttempt, postWebhook, Semaphore, type InFlightDelivery, type WebhookResult } from './webhook.js';
 
 /*
  * Note [Claiming events]
@@ -24,6 +25,20 @@ import { invocationResponse, nextAttempt, postWebhook, Semaphore, type WebhookRe
  * outlived its claim (a stalled process) records its invocation but leaves the event to the one
  * that took it over. Graceful shutdown lets deliveries in flight finish within the grace period,
  * then cuts the others and releases their claims (`locked = null`), so they go out again at once.
+ * Outcomes are written in batches (Note [Recording outcomes]): an event is `delivered` only once
+ * its batch is committed, so a crash before that redelivers it (at least once).
+ */
+
+/*
+ * Note [Recording outcomes]
+ * One statement per outcome made PostgreSQL and the worker pay a round trip per event: at 1,000
+ * events a second that was most of the engine's CPU (bench/events). Outcomes are queued per
+ * source and written by one statement per batch (the invocation rows and the event updates, from
+ * one json_to_recordset), a batch being whatever queued while the previous one was written, so
+ * an idle source writes an outcome at once and a busy one in fewer, larger statements. Each row
+ * keeps its fencing (`locked` = the claim's token); a delivery's slot is freed only when its
+ * outcome is written, as before, so a claim still starts and ends within its lease. A batch that
+ * fails leaves its events claimed: they are claimed again when their lease ends.
  */
 
 export interface WorkerOptions {
@@ -68,19 +83,40 @@ returning e.id, e.schema_name, e.table_name, e.trigger_name, e.payload::text as 
   to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at, e.locked::text as token`;
 
 const RECORD = `
-with inv as (
+with x as materialized (
+  select * from json_to_recordset($1::text::json) as x(id text, trigger_name text, status int, request json, response json,
+    duration_ms float8, token text, delivered boolean, error boolean, retry_in float8)
+), inv as (
   insert into ${INVOCATION_LOGS} (event_id, trigger_name, status, request, response, duration_ms)
-  values ($1, $2, $3::int, $4::text::json, $5::text::json, $6::float8)
+  select id, trigger_name, status, request, response, duration_ms from x
 )
-update ${EVENT_LOG} set tries = tries + 1, delivered = $8::boolean, error = $9::boolean, locked = null,
-  next_retry_at = case when $10::float8 is null then null else now() + make_interval(secs => $10::float8) end
-where id = $1 and locked = $7::text::timestamptz`;
+update ${EVENT_LOG} e set tries = e.tries + 1, delivered = x.delivered, error = x.error, locked = null,
+  next_retry_at = case when x.retry_in is null then null else now() + make_interval(secs => x.retry_in) end
+from x where e.id = x.id and e.locked = x.token::timestamptz`;
+
+/** Most outcomes written by one statement. */
+const MAX_RECORD_BATCH = 500;
+
+interface Outcome {
+  /** The row of RECORD's recordset, as JSON text (the request and response spliced as JSON). */
+  json: string;
+  resolve(): void;
+  reject(e: unknown): void;
+}
+
+interface OutcomeQueue {
+  queued: Outcome[];
+  writing: boolean;
+}
 
 const RELEASE = `update ${EVENT_LOG} set locked = null where id = $1 and locked = $2::text::timestamptz`;
 
-interface InFlight {
-  ctl: AbortController;
-  done: Promise<void>;
+/** A source's LISTEN (Note [Waking on commit]). */
+interface Listener {
+  /** Whether the LISTEN is in place (until it is, events are found by polling only). */
+  live: boolean;
+  unlisten: (() => Promise<void>) | undefined;
+  dropped: boolean;
 }
 
 export class EventWorker {
@@ -88,8 +124,12 @@ export class EventWorker {
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** A poke came while no wait was pending: the next wait ends at once. */
+  private poked = false;
   private waitingForRoom = false;
-  private readonly inFlight = new Map<string, InFlight>();
+  private readonly inFlight = new Map<string, InFlightDelivery>();
+  private readonly outcomes = new Map<SqlExecutor, OutcomeQueue>();
+  private readonly listeners = new Map<SourceConnection, Listener>();
   /** Counters for tests and logs. */
   readonly stats = { claimed: 0, delivered: 0, failed: 0, errored: 0, released: 0 };
 
@@ -106,8 +146,10 @@ export class EventWorker {
     this.loopDone = this.loop();
   }
 
-  /** Wakes the loop now (a test, or an event known to be waiting). */
+  /** Wakes the loop now (a notification, a test, or an event known to be waiting); when it is
+   * in a round, the next round starts as soon as this one ends. */
   poke(): void {
+    this.poked = true;
     this.wake?.();
   }
 
@@ -115,16 +157,86 @@ export class EventWorker {
     this.stopping = true;
     this.wake?.();
     await this.loopDone;
-    if (this.inFlight.size > 0) {
-      this.log.info('event-trigger', { message: 'waiting for deliveries in flight', in_flight: this.inFlight.size });
-      const all = Promise.all([...this.inFlight.values()].map((f) => f.done));
-      await Promise.race([all, sleep(this.opts.graceMs)]);
+    await drainDeliveries(this.inFlight, this.opts.graceMs, (stage, n) =>
+      stage === 'waiting'
+        ? this.log.info('event-trigger', { message: 'waiting for deliveries in flight', in_flight: n })
+        : this.log.warn('event-trigger', { message: 'grace period over: releasing deliveries in flight', in_flight: n }),
+    );
+    await Promise.all([...this.listeners.keys()].map((c) => this.unlisten(c)));
+  }
+
+  /*
+   * Note [Waking on commit]
+   * A capture function runs `pg_notify(NOTIFY_CHANNEL, '')`, and so do manual events and
+   * redelivery: PostgreSQL delivers a notification when (and only if) the transaction commits.
+   * The worker LISTENs on each source that has event triggers (SourceConnection.listen: a
+   * connection of its own, listening again after a reconnect) and a notification starts a round
+   * at once, so an event committed while the worker is idle waits for no polling interval. A
+   * notification is only a hint: the claim is what decides, several instances are woken and SKIP
+   * LOCKED gives each event to one of them.
+   *
+   * Not every transaction notifies. PostgreSQL serialises the commits of notifying transactions
+   * (PreCommit_Notify holds a database-wide lock until after the commit's WAL flush): with a
+   * notification per transaction, 1,000 single-row inserts a second from 8 connections fell to
+   * ~400 a second on one disk (bench/events). So a session notifies at most once per
+   * NOTIFY_EVERY_SEC (the time of its last notification is the session setting
+   * `svc.event_notified_at`, set with the notification, so a rolled-back transaction resets it
+   * too), and a worker that claimed events in the last ACTIVE_MS (> NOTIFY_EVERY_SEC) keeps polling
+   * with short pauses (at most ACTIVE_PAUSE_MAX_MS): the transactions a session commits without
+   * notifying come within NOTIFY_EVERY_SEC of one it notified for, whose event (claimed by this
+   * worker or by another woken instance) made that worker active for ACTIVE_MS after it was
+   * claimed, which is after it was committed.
+   *
+   * Polling stays for what no notification announces (a retry's time, a lease that ran out, a
+   * trigger that became consistent) and for a LISTEN that is not in place (not yet, or lost with
+   * its connection: when it is back a round runs at once, to catch what was committed meanwhile).
+   * So: while every source is listened to, an idle worker waits for the interval or a
+   * notification; otherwise it backs off as Note [Polling for events] says.
+   */
+  private syncListeners(sources: Iterable<[string, SourceTriggers]>): boolean {
+    let allLive = true;
+    const seen = new Set<SourceConnection>();
+    for (const [source, st] of sources) {
+      if (st.triggers.size === 0) continue;
+      seen.add(st.connection);
+      let l = this.listeners.get(st.connection);
+      if (!l) {
+        if (!st.connection.listen) {
+          allLive = false;
+          continue;
+        }
+        const listener: Listener = { live: false, unlisten: undefined, dropped: false };
+        this.listeners.set(st.connection, (l = listener));
+        st.connection
+          .listen(NOTIFY_CHANNEL, () => this.poke(), () => {
+            listener.live = true;
+            this.poke();
+          })
+          .then(
+            (h) => {
+              listener.unlisten = h.unlisten;
+              if (listener.dropped) void h.unlisten().catch(() => {});
+            },
+            (e) => {
+              // Polling goes on; the LISTEN is tried again in a later round.
+              if (this.listeners.get(st.connection) === listener) this.listeners.delete(st.connection);
+              this.log.warn('event-trigger', { message: 'could not listen for events: polling only', source, error: errorDetail(e) });
+            },
+          );
+      }
+      if (!l.live) allLive = false;
     }
-    if (this.inFlight.size > 0) {
-      this.log.warn('event-trigger', { message: 'grace period over: releasing deliveries in flight', in_flight: this.inFlight.size });
-      for (const f of this.inFlight.values()) f.ctl.abort();
-      await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.done)), sleep(5000)]);
-    }
+    for (const c of [...this.listeners.keys()]) if (!seen.has(c)) void this.unlisten(c);
+    return allLive;
+  }
+
+  private async unlisten(c: SourceConnection): Promise<void> {
+    const l = this.listeners.get(c);
+    if (!l) return;
+    this.listeners.delete(c);
+    l.dropped = true;
+    l.live = false;
+    await l.unlisten?.().catch(() => {});
   }
 
   /*
@@ -141,11 +253,18 @@ export class EventWorker {
   private async loop(): Promise<void> {
     /** The pause after the last round: 0 before the first, the interval when idle. */
     let pause = 0;
+    /** When a round last claimed events (Note [Waking on commit]). */
+    let lastClaimAt = -Infinity;
     while (!this.stopping) {
       let claimed = 0;
       let full = false;
+      let listening = false;
+      // A notification from now on is for a commit this round may not see: it starts another.
+      this.poked = false;
       try {
-        for (const [source, st] of this.builds().sources) {
+        const sources = this.builds().sources;
+        listening = this.syncListeners(sources);
+        for (const [source, st] of sources) {
           if (this.stopping) break;
           if (st.triggers.size === 0) continue;
           const room = this.slots.available;
@@ -170,7 +289,12 @@ export class EventWorker {
         continue;
       }
       const interval = this.opts.fetchIntervalMs;
-      pause = claimed > 0 ? Math.min(MIN_PAUSE_MS, interval) : pause === 0 ? interval : Math.min(pause * 2, interval);
+      const at = performance.now();
+      if (claimed > 0) lastClaimAt = at;
+      const next = claimed > 0 ? Math.min(MIN_PAUSE_MS, interval) : pause === 0 ? interval : Math.min(pause * 2, interval);
+      if (!listening) pause = next;
+      else if (at - lastClaimAt < ACTIVE_MS) pause = Math.min(next, ACTIVE_PAUSE_MAX_MS);
+      else pause = interval;
       await this.waitUntil(pause, false);
     }
   }
@@ -178,6 +302,10 @@ export class EventWorker {
   /** Sleeps `ms` (forever when undefined), or until poked or stopped; `forRoom`: also until a
    * delivery ends. */
   private waitUntil(ms: number | undefined, forRoom: boolean): Promise<void> {
+    if (this.poked) {
+      this.poked = false;
+      return Promise.resolve();
+    }
     return new Promise<void>((resolve) => {
       const timer = ms === undefined ? undefined : setTimeout(done, ms);
       this.waitingForRoom = forRoom;
@@ -227,6 +355,37 @@ export class EventWorker {
     await this.record(exec, source, trigger, e, body, r);
   }
 
+  /** Queues an outcome for the source's next batch; resolves once it is written (Note
+   * [Recording outcomes]). */
+  private write(exec: SqlExecutor, json: string): Promise<void> {
+    let q = this.outcomes.get(exec);
+    if (!q) this.outcomes.set(exec, (q = { queued: [], writing: false }));
+    const queue = q;
+    const p = new Promise<void>((resolve, reject) => queue.queued.push({ json, resolve, reject }));
+    if (!queue.writing) {
+      queue.writing = true;
+      void this.writeQueued(exec, queue);
+    }
+    return p;
+  }
+
+  private async writeQueued(exec: SqlExecutor, q: OutcomeQueue): Promise<void> {
+    try {
+      while (q.queued.length > 0) {
+        const batch = q.queued.splice(0, MAX_RECORD_BATCH);
+        try {
+          await exec.query(RECORD, [`[${batch.map((o) => o.json).join(',')}]`], { prepare: true });
+          for (const o of batch) o.resolve();
+        } catch (e) {
+          for (const o of batch) o.reject(e);
+        }
+      }
+    } finally {
+      q.writing = false;
+      if (this.outcomes.get(exec) === q && q.queued.length === 0) this.outcomes.delete(exec);
+    }
+  }
+
   private async release(exec: SqlExecutor, e: Claimed): Promise<void> {
     this.stats.released++;
     await exec.query(RELEASE, [e.id, e.token], { prepare: true });
@@ -244,7 +403,10 @@ export class EventWorker {
       if ('error' in next) error = true;
       else retryIn = next.retryInSec;
     }
-    await exec.query(RECORD, [e.id, e.trigger_name, r.status ?? null, request, response, r.durationMs, e.token, delivered, error, retryIn], { prepare: true });
+    const json =
+      `{"id":${JSON.stringify(e.id)},"trigger_name":${JSON.stringify(e.trigger_name)},"status":${r.status ?? null},"request":${request},` +
+      `"response":${response},"duration_ms":${r.durationMs},"token":${JSON.stringify(e.token)},"delivered":${delivered},"error":${error},"retry_in":${retryIn}}`;
+    await this.write(exec, json);
     const detail = {
       event_id: e.id,
       trigger_name: e.trigger_name,
@@ -277,6 +439,8 @@ export function payloadText(e: Pick<Claimed, 'id' | 'created_at' | 'trigger_name
 
 /** The shortest pause between two looks for events (Note [Polling for events]). */
 const MIN_PAUSE_MS = 10;
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+/** How long a listening worker keeps polling after it claimed events, and its longest pause
+ * then (Note [Waking on commit]). */
+const ACTIVE_MS = NOTIFY_EVERY_SEC * 1000 + 3000;
+const ACTIVE_PAUSE_MAX_MS = 25;
 

@@ -198,6 +198,13 @@ export class PgConnection implements SourceConnection {
     }
   }
 
+  /** postgres.js's LISTEN: one connection of the pool's client for all channels, listening again
+   * when it reconnects. */
+  async listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }> {
+    const r = await this.sql().listen(channel, onNotify, onListen);
+    return { unlisten: () => r.unlisten() };
+  }
+
   async ping(): Promise<void> {
     await this.sql().unsafe('select 1', [], UNPREPARED);
   }

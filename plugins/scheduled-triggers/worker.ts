@@ -6,6 +6,7 @@
 import { errorDetail, type Logger } from '../../core/log.js';
 import type { SqlExecutor } from '../database/index.js';
 import {
+  drainDeliveries,
   EnvError,
   invocationRequest,
   invocationResponse,
@@ -15,6 +16,7 @@ import {
   resolveUrlTemplate,
   Semaphore,
   type HeaderConf,
+  type InFlightDelivery,
   type WebhookResult,
 } from '../event-triggers/index.js';
 import { AHEAD, cronHorizon, CRON_TRIGGERS, EVENTS, insertCronEvents, INVOCATIONS } from './catalog.js';
@@ -101,7 +103,7 @@ export class Scheduler {
   private stopping = false;
   private loopDone: Promise<void> | undefined;
   private wake: (() => void) | undefined;
-  private readonly inFlight = new Map<string, { ctl: AbortController; done: Promise<void> }>();
+  private readonly inFlight = new Map<string, InFlightDelivery>();
   /** Triggers being deleted or replaced here: not topped up until the operation's metadata is
    * committed (name -> until when, ms), so that a round reading the previous build does not
    * generate slots the operation just dropped. */
@@ -130,11 +132,9 @@ export class Scheduler {
     this.stopping = true;
     this.wake?.();
     await this.loopDone;
-    if (this.inFlight.size > 0) await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.done)), sleep(this.opts.graceMs)]);
-    if (this.inFlight.size > 0) {
-      for (const f of this.inFlight.values()) f.ctl.abort();
-      await Promise.race([Promise.all([...this.inFlight.values()].map((f) => f.done)), sleep(5000)]);
-    }
+    await drainDeliveries(this.inFlight, this.opts.graceMs, (stage, n) =>
+      this.log.info('scheduled-trigger', { message: stage === 'waiting' ? 'waiting for deliveries in flight' : 'grace period over: releasing deliveries in flight', in_flight: n }),
+    );
   }
 
   private async loop(): Promise<void> {
@@ -302,5 +302,3 @@ export async function topUp(exec: SqlExecutor, t: CronTriggerMeta, ahead: number
   const times = parseSchedule(t.schedule).nextRuns(AHEAD - ahead, from);
   await insertCronEvents(exec, t.name, times, { ...DEFAULT_RETRY_CONF, ...t.retry_conf });
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());

@@ -180,6 +180,10 @@ export interface SourceConnection {
   transaction(opts?: { readOnly?: boolean }): Promise<SqlTransaction>;
   /** Checks that the source can be reached (used by add_source). */
   ping(): Promise<void>;
+  /** LISTENs on `channel` on a connection of its own (optional: a kind without notifications
+   * has none): `onNotify` gets each notification's payload, `onListen` runs whenever the LISTEN is
+   * in place, the first time and after a reconnect (notifications may have been missed meanwhile). */
+  listen?(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }>;
   /** Connections in use (by a statement or held by a transaction) and the pool's size, for metrics. */
   stats?(): { inUse: number; max: number };
   close(): Promise<void>;
