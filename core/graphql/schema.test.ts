@@ -89,6 +89,26 @@ describe('role schema', () => {
     expect(mutations).toBe(1);
   });
 
+  it('a root field\'s definition (type, arguments) is read only when a document selects it, or the whole schema is built (Note [Lazy query schemas])', () => {
+    const read: string[] = [];
+    const lazyField = (name: string): RootFieldDef => ({
+      get config() {
+        read.push(name);
+        return { type: GraphQLInt, args: { n: { type: GraphQLInt } } };
+      },
+      plan: () => ({ run: async () => 'null' }),
+    });
+    const c = contributor('a', () => ({ query: Object.fromEntries(['a', 'b', 'c'].map((n) => [n, lazyField(n)])) }));
+    const rs = roleSchema('admin', build(), [c]);
+    expect([...rs.roots.query.keys()]).toEqual(['a', 'b', 'c']);
+    const lazy = rs.schemaFor('query', false);
+    expect(validate(lazy, parse('{ b(n: 1) }'), RULES)).toEqual([]);
+    expect(validate(lazy, parse('{ b(m: 1) }'), RULES).map((e) => e.message)).toEqual(['Unknown argument "m" on field "query_root.b". Did you mean "n"?']);
+    expect(read).toEqual(['b']);
+    expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['a', 'b', 'c']);
+    expect(read.sort()).toEqual(['a', 'b', 'c']);
+  });
+
   it('a chain of thousands of types, each referring to the next, does not overflow the stack (either schema)', () => {
     const N = 5000;
     const c = contributor('chain', (_r, types) => {

@@ -17,7 +17,9 @@ import {
   isObjectType,
   isUnionType,
   validateSchema,
-  type GraphQLFieldConfigMap,
+  type GraphQLField,
+  type GraphQLFieldConfig,
+  type GraphQLFieldMap,
   type GraphQLNamedType,
   type GraphQLType,
 } from 'graphql';
@@ -171,12 +173,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       return rootFields.subscription();
     },
   };
-  const obj = (name: string, fields: Map<string, RootFieldDef>) => {
-    if (fields.size === 0) return undefined;
-    const config: GraphQLFieldConfigMap<unknown, unknown> = {};
-    for (const [n, f] of fields) config[n] = f.config as GraphQLFieldConfigMap<unknown, unknown>[string];
-    return new GraphQLObjectType({ name, fields: config });
-  };
+  const obj = (name: string, fields: Map<string, RootFieldDef>) => (fields.size === 0 ? undefined : rootType(name, fields));
   // The root types are made once and shared by the schemas.
   const query = once(() => obj('query_root', roots.query)!);
   const subscription = once(() => obj('subscription_root', roots.subscription));
@@ -219,6 +216,39 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       return kind === 'query' && !introspects ? lazy() : full();
     },
   };
+}
+
+/**
+ * A root type whose fields are made from their definitions one by one, as they are read
+ * (Note [Lazy query schemas]): a document that selects one of 2,000 tables' root fields makes
+ * one field, its argument types and its type, not 6,000. Reading them all (a whole schema,
+ * introspection, an error's suggestions) makes them all.
+ */
+function rootType(name: string, defs: ReadonlyMap<string, RootFieldDef>): GraphQLObjectType {
+  const type = new GraphQLObjectType({ name, fields: {} });
+  const made = new Map<string, GraphQLField<unknown, unknown>>();
+  const field = (n: string): GraphQLField<unknown, unknown> | undefined => {
+    let f = made.get(n);
+    if (!f) {
+      const def = defs.get(n);
+      if (!def) return undefined;
+      // graphql-js makes a field (its arguments) from a config only through a type's fields.
+      f = new GraphQLObjectType({ name, fields: { [n]: def.config as GraphQLFieldConfig<unknown, unknown> } }).getFields()[n]!;
+      made.set(n, f);
+    }
+    return f;
+  };
+  const fields = new Proxy({} as GraphQLFieldMap<unknown, unknown>, {
+    get: (_, n) => (typeof n === 'string' ? field(n) : undefined),
+    has: (_, n) => typeof n === 'string' && defs.has(n),
+    ownKeys: () => [...defs.keys()],
+    getOwnPropertyDescriptor: (_, n) => {
+      const f = typeof n === 'string' ? field(n) : undefined;
+      return f ? { value: f, writable: false, enumerable: true, configurable: true } : undefined;
+    },
+  });
+  type.getFields = () => fields;
+  return type;
 }
 
 /** `make`'s result on first call, then the same result (or the same failure, so that a schema

@@ -26,21 +26,27 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
  * (Note [Live queries] in core/plugin.ts) as `subscription_root_fields` allows. */
 export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query'): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
-  const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate'>, t: RoleTable, config: FieldConfig) => {
+  // Each field's type and arguments are made when the schema first reads them (Note [Lazy
+  // query schemas] in core/graphql/schema.ts): a request reads those of the fields it selects.
+  const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate'>, t: RoleTable, make: () => FieldConfig) => {
     const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
     if (allowed && !allowed.includes(kind)) return;
     const rf = t.model.rootFields[kind];
+    let config: FieldConfig | undefined;
     query[sourceNames(t.source).field(rf.name)] = ofSource(t.source, {
-      config: rf.comment ? { ...config, description: rf.comment } : config,
+      get config() {
+        return (config ??= rf.comment ? { ...make(), description: rf.comment } : make());
+      },
       plan: (input) => planRootField(kind, t, rs, input),
     });
   };
   for (const t of rs.tables.values()) {
     const table = t.model.table.name;
-    if (t.hasObject) add('select', t, { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))), args: rs.selectArgs(t), description: `fetch data from the table: "${table}"` });
-    const pk = t.hasObject ? rs.pkArgs(t) : undefined;
-    if (pk) add('select_by_pk', t, { type: rs.object(t), args: pk, description: `fetch data from the table: "${table}" using primary key columns` });
-    if (t.aggregates) add('select_aggregate', t, { type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` });
+    if (t.hasObject) add('select', t, () => ({ type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))), args: rs.selectArgs(t), description: `fetch data from the table: "${table}"` }));
+    if (t.hasObject && rs.hasPk(t)) {
+      add('select_by_pk', t, () => ({ type: rs.object(t), args: rs.pkArgs(t)!, description: `fetch data from the table: "${table}" using primary key columns` }));
+    }
+    if (t.aggregates) add('select_aggregate', t, () => ({ type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` }));
   }
   return query;
 }

@@ -391,9 +391,15 @@ export class RoleSchema {
     );
   }
 
+  /** Whether the table has a primary key whose columns the role may all select (so `<t>_by_pk`). */
+  hasPk(t: RoleTable): boolean {
+    const pk = t.model.primaryKey;
+    return !!pk && pk.length > 0 && pk.every((name) => t.columns.some((c) => c.name === name));
+  }
+
   pkArgs(t: RoleTable): GraphQLFieldConfigArgumentMap | undefined {
     const pk = t.model.primaryKey;
-    if (!pk || pk.length === 0) return undefined;
+    if (!pk || !this.hasPk(t)) return undefined;
     const args: GraphQLFieldConfigArgumentMap = {};
     for (const name of pk) {
       const c = t.columns.find((x) => x.name === name);
