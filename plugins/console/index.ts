@@ -52,7 +52,7 @@ export function consoleDist(): string {
   return join(packageRoot(), 'console', 'dist');
 }
 
-const NOT_BUILT = 'The console is not built: run `npm run build:console` (or `npm run build`), then reload this page.\n';
+const NOT_BUILT = 'The console is not built: run `npm run build:console`, then reload this page.\n';
 
 /** The file the path asks for under `root`, or undefined (then the app's index.html answers). */
 async function fileFor(root: string, rel: string): Promise<string | undefined> {
@@ -73,8 +73,10 @@ async function fileFor(root: string, rel: string): Promise<string | undefined> {
 }
 
 /** The handler of GET /console and /console/* serving the built app in `root` (console/dist). */
-export function consoleHandler(root: string): (c: Context) => Promise<Response> {
+export function consoleHandler(where: string | (() => string)): (c: Context) => Promise<Response> {
+  let found: string | undefined;
   return async (c) => {
+    const root = (found ??= typeof where === 'string' ? where : where());
     const path = c.req.path;
     const index = join(root, 'index.html');
     if (!existsSync(index)) return c.text(NOT_BUILT, 404);
@@ -96,7 +98,8 @@ export default definePlugin({
   name: 'console',
   setup(k) {
     if (!k.config.enableConsole) return;
-    const serve = consoleHandler(consoleDist());
+    // The folder is looked for on the first request: setup does no I/O.
+    const serve = consoleHandler(consoleDist);
     k.route({ method: 'GET', path: '/console', handler: serve });
     k.route({ method: 'GET', path: '/console/*', handler: serve });
     // Hasura's server sends its root to the console.
