@@ -3,7 +3,17 @@
  * whether a run ends normally, by an error or by a signal; and stopping a child process
  * (SIGTERM, then SIGKILL after a while).
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+
+/**
+ * The node arguments that run the engine as production does (`npm start`): the compiled
+ * JavaScript in dist/, built here first so that it is the checkout's code. Under tsx the
+ * engine would pay for its TypeScript loader (and esbuild's function-name helpers) too.
+ */
+export function engineArgs(root: string): string[] {
+  execFileSync('npm', ['run', '--silent', 'build:server'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  return ['--enable-source-maps', 'dist/server/main.js'];
+}
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const log = (s: string) => console.error(s);

@@ -26,7 +26,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { cleanup, cleanups, log, signalled, sleep, stopChild } from '../common.js';
+import { cleanup, cleanups, engineArgs, log, signalled, sleep, stopChild } from '../common.js';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
 import { mutations, POOL_BASE, POOL_NAME, POSTGRAPHILE_FUNCTIONS, type BenchMutation, type MutationRequest } from './mutations.js';
 import { difference, queries, unwrapNodes, type BenchQuery, type GraphQLRequest } from './queries.js';
@@ -532,7 +532,7 @@ async function main() {
   // PostGraphile, and the hand-written handler's setting.
   const [svcPort, pglPort, handPort] = [await freePort(), await freePort(), await freePort()];
   log('starting the engine and PostGraphile ...');
-  const svc = startProcess('the engine', process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const svc = startProcess('the engine', process.execPath, engineArgs(root), {
     cwd: root,
     env: { SVC_GRAPHQL_DATABASE_URL: dbUrl, SVC_GRAPHQL_SERVER_PORT: String(svcPort), SVC_GRAPHQL_SERVER_HOST: '127.0.0.1', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
   });

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
+import { engineArgs } from '../common.js';
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const Ns = sizes.length ? sizes : [100, 1000, 2000];
@@ -78,7 +79,7 @@ async function benchOne(adminUrl: string, n: number) {
   await sql.unsafe(ddl.join(';\n'));
 
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, engineArgs(root), {
     cwd: root,
     env: { PATH: process.env.PATH, SVC_GRAPHQL_DATABASE_URL: url, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
-import { cleanup, cleanups, log, sleep, stopChild } from '../common.js';
+import { cleanup, cleanups, engineArgs, log, sleep, stopChild } from '../common.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
@@ -122,7 +122,7 @@ async function main() {
   const port = await freePort();
   log('starting the engine ...');
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
-  const engine = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  const engine = spawn(process.execPath, engineArgs(root), {
     cwd: root,
     env: {
       ...env,
