@@ -24,7 +24,7 @@
  * Everything started is stopped and the temp dir removed, on Ctrl-C and errors too.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -67,6 +67,24 @@ function cpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of stat (11 and 12 after the command), in clock ticks.
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of the PostgreSQL cluster: its postmaster (postmaster.pid) and every process whose
+ * parent it is, those alive when asked (backends that exited meanwhile are not counted). */
+function pgCpuSeconds(dataDir: string): number {
+  const pm = Number(readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let sum = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(d) === pm || Number(fields[1]) === pm) sum += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      /* gone */
+    }
+  }
+  return sum;
 }
 
 /** Busy and total jiffies of the whole machine (/proc/stat): other processes share it. */
@@ -219,9 +237,10 @@ async function main() {
 
   // The stream.
   log(`driving ${flags.rate} inserts/s for ${flags.seconds} s ...`);
-  const backlog: { t: number; pending: number }[] = [];
+  const backlog: { t: number; pending: number; rate: number }[] = [];
   const cpu0 = cpuSeconds(engine.pid!);
   const own0 = process.cpuUsage();
+  const pg0 = pgCpuSeconds(dir);
   const m0 = machineTicks();
   const t0 = Date.now();
   const total = Math.round(flags.rate * flags.seconds);
@@ -229,9 +248,15 @@ async function main() {
   let failed = 0;
   const running = new Set<Promise<void>>();
   let nextSample = t0;
+  let lastRequests = hook.requests;
+  let lastSampleAt = Date.now();
   const sampler = async () => {
     const [r] = await sql<{ n: number }[]>`select count(*)::int as n from svc_catalog.event_log where delivered = false and error = false and archived = false`;
-    backlog.push({ t: (Date.now() - t0) / 1000, pending: r!.n });
+    const at = Date.now();
+    const rate = ((hook.requests - lastRequests) * 1000) / Math.max(1, at - lastSampleAt);
+    lastRequests = hook.requests;
+    lastSampleAt = at;
+    backlog.push({ t: (at - t0) / 1000, pending: r!.n, rate });
   };
   const samples: Promise<void>[] = [];
   while (issued < total && !signalled.now) {
@@ -266,6 +291,7 @@ async function main() {
   const allDelivered = await draining;
   const cpu1 = cpuSeconds(engine.pid!);
   const own1 = process.cpuUsage(own0);
+  const pg1 = pgCpuSeconds(dir);
   const m1 = machineTicks();
   const totalSec = (Date.now() - t0) / 1000;
   await sampler().catch(() => {});
@@ -299,6 +325,7 @@ async function main() {
   row('duplicate deliveries', String(duplicates));
   row('pending in event_log at the end', String(dbPending));
   row('backlog samples (s: pending)', backlog.map((b) => `${b.t.toFixed(0)}:${b.pending}`).join(' '));
+  row('deliveries/s between samples', backlog.map((b) => b.rate.toFixed(0)).join(' '));
   row('backlog max', String(maxBacklog));
   row('commit -> webhook p50', ms(pct(latencies, 50)));
   row('commit -> webhook p95', `${ms(p95)} (target < ${TARGET_P95_MS} ms: ${p95 < TARGET_P95_MS ? 'met' : 'NOT met'})`);
@@ -306,7 +333,10 @@ async function main() {
   row('commit -> webhook max', ms(Math.max(...latencies)));
   row('engine CPU per event', `${(((cpu1 - cpu0) / Math.max(1, delivered)) * 1e6).toFixed(0)} us (${(cpu1 - cpu0).toFixed(2)} s over ${delivered} events, ${(((cpu1 - cpu0) / driveSec) * 100).toFixed(0)} % of a core)`);
   row('this process CPU (inserts, webhook)', `${(((own1.user + own1.system) / 1e6 / totalSec) * 100).toFixed(0)} % of a core`);
-  row('machine CPU busy (all processes)', `${(((m1.busy - m0.busy) / (m1.total - m0.total)) * 100).toFixed(0)} % of ${cpus().length} cores`);
+  const cores = (s: number) => `${((s / totalSec) * 100).toFixed(0)} % of a core`;
+  row('PostgreSQL CPU (cluster)', cores(pg1 - pg0));
+  const machineSec = ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length * totalSec;
+  row('machine CPU busy (all processes)', `${(((m1.busy - m0.busy) / (m1.total - m0.total)) * 100).toFixed(0)} % of ${cpus().length} cores; other processes than these three: ${cores(machineSec - (cpu1 - cpu0) - (own1.user + own1.system) / 1e6 - (pg1 - pg0))}`);
   if (probes.length) row(`first event after ${flags.idle} ms idle`, probes.map((p) => ms(p)).join(', '));
   console.log(out.join('\n'));
   if (!allDelivered || failed > 0) process.exitCode = 1;

@@ -160,10 +160,9 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
       failed(new Error(`invalid webhook URL: ${(e as Error).message}`));
       return;
     }
-    const body = Buffer.from(req.body, 'utf8');
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'svc-engine' };
     for (const [name, value] of req.headers) headers[name.toLowerCase()] = value;
-    headers['content-length'] = String(body.length);
+    headers['content-length'] = String(Buffer.byteLength(req.body, 'utf8'));
     const https_ = url.protocol === 'https:';
     try {
       request = (https_ ? https : http).request(url, { method: 'POST', headers, agent: https_ ? agents.https : agents.http }, (res) => {
@@ -217,7 +216,8 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
     }, req.timeoutMs);
     if (req.signal?.aborted) onAbort();
     else req.signal?.addEventListener('abort', onAbort, { once: true });
-    request.end(body);
+    // A string, not a Buffer: node:http then sends the headers and the body in one write.
+    request.end(req.body, 'utf8');
   });
 }
 
