@@ -31,6 +31,9 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let step = 0;
+  /** Every URL the page asked for, and the errors it logged (a CSP refusal is one). */
+  const requested: string[] = [];
+  const pageErrors: string[] = [];
   const shot = async (name: string) => {
     step++;
     await page.screenshot({ path: join(SHOTS, `${String(step).padStart(2, '0')}-${name}.png`), fullPage: true });
@@ -65,7 +68,11 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
     page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    page.on('pageerror', (e) => console.error('page error:', e.message));
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+    page.on('request', (r) => requested.push(r.url()));
   }, 240_000);
 
   afterAll(async () => {
@@ -302,6 +309,16 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect((await server.metadata({ type: 'export_metadata', version: 2, args: {} }, admin)).body.resource_version).toBe(before + 1);
     await shot('metadata-reloaded');
   }, 60_000);
+
+  it('loaded nothing from anywhere but the server, and nothing broke the content security policy', () => {
+    const origin = new URL(base).origin;
+    const elsewhere = requested.filter((u) => !u.startsWith(`${origin}/`) && !/^(data|blob):/.test(u));
+    expect(elsewhere).toEqual([]);
+    expect(requested.filter((u) => u.startsWith(`${origin}/console/assets/`)).length).toBeGreaterThan(0);
+    // The page's own errors: only the refusals the tests asked for (401s of the wrong and the
+    // stale secret, the 400 of the inconsistent import, the 404 of the /v2/query probe).
+    expect(pageErrors.filter((e) => !/^Failed to load resource: the server responded with a status of 40[014] /.test(e))).toEqual([]);
+  });
 });
 
 describe.skipIf(!hasChromium)('the console of a server without an admin secret', () => {

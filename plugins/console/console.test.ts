@@ -26,6 +26,8 @@ describe('/console', () => {
       expect(r.headers.get('cache-control'), path).toBe('no-cache');
       expect(r.text, path).toMatch(/<div id="root"><\/div>/);
       expect(r.text, path).toMatch(/src="\/console\/assets\/[^"]+\.js"/);
+      // Its own origin only: no CDN even by mistake.
+      expect(r.headers.get('content-security-policy'), path).toMatch(/default-src 'self'; script-src 'self';.*connect-src 'self' ws: wss:/);
     }
   });
 

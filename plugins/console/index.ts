@@ -54,6 +54,21 @@ export function consoleDist(): string {
 
 const NOT_BUILT = 'The console is not built: run `npm run build:console`, then reload this page.\n';
 
+/** The app loads nothing but its own files and talks to its own server (HTTP and the GraphQL
+ * WebSocket); GraphiQL sets inline styles and CodeMirror uses data: images. No other origin, so no
+ * CDN even by mistake, and no framing. */
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self' ws: wss:",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+].join('; ');
+
 /** The file the path asks for under `root`, or undefined (then the app's index.html answers). */
 async function fileFor(root: string, rel: string): Promise<string | undefined> {
   if (rel === '' || rel.endsWith('/')) return undefined;
@@ -90,6 +105,7 @@ export function consoleHandler(where: string | (() => string)): (c: Context) => 
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
       'cache-control': hashed ? 'public, max-age=31536000, immutable' : 'no-cache',
       'x-content-type-options': 'nosniff',
+      ...(file === index ? { 'content-security-policy': CSP, 'x-frame-options': 'DENY', 'referrer-policy': 'same-origin' } : {}),
     });
   };
 }
