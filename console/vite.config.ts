@@ -26,11 +26,11 @@ export default defineConfig({
       },
     },
   },
-  // `npm run build:console -- --watch` or `npx vite --config console/vite.config.ts` against a
-  // running server on :8080.
+  // `npx vite --config console/vite.config.ts` (then http://localhost:5173/console/): live reload,
+  // the APIs (and the GraphQL WebSocket) proxied to a server on :8080.
   server: {
     proxy: {
-      '/v1': 'http://127.0.0.1:8080',
+      '/v1': { target: 'http://127.0.0.1:8080', ws: true },
       '/v2': 'http://127.0.0.1:8080',
     },
   },
