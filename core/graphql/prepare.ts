@@ -11,6 +11,7 @@ import {
   parse,
   SingleFieldSubscriptionsRule,
   specifiedRules,
+  VariablesInAllowedPositionRule,
   KnownTypeNamesRule,
   type ASTVisitor,
   type ValidationContext,
@@ -28,6 +29,7 @@ import type { BuildResult, DocumentGateDef, FieldPlan } from '../plugin.js';
 import { SvcError } from '../errors.js';
 import type { OperationKind, RoleSchema } from './schema.js';
 import { fromValidationError, gqlError, type GqlError } from './errors.js';
+import { HasuraVariablesInAllowedPosition } from './variable-positions.js';
 
 /** One response key of the root selection. */
 export interface RootEntry {
@@ -150,10 +152,11 @@ function KnownTypeNames(context: ValidationContext): ASTVisitor {
 /** graphql-js's rules but two: Hasura accepts an operation that declares a variable it does not
  * use (a client may share one variable set between several operations), and a live query that
  * selects several root fields (core/graphql/live.ts says which subscriptions it serves). And
- * KnownTypeNames for graphql-js's own. */
+ * KnownTypeNames for graphql-js's own, and Hasura's check of variable positions (Note [Variable
+ * positions ignore item nullability] in ./variable-positions.ts). */
 export const RULES = specifiedRules
   .filter((r) => r !== NoUnusedVariablesRule && r !== SingleFieldSubscriptionsRule)
-  .map((r) => (r === KnownTypeNamesRule ? KnownTypeNames : r));
+  .map((r) => (r === KnownTypeNamesRule ? KnownTypeNames : r === VariablesInAllowedPositionRule ? HasuraVariablesInAllowedPosition : r));
 
 /** The variables read by `@include(if: $v)`/`@skip(if: $v)` anywhere in the root selection. */
 function rootConditionVariables(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>(), out = new Set<string>()): Set<string> {

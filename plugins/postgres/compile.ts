@@ -73,6 +73,10 @@ export function arrayLiteral(x: unknown): string {
   return `{${x.map(item).join(',')}}`;
 }
 
+/** A list of arrays as the JSON array of their array literals (`[["a"],["b","c"]]` ->
+ * `["{\"a\"}","{\"b\",\"c\"}"]`), for `_in` on an array column. */
+const arrayLiterals = (x: unknown): string => JSON.stringify(Array.isArray(x) ? x.map((a) => (a === null ? null : arrayLiteral(a))) : [arrayLiteral(x)]);
+
 const DIRS: Record<string, string> = {
   asc: 'asc nulls last',
   asc_nulls_first: 'asc nulls first',
@@ -218,6 +222,12 @@ class Compiler {
     if (e.op === 'is_null') {
       if (e.value.k === 'lit') return e.value.v ? `(${col} is null)` : `(${col} is not null)`;
       return `((${col} is null) = (${this.param(e.value)})::boolean)`;
+    }
+    if ((e.op === 'in' || e.op === 'nin') && e.scalar.array) {
+      // A list of arrays (Note [Array columns] in dialect.ts): one JSON array of array literals,
+      // each cast to the column's type (PostgreSQL has no array of arrays for `= any`).
+      const list = `(select (_v.v)::${e.scalar.bindAs} from json_array_elements_text((${this.param(e.value, true, arrayLiterals)})::json) as _v(v))`;
+      return e.op === 'in' ? `(${col} in ${list})` : `(not (${col} in ${list}))`;
     }
     if (e.op === 'in' || e.op === 'nin' || e.op === 'ancestor_any' || e.op === 'descendant_any') {
       const list = `array(select json_array_elements_text((${this.param(e.value, true)})::json))::${e.scalar.bindAs}[]`;

@@ -47,25 +47,84 @@ const PARSERS: Record<string, (val: unknown) => string | undefined> = {
 const parseText = expect((val) => typeof val === 'string', 'Text', 'String');
 const anything = () => undefined;
 
+/*
+ * Note [Array columns]
+ * As Hasura v2.29+ does, an array type is a GraphQL list of its element type's scalar with
+ * non-null items: `text[]` is `[String!]` (`[String!]!` for a NOT NULL column) in object types,
+ * insert and set inputs and function arguments, and its comparison expression is
+ * `<element scalar>_array_comparison_exp` (`_eq`, `_neq`, `_gt`..., `_in`/`_nin` taking a list of
+ * lists, `_is_null`, `_contains`, `_contained_in`). The ScalarType of an array keeps the array's
+ * own name and `bindAs` (`"pg_catalog"."_text"`) and names its element in `element`.
+ * - The element type is the array's name without its leading `_` (PostgreSQL names the array
+ *   type of `t` `_t`), in the same schema: the catalog query gives no element type, and a type
+ *   whose array PostgreSQL had to name otherwise (a 63-character name) is left opaque there.
+ * - PostgreSQL has no distinct type for more dimensions (`integer[][]` is `integer[]`), and
+ *   neither has Hasura: such a column is `[Int!]` too. Its values are output as nested JSON arrays
+ *   (PostgreSQL's to_json). A nested list is refused by GraphQL validation, as in Hasura; the
+ *   array literal string (`"{{1,2},{3,4}}"`) goes through only where the element scalar takes a
+ *   string (`[String!]`, custom scalars), since GraphQL validation (unlike Hasura's parser)
+ *   checks it as a one-item list of the element: an `int[][]` is written through /v1/query.
+ * - Values are JSON arrays, bound as one parameter: the text of a PostgreSQL array literal built
+ *   by `arrayLiteral` (compile.ts; every element double-quoted with `\` and `"` escaped, `null`
+ *   as NULL, nested arrays as sub-arrays), cast to the array type. A string is taken as an array
+ *   literal already, as Hasura takes one (the form of the old opaque `_text` scalar). Nothing is
+ *   spliced into the SQL text.
+ * - A GraphQL variable declared with nullable items (`[String]`, as clients of the old schema
+ *   and Hasura's own tests do) may be used where `[String!]` is expected, as in Hasura, whose
+ *   check of variable positions ignores item nullability (core/graphql/prepare.ts); a null item
+ *   is then a NULL element, as Hasura binds it.
+ * - Element values are checked by the element's parser (a string for `text`, an integer for
+ *   `int4`), so a wrong element is `validation-failed` before any SQL runs.
+ */
+
 /** One ScalarType per type (the build asks for every value it checks). */
 const scalars = new Map<string, ScalarType>();
 
+/** The element type of an array type (Note [Array columns]). */
+function elementOf(t: ColumnType): ColumnType | undefined {
+  if (!t.udt.startsWith('_') || t.udt.length < 2) return undefined;
+  const udt = t.udt.slice(1);
+  return { type: udt, udt, typeSchema: t.typeSchema, typeKind: 'base' };
+}
+
+/** An array's parser: a JSON array (nested ones for more dimensions) of valid elements, or null
+ * items; or a string, an array literal. */
+function arrayParser(element: ScalarType) {
+  const check = (val: unknown): string | undefined => {
+    if (!Array.isArray(val)) return undefined;
+    for (const e of val) {
+      if (e === null) continue;
+      const why = Array.isArray(e) ? check(e) : element.parse(e);
+      if (why) return why;
+    }
+    return undefined;
+  };
+  return (val: unknown): string | undefined => {
+    if (typeof val === 'string' || val === null) return undefined;
+    if (!Array.isArray(val)) return `parsing ${element.name}[] failed, expected Array, but encountered ${jsonTypeName(val)}`;
+    return check(val);
+  };
+}
+
 function scalar(t: ColumnType): ScalarType {
-  const key = `${t.typeKind}:${t.udt}`;
+  const key = `${t.typeKind}:${t.typeSchema}.${t.udt}`;
   let s = scalars.get(key);
   if (s) return s;
   const array = t.typeKind === 'array';
   const enumType = t.typeKind === 'enum';
+  const elem = array ? elementOf(t) : undefined;
+  const element = elem ? scalar(elem) : undefined;
   s = {
     name: TYPE_NAMES[t.udt] ?? t.udt,
     category: array ? 'other' : enumType ? 'string' : (CATEGORIES[t.udt] ?? 'other'),
-    graphql: GRAPHQL[t.udt] ?? t.udt,
+    graphql: element ? element.graphql : (GRAPHQL[t.udt] ?? t.udt),
     comparable: t.udt !== 'json',
-    // Arrays and types without a JSON form of their own are left to PostgreSQL.
-    parse: array ? anything : (PARSERS[t.udt] ?? (enumType || STRING_TYPES.includes(t.udt) ? parseText : anything)),
+    // Types without a JSON form of their own (and arrays of them) are left to PostgreSQL.
+    parse: element ? arrayParser(element) : array ? anything : (PARSERS[t.udt] ?? (enumType || STRING_TYPES.includes(t.udt) ? parseText : anything)),
     bindAs: `${quoteIdent(t.typeSchema)}.${quoteIdent(t.udt)}`,
     bigNumber: !array && (t.udt === 'int8' || t.udt === 'numeric'),
     ...(array ? { array: true } : {}),
+    ...(element ? { element } : {}),
     ...(!array && ['int8', 'numeric', 'float8'].includes(t.udt) ? { stringify: true } : {}),
   };
   scalars.set(key, s);

@@ -244,6 +244,10 @@ export interface ScalarType {
   bigNumber?: boolean;
   /** An array type: a value may be given as a JSON array. */
   array?: boolean;
+  /** An array type's element type, when the GraphQL schema shows the array as a list of it
+   * (`[String!]`; Note [Array columns] in plugins/postgres/dialect.ts). `graphql` is then the
+   * element's scalar. */
+  element?: ScalarType;
   /** Hasura's big numbers (PostgreSQL: bigint, numeric, double precision): given as JSON strings
    * with `--stringify-numeric-types`, and so are their aggregates. */
   stringify?: boolean;

@@ -100,6 +100,9 @@ export interface RoleFunction {
 const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t);
 const list = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLList(t);
 
+/** A value's GraphQL type: a scalar, or a list of a scalar (an array type). */
+export type ValueType = GraphQLScalarType | GraphQLList<GraphQLNonNull<GraphQLScalarType>>;
+
 const BUILTIN = new Map<string, GraphQLScalarType>(specifiedScalarTypes.map((s) => [s.name, s]));
 
 export const ORDER_BY_VALUES = {
@@ -233,6 +236,13 @@ export class RoleSchema {
     return BUILTIN.get(s.graphql) ?? this.named(s.graphql, () => new GraphQLScalarType({ name: s.graphql }));
   }
 
+  /** The GraphQL type of a value of `s` (nullability aside): its scalar, or for an array type
+   * shown as a list the list of its element's scalar, items non-null (`[String!]`; Note [Array
+   * columns] in plugins/postgres/dialect.ts). */
+  valueType(s: ScalarType): ValueType {
+    return s.element ? list(nn(this.scalar(s.element))) : this.scalar(s);
+  }
+
   orderByEnum(): GraphQLEnumType {
     return this.named('order_by', () =>
       new GraphQLEnumType({
@@ -245,9 +255,10 @@ export class RoleSchema {
 
   /** `<scalar>_comparison_exp`: the generic operators and the dialect's that apply to the type. */
   comparisonExp(c: Pick<ResolvedColumn, 'scalar' | 'type'>, dialect: Dialect): GraphQLInputObjectType {
-    const name = `${c.scalar.graphql}_comparison_exp`;
+    // An array's is named after its element's scalar, `_array` added (`String_array_comparison_exp`).
+    const name = `${c.scalar.graphql}${c.scalar.element ? '_array' : ''}_comparison_exp`;
     return this.named(name, () => {
-      const s = this.scalar(c.scalar);
+      const s = this.valueType(c.scalar);
       const fields: GraphQLInputFieldConfigMap = {};
       const operand = (kind: string): GraphQLInputType | undefined =>
         kind === 'one' ? s : kind === 'many' ? list(nn(s)) : kind === 'bool' ? GraphQLBoolean : kind === 'text' ? GraphQLString : kind === 'texts' ? list(nn(GraphQLString)) : undefined;
@@ -297,9 +308,9 @@ export class RoleSchema {
   }
 
   /** A column's GraphQL type (nullability aside): its enum, or its scalar. */
-  columnType(t: RoleTable, c: ResolvedColumn): GraphQLScalarType | GraphQLEnumType {
+  columnType(t: RoleTable, c: ResolvedColumn): ValueType | GraphQLEnumType {
     const e = t.enums.get(c.name);
-    return e ? this.enumType(e) : this.scalar(c.scalar);
+    return e ? this.enumType(e) : this.valueType(c.scalar);
   }
 
   /** `<name>_args`: the user arguments of a function, those with a default first (Hasura's order);
@@ -311,7 +322,7 @@ export class RoleSchema {
       for (const a of [...inputs.filter((x) => x.hasDefault), ...inputs.filter((x) => !x.hasDefault)]) {
         // A row-typed argument is given as its text form (`"(1,'a')"`): a scalar named after the
         // type would clash with the table's object type.
-        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.scalar(a.scalar) };
+        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.valueType(a.scalar) };
       }
       return new GraphQLInputObjectType({ name, fields });
     });
@@ -356,7 +367,7 @@ export class RoleSchema {
           }
           for (const cf of t.computedFields) {
             const args = this.computedArgs(t, cf);
-            if (cf.returns.k === 'scalar') fields[cf.name] = { type: this.scalar(cf.returns.scalar), args, description: cf.description };
+            if (cf.returns.k === 'scalar') fields[cf.name] = { type: this.valueType(cf.returns.scalar), args, description: cf.description };
             else {
               const remote = this.computedRemote(t, cf);
               fields[cf.name] = { type: nn(list(nn(this.object(remote)))), args: { ...args, ...this.selectArgs(remote) }, description: cf.description };
