@@ -8,6 +8,7 @@ import { SvcError } from '../../../core/errors.js';
 import type { OperationDef } from '../../../core/plugin.js';
 import type { ColumnInfo, CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from '../model/types.js';
 import {
+  appendTable,
   findFunction,
   findSource,
   findTable,
@@ -59,7 +60,7 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
         }
         const entry: TableMeta = orderTable({ table: a.table, is_enum: a.is_enum, configuration: a.configuration ?? undefined });
         checkConstraintNames(entry, info);
-        const md = updateSource(ctx.metadata, a.source, (s) => ({ ...s, tables: [...s.tables, entry] }));
+        const md = updateSource(ctx.metadata, a.source, (s) => ({ ...s, tables: appendTable(s.tables, entry) }));
         return { metadata: md, response: success, defines: [`table:${a.source}:${qtKey(a.table)}`] };
       };
 

@@ -67,22 +67,62 @@ export function requireSource(md: Metadata, name: string, path = '$.args.source'
   return s;
 }
 
-/** Tables by key, per tables list: made once per list (a change makes a new list), so that
- * lookups in a source of thousands of tables do not scan it each time. */
-const tableIndex = new WeakMap<readonly TableMeta[], { length: number; byKey: Map<string, TableMeta> }>();
+/*
+ * Note [Table positions]
+ * Lookups by name in a source of thousands of tables go through an index per tables list: key ->
+ * position. A change makes a new list (Note [Sharing]), and a bulk of thousands of changes made
+ * a new index for each: 10,000 operations at 2,000 tables spent most of their time re-indexing.
+ * So a list made from another by replacing a table in place (updateTable) or appending one
+ * (appendTable) takes over the other's map, which stays right for both: the positions of the
+ * older list's tables do not move, and an appended key's position is past the older list's end.
+ * A lookup checks the table at the position it finds, so a map shared that way never answers
+ * wrong: a key that is not the list's own (found past its end, or at another table) is absent.
+ * A list of another making (filtered, mapped, or still being assembled by push: its length
+ * differs from the index's) gets an index of its own on its first lookup.
+ */
+interface TableIndex {
+  length: number;
+  pos: Map<string, number>;
+}
+const tableIndex = new WeakMap<readonly TableMeta[], TableIndex>();
+/** A short list is scanned: building a map would cost more. */
+const SCAN = 32;
+
+function indexOf(tables: readonly TableMeta[]): TableIndex {
+  let idx = tableIndex.get(tables);
+  if (!idx || idx.length !== tables.length) {
+    const pos = new Map<string, number>();
+    for (let i = 0; i < tables.length; i++) {
+      const k = qtKey(tables[i]!.table);
+      if (!pos.has(k)) pos.set(k, i);
+    }
+    tableIndex.set(tables, (idx = { length: tables.length, pos }));
+  }
+  return idx;
+}
+
+/** The position of a table in a source's tables, or -1 (Note [Table positions]). */
+export function tablePosition(tables: readonly TableMeta[], qt: QualifiedTable): number {
+  if (tables.length < SCAN) return tables.findIndex((t) => sameTable(t.table, qt));
+  const p = indexOf(tables).pos.get(qtKey(qt));
+  return p !== undefined && p < tables.length && sameTable(tables[p]!.table, qt) ? p : -1;
+}
 
 export function findTable(source: SourceMeta, qt: QualifiedTable): TableMeta | undefined {
-  const tables = source.tables;
-  // A short list is scanned: building a map would cost more.
-  if (tables.length < 32) return tables.find((t) => sameTable(t.table, qt));
-  let index = tableIndex.get(tables);
-  // Lists are not changed once made (Note [Sharing]); one still being assembled may grow.
-  if (!index || index.length !== tables.length) {
-    const byKey = new Map<string, TableMeta>();
-    for (const t of tables) if (!byKey.has(qtKey(t.table))) byKey.set(qtKey(t.table), t);
-    tableIndex.set(tables, (index = { length: tables.length, byKey }));
+  const p = tablePosition(source.tables, qt);
+  return p < 0 ? undefined : source.tables[p];
+}
+
+/** `tables` with `entry` added at the end, sharing its index (Note [Table positions]). */
+export function appendTable(tables: readonly TableMeta[], entry: TableMeta): TableMeta[] {
+  const next = [...tables, entry];
+  if (next.length >= SCAN) {
+    const { pos } = indexOf(tables);
+    const k = qtKey(entry.table);
+    if (!pos.has(k)) pos.set(k, tables.length);
+    tableIndex.set(next, { length: next.length, pos });
   }
-  return index.byKey.get(qtKey(qt));
+  return next;
 }
 
 export function requireTable(md: Metadata, source: string, qt: QualifiedTable, path = '$.args.table'): TableMeta {
@@ -115,9 +155,12 @@ export function updateSource(md: Metadata, name: string, fn: (s: SourceMeta) => 
 export function updateTable(md: Metadata, source: string, qt: QualifiedTable, fn: (t: TableMeta) => TableMeta): Metadata {
   requireTable(md, source, qt);
   return updateSource(md, source, (s) => {
-    const i = s.tables.findIndex((t) => sameTable(t.table, qt));
+    const i = tablePosition(s.tables, qt);
     const tables = s.tables.slice();
     tables[i] = orderTable(fn(s.tables[i]!));
+    // The same table at the same position: the index stays right (Note [Table positions]).
+    const idx = tableIndex.get(s.tables);
+    if (idx && idx.length === s.tables.length) tableIndex.set(tables, { length: tables.length, pos: idx.pos });
     return { ...s, tables };
   });
 }

@@ -1,0 +1,48 @@
+/** Table lookups through the shared position index (Note [Table positions] in meta.ts). */
+import { describe, expect, it } from 'vitest';
+import type { Metadata, SourceMeta, TableMeta } from './types.js';
+import { appendTable, findTable, removeTable, tablePosition, updateTable } from './meta.js';
+
+const table = (name: string, extra: Partial<TableMeta> = {}): TableMeta => ({ table: { schema: 'public', name }, ...extra }) as TableMeta;
+const source = (tables: TableMeta[]): SourceMeta => ({ name: 'default', kind: 'postgres', tables, configuration: {} }) as unknown as SourceMeta;
+const md = (s: SourceMeta): Metadata => ({ version: 3, sources: [s] }) as unknown as Metadata;
+const tablesOf = (m: Metadata) => (m.sources as SourceMeta[])[0]!.tables;
+const names = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `t${from + i}`);
+
+describe('table lookups (Note [Table positions])', () => {
+  for (const n of [5, 100]) {
+    it(`every list of a lineage answers for itself: updates, appends, removals (${n} tables)`, () => {
+      const v0 = tablesOf(md(source(names(n).map((x) => table(x)))));
+      expect(findTable(source(v0), { schema: 'public', name: 't3' })).toBe(v0[3]);
+      // Replaced in place: the new list finds the new entry, the old one its own.
+      const v1 = tablesOf(updateTable(md(source(v0)), 'default', { schema: 'public', name: 't3' }, (t) => ({ ...t, is_enum: true })));
+      expect(findTable(source(v1), { schema: 'public', name: 't3' })).toBe(v1[3]);
+      expect(v1[3]).not.toBe(v0[3]);
+      expect(findTable(source(v0), { schema: 'public', name: 't3' })).toBe(v0[3]);
+      // Two lists appended to one list: each finds its own table only.
+      const a = appendTable(v1, table('new_a'));
+      const b = appendTable(v1, table('new_b'));
+      expect(findTable(source(a), { schema: 'public', name: 'new_a' })).toBe(a[n]);
+      expect(findTable(source(a), { schema: 'public', name: 'new_b' })).toBeUndefined();
+      expect(findTable(source(b), { schema: 'public', name: 'new_b' })).toBe(b[n]);
+      expect(findTable(source(b), { schema: 'public', name: 'new_a' })).toBeUndefined();
+      expect(findTable(source(v1), { schema: 'public', name: 'new_a' })).toBeUndefined();
+      expect(tablePosition(v0, { schema: 'public', name: 'new_b' })).toBe(-1);
+      // Removed: positions move; the list indexes itself.
+      const c = tablesOf(removeTable(md(source(a)), 'default', { schema: 'public', name: 't0' }));
+      expect(findTable(source(c), { schema: 'public', name: 't0' })).toBeUndefined();
+      expect(findTable(source(c), { schema: 'public', name: 'new_a' })).toBe(c[n - 1]);
+      expect(findTable(source(c), { schema: 'public', name: 't4' })).toBe(c[3]);
+      // The old lists are untouched by all of it.
+      for (const [i, x] of names(n).entries()) expect(findTable(source(v0), { schema: 'public', name: x })).toBe(v0[i]);
+      expect(findTable(source(v0), { schema: 'other', name: 't1' })).toBeUndefined();
+    });
+  }
+
+  it('a list still being assembled (pushed to) is indexed again when it grows', () => {
+    const list: TableMeta[] = names(40).map((x) => table(x));
+    expect(findTable(source(list), { schema: 'public', name: 't39' })).toBe(list[39]);
+    list.push(table('late'));
+    expect(findTable(source(list), { schema: 'public', name: 'late' })).toBe(list[40]);
+  });
+});
