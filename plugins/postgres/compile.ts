@@ -205,7 +205,7 @@ class Compiler {
         if (row === undefined) throw new UnsupportedQuery('a row argument outside a row');
         return named + row;
       }
-      return `${named}(${this.param(a.value, a.value.k === 'session_json')})::${a.bindAs}`;
+      return `${named}(${this.param(a.value, a.value.k === 'session_json', a.array ? arrayLiteral : undefined)})::${a.bindAs}`;
     });
     return `${qt(c.function)}(${args.join(', ')})`;
   }

@@ -70,7 +70,7 @@ tables as (
 ),
 fn_args as (
   select p.oid, json_agg(json_build_object(
-      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', ${typeKind('t', false)},
+      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', ${typeKind('t', true)},
       'hasDefault', a.in_pos > (p.pronargs - p.pronargdefaults)
     ) order by a.in_pos) as args
   from pg_proc p
@@ -92,7 +92,7 @@ functions as (
   select json_agg(json_build_object(
     'schema', n.nspname, 'name', p.proname, 'oid', p.oid::int8,
     'args', coalesce(fa.args, '[]'::json),
-    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', ${typeKind('rt', false)},
+    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', ${typeKind('rt', true)},
     'returnsSet', p.proretset, 'variadic', p.provariadic <> 0,
     'volatility', case p.provolatile when 'i' then 'immutable' when 's' then 'stable' else 'volatile' end,
     'kind', p.prokind, 'description', obj_description(p.oid, 'pg_proc')

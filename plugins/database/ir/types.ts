@@ -31,7 +31,9 @@ export type Value =
  */
 export interface FunctionCallIR {
   function: QualifiedTable;
-  args: ({ k: 'row'; name?: string } | { k: 'value'; value: Value; bindAs: string; name?: string })[];
+  /** `array`: the argument is of an array type, given as a JSON array (Note [Array columns] in
+   * plugins/postgres/dialect.ts). */
+  args: ({ k: 'row'; name?: string } | { k: 'value'; value: Value; bindAs: string; name?: string; array?: true })[];
 }
 
 /** The row a computed field is called on, when its table's alias is not the table itself: a row

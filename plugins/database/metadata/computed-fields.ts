@@ -62,7 +62,8 @@ export function checkComputedField(
     if (!isTracked(qtKey(rowsOf))) reasons.push(`the function ${quoted(qf)} returning set of table ${quoted(rowsOf)} is not tracked or not found in database`);
     returns = { table: rowsOf };
   } else {
-    if (fn.returnTypeKind !== 'base') reasons.push(`the function ${quoted(qf)} returning type ${fn.returnType} is not a BASE type`);
+    // An array of a base type is BASE to PostgreSQL (typtype 'b'), and to Hasura.
+    if (fn.returnTypeKind !== 'base' && fn.returnTypeKind !== 'array') reasons.push(`the function ${quoted(qf)} returning type ${fn.returnType} is not a BASE type`);
     returns = { scalar: fn.returnType };
   }
   const checkTableArg = (label: string, arg: FunctionArgInfo) => {

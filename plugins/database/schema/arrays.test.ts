@@ -13,6 +13,8 @@ create table doc (
   nums int[],
   grid integer[][]
 );
+create function docs_with_any(wanted text[]) returns setof doc language sql stable as $$ select * from doc where tags && wanted $$;
+create function doc_upper_tags(d doc) returns text[] language sql stable as $$ select array(select upper(x) from unnest(d.tags) as x) $$;
 `;
 
 const RESET = `
@@ -37,7 +39,14 @@ function printType(t: any): string {
 const TYPE_REF = 'type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } }';
 
 beforeAll(async () => {
-  const r = await server.metadata({ type: 'pg_track_table', args: { table: 'doc' } });
+  const r = await server.metadata({
+    type: 'bulk',
+    args: [
+      { type: 'pg_track_table', args: { table: 'doc' } },
+      { type: 'pg_track_function', args: { function: 'docs_with_any' } },
+      { type: 'pg_add_computed_field', args: { table: 'doc', name: 'upper_tags', definition: { function: 'doc_upper_tags' } } },
+    ],
+  });
   expect(r.status, r.text).toBe(200);
 });
 
@@ -56,7 +65,7 @@ describe('array columns: types', () => {
       old: __type(name: "_text") { name }
     }`);
     const fields = (list: any[]) => Object.fromEntries(list.map((f) => [f.name, printType(f.type)]));
-    expect(fields(r.data.o.fields)).toEqual({ grid: '[Int!]', id: 'Int!', nums: '[Int!]', tags: '[String!]!' });
+    expect(fields(r.data.o.fields)).toEqual({ grid: '[Int!]', id: 'Int!', nums: '[Int!]', tags: '[String!]!', upper_tags: '[String!]' });
     expect(fields(r.data.i.inputFields)).toEqual({ grid: '[Int!]', id: 'Int', nums: '[Int!]', tags: '[String!]' });
     expect(fields(r.data.s.inputFields)).toEqual({ grid: '[Int!]', id: 'Int', nums: '[Int!]', tags: '[String!]' });
     expect(fields(r.data.b.inputFields)).toMatchObject({ tags: 'String_array_comparison_exp', nums: 'Int_array_comparison_exp', grid: 'Int_array_comparison_exp' });
@@ -165,6 +174,16 @@ describe('array columns: values', () => {
     const w = await q('{ doc(where: {nums: {_contains: [true]}}) { id } }');
     expect(w.errors[0].extensions.code).toBe('validation-failed');
     expect(await rows()).toHaveLength(3);
+  });
+});
+
+describe('array arguments and results of functions', () => {
+  it('a function argument is a list, bound as an array; a computed field returning an array is a list', async () => {
+    const t = await q(`{ a: __type(name: "docs_with_any_args") { inputFields { name ${TYPE_REF} } } d: __type(name: "doc") { fields { name ${TYPE_REF} } } }`);
+    expect(t.data.a.inputFields.map((f: any) => [f.name, printType(f.type)])).toEqual([['wanted', '[String!]']]);
+    expect(t.data.d.fields.find((f: any) => f.name === 'upper_tags').type.kind).toBe('LIST');
+    expect(await q('{ docs_with_any(args: {wanted: ["c d", "x\\\\"]}, order_by: {id: asc}) { id upper_tags } }')).toEqual({ data: { docs_with_any: [{ id: 2, upper_tags: ['B', 'C D'] }] } });
+    expect(await q('query ($w: [String!]) { docs_with_any(args: {wanted: $w}, order_by: {id: asc}) { id } }', { w: ['a', 'b'] })).toEqual({ data: { docs_with_any: [{ id: 1 }, { id: 2 }] } });
   });
 });
 

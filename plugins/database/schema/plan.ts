@@ -221,7 +221,7 @@ export class Planner {
           continue;
         }
         // A row-typed argument comes as its text form (role.ts `functionArgs`) and is cast.
-        args.push({ k: 'value', value: this.leaf(v, false), bindAs: p.arg.scalar.bindAs, ...nameOf(p.arg.name) });
+        args.push({ k: 'value', value: this.leaf(v, false), bindAs: p.arg.scalar.bindAs, ...(p.arg.scalar.array ? { array: true as const } : {}), ...nameOf(p.arg.name) });
       }
     }
     return { function: c.function, args };
