@@ -193,9 +193,10 @@ export function diffParts(
 ): { upserts: [string, Stored][]; deletes: string[] } {
   let p = 0;
   const min = Math.min(prev.length, next.length);
-  while (p < min && prev[p]![0] === next[p]![0] && prev[p]![1] === next[p]![1]) p++;
+  const same = (a: Part, b: Part) => a === b || (a[0] === b[0] && a[1] === b[1]);
+  while (p < min && same(prev[p]!, next[p]!)) p++;
   let q = 0;
-  while (q < min - p && prev[prev.length - 1 - q]![0] === next[next.length - 1 - q]![0] && prev[prev.length - 1 - q]![1] === next[next.length - 1 - q]![1]) q++;
+  while (q < min - p && same(prev[prev.length - 1 - q]!, next[next.length - 1 - q]!)) q++;
   const mid = next.slice(p, next.length - q);
   const midKeys = new Set(mid.map((x) => x[0]));
   const deletes = prev.slice(p, prev.length - q).map((x) => x[0]).filter((k) => !midKeys.has(k));

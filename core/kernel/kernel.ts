@@ -391,6 +391,7 @@ export class Kernel {
 
   /** The catalog rows of a document: one per section, or per element of a section that splits
    * itself (Note [Catalog parts] in core/catalog/store.ts). */
+  /** A section's part as a catalog row: `<section>/<part key>`. */
   private splitDocument(md: Metadata): Part[] {
     const parts: Part[] = [];
     for (const [key, value] of Object.entries(md)) {
@@ -400,7 +401,7 @@ export class Kernel {
         continue;
       }
       parts.push([key, null]);
-      for (const [child, v] of children) parts.push([`${key}/${child}`, v]);
+      for (const c of children) parts.push(prefixed(key, c));
     }
     return parts;
   }
@@ -505,3 +506,16 @@ export class Kernel {
 }
 
 export { OrderError };
+
+/** A section's part with its key prefixed by the section's, made once per part object: a
+ * section that splits itself returns the same part objects for its unchanged elements (the
+ * database plugin's tables), so a save at thousands of tables makes no new rows for them, and
+ * the catalog compares them by reference (Note [Catalog parts]). */
+function prefixed(section: string, part: Part): Part {
+  const hit = prefixedParts.get(part);
+  if (hit && hit.section === section) return hit.part;
+  const made: Part = [`${section}/${part[0]}`, part[1]];
+  prefixedParts.set(part, { section, part: made });
+  return made;
+}
+const prefixedParts = new WeakMap<Part, { section: string; part: Part }>();
