@@ -79,11 +79,12 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
 
   app.get('/v1/version', (c) => c.json({ version: VERSION }));
 
-  const metadataRoute = (endpoint: Endpoint) => async (c: Context<Env>) => {
+  const metadataRoute = (endpoint: Endpoint, check?: (body: unknown) => void) => async (c: Context<Env>) => {
     if (!enabled('metadata')) return notFound(c);
     try {
       const s = await session(c);
       const body = await readJson(c);
+      check?.(body);
       if (body && typeof body === 'object' && typeof (body as { type?: unknown }).type === 'string') {
         c.set('operation', (body as { type: string }).type);
       }
@@ -97,6 +98,9 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
   };
   app.post('/v1/metadata', metadataRoute('metadata'));
   app.post('/v1/query', metadataRoute('query'));
+  // Hasura v2's query API (/v2/query): run_sql and the data operations, on the legacy endpoint's
+  // operations. The Hasura CLI applies its migrations through it.
+  app.post('/v2/query', metadataRoute('query', onlyV2QueryTypes));
 
   app.get('/v1alpha1/config', async (c) => {
     if (!enabled('config')) return notFound(c);
@@ -166,4 +170,21 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
   app.notFound(notFound);
   app.onError((e, c) => errorResponse(c, e, kernel));
   return app;
+}
+
+/** The operations of Hasura v2's /v2/query (its RQLQuery): the rest of the legacy endpoint's are
+ * refused there, as Hasura refuses them. */
+const V2_QUERY_TYPES = new Set(['run_sql', 'insert', 'select', 'update', 'delete', 'count', 'bulk']);
+
+function onlyV2QueryTypes(body: unknown): void {
+  const check = (b: unknown, path: string): void => {
+    const type = (b as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string') return; // the envelope's own check says what is wrong
+    if (!V2_QUERY_TYPES.has(type)) {
+      throw new SvcError('parse-failed', `unknown operation type "${type}" on /v2/query: expected one of ${[...V2_QUERY_TYPES].join(', ')}`, { path: `${path}.type` });
+    }
+    const args = (b as { args?: unknown }).args;
+    if (type === 'bulk' && Array.isArray(args)) args.forEach((x, i) => check(x, `${path}.args[${i}]`));
+  };
+  check(body, '$');
 }
