@@ -56,8 +56,9 @@ const anything = () => undefined;
  * lists, `_is_null`, `_contains`, `_contained_in`). The ScalarType of an array keeps the array's
  * own name and `bindAs` (`"pg_catalog"."_text"`) and names its element in `element`.
  * - The element type is the array's name without its leading `_` (PostgreSQL names the array
- *   type of `t` `_t`), in the same schema: the catalog query gives no element type, and a type
- *   whose array PostgreSQL had to name otherwise (a 63-character name) is left opaque there.
+ *   type of `t` `_t`), in the same schema, of the kind the catalog query gives (`elementKind`).
+ *   An array of a row type (composite) stays an opaque scalar named like the array (`_inventory`),
+ *   given as a literal string: its element's scalar would clash with a table's object type.
  * - PostgreSQL has no distinct type for more dimensions (`integer[][]` is `integer[]`), and
  *   neither has Hasura: such a column is `[Int!]` too. Its values are output as nested JSON arrays
  *   (PostgreSQL's to_json). A nested list is refused by GraphQL validation, as in Hasura; the
@@ -80,11 +81,16 @@ const anything = () => undefined;
 /** One ScalarType per type (the build asks for every value it checks). */
 const scalars = new Map<string, ScalarType>();
 
+/** Element kinds shown as a list: an array of a row type stays opaque (its element would be a
+ * scalar named like the table's object type). */
+const LIST_ELEMENTS = new Set(['base', 'enum', 'domain', 'range', 'multirange']);
+
 /** The element type of an array type (Note [Array columns]). */
 function elementOf(t: ColumnType): ColumnType | undefined {
-  if (!t.udt.startsWith('_') || t.udt.length < 2) return undefined;
+  const kind = t.elementKind ?? 'base';
+  if (!LIST_ELEMENTS.has(kind) || !t.udt.startsWith('_') || t.udt.length < 2) return undefined;
   const udt = t.udt.slice(1);
-  return { type: udt, udt, typeSchema: t.typeSchema, typeKind: 'base' };
+  return { type: udt, udt, typeSchema: t.typeSchema, typeKind: kind };
 }
 
 /** An array's parser: a JSON array (nested ones for more dimensions) of valid elements, or null
@@ -107,7 +113,7 @@ function arrayParser(element: ScalarType) {
 }
 
 function scalar(t: ColumnType): ScalarType {
-  const key = `${t.typeKind}:${t.typeSchema}.${t.udt}`;
+  const key = `${t.typeKind}:${t.elementKind ?? ''}:${t.typeSchema}.${t.udt}`;
   let s = scalars.get(key);
   if (s) return s;
   const array = t.typeKind === 'array';

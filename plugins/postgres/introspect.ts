@@ -14,6 +14,9 @@ const typeKind = (t: string, arrays: boolean) =>
     when ${t}.typtype = 'd' then 'domain' when ${t}.typtype = 'e' then 'enum' when ${t}.typtype = 'p' then 'pseudo'
     when ${t}.typtype = 'r' then 'range' else 'multirange' end`;
 
+/** The TypeKind of the element of an array type `t` (null for other types). */
+const elementKind = (t: string) => `case when ${t}.typcategory = 'A' then (select ${typeKind('et', false)} from pg_type et where et.oid = ${t}.typelem) end`;
+
 export const INTROSPECTION_SQL = `
 with
 tbl as (
@@ -25,7 +28,7 @@ cols as (
   select a.attrelid, json_agg(json_build_object(
       'name', a.attname, 'position', a.attnum,
       'type', format_type(a.atttypid, null), 'udt', t.typname, 'typeSchema', tn.nspname,
-      'typeKind', ${typeKind('t', true)},
+      'typeKind', ${typeKind('t', true)}, 'elementKind', ${elementKind('t')},
       'nullable', not a.attnotnull,
       'hasDefault', a.atthasdef or a.attidentity <> '',
       'isIdentity', a.attidentity <> '', 'isGenerated', a.attgenerated <> '',
@@ -70,7 +73,7 @@ tables as (
 ),
 fn_args as (
   select p.oid, json_agg(json_build_object(
-      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', ${typeKind('t', true)},
+      'name', nullif(a.name, ''), 'type', t.typname, 'typeSchema', tn.nspname, 'typeKind', ${typeKind('t', true)}, 'elementKind', ${elementKind('t')},
       'hasDefault', a.in_pos > (p.pronargs - p.pronargdefaults)
     ) order by a.in_pos) as args
   from pg_proc p
@@ -92,7 +95,7 @@ functions as (
   select json_agg(json_build_object(
     'schema', n.nspname, 'name', p.proname, 'oid', p.oid::int8,
     'args', coalesce(fa.args, '[]'::json),
-    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', ${typeKind('rt', true)},
+    'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', ${typeKind('rt', true)}, 'returnElementKind', ${elementKind('rt')},
     'returnsSet', p.proretset, 'variadic', p.provariadic <> 0,
     'volatility', case p.provolatile when 'i' then 'immutable' when 's' then 'stable' else 'volatile' end,
     'kind', p.prokind, 'description', obj_description(p.oid, 'pg_proc')

@@ -53,7 +53,7 @@ export function singleOverload(intro: Introspection, qf: QualifiedFunction): Fun
 }
 
 /** An argument's type, as dialects see types. */
-export const argType = (arg: FunctionArgInfo): ColumnType => ({ type: arg.type, udt: arg.type, typeSchema: arg.typeSchema, typeKind: arg.typeKind });
+export const argType = (arg: FunctionArgInfo): ColumnType => ({ type: arg.type, udt: arg.type, typeSchema: arg.typeSchema, typeKind: arg.typeKind, elementKind: arg.elementKind });
 
 /** The table whose row type a function returns, when it returns one (`SETOF t` or `t`). */
 export function returnTable(intro: Introspection, fn: FunctionInfo): QualifiedTable | undefined {

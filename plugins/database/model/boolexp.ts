@@ -185,7 +185,7 @@ function computedResult(view: SourceView, cf: ComputedFieldMeta): ComputedResult
   const returned = { schema: fn.returnTypeSchema, name: fn.returnType };
   if (fn.returnTypeKind === 'composite' && view.table(returned)) return fn.returnsSet ? { table: returned, inputArgs } : undefined;
   if (fn.returnsSet || fn.returnTypeKind === 'composite' || fn.returnTypeKind === 'pseudo') return undefined;
-  return { scalar: { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind }, inputArgs };
+  return { scalar: { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind }, inputArgs };
 }
 
 /** What `name` is on a table: a column, a relationship or a computed field (undefined: nothing). */

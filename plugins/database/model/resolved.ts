@@ -349,7 +349,7 @@ export function resolveTableModel(meta: TableMeta, info: TableInfo, ctx: ModelCo
 const functionArgs = (fn: FunctionInfo, dialect: Dialect) => {
   let positional = 1;
   return fn.args.map((a): ResolvedFunctionArg => {
-    const type: ColumnType = { type: a.type, udt: a.type, typeSchema: a.typeSchema, typeKind: a.typeKind };
+    const type: ColumnType = { type: a.type, udt: a.type, typeSchema: a.typeSchema, typeKind: a.typeKind, elementKind: a.elementKind };
     return { field: a.name ?? `arg_${positional++}`, name: a.name, type, scalar: dialect.scalar(type), hasDefault: a.hasDefault };
   });
 };
@@ -391,7 +391,7 @@ function resolveComputedFields(meta: TableMeta, ctx: ModelContext): ResolvedComp
     const call = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
     const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
     const returnsTable = fn.returnTypeKind === 'composite' && ctx.introspection.tables.has(qtKey(rows));
-    const type: ColumnType = { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind };
+    const type: ColumnType = { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind };
     out.push({
       name: cf.name,
       description: cf.comment ?? `A computed field, executes function "${qtDisplayName(cf.definition.function, ctx.dialect)}"`,

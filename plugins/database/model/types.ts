@@ -92,6 +92,8 @@ export interface ColumnInfo {
   udt: string;
   typeSchema: string;
   typeKind: TypeKind;
+  /** An array type's element kind (PostgreSQL: of pg_type.typelem); null or absent otherwise. */
+  elementKind?: TypeKind | null;
   nullable: boolean;
   hasDefault: boolean;
   isIdentity: boolean;
@@ -125,8 +127,9 @@ export interface FunctionArgInfo {
   name: string | null;
   type: string;
   typeSchema: string;
-  /** An array argument counts as its type's kind (`base`), not as `array`. */
   typeKind: TypeKind;
+  /** An array type's element kind; null or absent otherwise. */
+  elementKind?: TypeKind | null;
   hasDefault: boolean;
 }
 
@@ -137,8 +140,10 @@ export interface FunctionInfo {
   args: FunctionArgInfo[];
   returnType: string;
   returnTypeSchema: string;
-  /** `composite` is a table row when it is a table's row type; an array counts as `base`. */
+  /** `composite` is a table row when it is a table's row type. */
   returnTypeKind: TypeKind;
+  /** An array return type's element kind; null or absent otherwise. */
+  returnElementKind?: TypeKind | null;
   returnsSet: boolean;
   /** Whether the last argument is VARIADIC. */
   variadic: boolean;
@@ -222,7 +227,7 @@ export interface SourceKind {
  */
 
 /** The type facts of a column, argument or function result that operators and values depend on. */
-export type ColumnType = Pick<ColumnInfo, 'type' | 'udt' | 'typeSchema' | 'typeKind'>;
+export type ColumnType = Pick<ColumnInfo, 'type' | 'udt' | 'typeSchema' | 'typeKind' | 'elementKind'>;
 
 export type ScalarCategory = 'numeric' | 'string' | 'boolean' | 'json' | 'datetime' | 'geometry' | 'other';
 

@@ -13,6 +13,9 @@ create table doc (
   nums int[],
   grid integer[][]
 );
+create type mood as enum ('happy', 'sad');
+create type pair as (a int, b text);
+create table extra (id serial primary key, moods mood[], pairs pair[], days date[]);
 create function docs_with_any(wanted text[]) returns setof doc language sql stable as $$ select * from doc where tags && wanted $$;
 create function doc_upper_tags(d doc) returns text[] language sql stable as $$ select array(select upper(x) from unnest(d.tags) as x) $$;
 `;
@@ -43,6 +46,7 @@ beforeAll(async () => {
     type: 'bulk',
     args: [
       { type: 'pg_track_table', args: { table: 'doc' } },
+      { type: 'pg_track_table', args: { table: 'extra' } },
       { type: 'pg_track_function', args: { function: 'docs_with_any' } },
       { type: 'pg_add_computed_field', args: { table: 'doc', name: 'upper_tags', definition: { function: 'doc_upper_tags' } } },
     ],
@@ -174,6 +178,18 @@ describe('array columns: values', () => {
     const w = await q('{ doc(where: {nums: {_contains: [true]}}) { id } }');
     expect(w.errors[0].extensions.code).toBe('validation-failed');
     expect(await rows()).toHaveLength(3);
+  });
+});
+
+describe('arrays of enums, dates and row types', () => {
+  it('enum and date arrays are lists of their scalar; an array of a row type stays an opaque scalar', async () => {
+    const r = await q(`{ o: __type(name: "extra") { fields { name ${TYPE_REF} } } }`);
+    expect(Object.fromEntries(r.data.o.fields.map((f: any) => [f.name, printType(f.type)]))).toEqual({ days: '[date!]', id: 'Int!', moods: '[mood!]', pairs: '_pair' });
+    const ins = await q('mutation { insert_extra_one(object: {moods: ["sad", "happy"], days: ["2024-02-29"], pairs: "{\\"(1,x y)\\"}"}) { moods days pairs } }');
+    expect(ins).toEqual({ data: { insert_extra_one: { moods: ['sad', 'happy'], days: ['2024-02-29'], pairs: [{ a: 1, b: 'x y' }] } } });
+    expect(await q('{ extra(where: {moods: {_contains: ["sad"]}}) { days } }')).toEqual({ data: { extra: [{ days: ['2024-02-29'] }] } });
+    const bad = await q('mutation { insert_extra_one(object: {moods: ["angry"]}) { id } }');
+    expect(bad.errors[0].extensions.code).toBe('data-exception');
   });
 });
 
