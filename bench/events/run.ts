@@ -2,16 +2,18 @@
  * Event-trigger benchmark (issue 9, "Reliability and performance"): a stream of inserts into a
  * table with an event trigger whose webhook is a loopback HTTP server in this process.
  *
- *   npm run bench:events [-- --rate 1000 --seconds 60 --probes 5 --idle 3000]
- *   (or BENCH_RATE, BENCH_SECONDS, BENCH_PROBES, BENCH_IDLE_MS; flags win; BENCH_ENGINE_NODE_OPTIONS
- *   gives the engine's node extra flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+ *   npm run bench:events [-- --rate 1000 --seconds 60 --warmup 5 --probes 3 --idle 6000]
+ *   (or BENCH_RATE, BENCH_SECONDS, BENCH_WARMUP, BENCH_PROBES, BENCH_IDLE_MS; flags win.
+ *   BENCH_SLOW_MS: PostgreSQL logs the statements slower than that, summed up at the end;
+ *   BENCH_ENGINE_NODE_OPTIONS: extra node flags for the engine, e.g. `--cpu-prof`)
  *
  * Steps: start PostgreSQL in a temp dir; start the engine as `npm start` does (its own process,
  * default event settings, metadata sync off), track `bench_events` and give it an insert event
  * trigger whose webhook is this process. Then:
+ *   - warm-up: --warmup seconds at --rate (the engine's JIT), not measured, all delivered;
  *   - idle probes: --probes single inserts, each after the engine has seen no event for --idle
- *     ms (longer than the default --events-fetch-interval of 1 s): the latency of the first
- *     event after a quiet spell;
+ *     ms (longer than the default --events-fetch-interval of 1 s and than the 5 s a worker keeps
+ *     polling after it claimed): the latency of the first event after a quiet spell;
  *   - the stream: --rate inserts a second for --seconds, each its own transaction (autocommit),
  *     from 8 connections; every 2 s the pending events in svc_catalog.event_log are counted
  *     (the backlog); then the benchmark waits until every event was delivered (at most 60 s).
@@ -41,11 +43,12 @@ const SAMPLE_MS = 2000;
 
 function parseFlags(argv: string[]) {
   const env = process.env;
-  const flags: Record<'rate' | 'seconds' | 'probes' | 'idle', number> = {
+  const flags: Record<'rate' | 'seconds' | 'probes' | 'idle' | 'warmup', number> = {
     rate: Number(env.BENCH_RATE ?? 1000),
     seconds: Number(env.BENCH_SECONDS ?? 60),
-    probes: Number(env.BENCH_PROBES ?? 5),
-    idle: Number(env.BENCH_IDLE_MS ?? 3000),
+    probes: Number(env.BENCH_PROBES ?? 3),
+    warmup: Number(env.BENCH_WARMUP ?? 5),
+    idle: Number(env.BENCH_IDLE_MS ?? 6000),
   };
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
@@ -53,7 +56,7 @@ function parseFlags(argv: string[]) {
     (flags as Record<string, number>)[m[1]!] = Number(m[2] ?? argv[++i]);
   }
   for (const [k, n] of Object.entries(flags)) {
-    if (!Number.isFinite(n) || n < (k === 'probes' ? 0 : 1)) throw new Error(`--${k}: not a valid number: ${n}`);
+    if (!Number.isFinite(n) || n < (k === 'probes' || k === 'warmup' ? 0 : 1)) throw new Error(`--${k}: not a valid number: ${n}`);
   }
   return flags;
 }
@@ -153,12 +156,25 @@ async function main() {
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
 
   log('starting PostgreSQL ...');
-  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false });
+  // BENCH_SLOW_MS: PostgreSQL logs the statements slower than that, summed up at the end.
+  const slowMs = Number(process.env.BENCH_SLOW_MS ?? 0);
+  const slow = new Map<string, { n: number; ms: number }>();
+  const onLog = (m: string) => {
+    for (const d of m.matchAll(/duration: ([\d.]+) ms\s+(?:statement|execute [^:]*): \s*([\s\S]{0,90})/g)) {
+      const key = d[2]!.replace(/\s+/g, ' ').slice(0, 70);
+      const e = slow.get(key) ?? { n: 0, ms: 0 };
+      e.n++;
+      e.ms += Number(d[1]);
+      slow.set(key, e);
+    }
+  };
+  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false, onLog });
   cleanups.push(() => pg.stop());
   await pg.createDatabase('bench');
   const dbUrl = pg.url('bench');
   const sql = postgres(dbUrl, { max: CONNECTIONS, onnotice: () => {}, connection: { application_name: 'svc-bench' } });
   cleanups.push(() => sql.end({ timeout: 1 }));
+  if (slowMs > 0) await sql.unsafe(`alter database bench set log_min_duration_statement = ${slowMs}`);
   await sql.unsafe('create table bench_events (id bigserial primary key, n int not null, inserted_at timestamptz not null default clock_timestamp())');
 
   const hook = await startWebhook();
@@ -218,9 +234,22 @@ async function main() {
     return true;
   };
 
-  // Warm-up: the first event (connections, JIT), not measured.
+  // Warm-up: the first event (connections), then --warmup seconds at the rate (JIT), not measured.
   await insert(0);
   if (!(await waitDelivered(committed.keys(), 30_000))) throw new Error('the warm-up event was not delivered within 30 s');
+  if (flags.warmup > 0) {
+    log(`warming up: ${flags.rate} inserts/s for ${flags.warmup} s ...`);
+    const w0 = Date.now();
+    const n = Math.round(flags.rate * flags.warmup);
+    const warm: Promise<void>[] = [];
+    for (let i = 0; i < n && !signalled.now; ) {
+      const due = Math.min(n, Math.floor(((Date.now() - w0) / 1000) * flags.rate));
+      while (i < due) warm.push(insert(-1_000_000 - i++));
+      await sleep(2);
+    }
+    await Promise.all(warm);
+    if (!(await waitDelivered(committed.keys(), 120_000))) throw new Error('the warm-up events were not delivered within 120 s');
+  }
 
   // Idle probes.
   const probes: number[] = [];
@@ -319,7 +348,7 @@ async function main() {
   const out: string[] = [];
   const row = (k: string, v: string) => out.push(`${k.padEnd(38)} ${v}`);
   out.push('', `bench:events  ${new Date().toISOString()}  ${cpus().length} CPUs, load ${load0[0]!.toFixed(2)} at start, ${load1[0]!.toFixed(2)} at end (1-min average)`);
-  out.push(`--rate ${flags.rate} --seconds ${flags.seconds}: ${streamIds.length} inserts issued in ${driveSec.toFixed(1)} s (${(streamIds.length / driveSec).toFixed(0)}/s), ${failed} failed`, '');
+  out.push(`--rate ${flags.rate} --seconds ${flags.seconds} (after ${flags.warmup} s of warm-up): ${streamIds.length} inserts issued in ${driveSec.toFixed(1)} s (${(streamIds.length / driveSec).toFixed(0)}/s), ${failed} failed`, '');
   row('events inserted (committed)', String(streamIds.length));
   row('events delivered', `${delivered}${allDelivered ? ' (all)' : ` (${missing} MISSING after 60 s)`}`);
   row('duplicate deliveries', String(duplicates));
@@ -338,6 +367,10 @@ async function main() {
   const machineSec = ((m1.busy - m0.busy) / (m1.total - m0.total)) * cpus().length * totalSec;
   row('machine CPU busy (all processes)', `${(((m1.busy - m0.busy) / (m1.total - m0.total)) * 100).toFixed(0)} % of ${cpus().length} cores; other processes than these three: ${cores(machineSec - (cpu1 - cpu0) - (own1.user + own1.system) / 1e6 - (pg1 - pg0))}`);
   if (probes.length) row(`first event after ${flags.idle} ms idle`, probes.map((p) => ms(p)).join(', '));
+  if (slowMs > 0) {
+    out.push('', `statements slower than ${slowMs} ms (count, total ms, text):`);
+    for (const [k, v] of [...slow].sort((a, b) => b[1].ms - a[1].ms).slice(0, 10)) out.push(`  ${String(v.n).padStart(6)} ${v.ms.toFixed(0).padStart(8)}  ${k}`);
+  }
   console.log(out.join('\n'));
   if (!allDelivered || failed > 0) process.exitCode = 1;
 }

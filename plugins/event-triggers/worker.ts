@@ -35,10 +35,14 @@ import { drainDeliveries, invocationResponse, nextAttempt, postWebhook, Semaphor
  * events a second that was most of the engine's CPU (bench/events). Outcomes are queued per
  * source and written by one statement per batch (the invocation rows and the event updates, from
  * one json_to_recordset), a batch being whatever queued while the previous one was written, so
- * an idle source writes an outcome at once and a busy one in fewer, larger statements. Each row
- * keeps its fencing (`locked` = the claim's token); a delivery's slot is freed only when its
- * outcome is written, as before, so a claim still starts and ends within its lease. A batch that
- * fails leaves its events claimed: they are claimed again when their lease ends.
+ * an idle source writes an outcome at once and a busy one in fewer, larger statements; up to
+ * MAX_RECORD_WRITERS batches are written at once (on a loaded machine a batch took 50-100 ms:
+ * one writer at a time capped deliveries at a few hundred a second). Each row keeps its fencing
+ * (`locked` = the claim's token). A delivery's slot (--events-http-pool-size bounds requests to
+ * webhooks) is freed when the webhook has answered, not when the outcome is written: the
+ * request has then ended within its claim, and an outcome written after the claim ran out
+ * changes nothing (the event goes out again: at least once). A batch that fails leaves its
+ * events claimed: they are claimed again when their lease ends.
  */
 
 export interface WorkerOptions {
@@ -92,12 +96,19 @@ with x as materialized (
 )
 update ${EVENT_LOG} e set tries = e.tries + 1, delivered = x.delivered, error = x.error, locked = null,
   next_retry_at = case when x.retry_in is null then null else now() + make_interval(secs => x.retry_in) end
-from x where e.id = x.id and e.locked = x.token::timestamptz`;
+from x where e.id = any($2::text[]) and e.id = x.id and e.locked = x.token::timestamptz`;
+
+/* \`e.id = any($2)\` (the batch's ids again) makes the event rows an index lookup: joined to the
+ * recordset alone (estimated at 100 rows), PostgreSQL chose a hash join over a sequential scan of
+ * event_log, whose cost grew with the table (bench/events: deliveries fell to 200/s). */
 
 /** Most outcomes written by one statement. */
 const MAX_RECORD_BATCH = 500;
+/** Most statements writing outcomes at once per source. */
+const MAX_RECORD_WRITERS = 3;
 
 interface Outcome {
+  id: string;
   /** The row of RECORD's recordset, as JSON text (the request and response spliced as JSON). */
   json: string;
   resolve(): void;
@@ -106,7 +117,8 @@ interface Outcome {
 
 interface OutcomeQueue {
   queued: Outcome[];
-  writing: boolean;
+  /** Statements writing batches now (at most MAX_RECORD_WRITERS). */
+  writers: number;
 }
 
 const RELEASE = `update ${EVENT_LOG} set locked = null where id = $1 and locked = $2::text::timestamptz`;
@@ -328,17 +340,25 @@ export class EventWorker {
   private launch(source: string, st: SourceTriggers, e: Claimed): void {
     if (!this.slots.tryAcquire()) throw new Error('event worker: claimed more events than free delivery slots');
     const ctl = new AbortController();
-    const done = this.deliver(source, st, e, ctl.signal)
+    let held = true;
+    /** The slot bounds requests to webhooks: it is free once the webhook answered (Note
+     * [Recording outcomes]). */
+    const free = () => {
+      if (!held) return;
+      held = false;
+      this.slots.release();
+      if (this.waitingForRoom) this.wake?.();
+    };
+    const done = this.deliver(source, st, e, ctl.signal, free)
       .catch((err) => this.log.error('event-trigger', { message: 'delivery failed', event_id: e.id, error: errorDetail(err) }))
       .finally(() => {
         this.inFlight.delete(e.id);
-        this.slots.release();
-        if (this.waitingForRoom) this.wake?.();
+        free();
       });
     this.inFlight.set(e.id, { ctl, done });
   }
 
-  private async deliver(source: string, st: SourceTriggers, e: Claimed, signal: AbortSignal): Promise<void> {
+  private async deliver(source: string, st: SourceTriggers, e: Claimed, signal: AbortSignal, answered: () => void): Promise<void> {
     const exec = st.connection.executor;
     // The configuration the event was claimed with: its lease was computed from its timeout.
     const trigger = st.triggers.get(e.trigger_name);
@@ -352,18 +372,19 @@ export class EventWorker {
       await this.release(exec, e);
       return;
     }
+    answered();
     await this.record(exec, source, trigger, e, body, r);
   }
 
   /** Queues an outcome for the source's next batch; resolves once it is written (Note
    * [Recording outcomes]). */
-  private write(exec: SqlExecutor, json: string): Promise<void> {
+  private write(exec: SqlExecutor, id: string, json: string): Promise<void> {
     let q = this.outcomes.get(exec);
-    if (!q) this.outcomes.set(exec, (q = { queued: [], writing: false }));
+    if (!q) this.outcomes.set(exec, (q = { queued: [], writers: 0 }));
     const queue = q;
-    const p = new Promise<void>((resolve, reject) => queue.queued.push({ json, resolve, reject }));
-    if (!queue.writing) {
-      queue.writing = true;
+    const p = new Promise<void>((resolve, reject) => queue.queued.push({ id, json, resolve, reject }));
+    if (queue.writers < MAX_RECORD_WRITERS) {
+      queue.writers++;
       void this.writeQueued(exec, queue);
     }
     return p;
@@ -374,15 +395,15 @@ export class EventWorker {
       while (q.queued.length > 0) {
         const batch = q.queued.splice(0, MAX_RECORD_BATCH);
         try {
-          await exec.query(RECORD, [`[${batch.map((o) => o.json).join(',')}]`], { prepare: true });
+          await exec.query(RECORD, [`[${batch.map((o) => o.json).join(',')}]`, batch.map((o) => o.id)], { prepare: true });
           for (const o of batch) o.resolve();
         } catch (e) {
           for (const o of batch) o.reject(e);
         }
       }
     } finally {
-      q.writing = false;
-      if (this.outcomes.get(exec) === q && q.queued.length === 0) this.outcomes.delete(exec);
+      q.writers--;
+      if (this.outcomes.get(exec) === q && q.writers === 0 && q.queued.length === 0) this.outcomes.delete(exec);
     }
   }
 
@@ -406,7 +427,7 @@ export class EventWorker {
     const json =
       `{"id":${JSON.stringify(e.id)},"trigger_name":${JSON.stringify(e.trigger_name)},"status":${r.status ?? null},"request":${request},` +
       `"response":${response},"duration_ms":${r.durationMs},"token":${JSON.stringify(e.token)},"delivered":${delivered},"error":${error},"retry_in":${retryIn}}`;
-    await this.write(exec, json);
+    await this.write(exec, e.id, json);
     const detail = {
       event_id: e.id,
       trigger_name: e.trigger_name,
