@@ -15,9 +15,12 @@ const GEO_TYPES = ['geometry', 'geography'];
 /** Type names as Hasura prints them in messages. */
 const TYPE_NAMES: Record<string, string> = { int2: 'smallint', int4: 'integer', int8: 'bigint', float4: 'real', bool: 'boolean' };
 
-/** GraphQL scalars as Hasura maps PostgreSQL types; every other type keeps its name (`bigint`
- * and `numeric` too, so that large values are not rounded by clients). */
-const GRAPHQL: Record<string, string> = { int2: 'Int', int4: 'Int', float4: 'Float', float8: 'Float', bool: 'Boolean', text: 'String', varchar: 'String' };
+/** GraphQL scalars as Hasura maps PostgreSQL types (its mkScalarTypeName): integer, real, boolean,
+ * text and varchar are GraphQL's own; every other type is a scalar of the name Hasura prints
+ * for it (pgScalarTypeToText): `smallint`, `bigint`, `float8`, and the catalog's name for the
+ * rest (`numeric`, `uuid`, `timestamptz`, `citext`, ...), so that large values are not rounded
+ * by clients. */
+const GRAPHQL: Record<string, string> = { int4: 'Int', float4: 'Float', bool: 'Boolean', text: 'String', varchar: 'String', int2: 'smallint', int8: 'bigint', float8: 'float8' };
 
 const CATEGORIES: Record<string, ScalarCategory> = {};
 for (const [category, names] of Object.entries({

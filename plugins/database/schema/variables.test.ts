@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../../test/helpers.js';
 
 const server = useServer(`
-create table item (id int primary key, name text, price float8, ok boolean);
+create table item (id int primary key, name text, price real, ok boolean);
 insert into item values (1, 'one', 1.5, true), (2, 'two', 2, false), (3, null, null, null);
 `);
 const q = async (query: string, variables?: unknown) => (await server.request('POST', '/v1/graphql', { query, variables })).body;
