@@ -69,14 +69,17 @@ interface Claimed {
 
 // No join in the claim's scan: the trigger names are an init plan and a claim's lease a lookup, so
 // that PostgreSQL walks event_log_fetch_events in its order and stops at the limit, however large
-// the backlog.
+// the backlog. `trigger_name || ''` keeps the index on trigger_name out of it: with the statistics
+// of a table that grows by 1,000 rows a second, PostgreSQL ANDed bitmaps of both indexes, reading
+// every entry of both (tens of thousands, the dead ones too: a bitmap scan never marks them dead),
+// and a claim took 10-20 ms instead of well under one (bench/events).
 const CLAIM = `
 with lease as materialized (select * from json_to_recordset($1::text::json) as x(name text, secs int))
 update ${EVENT_LOG} e set locked = now()
 where e.id in (
   select l.id from ${EVENT_LOG} l
   where l.delivered = false and l.error = false and l.archived = false
-    and l.trigger_name = any(array(select name from lease))
+    and l.trigger_name || '' = any(array(select name from lease))
     and (l.locked is null or l.locked < now() - make_interval(secs => (select secs from lease where lease.name = l.trigger_name)))
     and (l.next_retry_at is null or l.next_retry_at <= now())
   order by l.locked nulls first, l.next_retry_at nulls first, l.created_at
