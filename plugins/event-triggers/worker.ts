@@ -462,7 +462,7 @@ export function payloadText(e: Pick<Claimed, 'id' | 'created_at' | 'trigger_name
 }
 
 /** The shortest pause between two looks for events (Note [Polling for events]). */
-const MIN_PAUSE_MS = 10;
+const MIN_PAUSE_MS = 5;
 /** How long a listening worker keeps polling after it claimed events, and its longest pause
  * then (Note [Waking on commit]). */
 const ACTIVE_MS = NOTIFY_EVERY_SEC * 1000 + 3000;
