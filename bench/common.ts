@@ -15,6 +15,21 @@ export function engineArgs(root: string): string[] {
   return ['--enable-source-maps', 'dist/server/main.js'];
 }
 
+/** Waits until the engine started as `child` answers /healthz on `port` (60 s at most); fails
+ * at once if it exits. */
+export async function waitHealthy(child: ChildProcess, port: number, name = 'the engine'): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
+    } catch {
+      /* not listening yet */
+    }
+    await sleep(100);
+  }
+  throw new Error(`${name} is not ready after 60 s`);
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const log = (s: string) => console.error(s);
 

@@ -34,7 +34,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
-import { cleanup, cleanups, log, signalled, sleep, stopChild } from '../common.js';
+import { cleanup, cleanups, engineArgs, log, signalled, sleep, stopChild, waitHealthy } from '../common.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const TARGET_P95_MS = 50;
@@ -183,7 +183,7 @@ async function main() {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
   // BENCH_ENGINE_NODE_OPTIONS: extra node flags for the engine, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeFlags = (process.env.BENCH_ENGINE_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const engine = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', 'server/main.ts'], {
+  const engine = spawn(process.execPath, [...nodeFlags, ...engineArgs(root)], {
     cwd: root,
     env: {
       ...env,
@@ -197,16 +197,7 @@ async function main() {
     detached: true, // a Ctrl-C reaches only this process, which stops the engine
   });
   cleanups.push(() => stopChild(engine, 10_000));
-  for (let i = 0; ; i++) {
-    if (engine.exitCode !== null) throw new Error(`the engine exited with code ${engine.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
-    } catch {
-      /* not yet */
-    }
-    if (i > 600) throw new Error('the engine is not ready after 60 s');
-    await sleep(100);
-  }
+  await waitHealthy(engine, port);
   const metadata = async (body: unknown) => {
     const r = await fetch(`http://127.0.0.1:${port}/v1/metadata`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     if (!r.ok) throw new Error(`${JSON.stringify(body).slice(0, 80)}: ${r.status} ${await r.text()}`);

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
-import { engineArgs } from '../common.js';
+import { engineArgs, waitHealthy } from '../common.js';
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const Ns = sizes.length ? sizes : [100, 1000, 2000];
@@ -40,19 +40,6 @@ async function post(port: number, pathName: string, body: unknown): Promise<{ st
   const ms = performance.now() - t;
   if (r.status !== 200) throw new Error(`${pathName} ${JSON.stringify(body).slice(0, 200)} -> ${r.status} ${text.slice(0, 500)}`);
   return { status: r.status, body: JSON.parse(text), ms };
-}
-
-async function waitReady(port: number, child: ReturnType<typeof spawn>) {
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error('server exited');
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server not ready');
 }
 
 function rssMiB(pid: number): number {
@@ -99,7 +86,7 @@ async function benchOne(adminUrl: string, n: number) {
     }
   });
   try {
-    await waitReady(port, child);
+    await waitHealthy(child, port);
     const ops: unknown[] = [];
     for (let i = 1; i <= n; i++) ops.push({ type: 'pg_track_table', args: { table: table(i) } });
     for (let i = 2; i <= n; i++) {

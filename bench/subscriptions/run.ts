@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
-import { cleanup, cleanups, engineArgs, log, sleep, stopChild } from '../common.js';
+import { cleanup, cleanups, engineArgs, log, sleep, stopChild, waitHealthy } from '../common.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
@@ -137,16 +137,7 @@ async function main() {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   cleanups.push(() => stop(engine));
-  for (let i = 0; ; i++) {
-    if (engine.exitCode !== null) throw new Error(`the engine exited with code ${engine.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
-    } catch {
-      /* not yet */
-    }
-    if (i > 600) throw new Error('the engine is not ready after 60 s');
-    await sleep(100);
-  }
+  await waitHealthy(engine, port);
   const track = await fetch(`http://127.0.0.1:${port}/v1/metadata`, { method: 'POST', body: JSON.stringify({ type: 'pg_track_table', args: { table: 'invoices' } }) });
   if (!track.ok) throw new Error(`pg_track_table: ${track.status} ${await track.text()}`);
   const base = usage(engine.pid!);
