@@ -25,7 +25,6 @@
  * (target p95 < 50 ms), CPU per event. Exit status 1 when an event is missing.
  * Everything started is stopped and the temp dir removed, on Ctrl-C and errors too.
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -34,7 +33,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
-import { cleanup, cleanups, engineArgs, log, signalled, sleep, stopChild, waitHealthy } from '../common.js';
+import { cleanup, cleanups, log, signalled, sleep, startEngine } from '../common.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const TARGET_P95_MS = 50;
@@ -179,25 +178,9 @@ async function main() {
 
   const hook = await startWebhook();
   const port = await freePort();
-  log('starting the engine ...');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
   // BENCH_ENGINE_NODE_OPTIONS: extra node flags for the engine, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
   const nodeFlags = (process.env.BENCH_ENGINE_NODE_OPTIONS ?? '').split(/\s+/).filter(Boolean);
-  const engine = spawn(process.execPath, [...nodeFlags, ...engineArgs(root)], {
-    cwd: root,
-    env: {
-      ...env,
-      SVC_GRAPHQL_DATABASE_URL: dbUrl,
-      SVC_GRAPHQL_SERVER_PORT: String(port),
-      SVC_GRAPHQL_SERVER_HOST: '127.0.0.1',
-      SVC_GRAPHQL_LOG_LEVEL: 'warn',
-      SVC_GRAPHQL_METADATA_SYNC_INTERVAL: '0',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-    detached: true, // a Ctrl-C reaches only this process, which stops the engine
-  });
-  cleanups.push(() => stopChild(engine, 10_000));
-  await waitHealthy(engine, port);
+  const engine = await startEngine(root, { dbUrl, port, nodeFlags, detached: true });
   const metadata = async (body: unknown) => {
     const r = await fetch(`http://127.0.0.1:${port}/v1/metadata`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
     if (!r.ok) throw new Error(`${JSON.stringify(body).slice(0, 80)}: ${r.status} ${await r.text()}`);

@@ -21,13 +21,12 @@
  * `--only` takes query and mutation names.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { cleanup, cleanups, engineArgs, log, signalled, sleep, stopChild } from '../common.js';
-import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
+import { BENCH_APP, cleanup, cleanups, engineArgs, loadChinook, log, signalled, sleep, stopChild } from '../common.js';
+import { freePort } from '../../server/embedded.js';
 import { mutations, POOL_BASE, POOL_NAME, POSTGRAPHILE_FUNCTIONS, type BenchMutation, type MutationRequest } from './mutations.js';
 import { difference, queries, unwrapNodes, type BenchQuery, type GraphQLRequest } from './queries.js';
 
@@ -263,8 +262,6 @@ async function time(autocannon: any, target: Target, req: GraphQLRequest, expect
 // Mutations: every request writes, so an answer cannot be compared byte for byte (new ids); each
 // is checked against the request that produced it, and the database is asked what was written.
 
-/** The benchmark's own connection, whose statements are not a server's. */
-const BENCH_APP = 'svc-bench';
 /** Sessions whose statements are not a request's: the benchmark's, and the engine's metadata
  * poll (a timer on its catalog connection, whatever the requests). */
 const NOT_A_REQUEST = new Set([BENCH_APP, 'svc-catalog']);
@@ -494,19 +491,8 @@ async function main() {
   }
   const autocannon = createRequire(path.join(peers, 'package.json'))('autocannon');
 
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-graphql-'));
-  chmodSync(dir, 0o755); // PostgreSQL runs as another user when this runs as root
-  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-
-  log('starting PostgreSQL and loading Chinook ...');
-  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false, onLog: statementLog.onLog });
-  cleanups.push(() => pg.stop());
-  await pg.createDatabase('chinook');
-  const dbUrl = pg.url('chinook');
-  // Named, so that its own statements are not counted as a server's (statementsDuring).
-  const sql = postgres(dbUrl, { max: 1, onnotice: () => {}, connection: { application_name: BENCH_APP } });
-  cleanups.push(() => sql.end({ timeout: 1 }));
-  await sql.unsafe(readFileSync(chinook, 'utf8')).simple();
+  // The benchmark's connection is named, so that its own statements are not counted as a server's (statementsDuring).
+  const { dir, dbUrl, sql } = await loadChinook(root, 'graphql', statementLog.onLog);
   // PostGraphile's row filter: RLS for a role it switches to. The engine and the hand-written
   // handler connect as the superuser, whom RLS does not apply to.
   await sql.unsafe(`

