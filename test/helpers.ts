@@ -14,22 +14,37 @@ export function adminUrl(): string {
   return inject('pgAdminUrl');
 }
 
-export function urlFor(database: string): string {
-  const u = new URL(adminUrl());
+/** The URL of `database` on the server of `admin` (by default the run's cluster). */
+export function urlFor(database: string, admin = adminUrl()): string {
+  const u = new URL(admin);
   u.pathname = `/${database}`;
   return u.toString();
 }
 
 /** Creates an empty database and returns its URL. */
 export async function createDatabase(prefix = 'svc_test'): Promise<{ name: string; url: string }> {
+  return createDatabaseOn(adminUrl(), prefix);
+}
+
+/** Creates a database on the server of `admin`, runs `setup` statements in it, and returns its URL. */
+export async function createDatabaseOn(admin: string, prefix: string, setup: string[] = []): Promise<{ name: string; url: string }> {
   const name = `${prefix}_${randomBytes(5).toString('hex')}`;
-  const sql = postgres(adminUrl(), { max: 1, onnotice: () => {} });
+  const sql = postgres(admin, { max: 1, onnotice: () => {} });
   try {
     await sql.unsafe(`create database "${name}"`);
   } finally {
     await sql.end();
   }
-  return { name, url: urlFor(name) };
+  const url = urlFor(name, admin);
+  if (setup.length) {
+    const db = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      for (const statement of setup) await db.unsafe(statement);
+    } finally {
+      await db.end();
+    }
+  }
+  return { name, url };
 }
 
 export interface HttpResult {
@@ -125,9 +140,14 @@ export async function startServer(opts: {
  * before the file's tests and stopped after them. The returned object forwards to it.
  */
 export function useServer(seed?: string, opts: Parameters<typeof startServer>[0] = {}): TestServer {
+  return useServerWith(() => startServer(opts), seed);
+}
+
+/** useServer's contract with the server started by `start` (in beforeAll). */
+export function useServerWith(start: () => Promise<TestServer>, seed?: string): TestServer {
   let server: TestServer | undefined;
   beforeAll(async () => {
-    server = await startServer(opts);
+    server = await start();
     if (seed) await server.runSql(seed);
   });
   afterAll(async () => {
