@@ -333,6 +333,20 @@ describe('envelope errors', () => {
     expect(legacy).toMatchObject({ status: 400, body: { code: 'access-denied' } });
   });
 
+  it("a non-admin is refused whatever the type or args (another backend's, unknown, malformed)", async () => {
+    const denied = { status: 400, body: { code: 'access-denied', path: '$.args', error: 'restricted access : admin only' } };
+    for (const body of [
+      { type: 'mssql_add_source', args: { name: 'm', configuration: {} } },
+      { type: 'random', args: {} },
+      { type: 'pg_track_table', args: { table: 5 } },
+      { type: 'bulk', args: [{ type: 'export_metadata', args: {} }] },
+    ]) {
+      expect(await s.metadata(body, { 'x-svc-role': 'user' })).toMatchObject(denied);
+    }
+    // The admin still gets the parse error.
+    expect(await s.metadata({ type: 'random', args: {} })).toMatchObject({ status: 400, body: { code: 'parse-failed' } });
+  });
+
   it('unknown paths answer 404 in the SPEC shape', async () => {
     const r = await s.request('GET', '/v1/nothing');
     expect(r).toMatchObject({ status: 404, body: { code: 'not-found', path: '$' } });

@@ -479,6 +479,12 @@ export class Kernel {
   async execute(endpoint: Endpoint, body: unknown, session: Session): Promise<unknown> {
     const env = parseEnvelope(body);
     const argsBase = endpoint === 'metadata' ? '$.args' : '$';
+    // A caller who may run nothing on this endpoint is refused before its request is read: as in
+    // Hasura, a non-admin gets access-denied for any operation type (another backend's too), and
+    // learns nothing of which types or arguments this server knows.
+    if (!session.isAdmin && !this.registry.openToRoles(endpoint)) {
+      throw new SvcError('access-denied', 'restricted access : admin only', { path: '$.args' });
+    }
     const items = resolveItems(this.registry, endpoint, env, argsBase);
     for (const it of items) {
       if (it.op.adminOnly !== false && !session.isAdmin) {

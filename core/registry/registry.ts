@@ -51,6 +51,12 @@ export class OperationRegistry {
     return [...out];
   }
 
+  /** Whether some operation of the endpoint is open to roles other than admin. */
+  openToRoles(endpoint: Endpoint): boolean {
+    for (const r of this.tables[endpoint].values()) if (r.def.adminOnly === false) return true;
+    return false;
+  }
+
   names(endpoint: Endpoint): string[] {
     return [...this.tables[endpoint].keys()];
   }
