@@ -26,6 +26,7 @@ import type {
   UpdateIR,
   Value,
 } from '../database/index.js';
+import { parseJsonPath } from '../database/index.js';
 import { quoteIdent } from './dialect.js';
 
 /*
@@ -111,6 +112,51 @@ const BINARY: Record<string, string> = {
 };
 const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=' };
 
+/*
+ * Note [GeoJSON]
+ * As in Hasura, PostGIS values are GeoJSON on the wire both ways. Out: `st_asgeojson(v, 15, 4)`,
+ * 15 decimal digits and the long CRS form (`urn:ogc:def:crs:EPSG::4326`, the form Hasura's
+ * clients see). In: the JSON value bound as its text and read by `st_geomfromgeojson`, then cast
+ * to the column's type (geometry or geography); a `_st_d_within` operand is one JSON object whose
+ * `from`, `distance` and `use_spheroid` are read in SQL from the same parameter.
+ */
+
+/** A number in exponent notation (`-2E-2`, a GraphQL Float) written out (`-0.02`) for types whose
+ * input does not read exponents (money); digits are moved, never rounded. Other text is kept. */
+export function plainDecimal(x: unknown): string {
+  const s = String(x);
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d+)$/.exec(s);
+  if (!m) return s;
+  const [, sign, int = '', frac = '', exp] = m;
+  const digits = int + frac;
+  const point = int.length + Number(exp);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/** A JSON path (parsed keys, or a variable's text) as the text[] literal of `#>`. */
+const jsonPathLiteral = (x: unknown): string => arrayLiteral((Array.isArray(x) ? x : parseJsonPath(String(x))).map(String));
+
+/** PostGIS predicates of one operand: `_st_contains: g` is `st_contains(column, g)`. */
+const GEO_PREDICATES: Record<string, string> = {
+  st_contains: 'st_contains',
+  st_crosses: 'st_crosses',
+  st_equals: 'st_equals',
+  st_overlaps: 'st_overlaps',
+  st_touches: 'st_touches',
+  st_within: 'st_within',
+  st_intersects: 'st_intersects',
+  st_3d_intersects: 'st_3dintersects',
+};
+
+/** A value in the JSON output: big numbers as text when asked, PostGIS values as GeoJSON. */
+function output(expr: string, scalar: ScalarType | undefined, asText: boolean | undefined): string {
+  if (asText) return `(${expr})::text`;
+  if (scalar?.category === 'geometry') return `st_asgeojson(${expr}, 15, 4)::json`;
+  return expr;
+}
+
 export class UnsupportedQuery extends Error {}
 
 class Compiler {
@@ -138,7 +184,9 @@ class Compiler {
   value(v: Value, scalar: ScalarType): string {
     // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`).
     if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, true)})::${scalar.bindAs}`;
-    return `(${this.param(v, false, scalar.array ? arrayLiteral : undefined)})::${scalar.bindAs}`;
+    // PostGIS values are GeoJSON objects (Note [GeoJSON]).
+    if (scalar.category === 'geometry') return `st_geomfromgeojson(${this.param(v, true)})::${scalar.bindAs}`;
+    return `(${this.param(v, false, scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined)})::${scalar.bindAs}`;
   }
 
   /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE, and
@@ -186,7 +234,7 @@ class Compiler {
         return `exists (select 1 from ${this.src(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
       case 'cmp':
-        return this.cmp(e, `${t}.${quoteIdent(e.column)}`);
+        return this.cmp(e, e.cast ? `(${t}.${quoteIdent(e.column)})::${e.cast}` : `${t}.${quoteIdent(e.column)}`);
       // `t` is a row of the table's own type here (the table, or a function returning its rows).
       case 'fcmp':
         return this.cmp(e, this.call(e.call, t));
@@ -215,6 +263,24 @@ class Compiler {
     return `row(${r.columns.map((c) => `${t}.${quoteIdent(c)}`).join(', ')})::${qt(r.table)}`;
   }
 
+  /** A list operand (`_in`, `_has_keys_any`...) as json. A session variable may hold a JSON array
+   * or, as Hasura takes it, PostgreSQL's array literal (`X-Svc-Allowed-Ids: {1,2,3}`). */
+  private listJson(v: Value): string {
+    if (v.k !== 'session') return `(${this.param(v, true)})::json`;
+    const p = this.param(v);
+    return `(case when left(${p}, 1) = '{' then array_to_json((${p})::text[]) else (${p})::json end)`;
+  }
+
+  /** A field of an object operand as text (a JSON object as its JSON text): each field its own
+   * parameter when the fields are known (a literal, or a permission's values), else read in SQL
+   * from the one JSON parameter of a variable. */
+  private operandField(v: Value, key: string): string {
+    const fields = v.k === 'object' ? v.fields : v.k === 'lit' && typeof v.v === 'object' && v.v !== null ? undefined : null;
+    if (fields === null) return `((${this.param(v, true)})::json ->> ${lit(key)})`;
+    const f: Value | undefined = fields ? fields[key] : { k: 'lit', v: (v as { v: Record<string, unknown> }).v[key] ?? null };
+    return f ? this.param(f) : 'null';
+  }
+
   /** `col <op> value`: `col` is a column of the row or a scalar computed field on it. */
   private cmp(e: { scalar: ScalarType; op: string; value: Value }, col: string): string {
     // Hasura v2: a comparison with a null literal is no condition (`{_eq: null}` matches all).
@@ -230,14 +296,24 @@ class Compiler {
       return e.op === 'in' ? `(${col} in ${list})` : `(not (${col} in ${list}))`;
     }
     if (e.op === 'in' || e.op === 'nin' || e.op === 'ancestor_any' || e.op === 'descendant_any') {
-      const list = `array(select json_array_elements_text((${this.param(e.value, true)})::json))::${e.scalar.bindAs}[]`;
+      const list = `array(select json_array_elements_text(${this.listJson(e.value)}))::${e.scalar.bindAs}[]`;
       if (e.op === 'in') return `(${col} = any(${list}))`;
       if (e.op === 'nin') return `(not (${col} = any(${list})))`;
       return `(${col} ${e.op === 'ancestor_any' ? '@>' : '<@'} ${list})`;
     }
+    const geo = GEO_PREDICATES[e.op];
+    if (geo) return `${geo}(${col}, ${this.value(e.value, e.scalar)})`;
+    if (e.op === 'st_d_within' || e.op === 'st_3d_d_within') {
+      // {from, distance, use_spheroid} (Note [GeoJSON]).
+      const from = `st_geomfromgeojson(${this.operandField(e.value, 'from')})::${e.scalar.bindAs}`;
+      const distance = `(${this.operandField(e.value, 'distance')})::float8`;
+      if (e.op === 'st_3d_d_within') return `st_3ddwithin(${col}, ${from}, ${distance})`;
+      if (e.scalar.name !== 'geography') return `st_dwithin(${col}, ${from}, ${distance})`;
+      return `st_dwithin(${col}, ${from}, ${distance}, coalesce((${this.operandField(e.value, 'use_spheroid')})::boolean, true))`;
+    }
     if (e.op === 'has_key') return `(${col} ? (${this.param(e.value)})::text)`;
     if (e.op === 'has_keys_any' || e.op === 'has_keys_all') {
-      const keys = `array(select json_array_elements_text((${this.param(e.value, true)})::json))`;
+      const keys = `array(select json_array_elements_text(${this.listJson(e.value)}))`;
       return `(${col} ${e.op === 'has_keys_any' ? '?|' : '?&'} ${keys})`;
     }
     const op = BINARY[e.op];
@@ -312,8 +388,11 @@ class Compiler {
 
   private field(f: FieldIR, t: string): string {
     switch (f.k) {
-      case 'column':
-        return f.asText ? `(${t}.${quoteIdent(f.column)})::text` : `${t}.${quoteIdent(f.column)}`;
+      case 'column': {
+        const col = `${t}.${quoteIdent(f.column)}`;
+        if (f.path) return `(${col} #> (${this.param(f.path, false, jsonPathLiteral)})::text[])`;
+        return output(col, f.scalar, f.asText);
+      }
       case 'typename':
         return lit(f.name);
       case 'object': {
@@ -331,7 +410,7 @@ class Compiler {
         return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
       }
       case 'computed':
-        return this.call(f.call, this.rowOf(f.row, t));
+        return output(this.call(f.call, this.rowOf(f.row, t)), f.scalar, f.asText);
       case 'computed_rows': {
         const a = this.alias();
         const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));

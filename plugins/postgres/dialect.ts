@@ -151,6 +151,16 @@ const stringOk: OperatorSpec['guard'] = {
 };
 const arrayOrJsonb: OperatorSpec['guard'] = { ok: (t) => t.typeKind === 'array' || t.udt === 'jsonb', expected: 'an array or JSONB' };
 
+/** Hasura's `st_d_within_input` / `st_d_within_geography_input` (Note [GeoJSON] in compile.ts). */
+const dWithin = (geography: boolean): ReturnType<NonNullable<OperatorSpec['object']>> => ({
+  name: geography ? 'st_d_within_geography_input' : 'st_d_within_input',
+  fields: {
+    distance: { type: 'Float', required: true },
+    from: { type: 'self', required: true },
+    ...(geography ? { use_spheroid: { type: 'Boolean' as const, required: false, default: true } } : {}),
+  },
+});
+
 /** PostgreSQL's own column operators (Hasura `parseBoolExpOperations`), beside the generic ones. */
 const OPERATORS: Record<string, OperatorSpec> = {
   like: { operand: 'one', guard: stringOk },
@@ -178,8 +188,8 @@ const OPERATORS: Record<string, OperatorSpec> = {
   st_within: { operand: 'one', guard: only(['geometry']) },
   st_3d_intersects: { operand: 'one', guard: only(['geometry']) },
   st_intersects: { operand: 'one', guard: only(GEO_TYPES) },
-  st_d_within: { operand: 'object', guard: only(GEO_TYPES) },
-  st_3d_d_within: { operand: 'object', guard: only(['geometry']) },
+  st_d_within: { operand: 'object', guard: only(GEO_TYPES), object: (t) => dWithin(t.udt === 'geography') },
+  st_3d_d_within: { operand: 'object', guard: only(['geometry']), object: () => dWithin(false) },
   ancestor: { operand: 'one', guard: only(['ltree']) },
   ancestor_any: { operand: 'many', guard: only(['ltree']) },
   descendant: { operand: 'one', guard: only(['ltree']) },
@@ -193,6 +203,14 @@ const OPERATORS: Record<string, OperatorSpec> = {
 /** Casts Hasura allows in `_cast` (from column type to target type). */
 const CASTS: Record<string, string[]> = { geometry: ['geography'], geography: ['geometry'], jsonb: ['text'] };
 
+/** The target of `_cast`: PostGIS's types live where PostGIS is installed (the column's type's
+ * schema), text in pg_catalog. */
+function castTo(from: ColumnType | undefined, to: string): ColumnType | undefined {
+  if (from && !(CASTS[from.udt] ?? []).includes(to)) return undefined;
+  const typeSchema = GEO_TYPES.includes(to) ? (from?.typeSchema ?? 'public') : 'pg_catalog';
+  return { type: to, udt: to, typeSchema, typeKind: 'base' };
+}
+
 const isCatalogType = (t: ColumnType, names: string[]) => t.typeSchema === 'pg_catalog' && names.includes(t.udt);
 
 export const postgresDialect: Dialect = {
@@ -203,7 +221,8 @@ export const postgresDialect: Dialect = {
   quoteIdent,
   scalar,
   operators: OPERATORS,
-  castTo: (from, to) => (!from || (CASTS[from.udt] ?? []).includes(to) ? { type: to, udt: to, typeSchema: 'pg_catalog', typeKind: 'base' } : undefined),
+  castTo,
+  castTargets: (from) => (from.typeKind === 'array' ? [] : (CASTS[from.udt] ?? []).map((to) => castTo(from, to)!)),
   sessionArgument: (t, of) => isCatalogType(t, of === 'function' ? ['json'] : ['json', 'jsonb']),
   enumTable: {
     isText: (t) => isCatalogType(t, ['text']),

@@ -34,11 +34,11 @@ const counter = definePlugin({
 });
 
 const s = useServer(
-  `create table test_table (id uuid primary key default gen_random_uuid(), first_name text, last_name text, age int, score numeric, active boolean, born date);
-   insert into test_table (id, first_name, last_name, age, score, active, born) values
-     ('81f1bfea-c169-44b5-b4c8-37e9a071abd8', 'Foo', 'Bar', 30, 1.5, true, '1990-01-01'),
-     ('91f1bfea-c169-44b5-b4c8-37e9a071abd8', 'Baz', 'Qux', 40, 2.5, false, null),
-     ('a1f1bfea-c169-44b5-b4c8-37e9a071abd8', 'X%20Y', 'Test', null, null, null, null);`,
+  `create table test_table (id uuid primary key default gen_random_uuid(), first_name text, last_name text, age int, score numeric, active boolean, born date, meta jsonb);
+   insert into test_table (id, first_name, last_name, age, score, active, born, meta) values
+     ('81f1bfea-c169-44b5-b4c8-37e9a071abd8', 'Foo', 'Bar', 30, 1.5, true, '1990-01-01', '{"k": "v", "n": 1}'),
+     ('91f1bfea-c169-44b5-b4c8-37e9a071abd8', 'Baz', 'Qux', 40, 2.5, false, null, null),
+     ('a1f1bfea-c169-44b5-b4c8-37e9a071abd8', 'X%20Y', 'Test', null, null, null, null, null);`,
   { extraPlugins: [counter] },
 );
 
@@ -58,6 +58,7 @@ const queries = {
   by_uuids: 'query ($ids: [uuid!]!) { test_table(where: {id: {_in: $ids}}, order_by: {first_name: asc}) { first_name } }',
   typed: 'query ($age: Int, $score: numeric, $active: Boolean, $born: date, $name: String) { test_table(where: {_and: [{age: {_eq: $age}}, {score: {_eq: $score}}, {active: {_eq: $active}}, {born: {_eq: $born}}, {first_name: {_eq: $name}}]}, order_by: {first_name: asc}) { first_name } }',
   required_int: 'query ($age: Int!) { test_table(where: {age: {_eq: $age}}) { first_name } }',
+  by_meta: 'query ($m: jsonb!) { test_table(where: {meta: {_contains: $m}}) { first_name } }',
   insert: 'mutation ($first_name: String!) { insert_test_table_one(object: {first_name: $first_name, last_name: "New"}) { first_name last_name } }',
   subscription: 'subscription { test_table { first_name } }',
   fragment: 'fragment f on test_table { first_name } query { test_table { ...f } }',
@@ -231,6 +232,7 @@ describe('serving /api/rest', () => {
         endpoint('with_uuids', 'with_uuids', 'by_uuids', ['POST']),
         endpoint('typed', 'typed', 'typed'),
         endpoint('required_int', 'required_int', 'required_int'),
+        endpoint('by_meta', 'by_meta/:m', 'by_meta'),
         endpoint('insert', 'people', 'insert', ['POST']),
         endpoint('people_get', 'people', 'simple', ['GET']),
         endpoint('count', 'count', 'count'),
@@ -311,6 +313,12 @@ describe('serving /api/rest', () => {
     expect(await rest('GET', 'typed?age=1.5')).toMatchObject({ status: 400, body: { code: 'validation-failed' } });
     expect(await rest('GET', 'required_int?age=')).toMatchObject({ status: 400, body: { code: 'validation-failed' } });
     expect(await rest('GET', 'with_uuid/not-a-uuid')).toMatchObject({ status: 400, body: { code: 'data-exception' } });
+    // A JSON object for a type that takes one (jsonb here, a GeoJSON geometry too), as Hasura reads it.
+    expect(names(await rest('GET', `by_meta/${encodeURIComponent('{"k":"v"}')}`))).toEqual(['Foo']);
+    expect(names(await rest('GET', `by_meta/${encodeURIComponent('{"n":2}')}`))).toEqual([]);
+    // Text that is not a JSON object stays a string (here, a JSON string for jsonb).
+    expect(names(await rest('GET', 'by_meta/v'))).toEqual([]);
+    expect(await rest('GET', `by_meta/${encodeURIComponent('{"k":')}`)).toMatchObject({ status: 200 });
   });
 
   it('refuses values it cannot use with Hasura\'s 400s', async () => {

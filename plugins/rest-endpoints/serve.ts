@@ -88,6 +88,7 @@ async function bodyArgs(req: Request, limits: KernelApi['config']): Promise<[str
  * refuse) as the variable's type says. */
 const BOOLEAN_TYPES = new Set(['Boolean', 'Bool']);
 const NUMBER_TYPES = new Set(['Int', 'Float', 'Number', 'Double', 'float8', 'numeric']);
+const STRING_TYPES = new Set(['String', 'ID', 'uuid', 'UUID']);
 
 /**
  * Hasura's resolveVar over (declared variables x given values), later values winning (route over
@@ -128,6 +129,14 @@ function fromText(v: VariableInfo, text: string): unknown {
     }
     if (typeof json === 'boolean' && BOOLEAN_TYPES.has(v.type)) return json;
     if (typeof json === 'number' && NUMBER_TYPES.has(v.type)) return json;
+  }
+  // A JSON object for a type that takes one (a GeoJSON `geometry`, a `jsonb`), as Hasura reads it.
+  if (!STRING_TYPES.has(v.type) && text.startsWith('{')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
   }
   return text;
 }

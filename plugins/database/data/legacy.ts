@@ -15,7 +15,7 @@ import { findTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource } from
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
 import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
-import { paramText } from '../schema/plan.js';
+import { dbError as planDbError, paramText } from '../schema/plan.js';
 
 /*
  * Note [Legacy data operations in a request]
@@ -177,22 +177,8 @@ async function run<T extends Record<string, unknown>>(exec: SqlExecutor, q: Comp
 }
 
 /** A database error in Hasura's words: constraint violations named as Hasura names them. */
-function dbError(e: unknown): SvcError {
-  if (e instanceof SvcError) return e;
-  const err = e as { code?: string; message?: string };
-  const msg = err.message ?? 'query execution failed';
-  const violation: Record<string, string> = {
-    '23502': 'Not-NULL violation. ',
-    '23505': 'Uniqueness violation. ',
-    '23503': 'Foreign key violation. ',
-    '23514': 'Check constraint violation. ',
-    '23P01': 'Exclusion violation. ',
-  };
-  const prefix = err.code ? violation[err.code] : undefined;
-  if (prefix) return new SvcError('constraint-violation', prefix + msg, { path: '$.args', internal: { sqlstate: err.code } });
-  const code = typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
-  return new SvcError(code, msg, { path: '$.args', internal: { sqlstate: err.code } });
-}
+/** A database error in Hasura's words, at `$.args` (plan.ts `dbError`). */
+const dbError = (e: unknown): SvcError => planDbError(e, '$.args', 'query execution failed');
 
 // ---------------------------------------------------------------------------------------------
 // Boolean expressions, order_by, columns -> IR

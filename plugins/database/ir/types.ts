@@ -22,7 +22,10 @@ export type Value =
   | { k: 'var'; name: string }
   | { k: 'session'; name: string }
   /** All the session variables as a JSON object (a function's `session_argument`). */
-  | { k: 'session_json' };
+  | { k: 'session_json' }
+  /** An operator's object operand whose fields are values of their own (`_st_d_within: {from:
+   * X-Svc-Geom, distance: 1}` in a permission); only the dialect's compiler reads it. */
+  | { k: 'object'; fields: Readonly<Record<string, Value>> };
 
 /**
  * A call of a SQL function (a computed field, a tracked function): its arguments in the
@@ -57,8 +60,9 @@ export type BoolIR =
   | { t: 'and'; of: BoolIR[] }
   | { t: 'or'; of: BoolIR[] }
   | { t: 'not'; e: BoolIR }
-  /** `column <op> value`; `op` is the operator name without `_` (`eq`, `in`, `like`, `is_null`). */
-  | { t: 'cmp'; column: string; type: ColumnType; scalar: ScalarType; op: string; value: Value }
+  /** `column <op> value`; `op` is the operator name without `_` (`eq`, `in`, `like`, `is_null`).
+   * `cast`: the SQL type the column is cast to first (`_cast`); `scalar` is then the target's. */
+  | { t: 'cmp'; column: string; type: ColumnType; scalar: ScalarType; op: string; value: Value; cast?: string }
   /** `column <op> other column` (`_ceq`): of the same table, or of the permission's root table (`$`). */
   | { t: 'ccmp'; column: string; op: string; other: string; root: boolean }
   /** Rows for which the relationship has a matching remote row that satisfies `e`. */
@@ -102,14 +106,16 @@ export interface RowsIR {
 
 /** An output field of an object: its JSON key and what it holds. */
 export type FieldIR =
-  /** `asText`: the value as a JSON string (the legacy API gives big numbers so, as Hasura does). */
-  | { key: string; k: 'column'; column: string; scalar: ScalarType; asText?: boolean }
+  /** `asText`: the value as a JSON string (the legacy API gives big numbers so, as Hasura does).
+   * `path`: the value of a json/jsonb column at a JSON path (ir/json-path.ts): a literal of its
+   * parsed keys, or a variable holding the path's text. */
+  | { key: string; k: 'column'; column: string; scalar: ScalarType; asText?: boolean; path?: Value }
   | { key: string; k: 'typename'; name: string }
   | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array_aggregate'; mapping: readonly (readonly [string, string])[]; agg: AggregateIR }
   /** A scalar computed field: the call on the row. */
-  | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf }
+  | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf; scalar: ScalarType; asText?: boolean }
   /** A set-returning computed field: its rows (`rows.from` is the call on the row). */
   | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR };
 

@@ -11,7 +11,7 @@
  */
 import * as v from '../../../core/valibot.js';
 import { isGraphQLName } from '../../../core/validation.js';
-import type { BoolIR, Value } from '../ir/types.js';
+import type { BoolIR, FunctionCallIR, Value } from '../ir/types.js';
 import { isSessionVariable } from './boolexp.js';
 import { qtKey } from './meta.js';
 import type {
@@ -470,16 +470,49 @@ function field(name: string, val: unknown, t: Ref, root: Ref, ctx: ModelContext)
     if (!join || !target?.info) throw new UnsupportedFilter(name);
     return { t: 'rel', remote: join.remote, mapping: join.mapping, e: compileStoredBoolExp(val, { meta: target.meta, info: target.info }, root, ctx) };
   }
-  throw new UnsupportedFilter(name);
+  const cf = (t.meta.computed_fields ?? []).find((c) => c.name === name);
+  const fn = cf && onlyOverload(ctx.introspection, cf.definition.function);
+  if (!cf || !fn) throw new UnsupportedFilter(name);
+  // A computed field in a permission: the build allows only those without user arguments.
+  const resolved = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
+  if (resolved.inputs.length > 0) throw new UnsupportedFilter(name);
+  const call: FunctionCallIR = {
+    function: resolved.function,
+    args: resolved.params.map((p) => (p.k === 'row' ? { k: 'row' } : { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs })),
+  };
+  const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
+  const target = fn.returnTypeKind === 'composite' ? ctx.tracked.get(qtKey(rows)) : undefined;
+  if (target) {
+    if (!target.info || !fn.returnsSet) throw new UnsupportedFilter(name);
+    return { t: 'frows', call, e: compileStoredBoolExp(val, { meta: target.meta, info: target.info }, root, ctx) };
+  }
+  const type: ColumnType = { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind };
+  const scalar = ctx.dialect.scalar(type);
+  const ops = isObject(val) ? Object.entries(val) : [['_eq', val] as const];
+  const parts = ops.map(([opName, operand]): BoolIR => {
+    const op = opName.slice(1);
+    if (op === 'cast' || COLUMN_OPS.has(op)) throw new UnsupportedFilter(`${name}.${opName}`);
+    return { t: 'fcmp', call, scalar, op: op === 'neq' ? 'ne' : op, value: valueOf(operand) };
+  });
+  return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
 }
 
-function columnOps(name: string, type: ColumnType, val: unknown, t: Ref, root: Ref, ctx: ModelContext): BoolIR {
+function columnOps(name: string, type: ColumnType, val: unknown, t: Ref, root: Ref, ctx: ModelContext, cast?: string): BoolIR {
   const scalar = ctx.dialect.scalar(type);
-  if (!isObject(val)) return { t: 'cmp', column: name, type, scalar, op: 'eq', value: valueOf(val) };
+  if (!isObject(val)) return { t: 'cmp', column: name, type, scalar, op: 'eq', value: valueOf(val), ...(cast ? { cast } : {}) };
   const parts: BoolIR[] = [];
   for (const [opName, operand] of Object.entries(val)) {
     const op = opName.slice(1);
-    if (op === 'cast') throw new UnsupportedFilter('_cast');
+    if (op === 'cast') {
+      // `{_cast: {geography: {...}}}`: the operators on the column cast to the type (the build checked it).
+      if (cast || !isObject(operand)) throw new UnsupportedFilter('_cast');
+      for (const [target, ops] of Object.entries(operand)) {
+        const to = ctx.dialect.castTo?.(type, target);
+        if (!to) throw new UnsupportedFilter('_cast');
+        parts.push(columnOps(name, to, ops, t, root, ctx, ctx.dialect.scalar(to).bindAs));
+      }
+      continue;
+    }
     if (COLUMN_OPS.has(op)) {
       let other = operand;
       let onRoot = false;
@@ -488,7 +521,14 @@ function columnOps(name: string, type: ColumnType, val: unknown, t: Ref, root: R
         else other = operand[0];
       }
       parts.push({ t: 'ccmp', column: name, op: op === 'cneq' ? 'cne' : op, other: String(other), root: onRoot });
-    } else parts.push({ t: 'cmp', column: name, type, scalar, op: op === 'neq' ? 'ne' : op, value: valueOf(operand) });
+    } else {
+      // An object operand's fields may each be a session variable.
+      const value: Value =
+        ctx.dialect.operators[op]?.operand === 'object' && isObject(operand)
+          ? { k: 'object', fields: Object.fromEntries(Object.entries(operand).map(([f, x]) => [f, valueOf(x)])) }
+          : valueOf(operand);
+      parts.push({ t: 'cmp', column: name, type, scalar, op: op === 'neq' ? 'ne' : op, value, ...(cast ? { cast } : {}) });
+    }
   }
   return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
 }

@@ -266,6 +266,9 @@ export interface OperatorSpec {
   operand: Operand;
   /** The column types the operator applies to (absent: all), and how messages name them. */
   guard?: { ok: (t: ColumnType) => boolean; expected: string };
+  /** An `object` operand's GraphQL input type for a column of type `t` (`_st_d_within: {from,
+   * distance}`): `self` is a value of the column's type, the others GraphQL's built-in scalars. */
+  object?: (t: ColumnType) => { name: string; fields: Record<string, { type: 'self' | 'Float' | 'Boolean'; required: boolean; default?: unknown }> };
 }
 
 /** Boolean expressions as stored (Note [Stored boolean expressions] in boolexp.ts): today's IR. */
@@ -288,6 +291,8 @@ export interface Dialect {
   /** The type `_cast` turns a column of type `from` into; undefined when the cast is not allowed
    * (`from` undefined: the column's type is unknown, nothing to check). */
   castTo?(from: ColumnType | undefined, to: string): ColumnType | undefined;
+  /** The types `_cast` may turn a column of type `from` into (the GraphQL `<t>_cast_exp`). */
+  castTargets?(from: ColumnType): ColumnType[];
   /** Whether an argument of this type can receive the session variables (Hasura: `json` for a
    * tracked function's `session_argument`, `json` or `jsonb` for a computed field's). */
   sessionArgument(type: ColumnType, of: 'function' | 'computed_field'): boolean;

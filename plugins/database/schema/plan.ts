@@ -25,8 +25,9 @@ import type {
   Value,
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
-import type { ResolvedSource, SqlExecutor, SqlTransaction } from '../model/types.js';
+import type { Dialect, ResolvedSource, SqlExecutor, SqlTransaction } from '../model/types.js';
 import { tn } from './names.js';
+import { parseJsonPath } from '../ir/json-path.js';
 import { liveOf } from './subscription.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 
@@ -146,7 +147,7 @@ export class Planner {
       } else {
         const col = t.columns.find((c) => c.field === k);
         if (col) {
-          parts.push(...this.comparison(col, val));
+          parts.push(...this.comparison(col, val, t.source.kind.dialect));
           continue;
         }
         const cf = t.computedFields.find((c) => c.name === k && c.call.inputs.length === 0);
@@ -163,14 +164,36 @@ export class Planner {
     return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
   }
 
-  private comparison(col: ResolvedColumn, x: Arg): BoolIR[] {
+  private comparison(col: Pick<ResolvedColumn, 'name' | 'field' | 'type' | 'scalar'>, x: Arg, dialect?: Dialect, cast?: string): BoolIR[] {
     const o = this.shape(x);
     if (o === null) return [];
     if (!isObj(o)) throw fail(`expected an object for "${col.field}"`);
-    return Object.entries(o).map(([name, operand]): BoolIR => {
+    return Object.entries(o).flatMap(([name, operand]): BoolIR[] => {
       const op = name.slice(1);
-      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true) };
+      if (op === 'cast' && dialect) {
+        // `_cast: {geography: {...}}`: by the GraphQL name of the target's scalar (`String` for text).
+        const targets = this.shape(operand);
+        if (targets === null) return [];
+        if (!isObj(targets)) throw fail(`expected an object for "_cast"`);
+        return Object.entries(targets).flatMap(([scalarName, ops]) => {
+          const to = (dialect.castTargets?.(col.type) ?? []).find((t) => dialect.scalar(t).graphql === scalarName);
+          if (!to) throw fail(`field "${scalarName}" not found in type: '${col.scalar.graphql}_cast_exp'`);
+          const scalar = dialect.scalar(to);
+          return this.comparison({ ...col, type: to, scalar }, ops, undefined, scalar.bindAs);
+        });
+      }
+      return [{ t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true), ...(cast ? { cast } : {}) }];
     });
+  }
+
+  /** A json column's `path` argument: parsed now when literal, when bound when a variable. */
+  private jsonPath(x: Arg | undefined): Value | undefined {
+    if (x === undefined) return undefined;
+    const v = this.leaf(x, false);
+    if (v.k !== 'lit') return v;
+    if (v.v === null) return undefined;
+    if (typeof v.v !== 'string') throw fail('expected a string for "path"');
+    return { k: 'lit', v: parseJsonPath(v.v) };
   }
 
   /** A computed field without user arguments in a boolean expression (Hasura allows no others). */
@@ -383,14 +406,18 @@ export class Planner {
       }
       const col = t.columns.find((c) => c.field === name);
       if (col) {
-        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}) });
+        const path = node.arguments?.length ? this.jsonPath(this.args(node).path) : undefined;
+        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(path ? { path } : {}) });
         continue;
       }
       const cf = t.computedFields.find((c) => c.name === name);
       if (cf) {
         const args = this.args(node);
         const call = this.call(cf.call, args.args);
-        if (cf.returns.k === 'scalar') fields.push({ key, k: 'computed', call, row: rowOf(t) });
+        if (cf.returns.k === 'scalar') {
+          const scalar = cf.returns.scalar;
+          fields.push({ key, k: 'computed', call, row: rowOf(t), scalar, ...(this.stringify && scalar.stringify ? { asText: true } : {}) });
+        }
         else {
           const remote = this.rs.computedRemote(t, cf);
           fields.push({ key, k: 'computed_rows', row: rowOf(t), rows: { ...this.rows(remote, args), from: call }, select: this.object(node.selectionSet, remote) });
@@ -529,6 +556,7 @@ export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<stri
   if (p.k === 'lit') val = p.v;
   else if (p.k === 'var') val = ctx.variables[p.name] ?? defaults[p.name] ?? null;
   else if (p.k === 'session_json') val = ctx.session.variables;
+  else if (p.k === 'object') throw new Error('an object operand is read field by field by the compiler, never bound whole');
   else {
     val = ctx.session.variables[p.name];
     if (val === undefined) throw new SvcError('not-found', `missing session variable: "${p.name}"`);
@@ -675,13 +703,14 @@ const VIOLATIONS: Record<string, string> = {
 
 /** A database error in Hasura's words: a constraint violation, a data exception (bad value,
  * overflow), or any other `postgres-error`. */
-export function dbError(e: unknown, path = '$'): SvcError {
+export function dbError(e: unknown, path = '$', fallback = 'database query error'): SvcError {
   if (e instanceof SvcError) return e;
   const err = e as { code?: string; message?: string };
-  const msg = err.message ?? 'database query error';
+  const msg = err.message ?? fallback;
   const prefix = typeof err.code === 'string' ? VIOLATIONS[err.code] : undefined;
   if (prefix) return new SvcError('constraint-violation', prefix + msg, { path, internal: { sqlstate: err.code } });
-  const code = typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
+  // Hasura: an invalid escape sequence (a LIKE pattern ending in `\`) is the client's bad request.
+  const code = err.code === '22025' ? 'bad-request' : typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
   return new SvcError(code, msg, { path, internal: { sqlstate: err.code } });
 }
 

@@ -26,7 +26,7 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import type { TypeRegistry } from '../../../core/plugin.js';
-import type { Dialect, EnumValue, ResolvedSource, ScalarType } from '../model/types.js';
+import type { Dialect, EnumValue, OperatorSpec, ResolvedSource, ScalarType } from '../model/types.js';
 import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
 import { qtKey } from '../model/meta.js';
@@ -172,7 +172,8 @@ export class RoleSchema {
           enums: enumRefs(source, m),
           computedFields: [],
           selectable: true,
-          hasObject: !perm || perm.columns.size > 0,
+          // Hasura: a permission with no columns but scalar computed fields still shows the table.
+          hasObject: !perm || perm.columns.size > 0 || (m.computedFields ?? []).some((cf) => cf.returns.k === 'scalar' && perm.computedFields.has(cf.name)),
         });
       }
     }
@@ -268,8 +269,23 @@ export class RoleSchema {
       }
       for (const [op, spec] of Object.entries(dialect.operators)) {
         if (spec.guard && !spec.guard.ok(c.type)) continue;
-        const type = operand(spec.operand);
+        const type = spec.operand === 'object' && spec.object ? this.operandObject(spec.object(c.type), s) : operand(spec.operand);
         if (type) fields[`_${op}`] = { type };
+      }
+      const casts = dialect.castTargets?.(c.type) ?? [];
+      if (casts.length) {
+        const castName = `${c.scalar.graphql}_cast_exp`;
+        fields._cast = {
+          type: this.named(castName, () =>
+            new GraphQLInputObjectType({
+              name: castName,
+              fields: () => Object.fromEntries(casts.map((to) => {
+                const scalar = dialect.scalar(to);
+                return [scalar.graphql, { type: this.comparisonExp({ scalar, type: to }, dialect) }];
+              })),
+            }),
+          ),
+        };
       }
       const sorted = Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
       return new GraphQLInputObjectType({
@@ -278,6 +294,19 @@ export class RoleSchema {
         fields: sorted,
       });
     });
+  }
+
+  /** The input type of an operator's object operand (OperatorSpec.object); `self` the column's scalar. */
+  private operandObject(o: ReturnType<NonNullable<OperatorSpec['object']>>, self: GraphQLInputType): GraphQLInputObjectType {
+    return this.named(o.name, () =>
+      new GraphQLInputObjectType({
+        name: o.name,
+        fields: Object.fromEntries(Object.entries(o.fields).map(([k, f]) => {
+          const base = f.type === 'self' ? self : f.type === 'Float' ? GraphQLFloat : GraphQLBoolean;
+          return [k, { type: f.required ? nn(base) : base, ...(f.default !== undefined ? { defaultValue: f.default } : {}) }];
+        })),
+      }),
+    );
   }
 
   /** `<t>_enum`: the values of an enum table (Note [Enum table references]). */
@@ -352,7 +381,11 @@ export class RoleSchema {
           const fields: GraphQLFieldConfigMap<unknown, unknown> = {};
           for (const c of t.columns) {
             const type = this.columnType(t, c);
-            fields[c.field] = { type: c.nullable ? type : nn(type), ...(c.description ? { description: c.description } : {}) };
+            fields[c.field] = {
+              type: c.nullable ? type : nn(type),
+              ...(c.scalar.category === 'json' && !c.scalar.array ? { args: { path: { type: GraphQLString, description: 'JSON select path' } } } : {}),
+              ...(c.description ? { description: c.description } : {}),
+            };
           }
           for (const r of t.relationships) {
             const remote = this.remote(t, r);
