@@ -19,9 +19,9 @@ export function postgisAvailable(): boolean {
 }
 
 /** The extensions every PostGIS test database has. */
-const EXTENSIONS = ['postgis', 'ltree', 'citext', 'pgcrypto'];
+const EXTENSIONS = ['postgis', 'postgis_raster', 'ltree', 'citext', 'pgcrypto'];
 
-/** A fresh database on the PostGIS server, with postgis, ltree, citext and pgcrypto created. */
+/** A fresh database on the PostGIS server, with postgis, postgis_raster, ltree, citext and pgcrypto created. */
 export async function createPostgisDatabase(prefix = 'svc_test_gis'): Promise<{ name: string; url: string }> {
   const admin = inject('postgisAdminUrl');
   if (!admin) throw new Error(POSTGIS_MISSING);

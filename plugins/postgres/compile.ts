@@ -148,6 +148,7 @@ const GEO_PREDICATES: Record<string, string> = {
   st_within: 'st_within',
   st_intersects: 'st_intersects',
   st_3d_intersects: 'st_3dintersects',
+  st_intersects_rast: 'st_intersects',
 };
 
 /** A value in the JSON output: big numbers as text when asked, PostGIS values as GeoJSON. */
@@ -310,6 +311,12 @@ class Compiler {
       if (e.op === 'st_3d_d_within') return `st_3ddwithin(${col}, ${from}, ${distance})`;
       if (e.scalar.name !== 'geography') return `st_dwithin(${col}, ${from}, ${distance})`;
       return `st_dwithin(${col}, ${from}, ${distance}, coalesce((${this.operandField(e.value, 'use_spheroid')})::boolean, true))`;
+    }
+    if (e.op === 'st_intersects_nband_geom' || e.op === 'st_intersects_geom_nband') {
+      // st_intersects(raster, nband, geom) / st_intersects(raster, geom, nband); a missing nband is null.
+      const band = `(${this.operandField(e.value, 'nband')})::int4`;
+      const geom = `st_geomfromgeojson(${this.operandField(e.value, 'geommin')})`;
+      return e.op === 'st_intersects_nband_geom' ? `st_intersects(${col}, ${band}, ${geom})` : `st_intersects(${col}, ${geom}, ${band})`;
     }
     if (e.op === 'has_key') return `(${col} ? (${this.param(e.value)})::text)`;
     if (e.op === 'has_keys_any' || e.op === 'has_keys_all') {

@@ -161,6 +161,15 @@ const dWithin = (geography: boolean): ReturnType<NonNullable<OperatorSpec['objec
   },
 });
 
+/** `{nband, geommin}` of the raster operators; geometry lives where the raster type does (PostGIS). */
+const nband = (name: string, raster: ColumnType, nbandRequired: boolean): ReturnType<NonNullable<OperatorSpec['object']>> => ({
+  name,
+  fields: {
+    nband: { type: 'Int', required: nbandRequired },
+    geommin: { type: { type: 'geometry', udt: 'geometry', typeSchema: raster.typeSchema, typeKind: 'base' }, required: true },
+  },
+});
+
 /** PostgreSQL's own column operators (Hasura `parseBoolExpOperations`), beside the generic ones. */
 const OPERATORS: Record<string, OperatorSpec> = {
   like: { operand: 'one', guard: stringOk },
@@ -189,6 +198,10 @@ const OPERATORS: Record<string, OperatorSpec> = {
   st_3d_intersects: { operand: 'one', guard: only(['geometry']) },
   st_intersects: { operand: 'one', guard: only(GEO_TYPES) },
   st_d_within: { operand: 'object', guard: only(GEO_TYPES), object: (t) => dWithin(t.udt === 'geography') },
+  // Rasters (postgis_raster), with Hasura's input types.
+  st_intersects_rast: { operand: 'one', guard: only(['raster']) },
+  st_intersects_nband_geom: { operand: 'object', guard: only(['raster']), object: (t) => nband('st_intersects_nband_geom_input', t, true) },
+  st_intersects_geom_nband: { operand: 'object', guard: only(['raster']), object: (t) => nband('st_intersects_geom_nband_input', t, false) },
   st_3d_d_within: { operand: 'object', guard: only(['geometry']), object: () => dWithin(false) },
   ancestor: { operand: 'one', guard: only(['ltree']) },
   ancestor_any: { operand: 'many', guard: only(['ltree']) },

@@ -1,8 +1,8 @@
 /**
  * PostGIS as Hasura v2 serves it (Note [GeoJSON] in compile.ts): geometry and geography values are
  * GeoJSON both ways (out with the long CRS name), the `_st_*` operators in `where` and in
- * permissions (a permission's `_st_d_within` may take its fields from session variables), and
- * `_cast` between geometry and geography (and jsonb to String). Runs on the PostGIS-capable server
+ * permissions (a permission's `_st_d_within` may take its fields from session variables),
+ * `_cast` between geometry and geography (and jsonb to String), and the raster operators. Runs on the PostGIS-capable server
  * of test/postgis.ts; skipped, saying so, where there is none.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,10 @@ insert into place (name, geom, geog, area, doc) values
   ('origin', 'SRID=4326;POINT(0 0)', 'POINT(0 0)', 'SRID=4326;POLYGON((0 0,0 2,2 2,2 0,0 0))', '{"k": "Alpha"}'),
   ('east', 'SRID=4326;POINT(1 0)', 'POINT(1 0)', 'SRID=4326;POLYGON((5 5,5 6,6 6,6 5,5 5))', '{"k": "beta"}'),
   ('far', 'SRID=4326;POINT(50 50)', 'POINT(50 50)', null, null);
+create table tile (id int primary key, rast raster);
+insert into tile values
+  (1, st_asraster(st_geomfromtext('POLYGON((0 0,0 10,10 10,10 0,0 0))', 4326), 10, 10, '8BUI')),
+  (2, st_asraster(st_geomfromtext('POLYGON((20 20,20 30,30 30,30 20,20 20))', 4326), 10, 10, '8BUI'));
 `;
 
 const CRS = { type: 'name', properties: { name: 'urn:ogc:def:crs:EPSG::4326' } };
@@ -37,6 +41,7 @@ describe.skipIf(!postgisAvailable())('PostGIS', () => {
       type: 'bulk',
       args: [
         { type: 'pg_track_table', args: { table: 'place' } },
+        { type: 'pg_track_table', args: { table: 'tile' } },
         perm('near', { geom: { $st_d_within: { distance: 1.5, from: point(0, 0) } } }),
         perm('session', { geom: { _st_d_within: { distance: 'X-Svc-Geom-Dist', from: 'X-Svc-Geom-Val' } } }),
         perm('cast', { geom: { _cast: { geography: { _st_d_within: { distance: 120000, from: point(50, 50) } } } } }),
@@ -110,6 +115,28 @@ describe.skipIf(!postgisAvailable())('PostGIS', () => {
     expect(await where('{geom: {_cast: {geography: {_st_d_within: {distance: 120000, from: {type: "Point", coordinates: [0, 0]}}}}}}')).toEqual([1, 2]);
     expect(await where('{geog: {_cast: {geometry: {_st_within: {type: "Polygon", coordinates: [[[-1, -1], [-1, 1], [0.5, 1], [0.5, -1], [-1, -1]]]}}}}}')).toEqual([1]);
     expect(await where('{doc: {_cast: {String: {_ilike: "%alpha%"}}}}')).toEqual([1]);
+  });
+
+  it('the raster operators', async () => {
+    const tiles = async (w: string, variables?: Record<string, unknown>, decl = '') => {
+      const r = await gql(`query${decl} { tile(where: ${w}, order_by: {id: asc}) { id } }`, variables);
+      expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+      return ids(r.data.tile);
+    };
+    const inFirst = { type: 'Point', coordinates: [5, 5], crs: CRS };
+    expect(await tiles('{rast: {_st_intersects_geom_nband: {geommin: $g}}}', { g: inFirst }, '($g: geometry!)')).toEqual([1]);
+    expect(await tiles('{rast: {_st_intersects_geom_nband: {geommin: $g, nband: 1}}}', { g: inFirst }, '($g: geometry!)')).toEqual([1]);
+    expect(await tiles('{rast: {_st_intersects_nband_geom: {nband: 1, geommin: $g}}}', { g: { ...inFirst, coordinates: [25, 25] } }, '($g: geometry!)')).toEqual([2]);
+    // Raster values are their text (hex WKB) both ways.
+    const [{ hex }] = await server.sql`select rast::text as hex from tile where id = 2`;
+    expect(await tiles('{rast: {_st_intersects_rast: $r}}', { r: hex }, '($r: raster!)')).toEqual([2]);
+    const out = await gql('{ tile(where: {id: {_eq: 2}}) { rast } }');
+    expect(out.data.tile[0].rast).toBe(hex);
+    const t = await gql('{ __type(name: "st_intersects_nband_geom_input") { inputFields { name type { name ofType { name } } } } }');
+    expect(t.data.__type.inputFields).toEqual([
+      { name: 'nband', type: { name: null, ofType: { name: 'Int' } } },
+      { name: 'geommin', type: { name: null, ofType: { name: 'geometry' } } },
+    ]);
   });
 
   it('the schema: Hasura names for the operand and cast types', async () => {

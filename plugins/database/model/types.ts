@@ -267,8 +267,9 @@ export interface OperatorSpec {
   /** The column types the operator applies to (absent: all), and how messages name them. */
   guard?: { ok: (t: ColumnType) => boolean; expected: string };
   /** An `object` operand's GraphQL input type for a column of type `t` (`_st_d_within: {from,
-   * distance}`): `self` is a value of the column's type, the others GraphQL's built-in scalars. */
-  object?: (t: ColumnType) => { name: string; fields: Record<string, { type: 'self' | 'Float' | 'Boolean'; required: boolean; default?: unknown }> };
+   * distance}`): `self` is a value of the column's type, a ColumnType one of that type, the others
+   * GraphQL's built-in scalars. */
+  object?: (t: ColumnType) => { name: string; fields: Record<string, { type: 'self' | 'Float' | 'Boolean' | 'Int' | ColumnType; required: boolean; default?: unknown }> };
 }
 
 /** Boolean expressions as stored (Note [Stored boolean expressions] in boolexp.ts): today's IR. */

@@ -269,7 +269,7 @@ export class RoleSchema {
       }
       for (const [op, spec] of Object.entries(dialect.operators)) {
         if (spec.guard && !spec.guard.ok(c.type)) continue;
-        const type = spec.operand === 'object' && spec.object ? this.operandObject(spec.object(c.type), s) : operand(spec.operand);
+        const type = spec.operand === 'object' && spec.object ? this.operandObject(spec.object(c.type), s, dialect) : operand(spec.operand);
         if (type) fields[`_${op}`] = { type };
       }
       const casts = dialect.castTargets?.(c.type) ?? [];
@@ -297,12 +297,13 @@ export class RoleSchema {
   }
 
   /** The input type of an operator's object operand (OperatorSpec.object); `self` the column's scalar. */
-  private operandObject(o: ReturnType<NonNullable<OperatorSpec['object']>>, self: GraphQLInputType): GraphQLInputObjectType {
+  private operandObject(o: ReturnType<NonNullable<OperatorSpec['object']>>, self: GraphQLInputType, dialect: Dialect): GraphQLInputObjectType {
+    const builtIn = { Float: GraphQLFloat, Boolean: GraphQLBoolean, Int: GraphQLInt };
     return this.named(o.name, () =>
       new GraphQLInputObjectType({
         name: o.name,
         fields: Object.fromEntries(Object.entries(o.fields).map(([k, f]) => {
-          const base = f.type === 'self' ? self : f.type === 'Float' ? GraphQLFloat : GraphQLBoolean;
+          const base = f.type === 'self' ? self : typeof f.type === 'string' ? builtIn[f.type] : this.valueType(dialect.scalar(f.type));
           return [k, { type: f.required ? nn(base) : base, ...(f.default !== undefined ? { defaultValue: f.default } : {}) }];
         })),
       }),
