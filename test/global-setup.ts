@@ -15,13 +15,12 @@
  *
  * Both clusters start in parallel.
  */
-import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
-import { freePort, startEmbeddedPostgres } from '../server/embedded.js';
+import { startEmbeddedPostgres } from '../server/embedded.js';
+import { findDebianPostgis, startDebianPostgres } from './debian-postgres.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -57,70 +56,15 @@ async function startMain(): Promise<Started> {
   }
 }
 
-/** The bin directory of the newest Debian PostgreSQL that has PostGIS, if any. */
-function findDebianPostgis(): string | undefined {
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root)
-    .filter((v) => /^\d+$/.test(v))
-    .map(Number)
-    .sort((a, b) => b - a);
-  for (const n of versions) {
-    const bin = path.join(root, String(n), 'bin');
-    if (existsSync(path.join(bin, 'initdb')) && existsSync(path.join(bin, 'pg_ctl')) && existsSync(`/usr/share/postgresql/${n}/extension/postgis.control`)) return bin;
-  }
-  return undefined;
-}
-
-const run = promisify(execFile);
-
 async function startPostgis(): Promise<Started> {
   const external = process.env.SVC_TEST_POSTGIS_URL;
   if (external) return { url: external };
   if (process.env.SVC_TEST_NO_POSTGIS) return { url: '' };
-  const bin = findDebianPostgis();
-  if (!bin) return { url: '' };
-
-  // Run as root, PostgreSQL refuses to start: initdb and pg_ctl then run as Debian's `postgres` user.
-  const asRoot = process.getuid?.() === 0;
-  let owner: { uid: number; gid: number } | undefined;
-  if (asRoot) {
-    const id = async (flag: string) => Number((await run('id', [flag, 'postgres'])).stdout.trim());
-    try {
-      owner = { uid: await id('-u'), gid: await id('-g') };
-    } catch (e) {
-      throw new Error(`PostGIS was found at ${bin}, but the OS user postgres that its cluster must run as (the tests run as root) does not exist: ${(e as Error).message}`);
-    }
-  }
-  const dir = mkdtempSync(path.join(tmpdir(), 'svc-test-postgis-'));
-  const data = path.join(dir, 'data');
-  const log = path.join(dir, 'postgres.log');
-  if (owner) chownSync(dir, owner.uid, owner.gid);
-  const exec = (tool: string, args: string[]) => {
-    const file = path.join(bin, tool);
-    return asRoot ? run('runuser', ['-u', 'postgres', '--', file, ...args], { cwd: dir }) : run(file, args, { cwd: dir });
-  };
-  let started = false;
-  const stop = async () => {
-    if (started) await exec('pg_ctl', ['stop', '-D', data, '-m', 'immediate', '-w']).catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  };
+  if (!findDebianPostgis()) return { url: '' };
   try {
-    await exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync', '--no-instructions']);
-    const port = await freePort();
-    const options = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    started = true;
-    await exec('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', log, '-o', options]);
-    return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop };
+    return await startDebianPostgres();
   } catch (e) {
-    const logged = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-20).join('\n') : '';
-    const err = e as { stderr?: string; message?: string };
-    await stop();
-    throw new Error(
-      `the PostGIS-capable PostgreSQL found at ${bin} did not start (data ${data}): ${err.stderr?.trim() || err.message}` +
-        (logged ? `\nlast lines of its log:\n${logged}` : '') +
-        '\n(set SVC_TEST_NO_POSTGIS=1 to skip the PostGIS tests, or SVC_TEST_POSTGIS_URL to use another server)',
-    );
+    throw new Error(`${(e as Error).message}\n(set SVC_TEST_NO_POSTGIS=1 to skip the PostGIS tests, or SVC_TEST_POSTGIS_URL to use another server)`);
   }
 }
 
