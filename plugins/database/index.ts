@@ -28,8 +28,9 @@ export {
   findSource,
   findTable,
   orderTable,
-  QualifiedFunctionSchema,
-  QualifiedTableSchema,
+  type QualifiedNameSchema,
+  qualifiedFunctionSchema,
+  qualifiedTableSchema,
   qtDisplay,
   qtKey,
   removeTable,
@@ -63,7 +64,7 @@ export default definePlugin({
     k.metadataSection({
       key: 'sources',
       order: 10,
-      schema: sourcesSchema(db.tableKeys),
+      schema: sourcesSchema(db.tableKeys, db.kinds),
       empty: () => [],
       // Older documents (version 1 and 2) hold the default source's tables and functions at the top.
       legacyKeys: ['tables', 'functions'],

@@ -71,10 +71,10 @@ export function removeTrigger(md: Parameters<typeof updateTableIfPresent>[0], so
 }
 
 /** Problems of a trigger's definition against its table's columns (no environment). */
-function definitionProblem(t: EventTriggerMeta, info: TableInfo): string | undefined {
+function definitionProblem(t: EventTriggerMeta, info: TableInfo, defaultSchema: string): string | undefined {
   if (!isLegalTriggerName(t.name)) return 'only alphanumeric and underscore and hyphens allowed for name';
   if (t.name.length > MAX_TRIGGER_NAME_LENGTH) return `event trigger name can be at most ${MAX_TRIGGER_NAME_LENGTH} characters`;
-  if (info.relation !== 'table' && info.relation !== 'partitioned_table') return `event triggers can only be defined on tables, "${qtDisplay(info)}" is not a table`;
+  if (info.relation !== 'table' && info.relation !== 'partitioned_table') return `event triggers can only be defined on tables, "${qtDisplay(info, defaultSchema)}" is not a table`;
   const have = new Set(info.columns.map((c) => c.name));
   for (const c of namedColumns(t)) if (!have.has(c)) return `column "${c}" does not exist`;
   return undefined;
@@ -105,10 +105,12 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
   for (const source of sourcesOf(ctx.metadata)) {
     const rs = resolved.sources.get(source.name);
     const withTriggers = source.tables.filter((t) => triggersOf(t).length > 0);
+    // Tables are named as the source's kind names them (in full when no enabled plugin provides it).
+    const defaultSchema = db.defaultSchemaOf(source) ?? '';
     const report = (table: QualifiedTable, t: EventTriggerMeta | { name: string }, reason: string) => {
       const o: InconsistentObject = {
         type: 'event_trigger',
-        name: `event_trigger ${t.name} in table ${qtDisplay(table)} in source ${source.name}`,
+        name: `event_trigger ${t.name} in table ${qtDisplay(table, defaultSchema)} in source ${source.name}`,
         reason: `Inconsistent object: ${reason}`,
         definition: { source: source.name, table, configuration: t },
         id: triggerId(source.name, table, t.name),
@@ -142,9 +144,9 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
         }
         names.add(et.name);
         if (!info) continue;
-        const problem = definitionProblem(et, info);
+        const problem = definitionProblem(et, info, defaultSchema);
         if (problem) {
-          if (reportable) report(t.table, et, `in table "${qtDisplay(t.table)}": in event trigger "${et.name}": ${problem}`);
+          if (reportable) report(t.table, et, `in table "${qtDisplay(t.table, defaultSchema)}": in event trigger "${et.name}": ${problem}`);
           continue;
         }
         for (const op of OPS) {
@@ -156,7 +158,7 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
           triggers.set(et.name, resolveTrigger(source.name, t.table, et, env));
         } catch (e) {
           if (!(e instanceof EnvError)) throw e;
-          report(t.table, et, `in table "${qtDisplay(t.table)}": in event trigger "${et.name}": ${e.message}`);
+          report(t.table, et, `in table "${qtDisplay(t.table, defaultSchema)}": in event trigger "${et.name}": ${e.message}`);
         }
       }
     }

@@ -4,7 +4,7 @@
  */
 import * as v from '../../core/valibot.js';
 import { nonEmptyText } from '../../core/validation.js';
-import { QualifiedTableSchema, SourceNameSchema, type QualifiedTable } from '../database/index.js';
+import { SourceNameSchema, type QualifiedNameSchema, type QualifiedTable } from '../database/index.js';
 import { HeaderConfSchema, type HeaderConf } from './webhook.js';
 
 export type Op = 'INSERT' | 'UPDATE' | 'DELETE';
@@ -129,12 +129,12 @@ const emptyList = (spec: OpSpec | null | undefined) =>
 const KEPT_KEYS = ['request_transform', 'response_transform', 'cleanup_config', 'trigger_on_replication'];
 
 /** `pg_create_event_trigger` (legacy `create_event_trigger`): Hasura's CreateEventTriggerQuery,
- * its checks in its order and words. */
-export const CreateEventTriggerArgs = v.pipe(
+ * its checks in its order and words. `table` is the source kind's TableName schema (`bind.table`). */
+export const createEventTriggerArgs = (table: QualifiedNameSchema) => v.pipe(
   v.looseObject({
     source: SourceNameSchema,
     name: nonEmptyText,
-    table: QualifiedTableSchema,
+    table,
     insert: v.optional(v.nullable(OpSpecSchema)),
     update: v.optional(v.nullable(OpSpecSchema)),
     delete: v.optional(v.nullable(OpSpecSchema)),

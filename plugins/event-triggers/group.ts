@@ -29,7 +29,7 @@ import {
 import { ensureCatalog } from './capture.js';
 import { removeTrigger, triggerId } from './build.js';
 import {
-  CreateEventTriggerArgs,
+  createEventTriggerArgs,
   DEFAULT_TIMEOUT_SEC,
   DeleteEventTriggerArgs,
   GetEventByIdArgs,
@@ -82,13 +82,15 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
     // Capture is PostgreSQL's (plpgsql triggers): other kinds get no event-trigger operations.
     if (bind.kind.kind !== 'postgres') return [];
 
+    const defaultSchema = bind.kind.dialect.defaultSchema;
+    const createArgs = createEventTriggerArgs(bind.table);
     const create: OperationDef = {
       type: bind.name('create_event_trigger'),
       legacy: bind.legacy('create_event_trigger'),
-      args: CreateEventTriggerArgs,
+      args: createArgs,
       mutates: true,
-      run: async (a: v.InferOutput<typeof CreateEventTriggerArgs>, ctx) => {
-        const table = requireTable(ctx.metadata, a.source, a.table, '$.args');
+      run: async (a: v.InferOutput<typeof createArgs>, ctx) => {
+        const table = requireTable(ctx.metadata, a.source, a.table, defaultSchema, '$.args');
         const existing = findTrigger(ctx.metadata, a.source, a.trigger.name);
         if (a.replace) {
           if (!existing) throw notExists(a.trigger.name);
@@ -107,7 +109,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
             }
           }
         }
-        const md = updateTable(ctx.metadata, a.source, table.table, (t) => ({
+        const md = updateTable(ctx.metadata, a.source, table.table, defaultSchema, (t) => ({
           ...t,
           event_triggers: existing ? triggersOf(t).map((x) => (x.name === a.trigger.name ? a.trigger : x)) : [...triggersOf(t), a.trigger],
         }));
@@ -198,7 +200,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
       if (target.kind === 'column' && !namedColumns(et).includes(target.column)) continue;
       out.push({
         id: `event_trigger@${source.name}:${qtKey(table.table)}:${et.name}`,
-        description: `event-trigger ${qtDisplay(table.table)}.${et.name} in source "${source.name}"`,
+        description: `event-trigger ${qtDisplay(table.table, db.defaultSchemaOf(source) ?? '')}.${et.name} in source "${source.name}"`,
         remove: (m) => removeTrigger(m, source.name, table.table, et.name),
       });
     }

@@ -12,7 +12,6 @@ import {
   DatabaseToken,
   qtDisplay,
   qtKey,
-  QualifiedTableSchema,
   sameTable,
   sourcesOf,
   updateTable,
@@ -41,10 +40,10 @@ const testRefs = definePlugin({
       operations: (bind) => [
         {
           type: bind.name('add_test_ref'),
-          args: v.object({ table: QualifiedTableSchema, name: v.string(), column: v.string(), static: v.boolean() }),
+          args: v.object({ table: bind.table, name: v.string(), column: v.string(), static: v.boolean() }),
           mutates: true,
           run: (a, ctx) => ({
-            metadata: updateTable(ctx.metadata, 'default', a.table, (t) => ({ ...t, test_refs: [...refsOf(t), { name: a.name, column: a.column, static: a.static }] })),
+            metadata: updateTable(ctx.metadata, 'default', a.table, bind.kind.dialect.defaultSchema, (t) => ({ ...t, test_refs: [...refsOf(t), { name: a.name, column: a.column, static: a.static }] })),
             response: { message: 'success' },
           }),
         },
@@ -58,7 +57,7 @@ const testRefs = definePlugin({
           .filter((r) => r.column === target.column)
           .map((r) => ({
             id: `test_ref@${target.source}:${qtKey(target.table)}:${r.name}`,
-            description: `test ref ${qtDisplay(target.table)}.${r.name}`,
+            description: `test ref ${qtDisplay(target.table, 'public')}.${r.name}`,
             onType: r.static,
             remove: (m: Metadata) => updateTableIfPresent(m, target.source, target.table, (x) => ({ ...x, test_refs: refsOf(x).filter((y) => y.name !== r.name) })),
           }));

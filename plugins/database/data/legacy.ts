@@ -11,7 +11,7 @@ import { SvcError } from '../../../core/errors.js';
 import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
 import type { BoolIR, ColumnValue, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
 import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/boolexp.js';
-import { findTable, QualifiedTableSchema, qtDisplay, qtKey, requireSource } from '../model/meta.js';
+import { findTable, qtDisplay, qtKey, requireSource, type QualifiedNameSchema } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
 import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
@@ -119,10 +119,15 @@ class Scope {
     return m ?? undefined;
   }
 
+  /** How messages name a table of the source (its kind's default schema left out). */
+  display(qt: QualifiedTable): string {
+    return qtDisplay(qt, this.kind.dialect.defaultSchema);
+  }
+
   /** The table an operation names (Hasura's message when it is not tracked). */
   table(qt: QualifiedTable): TableModel {
     const m = this.model(qt);
-    if (!m) throw new SvcError('not-exists', `table ${dquote(qtDisplay(qt))} does not exist`, { path: '$.args.table' });
+    if (!m) throw new SvcError('not-exists', `table ${dquote(this.display(qt))} does not exist`, { path: '$.args.table' });
     return m;
   }
 
@@ -130,7 +135,7 @@ class Scope {
   selectPerm(m: TableModel, path = '$.args'): SelectPermissionIR | undefined {
     if (this.admin) return undefined;
     const p = m.select.get(this.role);
-    if (!p) throw denied(`select on ${dquote(qtDisplay(m.table))} for role ${dquote(this.role)} is not allowed.`, path);
+    if (!p) throw denied(`select on ${dquote(this.display(m.table))} for role ${dquote(this.role)} is not allowed.`, path);
     return p;
   }
 
@@ -260,7 +265,7 @@ function orderIR(s: Scope, x: v.InferOutput<typeof OrderBySchema> | undefined, m
       }
       if (rel.kind === 'array') throw payload(`${dquote(step)} is an array relationship and can't be used in order_by`, path);
       const remote = s.model(rel.remote);
-      if (!remote) throw new SvcError('not-exists', `table ${dquote(qtDisplay(rel.remote))} does not exist`, { path });
+      if (!remote) throw new SvcError('not-exists', `table ${dquote(s.display(rel.remote))} does not exist`, { path });
       orderPath.push({ remote: rel.remote, mapping: rel.mapping, filter: s.selectPerm(remote, path)?.filter ?? TRUE });
       cur = remote;
     }
@@ -337,7 +342,7 @@ function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: strin
       throw new SvcError('not-exists', `no such relationship exists : ${dquote(n.name)}`, { path: at });
     }
     const remote = s.model(rel.remote);
-    if (!remote) throw new SvcError('not-exists', `table ${dquote(qtDisplay(rel.remote))} does not exist`, { path: at });
+    if (!remote) throw new SvcError('not-exists', `table ${dquote(s.display(rel.remote))} does not exist`, { path: at });
     const select = objectIR(s, n.columns, remote, `${at}.columns`);
     const key = n.alias ?? n.name;
     if (rel.kind === 'object') {
@@ -351,19 +356,21 @@ function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: strin
 }
 
 // ---------------------------------------------------------------------------------------------
-// Operations
+// Operations (their args name the table as the source kind does: `bind.table`)
 
-const SelectArgs = v.object({
-  table: QualifiedTableSchema,
-  columns: v.array(v.unknown()),
-  ...Window,
-});
+const selectArgs = (table: QualifiedNameSchema) =>
+  v.object({
+    table,
+    columns: v.array(v.unknown()),
+    ...Window,
+  });
 
-const CountArgs = v.object({
-  table: QualifiedTableSchema,
-  where: v.optional(v.unknown()),
-  distinct: v.optional(v.array(v.string())),
-});
+const countArgs = (table: QualifiedNameSchema) =>
+  v.object({
+    table,
+    where: v.optional(v.unknown()),
+    distinct: v.optional(v.array(v.string())),
+  });
 
 const ConflictArgs = v.object({
   constraint: v.optional(v.string()),
@@ -375,35 +382,44 @@ const ConflictArgs = v.object({
 /** `returning` of the writes: column names (Hasura's `Maybe [PGCol]`; null is none). */
 const Returning = v.optional(v.nullable(v.array(v.string())));
 
-const InsertArgs = v.object({
-  table: QualifiedTableSchema,
-  objects: v.array(v.record(v.string(), v.unknown())),
-  returning: Returning,
-  on_conflict: v.optional(v.nullable(ConflictArgs)),
-});
+const insertArgs = (table: QualifiedNameSchema) =>
+  v.object({
+    table,
+    objects: v.array(v.record(v.string(), v.unknown())),
+    returning: Returning,
+    on_conflict: v.optional(v.nullable(ConflictArgs)),
+  });
 
 /** A column -> value object of `update` (null is none, as Hasura's `.:?` reads it). */
 const UpdValues = v.optional(v.nullable(v.record(v.string(), v.unknown())));
 
-const UpdateArgs = v.object({
-  table: QualifiedTableSchema,
-  // Required, as Hasura's `o .: "where"` requires it: `{}` updates every row, a missing where is
-  // the parse error `key "where" not found`.
-  where: v.record(v.string(), v.unknown()),
-  $set: UpdValues,
-  /** Hasura's older name of `$set`, read when `$set` is absent. */
-  values: UpdValues,
-  $inc: UpdValues,
-  $mul: UpdValues,
-  $default: v.optional(v.nullable(v.array(v.string()))),
-  returning: Returning,
-});
+const updateArgs = (table: QualifiedNameSchema) =>
+  v.object({
+    table,
+    // Required, as Hasura's `o .: "where"` requires it: `{}` updates every row, a missing where is
+    // the parse error `key "where" not found`.
+    where: v.record(v.string(), v.unknown()),
+    $set: UpdValues,
+    /** Hasura's older name of `$set`, read when `$set` is absent. */
+    values: UpdValues,
+    $inc: UpdValues,
+    $mul: UpdValues,
+    $default: v.optional(v.nullable(v.array(v.string()))),
+    returning: Returning,
+  });
 
-const DeleteArgs = v.object({
-  table: QualifiedTableSchema,
-  where: v.record(v.string(), v.unknown()),
-  returning: Returning,
-});
+const deleteArgs = (table: QualifiedNameSchema) =>
+  v.object({
+    table,
+    where: v.record(v.string(), v.unknown()),
+    returning: Returning,
+  });
+
+type SelectArgs = v.InferOutput<ReturnType<typeof selectArgs>>;
+type CountArgs = v.InferOutput<ReturnType<typeof countArgs>>;
+type InsertArgs = v.InferOutput<ReturnType<typeof insertArgs>>;
+type UpdateArgs = v.InferOutput<ReturnType<typeof updateArgs>>;
+type DeleteArgs = v.InferOutput<ReturnType<typeof deleteArgs>>;
 
 /** Legacy-only operations, registered for the kind that owns the legacy names (postgres). */
 export function legacyDataGroup(db: DatabaseService): CommandGroup {
@@ -417,7 +433,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         return s.kind.dialect.compileSelect(ir);
       };
 
-      const select: OperationDef<v.InferOutput<typeof SelectArgs>>['run'] = async (a, ctx) => {
+      const select: OperationDef<SelectArgs>['run'] = async (a, ctx) => {
         const s = await scopeFor(db, ctx, 'default');
         const m = s.table(a.table);
         const ir: RootIR = { k: 'select', single: false, rows: rowsIR(s, m, a, '$.args'), select: objectIR(s, a.columns, m, '$.args.columns') };
@@ -427,7 +443,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         return { response: new JsonText(row.json) };
       };
 
-      const count: OperationDef<v.InferOutput<typeof CountArgs>>['run'] = async (a, ctx) => {
+      const count: OperationDef<CountArgs>['run'] = async (a, ctx) => {
         const s = await scopeFor(db, ctx, 'default');
         const m = s.table(a.table);
         const perm = s.selectPerm(m);
@@ -463,27 +479,27 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         return { response: new JsonText(row.json) };
       };
 
-      const insert: OperationDef<v.InferOutput<typeof InsertArgs>>['run'] = async (a, ctx) => {
+      const insert: OperationDef<InsertArgs>['run'] = async (a, ctx) => {
         const s = await scopeFor(db, ctx, 'default');
         return mutate(s, ctx, insertIR(s, s.table(a.table), a));
       };
 
-      const update: OperationDef<v.InferOutput<typeof UpdateArgs>>['run'] = async (a, ctx) => {
+      const update: OperationDef<UpdateArgs>['run'] = async (a, ctx) => {
         const s = await scopeFor(db, ctx, 'default');
         return mutate(s, ctx, updateIR(s, s.table(a.table), a));
       };
 
-      const del: OperationDef<v.InferOutput<typeof DeleteArgs>>['run'] = async (a, ctx) => {
+      const del: OperationDef<DeleteArgs>['run'] = async (a, ctx) => {
         const s = await scopeFor(db, ctx, 'default');
         return mutate(s, ctx, deleteIR(s, s.table(a.table), a));
       };
 
       return [
-        { type: null, legacy: legacy('select'), args: SelectArgs, mutates: false, adminOnly: false, run: select },
-        { type: null, legacy: legacy('count'), args: CountArgs, mutates: false, adminOnly: false, run: count },
-        { type: null, legacy: legacy('insert'), args: InsertArgs, mutates: false, adminOnly: false, run: insert },
-        { type: null, legacy: legacy('update'), args: UpdateArgs, mutates: false, adminOnly: false, run: update },
-        { type: null, legacy: legacy('delete'), args: DeleteArgs, mutates: false, adminOnly: false, run: del },
+        { type: null, legacy: legacy('select'), args: selectArgs(bind.table), mutates: false, adminOnly: false, run: select },
+        { type: null, legacy: legacy('count'), args: countArgs(bind.table), mutates: false, adminOnly: false, run: count },
+        { type: null, legacy: legacy('insert'), args: insertArgs(bind.table), mutates: false, adminOnly: false, run: insert },
+        { type: null, legacy: legacy('update'), args: updateArgs(bind.table), mutates: false, adminOnly: false, run: update },
+        { type: null, legacy: legacy('delete'), args: deleteArgs(bind.table), mutates: false, adminOnly: false, run: del },
       ];
     },
   };
@@ -532,8 +548,8 @@ function hasuraNumeric(n: number): string {
 // ---------------------------------------------------------------------------------------------
 // insert
 
-function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>): MutationIR {
-  const tableName = dquote(qtDisplay(m.table));
+function insertIR(s: Scope, m: TableModel, a: InsertArgs): MutationIR {
+  const tableName = dquote(s.display(m.table));
   if (!m.mutable.insert) throw new SvcError('not-supported', `view ${tableName} is not insertable`, { path: '$.args' });
   const perm = s.admin ? undefined : m.insert.get(s.role);
   if (!s.admin && !perm) throw denied(`insert on ${tableName} for role ${dquote(s.role)} is not allowed.`);
@@ -603,7 +619,7 @@ function insertIR(s: Scope, m: TableModel, a: v.InferOutput<typeof InsertArgs>):
  * it (`askSelPermInfo`'s message, which keeps its trailing space, and the reason appended). */
 function needSelect(s: Scope, m: TableModel, why: string): void {
   if (s.admin || m.select.has(s.role)) return;
-  throw denied(`select on ${dquote(qtDisplay(m.table))} for role ${dquote(s.role)} is not allowed. ; ${why}`);
+  throw denied(`select on ${dquote(s.display(m.table))} for role ${dquote(s.role)} is not allowed. ; ${why}`);
 }
 
 /** `{affected_rows, returning}`: `returning` only when asked, with column names the role may
@@ -632,8 +648,8 @@ const UPDATE_OPERATORS = [
   ['$default', 'default'],
 ] as const satisfies readonly (readonly [string, UpdateOp])[];
 
-function updateIR(s: Scope, m: TableModel, a: v.InferOutput<typeof UpdateArgs>): MutationIR {
-  const tableName = dquote(qtDisplay(m.table));
+function updateIR(s: Scope, m: TableModel, a: UpdateArgs): MutationIR {
+  const tableName = dquote(s.display(m.table));
   if (!m.mutable.update) throw new SvcError('not-supported', `view ${tableName} is not updatable`, { path: '$.args' });
   const perm = s.admin ? undefined : m.update.get(s.role);
   if (!s.admin && !perm) throw denied(`update on ${tableName} for role ${dquote(s.role)} is not allowed.`);
@@ -668,8 +684,8 @@ function updateIR(s: Scope, m: TableModel, a: v.InferOutput<typeof UpdateArgs>):
   return { k: 'update', table: m.table, where, set, check: perm?.check ?? TRUE, output };
 }
 
-function deleteIR(s: Scope, m: TableModel, a: v.InferOutput<typeof DeleteArgs>): MutationIR {
-  const tableName = dquote(qtDisplay(m.table));
+function deleteIR(s: Scope, m: TableModel, a: DeleteArgs): MutationIR {
+  const tableName = dquote(s.display(m.table));
   if (!m.mutable.delete) throw new SvcError('not-supported', `view ${tableName} is not deletable`, { path: '$.args' });
   const perm = s.admin ? undefined : m.delete.get(s.role);
   if (!s.admin && !perm) throw denied(`delete on ${tableName} for role ${dquote(s.role)} is not allowed.`);

@@ -23,7 +23,7 @@ import type {
   TableMeta,
   TableResolveContext,
 } from '../model/types.js';
-import { QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, sourcesOf, SourceNameSchema, updateTable, updateTableIfPresent } from '../model/meta.js';
+import { qtDisplay, qtKey, requireTable, sameTable, sourcesOf, SourceNameSchema, updateTable, updateTableIfPresent } from '../model/meta.js';
 import { argType, isGraphQLName, quoted, reasonMessage, returnTable, singleOverload } from './functions.js';
 import type { DatabaseService } from '../model/service.js';
 
@@ -55,43 +55,43 @@ export function checkComputedField(
   const qf = cf.definition.function;
   const reasons: string[] = [];
   if (!isGraphQLName(cf.name)) reasons.push(`"${cf.name}" is not valid GraphQL name`);
-  if (fn.volatility === 'volatile') reasons.push(`the function ${quoted(qf)} is of type VOLATILE; cannot be added as a computed field`);
+  if (fn.volatility === 'volatile') reasons.push(`the function ${quoted(qf, dialect.defaultSchema)} is of type VOLATILE; cannot be added as a computed field`);
   let returns: ComputedFieldReturn;
   const rowsOf = returnTable(intro, fn);
   if (rowsOf) {
-    if (!isTracked(qtKey(rowsOf))) reasons.push(`the function ${quoted(qf)} returning set of table ${quoted(rowsOf)} is not tracked or not found in database`);
+    if (!isTracked(qtKey(rowsOf))) reasons.push(`the function ${quoted(qf, dialect.defaultSchema)} returning set of table ${quoted(rowsOf, dialect.defaultSchema)} is not tracked or not found in database`);
     returns = { table: rowsOf };
   } else {
     // An array of a base type is BASE to PostgreSQL (typtype 'b'), and to Hasura.
-    if (fn.returnTypeKind !== 'base' && fn.returnTypeKind !== 'array') reasons.push(`the function ${quoted(qf)} returning type ${fn.returnType} is not a BASE type`);
+    if (fn.returnTypeKind !== 'base' && fn.returnTypeKind !== 'array') reasons.push(`the function ${quoted(qf, dialect.defaultSchema)} returning type ${fn.returnType} is not a BASE type`);
     returns = { scalar: fn.returnType };
   }
   const checkTableArg = (label: string, arg: FunctionArgInfo) => {
     if (arg.typeKind !== 'composite') reasons.push(`${label} is not COMPOSITE type`);
     const argType = { schema: arg.typeSchema, name: arg.type };
-    if (!sameTable(argType, table)) reasons.push(`${label} of type ${quoted(argType)} is not the table to which the computed field is being added`);
+    if (!sameTable(argType, table)) reasons.push(`${label} of type ${quoted(argType, dialect.defaultSchema)} is not the table to which the computed field is being added`);
   };
   // A missing named argument stops the checks (Hasura `refute`s there).
   const notAnArgument = (name: string) => {
-    reasons.push(`"${name}" is not an input argument of the function ${quoted(qf)}`);
+    reasons.push(`"${name}" is not an input argument of the function ${quoted(qf, dialect.defaultSchema)}`);
     return { reasons };
   };
   const tableArgument = cf.definition.table_argument;
   if (tableArgument != null) {
     const arg = fn.args.find((a) => a.name === tableArgument);
     if (!arg) return notAnArgument(tableArgument);
-    checkTableArg(`"${tableArgument}" argument of the function ${quoted(qf)}`, arg);
+    checkTableArg(`"${tableArgument}" argument of the function ${quoted(qf, dialect.defaultSchema)}`, arg);
   } else if (fn.args.length === 0) {
-    reasons.push(`the function ${quoted(qf)} has no input arguments`);
+    reasons.push(`the function ${quoted(qf, dialect.defaultSchema)} has no input arguments`);
   } else {
-    checkTableArg(`first argument of the function ${quoted(qf)}`, fn.args[0]!);
+    checkTableArg(`first argument of the function ${quoted(qf, dialect.defaultSchema)}`, fn.args[0]!);
   }
   const sessionArgument = cf.definition.session_argument;
   if (sessionArgument != null) {
     const arg = fn.args.find((a) => a.name === sessionArgument);
     if (!arg) return notAnArgument(sessionArgument);
     if (!dialect.sessionArgument(argType(arg), 'computed_field')) {
-      reasons.push(`"${sessionArgument}" argument of the function ${quoted(qf)} is not of type JSON`);
+      reasons.push(`"${sessionArgument}" argument of the function ${quoted(qf, dialect.defaultSchema)} is not of type JSON`);
     }
   }
   return reasons.length > 0 ? { reasons } : { returns };
@@ -113,25 +113,26 @@ function fieldConflict(t: TableMeta, info: TableInfo, name: string): string | un
 function resolveTable(ctx: TableResolveContext): void {
   const table = ctx.table.table;
   const source = ctx.source.name;
+  const defaultSchema = ctx.kind.dialect.defaultSchema;
   for (const cf of ctx.table.computed_fields ?? []) {
     const report = (reason: string) =>
       ctx.report({
         type: 'computed_field',
-        name: `computed_field ${cf.name} in table ${qtDisplay(table)} in source ${source}`,
+        name: `computed_field ${cf.name} in table ${qtDisplay(table, defaultSchema)} in source ${source}`,
         reason: `Inconsistent object: ${reason}`,
         definition: { source, table, name: cf.name, definition: cf.definition, comment: cf.comment ?? null },
         id: objectId(source, table, cf.name),
         remove: (md) => updateTableIfPresent(md, source, table, (t) => withoutComputedField(t, cf.name)),
       });
-    const context = `in table ${quoted(table)}: in computed field "${cf.name}": `;
-    const fn = singleOverload(ctx.introspection, cf.definition.function);
+    const context = `in table ${quoted(table, defaultSchema)}: in computed field "${cf.name}": `;
+    const fn = singleOverload(ctx.introspection, cf.definition.function, defaultSchema);
     if (typeof fn === 'string') {
       report(context + fn);
       continue;
     }
     const checked = checkComputedField(table, cf, fn, ctx.introspection, (key) => ctx.tracked.get(key)?.info !== undefined, ctx.kind.dialect);
     if ('reasons' in checked) {
-      report(`${context}the computed field "${cf.name}" cannot be added to table ${quoted(table)} ${reasonMessage(checked.reasons)}`);
+      report(`${context}the computed field "${cf.name}" cannot be added to table ${quoted(table, defaultSchema)} ${reasonMessage(checked.reasons)}`);
       continue;
     }
     if ('table' in checked.returns) ctx.dependsOn(qtKey(checked.returns.table));
@@ -140,30 +141,33 @@ function resolveTable(ctx: TableResolveContext): void {
   }
 }
 
-const AddArgs = v.object({
-  table: QualifiedTableSchema,
-  name: nameText,
-  definition: v.object({
-    function: QualifiedFunctionSchema,
-    table_argument: v.nullish(nameText),
-    session_argument: v.nullish(nameText),
-  }),
-  comment: optionalComment,
-  source: SourceNameSchema,
-});
+const addArgs = (bind: KindBinding) =>
+  v.object({
+    table: bind.table,
+    name: nameText,
+    definition: v.object({
+      function: bind.function,
+      table_argument: v.nullish(nameText),
+      session_argument: v.nullish(nameText),
+    }),
+    comment: optionalComment,
+    source: SourceNameSchema,
+  });
 
-const DropArgs = v.object({
-  table: QualifiedTableSchema,
-  name: nameText,
-  cascade: v.optional(v.boolean(), false),
-  source: SourceNameSchema,
-});
+const dropArgs = (bind: KindBinding) =>
+  v.object({
+    table: bind.table,
+    name: nameText,
+    cascade: v.optional(v.boolean(), false),
+    source: SourceNameSchema,
+  });
 
 export function computedFieldsGroup(db: DatabaseService): CommandGroup {
-  const add: OperationDef<v.InferOutput<typeof AddArgs>>['run'] = (a, ctx) => {
-    const table = requireTable(ctx.metadata, a.source, a.table);
+  const add = (bind: KindBinding): OperationDef<v.InferOutput<ReturnType<typeof addArgs>>>['run'] => (a, ctx) => {
+    const defaultSchema = bind.kind.dialect.defaultSchema;
+    const table = requireTable(ctx.metadata, a.source, a.table, defaultSchema);
     if ((table.computed_fields ?? []).some((c) => c.name === a.name)) {
-      throw new SvcError('already-exists', `computed field "${a.name}" already exists in table ${quoted(a.table)}`, { path: '$.args.name' });
+      throw new SvcError('already-exists', `computed field "${a.name}" already exists in table ${quoted(a.table, defaultSchema)}`, { path: '$.args.name' });
     }
     const definition: ComputedFieldMeta['definition'] = { function: a.definition.function };
     if (a.definition.table_argument != null) definition.table_argument = a.definition.table_argument;
@@ -171,14 +175,14 @@ export function computedFieldsGroup(db: DatabaseService): CommandGroup {
     const entry: ComputedFieldMeta = { name: a.name, definition };
     if (a.comment != null) entry.comment = a.comment;
     return {
-      metadata: updateTable(ctx.metadata, a.source, a.table, (t) => ({ ...t, computed_fields: [...(t.computed_fields ?? []), entry] })),
+      metadata: updateTable(ctx.metadata, a.source, a.table, defaultSchema, (t) => ({ ...t, computed_fields: [...(t.computed_fields ?? []), entry] })),
       response: success,
       defines: [objectId(a.source, a.table, a.name)],
     };
   };
 
-  const drop: OperationDef<v.InferOutput<typeof DropArgs>>['run'] = (a, ctx) => {
-    const table = requireTable(ctx.metadata, a.source, a.table);
+  const drop = (bind: KindBinding): OperationDef<v.InferOutput<ReturnType<typeof dropArgs>>>['run'] => (a, ctx) => {
+    const table = requireTable(ctx.metadata, a.source, a.table, bind.kind.dialect.defaultSchema);
     if (!(table.computed_fields ?? []).some((c) => c.name === a.name)) {
       throw new SvcError('not-exists', `computed field "${a.name}" does not exist`, { path: '$.args.name' });
     }
@@ -191,8 +195,8 @@ export function computedFieldsGroup(db: DatabaseService): CommandGroup {
     name: 'computed-fields',
     operations(bind: KindBinding): OperationDef[] {
       return [
-        { type: bind.name('add_computed_field'), legacy: bind.legacy('add_computed_field'), args: AddArgs, mutates: true, run: add },
-        { type: bind.name('drop_computed_field'), legacy: bind.legacy('drop_computed_field'), args: DropArgs, mutates: true, run: drop },
+        { type: bind.name('add_computed_field'), legacy: bind.legacy('add_computed_field'), args: addArgs(bind), mutates: true, run: add(bind) },
+        { type: bind.name('drop_computed_field'), legacy: bind.legacy('drop_computed_field'), args: dropArgs(bind), mutates: true, run: drop(bind) },
       ];
     },
 
@@ -202,13 +206,14 @@ export function computedFieldsGroup(db: DatabaseService): CommandGroup {
     dependents(md: Metadata, target): Dependent[] {
       if (target.kind !== 'function') return [];
       const source = sourcesOf(md).find((s) => s.name === target.source);
+      const defaultSchema = (source && db.defaultSchemaOf(source)) ?? '';
       const out: Dependent[] = [];
       for (const t of source?.tables ?? []) {
         for (const cf of t.computed_fields ?? []) {
           if (!sameTable(cf.definition.function, target.function)) continue;
           out.push({
             id: `computed_field@${target.source}:${qtKey(t.table)}:${cf.name}`,
-            description: `computed field ${qtDisplay(t.table)}.${cf.name} in source "${target.source}"`,
+            description: `computed field ${qtDisplay(t.table, defaultSchema)}.${cf.name} in source "${target.source}"`,
             remove: (m) => updateTableIfPresent(m, target.source, t.table, (x) => withoutComputedField(x, cf.name)),
             target: { kind: 'computed_field', source: target.source, table: t.table, name: cf.name },
           });

@@ -233,7 +233,7 @@ describe('root fields of a table', () => {
   });
 
   it('follows the table, view and materialized-view rules, with custom names', async () => {
-    expect(tableRootFields({ table: { schema: 'public', name: 't' } }, info({}))).toEqual({
+    expect(tableRootFields({ table: { schema: 'public', name: 't' } }, info({}), 'public')).toEqual({
       query: ['t', 't_by_pk', 't_aggregate'],
       subscription: ['t', 't_by_pk', 't_aggregate', 't_stream'],
       mutation: ['insert_t', 'insert_t_one', 'update_t', 'update_t_by_pk', 'update_t_many', 'delete_t', 'delete_t_by_pk'],
@@ -242,10 +242,11 @@ describe('root fields of a table', () => {
       tableRootFields(
         { table: { schema: 'other', name: 't' }, configuration: { custom_root_fields: { select: 'all', delete_by_pk: { name: 'zap', comment: 'x' } } } },
         info({ primaryKey: null, viewInfo: { insertable: true, updatable: false, deletable: true } }),
+        'public',
       ),
     ).toEqual({ query: ['all', 'other_t_aggregate'], subscription: ['all', 'other_t_aggregate', 'other_t_stream'], mutation: ['insert_other_t', 'insert_other_t_one', 'delete_other_t'] });
-    expect(tableRootFields({ table: { schema: 'public', name: 'm' }, configuration: { custom_name: 'mv' } }, info({ relation: 'materialized_view', primaryKey: null })).mutation).toEqual([]);
-    expect(tableRootFields({ table: { schema: 'public', name: 'a b' } }, info({}))).toEqual({ query: [], subscription: [], mutation: [] });
+    expect(tableRootFields({ table: { schema: 'public', name: 'm' }, configuration: { custom_name: 'mv' } }, info({ relation: 'materialized_view', primaryKey: null }), 'public').mutation).toEqual([]);
+    expect(tableRootFields({ table: { schema: 'public', name: 'a b' } }, info({}), 'public')).toEqual({ query: [], subscription: [], mutation: [] });
   });
 
   it('tracks views and materialized views without clashes', async () => {

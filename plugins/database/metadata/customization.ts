@@ -22,7 +22,7 @@ import type {
   TableInfo,
   TableMeta,
 } from '../model/types.js';
-import { QualifiedTableSchema, qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from '../model/meta.js';
+import { qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from '../model/meta.js';
 import { sourceNames } from '../schema/names.js';
 import type { DatabaseService } from '../model/service.js';
 
@@ -176,9 +176,9 @@ export function dropColumnFromConfig(config: TableConfig | undefined, column: st
 // ---------------------------------------------------------------------------------------------
 // Root fields
 
-/** The name a table's GraphQL nodes are generated from: its custom name, else `<name>` in
- * `public` and `<schema>_<name>` elsewhere. */
-export function tableGraphQLName(t: TableMeta, defaultSchema = 'public'): string {
+/** The name a table's GraphQL nodes are generated from: its custom name, else `<name>` in the
+ * source kind's default schema (`Dialect.defaultSchema`) and `<schema>_<name>` elsewhere. */
+export function tableGraphQLName(t: TableMeta, defaultSchema: string): string {
   const c = t.configuration;
   return c?.custom_name ?? c?.identifier ?? (t.table.schema === defaultSchema ? t.table.name : `${t.table.schema}_${t.table.name}`);
 }
@@ -209,7 +209,7 @@ export function rootFieldNames(t: TableMeta, name: string): Record<RootFieldKey,
 
 /** Whether a table appears in the GraphQL schema: a table whose name is not a GraphQL name stays
  * tracked (for the metadata API) but gets no GraphQL nodes until it is given a custom name. */
-export const inGraphQLSchema = (t: TableMeta): boolean => isGraphQLName(tableGraphQLName(t));
+export const inGraphQLSchema = (t: TableMeta, defaultSchema: string): boolean => isGraphQLName(tableGraphQLName(t, defaultSchema));
 
 /**
  * The root fields a tracked table defines (as the admin role sees them): select fields under
@@ -217,22 +217,22 @@ export const inGraphQLSchema = (t: TableMeta): boolean => isGraphQLName(tableGra
  * per updatability for a view), `_by_pk` fields only with a primary key. Custom root fields
  * replace the default names.
  */
-export function tableRootFields(t: TableMeta, info: TableInfo | undefined): RootFields {
+export function tableRootFields(t: TableMeta, info: TableInfo | undefined, defaultSchema: string): RootFields {
   const hit = rootFieldCache.get(t);
-  if (hit && hit.info === info) return hit.fields;
-  const fields = computeTableRootFields(t, info);
-  rootFieldCache.set(t, { info, fields });
+  if (hit && hit.info === info && hit.defaultSchema === defaultSchema) return hit.fields;
+  const fields = computeTableRootFields(t, info, defaultSchema);
+  rootFieldCache.set(t, { info, defaultSchema, fields });
   return fields;
 }
 
 /** Root fields per table entry: entries are immutable (Note [Sharing]), so an untouched table's
  * fields are not computed again. */
-const rootFieldCache = new WeakMap<TableMeta, { info: TableInfo | undefined; fields: RootFields }>();
+const rootFieldCache = new WeakMap<TableMeta, { info: TableInfo | undefined; defaultSchema: string; fields: RootFields }>();
 
-function computeTableRootFields(t: TableMeta, info: TableInfo | undefined): RootFields {
+function computeTableRootFields(t: TableMeta, info: TableInfo | undefined, defaultSchema: string): RootFields {
   const out: RootFields = { query: [], mutation: [], subscription: [] };
-  if (!info || !inGraphQLSchema(t)) return out;
-  const name = tableGraphQLName(t);
+  if (!info || !inGraphQLSchema(t, defaultSchema)) return out;
+  const name = tableGraphQLName(t, defaultSchema);
   const custom = (t.configuration?.custom_root_fields ?? {}) as Record<string, unknown>;
   const field = (key: RootFieldKey, dflt: string) => rootFieldName(custom[key]) ?? dflt;
   const pk = info.primaryKey !== null;
@@ -425,8 +425,8 @@ function reportConflicts(ctx: BuildContext, owners: [string, RootFields][], conf
 
 /** The constraint names of a table in the schema become GraphQL enum values, so they must be
  * GraphQL names (checked when a table enters the schema). */
-export function checkConstraintNames(t: TableMeta, info: TableInfo): void {
-  if (!inGraphQLSchema(t)) return;
+export function checkConstraintNames(t: TableMeta, info: TableInfo, defaultSchema: string): void {
+  if (!inGraphQLSchema(t, defaultSchema)) return;
   for (const c of [info.primaryKey, ...info.uniqueConstraints]) {
     if (c && !isGraphQLName(c.name)) {
       throw new SvcError('validation-failed', `cannot include "${c.name}" in the GraphQL schema because it is not a valid GraphQL identifier`, { path: '$.args' });
@@ -466,17 +466,18 @@ export function customizationGroup(db: DatabaseService): CommandGroup {
   return {
     name: 'customization',
     operations(bind: KindBinding): OperationDef[] {
+      const defaultSchema = bind.kind.dialect.defaultSchema;
       const setArgs = v.object({
-        table: QualifiedTableSchema,
+        table: bind.table,
         source: SourceNameSchema,
         configuration: v.optional(v.nullable(TableConfigSchema)),
       });
       const setConfiguration = async (source: string, table: TableMeta['table'], configuration: TableConfig, ctx: OperationContext) => {
-        requireTable(ctx.metadata, source, table, '$.args');
-        const md = updateTable(ctx.metadata, source, table, (t) => ({ ...t, configuration }));
+        requireTable(ctx.metadata, source, table, defaultSchema, '$.args');
+        const md = updateTable(ctx.metadata, source, table, defaultSchema, (t) => ({ ...t, configuration }));
         const info = (await db.introspection(ctx, source)).tables.get(qtKey(table));
-        const entry = requireTable(md, source, table);
-        if (info) checkConstraintNames(entry, info);
+        const entry = requireTable(md, source, table, defaultSchema);
+        if (info) checkConstraintNames(entry, info, defaultSchema);
         return { metadata: md, response: success, defines: [`table:${source}:${qtKey(table)}`] };
       };
       const ops: OperationDef[] = [
@@ -491,7 +492,7 @@ export function customizationGroup(db: DatabaseService): CommandGroup {
       const legacyCustomFields = bind.legacy('set_table_custom_fields');
       if (legacyCustomFields) {
         const customFieldsArgs = v.object({
-          table: QualifiedTableSchema,
+          table: bind.table,
           source: SourceNameSchema,
           custom_root_fields: v.optional(v.nullable(CustomRootFieldsSchema)),
           custom_column_names: v.optional(v.nullable(v.record(v.string(), GraphQLNameSchema))),

@@ -25,7 +25,7 @@ import type {
   QualifiedTable,
   SourceMeta,
 } from '../model/types.js';
-import { findFunction, findSource, findTable, QualifiedFunctionSchema, qtDisplay, qtKey, requireSource, sameTable, sourcesOf, SourceNameSchema, updateSource } from '../model/meta.js';
+import { findFunction, findSource, findTable, qtDisplay, qtKey, requireSource, sameTable, sourcesOf, SourceNameSchema, updateSource } from '../model/meta.js';
 import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
@@ -33,8 +33,9 @@ const success = { message: 'success' };
 // ---------------------------------------------------------------------------------------------
 // Helpers shared with computed fields
 
-/** `"name"`, or `"schema.name"` outside `public`: how Hasura quotes a qualified name in messages. */
-export const quoted = (qt: QualifiedTable) => `"${qtDisplay(qt)}"`;
+/** `"name"`, or `"schema.name"` outside the source kind's default schema: how Hasura quotes a
+ * qualified name in messages. */
+export const quoted = (qt: QualifiedTable, defaultSchema: string) => `"${qtDisplay(qt, defaultSchema)}"`;
 
 export { isGraphQLName };
 
@@ -45,10 +46,10 @@ export function reasonMessage(reasons: string[]): string {
 }
 
 /** The one definition of a function in the source, or the reason there is none. */
-export function singleOverload(intro: Introspection, qf: QualifiedFunction): FunctionInfo | string {
+export function singleOverload(intro: Introspection, qf: QualifiedFunction, defaultSchema: string): FunctionInfo | string {
   const overloads = intro.functions.get(qtKey(qf)) ?? [];
-  if (overloads.length === 0) return `no such function exists: ${quoted(qf)}`;
-  if (overloads.length > 1) return `function ${quoted(qf)} is overloaded. Overloaded functions are not supported`;
+  if (overloads.length === 0) return `no such function exists: ${quoted(qf, defaultSchema)}`;
+  if (overloads.length > 1) return `function ${quoted(qf, defaultSchema)} is overloaded. Overloaded functions are not supported`;
   return overloads[0]!;
 }
 
@@ -113,10 +114,11 @@ function integrityErrors(fn: FunctionMeta, info: FunctionInfo, intro: Introspect
 function resolveFunction(ctx: FunctionResolveContext): FunctionInfo | undefined {
   const qf = ctx.fn.function;
   const source = ctx.source.name;
+  const defaultSchema = ctx.kind.dialect.defaultSchema;
   const fail = (reason: string) => {
     ctx.report({
       type: 'function',
-      name: `function ${qtDisplay(qf)} in source ${source}`,
+      name: `function ${qtDisplay(qf, defaultSchema)} in source ${source}`,
       reason: `Inconsistent object: ${reason}`,
       definition: qf,
       id: functionObjectId(source, qf),
@@ -124,13 +126,13 @@ function resolveFunction(ctx: FunctionResolveContext): FunctionInfo | undefined 
     });
     return undefined;
   };
-  const info = singleOverload(ctx.introspection, qf);
-  if (typeof info === 'string') return fail(`in function ${quoted(qf)}: ${info}`);
+  const info = singleOverload(ctx.introspection, qf, defaultSchema);
+  if (typeof info === 'string') return fail(`in function ${quoted(qf, defaultSchema)}: ${info}`);
   const errors = integrityErrors(ctx.fn, info, ctx.introspection, ctx.kind.dialect);
-  if (errors.length > 0) return fail(`in function ${quoted(qf)}: the function ${quoted(qf)} cannot be tracked ${reasonMessage(errors)}`);
+  if (errors.length > 0) return fail(`in function ${quoted(qf, defaultSchema)}: the function ${quoted(qf, defaultSchema)} cannot be tracked ${reasonMessage(errors)}`);
   // The function's fields are its return table's: it depends on that table being tracked.
   const table = returnTable(ctx.introspection, info)!;
-  if (!ctx.tracked.get(qtKey(table))?.info) return fail(`table ${quoted(table)} is not tracked`);
+  if (!ctx.tracked.get(qtKey(table))?.info) return fail(`table ${quoted(table, defaultSchema)} is not tracked`);
   return info;
 }
 
@@ -158,42 +160,47 @@ function storedConfig(c: v.InferOutput<typeof FunctionConfigSchema> | null | und
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-const TrackArgs = v.object({
-  function: QualifiedFunctionSchema,
-  source: SourceNameSchema,
-  configuration: v.nullish(FunctionConfigSchema),
-  comment: optionalComment,
-});
-type TrackArgs = v.InferOutput<typeof TrackArgs>;
+const trackArgs = (bind: KindBinding) =>
+  v.object({
+    function: bind.function,
+    source: SourceNameSchema,
+    configuration: v.nullish(FunctionConfigSchema),
+    comment: optionalComment,
+  });
+type TrackArgs = v.InferOutput<ReturnType<typeof trackArgs>>;
 
 /** Legacy version 1: the function name alone (`{schema, name}` or text). */
-const LegacyTrackV1 = v.pipe(
-  QualifiedFunctionSchema,
-  v.transform((qf): TrackArgs => ({ function: qf, source: 'default', configuration: undefined, comment: undefined })),
-);
+const legacyTrackV1 = (bind: KindBinding) =>
+  v.pipe(
+    bind.function,
+    v.transform((qf): TrackArgs => ({ function: qf, source: 'default', configuration: undefined, comment: undefined })),
+  );
 
 /** `{function, source}`, or (legacy) the function name alone. */
-const UntrackArgs = v.union([
-  v.object({ function: QualifiedFunctionSchema, source: SourceNameSchema }),
-  v.pipe(QualifiedFunctionSchema, v.transform((qf) => ({ function: qf, source: 'default' }))),
-]);
+const untrackArgs = (bind: KindBinding) =>
+  v.union([
+    v.object({ function: bind.function, source: SourceNameSchema }),
+    v.pipe(bind.function, v.transform((qf) => ({ function: qf, source: 'default' }))),
+  ]);
 
-const PermissionArgs = v.object({ function: QualifiedFunctionSchema, role: nameText, source: SourceNameSchema });
+const permissionArgs = (bind: KindBinding) => v.object({ function: bind.function, role: nameText, source: SourceNameSchema });
+type PermissionArgs = v.InferOutput<ReturnType<typeof permissionArgs>>;
 
-function requireTrackedFunction(source: SourceMeta, qf: QualifiedFunction): FunctionMeta {
+function requireTrackedFunction(source: SourceMeta, qf: QualifiedFunction, defaultSchema: string): FunctionMeta {
   const f = findFunction(source, qf);
-  if (!f) throw new SvcError('not-exists', `function ${quoted(qf)} not found in the cache`, { path: '$.args' });
+  if (!f) throw new SvcError('not-exists', `function ${quoted(qf, defaultSchema)} not found in the cache`, { path: '$.args' });
   return f;
 }
 
 export function functionsGroup(db: DatabaseService): CommandGroup {
-  const track: OperationDef<TrackArgs>['run'] = (a, ctx) => {
+  const track = (bind: KindBinding): OperationDef<TrackArgs>['run'] => (a, ctx) => {
+    const defaultSchema = bind.kind.dialect.defaultSchema;
     const source = requireSource(ctx.metadata, a.source);
     if (findFunction(source, a.function)) {
-      throw new SvcError('already-tracked', `function already tracked: ${quoted(a.function)}`, { path: '$.args' });
+      throw new SvcError('already-tracked', `function already tracked: ${quoted(a.function, defaultSchema)}`, { path: '$.args' });
     }
     if (findTable(source, a.function)) {
-      throw new SvcError('not-supported', `table with name ${quoted(a.function)} already exists`, { path: '$.args' });
+      throw new SvcError('not-supported', `table with name ${quoted(a.function, defaultSchema)} already exists`, { path: '$.args' });
     }
     const entry: FunctionMeta = { function: a.function };
     const configuration = storedConfig(a.configuration);
@@ -206,29 +213,31 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
     };
   };
 
-  const untrack: OperationDef<v.InferOutput<typeof UntrackArgs>>['run'] = (a, ctx) => {
-    requireTrackedFunction(requireSource(ctx.metadata, a.source), a.function);
+  const untrack = (bind: KindBinding): OperationDef<v.InferOutput<ReturnType<typeof untrackArgs>>>['run'] => (a, ctx) => {
+    const defaultSchema = bind.kind.dialect.defaultSchema;
+    requireTrackedFunction(requireSource(ctx.metadata, a.source), a.function, defaultSchema);
     return { metadata: removeFunction(ctx.metadata, a.source, a.function), response: success };
   };
 
-  const createPermission: OperationDef<v.InferOutput<typeof PermissionArgs>>['run'] = async (a, ctx) => {
+  const createPermission = (bind: KindBinding): OperationDef<PermissionArgs>['run'] => async (a, ctx) => {
+    const defaultSchema = bind.kind.dialect.defaultSchema;
     const source = requireSource(ctx.metadata, a.source);
-    const fn = requireTrackedFunction(source, a.function);
+    const fn = requireTrackedFunction(source, a.function, defaultSchema);
     if ((fn.permissions ?? []).some((p) => p.role === a.role)) {
-      throw new SvcError('already-exists', `permission of role "${a.role}" already exists for function ${quoted(a.function)} in source: "${a.source}"`, {
+      throw new SvcError('already-exists', `permission of role "${a.role}" already exists for function ${quoted(a.function, defaultSchema)} in source: "${a.source}"`, {
         path: '$.args',
       });
     }
     const intro = await db.introspection(ctx, a.source);
-    const info = singleOverload(intro, a.function);
-    if (typeof info === 'string') throw new SvcError('not-exists', `function ${quoted(a.function)} not found in the cache`, { path: '$.args' });
+    const info = singleOverload(intro, a.function, defaultSchema);
+    if (typeof info === 'string') throw new SvcError('not-exists', `function ${quoted(a.function, defaultSchema)} not found in the cache`, { path: '$.args' });
     const table = returnTable(intro, info) ?? { schema: info.returnTypeSchema, name: info.returnType };
     const tableMeta = findTable(source, table);
-    if (!tableMeta) throw new SvcError('not-exists', `function's return table ${quoted(table)} not found in the cache`, { path: '$.args' });
+    if (!tableMeta) throw new SvcError('not-exists', `function's return table ${quoted(table, defaultSchema)} not found in the cache`, { path: '$.args' });
     if (!(tableMeta.select_permissions ?? []).some((p) => p.role === a.role)) {
       throw new SvcError(
         'not-supported',
-        `function permission can only be added when the function's return table ${quoted(table)} has select permission configured for role: "${a.role}"`,
+        `function permission can only be added when the function's return table ${quoted(table, defaultSchema)} has select permission configured for role: "${a.role}"`,
         { path: '$.args' },
       );
     }
@@ -239,11 +248,12 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
     };
   };
 
-  const dropPermission: OperationDef<v.InferOutput<typeof PermissionArgs>>['run'] = (a, ctx) => {
+  const dropPermission = (bind: KindBinding): OperationDef<PermissionArgs>['run'] => (a, ctx) => {
+    const defaultSchema = bind.kind.dialect.defaultSchema;
     const source = requireSource(ctx.metadata, a.source);
     const fn = findFunction(source, a.function);
     if (!(fn?.permissions ?? []).some((p) => p.role === a.role)) {
-      throw new SvcError('not-exists', `permission of role "${a.role}" does not exist for function ${quoted(a.function)} in source: "${a.source}"`, {
+      throw new SvcError('not-exists', `permission of role "${a.role}" does not exist for function ${quoted(a.function, defaultSchema)} in source: "${a.source}"`, {
         path: '$.args',
       });
     }
@@ -258,9 +268,9 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
     };
   };
 
-  const trackedFunction = (source: string, qf: QualifiedFunction): Dependent => ({
+  const trackedFunction = (source: string, qf: QualifiedFunction, defaultSchema: string): Dependent => ({
     id: trackedFunctionId(source, qf),
-    description: `function ${qtDisplay(qf)} in source "${source}"`,
+    description: `function ${qtDisplay(qf, defaultSchema)} in source "${source}"`,
     remove: (m) => removeFunction(m, source, qf),
   });
 
@@ -268,14 +278,16 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
     name: 'functions',
     operations(bind: KindBinding): OperationDef[] {
       const ops: OperationDef[] = [
-        { type: bind.name('track_function'), args: TrackArgs, mutates: true, run: track },
-        { type: bind.name('untrack_function'), legacy: bind.legacy('untrack_function'), args: UntrackArgs, mutates: true, run: untrack },
-        { type: bind.name('create_function_permission'), args: PermissionArgs, mutates: true, run: createPermission },
-        { type: bind.name('drop_function_permission'), args: PermissionArgs, mutates: true, run: dropPermission },
+        { type: bind.name('track_function'), args: trackArgs(bind), mutates: true, run: track(bind) },
+        { type: bind.name('untrack_function'), legacy: bind.legacy('untrack_function'), args: untrackArgs(bind), mutates: true, run: untrack(bind) },
+        { type: bind.name('create_function_permission'), args: permissionArgs(bind), mutates: true, run: createPermission(bind) },
+        { type: bind.name('drop_function_permission'), args: permissionArgs(bind), mutates: true, run: dropPermission(bind) },
       ];
       const legacyTrack = bind.legacy('track_function');
       if (legacyTrack) {
-        ops.push({ type: null, legacy: legacyTrack, versions: [1, 2], args: (version) => (version === 2 ? TrackArgs : LegacyTrackV1), mutates: true, run: track });
+        const v2 = trackArgs(bind);
+        const v1 = legacyTrackV1(bind);
+        ops.push({ type: null, legacy: legacyTrack, versions: [1, 2], args: (version) => (version === 2 ? v2 : v1), mutates: true, run: track(bind) });
       }
       return ops;
     },
@@ -285,9 +297,10 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
     dependents(md, target) {
       const source = sourcesOf(md).find((s) => s.name === target.source);
       if (!source) return [];
+      const defaultSchema = db.defaultSchemaOf(source) ?? '';
       const tracked = source.functions ?? [];
       if (target.kind === 'function') {
-        return tracked.filter((f) => sameTable(f.function, target.function)).map((f) => trackedFunction(source.name, f.function));
+        return tracked.filter((f) => sameTable(f.function, target.function)).map((f) => trackedFunction(source.name, f.function, defaultSchema));
       }
       if (target.kind === 'table') {
         // A function's return table comes from the introspection of the committed build.
@@ -295,11 +308,11 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
         if (!intro) return [];
         return tracked
           .filter((f) => {
-            const info = singleOverload(intro, f.function);
+            const info = singleOverload(intro, f.function, defaultSchema);
             const table = typeof info === 'string' ? undefined : returnTable(intro, info);
             return table !== undefined && sameTable(table, target.table);
           })
-          .map((f) => trackedFunction(source.name, f.function));
+          .map((f) => trackedFunction(source.name, f.function, defaultSchema));
       }
       return [];
     },

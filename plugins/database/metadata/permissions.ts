@@ -14,7 +14,7 @@ import type { OperationContext, OperationDef } from '../../../core/plugin.js';
 import { jsonTypeName, nameText, optionalComment } from '../../../core/validation.js';
 import {
   BoolExpError,
-  BoolExpSchema,
+  boolExpSchema,
   boolExpRefs,
   checkBoolExp,
   checkColumnValue,
@@ -28,7 +28,7 @@ import {
   type FieldRename,
   type SourceView,
 } from '../model/boolexp.js';
-import { findSource, QualifiedTableSchema, qtDisplay, qtKey, requireTable, sameTable, SourceNameSchema, updateSource, updateTable, updateTableIfPresent } from '../model/meta.js';
+import { findSource, qtDisplay, qtKey, requireTable, sameTable, SourceNameSchema, updateSource, updateTable, updateTableIfPresent } from '../model/meta.js';
 import type { CommandGroup, Dependent, DepTarget, Dialect, Introspection, SourceMeta, KindBinding, Metadata, PermissionMeta, QualifiedTable, SchemaRename, TableInfo, TableMeta, TableResolveContext } from '../model/types.js';
 import type { DatabaseService } from '../model/service.js';
 
@@ -83,10 +83,12 @@ function compact<T extends Record<string, unknown>>(o: T): T {
 }
 const nonEmpty = <T extends object>(o: T | null | undefined) => (o && Object.keys(o).length > 0 ? o : undefined);
 
-// Each schema turns the given permission into the shape Hasura exports (its key order, defaults left out).
-const InsertPermission = v.pipe(
+// Each schema turns the given permission into the shape Hasura exports (its key order, defaults
+// left out); `BoolExp` is the boolean expression schema of the source kind (boolexp.ts boolExpSchema).
+type BoolExpT = ReturnType<typeof boolExpSchema>;
+const insertPermission = (BoolExp: BoolExpT) => v.pipe(
   v.object({
-    check: BoolExpSchema,
+    check: BoolExp,
     set: ColumnValuesSchema,
     columns: v.optional(v.nullable(ColumnsSchema)),
     backend_only: flag,
@@ -98,11 +100,11 @@ const InsertPermission = v.pipe(
 const RootFieldList = (names: string[]) =>
   v.optional(v.nullable(v.array(v.picklist(names, `expected one of ${names.map(dquote).join(', ')}`))));
 
-const SelectPermission = v.pipe(
+const selectPermission = (BoolExp: BoolExpT) => v.pipe(
   v.object({
     columns: ColumnsSchema,
     computed_fields: v.optional(v.nullable(v.array(v.string()))),
-    filter: BoolExpSchema,
+    filter: BoolExp,
     limit: v.optional(
       v.nullable(
         v.pipe(
@@ -131,11 +133,11 @@ const SelectPermission = v.pipe(
   ),
 );
 
-const UpdatePermission = v.pipe(
+const updatePermission = (BoolExp: BoolExpT) => v.pipe(
   v.object({
     columns: ColumnsSchema,
-    filter: BoolExpSchema,
-    check: v.optional(v.nullable(BoolExpSchema)),
+    filter: BoolExp,
+    check: v.optional(v.nullable(BoolExp)),
     set: ColumnValuesSchema,
     backend_only: flag,
     validate_input: v.optional(v.unknown()),
@@ -145,27 +147,38 @@ const UpdatePermission = v.pipe(
   ),
 );
 
-const DeletePermission = v.pipe(
-  v.object({ filter: BoolExpSchema, backend_only: flag, validate_input: v.optional(v.unknown()) }),
+const deletePermission = (BoolExp: BoolExpT) => v.pipe(
+  v.object({ filter: BoolExp, backend_only: flag, validate_input: v.optional(v.unknown()) }),
   v.transform((p) => compact({ filter: p.filter, backend_only: p.backend_only || undefined, validate_input: p.validate_input })),
 );
 
-/** The permission shape of each type, as given in requests and stored in metadata. */
-export const PERMISSION_SCHEMAS = {
-  insert: InsertPermission,
-  select: SelectPermission,
-  update: UpdatePermission,
-  delete: DeletePermission,
-} satisfies Record<PermissionType, v.GenericSchema>;
+function makePermissionSchemas(defaultSchema: string) {
+  const BoolExp = boolExpSchema(defaultSchema);
+  return {
+    insert: insertPermission(BoolExp),
+    select: selectPermission(BoolExp),
+    update: updatePermission(BoolExp),
+    delete: deletePermission(BoolExp),
+  } satisfies Record<PermissionType, v.GenericSchema>;
+}
+const permissionSchemaCache = new Map<string, ReturnType<typeof makePermissionSchemas>>();
+
+/** The permission shape of each type, as given in requests and stored in metadata, in a source
+ * whose kind's default schema is `defaultSchema` (`_exists._table`). Built once per default schema. */
+export function permissionSchemas(defaultSchema: string): ReturnType<typeof makePermissionSchemas> {
+  let s = permissionSchemaCache.get(defaultSchema);
+  if (!s) permissionSchemaCache.set(defaultSchema, (s = makePermissionSchemas(defaultSchema)));
+  return s;
+}
 
 /**
  * A table's list of permissions of one type in a metadata document (replace_metadata): each
  * permission parsed and normalised as a request's would be, one per role. Meant for
  * `TableMetaSchema` in section.ts.
  */
-export function permissionsSchema(type: PermissionType) {
+export function permissionsSchema(type: PermissionType, defaultSchema: string) {
   const entry = v.pipe(
-    v.object({ role: nameText, permission: PERMISSION_SCHEMAS[type], comment: optionalComment }),
+    v.object({ role: nameText, permission: permissionSchemas(defaultSchema)[type], comment: optionalComment }),
     v.transform((p): PermissionMeta => (p.comment == null ? { role: p.role, permission: p.permission } : { role: p.role, permission: p.permission, comment: p.comment })),
   );
   const duplicates = (list: PermissionMeta[]) => [...new Set(list.map((p) => p.role).filter((r, i, all) => all.indexOf(r) !== i))];
@@ -225,7 +238,9 @@ function listedColumns(cols: Columns | undefined, info: TableInfo | undefined): 
 
 /** What a stored permission refers to; with a strict view, throws BoolExpError for the first problem. */
 function permissionRefs({ type, permission, table, view }: PermissionCheck): BoolExpRef[] {
-  const parsed = v.safeParse(PERMISSION_SCHEMAS[type], permission);
+  // Stored names are qualified: without the kind's dialect (its plugin is disabled) none is unqualified.
+  const defaultSchema = view.dialect?.defaultSchema ?? '';
+  const parsed = v.safeParse(permissionSchemas(defaultSchema)[type], permission);
   if (!parsed.success) {
     if (view.strict) throw new BoolExpError(parsed.issues[0].message);
     return [];
@@ -249,7 +264,7 @@ function permissionRefs({ type, permission, table, view }: PermissionCheck): Boo
   };
   const presets = () => {
     for (const [c, val] of Object.entries(p.set ?? {})) {
-      if (!column(c, `column ${dquote(c)} not found in table ${dquote(qtDisplay(qt))}`)) continue;
+      if (!column(c, `column ${dquote(c)} not found in table ${dquote(qtDisplay(qt, defaultSchema))}`)) continue;
       const type = table.info?.columns.find((x) => x.name === c);
       if (type) checkColumnValue(type, val, view);
       refs.push({ kind: 'column', table: qt, column: c, onType: !isSessionVariable(val) });
@@ -258,7 +273,7 @@ function permissionRefs({ type, permission, table, view }: PermissionCheck): Boo
 
   if (type !== 'select' && table.info?.viewInfo) {
     const vi = table.info.viewInfo;
-    if (!{ insert: vi.insertable, update: vi.updatable, delete: vi.deletable }[type]) fail(`view ${dquote(qtDisplay(qt))} is not ${VIEW_ABILITY[type]}`);
+    if (!{ insert: vi.insertable, update: vi.updatable, delete: vi.deletable }[type]) fail(`view ${dquote(qtDisplay(qt, defaultSchema))} is not ${VIEW_ABILITY[type]}`);
   }
   switch (type) {
     case 'insert':
@@ -275,7 +290,7 @@ function permissionRefs({ type, permission, table, view }: PermissionCheck): Boo
         else if (f.kind !== 'computed_field') fail(`expecting a computed field; but, ${dquote(name)} is a ${f.kind === 'column' ? 'column' : 'relationship'}`);
         else if (f.result?.table) {
           fail(
-            `select permissions on computed field ${dquote(name)} are auto-derived from the permissions on its returning table ${dquote(qtDisplay(f.result.table))} and cannot be specified manually`,
+            `select permissions on computed field ${dquote(name)} are auto-derived from the permissions on its returning table ${dquote(qtDisplay(f.result.table, defaultSchema))} and cannot be specified manually`,
           );
         }
         if (f?.kind === 'computed_field') refs.push({ kind: 'computed_field', table: qt, name });
@@ -444,41 +459,43 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
   // Lookups outside a build may meet a source whose kind's plugin is disabled.
   const dialectOf = (source: SourceMeta | undefined) => (source ? db.kinds.get(source.kind)?.dialect : undefined);
 
-  const notExists = (type: PermissionType, table: QualifiedTable, role: string) =>
-    new SvcError('permission-error', `${type} permission on ${dquote(qtDisplay(table))} for role ${dquote(role)} does not exist`, { path: '$.args' });
+  const notExists = (type: PermissionType, table: QualifiedTable, role: string, defaultSchema: string) =>
+    new SvcError('permission-error', `${type} permission on ${dquote(qtDisplay(table, defaultSchema))} for role ${dquote(role)} does not exist`, { path: '$.args' });
 
   function operations(bind: KindBinding): OperationDef[] {
     const ops: OperationDef[] = [];
+    const defaultSchema = bind.kind.dialect.defaultSchema;
+    const schemas = permissionSchemas(defaultSchema);
     for (const type of PERMISSION_TYPES) {
       const createArgs = v.object({
-        table: QualifiedTableSchema,
+        table: bind.table,
         role: nameText,
-        permission: PERMISSION_SCHEMAS[type],
+        permission: schemas[type],
         comment: optionalComment,
         source: SourceNameSchema,
       });
       const create = (a: v.InferOutput<typeof createArgs>, ctx: OperationContext) => {
-        const t = requireTable(ctx.metadata, a.source, a.table, '$.args');
+        const t = requireTable(ctx.metadata, a.source, a.table, defaultSchema, '$.args');
         // Hasura words the admin role's implicit permission as an existing one.
         if (a.role === ADMIN_ROLE || permissionsOf(t, type).some((p) => p.role === a.role)) {
-          throw new SvcError('already-exists', `${type} permission already defined on table ${dquote(qtDisplay(a.table))} with role ${dquote(a.role)}`, { path: '$.args' });
+          throw new SvcError('already-exists', `${type} permission already defined on table ${dquote(bind.display(a.table))} with role ${dquote(a.role)}`, { path: '$.args' });
         }
         const entry: PermissionMeta = { role: a.role, permission: a.permission as Record<string, unknown> };
         if (a.comment != null) entry.comment = a.comment;
         return {
-          metadata: updateTable(ctx.metadata, a.source, a.table, (x) => ({ ...x, [listKey(type)]: [...permissionsOf(x, type), entry] })),
+          metadata: updateTable(ctx.metadata, a.source, a.table, defaultSchema, (x) => ({ ...x, [listKey(type)]: [...permissionsOf(x, type), entry] })),
           response: success,
           defines: [permissionId(a.source, a.table, a.role, type)],
         };
       };
       ops.push({ type: bind.name(`create_${type}_permission`), legacy: bind.legacy(`create_${type}_permission`), args: createArgs, mutates: true, run: create });
 
-      const dropArgs = v.object({ table: QualifiedTableSchema, role: nameText, source: SourceNameSchema });
+      const dropArgs = v.object({ table: bind.table, role: nameText, source: SourceNameSchema });
       const drop = (a: v.InferOutput<typeof dropArgs>, ctx: OperationContext) => {
-        const t = requireTable(ctx.metadata, a.source, a.table, '$.args');
-        if (!permissionsOf(t, type).some((p) => p.role === a.role)) throw notExists(type, a.table, a.role);
+        const t = requireTable(ctx.metadata, a.source, a.table, defaultSchema, '$.args');
+        if (!permissionsOf(t, type).some((p) => p.role === a.role)) throw notExists(type, a.table, a.role, defaultSchema);
         return {
-          metadata: updateTable(ctx.metadata, a.source, a.table, (x) => ({ ...x, [listKey(type)]: permissionsOf(x, type).filter((p) => p.role !== a.role) })),
+          metadata: updateTable(ctx.metadata, a.source, a.table, defaultSchema, (x) => ({ ...x, [listKey(type)]: permissionsOf(x, type).filter((p) => p.role !== a.role) })),
           response: success,
         };
       };
@@ -486,21 +503,21 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
     }
 
     const commentArgs = v.object({
-      table: QualifiedTableSchema,
+      table: bind.table,
       role: nameText,
       type: v.picklist(PERMISSION_TYPES, `perm_type should be one of ${PERMISSION_TYPES.map((x) => `'${x}'`).join(', ')}`),
       comment: optionalComment,
       source: SourceNameSchema,
     });
     const setComment = (a: v.InferOutput<typeof commentArgs>, ctx: OperationContext) => {
-      const t = requireTable(ctx.metadata, a.source, a.table, '$.args');
-      if (!permissionsOf(t, a.type).some((p) => p.role === a.role)) throw notExists(a.type, a.table, a.role);
+      const t = requireTable(ctx.metadata, a.source, a.table, defaultSchema, '$.args');
+      if (!permissionsOf(t, a.type).some((p) => p.role === a.role)) throw notExists(a.type, a.table, a.role, defaultSchema);
       const withComment = (p: PermissionMeta): PermissionMeta => {
         const { comment: _old, ...rest } = p;
         return a.comment == null ? rest : { ...rest, comment: a.comment };
       };
       return {
-        metadata: updateTable(ctx.metadata, a.source, a.table, (x) => ({
+        metadata: updateTable(ctx.metadata, a.source, a.table, defaultSchema, (x) => ({
           ...x,
           [listKey(a.type)]: permissionsOf(x, a.type).map((p) => (p.role === a.role ? withComment(p) : p)),
         })),
@@ -520,6 +537,7 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
     };
     const own = ctx.table.table;
     const source = ctx.source.name;
+    const defaultSchema = ctx.kind.dialect.defaultSchema;
     for (const type of PERMISSION_TYPES) {
       for (const p of permissionsOf(ctx.table, type)) {
         try {
@@ -529,8 +547,8 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
           if (!(e instanceof BoolExpError)) throw e;
           ctx.report({
             type: `${type}_permission`,
-            name: `${type}_permission ${p.role} in table ${qtDisplay(own)} in source ${source}`,
-            reason: `Inconsistent object: in table ${dquote(qtDisplay(own))}: in permission for role ${dquote(p.role)}: ${e.message}`,
+            name: `${type}_permission ${p.role} in table ${qtDisplay(own, defaultSchema)} in source ${source}`,
+            reason: `Inconsistent object: in table ${dquote(qtDisplay(own, defaultSchema))}: in permission for role ${dquote(p.role)}: ${e.message}`,
             definition: { source, table: own, role: p.role, permission: definitionForm(type, p.permission), comment: p.comment ?? null },
             id: permissionId(source, own, p.role, type),
             remove: (md) => updateTableIfPresent(md, source, own, (x) => ({ ...x, [listKey(type)]: permissionsOf(x, type).filter((q) => q.role !== p.role) })),
@@ -561,9 +579,10 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
     const intro = committedIntro(source.name) ?? undefined;
     const byKey = tablesByKey(source.tables);
     const targetKey = qtKey(target.table);
+    const dialect = dialectOf(source);
     const out: Dependent[] = [];
     for (const t of source.tables) {
-      const refs = tableRefs(t, byKey, intro, dialectOf(source));
+      const refs = tableRefs(t, byKey, intro, dialect);
       if (!refs.tables.has(targetKey)) continue;
       PERMISSION_TYPES.forEach((type, ti) => {
         permissionsOf(t, type).forEach((p, i) => {
@@ -573,7 +592,7 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
           if (!hit && !star) return;
           out.push({
             id: permissionId(source.name, t.table, p.role, type),
-            description: `permission ${qtDisplay(t.table)}.${p.role}.${type} in source ${dquote(source.name)}`,
+            description: `permission ${qtDisplay(t.table, dialect?.defaultSchema ?? '')}.${p.role}.${type} in source ${dquote(source.name)}`,
             onType: onType || undefined,
             remove: (m) => updateTableIfPresent(m, source.name, t.table, (x) => ({ ...x, [listKey(type)]: permissionsOf(x, type).filter((q) => q.role !== p.role) })),
           });
@@ -585,10 +604,11 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
 
   function rename(md: Metadata, r: SchemaRename): Metadata {
     if (r.kind === 'table') {
+      const defaultSchema = dialectOf(findSource(md, r.source))?.defaultSchema;
       return mapPermissions(md, r.source, (p) => {
         let out = p;
         for (const key of ['filter', 'check']) {
-          const exp = out[key] === undefined ? undefined : renameTableInBoolExp(out[key], r.from, r.to);
+          const exp = out[key] === undefined ? undefined : renameTableInBoolExp(out[key], r.from, r.to, defaultSchema);
           if (exp !== out[key]) out = { ...out, [key]: exp };
         }
         return out;

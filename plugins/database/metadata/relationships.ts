@@ -30,9 +30,9 @@ import type {
   TableResolveContext,
 } from '../model/types.js';
 import {
-  QualifiedTableSchema,
   qtDisplay,
   qtKey,
+  qualifiedTableSchema,
   requireTable,
   sameTable,
   SourceNameSchema,
@@ -41,6 +41,7 @@ import {
   updateTable,
   updateTableIfPresent,
 } from '../model/meta.js';
+import type { QualifiedNameSchema } from '../model/meta.js';
 import type { DatabaseService } from '../model/service.js';
 import { renameInPermissions } from './permissions.js';
 
@@ -67,19 +68,19 @@ const ColumnsSchema = v.union(
   'Expected string or array',
 );
 
-const RemoteFkeySchema = v.pipe(
+const remoteFkeySchema = (table: QualifiedNameSchema) => v.pipe(
   v.object(
-    { table: QualifiedTableSchema, column: v.optional(ColumnsSchema), columns: v.optional(ColumnsSchema) },
+    { table, column: v.optional(ColumnsSchema), columns: v.optional(ColumnsSchema) },
     'Expecting object { table, columns }.',
   ),
   v.check((o) => (o.column === undefined) !== (o.columns === undefined), "expected exactly one of 'column' or 'columns'"),
   v.transform((o): Join => ({ via: 'remote_fkey', table: o.table, columns: (o.column ?? o.columns)! })),
 );
 
-const ManualSchema = v.pipe(
+const manualSchema = (table: QualifiedNameSchema) => v.pipe(
   v.object(
     {
-      remote_table: QualifiedTableSchema,
+      remote_table: table,
       // An empty mapping would join every row with every other.
       column_mapping: v.pipe(v.record(v.string(), v.string()), v.check((m) => Object.keys(m).length > 0, 'column_mapping must not be empty')),
       insertion_order: v.optional(v.nullable(v.picklist(['before_parent', 'after_parent'])), null),
@@ -91,10 +92,11 @@ const ManualSchema = v.pipe(
 
 const usingKeys = 'one of foreign_key_constraint_on/manual_configuration should be present';
 
-function usingSchema(kind: RelKind) {
-  const fkey = kind === 'object' ? v.union([v.pipe(ColumnsSchema, v.transform((columns): Join => ({ via: 'own_fkey', columns }))), RemoteFkeySchema]) : RemoteFkeySchema;
+function usingSchema(kind: RelKind, table: QualifiedNameSchema) {
+  const remoteFkey = remoteFkeySchema(table);
+  const fkey = kind === 'object' ? v.union([v.pipe(ColumnsSchema, v.transform((columns): Join => ({ via: 'own_fkey', columns }))), remoteFkey]) : remoteFkey;
   return v.pipe(
-    v.object({ foreign_key_constraint_on: v.optional(fkey), manual_configuration: v.optional(ManualSchema) }, 'using should be an object'),
+    v.object({ foreign_key_constraint_on: v.optional(fkey), manual_configuration: v.optional(manualSchema(table)) }, 'using should be an object'),
     v.check(
       (o) => (o.foreign_key_constraint_on === undefined) !== (o.manual_configuration === undefined),
       (issue) => {
@@ -105,7 +107,17 @@ function usingSchema(kind: RelKind) {
     v.transform((o) => (o.foreign_key_constraint_on ?? o.manual_configuration)!),
   );
 }
-const USING = { object: usingSchema('object'), array: usingSchema('array') };
+type UsingSchema = ReturnType<typeof usingSchema>;
+/** The `using` schemas of a source kind whose default schema is `defaultSchema`, built once per default schema. */
+const usingSchemas = new Map<string, Record<RelKind, UsingSchema>>();
+function usingOf(defaultSchema: string): Record<RelKind, UsingSchema> {
+  let u = usingSchemas.get(defaultSchema);
+  if (!u) {
+    const table = qualifiedTableSchema(defaultSchema);
+    usingSchemas.set(defaultSchema, (u = { object: usingSchema('object', table), array: usingSchema('array', table) }));
+  }
+  return u;
+}
 
 /** The stored (exported) form of a join, with the keys in the order Hasura exports them. */
 function storedUsing(j: Join): Record<string, unknown> {
@@ -120,10 +132,11 @@ function storedUsing(j: Join): Record<string, unknown> {
   }
 }
 
-/** Stored relationships of a kind, for `replace_metadata`: validated and normalised like the operations' args. */
-export function relationshipSchema(kind: RelKind) {
+/** Stored relationships of a kind, for `replace_metadata`: validated and normalised like the
+ * operations' args (in a source whose kind's default schema is `defaultSchema`). */
+export function relationshipSchema(kind: RelKind, defaultSchema: string) {
   return v.pipe(
-    v.object({ name: RelationshipNameSchema, using: USING[kind], comment: optionalComment }),
+    v.object({ name: RelationshipNameSchema, using: usingOf(defaultSchema)[kind], comment: optionalComment }),
     v.transform((r): RelationshipMeta => entry(r.name, r.using, r.comment)),
   );
 }
@@ -134,12 +147,14 @@ function entry(name: string, join: Join, comment: string | null | undefined): Re
   return out;
 }
 
-/** Joins of stored relationships, parsed once per stored object (metadata is immutable). */
+/** Joins of stored relationships, parsed once per stored object (metadata is immutable). Stored
+ * table names are qualified (parsing qualified them), so `defaultSchema`, the source kind's, only
+ * matters for a name that is not ('' when the kind is not known: no table is then in it). */
 const parsedJoins = new WeakMap<RelationshipMeta, Join | null>();
-function joinOf(kind: RelKind, rel: RelationshipMeta): Join | null {
+function joinOf(kind: RelKind, rel: RelationshipMeta, defaultSchema: string): Join | null {
   let j = parsedJoins.get(rel);
   if (j === undefined) {
-    const r = v.safeParse(USING[kind], rel.using);
+    const r = v.safeParse(usingOf(defaultSchema)[kind], rel.using);
     j = r.success ? r.output : null;
     parsedJoins.set(rel, j);
   }
@@ -192,13 +207,13 @@ interface TableJoins {
 }
 /** Kept per (immutable) table entry and introspection: dependency lookups read every table's. */
 const joinsCache = new WeakMap<TableMeta, TableJoins>();
-function tableJoins(t: TableMeta, intro: Introspection | undefined): TableJoins {
+function tableJoins(t: TableMeta, intro: Introspection | undefined, defaultSchema: string): TableJoins {
   const cached = joinsCache.get(t);
   if (cached && cached.intro === intro) return cached;
   const out: TableJoins = { intro, joins: [], tables: new Set([qtKey(t.table)]) };
   for (const kind of KINDS) {
     for (const rel of relationshipsOf(t, kind)) {
-      const join = joinOf(kind, rel);
+      const join = joinOf(kind, rel, defaultSchema);
       if (!join) continue;
       const remote = remoteTableOf(join, t.table, intro);
       out.joins.push({ rel, join, remote });
@@ -232,8 +247,8 @@ const argsPath = (endpoint: Endpoint) => (endpoint === 'metadata' ? '$.args' : '
 // The command group
 
 export function relationshipsGroup(db: DatabaseService): CommandGroup {
-  function requireRelationship(md: Metadata, source: string, table: QualifiedTable, name: string, info: TableInfo | undefined) {
-    const t = requireTable(md, source, table, '$.args');
+  function requireRelationship(md: Metadata, source: string, table: QualifiedTable, defaultSchema: string, name: string, info: TableInfo | undefined) {
+    const t = requireTable(md, source, table, defaultSchema, '$.args');
     const found = findRelationship(t, name);
     if (found) return { t, ...found };
     if (info?.columns.some((c) => c.name === name) || (t.computed_fields ?? []).some((cf) => cf.name === name)) {
@@ -245,12 +260,14 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
   function operations(bind: KindBinding): OperationDef[] {
     const ops: OperationDef[] = [];
     const op = (name: string, def: Omit<OperationDef, 'type' | 'legacy'>) => ops.push({ type: bind.name(name), legacy: bind.legacy(name), ...def });
+    const defaultSchema = bind.kind.dialect.defaultSchema;
+    const using = usingOf(defaultSchema);
 
     for (const kind of KINDS) {
       const args = v.object({
-        table: QualifiedTableSchema,
+        table: bind.table,
         name: RelationshipNameSchema,
-        using: USING[kind],
+        using: using[kind],
         comment: optionalComment,
         source: SourceNameSchema,
       });
@@ -258,15 +275,15 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
         args,
         mutates: true,
         run: async (a: v.InferOutput<typeof args>, ctx) => {
-          const t = requireTable(ctx.metadata, a.source, a.table, '$.args');
+          const t = requireTable(ctx.metadata, a.source, a.table, defaultSchema, '$.args');
           const intro = await db.introspection(ctx, a.source);
           if (hasField(t, intro.tables.get(qtKey(a.table)), a.name)) {
-            throw new SvcError('already-exists', `column/relationship "${a.name}" of table "${qtDisplay(a.table)}" already exists`, { path: '$.args' });
+            throw new SvcError('already-exists', `column/relationship "${a.name}" of table "${bind.display(a.table)}" already exists`, { path: '$.args' });
           }
           const rel = entry(a.name, a.using, a.comment);
           parsedJoins.set(rel, a.using);
           return {
-            metadata: updateTable(ctx.metadata, a.source, a.table, (x) => ({ ...x, [LIST[kind]]: [...relationshipsOf(x, kind), rel] })),
+            metadata: updateTable(ctx.metadata, a.source, a.table, defaultSchema, (x) => ({ ...x, [LIST[kind]]: [...relationshipsOf(x, kind), rel] })),
             response: success,
             defines: [relId(a.source, a.table, a.name)],
           };
@@ -274,48 +291,48 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
       });
     }
 
-    const dropArgs = v.object({ table: QualifiedTableSchema, relationship: nameText, cascade: v.optional(v.boolean(), false), source: SourceNameSchema });
+    const dropArgs = v.object({ table: bind.table, relationship: nameText, cascade: v.optional(v.boolean(), false), source: SourceNameSchema });
     op('drop_relationship', {
       args: dropArgs,
       mutates: true,
       run: async (a: v.InferOutput<typeof dropArgs>, ctx) => {
         const intro = await db.introspection(ctx, a.source);
-        requireRelationship(ctx.metadata, a.source, a.table, a.relationship, intro.tables.get(qtKey(a.table)));
+        requireRelationship(ctx.metadata, a.source, a.table, defaultSchema, a.relationship, intro.tables.get(qtKey(a.table)));
         let md = db.cascade(ctx.metadata, { kind: 'relationship', source: a.source, table: a.table, name: a.relationship }, a.cascade);
-        md = updateTable(md, a.source, a.table, (t) => withoutRelationship(t, a.relationship));
+        md = updateTable(md, a.source, a.table, defaultSchema, (t) => withoutRelationship(t, a.relationship));
         return { metadata: md, response: success };
       },
     });
 
-    const renameArgs = v.object({ table: QualifiedTableSchema, name: nameText, new_name: RelationshipNameSchema, source: SourceNameSchema });
+    const renameArgs = v.object({ table: bind.table, name: nameText, new_name: RelationshipNameSchema, source: SourceNameSchema });
     op('rename_relationship', {
       args: renameArgs,
       mutates: true,
       run: async (a: v.InferOutput<typeof renameArgs>, ctx) => {
         const intro = await db.introspection(ctx, a.source);
         const info = intro.tables.get(qtKey(a.table));
-        const { t, kind, rel } = requireRelationship(ctx.metadata, a.source, a.table, a.name, info);
+        const { t, kind, rel } = requireRelationship(ctx.metadata, a.source, a.table, defaultSchema, a.name, info);
         if (hasField(t, info, a.new_name)) {
           throw new SvcError(
             'already-exists',
-            `cannot rename relationship "${a.name}" to "${a.new_name}" in table "${qtDisplay(a.table)}" as a column/relationship with the name already exists`,
+            `cannot rename relationship "${a.name}" to "${a.new_name}" in table "${bind.display(a.table)}" as a column/relationship with the name already exists`,
             { path: '$.args' },
           );
         }
         // Permissions that traverse the relationship by name, resolved while it still has its old name.
         let md = renameInPermissions(ctx.metadata, a.source, { kind: 'relationship', table: a.table, from: a.name, to: a.new_name }, intro, bind.kind.dialect);
         const renamed = { ...rel, name: a.new_name };
-        const join = joinOf(kind, rel);
+        const join = joinOf(kind, rel, defaultSchema);
         if (join) parsedJoins.set(renamed, join);
         // Hasura re-inserts the renamed relationship, so it moves to the end of its list.
-        md = updateTable(md, a.source, a.table, (x) => ({ ...x, [LIST[kind]]: [...relationshipsOf(x, kind).filter((r) => r.name !== a.name), renamed] }));
+        md = updateTable(md, a.source, a.table, defaultSchema, (x) => ({ ...x, [LIST[kind]]: [...relationshipsOf(x, kind).filter((r) => r.name !== a.name), renamed] }));
         return { metadata: md, response: success, defines: [relId(a.source, a.table, a.new_name)] };
       },
     });
 
     // The documented legacy example sends the relationship as `name`.
     const commentArgs = v.object({
-      table: QualifiedTableSchema,
+      table: bind.table,
       relationship: v.optional(nameText),
       name: v.optional(nameText),
       comment: optionalComment,
@@ -328,12 +345,12 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
         const name = a.relationship ?? a.name;
         if (name === undefined) throw new SvcError('parse-failed', 'key "relationship" not found', { path: argsPath(ctx.endpoint) });
         const intro = await db.introspection(ctx, a.source);
-        const { kind, rel } = requireRelationship(ctx.metadata, a.source, a.table, name, intro.tables.get(qtKey(a.table)));
+        const { kind, rel } = requireRelationship(ctx.metadata, a.source, a.table, defaultSchema, name, intro.tables.get(qtKey(a.table)));
         const next: RelationshipMeta = { name: rel.name, using: rel.using };
         if (a.comment !== undefined && a.comment !== null) next.comment = a.comment;
-        const join = joinOf(kind, rel);
+        const join = joinOf(kind, rel, defaultSchema);
         if (join) parsedJoins.set(next, join);
-        const md = updateTable(ctx.metadata, a.source, a.table, (x) => ({ ...x, [LIST[kind]]: relationshipsOf(x, kind).map((r) => (r.name === name ? next : r)) }));
+        const md = updateTable(ctx.metadata, a.source, a.table, defaultSchema, (x) => ({ ...x, [LIST[kind]]: relationshipsOf(x, kind).map((r) => (r.name === name ? next : r)) }));
         return { metadata: md, response: success, defines: [relId(a.source, a.table, name)] };
       },
     });
@@ -345,8 +362,9 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
   function problem(ctx: TableResolveContext, kind: RelKind, rel: RelationshipMeta): string | undefined {
     const { table, info, introspection, tracked, source } = ctx;
     const own = table.table;
-    const join = joinOf(kind, rel);
-    const inRel = (msg: string) => `in table "${qtDisplay(own)}": in relationship "${rel.name}": ${msg}`;
+    const defaultSchema = ctx.kind.dialect.defaultSchema;
+    const join = joinOf(kind, rel, defaultSchema);
+    const inRel = (msg: string) => `in table "${qtDisplay(own, defaultSchema)}": in relationship "${rel.name}": ${msg}`;
     if (!join) return inRel('the relationship definition cannot be parsed');
 
     // 1. The foreign key the relationship is built on.
@@ -354,7 +372,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     if (join.via === 'manual') remote = join.table;
     else {
       const holder = join.via === 'own_fkey' ? info : introspection.tables.get(qtKey(join.table));
-      if (!holder) return inRel(`table "${qtDisplay((join as { table: QualifiedTable }).table)}" does not exist in source: ${source.name}`);
+      if (!holder) return inRel(`table "${qtDisplay((join as { table: QualifiedTable }).table, defaultSchema)}" does not exist in source: ${source.name}`);
       const fks = matchingFkeys(holder, join.columns, join.via === 'remote_fkey' ? own : undefined);
       if (fks.length === 0) return inRel('no foreign constraint exists on the given column(s)');
       if (fks.length > 1) return inRel('more than one foreign key constraint exists on the given column(s)');
@@ -372,11 +390,11 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     const remoteInfo = tracked.get(qtKey(remote))?.info;
     const hasColumn = (t: TableInfo, c: string) => t.columns.some((x) => x.name === c);
     if (join.via === 'manual') {
-      for (const c of Object.keys(join.mapping)) if (!hasColumn(info, c)) return `table "${qtDisplay(own)}" has no field named "${c}"`;
+      for (const c of Object.keys(join.mapping)) if (!hasColumn(info, c)) return `table "${qtDisplay(own, defaultSchema)}" has no field named "${c}"`;
     }
-    if (!remoteInfo) return `table "${qtDisplay(remote)}" is not tracked`;
+    if (!remoteInfo) return `table "${qtDisplay(remote, defaultSchema)}" is not tracked`;
     if (join.via === 'manual') {
-      for (const c of Object.values(join.mapping)) if (!hasColumn(remoteInfo, c)) return `table "${qtDisplay(remote)}" has no field named "${c}"`;
+      for (const c of Object.values(join.mapping)) if (!hasColumn(remoteInfo, c)) return `table "${qtDisplay(remote, defaultSchema)}" has no field named "${c}"`;
     }
     return undefined;
   }
@@ -384,13 +402,14 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
   function resolveTable(ctx: TableResolveContext): void {
     const sourceName = ctx.source.name;
     const own = ctx.table.table;
+    const defaultSchema = ctx.kind.dialect.defaultSchema;
     for (const kind of KINDS) {
       for (const rel of relationshipsOf(ctx.table, kind)) {
         const reason = problem(ctx, kind, rel);
         if (reason === undefined) continue;
         ctx.report({
           type: INCONSISTENCY_TYPE[kind],
-          name: `${INCONSISTENCY_TYPE[kind]} ${rel.name} in table ${qtDisplay(own)} in source ${sourceName}`,
+          name: `${INCONSISTENCY_TYPE[kind]} ${rel.name} in table ${qtDisplay(own, defaultSchema)} in source ${sourceName}`,
           reason: `Inconsistent object: ${reason}`,
           definition: { source: sourceName, table: own, name: rel.name, using: rel.using, comment: rel.comment ?? null },
           id: relId(sourceName, own, rel.name),
@@ -408,9 +427,10 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     // schema as it was before the request (run_sql may have dropped the key already).
     const intro = db.committed().sources.get(source.name)?.introspection ?? undefined;
     const targetKey = qtKey(target.table);
+    const defaultSchema = db.defaultSchemaOf(source) ?? '';
     const out: Dependent[] = [];
     for (const t of source.tables) {
-      const { joins, tables } = tableJoins(t, intro);
+      const { joins, tables } = tableJoins(t, intro, defaultSchema);
       if (!tables.has(targetKey)) continue;
       const own = t.table;
       for (const { rel, join, remote } of joins) {
@@ -431,7 +451,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
         if (!depends) continue;
         out.push({
           id: relId(source.name, own, rel.name),
-          description: `relationship ${qtDisplay(own)}.${rel.name} in source "${source.name}"`,
+          description: `relationship ${qtDisplay(own, defaultSchema)}.${rel.name} in source "${source.name}"`,
           remove: (m) => updateTableIfPresent(m, source.name, own, (x) => withoutRelationship(x, rel.name)),
           target: { kind: 'relationship', source: source.name, table: own, name: rel.name },
         });
@@ -445,6 +465,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     if (r.kind === 'function') return md;
     const source = sourcesOf(md).find((s) => s.name === r.source);
     if (!source) return md;
+    const defaultSchema = db.defaultSchemaOf(source) ?? '';
     const renameJoin = (join: Join, own: QualifiedTable): Join => {
       if (r.kind === 'table') return join.via !== 'own_fkey' && sameTable(join.table, r.from) ? { ...join, table: r.to } : join;
       const col = (c: string) => (c === r.from ? r.to : c);
@@ -468,7 +489,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
       for (const kind of KINDS) {
         const rels = relationshipsOf(t, kind);
         const updated = rels.map((rel) => {
-          const join = joinOf(kind, rel);
+          const join = joinOf(kind, rel, defaultSchema);
           if (!join) return rel;
           const renamed = renameJoin(join, t.table);
           const out = entry(rel.name, renamed, rel.comment);

@@ -178,7 +178,7 @@ const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, 
 export function applySchemaChange(db: DatabaseService, md: Metadata, source: string, before: Introspection, after: Introspection, cascade: boolean): Metadata {
   const s = findSource(md, source);
   if (!s) return md;
-  return applySchemaDiff(db, md, source, diffSchema(before, after, s.tables.map((t) => t.table), functionsOf(s)), cascade);
+  return applySchemaDiff(db, md, source, db.defaultSchemaOf(s) ?? '', diffSchema(before, after, s.tables.map((t) => t.table), functionsOf(s)), cascade);
 }
 
 /** The functions the metadata of a source uses: tracked ones and those of computed fields. */
@@ -202,8 +202,9 @@ function isTracked(md: Metadata, sourceName: string, fn: QualifiedFunction): boo
 }
 
 /** Applies Note [Schema changes] to the draft metadata; throws when the change must be refused. */
-function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, diff: SchemaDiff, cascade: boolean): Metadata {
+function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, defaultSchema: string, diff: SchemaDiff, cascade: boolean): Metadata {
   const refuse = (message: string) => new SvcError('not-supported', message, { path: '$.args' });
+  const display = (qt: QualifiedTable) => qtDisplay(qt, defaultSchema);
 
   // Rule 1, first: everything below names objects as they are now.
   for (const t of diff.tables) if (!sameTable(t.before, t.after)) md = db.rename(md, { kind: 'table', source, from: t.before, to: t.after });
@@ -213,12 +214,12 @@ function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, diff
   // Rule 4: overloads.
   const overloadedTracked = diff.overloadedFunctions.filter((f) => isTracked(md, source, f));
   if (overloadedTracked.length > 0) {
-    throw refuse(`the following tracked function(s) cannot be overloaded: ${overloadedTracked.map(qtDisplay).join(', ')}`);
+    throw refuse(`the following tracked function(s) cannot be overloaded: ${overloadedTracked.map(display).join(', ')}`);
   }
   for (const f of diff.overloadedFunctions) {
     for (const cf of computedFieldsUsing(md, source, f)) {
       // Hasura's wording, missing space included.
-      throw refuse(`The function "${qtDisplay(f)}" associated with computed field"${cf.name}" of table "${qtDisplay(cf.table)}" is being overloaded`);
+      throw refuse(`The function "${display(f)}" associated with computed field"${cf.name}" of table "${display(cf.table)}" is being overloaded`);
     }
   }
 
@@ -243,9 +244,9 @@ function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, diff
 
   // Rule 4: VOLATILE functions and retyped columns.
   for (const f of diff.volatileFunctions) {
-    if (isTracked(md, source, f)) throw refuse(`type of function "${qtDisplay(f)}" is altered to "VOLATILE" which is not supported now`);
+    if (isTracked(md, source, f)) throw refuse(`type of function "${display(f)}" is altered to "VOLATILE" which is not supported now`);
     for (const cf of computedFieldsUsing(md, source, f)) {
-      throw refuse(`The type of function "${qtDisplay(f)}" associated with computed field "${cf.name}" of table "${qtDisplay(cf.table)}" is being altered to "VOLATILE"`);
+      throw refuse(`The type of function "${display(f)}" associated with computed field "${cf.name}" of table "${display(cf.table)}" is being altered to "VOLATILE"`);
     }
   }
   for (const t of diff.tables) {
@@ -255,7 +256,7 @@ function applySchemaDiff(db: DatabaseService, md: Metadata, source: string, diff
         const list = [...new Set(deps.map((d) => d.description))].sort().join(', ');
         throw new SvcError(
           'dependency-error',
-          `cannot change type of column "${c.column}" in table "${qtDisplay(t.after)}" because of the following dependencies: ${list}`,
+          `cannot change type of column "${c.column}" in table "${display(t.after)}" because of the following dependencies: ${list}`,
           { path: '$.args' },
         );
       }

@@ -1,21 +1,25 @@
 /**
  * valibot schemas of the `sources` section as stored and exported (replace_metadata validates
  * and normalises documents with these). Parts owned by other plugins stay loose objects.
+ *
+ * A source is parsed as its kind says: an unqualified table or function name is in the kind's
+ * default schema (`Dialect.defaultSchema`). A source whose kind no enabled plugin provides is kept
+ * as it is (its names must then be qualified: no default schema is known for them).
  */
 import * as v from '../../../core/valibot.js';
 import { nameText, optionalComment } from '../../../core/validation.js';
-import { orderTable, QualifiedFunctionSchema, QualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
-import type { SourceMeta, TableMeta } from '../model/types.js';
+import { orderTable, qualifiedFunctionSchema, qualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
+import type { SourceKind, SourceMeta, TableMeta } from '../model/types.js';
 import { TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
 import { permissionsSchema } from './permissions.js';
 
 const comment = optionalComment;
 
-export const ComputedFieldSchema = v.object({
+const computedFieldSchema = (defaultSchema: string) => v.object({
   name: nameText,
   definition: v.object({
-    function: QualifiedFunctionSchema,
+    function: qualifiedFunctionSchema(defaultSchema),
     table_argument: v.optional(v.nullable(v.string())),
     session_argument: v.optional(v.nullable(v.string())),
   }),
@@ -27,20 +31,18 @@ export { TableConfigSchema };
 
 const list = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(v.array(s)));
 
-const TABLE_ENTRIES = {
-  table: QualifiedTableSchema,
+const tableEntries = (defaultSchema: string) => ({
+  table: qualifiedTableSchema(defaultSchema),
   is_enum: v.optional(v.boolean()),
   configuration: v.optional(v.nullable(TableConfigSchema)),
-  object_relationships: list(relationshipSchema('object')),
-  array_relationships: list(relationshipSchema('array')),
-  computed_fields: list(ComputedFieldSchema),
-  insert_permissions: permissionsSchema('insert'),
-  select_permissions: permissionsSchema('select'),
-  update_permissions: permissionsSchema('update'),
-  delete_permissions: permissionsSchema('delete'),
-};
-
-export const TableMetaSchema = tableMetaSchema(new Map());
+  object_relationships: list(relationshipSchema('object', defaultSchema)),
+  array_relationships: list(relationshipSchema('array', defaultSchema)),
+  computed_fields: list(computedFieldSchema(defaultSchema)),
+  insert_permissions: permissionsSchema('insert', defaultSchema),
+  select_permissions: permissionsSchema('select', defaultSchema),
+  update_permissions: permissionsSchema('update', defaultSchema),
+  delete_permissions: permissionsSchema('delete', defaultSchema),
+});
 
 /*
  * Note [Table keys of other plugins]
@@ -51,12 +53,14 @@ export const TableMetaSchema = tableMetaSchema(new Map());
  * the table (paths such as `$.args.sources[0].tables[0].event_triggers[0].name`). A key whose
  * plugin is disabled, or that no plugin owns, is kept as it is.
  */
-/** The schema of a tracked table entry, with the keys other plugins registered in `extra`. */
-export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>): v.GenericSchema<unknown, TableMeta> {
+/** The schema of a tracked table entry in a source whose kind's default schema is `defaultSchema`,
+ * with the keys other plugins registered in `extra`. */
+export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>, defaultSchema: string): v.GenericSchema<unknown, TableMeta> {
   let made: { size: number; schema: v.GenericSchema<unknown, TableMeta> } | undefined;
+  const own = tableEntries(defaultSchema);
   return v.lazy(() => {
     if (!made || made.size !== extra.size) {
-      const entries: Record<string, v.GenericSchema> = { ...TABLE_ENTRIES };
+      const entries: Record<string, v.GenericSchema> = { ...own };
       for (const [key, schema] of extra) if (!(key in entries)) entries[key] = schema;
       made = { size: extra.size, schema: v.pipe(v.looseObject(entries), v.transform((t) => orderTable(t as unknown as TableMeta))) };
     }
@@ -64,17 +68,17 @@ export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>): v.
   });
 }
 
-export const FunctionMetaSchema = v.pipe(
+const functionMetaSchema = (defaultSchema: string) => v.pipe(
   v.union([
     v.looseObject({
-      function: QualifiedFunctionSchema,
+      function: qualifiedFunctionSchema(defaultSchema),
       configuration: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
       permissions: v.optional(v.nullable(v.array(v.object({ role: nameText })))),
       comment: optionalComment,
     }),
     // Version 1 documents list functions as bare `{schema, name}`.
     v.pipe(
-      v.object({ schema: v.optional(v.string(), 'public'), name: v.string() }),
+      v.object({ schema: v.optional(v.string(), defaultSchema), name: v.string() }),
       v.transform((f) => ({ function: { schema: f.schema, name: f.name } })),
     ),
   ]),
@@ -96,45 +100,77 @@ function duplicates(keys: string[]): string[] {
   return [...dup];
 }
 
-/** A source's schema, its tables' entries with the keys other plugins registered in `extra`. */
-export const sourceSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new Map()) => v.pipe(
-  v.looseObject({
+/** A table or function name of a source whose kind is not known: `{schema, name}`. */
+const explicitName = (what: string, kind: string) =>
+  v.object(
+    { schema: v.string(), name: v.string() },
+    `expected a ${what} name {schema, name}: the default schema of source kind "${kind}" is not known (no enabled plugin provides the kind)`,
+  );
+
+/** The fields of a source, parsed as its kind says (`defaultSchema`), or kept as they are when the
+ * kind is not known (`defaultSchema` undefined). */
+function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined) {
+  return v.looseObject({
     name: nameText,
     kind: v.optional(v.string(), 'postgres'),
-    tables: v.optional(v.array(tableMetaSchema(extra)), []),
-    functions: v.optional(v.nullable(v.array(FunctionMetaSchema))),
+    tables: v.optional(
+      v.array(defaultSchema === undefined ? v.looseObject({ table: explicitName('table', kind) }) : tableMetaSchema(extra, defaultSchema)),
+      [],
+    ),
+    functions: v.optional(
+      v.nullable(v.array(defaultSchema === undefined ? v.looseObject({ function: explicitName('function', kind) }) : functionMetaSchema(defaultSchema))),
+    ),
     configuration: v.record(v.string(), v.unknown()),
     customization: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
-  }),
-  v.check(
-    (s) => duplicates((s.tables as TableMeta[]).map((t) => qtKey(t.table))).length === 0,
-    (issue) => {
-      const s = issue.input as { tables: TableMeta[] };
-      const dups = duplicates(s.tables.map((t) => qtKey(t.table)));
-      const names = s.tables.filter((t) => dups.includes(qtKey(t.table))).map((t) => qtDisplay(t.table));
-      return `multiple declarations exist for the following tables : ${[...new Set(names)].join(', ')}`;
-    },
-  ),
-  v.transform((s) => {
-    const out: Record<string, unknown> = { name: s.name, kind: s.kind, tables: s.tables };
-    if (s.functions && s.functions.length) out.functions = s.functions;
-    out.configuration = s.configuration;
-    if (s.customization && Object.keys(s.customization).length) out.customization = s.customization;
-    for (const [k, val] of Object.entries(s)) if (!(k in out) && val != null && k !== 'functions' && k !== 'customization') out[k] = val;
-    return out as SourceMeta;
-  }),
-);
+  });
+}
 
-export const SourceSchema = sourceSchema();
+function oneSource(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined) {
+  // Messages name tables as the kind does; unknown kinds' names in full.
+  const display = (qt: TableMeta['table']) => qtDisplay(qt, defaultSchema ?? '');
+  return v.pipe(
+    sourceFields(extra, kind, defaultSchema),
+    v.check(
+      (s) => duplicates((s.tables as TableMeta[]).map((t) => qtKey(t.table))).length === 0,
+      (issue) => {
+        const s = issue.input as { tables: TableMeta[] };
+        const dups = duplicates(s.tables.map((t) => qtKey(t.table)));
+        const names = s.tables.filter((t) => dups.includes(qtKey(t.table))).map((t) => display(t.table));
+        return `multiple declarations exist for the following tables : ${[...new Set(names)].join(', ')}`;
+      },
+    ),
+    v.transform((s) => {
+      const out: Record<string, unknown> = { name: s.name, kind: s.kind, tables: s.tables };
+      if (s.functions && s.functions.length) out.functions = s.functions;
+      out.configuration = s.configuration;
+      if (s.customization && Object.keys(s.customization).length) out.customization = s.customization;
+      for (const [k, val] of Object.entries(s)) if (!(k in out) && val != null && k !== 'functions' && k !== 'customization') out[k] = val;
+      return out as SourceMeta;
+    }),
+  );
+}
+
+/** A source's schema: as its kind (registered in `kinds`) says, its tables' entries with the keys
+ * other plugins registered in `extra`. One schema is made per kind and default schema. */
+export const sourceSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new Map(), kinds: ReadonlyMap<string, SourceKind> = new Map()) => {
+  const made = new Map<string, ReturnType<typeof oneSource>>();
+  return v.lazy((input: unknown) => {
+    const given = typeof input === 'object' && input !== null ? (input as { kind?: unknown }).kind : undefined;
+    const kind = typeof given === 'string' ? given : 'postgres';
+    const defaultSchema = kinds.get(kind)?.dialect.defaultSchema;
+    const key = JSON.stringify([kind, defaultSchema ?? null]);
+    let schema = made.get(key);
+    if (!schema) made.set(key, (schema = oneSource(extra, kind, defaultSchema)));
+    return schema;
+  });
+};
 
 /** The `sources` section, with the table keys other plugins registered in `extra` (Note [Table
- * keys of other plugins]). */
-export const sourcesSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new Map()) => v.pipe(
-  v.array(sourceSchema(extra)),
+ * keys of other plugins]) and each source parsed as its kind (in `kinds`) says. */
+export const sourcesSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new Map(), kinds: ReadonlyMap<string, SourceKind> = new Map()) => v.pipe(
+  v.array(sourceSchema(extra, kinds)),
   v.check(
     (list) => duplicates(list.map((s) => s.name)).length === 0,
     (issue) => `multiple declarations exist for the following sources : ${duplicates((issue.input as SourceMeta[]).map((s) => s.name)).join(', ')}`,
   ),
 );
-
-export const SourcesSchema = sourcesSchema();

@@ -13,7 +13,6 @@ import {
   findSource,
   findTable,
   orderTable,
-  QualifiedTableSchema,
   qtDisplay,
   qtKey,
   requireSource,
@@ -27,18 +26,20 @@ import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
 
-/** Legacy v1 also accepts the table flattened into args: `{schema, name}`. */
-const legacyFlatTable = v.pipe(
-  v.looseObject({ schema: v.optional(v.string(), 'public'), name: v.string() }),
-  v.transform((o) => ({ ...o, table: { schema: o.schema, name: o.name } })),
-);
+/** Legacy v1 also accepts the table flattened into args: `{schema, name}` (schema defaults to the kind's). */
+const legacyFlatTable = (defaultSchema: string) =>
+  v.pipe(
+    v.looseObject({ schema: v.optional(v.string(), defaultSchema), name: v.string() }),
+    v.transform((o) => ({ ...o, table: { schema: o.schema, name: o.name } })),
+  );
 
 export function tablesGroup(db: DatabaseService): CommandGroup {
   return {
     name: 'tables',
     operations(bind: KindBinding): OperationDef[] {
+      const flatTable = legacyFlatTable(bind.kind.dialect.defaultSchema);
       const trackArgs = v.object({
-        table: QualifiedTableSchema,
+        table: bind.table,
         source: SourceNameSchema,
         is_enum: v.optional(v.boolean(), false),
         configuration: v.optional(v.nullable(TableConfigSchema)),
@@ -47,38 +48,38 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
       const track: OperationDef<v.InferOutput<typeof trackArgs>>['run'] = async (a, ctx) => {
         const source = requireSource(ctx.metadata, a.source);
         if (findTable(source, a.table)) {
-          throw new SvcError('already-tracked', `view/table already tracked: "${qtDisplay(a.table)}"`, { path: '$.args' });
+          throw new SvcError('already-tracked', `view/table already tracked: "${bind.display(a.table)}"`, { path: '$.args' });
         }
         // A table and a function of the same qualified name would generate the same root fields.
         if (findFunction(source, a.table)) {
-          throw new SvcError('not-supported', `function with name "${qtDisplay(a.table)}" already exists`, { path: '$.args' });
+          throw new SvcError('not-supported', `function with name "${bind.display(a.table)}" already exists`, { path: '$.args' });
         }
         const intro = await db.introspection(ctx, a.source);
         const info = intro.tables.get(qtKey(a.table));
         if (!info) {
-          throw new SvcError('not-exists', `no such table/view exists in source: "${qtDisplay(a.table)}"`, { path: '$.args' });
+          throw new SvcError('not-exists', `no such table/view exists in source: "${bind.display(a.table)}"`, { path: '$.args' });
         }
         const entry: TableMeta = orderTable({ table: a.table, is_enum: a.is_enum, configuration: a.configuration ?? undefined });
-        checkConstraintNames(entry, info);
+        checkConstraintNames(entry, info, bind.kind.dialect.defaultSchema);
         const md = updateSource(ctx.metadata, a.source, (s) => ({ ...s, tables: appendTable(s.tables, entry) }));
         return { metadata: md, response: success, defines: [`table:${a.source}:${qtKey(a.table)}`] };
       };
 
-      const isEnumArgs = v.object({ table: QualifiedTableSchema, source: SourceNameSchema, is_enum: v.boolean() });
+      const isEnumArgs = v.object({ table: bind.table, source: SourceNameSchema, is_enum: v.boolean() });
       const setIsEnum: OperationDef<v.InferOutput<typeof isEnumArgs>>['run'] = (a, ctx) => {
-        requireTable(ctx.metadata, a.source, a.table, '$.args');
+        requireTable(ctx.metadata, a.source, a.table, bind.kind.dialect.defaultSchema, '$.args');
         return {
-          metadata: updateTable(ctx.metadata, a.source, a.table, (t) => ({ ...t, is_enum: a.is_enum })),
+          metadata: updateTable(ctx.metadata, a.source, a.table, bind.kind.dialect.defaultSchema, (t) => ({ ...t, is_enum: a.is_enum })),
           response: success,
           defines: [`table:${a.source}:${qtKey(a.table)}`],
         };
       };
 
-      const untrackArgs = v.object({ table: QualifiedTableSchema, source: SourceNameSchema, cascade: v.optional(v.boolean(), false) });
+      const untrackArgs = v.object({ table: bind.table, source: SourceNameSchema, cascade: v.optional(v.boolean(), false) });
       const untrack: OperationDef<v.InferOutput<typeof untrackArgs>>['run'] = (a, ctx) => {
         const source = requireSource(ctx.metadata, a.source);
         if (!findTable(source, a.table)) {
-          throw new SvcError('already-untracked', `view/table already untracked: "${qtDisplay(a.table)}"`, { path: '$.args' });
+          throw new SvcError('already-untracked', `view/table already untracked: "${bind.display(a.table)}"`, { path: '$.args' });
         }
         // The table's own relationships and permissions go with it; only other objects are dependents.
         const key = qtKey(a.table);
@@ -103,7 +104,7 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
               ? trackArgs
               : v.union([
                   trackArgs,
-                  v.pipe(legacyFlatTable, v.transform((o) => v.parse(trackArgs, o))),
+                  v.pipe(flatTable, v.transform((o) => v.parse(trackArgs, o))),
                   // Version 1 also takes the bare table name as args.
                   v.pipe(v.string(), v.transform((name) => v.parse(trackArgs, { table: name }))),
                 ]),
@@ -113,7 +114,7 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
         ops.push({
           type: null,
           legacy: bind.legacy('untrack_table'),
-          args: v.union([untrackArgs, v.pipe(legacyFlatTable, v.transform((o) => v.parse(untrackArgs, o)))]),
+          args: v.union([untrackArgs, v.pipe(flatTable, v.transform((o) => v.parse(untrackArgs, o)))]),
           mutates: true,
           run: untrack,
         });
@@ -121,7 +122,10 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
       return ops;
     },
     checkTable: (ctx) => (ctx.table.is_enum ? enumCheck(ctx) : undefined),
-    rootFields: (source, intro) => source.tables.map((t) => tableOwner(source.name, t, intro?.tables.get(qtKey(t.table)))),
+    rootFields: (source, intro) => {
+      const defaultSchema = db.defaultSchemaOf(source) ?? '';
+      return source.tables.map((t) => tableOwner(source.name, defaultSchema, t, intro?.tables.get(qtKey(t.table))));
+    },
   };
 }
 
@@ -164,7 +168,7 @@ async function validateEnumTable(ctx: TableCheckContext): Promise<TableCheck> {
   const typeMismatch = (what: string, c: ColumnInfo) => `the table’s ${what} ("${c.name}") must have type "text", not type "${dialect.scalar(c).name}"`;
   const errors: string[] = [];
   const fail = (): TableCheck => {
-    const what = `the table "${qtDisplay(ctx.table.table)}" cannot be used as an enum `;
+    const what = `the table "${qtDisplay(ctx.table.table, dialect.defaultSchema)}" cannot be used as an enum `;
     const why = errors.length === 1 ? `because ${errors[0]}` : `for the following reasons:\n${errors.map((e) => `  • ${e}\n`).join('')}`;
     return { reason: what + why };
   };
@@ -210,12 +214,12 @@ export { findSource };
 
 /** A table's root-field owner entry, kept per table entry so that builds compare by reference
  * (Note [Root field conflicts]). */
-function tableOwner(source: string, t: TableMeta, info: TableInfo | undefined): RootFieldOwner {
+function tableOwner(source: string, defaultSchema: string, t: TableMeta, info: TableInfo | undefined): RootFieldOwner {
   const hit = ownerCache.get(t);
-  const fields = tableRootFields(t, info);
-  if (hit && hit.source === source && hit.owner.fields === fields) return hit.owner;
-  const owner = { owner: `table ${qtDisplay(t.table)} in source ${source}`, fields };
-  ownerCache.set(t, { source, owner });
+  const fields = tableRootFields(t, info, defaultSchema);
+  if (hit && hit.source === source && hit.defaultSchema === defaultSchema && hit.owner.fields === fields) return hit.owner;
+  const owner = { owner: `table ${qtDisplay(t.table, defaultSchema)} in source ${source}`, fields };
+  ownerCache.set(t, { source, defaultSchema, owner });
   return owner;
 }
-const ownerCache = new WeakMap<TableMeta, { source: string; owner: RootFieldOwner }>();
+const ownerCache = new WeakMap<TableMeta, { source: string; defaultSchema: string; owner: RootFieldOwner }>();

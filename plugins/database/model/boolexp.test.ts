@@ -11,7 +11,8 @@ const article = { schema: 'public', name: 'article' };
 const tables: TableMeta[] = [
   {
     table: author,
-    array_relationships: [{ name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } }],
+    // Stored names are qualified (parsing qualified them): without a dialect no default schema is known.
+    array_relationships: [{ name: 'articles', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } } }],
   },
   {
     table: article,
@@ -22,18 +23,18 @@ const view = sourceView(tables, undefined, false, undefined);
 
 describe('parseBoolExp', () => {
   it('spells logical operators with _ and writes a repeated one out as _and', () => {
-    expect(parseBoolExp({ $or: [{ a: 1 }], $not: { $exists: { _table: 't', _where: {} } }, b: { $eq: 2 } })).toEqual({
+    expect(parseBoolExp({ $or: [{ a: 1 }], $not: { $exists: { _table: 't', _where: {} } }, b: { $eq: 2 } }, 'public')).toEqual({
       _or: [{ a: 1 }],
       _not: { _exists: { _table: { schema: 'public', name: 't' }, _where: {} } },
       b: { $eq: 2 },
     });
-    expect(parseBoolExp({ _or: [{ a: 1 }], $or: [{ b: 2 }] })).toEqual({ _and: [{ _or: [{ a: 1 }] }, { _or: [{ b: 2 }] }] });
+    expect(parseBoolExp({ _or: [{ a: 1 }], $or: [{ b: 2 }] }, 'public')).toEqual({ _and: [{ _or: [{ a: 1 }] }, { _or: [{ b: 2 }] }] });
   });
 
   it('reports where the structure is wrong', () => {
     let err: unknown;
     try {
-      parseBoolExp({ _and: [{}, { _or: 'x' }] });
+      parseBoolExp({ _and: [{}, { _or: 'x' }] }, 'public');
     } catch (e) {
       err = e;
     }

@@ -16,7 +16,7 @@
  */
 import * as v from '../../../core/valibot.js';
 import { jsonTypeName } from '../../../core/validation.js';
-import { QualifiedTableSchema, qtDisplay, qtKey, sameTable } from './meta.js';
+import { qualifiedTableSchema, qtDisplay, qtKey, sameTable } from './meta.js';
 import type {
   BoolExp,
   ColumnType,
@@ -79,17 +79,18 @@ export class BoolExpParseError extends Error {
   }
 }
 
-/** Checks the logical structure of an expression and normalises it (Note [Stored boolean expressions]). */
-export function parseBoolExp(x: unknown, path: (string | number)[] = []): BoolExp {
+/** Checks the logical structure of an expression and normalises it (Note [Stored boolean expressions]);
+ * an unqualified `_exists._table` is in `defaultSchema` (the source kind's `Dialect.defaultSchema`). */
+export function parseBoolExp(x: unknown, defaultSchema: string, path: (string | number)[] = []): BoolExp {
   if (!isObject(x)) throw new BoolExpParseError(path, 'expecting an Object for boolean exp');
   const entries: [string, unknown][] = [];
   for (const [k, val] of Object.entries(x)) {
     const op = LOGICAL[k];
     if (op === '_and' || op === '_or') {
       if (!Array.isArray(val)) throw new BoolExpParseError([...path, k], `parsing [] failed, expected Array, but encountered ${jsonTypeName(val)}`);
-      entries.push([op, val.map((e, i) => parseBoolExp(e, [...path, k, i]))]);
-    } else if (op === '_not') entries.push([op, parseBoolExp(val, [...path, k])]);
-    else if (op === '_exists') entries.push([op, parseExists(val, [...path, k])]);
+      entries.push([op, val.map((e, i) => parseBoolExp(e, defaultSchema, [...path, k, i]))]);
+    } else if (op === '_not') entries.push([op, parseBoolExp(val, defaultSchema, [...path, k])]);
+    else if (op === '_exists') entries.push([op, parseExists(val, defaultSchema, [...path, k])]);
     else entries.push([k, val]);
   }
   // `{_or: .., $or: ..}` has the same key twice once normalised; Hasura then writes the conjunction out.
@@ -97,21 +98,28 @@ export function parseBoolExp(x: unknown, path: (string | number)[] = []): BoolEx
   return { _and: entries.map(([k, val]) => ({ [k]: val })) };
 }
 
-function parseExists(x: unknown, path: (string | number)[]): BoolExp {
+function parseExists(x: unknown, defaultSchema: string, path: (string | number)[]): BoolExp {
   if (!isObject(x)) throw new BoolExpParseError(path, `parsing GExists failed, expected Object, but encountered ${jsonTypeName(x)}`);
   if (!('_table' in x)) throw new BoolExpParseError(path, 'key "_table" not found');
-  const table = v.safeParse(QualifiedTableSchema, x._table);
+  const table = v.safeParse(qualifiedTableSchema(defaultSchema), x._table);
   if (!table.success) throw new BoolExpParseError([...path, '_table'], table.issues[0].message);
   if (!('_where' in x)) throw new BoolExpParseError(path, 'key "_where" not found');
-  return { _table: table.output, _where: parseBoolExp(x._where, [...path, '_where']) };
+  return { _table: table.output, _where: parseBoolExp(x._where, defaultSchema, [...path, '_where']) };
 }
 
-/** valibot schema of a boolean expression in request args: structure errors are `parse-failed` at their path. */
-export const BoolExpSchema = v.pipe(
+/** valibot schema of a boolean expression in request args of a source kind whose default schema
+ * is `defaultSchema`: structure errors are `parse-failed` at their path. Built once per default schema. */
+export function boolExpSchema(defaultSchema: string) {
+  let s = boolExpSchemas.get(defaultSchema);
+  if (!s) boolExpSchemas.set(defaultSchema, (s = makeBoolExpSchema(defaultSchema)));
+  return s;
+}
+
+const makeBoolExpSchema = (defaultSchema: string) => v.pipe(
   v.unknown(),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     try {
-      return parseBoolExp(dataset.value);
+      return parseBoolExp(dataset.value, defaultSchema);
     } catch (e) {
       if (!(e instanceof BoolExpParseError)) throw e;
       const path = e.path.map((key) => ({ type: 'unknown' as const, origin: 'value' as const, input: undefined, key, value: undefined }));
@@ -120,6 +128,7 @@ export const BoolExpSchema = v.pipe(
     }
   }),
 );
+const boolExpSchemas = new Map<string, ReturnType<typeof makeBoolExpSchema>>();
 
 // ---------------------------------------------------------------------------------------------
 // The schema an expression is resolved against
@@ -156,13 +165,17 @@ export type Field =
   | { kind: 'relationship'; remote: QualifiedTable | undefined }
   | { kind: 'computed_field'; result: ComputedResult | undefined };
 
-function parseTableName(x: unknown): QualifiedTable | undefined {
-  const r = v.safeParse(QualifiedTableSchema, x);
+/** A table name in stored metadata; an unqualified one is in `defaultSchema`, the source kind's
+ * (undefined when the kind is not known: only `{schema, name}` is then a name). */
+function parseTableName(x: unknown, defaultSchema: string | undefined): QualifiedTable | undefined {
+  if (defaultSchema === undefined) return isObject(x) && typeof x.schema === 'string' && typeof x.name === 'string' ? { schema: x.schema, name: x.name } : undefined;
+  const r = v.safeParse(qualifiedTableSchema(defaultSchema), x);
   return r.success ? r.output : undefined;
 }
 
-/** The remote table of a relationship (an object relationship on a foreign key of its own table needs the introspection). */
-export function relationshipRemote(rel: RelationshipMeta, info: TableInfo | undefined): QualifiedTable | undefined {
+/** The remote table of a relationship (an object relationship on a foreign key of its own table
+ * needs the introspection); `defaultSchema` as for parseTableName. */
+export function relationshipRemote(rel: RelationshipMeta, info: TableInfo | undefined, defaultSchema: string | undefined): QualifiedTable | undefined {
   const using = rel.using ?? {};
   const fk = using.foreign_key_constraint_on;
   if (typeof fk === 'string' || Array.isArray(fk)) {
@@ -170,9 +183,9 @@ export function relationshipRemote(rel: RelationshipMeta, info: TableInfo | unde
     const c = info?.foreignKeys.find((f) => f.columns.length === cols.length && cols.every((x) => f.columns.includes(x)));
     return c ? { schema: c.refSchema, name: c.refTable } : undefined;
   }
-  if (isObject(fk)) return parseTableName(fk.table);
+  if (isObject(fk)) return parseTableName(fk.table, defaultSchema);
   const manual = using.manual_configuration;
-  if (isObject(manual)) return parseTableName(manual.remote_table);
+  if (isObject(manual)) return parseTableName(manual.remote_table, defaultSchema);
   return undefined;
 }
 
@@ -193,7 +206,7 @@ export function fieldOf(view: SourceView, t: { meta: TableMeta; info?: TableInfo
   const col = t.info?.columns.find((c) => c.name === name);
   if (col) return { kind: 'column', type: col };
   const rel = [...(t.meta.object_relationships ?? []), ...(t.meta.array_relationships ?? [])].find((r) => r.name === name);
-  if (rel) return { kind: 'relationship', remote: relationshipRemote(rel, t.info) };
+  if (rel) return { kind: 'relationship', remote: relationshipRemote(rel, t.info, view.dialect?.defaultSchema) };
   const cf = (t.meta.computed_fields ?? []).find((c) => c.name === name);
   if (cf) return { kind: 'computed_field', result: computedResult(view, cf) };
   // Without introspection every other name may be a column.
@@ -271,6 +284,11 @@ class Walker {
     return this.view.dialect?.scalar(t).name ?? t.udt;
   }
 
+  /** A table as messages name it (qualified when the dialect is not known). */
+  private display(qt: QualifiedTable): string {
+    return qtDisplay(qt, this.view.dialect?.defaultSchema ?? '');
+  }
+
   private fail(message: string): void {
     if (this.view.strict) throw new BoolExpError(message);
   }
@@ -295,10 +313,10 @@ class Walker {
   }
 
   private exists(val: unknown, root: TableRef): void {
-    const qt = isObject(val) ? parseTableName(val._table) : undefined;
+    const qt = isObject(val) ? parseTableName(val._table, this.view.dialect?.defaultSchema) : undefined;
     if (!qt || !isObject(val)) return this.fail('expecting an object {_table, _where} for _exists');
     const target = this.resolve(qt);
-    if (!target) return this.fail(`table ${dquote(qtDisplay(qt))} does not exist`);
+    if (!target) return this.fail(`table ${dquote(this.display(qt))} does not exist`);
     this.refs.push({ kind: 'table', table: qt });
     this.exp(val._where, target, root);
   }
@@ -325,7 +343,7 @@ class Walker {
     if (r.inputArgs) return this.fail('Computed columns with input arguments can not be part of the where clause');
     if (r.table) {
       const target = this.resolve(r.table);
-      if (!target) return this.fail(`table ${dquote(qtDisplay(r.table))} does not exist`);
+      if (!target) return this.fail(`table ${dquote(this.display(r.table))} does not exist`);
       return this.exp(val, target, root);
     }
     this.ops(name, r.scalar, val, t, root);
@@ -448,7 +466,7 @@ class Walker {
  */
 export function checkBoolExp(exp: unknown, table: QualifiedTable, view: SourceView): BoolExpRef[] {
   const t = view.table(table);
-  if (!t) throw new BoolExpError(`table ${dquote(qtDisplay(table))} does not exist`);
+  if (!t) throw new BoolExpError(`table ${dquote(qtDisplay(table, view.dialect?.defaultSchema ?? ''))} does not exist`);
   const root = { table, ...t };
   const w = new Walker(view);
   w.exp(exp, root, root);
@@ -508,7 +526,7 @@ function renameExp(exp: unknown, t: TableRef, root: TableRef, rn: FieldRename, v
     if (op === '_and' || op === '_or') next = Array.isArray(val) ? mapShared(val, (e) => renameExp(e, t, root, rn, view)) : val;
     else if (op === '_not') next = renameExp(val, t, root, rn, view);
     else if (op === '_exists') {
-      const qt = isObject(val) ? parseTableName(val._table) : undefined;
+      const qt = isObject(val) ? parseTableName(val._table, view.dialect?.defaultSchema) : undefined;
       const target = qt && view.table(qt);
       if (qt && target && isObject(val)) {
         const where = renameExp(val._where, { table: qt, ...target }, root, rn, view);
@@ -561,16 +579,17 @@ function renameOperands(val: unknown, t: TableRef, root: TableRef, rn: FieldRena
   return changed ? out : val;
 }
 
-/** Points `_exists` at a renamed table (run_sql renames; see Note [Renames] in service.ts). */
-export function renameTableInBoolExp(exp: unknown, from: QualifiedTable, to: QualifiedTable): unknown {
-  if (Array.isArray(exp)) return mapShared(exp, (e) => renameTableInBoolExp(e, from, to));
+/** Points `_exists` at a renamed table (run_sql renames; see Note [Renames] in service.ts);
+ * `defaultSchema` as for parseTableName. */
+export function renameTableInBoolExp(exp: unknown, from: QualifiedTable, to: QualifiedTable, defaultSchema: string | undefined): unknown {
+  if (Array.isArray(exp)) return mapShared(exp, (e) => renameTableInBoolExp(e, from, to, defaultSchema));
   if (!isObject(exp)) return exp;
   let changed = false;
   const out: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(exp)) {
-    let next = renameTableInBoolExp(val, from, to);
+    let next = renameTableInBoolExp(val, from, to, defaultSchema);
     if (LOGICAL[k] === '_exists' && isObject(next)) {
-      const t = parseTableName(next._table);
+      const t = parseTableName(next._table, defaultSchema);
       if (t && sameTable(t, from)) next = { ...next, _table: to };
     }
     if (next !== val) changed = true;

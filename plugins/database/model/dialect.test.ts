@@ -42,6 +42,9 @@ const TABLES = [
   table(2, 'item', [column('id', 1, 'num'), column('label', 2, 'str'), column('pos', 3, 'point'), column('owner_id', 4, 'num')], [
     { name: 'item_owner', columns: ['owner_id'], refSchema: 'shop', refTable: 'owner', refColumns: ['id'] },
   ]),
+  table(3, 'stock', [column('id', 1, 'num')]),
+  // Outside the default schema.
+  { ...table(4, 'crate', [column('id', 1, 'num')]), schema: 'back' },
 ];
 
 const introspection = (): Introspection => ({
@@ -136,5 +139,47 @@ describe('a source kind with a fake dialect', () => {
     expect(await refused({ pos: { _near: 'here' } })).toContain('a point is [x, y]');
     expect(await refused({ owner: { id: { _eq: 'one' } } })).toContain('a num is a number');
     expect(await s.metadata(permission({ owner: { id: { _in: [1, 2] } } }))).toMatchObject({ status: 200 });
+  });
+});
+
+describe("the fake kind's default schema (shop), not PostgreSQL's", () => {
+  const refused = async (req: { type: string; args: unknown }) => {
+    const r = await s.metadata(req);
+    expect(r.status).toBe(400);
+    return (r.body as { error: string }).error;
+  };
+  const exportedTable = async (name: string) => {
+    const md = (await s.metadata({ type: 'export_metadata', args: {} })).body;
+    return md.sources.find((x: { name: string }) => x.name === source).tables.find((t: { table: { name: string } }) => t.table.name === name);
+  };
+
+  it('resolves a bare table name in it', async () => {
+    expect(await s.metadata({ type: 'fake_track_table', args: { source, table: 'stock' } })).toMatchObject({ status: 200 });
+    expect((await exportedTable('stock')).table).toEqual({ schema: 'shop', name: 'stock' });
+    // `{name}` without a schema too.
+    expect(await s.metadata({ type: 'fake_untrack_table', args: { source, table: { name: 'stock' } } })).toMatchObject({ status: 200 });
+    expect(await exportedTable('stock')).toBeUndefined();
+  });
+
+  it("resolves a permission's bare `_exists._table` in it", async () => {
+    const filter = { _exists: { _table: 'owner', _where: { id: { _eq: 1 } } } };
+    const args = { source, table: 'item', role: 'clerk', permission: { columns: ['id'], filter } };
+    expect(await s.metadata({ type: 'fake_create_select_permission', args })).toMatchObject({ status: 200 });
+    const perm = (await exportedTable('item')).select_permissions.find((p: { role: string }) => p.role === 'clerk');
+    expect(perm.permission.filter).toEqual({ _exists: { _table: { schema: 'shop', name: 'owner' }, _where: { id: { _eq: 1 } } } });
+  });
+
+  it('names a table in it without the schema, one elsewhere with it', async () => {
+    expect(await refused({ type: 'fake_track_table', args: { source, table: 'nothing' } })).toBe('no such table/view exists in source: "nothing"');
+    expect(await refused({ type: 'fake_track_table', args: { source, table: { schema: 'back', name: 'nothing' } } })).toBe(
+      'no such table/view exists in source: "back.nothing"',
+    );
+    expect(await s.metadata({ type: 'fake_track_table', args: { source, table: { schema: 'back', name: 'crate' } } })).toMatchObject({ status: 200 });
+    expect(await refused({ type: 'fake_track_table', args: { source, table: { schema: 'back', name: 'crate' } } })).toBe('view/table already tracked: "back.crate"');
+    expect(await refused({ type: 'fake_track_table', args: { source, table: 'owner' } })).toBe('view/table already tracked: "owner"');
+    // In a boolean expression (checked in the build).
+    const exists = (table: unknown) => ({ source, table: 'item', role: 'auditor', permission: { columns: ['id'], filter: { _exists: { _table: table, _where: {} } } } });
+    expect(await refused({ type: 'fake_create_select_permission', args: exists('ghost') })).toContain('table \"ghost\" does not exist');
+    expect(await refused({ type: 'fake_create_select_permission', args: exists({ schema: 'back', name: 'ghost' }) })).toContain('table \"back.ghost\" does not exist');
   });
 });

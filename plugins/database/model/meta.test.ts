@@ -15,7 +15,7 @@ describe('table lookups (Note [Table positions])', () => {
       const v0 = tablesOf(md(source(names(n).map((x) => table(x)))));
       expect(findTable(source(v0), { schema: 'public', name: 't3' })).toBe(v0[3]);
       // Replaced in place: the new list finds the new entry, the old one its own.
-      const v1 = tablesOf(updateTable(md(source(v0)), 'default', { schema: 'public', name: 't3' }, (t) => ({ ...t, is_enum: true })));
+      const v1 = tablesOf(updateTable(md(source(v0)), 'default', { schema: 'public', name: 't3' }, 'public', (t) => ({ ...t, is_enum: true })));
       expect(findTable(source(v1), { schema: 'public', name: 't3' })).toBe(v1[3]);
       expect(v1[3]).not.toBe(v0[3]);
       expect(findTable(source(v0), { schema: 'public', name: 't3' })).toBe(v0[3]);

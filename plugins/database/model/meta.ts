@@ -20,9 +20,10 @@ export function qtKey(qt: QualifiedTable): string {
 }
 const keyCache = new WeakMap<QualifiedTable, string>();
 
-/** How Hasura names a table in messages: `author`, or `other.author` outside `public`. */
-export function qtDisplay(qt: QualifiedTable): string {
-  return qt.schema === 'public' ? qt.name : `${qt.schema}.${qt.name}`;
+/** How Hasura names a table in messages: `author`, or `other.author` outside the source kind's
+ * default schema (`Dialect.defaultSchema`, PostgreSQL's `public`). */
+export function qtDisplay(qt: QualifiedTable, defaultSchema: string): string {
+  return qt.schema === defaultSchema ? qt.name : `${qt.schema}.${qt.name}`;
 }
 
 export const sameTable = (a: QualifiedTable, b: QualifiedTable) => a.schema === b.schema && a.name === b.name;
@@ -30,23 +31,37 @@ export const sameTable = (a: QualifiedTable, b: QualifiedTable) => a.schema === 
 // ---------------------------------------------------------------------------------------------
 // Argument schemas shared by the command groups
 
-/** A qualified name: text, or `{schema, name}` (schema defaults to `public`). */
-const qualifiedName = (what: string) =>
+/** The schema of a qualified name: text, or `{schema, name}` (schema defaults to the source
+ * kind's default schema, `Dialect.defaultSchema`). */
+export type QualifiedNameSchema = v.GenericSchema<unknown, QualifiedTable>;
+
+/** A qualified name: text, or `{schema, name}` (schema defaults to `defaultSchema`). */
+const qualifiedName = (what: string, defaultSchema: string): QualifiedNameSchema =>
   v.union(
     [
-      v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: 'public', name }))),
+      v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: defaultSchema, name }))),
       v.pipe(
-        v.object({ schema: v.optional(v.string(), 'public'), name: v.string() }),
+        v.object({ schema: v.optional(v.string(), defaultSchema), name: v.string() }),
         v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
       ),
     ],
     `expected a ${what} name: a string or an object {schema, name}`,
   );
 
-/** TableName (SPEC "Shared types"). */
-export const QualifiedTableSchema = qualifiedName('table');
-/** FunctionName (SPEC "Shared types"). */
-export const QualifiedFunctionSchema = qualifiedName('function');
+/** Each schema is built once per default schema (there is one per source kind). */
+function cached(what: string): (defaultSchema: string) => QualifiedNameSchema {
+  const made = new Map<string, QualifiedNameSchema>();
+  return (defaultSchema) => {
+    let s = made.get(defaultSchema);
+    if (!s) made.set(defaultSchema, (s = qualifiedName(what, defaultSchema)));
+    return s;
+  };
+}
+
+/** TableName (SPEC "Shared types") of a source kind whose unqualified names are in `defaultSchema`. */
+export const qualifiedTableSchema = cached('table');
+/** FunctionName (SPEC "Shared types") of a source kind whose unqualified names are in `defaultSchema`. */
+export const qualifiedFunctionSchema = cached('function');
 
 export const SourceNameSchema = v.optional(nameText, 'default');
 
@@ -125,10 +140,11 @@ export function appendTable(tables: readonly TableMeta[], entry: TableMeta): Tab
   return next;
 }
 
-export function requireTable(md: Metadata, source: string, qt: QualifiedTable, path = '$.args.table'): TableMeta {
+/** A tracked table; the message names it as the source kind whose default schema is `defaultSchema` does. */
+export function requireTable(md: Metadata, source: string, qt: QualifiedTable, defaultSchema: string, path = '$.args.table'): TableMeta {
   const s = requireSource(md, source);
   const t = findTable(s, qt);
-  if (!t) throw new SvcError('not-exists', `table "${qtDisplay(qt)}" does not exist in source: ${source}`, { path });
+  if (!t) throw new SvcError('not-exists', `table "${qtDisplay(qt, defaultSchema)}" does not exist in source: ${source}`, { path });
   return t;
 }
 
@@ -152,8 +168,13 @@ export function updateSource(md: Metadata, name: string, fn: (s: SourceMeta) => 
   return setSources(md, next);
 }
 
-export function updateTable(md: Metadata, source: string, qt: QualifiedTable, fn: (t: TableMeta) => TableMeta): Metadata {
-  requireTable(md, source, qt);
+/** Replaces a tracked table's entry; `defaultSchema` (the source kind's) names the table when it is not tracked. */
+export function updateTable(md: Metadata, source: string, qt: QualifiedTable, defaultSchema: string, fn: (t: TableMeta) => TableMeta): Metadata {
+  requireTable(md, source, qt, defaultSchema);
+  return replaceTable(md, source, qt, fn);
+}
+
+function replaceTable(md: Metadata, source: string, qt: QualifiedTable, fn: (t: TableMeta) => TableMeta): Metadata {
   return updateSource(md, source, (s) => {
     const i = tablePosition(s.tables, qt);
     const tables = s.tables.slice();
@@ -170,7 +191,7 @@ export function updateTable(md: Metadata, source: string, qt: QualifiedTable, fn
 export function updateTableIfPresent(md: Metadata, source: string, qt: QualifiedTable, fn: (t: TableMeta) => TableMeta): Metadata {
   const s = findSource(md, source);
   if (!s || !findTable(s, qt)) return md;
-  return updateTable(md, source, qt, fn);
+  return replaceTable(md, source, qt, fn);
 }
 
 export function removeTable(md: Metadata, source: string, qt: QualifiedTable): Metadata {

@@ -28,7 +28,7 @@ import type {
   TableInfo,
   TableMeta,
 } from './types.js';
-import { qtDisplay, qtKey, removeTable, sourcesOf } from './meta.js';
+import { qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSchema, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
 import { renameOwnEntry } from './rename.js';
 import { resolveFunctionModel, resolveTableModel } from './resolved.js';
@@ -117,7 +117,16 @@ export class DatabaseService {
       kind,
       name: (op) => `${kind.prefix}_${op}`,
       legacy: (op) => (kind.legacy ? op : undefined),
+      table: qualifiedTableSchema(kind.dialect.defaultSchema),
+      function: qualifiedFunctionSchema(kind.dialect.defaultSchema),
+      display: (qt) => qtDisplay(qt, kind.dialect.defaultSchema),
     };
+  }
+
+  /** The schema of a source's unqualified names (its kind's `Dialect.defaultSchema`); undefined
+   * when no enabled plugin provides the source's kind. */
+  defaultSchemaOf(source: Pick<SourceMeta, 'kind'>): string | undefined {
+    return this.kinds.get(source.kind ?? 'postgres')?.dialect.defaultSchema;
   }
 
   kindOf(source: SourceMeta): SourceKind {
@@ -356,7 +365,7 @@ export class DatabaseService {
       const reportTable = (reason: string) =>
         ctx.inconsistent({
           type: 'table',
-          name: `table ${qtDisplay(t.table)} in source ${meta.name}`,
+          name: `table ${qtDisplay(t.table, kind.dialect.defaultSchema)} in source ${meta.name}`,
           reason: `Inconsistent object: ${reason}`,
           definition: t.table,
           id: `table:${meta.name}:${key}`,
@@ -364,7 +373,7 @@ export class DatabaseService {
         });
       if (!info) {
         tracked.set(key, { meta: t, info });
-        reportTable(`no such table/view exists in source: "${qtDisplay(t.table)}"`);
+        reportTable(`no such table/view exists in source: "${qtDisplay(t.table, kind.dialect.defaultSchema)}"`);
         continue;
       }
       let failure: string | undefined;

@@ -363,6 +363,12 @@ export interface KindBinding {
   name(op: string): string;
   /** The legacy name on /v1/query for `op`, when this kind owns legacy names. */
   legacy(op: string): string | undefined;
+  /** The kind's TableName and FunctionName schemas: an unqualified name is in the dialect's
+   * default schema (`Dialect.defaultSchema`). Operations build their args schemas from these. */
+  table: v.GenericSchema<unknown, QualifiedTable>;
+  function: v.GenericSchema<unknown, QualifiedFunction>;
+  /** How messages name a table or function of the kind (meta.ts `qtDisplay`). */
+  display(qt: QualifiedTable): string;
 }
 
 /** Checks one part of one table during the build; records inconsistencies through `report`. */
