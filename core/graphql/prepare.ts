@@ -13,6 +13,12 @@ import {
   specifiedRules,
   VariablesInAllowedPositionRule,
   KnownTypeNamesRule,
+  ValuesOfCorrectTypeRule,
+  getNamedType,
+  isInputObjectType,
+  type ASTNode,
+  type GraphQLError,
+  type ValueNode,
   type ASTVisitor,
   type ValidationContext,
   validate,
@@ -149,14 +155,61 @@ function KnownTypeNames(context: ValidationContext): ASTVisitor {
   };
 }
 
+/*
+ * Note [Text literals at marked positions]
+ * Hasura reads a column's value by the column's database type, not by the GraphQL scalar the
+ * schema shows for it: an integer column takes `"2147483647"`, a boolean one `"true"`, though
+ * `Int` and `Boolean` refuse strings elsewhere (`limit: "1"` stays an error). A plugin marks such
+ * positions: an input field or argument whose definition has `extensions: { textLiteral: true }`
+ * takes a string literal (or a list of them) where its scalar refuses one; the plugin then gets
+ * the string and lets its database read it. graphql-js's ValuesOfCorrectTypeRule still checks
+ * everything else, and its error for any other node.
+ */
+function ValuesOfCorrectType(context: ValidationContext): ASTVisitor {
+  const allowed = new WeakSet<ASTNode>();
+  const checked = new Proxy(context, {
+    get(target, prop) {
+      if (prop === 'reportError') {
+        return (e: GraphQLError) => {
+          if (e.nodes?.length === 1 && allowed.has(e.nodes[0]!)) return;
+          target.reportError(e);
+        };
+      }
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  const inner = ValuesOfCorrectTypeRule(checked) as ASTVisitor & { ObjectField?: (...a: unknown[]) => unknown };
+  const mark = (def: { extensions?: Readonly<Record<string, unknown>> } | null | undefined, value: ValueNode) => {
+    if (!def?.extensions?.textLiteral) return;
+    if (value.kind === Kind.STRING) allowed.add(value);
+    else if (value.kind === Kind.LIST) for (const v of value.values) if (v.kind === Kind.STRING) allowed.add(v);
+  };
+  return {
+    ...inner,
+    Argument(node) {
+      mark(context.getArgument(), node.value);
+    },
+    ObjectField(...args: unknown[]) {
+      const node = args[0] as { name: { value: string }; value: ValueNode };
+      const parent = getNamedType(context.getParentInputType());
+      if (isInputObjectType(parent)) mark(parent.getFields()[node.name.value], node.value);
+      return inner.ObjectField?.(...args);
+    },
+  };
+}
+
 /** graphql-js's rules but two: Hasura accepts an operation that declares a variable it does not
  * use (a client may share one variable set between several operations), and a live query that
  * selects several root fields (core/graphql/live.ts says which subscriptions it serves). And
- * KnownTypeNames for graphql-js's own, and Hasura's check of variable positions (Note [Variable
- * positions ignore item nullability] in ./variable-positions.ts). */
+ * KnownTypeNames for graphql-js's own, Hasura's check of variable positions (Note [Variable
+ * positions ignore item nullability] in ./variable-positions.ts) and of values (Note [Text
+ * literals at marked positions]). */
 export const RULES = specifiedRules
   .filter((r) => r !== NoUnusedVariablesRule && r !== SingleFieldSubscriptionsRule)
-  .map((r) => (r === KnownTypeNamesRule ? KnownTypeNames : r === VariablesInAllowedPositionRule ? HasuraVariablesInAllowedPosition : r));
+  .map((r) =>
+    r === KnownTypeNamesRule ? KnownTypeNames : r === VariablesInAllowedPositionRule ? HasuraVariablesInAllowedPosition : r === ValuesOfCorrectTypeRule ? ValuesOfCorrectType : r,
+  );
 
 /** The variables read by `@include(if: $v)`/`@skip(if: $v)` anywhere in the root selection. */
 function rootConditionVariables(set: SelectionSetNode, fragments: Record<string, FragmentDefinitionNode>, seen = new Set<string>(), out = new Set<string>()): Set<string> {

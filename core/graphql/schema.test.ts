@@ -1,6 +1,6 @@
 /** The role schema and its type registry (core/graphql/schema.ts, registry.ts), without a server. */
 import { describe, expect, it } from 'vitest';
-import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
+import { GraphQLBoolean, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../plugin.js';
 import { roleSchema, type Contributor } from './schema.js';
 import { RULES } from './prepare.js';
@@ -152,5 +152,27 @@ describe('role schema', () => {
     const deaf = contributor('tables', (_r, types) => ({ query: { point: field(types.define(new GraphQLObjectType({ name: 'point', fields: { x: { type: GraphQLInt } } }))) } }));
     const add2 = contributor('r2', (_r, types) => (types.extend('point', { label: { type: GraphQLString } }), {}));
     expect(() => roleSchema('admin', build(), [deaf, add2]).schema).toThrow('plugin "tables" does not take the field "label" that plugin "r2" adds');
+  });
+});
+
+describe('Note [Text literals at marked positions]', () => {
+  const input = new GraphQLInputObjectType({
+    name: 'row_input',
+    fields: { n: { type: GraphQLInt, extensions: { textLiteral: true } }, plain: { type: GraphQLInt }, flag: { type: GraphQLBoolean, extensions: { textLiteral: true } } },
+  });
+  const c = contributor('t', () => ({
+    query: { f: field(GraphQLString, { row: { type: input }, ids: { type: new GraphQLList(GraphQLInt), extensions: { textLiteral: true } }, limit: { type: GraphQLInt } }) },
+  }));
+  const errors = (q: string) => validate(roleSchema('user', build(), [c]).schemaFor('query', false), parse(q), RULES).map((e) => e.message);
+
+  it('a marked input field or argument takes a string literal (and a list of them) for its scalar', () => {
+    expect(errors('{ f(row: {n: "12", flag: "true"}, ids: ["1", "2"]) }')).toEqual([]);
+  });
+
+  it('unmarked positions, other kinds of values and unknown fields are checked as graphql-js checks them', () => {
+    expect(errors('{ f(row: {plain: "12"}) }')).toEqual(['Int cannot represent non-integer value: "12"']);
+    expect(errors('{ f(limit: "1") }')).toEqual(['Int cannot represent non-integer value: "1"']);
+    expect(errors('{ f(row: {n: 1.5}) }')).toEqual(['Int cannot represent non-integer value: 1.5']);
+    expect(errors('{ f(row: {nope: 1}) }')).toEqual(['Field "nope" is not defined by type "row_input".']);
   });
 });

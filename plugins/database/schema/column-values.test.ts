@@ -1,8 +1,9 @@
 /**
  * Golden tests of how column values come out and go in, in corners Hasura's suite checks: the
  * `path` argument of json/jsonb columns ("JSON select path"), money given in exponent notation,
- * a LIKE pattern ending in the escape character (Hasura: `bad-request`), and scalar computed
- * fields under `--stringify-numeric-types`.
+ * a LIKE pattern ending in the escape character (Hasura: `bad-request`), scalar computed
+ * fields under `--stringify-numeric-types`, and strings for Int, Float and Boolean columns
+ * (Note [Text literals at marked positions] in core/graphql/prepare.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../../test/helpers.js';
@@ -16,6 +17,7 @@ insert into doc (j, b, price, n, d) values (
 create function twice(d doc) returns float8 as $$ select d.d * 2 $$ language sql stable;
 create table person (id serial primary key, name text);
 insert into person (name) values ('Johnny'), ('Jo%n');
+create table typed (id serial primary key, small int2, i int4, big int8, num numeric, r real, d float8, b boolean);
 `;
 
 describe('json path, money, LIKE escapes', () => {
@@ -74,6 +76,47 @@ describe('json path, money, LIKE escapes', () => {
       errors: [{ message: 'LIKE pattern must not end with escape character', extensions: { path: '$', code: 'bad-request' } }],
     });
     expect(await server.gql('{ person(where: {name: {_like: "Jo\\\\%n"}}) { name } }')).toEqual({ data: { person: [{ name: 'Jo%n' }] } });
+  });
+});
+
+describe('strings for the values of Int, Float and Boolean columns, as Hasura reads them', () => {
+  const server = useServer(SEED);
+  beforeAll(async () => {
+    expect((await server.metadata({ type: 'pg_track_table', args: { table: 'typed' } })).status).toBe(200);
+  });
+
+  it('in inserts, updates, comparisons and primary keys', async () => {
+    const ins = await server.gql(`mutation { insert_typed(objects: [
+      {small: "32767", i: "2147483647", big: "9223372036854775807", num: "1.234", r: "0.5", d: "16.0001220703125", b: "true"},
+      {small: 1, i: 2, big: 3, num: 4, r: 5, d: 6, b: false}
+    ]) { returning { id small i big r b } } }`);
+    expect(ins.errors).toBeUndefined();
+    expect(ins.data.insert_typed.returning).toEqual([
+      { id: 1, small: 32767, i: 2147483647, big: 9223372036854775807, r: 0.5, b: true },
+      { id: 2, small: 1, i: 2, big: 3, r: 5, b: false },
+    ]);
+    expect(await server.sql`select num::text, d from typed where id = 1`).toEqual([{ num: '1.234', d: 16.0001220703125 }]);
+    const q = await server.gql('{ a: typed(where: {i: {_eq: "2"}}) { id } b: typed(where: {i: {_in: ["2", "2147483647"]}}, order_by: {id: asc}) { id } c: typed_by_pk(id: "1") { b } }');
+    expect(q).toEqual({ data: { a: [{ id: 2 }], b: [{ id: 1 }, { id: 2 }], c: { b: true } } });
+    const u = await server.gql('mutation { update_typed_by_pk(pk_columns: {id: "2"}, _set: {b: "true"}, _inc: {i: "3"}) { i b } }');
+    expect(u).toEqual({ data: { update_typed_by_pk: { i: 5, b: true } } });
+  });
+
+  it('a string that is not of the column type is the database\'s data error, and nothing is written', async () => {
+    const r = await server.gql('mutation { insert_typed_one(object: {i: "twelve"}) { id } }');
+    expect(r.data).toBeUndefined();
+    expect(r.errors[0].extensions.code).toBe('data-exception');
+    expect(r.errors[0].message).toMatch(/invalid input syntax for type integer/);
+    expect(await server.sql`select count(*)::int as n from typed where i is null`).toEqual([{ n: 0 }]);
+  });
+
+  it('elsewhere Int and Boolean still refuse strings (limit, _is_null)', async () => {
+    const limit = await server.gql('{ typed(limit: "1") { id } }');
+    expect(limit.errors[0].extensions.code).toBe('validation-failed');
+    const isNull = await server.gql('{ typed(where: {b: {_is_null: "false"}}) { id } }');
+    expect(isNull.errors[0].extensions.code).toBe('validation-failed');
+    const variable = await server.gql('query ($n: Int) { typed(limit: $n) { id } }', { n: '1' });
+    expect(variable.errors[0].extensions.code).toBe('validation-failed');
   });
 });
 

@@ -36,7 +36,7 @@ import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRe
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { ofSource, sourceNames, tn } from './names.js';
-import type { RoleSchema, RoleTable } from './role.js';
+import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
 
@@ -146,7 +146,7 @@ export class MutationSchema {
         description: `input type for inserting data into table "${w.t.model.table.name}"`,
         fields: () => {
           const fields: GraphQLInputFieldConfigMap = {};
-          for (const c of w.insertColumns) fields[c.field] = { type: this.rs.columnType(w.t, c), ...(c.description ? { description: c.description } : {}) };
+          for (const c of w.insertColumns) fields[c.field] = { type: this.rs.columnType(w.t, c), ...columnValue(c.scalar), ...(c.description ? { description: c.description } : {}) };
           for (const { rel, remote } of this.insertRelationships(w)) {
             fields[rel.name] = { type: rel.kind === 'object' ? this.objRelInput(remote) : this.arrRelInput(remote) };
           }
@@ -254,7 +254,7 @@ export class MutationSchema {
           name: `${tn(t, `${suffix}`)}`,
           description,
           // By name, as Hasura lists input fields.
-          fields: Object.fromEntries([...columns].sort((a, b) => (a.field < b.field ? -1 : 1)).map((c) => [c.field, { type: type(c) }])),
+          fields: Object.fromEntries([...columns].sort((a, b) => (a.field < b.field ? -1 : 1)).map((c) => [c.field, { type: type(c), ...columnValue(c.scalar) }])),
         }),
       );
     const jsonb = cols.filter(isJsonb);

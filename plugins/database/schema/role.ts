@@ -43,6 +43,16 @@ import { sourceNames, tn } from './names.js';
  * its own metadata is untouched (Note in model/resolved.ts), and marking another table as an
  * enum, or its values changing, must retype the column without touching this table's metadata.
  */
+
+/** Marks an input position that holds a column's value: as in Hasura, it reads the value by the
+ * column's database type, so a string is taken where the GraphQL scalar (Int, Float, Boolean)
+ * would refuse one (Note [Text literals at marked positions] in core/graphql/prepare.ts). */
+export const COLUMN_VALUE = Object.freeze({ textLiteral: true });
+
+/** The COLUMN_VALUE mark for a value of `s`; none for an array, a list whose items GraphQL checks
+ * (Note [Array columns] in plugins/postgres/dialect.ts). */
+export const columnValue = (s: ScalarType): { extensions?: typeof COLUMN_VALUE } => (s.array ? {} : { extensions: COLUMN_VALUE });
+
 export interface EnumRef {
   /** `<enum table's GraphQL name>_enum`. */
   name: string;
@@ -263,14 +273,16 @@ export class RoleSchema {
       const fields: GraphQLInputFieldConfigMap = {};
       const operand = (kind: string): GraphQLInputType | undefined =>
         kind === 'one' ? s : kind === 'many' ? list(nn(s)) : kind === 'bool' ? GraphQLBoolean : kind === 'text' ? GraphQLString : kind === 'texts' ? list(nn(GraphQLString)) : undefined;
+      // A value of the column's own type reads as the column does (COLUMN_VALUE).
+      const config = (kind: string, type: GraphQLInputType) => ((kind === 'one' || kind === 'many') && !c.scalar.array ? { type, extensions: COLUMN_VALUE } : { type });
       for (const [op, kind] of GENERIC_OPERATOR_NAMES) {
         const type = operand(kind);
-        if (type) fields[`_${op}`] = { type };
+        if (type) fields[`_${op}`] = config(kind, type);
       }
       for (const [op, spec] of Object.entries(dialect.operators)) {
         if (spec.guard && !spec.guard.ok(c.type)) continue;
         const type = spec.operand === 'object' && spec.object ? this.operandObject(spec.object(c.type), s, dialect) : operand(spec.operand);
-        if (type) fields[`_${op}`] = { type };
+        if (type) fields[`_${op}`] = config(spec.operand, type);
       }
       const casts = dialect.castTargets?.(c.type) ?? [];
       if (casts.length) {
@@ -352,7 +364,7 @@ export class RoleSchema {
       for (const a of [...inputs.filter((x) => x.hasDefault), ...inputs.filter((x) => !x.hasDefault)]) {
         // A row-typed argument is given as its text form (`"(1,'a')"`): a scalar named after the
         // type would clash with the table's object type.
-        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.valueType(a.scalar) };
+        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.valueType(a.scalar), ...columnValue(a.scalar) };
       }
       return new GraphQLInputObjectType({ name, fields });
     });
@@ -449,7 +461,7 @@ export class RoleSchema {
     for (const name of pk) {
       const c = t.columns.find((x) => x.name === name);
       if (!c) return undefined;
-      args[c.field] = { type: nn(this.columnType(t, c)) };
+      args[c.field] = { type: nn(this.columnType(t, c)), ...columnValue(c.scalar) };
     }
     return args;
   }
