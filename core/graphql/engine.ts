@@ -15,7 +15,7 @@ import { jsonTypeName } from '../validation.js';
 import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
-import { prepare, prepareDocument, rootFields, type Failed, type Prepared, type RootFields } from './prepare.js';
+import { prepare, prepareDocument, rootFields, textFits, type Failed, type Prepared, type RootFields } from './prepare.js';
 import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
 
@@ -457,9 +457,23 @@ export class GraphQLEngine {
       const values = coerceSimple(v.simple, vars);
       if (values) return { values };
     }
-    const r = getVariableValues(p.schema, defs, vars ?? {}, { maxErrors: 1 });
+    // A string for a variable used only where a column's value goes is passed on as it is (Note
+    // [Text literals at marked positions] in ./prepare.ts); the others are coerced by graphql-js.
+    let texts: Record<string, string> | undefined;
+    let checked = defs;
+    if (p.textVariables.size > 0 && vars) {
+      checked = defs.filter((d) => {
+        const name = d.variable.name.value;
+        const val = vars[name];
+        const named = d.type.kind === Kind.NON_NULL_TYPE ? d.type.type : d.type;
+        if (!p.textVariables.has(name) || typeof val !== 'string' || named.kind !== Kind.NAMED_TYPE || !textFits(named.name.value, val)) return true;
+        (texts ??= {})[name] = val;
+        return false;
+      });
+    }
+    const r = getVariableValues(p.schema, checked, vars ?? {}, { maxErrors: 1 });
     if (r.errors) return { error: fromVariableError(r.errors[0]!) };
-    return { values: r.coerced };
+    return { values: texts ? { ...r.coerced, ...texts } : r.coerced };
   }
 
   private async run(p: Prepared, fields: RootFields, ctx: Run, rawVariables: Record<string, unknown> | undefined): Promise<Answer> {

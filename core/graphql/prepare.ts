@@ -18,6 +18,7 @@ import {
   isInputObjectType,
   type ASTNode,
   type GraphQLError,
+  type GraphQLInputType,
   type ValueNode,
   type ASTVisitor,
   type ValidationContext,
@@ -68,6 +69,9 @@ export interface Prepared {
   fields: RootFields | undefined;
   /** Root fields per combination of the condition variables' values (`'10'`: first true, ...). */
   readonly byMask: Map<string, RootFields>;
+  /** Variables used only at positions that take text (Note [Text literals at marked positions]):
+   * a string given for one is passed on as it is, whatever scalar it is declared with. */
+  readonly textVariables: ReadonlySet<string>;
 }
 
 /** A document that failed to parse, validate or select an operation: cached as well, so that a
@@ -130,10 +134,11 @@ export function prepareDocument(document: DocumentNode, query: string, operation
   const schema = rs.schemaFor(kind, INTROSPECTS.test(query));
   const errors = validate(schema, document, RULES);
   if (errors.length > 0) return { error: fromValidationError(errors[0]!, document) };
+  const textVariables = textVariablesOf.get(document) ?? NO_VARIABLES;
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const conditionVariables = [...rootConditionVariables(operation.selectionSet, fragments)];
-  return { kind, document, operation, fragments, roleSchema: rs, schema, build, conditionVariables, fields: undefined, byMask: new Map() };
+  return { kind, document, operation, fragments, roleSchema: rs, schema, build, conditionVariables, fields: undefined, byMask: new Map(), textVariables };
 }
 
 const INTROSPECTS = /__schema\b|__type\b/;
@@ -163,10 +168,15 @@ function KnownTypeNames(context: ValidationContext): ASTVisitor {
  * positions: an input field or argument whose definition has `extensions: { textLiteral: true }`
  * takes a string literal (or a list of them) where its scalar refuses one; the plugin then gets
  * the string and lets its database read it. graphql-js's ValuesOfCorrectTypeRule still checks
- * everything else, and its error for any other node.
+ * everything else, and its error for any other node. A variable used only at such positions
+ * takes a string too, whatever scalar it is declared with (`$id: Int!` given `"5"`), as Hasura
+ * reads variables by where they are used; one used anywhere else is coerced by its declared type.
  */
 function ValuesOfCorrectType(context: ValidationContext): ASTVisitor {
   const allowed = new WeakSet<ASTNode>();
+  // Variables by where they are used: a variable is a text variable when every use is marked.
+  const marked = new Set<string>();
+  const plain = new Set<string>();
   const checked = new Proxy(context, {
     get(target, prop) {
       if (prop === 'reportError') {
@@ -180,13 +190,21 @@ function ValuesOfCorrectType(context: ValidationContext): ASTVisitor {
     },
   });
   const inner = ValuesOfCorrectTypeRule(checked) as ASTVisitor & { ObjectField?: (...a: unknown[]) => unknown };
-  const mark = (def: { extensions?: Readonly<Record<string, unknown>> } | null | undefined, value: ValueNode) => {
-    if (!def?.extensions?.textLiteral) return;
-    if (value.kind === Kind.STRING) allowed.add(value);
-    else if (value.kind === Kind.LIST) for (const v of value.values) if (v.kind === Kind.STRING) allowed.add(v);
+  const mark = (def: { type: GraphQLInputType; extensions?: Readonly<Record<string, unknown>> } | null | undefined, value: ValueNode) => {
+    const text = def?.extensions?.textLiteral === true;
+    for (const v of value.kind === Kind.LIST ? [value, ...value.values] : [value]) {
+      if (v.kind === Kind.VARIABLE) (text ? marked : plain).add(v.name.value);
+      else if (text && v.kind === Kind.STRING && textFits(getNamedType(def!.type).name, v.value)) allowed.add(v);
+    }
   };
   return {
     ...inner,
+    Document: {
+      leave(node) {
+        const only = [...marked].filter((n) => !plain.has(n));
+        if (only.length) textVariablesOf.set(node, new Set(only));
+      },
+    },
     Argument(node) {
       mark(context.getArgument(), node.value);
     },
@@ -198,6 +216,20 @@ function ValuesOfCorrectType(context: ValidationContext): ASTVisitor {
     },
   };
 }
+
+/** Whether `text` is a value of the built-in scalar `scalar` written as a string (`"12"` for Int,
+ * `"1.5e3"` for Float, `"true"` for Boolean); another scalar reads strings its own way. A string
+ * that does not fit gets graphql-js's error, as before. */
+export function textFits(scalar: string, text: string): boolean {
+  if (scalar === 'Int') return /^[+-]?\d+$/.test(text);
+  if (scalar === 'Float') return /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text);
+  if (scalar === 'Boolean') return text === 'true' || text === 'false';
+  return true;
+}
+
+/** What ValuesOfCorrectType found of a validated document's variables (Prepared.textVariables). */
+const textVariablesOf = new WeakMap<DocumentNode, ReadonlySet<string>>();
+const NO_VARIABLES: ReadonlySet<string> = new Set();
 
 /** graphql-js's rules but two: Hasura accepts an operation that declares a variable it does not
  * use (a client may share one variable set between several operations), and a live query that

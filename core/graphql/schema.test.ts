@@ -174,5 +174,7 @@ describe('Note [Text literals at marked positions]', () => {
     expect(errors('{ f(limit: "1") }')).toEqual(['Int cannot represent non-integer value: "1"']);
     expect(errors('{ f(row: {n: 1.5}) }')).toEqual(['Int cannot represent non-integer value: 1.5']);
     expect(errors('{ f(row: {nope: 1}) }')).toEqual(['Field "nope" is not defined by type "row_input".']);
+    // A string that is not a value of the scalar gets graphql-js's error at a marked position too.
+    expect(errors('{ f(row: {n: "12a", flag: "yes"}) }')).toEqual(['Int cannot represent non-integer value: "12a"', 'Boolean cannot represent a non boolean value: "yes"']);
   });
 });

@@ -102,11 +102,15 @@ describe('strings for the values of Int, Float and Boolean columns, as Hasura re
     expect(u).toEqual({ data: { update_typed_by_pk: { i: 5, b: true } } });
   });
 
-  it('a string that is not of the column type is the database\'s data error, and nothing is written', async () => {
+  it('a string that is not of the scalar is refused as graphql-js refuses it, and nothing is written', async () => {
     const r = await server.gql('mutation { insert_typed_one(object: {i: "twelve"}) { id } }');
     expect(r.data).toBeUndefined();
-    expect(r.errors[0].extensions.code).toBe('data-exception');
-    expect(r.errors[0].message).toMatch(/invalid input syntax for type integer/);
+    expect(r.errors[0]).toMatchObject({ extensions: { code: 'validation-failed' }, message: 'Int cannot represent non-integer value: "twelve"' });
+    const b = await server.gql('mutation ($b: Boolean) { insert_typed_one(object: {b: $b}) { id } }', { b: 'yes' });
+    expect(b.errors[0].extensions.code).toBe('validation-failed');
+    // One that fits the scalar but not the column (int2) is the database's data error.
+    const big = await server.gql('mutation { insert_typed_one(object: {small: "99999"}) { id } }');
+    expect(big.errors[0]).toMatchObject({ extensions: { code: 'data-exception' } });
     expect(await server.sql`select count(*)::int as n from typed where i is null`).toEqual([{ n: 0 }]);
   });
 
@@ -117,6 +121,26 @@ describe('strings for the values of Int, Float and Boolean columns, as Hasura re
     expect(isNull.errors[0].extensions.code).toBe('validation-failed');
     const variable = await server.gql('query ($n: Int) { typed(limit: $n) { id } }', { n: '1' });
     expect(variable.errors[0].extensions.code).toBe('validation-failed');
+  });
+
+  it('a variable used only where a column value goes takes a string too; one used elsewhere as well does not', async () => {
+    expect(await server.gql('query ($id: Int!) { typed_by_pk(id: $id) { id } }', { id: '1' })).toEqual({ data: { typed_by_pk: { id: 1 } } });
+    expect(await server.gql('query ($i: Int, $ok: Boolean) { typed(where: {i: {_eq: $i}, b: {_eq: $ok}}) { id } }', { i: '2147483647', ok: 'true' })).toEqual({
+      data: { typed: [{ id: 1 }] },
+    });
+    const ins = await server.gql('mutation ($i: Int!) { insert_typed_one(object: {i: $i}) { i } }', { i: '7' });
+    expect(ins).toEqual({ data: { insert_typed_one: { i: 7 } } });
+    // Numbers still go through as numbers.
+    expect(await server.gql('query ($id: Int!) { typed_by_pk(id: $id) { id } }', { id: 2 })).toEqual({ data: { typed_by_pk: { id: 2 } } });
+    // $n is also a limit: coerced as an Int, so the string is refused.
+    const both = await server.gql('query ($n: Int) { typed(where: {i: {_eq: $n}}, limit: $n) { id } }', { n: '7' });
+    expect(both.errors[0].extensions.code).toBe('validation-failed');
+    const isNull = await server.gql('query ($x: Boolean) { typed(where: {b: {_is_null: $x}}) { id } }', { x: 'false' });
+    expect(isNull.errors[0].extensions.code).toBe('validation-failed');
+    // A list variable is checked as a list.
+    const list = await server.gql('query ($l: [Int!]) { typed(where: {i: {_in: $l}}) { id } }', { l: ['7'] });
+    expect(list.errors[0].extensions.code).toBe('validation-failed');
+    await server.sql`delete from typed where i = 7`;
   });
 });
 

@@ -22,7 +22,10 @@ describe('variables of built-in scalar types', () => {
   it('Int: an int32 as it is; others refused as graphql-js refuses them, each time', async () => {
     for (let i = 0; i < 2; i++) {
       expect(await q(byPk, { id: 2 })).toEqual({ data: { item_by_pk: { id: 2, name: 'two' } } });
-      expect((await q(byPk, { id: '2' })).errors[0].message).toMatch(/Int cannot represent non-integer value: "2"/);
+      // A primary key is a column value: as in Hasura, "2" is read as the column reads it (Note
+      // [Text literals at marked positions] in core/graphql/prepare.ts); "two" is not an Int.
+      expect(await q(byPk, { id: '2' })).toEqual({ data: { item_by_pk: { id: 2, name: 'two' } } });
+      expect((await q(byPk, { id: 'two' })).errors[0].message).toMatch(/Int cannot represent non-integer value: "two"/);
       expect((await q(byPk, { id: 1.5 })).errors[0].message).toMatch(/Int cannot represent non-integer value: 1.5/);
       expect((await q(byPk, { id: 2 ** 31 })).errors[0].message).toMatch(/Int cannot represent non 32-bit signed integer value/);
       expect((await q(byPk, {})).errors[0].message).toBe('expecting a value for non-nullable variable: "id"');
@@ -36,7 +39,8 @@ describe('variables of built-in scalar types', () => {
     expect(await q(list, { n: null, p: 1.75 })).toEqual({ data: { item: [{ id: 2 }], other: [{ id: 1 }, { id: 2 }, { id: 3 }] } });
     expect(await q(list, { ok: false, m: 'none' })).toEqual({ data: { item: [{ id: 2 }], other: [] } });
     expect((await q(list, { p: 'x' })).errors[0].message).toMatch(/Float cannot represent non numeric value: "x"/);
-    expect((await q(list, { ok: 'true' })).errors[0].message).toMatch(/Boolean cannot represent a non boolean value: "true"/);
+    expect(await q(list, { ok: 'false', m: 'none' })).toEqual({ data: { item: [{ id: 2 }], other: [] } });
+    expect((await q(list, { ok: 'yes' })).errors[0].message).toMatch(/Boolean cannot represent a non boolean value: "yes"/);
     expect((await q(list, { n: 1 })).errors[0].message).toMatch(/String cannot represent a non string value: 1/);
   });
 });
