@@ -185,8 +185,8 @@ class Compiler {
   value(v: Value, scalar: ScalarType): string {
     // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`).
     if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, true)})::${scalar.bindAs}`;
-    // PostGIS values are GeoJSON objects (Note [GeoJSON]).
-    if (scalar.category === 'geometry') return `st_geomfromgeojson(${this.param(v, true)})::${scalar.bindAs}`;
+    // PostGIS values are GeoJSON objects (Note [GeoJSON]); a session variable holds its text.
+    if (scalar.category === 'geometry') return `st_geomfromgeojson(${this.param(v, v.k !== 'session')})::${scalar.bindAs}`;
     return `(${this.param(v, false, scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined)})::${scalar.bindAs}`;
   }
 

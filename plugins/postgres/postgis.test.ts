@@ -45,6 +45,7 @@ describe.skipIf(!postgisAvailable())('PostGIS', () => {
         perm('near', { geom: { $st_d_within: { distance: 1.5, from: point(0, 0) } } }),
         perm('session', { geom: { _st_d_within: { distance: 'X-Svc-Geom-Dist', from: 'X-Svc-Geom-Val' } } }),
         perm('cast', { geom: { _cast: { geography: { _st_d_within: { distance: 120000, from: point(50, 50) } } } } }),
+        perm('inside', { area: { _st_contains: 'X-Svc-Point' } }),
       ],
     });
     expect(r.status, r.text).toBe(200);
@@ -183,6 +184,11 @@ describe.skipIf(!postgisAvailable())('PostGIS', () => {
       const missing = await gql('{ place { name } }', undefined, { 'x-svc-role': 'session', 'x-svc-geom-dist': '1' });
       expect(missing.data).toBeUndefined();
       expect(missing.errors[0].message).toMatch(/x-svc-geom-val/);
+    });
+
+    it('a stored _st_contains whose point is a session variable (GeoJSON text)', async () => {
+      expect(await names({ 'x-svc-role': 'inside', 'x-svc-point': JSON.stringify(point(1, 1)) })).toEqual(['origin']);
+      expect(await names({ 'x-svc-role': 'inside', 'x-svc-point': JSON.stringify(point(5.5, 5.5)) })).toEqual(['east']);
     });
 
     it('a stored _cast to geography', async () => {
