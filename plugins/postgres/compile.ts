@@ -183,8 +183,9 @@ class Compiler {
   /** A value bound as text and cast to `scalar`'s type (an array given as a JSON array goes as
    * PostgreSQL's array literal). */
   value(v: Value, scalar: ScalarType): string {
-    // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`).
-    if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, true)})::${scalar.bindAs}`;
+    // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`, not `a`,
+    // which is no JSON); a session variable holds the JSON text itself, as in Hasura.
+    if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, v.k !== 'session')})::${scalar.bindAs}`;
     // PostGIS values are GeoJSON objects (Note [GeoJSON]); a session variable holds its text.
     if (scalar.category === 'geometry') return `st_geomfromgeojson(${this.param(v, v.k !== 'session')})::${scalar.bindAs}`;
     return `(${this.param(v, false, scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined)})::${scalar.bindAs}`;
@@ -604,10 +605,9 @@ class MutationCompiler extends Compiler {
     return v.k === 'default' ? 'default' : this.written(v.value, scalar);
   }
 
-  /** A value written to a column: a json/jsonb value is any JSON value, bound as its JSON text
-   * (a JSON string too: `"a"`, not `a`, which is no JSON); others as `value` binds them. */
+  /** A value written to a column, bound as `value` binds it. */
   private written(v: Value, scalar: ScalarType): string {
-    return scalar.category === 'json' && !scalar.array ? `(${this.param(v, true)})::${scalar.bindAs}` : this.value(v, scalar);
+    return this.value(v, scalar);
   }
 
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {

@@ -23,6 +23,8 @@ create function total_marks_offset(svc_session json, s student) returns int as $
 $$ language sql stable;
 create table artist (id serial primary key, name text not null);
 insert into artist (name) values ('Camilla'), ('DSP'), ('Akon');
+create table note (id serial primary key, meta jsonb, owner jsonb);
+insert into note (meta) values ('{"tag": "a", "n": 1}'), ('{"tag": "b"}');
 `;
 
 const server = useServer(SEED);
@@ -53,6 +55,9 @@ beforeAll(async () => {
       perm('artist', 'free_in', { columns: ['name'], filter: { name: { _in: 'X-Svc-Free-Artists' } } }),
       perm('artist', 'free_nin', { columns: ['name'], filter: { name: { _nin: 'X-Svc-Premium-Artists' } } }),
       perm('artist', 'ids_in', { columns: ['name'], filter: { id: { _in: 'X-Svc-Allowed-Ids' } } }),
+      { type: 'pg_track_table', args: { table: 'note' } },
+      perm('note', 'tagged', { columns: ['id', 'owner'], filter: { meta: { _contains: 'X-Svc-Meta' } } }),
+      { type: 'pg_create_insert_permission', args: { table: 'note', role: 'tagged', permission: { columns: ['meta'], check: {}, set: { owner: 'X-Svc-Owner' } } } },
     ],
   });
   expect(r.status, r.text).toBe(200);
@@ -93,6 +98,23 @@ describe('a filter on a scalar computed field', () => {
     expect(r0.data.student.map((s: { total_marks: number }) => s.total_marks).sort()).toEqual([110, 230, 233]);
     const r = await server.gql('{ student { name } }', undefined, as('marks_only'));
     expect(r.errors[0]).toMatchObject({ extensions: { code: 'validation-failed' }, message: "field 'name' not found in type: 'student'" });
+  });
+});
+
+describe('a jsonb column and a session variable holding JSON', () => {
+  it('a filter reads the variable as JSON (not as a JSON string)', async () => {
+    const ids = async (meta: string) => (await server.gql('{ note(order_by: {id: asc}) { id } }', undefined, as('tagged', { 'x-svc-meta': meta }))).data?.note.map((n: { id: number }) => n.id);
+    expect(await ids('{"tag": "a"}')).toEqual([1]);
+    expect(await ids('{}')).toEqual([1, 2]);
+    expect(await ids('"a"')).toEqual([]);
+    const bad = await server.gql('{ note { id } }', undefined, as('tagged', { 'x-svc-meta': 'not json' }));
+    expect(bad.data).toBeUndefined();
+  });
+
+  it('an insert preset writes the variable as JSON', async () => {
+    const r = await server.gql('mutation { insert_note_one(object: {meta: {tag: "c"}}) { id owner } }', undefined, as('tagged', { 'x-svc-meta': '{"tag": "c"}', 'x-svc-owner': '{"user": 7}' }));
+    expect(r.data.insert_note_one.owner).toEqual({ user: 7 });
+    expect(await server.sql`select owner from note where id = ${r.data.insert_note_one.id}`).toEqual([{ owner: { user: 7 } }]);
   });
 });
 
