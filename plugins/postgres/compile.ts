@@ -602,13 +602,9 @@ class MutationCompiler extends Compiler {
   }
 
   private colValue(v: ColumnValue, scalar: ScalarType): string {
-    return v.k === 'default' ? 'default' : this.written(v.value, scalar);
+    return v.k === 'default' ? 'default' : this.value(v.value, scalar);
   }
 
-  /** A value written to a column, bound as `value` binds it. */
-  private written(v: Value, scalar: ScalarType): string {
-    return this.value(v, scalar);
-  }
 
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
     if (!this.overlayOn) return;
@@ -730,7 +726,7 @@ class MutationCompiler extends Compiler {
     const sets = ir.set.map((s) => {
       const col = `${t}.${quoteIdent(s.column)}`;
       const c = quoteIdent(s.column);
-      const val = () => this.written(s.value!, s.scalar);
+      const val = () => this.value(s.value!, s.scalar);
       switch (s.op) {
         case 'set':
           return `${c} = ${val()}`;

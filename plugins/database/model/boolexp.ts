@@ -198,7 +198,12 @@ function computedResult(view: SourceView, cf: ComputedFieldMeta): ComputedResult
   const returned = { schema: fn.returnTypeSchema, name: fn.returnType };
   if (fn.returnTypeKind === 'composite' && view.table(returned)) return fn.returnsSet ? { table: returned, inputArgs } : undefined;
   if (fn.returnsSet || fn.returnTypeKind === 'composite' || fn.returnTypeKind === 'pseudo') return undefined;
-  return { scalar: { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind }, inputArgs };
+  return { scalar: functionReturnType(fn), inputArgs };
+}
+
+/** A function's return type as a column type (a scalar computed field's value). */
+export function functionReturnType(fn: FunctionInfo): ColumnType {
+  return { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind };
 }
 
 /** What `name` is on a table: a column, a relationship or a computed field (undefined: nothing). */

@@ -12,10 +12,11 @@
 import * as v from '../../../core/valibot.js';
 import { isGraphQLName } from '../../../core/validation.js';
 import type { BoolIR, FunctionCallIR, Value } from '../ir/types.js';
-import { isSessionVariable } from './boolexp.js';
+import { functionReturnType, isSessionVariable } from './boolexp.js';
 import { qtKey } from './meta.js';
 import type {
   ColumnType,
+  ComputedFieldMeta,
   Dialect,
   ForeignKeyInfo,
   FunctionInfo,
@@ -386,20 +387,26 @@ function resolveComputedFields(meta: TableMeta, ctx: ModelContext): ResolvedComp
   const out: ResolvedComputedField[] = [];
   for (const cf of meta.computed_fields ?? []) {
     if (ctx.inconsistentComputedFields?.has(cf.name)) continue;
-    const fn = onlyOverload(ctx.introspection, cf.definition.function);
-    if (!fn) continue;
-    const call = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
-    const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
-    const returnsTable = fn.returnTypeKind === 'composite' && ctx.introspection.tables.has(qtKey(rows));
-    const type: ColumnType = { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind };
-    out.push({
-      name: cf.name,
-      description: cf.comment ?? `A computed field, executes function "${qtDisplayName(cf.definition.function, ctx.dialect)}"`,
-      call,
-      returns: returnsTable ? { k: 'table', table: rows, key: qtKey(rows) } : { k: 'scalar', type, scalar: ctx.dialect.scalar(type) },
-    });
+    const resolved = resolveComputedField(cf, ctx);
+    if (resolved) out.push(resolved);
   }
   return out;
+}
+
+/** A computed field as the data API calls it, when its function is there (one overload). */
+function resolveComputedField(cf: ComputedFieldMeta, ctx: ModelContext): ResolvedComputedField | undefined {
+  const fn = onlyOverload(ctx.introspection, cf.definition.function);
+  if (!fn) return undefined;
+  const call = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
+  const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
+  const returnsTable = fn.returnTypeKind === 'composite' && ctx.introspection.tables.has(qtKey(rows));
+  const type = functionReturnType(fn);
+  return {
+    name: cf.name,
+    description: cf.comment ?? `A computed field, executes function "${qtDisplayName(cf.definition.function, ctx.dialect)}"`,
+    call,
+    returns: returnsTable ? { k: 'table', table: rows, key: qtKey(rows) } : { k: 'scalar', type, scalar: ctx.dialect.scalar(type) },
+  };
 }
 
 const qtDisplayName = (qf: QualifiedFunction, dialect: Dialect) => (qf.schema === dialect.defaultSchema ? qf.name : `${qf.schema}.${qf.name}`);
@@ -470,24 +477,21 @@ function field(name: string, val: unknown, t: Ref, root: Ref, ctx: ModelContext)
     if (!join || !target?.info) throw new UnsupportedFilter(name);
     return { t: 'rel', remote: join.remote, mapping: join.mapping, e: compileStoredBoolExp(val, { meta: target.meta, info: target.info }, root, ctx) };
   }
-  const cf = (t.meta.computed_fields ?? []).find((c) => c.name === name);
-  const fn = cf && onlyOverload(ctx.introspection, cf.definition.function);
-  if (!cf || !fn) throw new UnsupportedFilter(name);
-  // A computed field in a permission: the build allows only those without user arguments.
-  const resolved = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
-  if (resolved.inputs.length > 0) throw new UnsupportedFilter(name);
+  const meta = (t.meta.computed_fields ?? []).find((c) => c.name === name);
+  const cf = meta && resolveComputedField(meta, ctx);
+  // A computed field in a permission: the build allows only those without user arguments, and
+  // set-returning ones of a tracked table.
+  if (!cf || cf.call.inputs.length > 0) throw new UnsupportedFilter(name);
   const call: FunctionCallIR = {
-    function: resolved.function,
-    args: resolved.params.map((p) => (p.k === 'row' ? { k: 'row' } : { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs })),
+    function: cf.call.function,
+    args: cf.call.params.map((p) => (p.k === 'row' ? { k: 'row' } : { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs })),
   };
-  const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
-  const target = fn.returnTypeKind === 'composite' ? ctx.tracked.get(qtKey(rows)) : undefined;
-  if (target) {
-    if (!target.info || !fn.returnsSet) throw new UnsupportedFilter(name);
+  if (cf.returns.k === 'table') {
+    const target = ctx.tracked.get(cf.returns.key);
+    if (!target?.info) throw new UnsupportedFilter(name);
     return { t: 'frows', call, e: compileStoredBoolExp(val, { meta: target.meta, info: target.info }, root, ctx) };
   }
-  const type: ColumnType = { type: fn.returnType, udt: fn.returnType, typeSchema: fn.returnTypeSchema, typeKind: fn.returnTypeKind, elementKind: fn.returnElementKind };
-  const scalar = ctx.dialect.scalar(type);
+  const scalar = cf.returns.scalar;
   const ops = isObject(val) ? Object.entries(val) : [['_eq', val] as const];
   const parts = ops.map(([opName, operand]): BoolIR => {
     const op = opName.slice(1);
