@@ -57,6 +57,28 @@ import { quoteIdent } from './dialect.js';
  * limit and offset apply to them as to a table's.
  */
 
+/*
+ * Note [Literal limits]
+ * PostgreSQL plans a prepared statement for its parameters' values five times, then plans it once
+ * for any values (the generic plan) and keeps that plan if its estimated cost is not above the
+ * custom plans'. A LIMIT given as a parameter is estimated in a generic plan as a tenth of the
+ * rows, so a statement with one never passed that test and was planned again at every execution:
+ * on the benchmark's deep query, 1,755 custom plans and no generic one, the planning as long as
+ * the execution. So a limit or offset written in the document (a literal) goes into the statement
+ * as a number, as the role's limit always did: the plan is cached per document, so the text is
+ * fixed, and the value is a non-negative integer (GraphQL's Int, checked here again), printed
+ * from a JavaScript number, which carries no SQL. One from a variable stays a bind parameter, so
+ * that one statement serves every value. Test: plugins/database/schema/explain.test.ts.
+ */
+
+/** A limit or offset: the number a literal is (Note [Literal limits]), or the value to bind. */
+function count(v: Value | undefined): number | Value | undefined {
+  if (!v) return undefined;
+  if (v.k !== 'lit') return v;
+  if (v.v === null || v.v === undefined) return undefined;
+  return typeof v.v === 'number' && Number.isSafeInteger(v.v) && v.v >= 0 ? v.v : v;
+}
+
 const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const qt = (t: QualifiedTable) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`;
 const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
@@ -374,12 +396,16 @@ class Compiler {
     keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t} where ${where}`;
     if (innerOrder.length) sql += ` order by ${innerOrder.join(', ')}`;
-    if (r.limit || r.limitCap !== undefined) {
-      const given = r.limit ? `(${this.param(r.limit)})::int8` : undefined;
-      const cap = r.limitCap !== undefined ? String(r.limitCap) : undefined;
-      sql += ` limit ${given && cap ? `least(${given}, ${cap})` : (given ?? cap)}`;
-    }
-    if (r.offset) sql += ` offset (${this.param(r.offset)})::int8`;
+    // A literal limit or offset is written into the statement (Note [Literal limits]).
+    const given = count(r.limit);
+    const cap = r.limitCap;
+    let limit: string | undefined;
+    if (typeof given === 'number') limit = String(cap === undefined ? given : Math.min(given, cap));
+    else if (given) limit = cap === undefined ? `(${this.param(given)})::int8` : `least((${this.param(given)})::int8, ${cap})`;
+    else if (cap !== undefined) limit = String(cap);
+    if (limit) sql += ` limit ${limit}`;
+    const skip = count(r.offset);
+    if (skip !== undefined) sql += ` offset ${typeof skip === 'number' ? skip : `(${this.param(skip)})::int8`}`;
     const order = r.orderBy.map((o, i) => `${t}."__svc_o${i}" ${DIRS[o.dir]}`).join(', ');
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '' };
   }

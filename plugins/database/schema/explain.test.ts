@@ -12,6 +12,9 @@ create table author (id serial primary key, name text not null);
 create table article (id serial primary key, title text not null, author_id int references author(id));
 insert into author (name) values ('Alice'), ('Bob');
 insert into article (title, author_id) values ('A1', 1), ('B1', 2), ('A2', 1);
+create table item (id int primary key, n int not null);
+insert into item select i, i % 7 from generate_series(1, 20000) i;
+analyze item;
 `;
 
 const server = useServer(SEED);
@@ -23,6 +26,7 @@ beforeAll(async () => {
     args: [
       { type: 'pg_track_table', args: { table: 'author' } },
       { type: 'pg_track_table', args: { table: 'article' } },
+      { type: 'pg_track_table', args: { table: 'item' } },
       { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
       { type: 'pg_create_select_permission', args: { table: 'article', role: 'user', permission: { columns: ['id', 'title'], filter: { author_id: { _eq: 'X-Svc-User-Id' } } } } },
     ],
@@ -76,7 +80,44 @@ describe('POST /v1/graphql/explain', () => {
     expect(r.body.map((f: { field: string }) => f.field)).toEqual(['__typename', 'n', 'author']);
     expect(r.body[0]).toEqual({ field: '__typename', sql: null, params: null, plan: null });
     expect(await runExplained(r.body[1])).toEqual({ aggregate: { count: 2 } });
-    expect(r.body[2].params).toEqual(['1']);
+    expect(r.body[2].params).toEqual([]);
+  });
+
+  it('a limit and offset written in the document are in the statement, so PostgreSQL plans it once (Note [Literal limits])', async () => {
+    const query = '{ item(where: {n: {_eq: 3}}, order_by: {id: asc}, limit: 2, offset: 1) { id } }';
+    const [f] = (await explain({ query: { query } })).body;
+    expect(f.sql).toMatch(/ limit 2 offset 1\)/);
+    expect(f.params).toEqual(['3']);
+    expect(await runExplained(f)).toEqual([{ id: 10 }, { id: 17 }]);
+    // Prepared and run as the engine runs it: after PostgreSQL's five custom plans, the generic
+    // plan is used. With the limit a parameter, its generic plan (a limit of unknown size) costs
+    // more than the custom ones, and every execution is planned again.
+    const conn = await server.sql.reserve();
+    try {
+      await conn.unsafe(`prepare lim(text) as ${f.sql}`);
+      for (let i = 0; i < 8; i++) expect(JSON.parse((await conn.unsafe(`execute lim('3')`))[0]!.json)).toEqual([{ id: 10 }, { id: 17 }]);
+      const [s] = await conn.unsafe(`select generic_plans, custom_plans from pg_prepared_statements where name = 'lim'`);
+      expect(Number(s!.generic_plans)).toBeGreaterThan(0);
+      await conn.unsafe('deallocate lim');
+    } finally {
+      conn.release();
+    }
+    // From a variable, the limit stays a bind parameter: the statement is the same for every value.
+    const [v] = (await explain({ query: { query: 'query ($n: Int) { item(order_by: {id: asc}, limit: $n) { id } }', variables: { n: 2 } } })).body;
+    expect(v.params).toEqual(['2']);
+    expect(await runExplained(v)).toEqual([{ id: 1 }, { id: 2 }]);
+  });
+
+  it('a literal limit under a role\'s limit: the smaller of the two', async () => {
+    await server.metadata({ type: 'pg_create_select_permission', args: { table: 'item', role: 'user', permission: { columns: ['id'], filter: {}, limit: 3 } } });
+    const user = { 'X-Svc-Role': 'user', 'x-svc-user-id': '1' };
+    for (const [given, want] of [[2, [1, 2]], [5, [1, 2, 3]]] as const) {
+      const [f] = (await explain({ query: { query: `{ item(order_by: {id: asc}, limit: ${given}) { id } }` }, user })).body;
+      expect(f.sql).toMatch(new RegExp(` limit ${Math.min(given, 3)}\\)`));
+      expect(await runExplained(f)).toEqual(want.map((id) => ({ id })));
+    }
+    const [v] = (await explain({ query: { query: 'query ($n: Int) { item(order_by: {id: asc}, limit: $n) { id } }', variables: { n: 5 } }, user })).body;
+    expect(await runExplained(v)).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
   });
 
   it('errors in the metadata API\'s shape', async () => {
