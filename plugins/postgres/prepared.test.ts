@@ -40,6 +40,19 @@ describe('prepared statements', () => {
     expect(await prepared(c, 'select $1::text as z')).toBe(0);
   });
 
+  it('a statement without parameters is prepared too when the query asks (a GraphQL plan with no variables)', async () => {
+    const c = connect();
+    const query = c.executor.query as (text: string, params: unknown[], opts: { prepare: boolean }) => Promise<unknown[]>;
+    for (let i = 0; i < 3; i++) expect(await query("select 'n'::text as n", [], { prepare: true })).toEqual([{ n: 'n' }]);
+    expect(await prepared(c, "select 'n'::text as n")).toBe(1);
+    // Within a transaction as well (a mutation request's statements).
+    const t = await c.transaction();
+    const tq = t.query as (text: string, params: unknown[], opts: { prepare: boolean }) => Promise<unknown[]>;
+    expect(await tq("select 'm'::text as m", [], { prepare: true })).toEqual([{ m: 'm' }]);
+    await t.commit();
+    expect(await prepared(c, "select 'm'::text as m")).toBe(1);
+  });
+
   it('with use_prepared_statements: true, every parameterised query is prepared', async () => {
     const c = connect(true);
     expect(await c.executor.query('select $1::text as y', ['b'])).toEqual([{ y: 'b' }]);
