@@ -9,7 +9,8 @@
  * `{ [query name]: [{field, sql, params}] }` holding it (run.ts writes it from the engine's
  * /v1/graphql/explain: `$n` bind parameters and their values), else the hand-written SQL of
  * queries.ts. The explained parameters are those of the benchmark's fixed variables and
- * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`).
+ * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`, and
+ * `simple: false` for those without parameters, which it would otherwise send unprepared).
  * Mutations (mutations.ts) run their hand-written SQL, one statement per root field, in
  * autocommit (no explicit transaction), their values bound from each request's variables.
  *
@@ -53,7 +54,7 @@ app.post('/v1/graphql', async (c) => {
     const parts = await Promise.all(
       fields.map(async (f) => {
         // raw(): the column's bytes as they came from PostgreSQL, JSON text that is never parsed.
-        const rows = await sql.unsafe(f.sql, f.params(body.variables ?? {}, headers) as any[], { prepare: true }).raw();
+        const rows = await sql.unsafe(f.sql, f.params(body.variables ?? {}, headers) as any[], { prepare: true, simple: false } as { prepare: true }).raw();
         const value = rows[0]?.[0];
         return `${JSON.stringify(f.field)}:${value == null ? 'null' : value.toString()}`;
       }),

@@ -2,7 +2,7 @@
  * GraphQL benchmark (issue 6, "Benchmark"): this engine against PostGraphile v5 and a hand-written
  * hono + postgres.js handler, on the Chinook dataset in one embedded PostgreSQL.
  *
- *   npm run bench:graphql [-- --duration 10 --connections 20 --warmup 3 --only simple,by_pk]
+ *   npm run bench:graphql [-- --duration 10 --connections 20 --warmup 3 --rounds 1 --only simple,by_pk]
  *
  * Steps: start PostgreSQL in a temp dir and load ../shared/datasets/chinook; start the engine
  * (Node 20) and track every table with its relationships and a `user` role; start PostGraphile
@@ -18,7 +18,9 @@
  * PostgreSQL are counted (its log), and what the requests wrote is counted; then autocannon times
  * it, every answer judged against its own request and the rows written counted after the run
  * (answers cannot be compared byte for byte: new ids). Second table of the report, same columns.
- * `--only` takes query and mutation names.
+ * `--only` takes query and mutation names. `--rounds N` times everything N times, the servers'
+ * order rotated each round, and reports each server's run of median req/s: on a small machine
+ * that runs the load generator too, one run of one server differs from the next by up to 40%.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -38,10 +40,10 @@ const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
 // Flags
 
 function parseFlags(argv: string[]) {
-  const flags = { duration: 10, connections: 20, warmup: 3, only: undefined as string[] | undefined };
+  const flags = { duration: 10, connections: 20, warmup: 3, rounds: 1, only: undefined as string[] | undefined };
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
-    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --only q1,q2)`);
+    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --only q1,q2)`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new Error(`--${m[1]} needs a value`);
     if (m[1] === 'only') {
@@ -49,12 +51,12 @@ function parseFlags(argv: string[]) {
       const names = [...queries, ...mutations].map((q) => q.name);
       const unknown = flags.only.filter((n) => !names.includes(n));
       if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (queries: ${queries.map((q) => q.name).join(', ')}; mutations: ${mutations.map((m) => m.name).join(', ')})`);
-    } else if (m[1] === 'duration' || m[1] === 'connections' || m[1] === 'warmup') {
+    } else if (m[1] === 'duration' || m[1] === 'connections' || m[1] === 'warmup' || m[1] === 'rounds') {
       const n = Number(value);
       if (!Number.isInteger(n) || n < (m[1] === 'warmup' ? 0 : 1)) throw new Error(`--${m[1]}: not a valid count: ${value}`);
       flags[m[1]] = n;
     } else {
-      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --only q1,q2)`);
+      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --only q1,q2)`);
     }
   }
   return flags;
@@ -236,6 +238,17 @@ interface Timing {
   /** Anything that went wrong under load: non-2xx, errors, timeouts, bodies unlike the checked one. */
   trouble?: string;
 }
+
+/** The run of median req/s (the lower middle one of an even count), with every run's trouble. */
+function median<T extends Timing>(runs: T[]): T {
+  const mid = [...runs].sort((a, b) => a.rps - b.rps)[Math.floor((runs.length - 1) / 2)]!;
+  const trouble = runs.map((r) => r.trouble).filter(Boolean);
+  return { ...mid, trouble: trouble.length ? [...new Set(trouble)].join('; ') : undefined };
+}
+
+/** The servers in round `i`'s order: each goes first in turn. */
+const rotated = (i: number): ServerName[] => SERVERS.map((_, k) => SERVERS[(k + i) % SERVERS.length]!);
+const rounds = (flags: ReturnType<typeof parseFlags>) => (flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : '');
 
 async function time(autocannon: any, target: Target, req: GraphQLRequest, expectBody: string, flags: ReturnType<typeof parseFlags>): Promise<Timing> {
   const opts = {
@@ -585,15 +598,20 @@ async function main() {
     log(`  ${q.name.padEnd(10)} ${notes.join('; ')}`);
   }
 
-  if (selected.length) log(`\ntiming: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per query and server`);
-  for (const q of selected) {
-    for (const s of SERVERS) {
-      const cell = cells.get(q.name)![s];
-      if (!cell.req) continue;
-      const timing = await time(autocannon, targets[s], cell.req, cell.body!, flags);
-      if (signalled.now) return;
-      cell.timing = timing;
-      log(`  ${q.name.padEnd(10)} ${LABEL[s].padEnd(13)} ${cell.timing.rps.toFixed(0)} req/s${cell.timing.trouble ? ` (${cell.timing.trouble})` : ''}`);
+  if (selected.length) log(`\ntiming: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per query and server${rounds(flags)}`);
+  const runs = new Map<string, Timing[]>();
+  for (let round = 0; round < flags.rounds; round++) {
+    for (const q of selected) {
+      for (const s of rotated(round)) {
+        const cell = cells.get(q.name)![s];
+        if (!cell.req) continue;
+        const timing = await time(autocannon, targets[s], cell.req, cell.body!, flags);
+        if (signalled.now) return;
+        const all = runs.get(`${q.name}\u0000${s}`) ?? [];
+        runs.set(`${q.name}\u0000${s}`, [...all, timing]);
+        cell.timing = median(runs.get(`${q.name}\u0000${s}`)!);
+        log(`  ${q.name.padEnd(10)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s${timing.trouble ? ` (${timing.trouble})` : ''}`);
+      }
     }
   }
 
@@ -621,15 +639,20 @@ async function main() {
       mcells.set(m.name, row);
       log(`  ${m.name.padEnd(13)} ${notes.join('; ')}`);
     }
-    log(`\ntiming the mutations: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per mutation and server`);
-    for (const m of selectedMutations) {
-      for (const s of SERVERS) {
-        const cell = mcells.get(m.name)![s];
-        if (!cell.req) continue;
-        const timing = await bench.time(autocannon, m, s, targets[s].url, cell.req, flags);
-        if (signalled.now) return;
-        cell.timing = timing;
-        log(`  ${m.name.padEnd(13)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s; ${timing.checked}${timing.trouble ? ` (${timing.trouble})` : ''}`);
+    log(`\ntiming the mutations: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per mutation and server${rounds(flags)}`);
+    const mruns = new Map<string, MutationTiming[]>();
+    for (let round = 0; round < flags.rounds; round++) {
+      for (const m of selectedMutations) {
+        for (const s of rotated(round)) {
+          const cell = mcells.get(m.name)![s];
+          if (!cell.req) continue;
+          const timing = await bench.time(autocannon, m, s, targets[s].url, cell.req, flags);
+          if (signalled.now) return;
+          const all = [...(mruns.get(`${m.name}\u0000${s}`) ?? []), timing];
+          mruns.set(`${m.name}\u0000${s}`, all);
+          cell.timing = median(all);
+          log(`  ${m.name.padEnd(13)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s; ${timing.checked}${timing.trouble ? ` (${timing.trouble})` : ''}`);
+        }
       }
     }
     await bench.reset();
@@ -677,7 +700,7 @@ function report(
       out.push(`${q.padEnd(n)} ${SERVERS.map((s) => cell(q, s).padEnd(w)).join(' ')} ${ratio(q, 'postgraphile', 1.5).padEnd(26)} ${ratio(q, 'handwritten', 0.85).padEnd(last)}${extra ? ` ${extra.of(q)}` : ''}`.trimEnd());
     }
   };
-  out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)`);
+  out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)${rounds(flags)}`);
   const sources = [...new Set(selected.map((q) => sqlSource[q.name]))];
   if (sources.length === 1) out.push(`hand-written handler: ${sources[0]}`);
   else for (const q of selected) out.push(`hand-written handler, ${q.name}: ${sqlSource[q.name]}`);
