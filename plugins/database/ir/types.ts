@@ -19,7 +19,9 @@ import type { ColumnType, QualifiedTable, ScalarType } from '../model/types.js';
  */
 export type Value =
   | { k: 'lit'; v: unknown }
-  | { k: 'var'; name: string }
+  /** A variable, or with `path` a leaf inside its value (Note [Statements per variable shape] in
+   * plugins/database/schema/shapes.ts). */
+  | { k: 'var'; name: string; path?: readonly (string | number)[] }
   | { k: 'session'; name: string }
   /** All the session variables as a JSON object (a function's `session_argument`). */
   | { k: 'session_json' }

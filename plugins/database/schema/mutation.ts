@@ -36,6 +36,7 @@ import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRe
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { ofSource, sourceNames, tn } from './names.js';
+import { abstractVariables, generalise } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
@@ -613,6 +614,9 @@ function zeroError(zeros: readonly { message: string; path: string }[] | undefin
   return z ? new SvcError('not-supported', z.message, { path: z.path }) : undefined;
 }
 
+/** Shapes kept per mutation plan (Note [Statements per variable shape]). */
+const SHAPES_LIMIT = 64;
+
 export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSchema, input: PlanInput): FieldPlan {
   const rs = ms.rs;
   const dialect = w.t.source.kind.dialect;
@@ -640,9 +644,26 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
     if (!(e instanceof NeedsVariables)) throw e;
   }
   const comparisons = ahead ? [...ahead.planner.comparisons] : [];
+  // Note [Statements per variable shape]: the statements of each shape seen, or null where
+  // they cannot be generalised (compiled per request).
+  const shapes = new Map<string, Statements | null>();
   const statements = (vars: Readonly<Record<string, unknown>>): Statements => {
     if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
-    return build({ ...defaults, ...vars }).qs;
+    const all = { ...defaults, ...vars };
+    const a = abstractVariables(input, all);
+    if (!a) return build(all).qs;
+    let qs = shapes.get(a.key);
+    if (qs === undefined) {
+      try {
+        const general = build(a.variables).qs.map((q) => ('empty' in q ? q : generalise(q, a)));
+        qs = general.every((q) => q !== undefined) ? (general as Statements) : null;
+      } catch {
+        qs = null; // the request's own planning says what is wrong
+      }
+      if (shapes.size >= SHAPES_LIMIT) shapes.delete(shapes.keys().next().value!);
+      shapes.set(a.key, qs);
+    }
+    return qs ?? build(all).qs;
   };
   const errorPath = kind === 'insert' || kind === 'insert_one' ? `$.selectionSet.${input.field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}` : '$';
   return {

@@ -30,6 +30,7 @@ import { tn } from './names.js';
 import { parseJsonPath } from '../ir/json-path.js';
 import { liveOf } from './subscription.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
+import { valueAt } from './shapes.js';
 
 /*
  * Note [Variables that shape the query]
@@ -554,7 +555,10 @@ export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanI
 export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<string, unknown>): string | null {
   let val: unknown;
   if (p.k === 'lit') val = p.v;
-  else if (p.k === 'var') val = ctx.variables[p.name] ?? defaults[p.name] ?? null;
+  else if (p.k === 'var') {
+    val = ctx.variables[p.name] ?? defaults[p.name] ?? null;
+    if (p.path) val = valueAt(val, p.path) ?? null;
+  }
   else if (p.k === 'session_json') val = ctx.session.variables;
   else if (p.k === 'object') throw new Error('an object operand is read field by field by the compiler, never bound whole');
   else {

@@ -1,0 +1,145 @@
+/**
+ * Statements compiled once per shape of the variables that shape them (Note [Statements per
+ * variable shape]).
+ */
+import { getNamedType, getNullableType, isEnumType, isInputObjectType, isListType, isScalarType, typeFromAST, type GraphQLInputType } from 'graphql';
+import type { PlanInput } from '../../../core/plugin.js';
+import type { CompiledQuery, ParamSource } from '../ir/types.js';
+
+/*
+ * Note [Statements per variable shape]
+ * A mutation whose variables hold its rows (`objects: $rows`, `data: $tracks`) cannot be compiled
+ * ahead: how many rows, which columns each gives and what it inserts through relationships make
+ * the statement (Note [Variables that shape the query]). It was planned and compiled at every
+ * request (0.14 ms of the engine's CPU for the benchmark's nested insert), though the values
+ * only fill bind parameters. So the statement is compiled once per shape of those variables and
+ * kept (a bounded memo per plan):
+ *   - the shape walks each variable along its declared GraphQL type: objects' keys in order,
+ *     lists' lengths, and the value itself of every leaf that may steer the planner (enum values:
+ *     constraints, columns, orderings; Booleans; nulls; JSON objects of a scalar type such as
+ *     jsonb or geometry);
+ *   - every other leaf (a string or number of a scalar type: a column's value, an operand) is
+ *     replaced by a sentinel of its JavaScript type, unique per leaf, and the statement is
+ *     compiled for those stand-ins; each bind parameter that is a sentinel becomes a reference to
+ *     the leaf's place in the variable (`{k: 'var', name, path}`), read from each request's
+ *     variables when it runs.
+ * The generalised statement is kept only when it is plainly right for every value: no sentinel
+ * in the SQL text and none inside a larger parameter (an array column's value, a JSON path),
+ * where it would stand for a constant. Otherwise that shape is compiled per request, as before.
+ * Test: plugins/database/schema/mutation-shapes.test.ts.
+ */
+
+/** A leaf's place: the variable and the keys and indexes down to it. */
+type Place = { name: string; path: (string | number)[] };
+
+const STRING_MARK = '\u0000svc-leaf:';
+/** A number no GraphQL document or variable holds by chance (a double's exact half above 10^15). */
+const numberSentinel = (i: number) => 1e15 + i + 0.5;
+
+export interface Abstracted {
+  /** The shape, as a memo key. */
+  key: string;
+  /** The variables with their value leaves replaced by sentinels. */
+  variables: Record<string, unknown>;
+  /** Each sentinel's place. */
+  places: Map<string | number, Place>;
+}
+
+/**
+ * The shape of `vars` (defaults applied) and their stand-ins, or undefined when a value does not
+ * fit its declared type (a request graphql-js let through some other way: compiled as it is).
+ */
+export function abstractVariables(input: PlanInput, vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
+  const places = new Map<string | number, Place>();
+  const variables: Record<string, unknown> = {};
+  const key: unknown[] = [];
+  const walk = (v: unknown, type: GraphQLInputType, place: Place): { shape: unknown; value: unknown } | undefined => {
+    if (v === null || v === undefined) return { shape: null, value: null };
+    const t = getNullableType(type) as GraphQLInputType;
+    if (isListType(t)) {
+      // A single value where a list is declared is a list of one (GraphQL's input coercion).
+      const items = Array.isArray(v) ? v : [v];
+      const out: { shape: unknown; value: unknown }[] = [];
+      for (let i = 0; i < items.length; i++) {
+        const w = walk(items[i], t.ofType, { name: place.name, path: [...place.path, ...(Array.isArray(v) ? [i] : [])] });
+        if (!w) return undefined;
+        out.push(w);
+      }
+      return Array.isArray(v) ? { shape: ['L', out.map((o) => o.shape)], value: out.map((o) => o.value) } : { shape: ['1', out[0]!.shape], value: out[0]!.value };
+    }
+    if (isInputObjectType(t)) {
+      if (typeof v !== 'object' || Array.isArray(v)) return undefined;
+      const fields = t.getFields();
+      const shape: unknown[] = [];
+      const value: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+        const f = fields[k];
+        if (!f) return undefined;
+        const w = walk(x, f.type, { name: place.name, path: [...place.path, k] });
+        if (!w) return undefined;
+        shape.push(k, w.shape);
+        value[k] = w.value;
+      }
+      return { shape: ['O', shape], value };
+    }
+    if (isEnumType(t) || (isScalarType(t) && t.name === 'Boolean') || (typeof v !== 'string' && typeof v !== 'number')) return { shape: ['V', v], value: v };
+    if (!isScalarType(getNamedType(t))) return undefined;
+    const s = typeof v === 'string' ? `${STRING_MARK}${places.size}\u0000` : numberSentinel(places.size);
+    places.set(s, place);
+    return { shape: typeof v, value: s };
+  };
+  for (const d of input.variableDefinitions) {
+    const name = d.variable.name.value;
+    if (!(name in vars)) continue;
+    const type = typeFromAST(input.schema, d.type as never) as GraphQLInputType | undefined;
+    if (!type) return undefined;
+    const w = walk(vars[name], type, { name, path: [] });
+    if (!w) return undefined;
+    key.push(name, w.shape);
+    variables[name] = w.value;
+  }
+  return { key: JSON.stringify(key), variables, places };
+}
+
+/** Whether `x` holds a sentinel of `a` anywhere inside. */
+function holdsSentinel(x: unknown, a: Abstracted): boolean {
+  if (typeof x === 'string') return x.includes(STRING_MARK);
+  if (typeof x === 'number') return a.places.has(x);
+  if (Array.isArray(x)) return x.some((e) => holdsSentinel(e, a));
+  if (x && typeof x === 'object') return Object.values(x).some((e) => holdsSentinel(e, a));
+  return false;
+}
+
+/**
+ * A statement compiled for `a`'s stand-ins as one for every request of that shape: each sentinel
+ * parameter a reference to its leaf; undefined when it is not plainly right for every value
+ * (Note [Statements per variable shape]).
+ */
+export function generalise<Q extends CompiledQuery>(q: Q, a: Abstracted): Q | undefined {
+  if (q.sql.includes(STRING_MARK)) return undefined;
+  for (const s of a.places.keys()) if (typeof s === 'number' && q.sql.includes(String(s))) return undefined;
+  const params: ParamSource[] = [];
+  for (const p of q.params) {
+    if (p.k !== 'lit') {
+      params.push(p);
+      continue;
+    }
+    const place = (typeof p.v === 'string' || typeof p.v === 'number') && a.places.get(p.v);
+    if (place) {
+      const { v: _v, ...flags } = p;
+      params.push({ ...flags, k: 'var', name: place.name, path: place.path });
+    } else if (holdsSentinel(p.v, a)) return undefined;
+    else params.push(p);
+  }
+  return { ...q, params };
+}
+
+/** The value at `path` inside `v` (undefined where it has none). */
+export function valueAt(v: unknown, path: readonly (string | number)[]): unknown {
+  let x = v;
+  for (const k of path) {
+    if (x === null || x === undefined || typeof x !== 'object') return undefined;
+    x = (x as Record<string | number, unknown>)[k];
+  }
+  return x;
+}
