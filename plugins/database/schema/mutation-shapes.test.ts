@@ -160,6 +160,16 @@ describe('a mutation compiled once per shape of its variables', () => {
     ]);
   });
 
+  it('a batch too large to keep its statement (thousands of rows) is compiled per request, with its own values', async () => {
+    const insert = `mutation ($objects: [author_insert_input!]!) { insert_author(objects: $objects) { affected_rows } }`;
+    for (const prefix of ['x', 'y']) {
+      const objects = Array.from({ length: 1500 }, (_, i) => ({ name: `${prefix}${i}`, rating: i }));
+      expect(await q(insert, { objects })).toEqual({ data: { insert_author: { affected_rows: 1500 } } });
+    }
+    const r = await server.runSql(`select count(*) filter (where name = 'x' || rating), count(*) filter (where name = 'y' || rating) from author`);
+    expect(r.result[1]).toEqual(['1500', '1500']);
+  });
+
   it('a request that fails in the database does not spoil its shape for the next', async () => {
     const dup = await q(NESTED, { name: 'F', articles: [{ title: 'f1', likes: 1 }, { title: 'f2', likes: 2 }] });
     expect(dup.data).toBeDefined();

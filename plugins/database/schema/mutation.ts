@@ -614,8 +614,12 @@ function zeroError(zeros: readonly { message: string; path: string }[] | undefin
   return z ? new SvcError('not-supported', z.message, { path: z.path }) : undefined;
 }
 
-/** Shapes kept per mutation plan (Note [Statements per variable shape]). */
+/** Shapes kept per mutation plan, and the largest kept (Note [Statements per variable shape]):
+ * a batch of thousands of rows is compiled per request, as its statement would be kept once per
+ * row count otherwise. */
 const SHAPES_LIMIT = 64;
+const SHAPE_KEY_MAX = 16_384;
+const SHAPE_SQL_MAX = 65_536;
 
 export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSchema, input: PlanInput): FieldPlan {
   const rs = ms.rs;
@@ -651,12 +655,13 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
     if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
     const all = { ...defaults, ...vars };
     const a = abstractVariables(input, all);
-    if (!a) return build(all).qs;
+    if (!a || a.key.length > SHAPE_KEY_MAX) return build(all).qs;
     let qs = shapes.get(a.key);
     if (qs === undefined) {
       try {
         const general = build(a.variables).qs.map((q) => ('empty' in q ? q : generalise(q, a)));
-        qs = general.every((q) => q !== undefined) ? (general as Statements) : null;
+        const size = general.reduce((n, q) => n + (q && 'sql' in q ? q.sql.length : 0), 0);
+        qs = general.every((q) => q !== undefined) && size <= SHAPE_SQL_MAX ? (general as Statements) : null;
       } catch {
         qs = null; // the request's own planning says what is wrong
       }
