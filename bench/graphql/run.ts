@@ -248,6 +248,36 @@ function median<T extends Timing>(runs: T[]): T {
 
 /** The servers in round `i`'s order: each goes first in turn. */
 const rotated = (i: number): ServerName[] => SERVERS.map((_, k) => SERVERS[(k + i) % SERVERS.length]!);
+
+/**
+ * Times each (name, server) cell that has a request `flags.rounds` times, the servers' order
+ * rotated each round, and sets the cell's timing to its median run so far; false when
+ * interrupted (Ctrl-C).
+ */
+async function timeInRounds<T extends Timing>(
+  flags: ReturnType<typeof parseFlags>,
+  names: string[],
+  cellOf: (name: string, s: ServerName) => { req?: unknown; timing?: T },
+  timeOne: (name: string, s: ServerName) => Promise<T>,
+  line: (name: string, s: ServerName, t: T) => string,
+): Promise<boolean> {
+  const runs = new Map<object, T[]>();
+  for (let round = 0; round < flags.rounds; round++) {
+    for (const name of names) {
+      for (const s of rotated(round)) {
+        const cell = cellOf(name, s);
+        if (!cell.req) continue;
+        const t = await timeOne(name, s);
+        if (signalled.now) return false;
+        const all = [...(runs.get(cell) ?? []), t];
+        runs.set(cell, all);
+        cell.timing = median(all);
+        log(line(name, s, t));
+      }
+    }
+  }
+  return true;
+}
 const rounds = (flags: ReturnType<typeof parseFlags>) => (flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : '');
 
 async function time(autocannon: any, target: Target, req: GraphQLRequest, expectBody: string, flags: ReturnType<typeof parseFlags>): Promise<Timing> {
@@ -606,21 +636,17 @@ async function main() {
   }
 
   if (selected.length) log(`\ntiming: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per query and server${rounds(flags)}`);
-  const runs = new Map<string, Timing[]>();
-  for (let round = 0; round < flags.rounds; round++) {
-    for (const q of selected) {
-      for (const s of rotated(round)) {
-        const cell = cells.get(q.name)![s];
-        if (!cell.req) continue;
-        const timing = await time(autocannon, targets[s], cell.req, cell.body!, flags);
-        if (signalled.now) return;
-        const all = runs.get(`${q.name}\u0000${s}`) ?? [];
-        runs.set(`${q.name}\u0000${s}`, [...all, timing]);
-        cell.timing = median(runs.get(`${q.name}\u0000${s}`)!);
-        log(`  ${q.name.padEnd(10)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s${timing.trouble ? ` (${timing.trouble})` : ''}`);
-      }
-    }
-  }
+  const timedQueries = await timeInRounds(
+    flags,
+    selected.map((q) => q.name),
+    (name, s) => cells.get(name)![s],
+    (name, s) => {
+      const cell = cells.get(name)![s];
+      return time(autocannon, targets[s], cell.req!, cell.body!, flags);
+    },
+    (name, s, t) => `  ${name.padEnd(10)} ${LABEL[s].padEnd(13)} ${t.rps.toFixed(0)} req/s${t.trouble ? ` (${t.trouble})` : ''}`,
+  );
+  if (!timedQueries) return;
 
   // Mutations, after the queries, whose data they would otherwise change: checked (and their
   // statements counted) one request at a time, then timed; the playlists are put back as loaded
@@ -647,21 +673,14 @@ async function main() {
       log(`  ${m.name.padEnd(13)} ${notes.join('; ')}`);
     }
     log(`\ntiming the mutations: ${flags.connections} connections, ${flags.warmup} s warm-up + ${flags.duration} s per mutation and server${rounds(flags)}`);
-    const mruns = new Map<string, MutationTiming[]>();
-    for (let round = 0; round < flags.rounds; round++) {
-      for (const m of selectedMutations) {
-        for (const s of rotated(round)) {
-          const cell = mcells.get(m.name)![s];
-          if (!cell.req) continue;
-          const timing = await bench.time(autocannon, m, s, targets[s].url, cell.req, flags);
-          if (signalled.now) return;
-          const all = [...(mruns.get(`${m.name}\u0000${s}`) ?? []), timing];
-          mruns.set(`${m.name}\u0000${s}`, all);
-          cell.timing = median(all);
-          log(`  ${m.name.padEnd(13)} ${LABEL[s].padEnd(13)} ${timing.rps.toFixed(0)} req/s; ${timing.checked}${timing.trouble ? ` (${timing.trouble})` : ''}`);
-        }
-      }
-    }
+    const timedMutations = await timeInRounds(
+      flags,
+      selectedMutations.map((m) => m.name),
+      (name, s) => mcells.get(name)![s],
+      (name, s) => bench.time(autocannon, selectedMutations.find((m) => m.name === name)!, s, targets[s].url, mcells.get(name)![s].req!, flags),
+      (name, s, t) => `  ${name.padEnd(13)} ${LABEL[s].padEnd(13)} ${t.rps.toFixed(0)} req/s; ${t.checked}${t.trouble ? ` (${t.trouble})` : ''}`,
+    );
+    if (!timedMutations) return;
     await bench.reset();
   }
 
