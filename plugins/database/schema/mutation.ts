@@ -36,7 +36,7 @@ import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRe
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { ofSource, sourceNames, tn } from './names.js';
-import { abstractVariables, generalise } from './shapes.js';
+import { abstractVariables, generalise, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
@@ -651,10 +651,11 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   // Note [Statements per variable shape]: the statements of each shape seen, or null where
   // they cannot be generalised (compiled per request).
   const shapes = new Map<string, Statements | null>();
+  const types = variableTypes(input);
   const statements = (vars: Readonly<Record<string, unknown>>): Statements => {
     if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
     const all = { ...defaults, ...vars };
-    const a = abstractVariables(input, all);
+    const a = types && abstractVariables(types, all);
     if (!a || a.key.length > SHAPE_KEY_MAX) return build(all).qs;
     let qs = shapes.get(a.key);
     if (qs === undefined) {

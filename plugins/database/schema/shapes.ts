@@ -47,11 +47,23 @@ export interface Abstracted {
   places: Map<string | number, Place>;
 }
 
+/** The declared type of each variable of an operation, once per plan (undefined: a type the
+ * schema does not have, which validation would have refused). */
+export function variableTypes(input: PlanInput): (readonly [string, GraphQLInputType])[] | undefined {
+  const out: (readonly [string, GraphQLInputType])[] = [];
+  for (const d of input.variableDefinitions) {
+    const type = typeFromAST(input.schema, d.type as never) as GraphQLInputType | undefined;
+    if (!type) return undefined;
+    out.push([d.variable.name.value, type]);
+  }
+  return out;
+}
+
 /**
  * The shape of `vars` (defaults applied) and their stand-ins, or undefined when a value does not
  * fit its declared type (a request graphql-js let through some other way: compiled as it is).
  */
-export function abstractVariables(input: PlanInput, vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
+export function abstractVariables(types: readonly (readonly [string, GraphQLInputType])[], vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
   const places = new Map<string | number, Place>();
   const variables: Record<string, unknown> = {};
   const key: unknown[] = [];
@@ -90,11 +102,8 @@ export function abstractVariables(input: PlanInput, vars: Readonly<Record<string
     places.set(s, place);
     return { shape: typeof v, value: s };
   };
-  for (const d of input.variableDefinitions) {
-    const name = d.variable.name.value;
+  for (const [name, type] of types) {
     if (!(name in vars)) continue;
-    const type = typeFromAST(input.schema, d.type as never) as GraphQLInputType | undefined;
-    if (!type) return undefined;
     const w = walk(vars[name], type, { name, path: [] });
     if (!w) return undefined;
     key.push(name, w.shape);
