@@ -76,6 +76,10 @@ const PERMISSIONS = [
   { type: 'pg_create_select_permission', args: { table: 'message', role: 'user', permission: { columns: ['id', 'sender_id', 'recipient_id', 'text'], filter: { recipient_id: { _eq: ME } } } } },
   { type: 'pg_create_update_permission', args: { table: 'message', role: 'user', permission: { columns: ['text'], filter: { sender_id: { _eq: ME } }, check: {} } } },
   { type: 'pg_create_delete_permission', args: { table: 'message', role: 'user', permission: { filter: { sender_id: { _eq: ME } } } } },
+  // editor: inserts users with their articles (Note [Parents joined]), upserts users.
+  { type: 'pg_create_insert_permission', args: { table: 'users', role: 'editor', permission: { check: {}, columns: ['id', 'name'] } } },
+  { type: 'pg_create_update_permission', args: { table: 'users', role: 'editor', permission: { columns: ['name'], filter: {}, check: {} } } },
+  { type: 'pg_create_insert_permission', args: { table: 'article', role: 'editor', permission: { check: { title: { _nilike: '%bad%' } }, columns: ['slug', 'title', 'body', 'published'] } } },
   // reader: reads articles, writes nothing.
   { type: 'pg_create_select_permission', args: { table: 'article', role: 'reader', permission: { columns: ['id', 'title'], filter: {} } } },
   // logger: inserts messages, reads nothing.
@@ -365,6 +369,28 @@ describe('upsert (on_conflict)', () => {
     const c = await q('mutation { insert_comment(objects: [{article_id: 3, text: "X"}], on_conflict: {constraint: comment_pkey, update_columns: [text]}) { affected_rows } }', user('1'));
     expect(c.errors?.[0]?.extensions).toEqual({ path: '$.selectionSet.insert_comment.args.on_conflict.update_columns[0]', code: 'validation-failed' });
     await unchanged();
+  });
+
+  // Note [Parents joined]: the articles' check reads their CTE before the statement's zero check,
+  // so an article without its parent must not be written with a null author_id (NOT NULL) first.
+  it('array relationship rows of several shapes, checked, under a parent that writes nothing: the zero error', async () => {
+    for (const data of ['[{slug: "a", title: "A"}, {slug: "b", title: "B", body: "x"}]', '[{slug: "a", title: "A"}, {slug: "b", title: "B"}]']) {
+      expect(
+        await q(`mutation { insert_users(objects: [{id: 1, name: "U1", articles: {data: ${data}}}], on_conflict: {constraint: users_pkey, update_columns: []}) { affected_rows } }`, as('editor')),
+      ).toEqual(error('cannot proceed to insert array relations since insert to table "users" affects zero rows', '$.selectionSet.insert_users.args.objects[0]', 'not-supported'));
+      await unchanged();
+    }
+    // And with a parent that is written: both shapes, checked.
+    expect(
+      await q('mutation { insert_users(objects: [{id: 3, name: "U3", articles: {data: [{slug: "a", title: "A"}, {slug: "b", title: "B", body: "x"}]}}]) { affected_rows } }', as('editor')),
+    ).toEqual({ data: { insert_users: { affected_rows: 3 } } });
+    expect(await rows('article where author_id = 3', 'id, slug, body, author_id')).toEqual([
+      { id: 5, slug: 'a', body: null, author_id: 3 },
+      { id: 6, slug: 'b', body: 'x', author_id: 3 },
+    ]);
+    expect(await q('mutation { insert_users(objects: [{id: 4, name: "U4", articles: {data: [{slug: "c", title: "C"}, {slug: "d", title: "bad", body: "x"}]}}]) { affected_rows } }', as('editor'))).toEqual(
+      insertCheckFailed('insert_users'),
+    );
   });
 
   it('a nested upsert is held to the nested table\'s update filter too', async () => {

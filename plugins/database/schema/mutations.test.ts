@@ -510,6 +510,46 @@ describe('on_conflict', () => {
     });
     await unchanged();
   });
+
+  // Note [Parents joined]: rows of one shape are selected from their parent's CTE, rows of
+  // several shapes (a column left to its default) keep a subquery per row; both keep the rows'
+  // order and refuse a missing parent.
+  it('array relationship rows of one shape and of several: written in order, a missing parent refused either way', async () => {
+    const texts = ['c1', 'c2', 'c3', 'c4', 'c5'];
+    expect(
+      await q(`mutation { insert_article_one(object: {title: "T", comments: {data: [${texts.map((t) => `{text: "${t}"}`).join(', ')}]}}) { id comments(order_by: {id: asc}) { id text } } }`),
+    ).toEqual({ data: { insert_article_one: { id: 4, comments: texts.map((text, i) => ({ id: 3 + i, text })) } } });
+    expect(
+      await q(`mutation { insert_author_one(object: {name: "M", articles: {data: [{title: "x1"}, {title: "x2", likes: 4}, {title: "x3", body: "b"}]}}) {
+        id articles(order_by: {id: asc}) { id title body likes }
+      } }`),
+    ).toEqual({
+      data: {
+        insert_author_one: {
+          id: 3,
+          articles: [
+            { id: 5, title: 'x1', body: null, likes: 0 },
+            { id: 6, title: 'x2', body: null, likes: 4 },
+            { id: 7, title: 'x3', body: 'b', likes: 0 },
+          ],
+        },
+      },
+    });
+    const before = { article: await rows('article'), comment: await rows('comment') };
+    // Several shapes under a parent that writes nothing, the child's column NOT NULL.
+    expect(
+      await q('mutation { insert_article_one(object: {id: 1, title: "x", comments: {data: [{text: "a"}, {text: "b", id: 99}]}}, on_conflict: {constraint: article_pkey, update_columns: []}) { id } }'),
+    ).toEqual({
+      errors: [
+        {
+          message: 'cannot proceed to insert array relations since insert to table "article" affects zero rows',
+          extensions: { path: '$.selectionSet.insert_article_one.args.object[0]', code: 'not-supported' },
+        },
+      ],
+    });
+    expect(await rows('article')).toEqual(before.article);
+    expect(await rows('comment')).toEqual(before.comment);
+  });
 });
 
 describe('update', () => {
