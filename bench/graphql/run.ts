@@ -28,6 +28,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import postgres from 'postgres';
 import { BENCH_APP, cleanup, cleanups, engineArgs, loadChinook, log, signalled, sleep, stopChild } from '../common.js';
+import { cpuPerRequest, formatCpu, type CpuPerRequest } from '../cpu.js';
 import { freePort } from '../../server/embedded.js';
 import { mutations, POOL_BASE, POOL_NAME, POSTGRAPHILE_FUNCTIONS, type BenchMutation, type MutationRequest } from './mutations.js';
 import { difference, queries, unwrapNodes, type BenchQuery, type GraphQLRequest } from './queries.js';
@@ -116,6 +117,8 @@ const LABEL: Record<ServerName, string> = { svc: 'Svc', postgraphile: 'PostGraph
 
 interface Target {
   url: string;
+  /** The server's process, whose tree's CPU is measured. */
+  pid: number | undefined;
   /** The request this server is sent for a query, or why it has none. */
   request(q: BenchQuery): GraphQLRequest | { skip: string };
   /** Its answer's data in Svc's shape. */
@@ -237,6 +240,8 @@ interface Timing {
   p99: number;
   /** Anything that went wrong under load: non-2xx, errors, timeouts, bodies unlike the checked one. */
   trouble?: string;
+  /** Where the run's CPU went (bench/cpu.ts). */
+  cpu?: CpuPerRequest;
 }
 
 /** The run of median req/s (the lower middle one of an even count), with every run's trouble. */
@@ -291,14 +296,14 @@ async function time(autocannon: any, target: Target, req: GraphQLRequest, expect
   if (flags.warmup > 0) await autocannon({ ...opts, duration: flags.warmup });
   // expectBody: every answer under load must be the one checked above, byte for byte (all the
   // servers answer deterministically: every list is ordered).
-  const r = await autocannon({ ...opts, duration: flags.duration, expectBody });
+  const { result: r, cpu } = await cpuPerRequest(target.pid, () => autocannon({ ...opts, duration: flags.duration, expectBody }), (r: any) => r.requests.total);
   const trouble = [
     r.non2xx && `${r.non2xx} non-2xx`,
     r.errors && `${r.errors} errors`,
     r.timeouts && `${r.timeouts} timeouts`,
     r.mismatches && `${r.mismatches} answers unlike the checked one`,
   ].filter(Boolean);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, trouble: trouble.length ? trouble.join(', ') : undefined };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, trouble: trouble.length ? trouble.join(', ') : undefined, cpu };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -463,7 +468,8 @@ async function mutationBench(sql: postgres.Sql) {
      * connections, the warm-up and the run); the pool is sized from the warm-up's rate so that
      * the run cannot run out (if it did, the answers say so). Then the rows written are counted.
      */
-    async time(autocannon: any, m: BenchMutation, s: ServerName, url: string, req: MutationRequest, flags: ReturnType<typeof parseFlags>): Promise<MutationTiming> {
+    async time(autocannon: any, m: BenchMutation, s: ServerName, target: Target, req: MutationRequest, flags: ReturnType<typeof parseFlags>): Promise<MutationTiming> {
+      const url = target.url;
       await reset();
       const seq = await serial();
       if (m.rows === 'pool') await growPool(POOL_BASE + 10_000 * Math.max(1, flags.warmup || flags.duration));
@@ -497,7 +503,7 @@ async function mutationBench(sql: postgres.Sql) {
         // Room for three times the warm-up's rate.
         if (m.rows === 'pool') await growPool(next + Math.ceil((3 * answered * flags.duration) / flags.warmup) + 4 * flags.connections + 1000, false);
       }
-      const r = await autocannon({ ...opts, duration: flags.duration });
+      const { result: r, cpu } = await cpuPerRequest(target.pid, () => autocannon({ ...opts, duration: flags.duration }), (r: any) => r.requests.total);
       answered = tally.good + tally.bad;
       await quiet();
       const w = await m.written(db, { seq, poolEnd });
@@ -519,7 +525,7 @@ async function mutationBench(sql: postgres.Sql) {
       const checked =
         `${tally.good} of ${answered} answers${flags.warmup > 0 ? ' (warm-up included)' : ''} as expected; ${w.rows} rows written` +
         `${m.rows === 'pool' ? ` of ${poolEnd - POOL_BASE} pre-created` : ''} (answered + ${w.rows - tally.good} in flight when autocannon stopped, at most ${inFlight})`;
-      return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, trouble: trouble.length ? trouble.join('; ') : undefined, checked };
+      return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, trouble: trouble.length ? trouble.join('; ') : undefined, checked, cpu };
     },
   };
 }
@@ -596,9 +602,9 @@ async function main() {
   await waitReady(hand, async () => (await fetch(`http://127.0.0.1:${handPort}/healthz`)).ok);
 
   const targets: Record<ServerName, Target> = {
-    svc: { url: `http://127.0.0.1:${svcPort}/v1/graphql`, request: (q) => q.svc, canonical: (_q, d) => d },
-    postgraphile: { url: `http://127.0.0.1:${pglPort}/graphql`, request: (q) => q.postgraphile, canonical: (q, d) => (q.fromPostgraphile ? q.fromPostgraphile(d) : unwrapNodes(d)) },
-    handwritten: { url: `http://127.0.0.1:${handPort}/v1/graphql`, request: (q) => q.svc, canonical: (_q, d) => d },
+    svc: { url: `http://127.0.0.1:${svcPort}/v1/graphql`, pid: svc.child.pid, request: (q) => q.svc, canonical: (_q, d) => d },
+    postgraphile: { url: `http://127.0.0.1:${pglPort}/graphql`, pid: pgl.child.pid, request: (q) => q.postgraphile, canonical: (q, d) => (q.fromPostgraphile ? q.fromPostgraphile(d) : unwrapNodes(d)) },
+    handwritten: { url: `http://127.0.0.1:${handPort}/v1/graphql`, pid: hand.child.pid, request: (q) => q.svc, canonical: (_q, d) => d },
   };
 
   // Check: every server's answer against the first good one, the hand-written handler's first.
@@ -644,7 +650,7 @@ async function main() {
       const cell = cells.get(name)![s];
       return time(autocannon, targets[s], cell.req!, cell.body!, flags);
     },
-    (name, s, t) => `  ${name.padEnd(10)} ${LABEL[s].padEnd(13)} ${t.rps.toFixed(0)} req/s${t.trouble ? ` (${t.trouble})` : ''}`,
+    (name, s, t) => `  ${name.padEnd(10)} ${LABEL[s].padEnd(13)} ${t.rps.toFixed(0)} req/s; ${formatCpu(t.cpu)}${t.trouble ? ` (${t.trouble})` : ''}`,
   );
   if (!timedQueries) return;
 
@@ -677,8 +683,8 @@ async function main() {
       flags,
       selectedMutations.map((m) => m.name),
       (name, s) => mcells.get(name)![s],
-      (name, s) => bench.time(autocannon, selectedMutations.find((m) => m.name === name)!, s, targets[s].url, mcells.get(name)![s].req!, flags),
-      (name, s, t) => `  ${name.padEnd(13)} ${LABEL[s].padEnd(13)} ${t.rps.toFixed(0)} req/s; ${t.checked}${t.trouble ? ` (${t.trouble})` : ''}`,
+      (name, s) => bench.time(autocannon, selectedMutations.find((m) => m.name === name)!, s, targets[s], mcells.get(name)![s].req!, flags),
+      (name, s, t) => `  ${name.padEnd(13)} ${LABEL[s].padEnd(13)} ${t.rps.toFixed(0)} req/s; ${formatCpu(t.cpu)}; ${t.checked}${t.trouble ? ` (${t.trouble})` : ''}`,
     );
     if (!timedMutations) return;
     await bench.reset();

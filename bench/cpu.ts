@@ -1,0 +1,96 @@
+/**
+ * Where a benchmark's CPU goes: the CPU time (user + system) of a server's process tree, of
+ * PostgreSQL's processes and of the whole machine over a timed run, read from Linux's /proc. On
+ * a machine of few cores the server and PostgreSQL share them, so a server that spends less CPU
+ * per request leaves more to PostgreSQL: this says which side a gap between two servers is on.
+ * Elsewhere than Linux every figure is undefined and nothing is printed.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICK_US = 1e6 / 100; // USER_HZ: 100 on every Linux architecture Node runs on
+
+interface Proc {
+  ppid: number;
+  comm: string;
+  ticks: number;
+}
+
+function procs(): Map<number, Proc> | undefined {
+  const out = new Map<number, Proc>();
+  let dirs: string[];
+  try {
+    dirs = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const d of dirs) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const s = readFileSync(`/proc/${d}/stat`, 'utf8');
+      // The name is in parentheses and may hold spaces: the fields follow its last ')'.
+      const close = s.lastIndexOf(')');
+      const f = s.slice(close + 2).split(' ');
+      out.set(Number(d), { comm: s.slice(s.indexOf('(') + 1, close), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function machineTicks(): number | undefined {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+    return cpu.slice(0, 8).reduce((a, b) => a + b, 0) - cpu[3]! - cpu[4]!;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The processes of `root`'s tree and those named postgres (PostgreSQL's), with their CPU ticks. */
+function sample(root: number) {
+  const all = procs();
+  if (!all) return undefined;
+  const inTree = (pid: number): boolean => {
+    for (let p = pid, hops = 0; p > 1 && hops < 64; p = all.get(p)?.ppid ?? 0, hops++) if (p === root) return true;
+    return false;
+  };
+  const server = new Map<number, number>();
+  const postgres = new Map<number, number>();
+  for (const [pid, p] of all) {
+    if (inTree(pid)) server.set(pid, p.ticks);
+    else if (p.comm === 'postgres') postgres.set(pid, p.ticks);
+  }
+  return { server, postgres, machine: machineTicks() ?? 0 };
+}
+
+/** Ticks spent between two samples by processes alive at the second: a process that exited
+ * meanwhile (a peer's idle pool connection closing) takes its ticks along, so a plain difference
+ * of sums would charge its whole past to this run as a negative. */
+function spent(before: Map<number, number>, after: Map<number, number>): number {
+  let n = 0;
+  for (const [pid, t] of after) n += t - (before.get(pid) ?? 0);
+  return n;
+}
+
+export interface CpuPerRequest {
+  /** µs of CPU per request: the server's process tree, PostgreSQL (all its processes), the machine. */
+  server: number;
+  postgres: number;
+  machine: number;
+}
+
+/** Runs `fn` and divides the CPU spent meanwhile by the requests it reports. */
+export async function cpuPerRequest<T>(serverPid: number | undefined, fn: () => Promise<T>, requests: (r: T) => number): Promise<{ result: T; cpu?: CpuPerRequest }> {
+  const before = serverPid ? sample(serverPid) : undefined;
+  const result = await fn();
+  const after = serverPid ? sample(serverPid) : undefined;
+  const n = requests(result);
+  if (!before || !after || !n) return { result };
+  const per = (ticks: number) => (ticks * TICK_US) / n;
+  return { result, cpu: { server: per(spent(before.server, after.server)), postgres: per(spent(before.postgres, after.postgres)), machine: per(after.machine - before.machine) } };
+}
+
+export const formatCpu = (c: CpuPerRequest | undefined) =>
+  c ? `CPU/request: server ${c.server.toFixed(0)} µs, PostgreSQL ${c.postgres.toFixed(0)} µs, machine ${c.machine.toFixed(0)} µs` : '';
