@@ -36,7 +36,7 @@ import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRe
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { ofSource, sourceNames, tn } from './names.js';
-import { abstractVariables, generalise, variableTypes } from './shapes.js';
+import { abstractVariables, generalise, shapeKey, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
@@ -655,10 +655,12 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   const statements = (vars: Readonly<Record<string, unknown>>): Statements => {
     if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
     const all = { ...defaults, ...vars };
-    const a = types && abstractVariables(types, all);
-    if (!a || a.key.length > SHAPE_KEY_MAX) return build(all).qs;
-    let qs = shapes.get(a.key);
+    const key = types && shapeKey(types, all);
+    if (key === undefined || key.length > SHAPE_KEY_MAX) return build(all).qs;
+    let qs = shapes.get(key);
     if (qs === undefined) {
+      const a = abstractVariables(types!, all);
+      if (!a) return build(all).qs;
       try {
         const general = build(a.variables).qs.map((q) => ('empty' in q ? q : generalise(q, a)));
         const size = general.reduce((n, q) => n + (q && 'sql' in q ? q.sql.length : 0), 0);
@@ -667,7 +669,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         qs = null; // the request's own planning says what is wrong
       }
       if (shapes.size >= SHAPES_LIMIT) shapes.delete(shapes.keys().next().value!);
-      shapes.set(a.key, qs);
+      shapes.set(key, qs);
     }
     return qs ?? build(all).qs;
   };

@@ -39,8 +39,6 @@ const STRING_MARK = '\u0000svc-leaf:';
 const numberSentinel = (i: number) => 1e15 + i + 0.5;
 
 export interface Abstracted {
-  /** The shape, as a memo key. */
-  key: string;
   /** The variables with their value leaves replaced by sentinels. */
   variables: Record<string, unknown>;
   /** Each sentinel's place. */
@@ -60,56 +58,100 @@ export function variableTypes(input: PlanInput): (readonly [string, GraphQLInput
 }
 
 /**
- * The shape of `vars` (defaults applied) and their stand-ins, or undefined when a value does not
- * fit its declared type (a request graphql-js let through some other way: compiled as it is).
+ * The shape of `vars` (defaults applied) as a memo key, or undefined when a value does not fit its
+ * declared type (a request graphql-js let through some other way: compiled as it is). Computed at
+ * every request, so it only appends to one list; the stand-ins (`abstractVariables`, which walks
+ * the same way) are made only for a shape not seen before.
  */
+export function shapeKey(types: readonly (readonly [string, GraphQLInputType])[], vars: Readonly<Record<string, unknown>>): string | undefined {
+  const out: string[] = [];
+  const walk = (v: unknown, type: GraphQLInputType): boolean => {
+    if (v === null || v === undefined) {
+      out.push('n');
+      return true;
+    }
+    const t = getNullableType(type) as GraphQLInputType;
+    if (isListType(t)) {
+      const items = Array.isArray(v) ? v : [v];
+      out.push(Array.isArray(v) ? `L${v.length}(` : '1(');
+      for (const x of items) if (!walk(x, t.ofType)) return false;
+      out.push(')');
+      return true;
+    }
+    if (isInputObjectType(t)) {
+      if (typeof v !== 'object' || Array.isArray(v)) return false;
+      const fields = t.getFields();
+      out.push('{');
+      for (const k in v as Record<string, unknown>) {
+        const f = fields[k];
+        if (!f) return false;
+        out.push(JSON.stringify(k), ':');
+        if (!walk((v as Record<string, unknown>)[k], f.type)) return false;
+      }
+      out.push('}');
+      return true;
+    }
+    if (steers(v, t)) out.push('V', JSON.stringify(v));
+    else if (isScalarType(getNamedType(t))) out.push(typeof v === 'string' ? 's' : 'd');
+    else return false;
+    return true;
+  };
+  for (const [name, type] of types) {
+    if (!(name in vars)) continue;
+    out.push(JSON.stringify(name), '=');
+    if (!walk(vars[name], type)) return undefined;
+    out.push(';');
+  }
+  return out.join('');
+}
+
+/** Whether a leaf's value is part of the shape (it may steer the planner) rather than a value. */
+const steers = (v: unknown, t: GraphQLInputType) => isEnumType(t) || (isScalarType(t) && t.name === 'Boolean') || (typeof v !== 'string' && typeof v !== 'number');
+
+/** The stand-ins of `vars` (defaults applied) for a shape `shapeKey` accepted; undefined as there. */
 export function abstractVariables(types: readonly (readonly [string, GraphQLInputType])[], vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
   const places = new Map<string | number, Place>();
   const variables: Record<string, unknown> = {};
-  const key: unknown[] = [];
-  const walk = (v: unknown, type: GraphQLInputType, place: Place): { shape: unknown; value: unknown } | undefined => {
-    if (v === null || v === undefined) return { shape: null, value: null };
+  const walk = (v: unknown, type: GraphQLInputType, place: Place): { value: unknown } | undefined => {
+    if (v === null || v === undefined) return { value: null };
     const t = getNullableType(type) as GraphQLInputType;
     if (isListType(t)) {
       // A single value where a list is declared is a list of one (GraphQL's input coercion).
       const items = Array.isArray(v) ? v : [v];
-      const out: { shape: unknown; value: unknown }[] = [];
+      const out: { value: unknown }[] = [];
       for (let i = 0; i < items.length; i++) {
         const w = walk(items[i], t.ofType, { name: place.name, path: [...place.path, ...(Array.isArray(v) ? [i] : [])] });
         if (!w) return undefined;
         out.push(w);
       }
-      return Array.isArray(v) ? { shape: ['L', out.map((o) => o.shape)], value: out.map((o) => o.value) } : { shape: ['1', out[0]!.shape], value: out[0]!.value };
+      return { value: Array.isArray(v) ? out.map((o) => o.value) : out[0]!.value };
     }
     if (isInputObjectType(t)) {
       if (typeof v !== 'object' || Array.isArray(v)) return undefined;
       const fields = t.getFields();
-      const shape: unknown[] = [];
       const value: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
         const f = fields[k];
         if (!f) return undefined;
         const w = walk(x, f.type, { name: place.name, path: [...place.path, k] });
         if (!w) return undefined;
-        shape.push(k, w.shape);
         value[k] = w.value;
       }
-      return { shape: ['O', shape], value };
+      return { value };
     }
-    if (isEnumType(t) || (isScalarType(t) && t.name === 'Boolean') || (typeof v !== 'string' && typeof v !== 'number')) return { shape: ['V', v], value: v };
+    if (steers(v, t)) return { value: v };
     if (!isScalarType(getNamedType(t))) return undefined;
     const s = typeof v === 'string' ? `${STRING_MARK}${places.size}\u0000` : numberSentinel(places.size);
     places.set(s, place);
-    return { shape: typeof v, value: s };
+    return { value: s };
   };
   for (const [name, type] of types) {
     if (!(name in vars)) continue;
     const w = walk(vars[name], type, { name, path: [] });
     if (!w) return undefined;
-    key.push(name, w.shape);
     variables[name] = w.value;
   }
-  return { key: JSON.stringify(key), variables, places };
+  return { variables, places };
 }
 
 /** Whether `x` holds a sentinel of `a` anywhere inside. */
