@@ -18,6 +18,7 @@ import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } 
 import { prepare, prepareDocument, rootFields, textFits, type Failed, type Prepared, type RootFields } from './prepare.js';
 import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
+import { coerceValid, operationVariables, type OperationVariables } from './variables.js';
 
 /*
  * Note [The plan cache]
@@ -110,79 +111,13 @@ class Run implements RunContext {
 
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
 
-/*
- * Note [Coercing variables of built-in scalar types]
- * A cached request still coerces its variables, and graphql-js's getVariableValues walks the
- * definitions' types against the schema each time. Most operations declare only variables of
- * the built-in scalars (`$id: Int!`, `$name: String`) without defaults: for those, a value that
- * already is what graphql-js would coerce it to (an int32 for Int, a finite number for Float, a
- * string for String and ID, a boolean for Boolean; null or absent when nullable) is taken as it
- * is, which is what getVariableValues would return. Anything else (another type, a default, a
- * value that needs converting or is wrong) goes through getVariableValues, errors included.
- * What is known of an operation's variables is kept per cache entry.
- */
-type SimpleScalar = 'Int' | 'Float' | 'String' | 'ID' | 'Boolean';
-interface SimpleVariable {
-  name: string;
-  scalar: SimpleScalar;
-  nonNull: boolean;
-}
-interface OperationVariables {
-  declared: ReadonlySet<string>;
-  /** Set when every definition is a built-in scalar without a default. */
-  simple: readonly SimpleVariable[] | undefined;
-}
-const SIMPLE_SCALARS = new Set(['Int', 'Float', 'String', 'ID', 'Boolean']);
-const operationVariables = new WeakMap<Prepared, OperationVariables>();
+/** What is known of an operation's variables, per cache entry (Note [Coercing valid variables]). */
+const knownVariables = new WeakMap<Prepared, OperationVariables>();
 
 function variablesOf(p: Prepared): OperationVariables {
-  let v = operationVariables.get(p);
-  if (v) return v;
-  const defs = p.operation.variableDefinitions ?? [];
-  const simple: SimpleVariable[] = [];
-  let eligible = true;
-  for (const d of defs) {
-    const nonNull = d.type.kind === Kind.NON_NULL_TYPE;
-    const named = nonNull ? (d.type as { type: { kind: string } }).type : d.type;
-    if (d.defaultValue || named.kind !== Kind.NAMED_TYPE || !SIMPLE_SCALARS.has((named as { name: { value: string } }).name.value)) {
-      eligible = false;
-      break;
-    }
-    simple.push({ name: d.variable.name.value, scalar: (named as { name: { value: string } }).name.value as SimpleScalar, nonNull });
-  }
-  v = { declared: new Set(defs.map((d) => d.variable.name.value)), simple: eligible ? simple : undefined };
-  operationVariables.set(p, v);
+  let v = knownVariables.get(p);
+  if (!v) knownVariables.set(p, (v = operationVariables(p.schema, p.operation)));
   return v;
-}
-
-/** Note [Coercing variables of built-in scalar types]: the values, or undefined to ask graphql-js. */
-function coerceSimple(defs: readonly SimpleVariable[], vars: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = {};
-  for (const d of defs) {
-    const val = vars?.[d.name];
-    if (val === undefined || val === null) {
-      if (d.nonNull) return undefined;
-      if (val === null) out[d.name] = null;
-      continue;
-    }
-    switch (d.scalar) {
-      case 'Int':
-        if (typeof val !== 'number' || !Number.isInteger(val) || val > 2147483647 || val < -2147483648) return undefined;
-        break;
-      case 'Float':
-        if (typeof val !== 'number' || !Number.isFinite(val)) return undefined;
-        break;
-      case 'String':
-      case 'ID':
-        if (typeof val !== 'string') return undefined;
-        break;
-      case 'Boolean':
-        if (typeof val !== 'boolean') return undefined;
-        break;
-    }
-    out[d.name] = val;
-  }
-  return out;
 }
 
 const failure = (error: GqlError, status = 200): Answer => ({ text: errorsText([error]), status });
@@ -453,10 +388,8 @@ export class GraphQLEngine {
       for (const k in vars) if (!v.declared.has(k)) (unexpected ??= []).push(k);
       if (unexpected) return { error: gqlError('validation-failed', `unexpected variables in variableValues: ${unexpected.join(', ')}`) };
     }
-    if (v.simple) {
-      const values = coerceSimple(v.simple, vars);
-      if (values) return { values };
-    }
+    const values = coerceValid(v, vars);
+    if (values) return { values };
     // A string for a variable used only where a column's value goes is passed on as it is (Note
     // [Text literals at marked positions] in ./prepare.ts); the others are coerced by graphql-js.
     let texts: Record<string, string> | undefined;

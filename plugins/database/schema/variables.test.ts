@@ -1,6 +1,6 @@
 /**
- * Variables of the built-in scalar types (Note [Coercing variables of built-in scalar types] in
- * core/graphql/engine.ts): values taken as they are and values that graphql-js converts or
+ * Variables of the built-in scalar types (Note [Coercing valid variables] in
+ * core/graphql/variables.ts): values taken as they are and values that graphql-js converts or
  * refuses answer as graphql-js's coercion would, on a cached document too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
