@@ -235,7 +235,9 @@ export class Scheduler {
     let retry: RetryConfST;
     let body: Record<string, unknown>;
     if (e.kind === 'cron') {
-      const t = triggers.get(e.trigger_name ?? '');
+      // A trigger created after this round read the triggers (its slots claimed by the same
+      // round) is known by now: looked up again before the slot is put back for 10 s.
+      const t = triggers.get(e.trigger_name ?? '') ?? (await this.triggers(exec)).get(e.trigger_name ?? '');
       if (!t) {
         // Not (yet) known here: another instance's newer metadata, or a trigger being deleted.
         // A slot nobody knew for longer than the default tolerance is an orphan: dropped.
