@@ -402,10 +402,12 @@ class Compiler {
   rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string, firstRow = false): { from: string; order: string } {
     const keys = r.orderBy.map((o) => this.orderKey(o, t));
     const dist = r.distinctOn ?? [];
-    const innerOrder = [
-      ...dist.map((c) => `${t}.${quoteIdent(c)}`),
-      ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`),
-    ];
+    // DISTINCT ON needs its columns first in the order; an order that already starts with them
+    // (as Hasura's validation asks of order_by) is not prefixed, which would be a second sort.
+    const distCols = dist.map((c) => `${t}.${quoteIdent(c)}`);
+    const leading = new Set(keys.slice(0, distCols.length));
+    const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
+    const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
     const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
     let sql = `select ${dist.length ? `distinct on (${dist.map((c) => `${t}.${quoteIdent(c)}`).join(', ')}) ` : ''}${t}.*`;
     keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));

@@ -138,6 +138,11 @@ describe('POST /v1/graphql/explain', () => {
       e = await explained(`{ ${ordered.replace('order_by', `${arg}, order_by`)} }`);
       expect(orderBys(e.sql), arg).toBe(2);
     }
+    // Distinct on the order's first column: one sort for the rows, none more (not `n, n desc, id`).
+    e = await explained(`{ ${ordered.replace('order_by', 'distinct_on: [n], order_by')} }`);
+    expect(sortNodes(e.plan)).toBe(1);
+    const distinct = await server.request('POST', '/v1/graphql', { query: `{ ${ordered.replace('order_by', 'distinct_on: [n], order_by')} }` });
+    expect(distinct.body).toEqual({ data: { item: [6, 5, 4, 3, 2, 1, 0].map((n) => ({ id: n === 0 ? 7 : n, n })) } });
     // An object relationship takes its first row: its order (none here) is not dropped either.
     e = await explained('{ article(order_by: {title: desc}) { title author { name } } }');
     expect(orderBys(e.sql)).toBe(1);
