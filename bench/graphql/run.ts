@@ -732,6 +732,19 @@ function report(
       out.push(`${q.padEnd(n)} ${SERVERS.map((s) => cell(q, s).padEnd(w)).join(' ')} ${ratio(q, 'postgraphile', 1.5).padEnd(26)} ${ratio(q, 'handwritten', 0.85).padEnd(last)}${extra ? ` ${extra.of(q)}` : ''}`.trimEnd());
     }
   };
+  /** CPU per request of each server's median run: the server's process tree / PostgreSQL's (bench/cpu.ts). */
+  const cpuTable = (names: string[], cellsOf: (name: string) => Record<ServerName, { timing?: Timing }>) => {
+    if (!names.some((q) => SERVERS.some((s) => cellsOf(q)[s].timing?.cpu))) return;
+    const n = Math.max(13, ...names.map((x) => x.length));
+    out.push('', `${'CPU µs/request'.padEnd(n)} ${SERVERS.map((s) => `${LABEL[s]} server / PostgreSQL`.padEnd(34)).join(' ')}`.trimEnd());
+    for (const q of names) {
+      const c = (s: ServerName) => {
+        const cpu = cellsOf(q)[s].timing?.cpu;
+        return cpu ? `${cpu.server.toFixed(0).padStart(6)} / ${cpu.postgres.toFixed(0)}` : '-';
+      };
+      out.push(`${q.padEnd(n)} ${SERVERS.map((s) => c(s).padEnd(34)).join(' ')}`.trimEnd());
+    }
+  };
   out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)${rounds(flags)}`);
   const sources = [...new Set(selected.map((q) => sqlSource[q.name]))];
   if (sources.length === 1) out.push(`hand-written handler: ${sources[0]}`);
@@ -741,6 +754,7 @@ function report(
   if (selected.length) {
     out.push('');
     table('query', selected.map((q) => q.name), (q) => cells.get(q)!);
+    cpuTable(selected.map((q) => q.name), (q) => cells.get(q)!);
     out.push('');
     for (const q of selected) out.push(`${q.name.padEnd(10)} ${q.title}`);
   }
@@ -760,6 +774,7 @@ function report(
       title: 'statements Svc/PG/hand',
       of: (q) => SERVERS.map((s) => mcells.get(q)![s].statements ?? '-').join(' / '),
     });
+    cpuTable(names, (q) => mcells.get(q)!);
     out.push('');
     for (const m of selectedMutations) {
       out.push(`${m.name.padEnd(n)} ${m.title}`);
