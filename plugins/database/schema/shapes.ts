@@ -47,7 +47,7 @@ export interface Abstracted {
 
 /** The declared type of each variable of an operation, once per plan (undefined: a type the
  * schema does not have, which validation would have refused). */
-export function variableTypes(input: PlanInput): (readonly [string, GraphQLInputType])[] | undefined {
+export function variableTypes(input: PlanInput): Types | undefined {
   const out: (readonly [string, GraphQLInputType])[] = [];
   for (const d of input.variableDefinitions) {
     const type = typeFromAST(input.schema, d.type as never) as GraphQLInputType | undefined;
@@ -57,101 +57,120 @@ export function variableTypes(input: PlanInput): (readonly [string, GraphQLInput
   return out;
 }
 
+type Types = readonly (readonly [string, GraphQLInputType])[];
+
+/** What a walk of the variables along their types reports, in order (`walkShape`). */
+interface ShapeSink {
+  /** A leaf: null, a value that steers the planner (part of the shape), or a value. */
+  leaf(v: unknown, kind: 'null' | 'steer' | 'value'): void;
+  /** A list of `size` items, a single value where a list is declared (`one`), or an object. */
+  open(kind: 'list' | 'one' | 'object', size: number): void;
+  /** The variable's name, a list item's index or an object field's key, before its value. */
+  key(k: string | number): void;
+  close(): void;
+}
+
 /**
- * The shape of `vars` (defaults applied) as a memo key, or undefined when a value does not fit its
- * declared type (a request graphql-js let through some other way: compiled as it is). Computed at
- * every request, so it only appends to one list; the stand-ins (`abstractVariables`, which walks
- * the same way) are made only for a shape not seen before.
+ * Walks each variable given along its declared type, telling `sink`; false when a value does not
+ * fit its type (a request graphql-js let through some other way: compiled as it is). The one
+ * place that says what makes a shape, for the memo key and the stand-ins alike.
  */
-export function shapeKey(types: readonly (readonly [string, GraphQLInputType])[], vars: Readonly<Record<string, unknown>>): string | undefined {
-  const out: string[] = [];
+function walkShape(types: Types, vars: Readonly<Record<string, unknown>>, sink: ShapeSink): boolean {
   const walk = (v: unknown, type: GraphQLInputType): boolean => {
     if (v === null || v === undefined) {
-      out.push('n');
+      sink.leaf(null, 'null');
       return true;
     }
     const t = getNullableType(type) as GraphQLInputType;
     if (isListType(t)) {
-      const items = Array.isArray(v) ? v : [v];
-      out.push(Array.isArray(v) ? `L${v.length}(` : '1(');
-      for (const x of items) if (!walk(x, t.ofType)) return false;
-      out.push(')');
+      // A single value where a list is declared is a list of one (GraphQL's input coercion).
+      if (!Array.isArray(v)) {
+        sink.open('one', 1);
+        if (!walk(v, t.ofType)) return false;
+      } else {
+        sink.open('list', v.length);
+        for (let i = 0; i < v.length; i++) {
+          sink.key(i);
+          if (!walk(v[i], t.ofType)) return false;
+        }
+      }
+      sink.close();
       return true;
     }
     if (isInputObjectType(t)) {
       if (typeof v !== 'object' || Array.isArray(v)) return false;
       const fields = t.getFields();
-      out.push('{');
+      sink.open('object', 0);
       for (const k in v as Record<string, unknown>) {
         const f = fields[k];
         if (!f) return false;
-        out.push(JSON.stringify(k), ':');
+        sink.key(k);
         if (!walk((v as Record<string, unknown>)[k], f.type)) return false;
       }
-      out.push('}');
+      sink.close();
       return true;
     }
-    if (steers(v, t)) out.push('V', JSON.stringify(v));
-    else if (isScalarType(getNamedType(t))) out.push(typeof v === 'string' ? 's' : 'd');
+    if (isEnumType(t) || (isScalarType(t) && t.name === 'Boolean') || (typeof v !== 'string' && typeof v !== 'number')) sink.leaf(v, 'steer');
+    else if (isScalarType(getNamedType(t))) sink.leaf(v, 'value');
     else return false;
     return true;
   };
   for (const [name, type] of types) {
     if (!(name in vars)) continue;
-    out.push(JSON.stringify(name), '=');
-    if (!walk(vars[name], type)) return undefined;
-    out.push(';');
+    sink.key(name);
+    if (!walk(vars[name], type)) return false;
   }
-  return out.join('');
+  return true;
 }
 
-/** Whether a leaf's value is part of the shape (it may steer the planner) rather than a value. */
-const steers = (v: unknown, t: GraphQLInputType) => isEnumType(t) || (isScalarType(t) && t.name === 'Boolean') || (typeof v !== 'string' && typeof v !== 'number');
+/**
+ * The shape of `vars` (defaults applied) as a memo key, or undefined when a value does not fit its
+ * type. Computed at every request, so it only appends to one list; the stand-ins
+ * (`abstractVariables`) are made only for a shape not seen before.
+ */
+export function shapeKey(types: Types, vars: Readonly<Record<string, unknown>>): string | undefined {
+  const out: string[] = [];
+  const ok = walkShape(types, vars, {
+    leaf: (v, kind) => void out.push(kind === 'null' ? 'n' : kind === 'steer' ? `V${JSON.stringify(v)}` : typeof v === 'string' ? 's' : 'd'),
+    open: (kind, size) => void out.push(kind === 'list' ? `L${size}(` : kind === 'one' ? '1(' : '{'),
+    // Indexes follow from the order; names and fields are part of the shape.
+    key: (k) => void (typeof k === 'string' && out.push(JSON.stringify(k), ':')),
+    close: () => void out.push(')'),
+  });
+  return ok ? out.join('') : undefined;
+}
 
 /** The stand-ins of `vars` (defaults applied) for a shape `shapeKey` accepted; undefined as there. */
-export function abstractVariables(types: readonly (readonly [string, GraphQLInputType])[], vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
+export function abstractVariables(types: Types, vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
   const places = new Map<string | number, Place>();
   const variables: Record<string, unknown> = {};
-  const walk = (v: unknown, type: GraphQLInputType, place: Place): { value: unknown } | undefined => {
-    if (v === null || v === undefined) return { value: null };
-    const t = getNullableType(type) as GraphQLInputType;
-    if (isListType(t)) {
-      // A single value where a list is declared is a list of one (GraphQL's input coercion).
-      const items = Array.isArray(v) ? v : [v];
-      const out: { value: unknown }[] = [];
-      for (let i = 0; i < items.length; i++) {
-        const w = walk(items[i], t.ofType, { name: place.name, path: [...place.path, ...(Array.isArray(v) ? [i] : [])] });
-        if (!w) return undefined;
-        out.push(w);
-      }
-      return { value: Array.isArray(v) ? out.map((o) => o.value) : out[0]!.value };
-    }
-    if (isInputObjectType(t)) {
-      if (typeof v !== 'object' || Array.isArray(v)) return undefined;
-      const fields = t.getFields();
-      const value: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-        const f = fields[k];
-        if (!f) return undefined;
-        const w = walk(x, f.type, { name: place.name, path: [...place.path, k] });
-        if (!w) return undefined;
-        value[k] = w.value;
-      }
-      return { value };
-    }
-    if (steers(v, t)) return { value: v };
-    if (!isScalarType(getNamedType(t))) return undefined;
-    const s = typeof v === 'string' ? `${STRING_MARK}${places.size}\u0000` : numberSentinel(places.size);
-    places.set(s, place);
-    return { value: s };
+  // The containers being built, innermost last, each with the key its next value goes to (a
+  // list of one passes its item up: it has no key, and is no step of a leaf's path).
+  const stack: { c: unknown; k?: string | number; one?: boolean }[] = [{ c: variables }];
+  const put = (x: unknown) => {
+    const f = stack[stack.length - 1]!;
+    if (f.one) f.c = x;
+    else (f.c as Record<string | number, unknown>)[f.k!] = x;
   };
-  for (const [name, type] of types) {
-    if (!(name in vars)) continue;
-    const w = walk(vars[name], type, { name, path: [] });
-    if (!w) return undefined;
-    variables[name] = w.value;
-  }
-  return { variables, places };
+  const ok = walkShape(types, vars, {
+    leaf(v, kind) {
+      if (kind !== 'value') return put(v);
+      const s = typeof v === 'string' ? `${STRING_MARK}${places.size}\u0000` : numberSentinel(places.size);
+      const path = stack.slice(1).flatMap((f) => (f.one ? [] : [f.k!]));
+      places.set(s, { name: String(stack[0]!.k), path });
+      put(s);
+    },
+    open(kind) {
+      stack.push(kind === 'one' ? { c: undefined, one: true } : { c: kind === 'list' ? [] : {} });
+    },
+    key(k) {
+      stack[stack.length - 1]!.k = k;
+    },
+    close() {
+      put(stack.pop()!.c);
+    },
+  });
+  return ok ? { variables, places } : undefined;
 }
 
 /** Whether `x` holds a sentinel of `a` anywhere inside. */
