@@ -3,7 +3,6 @@
  * [Coercing valid variables]).
  */
 import {
-  isEnumType,
   isInputObjectType,
   isLeafType,
   isListType,
@@ -97,7 +96,7 @@ function coerce(v: unknown, type: GraphQLInputType): unknown {
   if (isLeafType(type)) {
     let r: unknown;
     try {
-      r = isEnumType(type) ? type.parseValue(v) : type.parseValue(v);
+      r = type.parseValue(v);
     } catch {
       return INVALID;
     }

@@ -659,8 +659,8 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
     if (key === undefined || key.length > SHAPE_KEY_MAX) return build(all).qs;
     let qs = shapes.get(key);
     if (qs === undefined) {
-      const a = abstractVariables(types!, all);
-      if (!a) return build(all).qs;
+      // The same walk as shapeKey's (walkShape), which accepted these variables.
+      const a = abstractVariables(types!, all)!;
       try {
         const general = build(a.variables).qs.map((q) => ('empty' in q ? q : generalise(q, a)));
         const size = general.reduce((n, q) => n + (q && 'sql' in q ? q.sql.length : 0), 0);
