@@ -175,6 +175,14 @@ const OPTIONS = {
     schema: positiveInt,
     default: 4000,
   },
+  // Note [GraphQL request limits] in core/graphql/limits.ts: what one request may cost.
+  graphqlMaxDocumentSize: { flag: 'graphql-max-document-size', env: 'SVC_GRAPHQL_MAX_DOCUMENT_SIZE', schema: atLeastOne, default: 1024 * 1024 },
+  graphqlMaxTokens: { flag: 'graphql-max-tokens', env: 'SVC_GRAPHQL_MAX_TOKENS', schema: atLeastOne, default: 50_000 },
+  graphqlMaxFields: { flag: 'graphql-max-fields', env: 'SVC_GRAPHQL_MAX_FIELDS', schema: atLeastOne, default: 10_000 },
+  graphqlMaxDepth: { flag: 'graphql-max-depth', env: 'SVC_GRAPHQL_MAX_DEPTH', schema: atLeastOne, default: 50 },
+  graphqlMaxRootFields: { flag: 'graphql-max-root-fields', env: 'SVC_GRAPHQL_MAX_ROOT_FIELDS', schema: atLeastOne, default: 500 },
+  graphqlMaxBatchSize: { flag: 'graphql-max-batch-size', env: 'SVC_GRAPHQL_MAX_BATCH_SIZE', schema: atLeastOne, default: 100 },
+  graphqlMaxResponseSize: { flag: 'graphql-max-response-size', env: 'SVC_GRAPHQL_MAX_RESPONSE_SIZE', schema: atLeastOne, default: 64 * 1024 * 1024 },
   // Event-trigger delivery (plugins/event-triggers): Hasura's HASURA_GRAPHQL_EVENTS_* options.
   eventsHttpPoolSize: { flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', schema: atLeastOne, default: 100 },
   eventsFetchInterval: { flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', schema: atLeastOne, default: 1000 },

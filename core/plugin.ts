@@ -20,6 +20,7 @@ import type { ServerConfig } from './config.js';
 import type { Logger } from './log.js';
 import type { UnitOfWork } from './uow.js';
 import type { ErrorCode } from './errors.js';
+import type { DocumentCost } from './graphql/cost.js';
 
 // ---------------------------------------------------------------------------------------------
 // Metadata
@@ -266,6 +267,10 @@ export interface RunContext {
   /** The request's only mutation root field: a field that is one atomic statement may run it
    * outside a transaction (one round trip). */
   alone?: boolean;
+  /** Aborted when the request's answer is decided without this field (another field failed,
+   * the response grew past its limit, the request's time ran out): a field cancels the
+   * statements it has running. Absent when nothing can abort the request. */
+  signal?: AbortSignal;
 }
 
 /*
@@ -435,7 +440,8 @@ export interface WorkerDef {
  * A plugin may refuse GraphQL documents as a whole before they are validated: the allow-list
  * (plugins/query-collections) lets a role run only the documents it lists. The engine consults
  * the gates once per plan-cache entry (core/graphql/prepare.ts `prepareDocument`), right after
- * the document parsed and before the operation is chosen, where Hasura checks its allow-list;
+ * the document parsed and was measured within the server's limits (Note [GraphQL request
+ * limits] in core/graphql/limits.ts), before the operation is chosen, where Hasura checks its allow-list;
  * a refusal is cached with the entry like any other error of the document, so a cached request
  * pays nothing for the gates. Hence a gate's answer may depend only on what an entry is keyed by
  * and built on: the role, the document (its text and its parsed form) and the build, never on
@@ -446,6 +452,8 @@ export interface WorkerDef {
  */
 export interface DocumentGateInput {
   readonly document: DocumentNode;
+  /** What the document selects (Note [Document cost] in core/graphql/cost.ts), measured once. */
+  readonly cost: DocumentCost;
   /** The document's text, as the client sent it (or as it was saved). */
   readonly query: string;
   readonly role: string;
@@ -465,6 +473,38 @@ export interface DocumentGateDef {
 }
 
 /*
+ * Note [Request gates]
+ * A plugin may also admit or refuse each GraphQL operation as it arrives, on what a document
+ * gate may not read: the session, the client's address, how many operations a batch holds
+ * (the api-limits plugin: per-role batch and rate limits, and the time a request may run). The
+ * engine asks the gates once per HTTP request after authentication (`operations`: the batch's
+ * length, 1 for a single request), once per WebSocket operation and once per saved-document
+ * run. A gate answers nothing to admit, a refusal (answered as a GraphQL error, nothing run), or
+ * a time limit: past it the engine cancels the statements still running (RunContext.signal) and
+ * answers an error. It may be asynchronous (a rate limit shared through PostgreSQL); a gate with
+ * nothing to do for a build should answer synchronously, as the engine then adds no wait.
+ */
+export interface RequestGateInput {
+  readonly session: Session;
+  /** Operations in the request: a batch's length, else 1. */
+  readonly operations: number;
+  /** The client's IP address as the socket reports it (undefined where there is none). */
+  readonly clientAddress: string | undefined;
+  readonly build: BuildResult;
+}
+
+export interface RequestAdmission {
+  readonly refusal?: DocumentRefusal;
+  /** Milliseconds the request may run. */
+  readonly timeLimitMs?: number;
+}
+
+export interface RequestGateDef {
+  name: string;
+  admit(input: RequestGateInput): RequestAdmission | undefined | Promise<RequestAdmission | undefined>;
+}
+
+/*
  * Note [Saved documents]
  * Some transports run documents that a plugin keeps rather than documents a client sends: a REST
  * endpoint runs its saved query. The plugin parses such a document once (when it builds its
@@ -478,6 +518,8 @@ export interface DocumentGateDef {
  * unexpected failure), for a transport that answers in the metadata API's shape.
  */
 export interface SavedRequest {
+  /** The client's address, for request gates (Note [Request gates]). */
+  readonly clientAddress?: string;
   /** Parsed once by its owner and kept: the engine's prepared entries are keyed on this object. */
   readonly document: DocumentNode;
   readonly query: string;
@@ -568,6 +610,8 @@ export interface KernelApi {
   onShutdown(fn: () => void | Promise<void>): void;
   /** Refuses GraphQL documents before they are validated (Note [Document gates]). */
   documentGate(def: DocumentGateDef): void;
+  /** Admits GraphQL requests by session, client and batch size (Note [Request gates]). */
+  requestGate(def: RequestGateDef): void;
   /** The root fields of a role's GraphQL schema for a build, or for a build in progress (a
    * BuildContext: declare in `after` the steps the contributors read). Made afresh, not cached,
    * and without assembling the schema: the fields' types are graphql-js types whose fields are

@@ -6,7 +6,7 @@
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from 'hono';
-import type { BuildResult, DocumentGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
+import type { BuildResult, DocumentGateDef, RequestAdmission, RequestGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
 import { SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
@@ -15,7 +15,8 @@ import { jsonTypeName } from '../validation.js';
 import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
-import { prepare, prepareDocument, rootFields, textFits, type Failed, type Prepared, type RootFields } from './prepare.js';
+import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
+import { checkBatch, responseTooLarge, type GraphQLLimits } from './limits.js';
 import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
 import { coerceValid, operationVariables, type OperationVariables } from './variables.js';
@@ -47,7 +48,8 @@ export interface EngineHost {
   readonly config: Pick<
     ServerConfig,
     'maxRequestBodySize' | 'maxJsonDepth' | 'maxListLength' | 'graphqlPlanCacheSize' | 'devMode' | 'liveQueriesBatchSize' | 'liveQueriesRefetchInterval'
-  >;
+  > &
+    GraphQLLimits;
   readonly log: Logger;
   readonly contributors: readonly Contributor[];
   state(): { build: BuildResult };
@@ -58,6 +60,8 @@ export interface EngineHost {
   readonly auth?: { readonly needsRequest: boolean };
   /** Note [Document gates] in core/plugin.ts. */
   readonly documentGates?: readonly DocumentGateDef[];
+  /** Note [Request gates] in core/plugin.ts. */
+  readonly requestGates?: readonly RequestGateDef[];
 }
 
 export interface Answer {
@@ -94,6 +98,7 @@ class Run implements RunContext {
   private record: Record<string, string> | undefined;
   uow: UnitOfWork | undefined;
   alone: boolean | undefined;
+  signal: AbortSignal | undefined;
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
@@ -122,13 +127,34 @@ function variablesOf(p: Prepared): OperationVariables {
 
 const failure = (error: GqlError, status = 200): Answer => ({ text: errorsText([error]), status });
 
+/** What request gates decided for a request (Note [Request gates] in core/plugin.ts), and the
+ * part of the response budget it may use. */
+export interface RunLimits {
+  readonly timeLimitMs?: number;
+  /** Characters of answer left (--graphql-max-response-size less what a batch answered so far). */
+  readonly budget?: number;
+}
+const NO_LIMITS: RunLimits = Object.freeze({});
+export type Admitted = { limits: RunLimits } | { error: GqlError };
+const ADMITTED: Admitted = Object.freeze({ limits: NO_LIMITS });
+
+/** Root fields of one query run at once at most: a request of many root fields takes its turns
+ * on the source's pool with other requests rather than queueing all its statements ahead of them
+ * (Note [GraphQL request limits] in ./limits.ts). */
+const FIELDS_AT_ONCE = 8;
+/** Documents longer than this are prepared in steps, letting other requests run between them. */
+const PREPARE_IN_STEPS_ABOVE = 16 * 1024;
+/** Characters of document text the plan cache keeps at most (./cache.ts): 32 MiB. */
+const PLAN_CACHE_TEXT = 32 * 1024 * 1024;
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class GraphQLEngine {
   private readonly cache: LruCache<Prepared | Failed>;
   private cacheBuild: BuildResult | undefined;
   private liveQueries: LiveQueries | undefined;
 
   constructor(private readonly host: EngineHost) {
-    this.cache = new LruCache(host.config.graphqlPlanCacheSize);
+    this.cache = new LruCache(host.config.graphqlPlanCacheSize, PLAN_CACHE_TEXT);
   }
 
   /** Plan-cache counters (Note [The plan cache]). */
@@ -152,11 +178,12 @@ export class GraphQLEngine {
 
   /** Note [Requests over other transports]: the request parsed, validated, planned and its
    * variables coerced, or the error that stops it before it runs. Subscriptions are accepted. */
-  async prepareRequest(req: unknown, session: Session, headers: Headers): Promise<PreparedRequest | { error: GqlError }> {
+  async prepareRequest(req: unknown, session: Session, headers: Headers, limits: RunLimits = NO_LIMITS): Promise<PreparedRequest | { error: GqlError }> {
     const detail = session.isAdmin || this.host.config.devMode;
     try {
       const { query, variables, operationName } = checkRequest(req);
-      const entry = this.entry(session.role, query, operationName, session.backendOnly === true, true);
+      const found = this.entry(session.role, query, operationName, session.backendOnly === true, true);
+      const entry = found instanceof Promise ? await found : found;
       if ('error' in entry) return { error: entry.error };
       const coerced = this.coerce(entry, variables);
       if ('error' in coerced) return coerced;
@@ -169,7 +196,7 @@ export class GraphQLEngine {
         build: entry.build,
         run: async () => {
           try {
-            return await this.run(entry, fields, ctx, variables);
+            return await this.run(entry, fields, ctx, variables, limits);
           } catch (e) {
             return this.failed(e, session);
           }
@@ -206,17 +233,58 @@ export class GraphQLEngine {
     if ('error' in resolved) return this.respond(c, resolved.error);
     if (bodyError) return this.respond(c, failure(fromSvcError(bodyError)));
     const session = resolved.session;
-    if (Array.isArray(body)) {
-      // A batch: each request answered as alone, in order (a mutation before a query sees its effect).
+    const batch = Array.isArray(body) ? (body as unknown[]) : undefined;
+    if (batch) {
+      const over = checkBatch(batch.length, this.host.config);
+      if (over) return this.respond(c, failure(over));
+    }
+    const found = this.admit(session, batch ? batch.length : 1, clientAddress(c));
+    const admitted = found instanceof Promise ? await found : found;
+    if ('error' in admitted) return this.respond(c, failure(admitted.error));
+    if (batch) {
+      // A batch: each request answered as alone, in order (a mutation before a query sees its
+      // effect), within one response budget; other requests get turns between its items.
+      const max = this.host.config.graphqlMaxResponseSize;
       let text = '[';
-      for (let i = 0; i < body.length; i++) {
+      let turn = Date.now();
+      for (let i = 0; i < batch.length; i++) {
         if (i > 0) text += ',';
-        text += (await this.request(body[i], session, headers)).text;
+        text += (await this.request(batch[i], session, headers, { ...admitted.limits, budget: max - text.length })).text;
+        if (text.length > max) return this.respond(c, failure(responseTooLarge(this.host.config)));
+        if (Date.now() - turn > 10) {
+          await nextTurn();
+          turn = Date.now();
+        }
       }
       return this.respond(c, { text: `${text}]`, status: 200 });
     }
-    return this.respond(c, await this.request(body, session, headers));
+    return this.respond(c, await this.request(body, session, headers, admitted.limits));
   };
+
+  /** The request gates' decision (Note [Request gates] in core/plugin.ts): synchronous when no
+   * gate waits. `operations`: how many the request holds. */
+  admit(session: Session, operations: number, clientAddress: string | undefined): Admitted | Promise<Admitted> {
+    const gates = this.host.requestGates;
+    if (!gates || gates.length === 0) return ADMITTED;
+    const build = this.host.state().build;
+    const answers: (RequestAdmission | undefined)[] = [];
+    let waiting: Promise<void>[] | undefined;
+    for (const g of gates) {
+      const a = g.admit({ session, operations, clientAddress, build });
+      if (a instanceof Promise) (waiting ??= []).push(a.then((x) => void answers.push(x)));
+      else answers.push(a);
+    }
+    const decide = (): Admitted => {
+      let timeLimitMs: number | undefined;
+      for (const a of answers) {
+        if (!a) continue;
+        if (a.refusal) return { error: gqlError(a.refusal.code, a.refusal.message, a.refusal.path ?? '$') };
+        if (a.timeLimitMs !== undefined && (timeLimitMs === undefined || a.timeLimitMs < timeLimitMs)) timeLimitMs = a.timeLimitMs;
+      }
+      return timeLimitMs === undefined ? ADMITTED : { limits: { timeLimitMs } };
+    };
+    return waiting ? Promise.all(waiting).then(decide) : decide();
+  }
 
   private async authenticate(headers: Headers, request: unknown): Promise<{ session: Session } | { error: Answer }> {
     try {
@@ -232,9 +300,9 @@ export class GraphQLEngine {
   }
 
   /** One GraphQL request `{query, variables?, operationName?, extensions?}`. */
-  async request(req: unknown, session: Session, headers: Headers): Promise<Answer> {
+  async request(req: unknown, session: Session, headers: Headers, limits: RunLimits = NO_LIMITS): Promise<Answer> {
     try {
-      return await this.requestOrThrow(req, session, headers);
+      return await this.requestOrThrow(req, session, headers, limits);
     } catch (e) {
       return this.failed(e, session);
     }
@@ -254,18 +322,20 @@ export class GraphQLEngine {
     return failure(err, 500);
   }
 
-  private async requestOrThrow(req: unknown, session: Session, headers: Headers): Promise<Answer> {
+  private async requestOrThrow(req: unknown, session: Session, headers: Headers, limits: RunLimits): Promise<Answer> {
     const { query, variables, operationName } = checkRequest(req);
-    const entry = this.entry(session.role, query, operationName, session.backendOnly === true);
+    const found = this.entry(session.role, query, operationName, session.backendOnly === true);
+    const entry = found instanceof Promise ? await found : found;
     if ('error' in entry) return failure(entry.error);
     const coerced = this.coerce(entry, variables);
     if ('error' in coerced) return failure(coerced.error);
     const fields = rootFields(entry, coerced.values);
-    return this.run(entry, fields, new Run(session, coerced.values, headers), variables);
+    return this.run(entry, fields, new Run(session, coerced.values, headers), variables, limits);
   }
 
-  /** The plan cache's entry of (role, document, operation) (Note [The plan cache]). */
-  private entry(role: string, query: string, opName: string | undefined, backendOnly = false, subscriptions = false): Prepared | Failed {
+  /** The plan cache's entry of (role, document, operation) (Note [The plan cache]): at once when
+   * cached, else prepared (in steps, for a long document). */
+  private entry(role: string, query: string, opName: string | undefined, backendOnly = false, subscriptions = false): Prepared | Failed | Promise<Prepared | Failed> {
     const build = this.host.state().build;
     if (build !== this.cacheBuild) {
       this.cache.clear();
@@ -273,13 +343,41 @@ export class GraphQLEngine {
     }
     // Entries that accept subscriptions (Note [Requests over other transports]) are kept apart.
     const key = `${subscriptions ? '\u0001' : ''}${backendOnly ? `${role}\u0000backend-only` : role}\u0000${opName ?? ''}\u0000${query}`;
-    let entry = this.cache.get(key);
-    if (!entry) {
-      entry = prepare(query, opName, roleSchema(role, build, this.host.contributors, backendOnly), build, { subscriptions, gates: this.host.documentGates });
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const store = (entry: Prepared | Failed) => {
       // A request that began before a metadata change must not leave the old build's plans.
       if (this.cacheBuild === build) this.cache.set(key, entry);
+      return entry;
+    };
+    const opts = { subscriptions, gates: this.host.documentGates, limits: this.host.config };
+    const schema = () => roleSchema(role, build, this.host.contributors, backendOnly);
+    if (query.length <= PREPARE_IN_STEPS_ABOVE) {
+      const document = parseDocument(query, this.host.config);
+      return store('error' in document ? document : prepareDocument(document, query, opName, schema(), build, opts));
     }
-    return entry;
+    // Parsing and validating a long document take up to about 100 ms each at the limits (Note
+    // [GraphQL request limits]): other requests get a turn between the steps.
+    return (async () => {
+      const document = parseDocument(query, this.host.config);
+      if ('error' in document) return store(document);
+      const cost = measureDocument(document, this.host.config);
+      if ('error' in cost) return store(cost);
+      await nextTurn();
+      const entry = validateDocument(document, cost, query, opName, schema(), build, opts);
+      if ('kind' in entry && entry.conditionVariables.length === 0) {
+        // Planning, in a turn of its own too (the request would plan at once otherwise); a plan
+        // that fails is reported when the request plans it.
+        await nextTurn();
+        try {
+          rootFields(entry, EMPTY);
+        } catch {
+          /* reported by the request */
+        }
+      }
+      await nextTurn();
+      return store(entry);
+    })();
   }
 
   /** Prepared entries of saved documents, for one build (Note [Saved documents] in
@@ -292,11 +390,14 @@ export class GraphQLEngine {
   async runSaved(req: SavedRequest, session: Session, headers: Headers): Promise<SavedOutcome> {
     const detail = session.isAdmin || this.host.config.devMode;
     try {
+      const found = this.admit(session, 1, req.clientAddress);
+      const admitted = found instanceof Promise ? await found : found;
+      if ('error' in admitted) return savedError(admitted.error);
       const entry = this.savedEntry(req, session.role, session.backendOnly === true);
       if ('error' in entry) return savedError(entry.error);
       const coerced = this.coerce(entry, req.variables);
       if ('error' in coerced) return savedError(coerced.error);
-      const answer = await this.run(entry, rootFields(entry, coerced.values), new Run(session, coerced.values, headers), req.variables);
+      const answer = await this.run(entry, rootFields(entry, coerced.values), new Run(session, coerced.values, headers), req.variables, admitted.limits);
       // `run` answers `{"data":{...}}`, or the error of an introspection field.
       if (answer.text.startsWith(DATA_PREFIX)) return { data: answer.text.slice(DATA_PREFIX.length, -1) };
       return savedError((JSON.parse(answer.text) as { errors: GqlError[] }).errors[0]!);
@@ -328,7 +429,7 @@ export class GraphQLEngine {
     let entry = byKey.get(key);
     if (!entry) {
       const rs = roleSchema(role, build, this.host.contributors, backendOnly);
-      entry = prepareDocument(req.document, req.query, req.operationName, rs, build, { gates: this.host.documentGates });
+      entry = prepareDocument(req.document, req.query, req.operationName, rs, build, { gates: this.host.documentGates, limits: this.host.config });
       // Bounded like the plan cache is: past that many roles a document is prepared per call.
       if (this.savedBuild === build && byKey.size < MAX_SAVED_VARIANTS) byKey.set(key, entry);
     }
@@ -361,7 +462,8 @@ export class GraphQLEngine {
     variables['x-svc-role'] = role;
     const session: Session = { role, variables, isAdmin: role === 'admin' };
     const { query, variables: vars, operationName } = checkRequest(req, '$.query');
-    const entry = this.entry(role, query, operationName);
+    const found = this.entry(role, query, operationName);
+    const entry = found instanceof Promise ? await found : found;
     if ('error' in entry) throw svcErrorOf(entry.error);
     if (entry.kind !== 'query') throw new SvcError('invalid-params', 'only queries can be explained', { path: '$' });
     const coerced = this.coerce(entry, vars);
@@ -409,55 +511,48 @@ export class GraphQLEngine {
     return { values: texts ? { ...r.coerced, ...texts } : r.coerced };
   }
 
-  private async run(p: Prepared, fields: RootFields, ctx: Run, rawVariables: Record<string, unknown> | undefined): Promise<Answer> {
+  private async run(p: Prepared, fields: RootFields, ctx: Run, rawVariables: Record<string, unknown> | undefined, limits: RunLimits = NO_LIMITS): Promise<Answer> {
     const { entries } = fields;
-    const texts: string[] = new Array(entries.length);
     let introspected: Record<string, unknown> | undefined;
     if (fields.introspection.length > 0) {
       const r = this.introspect(p, fields, rawVariables);
       if ('error' in r) return failure(r.error);
       introspected = r.data;
     }
-    if (p.kind === 'mutation') {
-      // One after the other, in document order, in one unit of work; the first failure ends the
-      // request and takes back what the earlier fields did (Note [One transaction per mutation request]).
-      const uow = new UnitOfWork();
-      ctx.uow = uow;
-      let planned = 0;
-      for (let i = 0; i < entries.length; i++) if (entries[i]!.plan) planned++;
-      ctx.alone = planned === 1;
-      try {
-        for (let i = 0; i < entries.length; i++) {
-          const e = entries[i]!;
-          texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
-        }
-        await uow.commit();
-      } catch (err) {
-        await uow.rollback();
-        throw err;
+    const budget = limits.budget ?? this.host.config.graphqlMaxResponseSize;
+    let texts: string[];
+    const ms = limits.timeLimitMs;
+    if (ms === undefined && entries.length === 1) {
+      // The common case, with nothing to cancel: one field, no time limit.
+      const e = entries[0]!;
+      if (p.kind === 'mutation') texts = await this.runMutation(entries, ctx, introspected, budget, undefined);
+      else {
+        texts = [e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null))];
+        if (texts[0]!.length > budget) throw new SvcError('validation-failed', responseTooLarge(this.host.config).message);
       }
     } else {
-      const pending: (Promise<string> | string)[] = new Array(entries.length);
-      for (let i = 0; i < entries.length; i++) {
-        const e = entries[i]!;
-        if (!e.plan) pending[i] = e.text ?? JSON.stringify(introspected![e.responseKey] ?? null);
-        else {
-          try {
-            pending[i] = e.plan.run(ctx);
-          } catch (err) {
-            pending[i] = Promise.reject(err);
-          }
-        }
-      }
-      if (pending.length === 1) texts[0] = await pending[0]!;
+      const abort = new AbortController();
+      ctx.signal = abort.signal;
+      const work = p.kind === 'mutation' ? this.runMutation(entries, ctx, introspected, budget, abort) : this.runQuery(entries, ctx, introspected, budget, abort);
+      if (ms === undefined) texts = await work;
       else {
+        const timeout = new SvcError('validation-failed', `the request ran longer than its time limit of ${ms / 1000} s (set_api_limits time_limit)`);
+        let timer: NodeJS.Timeout | undefined;
+        // A query is answered when its time is up, its statements cancelled behind it; a
+        // mutation's statements are cancelled and it is answered when it has rolled back, so
+        // that the answer never says "failed" of a transaction that commits.
+        const expired = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            abort.abort(timeout);
+            if (p.kind !== 'mutation') reject(timeout);
+          }, ms);
+        });
+        expired.catch(() => {});
+        work.catch(() => {});
         try {
-          const all = await Promise.all(pending);
-          for (let i = 0; i < all.length; i++) texts[i] = all[i]!;
-        } catch {
-          // Report the failure of the first field in document order, not the first in time.
-          const settled = await Promise.allSettled(pending);
-          throw (settled.find((x) => x.status === 'rejected') as PromiseRejectedResult).reason;
+          texts = await Promise.race([work, expired]);
+        } finally {
+          clearTimeout(timer);
         }
       }
     }
@@ -467,6 +562,73 @@ export class GraphQLEngine {
       out += entries[i]!.key + texts[i];
     }
     return { text: `${out}}}`, status: 200 };
+  }
+
+  /** A query's root fields, at most FIELDS_AT_ONCE at a time. The first failure in document
+   * order is reported, as if all had run; an answer past `budget` or the abort of the request
+   * (its time limit) stops it and cancels what runs. */
+  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: AbortController): Promise<string[]> {
+    const n = entries.length;
+    const texts: string[] = new Array(n);
+    let total = 0;
+    let next = 0;
+    let failedAt = n;
+    let failure: unknown;
+    const worker = async (): Promise<void> => {
+      while (next < n && failedAt === n && !abort.signal.aborted) {
+        const i = next++;
+        const e = entries[i]!;
+        try {
+          const text = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
+          texts[i] = text;
+          total += text.length;
+          if (total > budget && !abort.signal.aborted) abort.abort(new SvcError('validation-failed', responseTooLarge(this.host.config).message));
+        } catch (err) {
+          // A later field's failure does not stop fields already running: one before it in
+          // document order may fail too, and its error is the one reported.
+          if (i < failedAt) {
+            failedAt = i;
+            failure = err;
+          }
+        }
+      }
+    };
+    const workers: Promise<void>[] = [];
+    for (let w = 0; w < Math.min(FIELDS_AT_ONCE, n); w++) workers.push(worker());
+    await Promise.all(workers);
+    if (abort.signal.aborted) throw abort.signal.reason;
+    if (failedAt < n) throw failure;
+    return texts;
+  }
+
+  /** A mutation's root fields, one after the other, in document order, in one unit of work; the
+   * first failure ends the request and takes back what the earlier fields did (Note [One
+   * transaction per mutation request]). An abort (time limit, answer past `budget`) rolls back.
+   * The answer of a request's only mutation field is not bounded: that field may have run as one
+   * statement outside a transaction (Note [Mutations in one round trip]), its change made, and
+   * an error would say otherwise; it is bounded by the rows its permissions let it touch. */
+  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: AbortController | undefined): Promise<string[]> {
+    const texts: string[] = new Array(entries.length);
+    const uow = new UnitOfWork();
+    ctx.uow = uow;
+    let planned = 0;
+    for (let i = 0; i < entries.length; i++) if (entries[i]!.plan) planned++;
+    ctx.alone = planned === 1;
+    let total = 0;
+    try {
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
+        total += texts[i]!.length;
+        if (total > budget && !ctx.alone) throw new SvcError('validation-failed', responseTooLarge(this.host.config).message);
+        if (abort?.signal.aborted) throw abort.signal.reason;
+      }
+      await uow.commit();
+    } catch (err) {
+      await uow.rollback();
+      throw abort?.signal.aborted ? abort.signal.reason : err;
+    }
+    return texts;
   }
 
   /** `__schema` and `__type` at the root, answered by graphql-js on the role's schema: the only
@@ -518,4 +680,11 @@ function savedError(e: GqlError): SavedOutcome {
 /** A GraphQL error as the SvcError of an endpoint that answers in the metadata API's shape. */
 function svcErrorOf(e: GqlError): SvcError {
   return new SvcError(e.extensions.code as ErrorCode, e.message, { path: e.extensions.path });
+}
+
+/** The client's IP address as the socket reports it (@hono/node-server puts the Node request in
+ * `c.env.incoming`); undefined elsewhere (app.request in tests). */
+export function clientAddress(c: Context): string | undefined {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress;
 }

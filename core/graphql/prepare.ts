@@ -37,6 +37,8 @@ import { SvcError } from '../errors.js';
 import type { OperationKind, RoleSchema } from './schema.js';
 import { fromValidationError, gqlError, type GqlError } from './errors.js';
 import { HasuraVariablesInAllowedPosition } from './variable-positions.js';
+import { documentCost, type DocumentCost } from './cost.js';
+import { checkDocumentCost, checkDocumentText, tooDeep, tooManyTokens, type GraphQLLimits } from './limits.js';
 
 /** One response key of the root selection. */
 export interface RootEntry {
@@ -95,28 +97,67 @@ function selectOperation(doc: DocumentNode, operationName: string | undefined): 
 }
 
 /** `subscriptions`: the transport serves them (WebSocket); over HTTP they are refused.
- * `gates`: Note [Document gates] in core/plugin.ts. */
+ * `gates`: Note [Document gates] in core/plugin.ts. `limits`: Note [GraphQL request limits]
+ * (none: unbounded, for tests of the steps themselves). */
 export interface PrepareOptions {
   subscriptions?: boolean;
   gates?: readonly DocumentGateDef[];
+  limits?: GraphQLLimits;
 }
 
-export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: PrepareOptions = {}): Prepared | Failed {
-  let document: DocumentNode;
+/** The document parsed within the limits, or the error that stops it (cached as the entry). */
+export function parseDocument(query: string, limits: GraphQLLimits | undefined): DocumentNode | Failed {
+  const long = limits && checkDocumentText(query, limits);
+  if (long) return { error: long };
   try {
-    document = parse(query, { noLocation: true });
-  } catch {
+    return parse(query, { noLocation: true, maxTokens: limits?.graphqlMaxTokens });
+  } catch (e) {
+    if (limits && /contains more th\w+ \d+ tokens/.test((e as Error).message)) return { error: tooManyTokens(limits) };
     // Hasura's wording and code (toParsed in Hasura/GraphQL/Transport/HTTP/Protocol.hs).
     return { error: gqlError('validation-failed', 'not a valid graphql query', '$.query') };
   }
+}
+
+export function prepare(query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: PrepareOptions = {}): Prepared | Failed {
+  const document = parseDocument(query, opts.limits);
+  if ('error' in document) return document;
   return prepareDocument(document, query, operationName, rs, build, opts);
+}
+
+/** The document's cost (Note [Document cost]) within the limits, or the error that refuses it. */
+export function measureDocument(document: DocumentNode, limits: GraphQLLimits | undefined): DocumentCost | Failed {
+  let cost: DocumentCost;
+  try {
+    cost = documentCost(document);
+  } catch (e) {
+    // A chain of fragments deeper than the stack: too deep to validate as well.
+    if (e instanceof RangeError && limits) return { error: tooDeep(limits) };
+    throw e;
+  }
+  const over = limits && checkDocumentCost(cost, limits);
+  return over ? { error: over } : cost;
 }
 
 /** `prepare` of a document parsed already (a saved one: Note [Saved documents] in core/plugin.ts). */
 export function prepareDocument(document: DocumentNode, query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: PrepareOptions = {}): Prepared | Failed {
+  const cost = measureDocument(document, opts.limits);
+  if ('error' in cost) return cost;
+  return validateDocument(document, cost, query, operationName, rs, build, opts);
+}
+
+/** The rest of `prepare` once the document is parsed and measured: gates, operation, validation. */
+export function validateDocument(
+  document: DocumentNode,
+  cost: DocumentCost,
+  query: string,
+  operationName: string | undefined,
+  rs: RoleSchema,
+  build: BuildResult,
+  opts: PrepareOptions = {},
+): Prepared | Failed {
   if (opts.gates) {
     for (const g of opts.gates) {
-      const refused = g.check({ document, query, role: rs.role, build });
+      const refused = g.check({ document, query, role: rs.role, build, cost });
       if (refused) return { error: gqlError(refused.code, refused.message, refused.path ?? '$') };
     }
   }

@@ -10,6 +10,7 @@ import type postgres from 'postgres';
 import type {
   BuildStepDef,
   DocumentGateDef,
+  RequestGateDef,
   Endpoint,
   KernelApi,
   KernelEvents,
@@ -72,6 +73,7 @@ export class Kernel {
   readonly workers: (WorkerDef & { plugin: string })[] = [];
   /** Note [Document gates] in core/plugin.ts, in registration order. */
   readonly documentGates: (DocumentGateDef & { plugin: string })[] = [];
+  readonly requestGates: (RequestGateDef & { plugin: string })[] = [];
   readonly plugins: string[] = [];
   readonly disabledPlugins: string[] = [];
   private steps: BuildStepDef[] = [];
@@ -174,6 +176,7 @@ export class Kernel {
       authenticate: (headers, request) => k.authenticate(headers, request),
       onShutdown: (fn) => k.shutdownFns.push(fn),
       documentGate: (def) => k.documentGates.push({ ...def, plugin }),
+      requestGate: (def) => k.requestGates.push({ ...def, plugin }),
       roleRoots: (role, build) => buildRoleSchema(role, { metadata: build.metadata, outputs: build.outputs, inconsistencies: [], schemas: new Map() }, k.contributors).roots,
       graphql: () => k.graphql,
     };

@@ -86,6 +86,22 @@ const PREPARED = { prepare: true } as const;
 const ASKED = { prepare: true, simple: false } as const;
 const UNPREPARED = { prepare: false } as const;
 
+/** A statement cancelled when `signal` aborts (RunContext.signal: the request was answered
+ * without it); one whose request was answered already is not sent. The cancel goes to
+ * PostgreSQL on a connection of its own, as its protocol has it. */
+async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return (await start()) as T;
+  if (signal.aborted) throw signal.reason;
+  const q = start();
+  const onAbort = () => void q.cancel();
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return (await q) as T;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
 type RawList = postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] };
 
 function toRaw(res: RawList | RawList[]): PgRawResult {
@@ -131,10 +147,10 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) => {
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) => {
         this.active++;
         try {
-          return (await get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : this.statements)) as unknown as T[];
+          return (await cancellable(() => get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : this.statements), opts?.signal)) as unknown as T[];
         } finally {
           this.active--;
         }
@@ -264,8 +280,8 @@ class ReservedConnection {
   ) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean }) =>
-        (await run(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : statements))) as unknown as T[],
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) =>
+        (await run(() => cancellable(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : statements), opts?.signal))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);
         // COPY FROM STDIN / TO STDOUT answers a stream and leaves the connection in COPY.

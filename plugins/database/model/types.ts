@@ -169,8 +169,9 @@ export interface Introspection {
 export interface SqlExecutor {
   /** Runs one parameterised statement and returns its rows as objects. `prepare: true` asks for a
    * prepared statement whatever the source's setting (a GraphQL plan's text is fixed, so it is
-   * prepared once per connection and then only bound); an executor without them ignores it. */
-  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean }): Promise<T[]>;
+   * prepared once per connection and then only bound); an executor without them ignores it.
+   * `signal`: cancel the statement when it aborts (RunContext.signal). */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: AbortSignal }): Promise<T[]>;
 }
 
 export interface SqlTransaction extends SqlExecutor {

@@ -689,7 +689,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         const exec = ctx.alone && qs.length === 1 ? pool(w) : await sourceTransaction(ctx, w.t.source);
         let row: { json: string };
         try {
-          row = (await exec.query<{ json: string }>(q.sql, params, PREPARED))[0]!;
+          row = (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!;
         } catch (e) {
           const failure = w.t.source.kind.dialect.mutationFailure?.(e);
           if (failure?.k === 'check') throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });

@@ -621,7 +621,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.executor;
       let rows: { json: string }[];
       try {
-        rows = await exec.query<{ json: string }>(q.sql, params, PREPARED);
+        rows = await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED);
       } catch (e) {
         throw dbError(e);
       }
@@ -676,7 +676,7 @@ export async function sourceTransaction(ctx: RunContext, source: ResolvedSource)
       }
     };
     const exec: SqlTransaction = {
-      query: async <T>(text: string, params?: unknown[], opts?: { prepare?: boolean }) => {
+      query: async <T>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: AbortSignal }) => {
         const q = tx.query<T>(text, params, opts);
         try {
           await settled();
