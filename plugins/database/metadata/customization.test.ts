@@ -111,8 +111,15 @@ describe('set_table_customization', () => {
       status: 400,
       body: { path: '$.args.configuration.custom_root_fields', error: 'the following custom root field names are duplicated: a and b', code: 'parse-failed' },
     });
-    // A text root field name that is not a GraphQL name is ignored, as in Hasura.
-    expect(await customize('author', { custom_root_fields: { select: 'not a name', select_by_pk: 'one' } })).toMatchObject(ok);
+    // A text root field name that is not a GraphQL name is refused too (Hasura ignores it and
+    // answers success), and the configuration stays as it was.
+    expect(await customize('author', { custom_root_fields: { select_by_pk: 'one' } })).toMatchObject(ok);
+    for (const bad of ['not a name', '1 bad name', '']) {
+      expect(await customize('author', { custom_root_fields: { select: bad, select_by_pk: 'two' } })).toMatchObject({
+        status: 400,
+        body: { path: '$.configuration.custom_root_fields.select', error: `${bad} is not valid GraphQL name`, code: 'parse-failed' },
+      });
+    }
     expect((await tableOf('author')).configuration.custom_root_fields).toEqual({ select_by_pk: 'one' });
   });
 

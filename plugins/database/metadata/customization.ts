@@ -60,12 +60,14 @@ const ROOT_FIELD_KEYS = [
 type RootFieldKey = (typeof ROOT_FIELD_KEYS)[number];
 
 /** A custom root field: null, a name, or `{name, comment}`. Hasura ignores a text that is not a
- * GraphQL name (it keeps the default name) but rejects one given as `{name}`. */
+ * GraphQL name (it keeps the default name, and answers success) but rejects one given as
+ * `{name}`; here both are refused, with the same message, so that a request that cannot do what
+ * it says changes nothing (every GraphQL name in metadata is checked by GraphQLNameSchema). */
 const CustomRootFieldSchema = v.pipe(
   v.union(
     [
       v.null(),
-      v.string(),
+      GraphQLNameSchema,
       // No transformation inside the branch: a branch that fails after its type matched keeps its
       // own message (valibot reports such a branch instead of the union).
       v.pipe(
@@ -82,7 +84,7 @@ const CustomRootFieldSchema = v.pipe(
   ),
   v.transform((f) => {
     if (f === null) return null;
-    if (typeof f === 'string') return isGraphQLName(f) ? f : null;
+    if (typeof f === 'string') return f;
     return f.comment == null ? (f.name ?? null) : { name: f.name ?? null, comment: f.comment };
   }),
 );
@@ -106,6 +108,16 @@ export const CustomRootFieldsSchema = v.pipe(
     return out;
   }),
 );
+
+/** A source's `customization` (Hasura's SourceCustomization): every name in it a GraphQL name,
+ * other keys (`naming_convention`) kept as given. */
+const optionalName = v.optional(v.nullable(GraphQLNameSchema));
+export const SourceCustomizationSchema = v.looseObject({
+  root_fields: v.optional(v.nullable(v.looseObject({ namespace: optionalName, prefix: optionalName, suffix: optionalName }))),
+  type_names: v.optional(
+    v.nullable(v.looseObject({ prefix: optionalName, suffix: optionalName, mapping: v.optional(v.nullable(v.record(GraphQLNameSchema, GraphQLNameSchema))) })),
+  ),
+});
 
 const ColumnConfigSchema = v.object({
   custom_name: v.optional(v.nullable(GraphQLNameSchema)),

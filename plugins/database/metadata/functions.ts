@@ -8,7 +8,7 @@
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import type { OperationDef } from '../../../core/plugin.js';
-import { isGraphQLName, nameText, optionalComment } from '../../../core/validation.js';
+import { GraphQLNameSchema, isGraphQLName, nameText, optionalComment } from '../../../core/validation.js';
 import type {
   ColumnType,
   Dialect,
@@ -142,8 +142,8 @@ function resolveFunction(ctx: FunctionResolveContext): FunctionInfo | undefined 
 const FunctionConfigSchema = v.object({
   session_argument: v.nullish(nameText),
   exposed_as: v.nullish(v.picklist(['query', 'mutation'], 'expected "query" or "mutation"')),
-  custom_name: v.nullish(nameText),
-  custom_root_fields: v.nullish(v.object({ function: v.nullish(nameText), function_aggregate: v.nullish(nameText) })),
+  custom_name: v.nullish(GraphQLNameSchema),
+  custom_root_fields: v.nullish(v.object({ function: v.nullish(GraphQLNameSchema), function_aggregate: v.nullish(GraphQLNameSchema) })),
 });
 
 /** The configuration as stored: only the keys that were given (Hasura omits `Nothing` fields). */

@@ -10,7 +10,7 @@ import * as v from '../../../core/valibot.js';
 import { nameText, optionalComment } from '../../../core/validation.js';
 import { orderTable, qualifiedFunctionSchema, qualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
 import type { SourceKind, SourceMeta, TableMeta } from '../model/types.js';
-import { TableConfigSchema } from './customization.js';
+import { SourceCustomizationSchema, TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
 import { permissionsSchema } from './permissions.js';
 
@@ -121,7 +121,7 @@ function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string,
       v.nullable(v.array(defaultSchema === undefined ? v.looseObject({ function: explicitName('function', kind) }) : functionMetaSchema(defaultSchema))),
     ),
     configuration: v.record(v.string(), v.unknown()),
-    customization: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+    customization: v.optional(v.nullable(SourceCustomizationSchema)),
   });
 }
 

@@ -2,6 +2,7 @@
  * Source operations: `<prefix>_add_source`, `<prefix>_drop_source`, `<prefix>_update_source`,
  * and the kind-independent `rename_source`.
  */
+import { SourceCustomizationSchema } from './customization.js';
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import { nameText } from '../../../core/validation.js';
@@ -24,7 +25,7 @@ export const sourcesGroup: CommandGroup = {
   name: 'sources',
   operations(bind: KindBinding): OperationDef[] {
     const kind = bind.kind;
-    const customization = v.optional(v.nullable(v.record(v.string(), v.unknown())));
+    const customization = v.optional(v.nullable(SourceCustomizationSchema));
     return [
       {
         type: bind.name('add_source'),

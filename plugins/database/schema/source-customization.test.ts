@@ -83,3 +83,27 @@ describe('a namespace', () => {
     expect(await server.gql('{ my_source { fpref_author_local_fsuff(order_by: {id: asc}) { id } } }')).toEqual({ data: { my_source: { fpref_author_local_fsuff: [{ id: 1 }, { id: 2 }, { id: 3 }] } } });
   });
 });
+
+describe('names that are not GraphQL names', () => {
+  it('are refused in a source customization and a function customization, and nothing changes', async () => {
+    const before = (await server.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
+    const cfg = { connection_info: { database_url: other.url } };
+    const refused = async (args: unknown, type: string, path: string, bad: string) => {
+      const r = await server.metadata({ type, args });
+      expect(r.status, r.text).toBe(400);
+      expect(r.body).toMatchObject({ code: 'parse-failed', path, error: `${bad} is not valid GraphQL name` });
+    };
+    await refused({ name: 'pg3', configuration: cfg, customization: { root_fields: { namespace: 'my source' } } }, 'pg_add_source', '$.args.customization.root_fields.namespace', 'my source');
+    await refused({ name: 'pg2', configuration: cfg, customization: { root_fields: { prefix: '1_' } } }, 'pg_update_source', '$.args.customization.root_fields.prefix', '1_');
+    await refused({ name: 'pg2', configuration: cfg, customization: { type_names: { suffix: '-x' } } }, 'pg_update_source', '$.args.customization.type_names.suffix', '-x');
+    await refused({ name: 'pg2', configuration: cfg, customization: { type_names: { mapping: { author_local: 'an author' } } } }, 'pg_update_source', '$.args.customization.type_names.mapping.author_local', 'an author');
+    const fn = { source: 'pg2', function: 'search_authors', configuration: { custom_name: '1 search' } };
+    // Parsed before anything else: the function being tracked already does not matter.
+    await refused(fn, 'pg_track_function', '$.args.configuration.custom_name', '1 search');
+    const roots = { source: 'pg2', function: 'search_authors', configuration: { custom_root_fields: { function_aggregate: 'a b' } } };
+    await refused(roots, 'pg_track_function', '$.args.configuration.custom_root_fields.function_aggregate', 'a b');
+    const table = { source: 'pg2', table: 'author_local', configuration: { custom_root_fields: { select: '1 bad name' } } };
+    await refused(table, 'pg_set_table_customization', '$.args.configuration.custom_root_fields.select', '1 bad name');
+    expect((await server.metadata({ type: 'export_metadata', version: 2, args: {} })).body).toEqual(before);
+  });
+});
