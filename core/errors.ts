@@ -42,6 +42,8 @@ export const ERROR_CODES = {
   // GraphQL over WebSocket (core/graphql/ws): Hasura's `start-failed`, an operation that cannot
   // start (before connection_init, or with an id in use).
   'start-failed': 400,
+  // API limits (plugins/api-limits): Hasura's code for a client past its rate limit.
+  'rate-limit-exceeded': 429,
   'not-found': 404,
   'method-not-allowed': 405,
   'conflict': 409,

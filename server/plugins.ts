@@ -5,9 +5,10 @@ import postgres, { defaultSource } from '../plugins/postgres/index.js';
 import eventTriggers from '../plugins/event-triggers/index.js';
 import scheduledTriggers from '../plugins/scheduled-triggers/index.js';
 import queryCollections from '../plugins/query-collections/index.js';
+import apiLimits from '../plugins/api-limits/index.js';
 import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
 import consolePlugin from '../plugins/console/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, metrics, consolePlugin];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, metrics, consolePlugin];
 export { defaultSource };

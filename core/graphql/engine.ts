@@ -11,6 +11,7 @@ import type { ServerConfig } from '../config.js';
 import { SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { readJsonBody } from '../http/body.js';
+import { clientAddress } from '../http/client-address.js';
 import { jsonTypeName } from '../validation.js';
 import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
@@ -224,7 +225,7 @@ export class GraphQLEngine {
       if ('error' in s) return this.respond(c, s.error);
     }
     try {
-      body = await readJsonBody(c.req.raw, this.host.config);
+      body = await readJsonBody(c.req.raw, this.host.config, this.batchFits);
     } catch (e) {
       if (!(e instanceof SvcError && e.status < 500)) throw e;
       bodyError = e;
@@ -259,6 +260,13 @@ export class GraphQLEngine {
       return this.respond(c, { text: `${text}]`, status: 200 });
     }
     return this.respond(c, await this.request(body, session, headers, admitted.limits));
+  };
+
+  /** A batch longer than the limit is refused before the body's limits walk all of it. */
+  private readonly batchFits = (body: unknown): void => {
+    if (!Array.isArray(body)) return;
+    const over = checkBatch(body.length, this.host.config);
+    if (over) throw new SvcError('validation-failed', over.message);
   };
 
   /** The request gates' decision (Note [Request gates] in core/plugin.ts): synchronous when no
@@ -674,7 +682,8 @@ const MAX_SAVED_VARIANTS = 256;
 /** A GraphQL error of a saved document (parse, validation, variables: Note [Saved documents]):
  * a 400, as Hasura throws them. */
 function savedError(e: GqlError): SavedOutcome {
-  return { error: { status: 400, code: e.extensions.code, message: e.message, path: e.extensions.path, ...(e.extensions.internal !== undefined ? { internal: e.extensions.internal } : {}) } };
+  // A client past its rate limit is told so in HTTP's words too.
+  return { error: { status: e.extensions.code === 'rate-limit-exceeded' ? 429 : 400, code: e.extensions.code, message: e.message, path: e.extensions.path, ...(e.extensions.internal !== undefined ? { internal: e.extensions.internal } : {}) } };
 }
 
 /** A GraphQL error as the SvcError of an endpoint that answers in the metadata API's shape. */
@@ -682,9 +691,3 @@ function svcErrorOf(e: GqlError): SvcError {
   return new SvcError(e.extensions.code as ErrorCode, e.message, { path: e.extensions.path });
 }
 
-/** The client's IP address as the socket reports it (@hono/node-server puts the Node request in
- * `c.env.incoming`); undefined elsewhere (app.request in tests). */
-export function clientAddress(c: Context): string | undefined {
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-  return env?.incoming?.socket?.remoteAddress;
-}

@@ -9,6 +9,7 @@ import type { KernelApi } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { checkJsonLimits, readBodyText } from '../../core/http/body.js';
 import { isGraphQLName } from '../../core/validation.js';
+import { clientAddress } from '../../core/http/client-address.js';
 import type { EndpointsBuild, ResolvedEndpoint, VariableInfo } from './build.js';
 import { METHODS } from './trie.js';
 
@@ -44,7 +45,7 @@ export async function serveRest(c: Context, k: KernelApi, current: () => Endpoin
   args.push(...(await bodyArgs(req, k.config)));
   endpoint.pathVariables.forEach((name, i) => args.push([name, { text: match.params[i]! }]));
   const variables = resolveVariables(endpoint, args);
-  const out = await k.graphql().runSaved({ document: endpoint.saved.document, query: endpoint.saved.query, variables }, session, req.headers);
+  const out = await k.graphql().runSaved({ document: endpoint.saved.document, query: endpoint.saved.query, variables, clientAddress: clientAddress(c) }, session, req.headers);
   if ('data' in out) return c.body(out.data, 200, { 'content-type': 'application/json; charset=utf-8' });
   const e = out.error;
   throw new SvcError(e.code as never, e.message, { path: e.path, status: e.status, internal: e.internal });

@@ -50,6 +50,8 @@ export interface ConnectionHost {
   readonly engine: GraphQLEngine;
   authenticate(headers: Headers, request?: unknown): Promise<Session>;
   closed(c: Connection): void;
+  /** The client's IP address, for request gates (Note [Request gates] in core/plugin.ts). */
+  readonly clientAddress?: string;
 }
 
 type ClientMessage =
@@ -354,7 +356,15 @@ export class Connection {
     const session = this.session!;
     const headers = this.headers!;
     const engine = this.host.engine;
-    const prepared = await engine.prepareRequest(payload, session, headers);
+    // Each operation is admitted by the request gates (Note [Request gates] in core/plugin.ts).
+    const found = engine.admit(session, 1, this.host.clientAddress);
+    const admitted = found instanceof Promise ? await found : found;
+    if (op.cancelled || this.done) return;
+    if ('error' in admitted) {
+      this.ops.delete(id);
+      return this.refuse(id, admitted.error);
+    }
+    const prepared = await engine.prepareRequest(payload, session, headers, admitted.limits);
     if (op.cancelled || this.done) return;
     if ('error' in prepared) {
       this.ops.delete(id);

@@ -105,6 +105,7 @@ export class GraphQLWebSocketServer {
       engine: this.engine,
       authenticate: (h, r) => this.host.authenticate(h, r),
       closed: (conn) => this.connections.delete(conn),
+      clientAddress: req.socket.remoteAddress,
     });
     this.connections.add(c);
     this.host.log.info('websocket-log', { websocket_id: c.id, event: { type: 'accepted', protocol } });
