@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { useServer } from './helpers.js';
-import { argKeys, mutationRequestArb, requestArb, SEED_METADATA, SEED_SQL } from './fuzz/generators.js';
+import { argKeys, costlyGraphqlArb, mutationRequestArb, requestArb, SEED_METADATA, SEED_SQL } from './fuzz/generators.js';
 import { createProbe, formatHistogram, type Probe } from './fuzz/probe.js';
 
 const RUNS = Number(process.env.SVC_FUZZ_RUNS ?? 200);
@@ -63,6 +63,10 @@ describe('fuzz', () => {
 
   it('GraphQL mutations: hostile rows, nested rows, conflicts, update operators and filters in variables', async () => {
     await fuzz(mutationRequestArb(), RUNS);
+  }, 600_000);
+
+  it('GraphQL documents and batches that cost more than their size (Note [GraphQL request limits])', async () => {
+    await fuzz(costlyGraphqlArb(), Math.max(10, Math.round(RUNS / 4)));
   }, 600_000);
 
   it('every endpoint, mixed', async () => {

@@ -134,6 +134,19 @@ describe('the attacks of the review, refused without starving other clients', ()
     expect(r.body.errors[0].message).toMatch(/--graphql-max-fields/);
   });
 
+  it('a chain of thousands of fragments, each spreading the next, is refused (no walker overflows its stack)', async () => {
+    for (const n of [60, 2000, 4133, 7000]) {
+      let doc = `{ artists { ...F${n} } } fragment F0 on artists { id }`;
+      for (let i = 1; i <= n; i++) doc += ` fragment F${i} on artists { ...F${i - 1} }`;
+      for (const headers of [{}, ADMIN]) {
+        const r = await post(JSON.stringify({ query: doc }), headers);
+        expect(r.status).toBe(200);
+        expect(r.body.errors[0].message).toMatch(n < 7000 ? /--graphql-max-depth/ : /--graphql-max-(depth|tokens)/);
+      }
+    }
+    await stillServes();
+  });
+
   it('the bomb counted, not expanded: 2^40 fields reported exactly', async () => {
     const r = await post(JSON.stringify({ query: fragmentBomb(40) }));
     // F0 is 2 fields; F40 is 2^40 F0s; plus the root field `artists`.
@@ -246,18 +259,20 @@ describe('each limit at its edge, set by its flag', () => {
   });
 
   it('fields: counted through fragments and inline fragments', async () => {
-    const q = (extra: string) => `{ tracks(limit: 1) { ...T ... on tracks { id } ${extra} } } fragment T on tracks { id name artist { id name } }`;
-    // tracks, id, name, artist, id, name, id = 7
+    const q = (extra: string) => `{ tracks(limit: 1) { ...T ... on tracks { id } ${extra} } } fragment T on tracks { id name }`;
+    // tracks, id, name, id = 4
     expect(await message({ query: q('') })).toBeUndefined();
-    expect(await message({ query: q('a: id b: id c: id d: id e: id') })).toBeUndefined();
-    expect(await message({ query: q('a: id b: id c: id d: id e: id f: id') })).toBe('the number of fields selected (13) is more than the limit of 12 (--graphql-max-fields)');
+    expect(await message({ query: q('a: id b: id c: id d: id e: id f: id g: id h: id') })).toBeUndefined();
+    expect(await message({ query: q('a: id b: id c: id d: id e: id f: id g: id h: id i: id') })).toBe('the number of fields selected (13) is more than the limit of 12 (--graphql-max-fields)');
   });
 
-  it('depth: fields with selection sets, as Hasura counts', async () => {
+  it('depth: fields with selection sets, fragments and inline fragments', async () => {
     expect(await message({ query: '{ tracks(limit: 1) { artist { name } } }' })).toBeUndefined();
-    expect(await message({ query: '{ tracks(limit: 1) { artist { ... on artists { id } } } }' })).toBeUndefined();
-    const deep = '{ tracks(limit: 1) { artist { tracks(limit: 1) { id } } } }';
-    expect(await message({ query: deep })).toBe('the query depth (3) is more than the limit of 2 (--graphql-max-depth)');
+    const over = (n: number) => `the nesting of the query (fields with selection sets, fragments and inline fragments) (${n}) is more than the limit of 2 (--graphql-max-depth)`;
+    expect(await message({ query: '{ tracks(limit: 1) { artist { tracks(limit: 1) { id } } } }' })).toBe(over(3));
+    expect(await message({ query: '{ tracks(limit: 1) { artist { ... on artists { id } } } }' })).toBe(over(3));
+    expect(await message({ query: '{ tracks(limit: 1) { ...T } } fragment T on tracks { artist { id } }' })).toBe(over(3));
+    expect(await message({ query: '{ tracks(limit: 1) { ...T } } fragment T on tracks { id }' })).toBeUndefined();
   });
 
   it('root fields: aliases each count, through fragments', async () => {

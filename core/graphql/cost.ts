@@ -21,7 +21,12 @@ import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSet
  *   - depth: the longest chain of nested fields that have selection sets, as Hasura's depth limit
  *     counts it (`{ a { b } }` is 1, `{ a { b { c } } }` is 2);
  *   - root fields: the root selections of one operation after fragment expansion, aliases each
- *     counted (each is a statement run).
+ *     counted (each is a statement run);
+ *   - nesting: the longest chain of nested selection sets, a fragment spread or inline fragment
+ *     counting as a level like a field with a selection set (`{ a { ...F } } fragment F on t
+ *     { b { c } }` is 3). Every walk of the document (validation, planning) recurses this deep:
+ *     the server bounds it (--graphql-max-depth), so that a chain of thousands of fragments, each
+ *     spreading the next, cannot overflow a walker's stack.
  * `fields`, `nodes` and the root count are the sums over the operations, `depth` the deepest.
  * A fragment spread inside its own expansion (a cycle) counts nothing here: validation refuses
  * the document, and the walk must stop. An unknown fragment counts nothing for the same reason.
@@ -34,12 +39,14 @@ export interface DocumentCost {
   readonly nodes: number;
   readonly depth: number;
   readonly rootFields: number;
+  readonly nesting: number;
 }
 
 interface Measure {
   fields: number;
   nodes: number;
   depth: number;
+  nesting: number;
 }
 
 export function documentCost(document: DocumentNode): DocumentCost {
@@ -65,6 +72,7 @@ export function documentCost(document: DocumentNode): DocumentCost {
     let fields = 0;
     let nodes = 0;
     let depth = 0;
+    let nesting = 0;
     for (const s of set.selections) {
       if (s.kind === Kind.FIELD) {
         fields++;
@@ -73,14 +81,16 @@ export function documentCost(document: DocumentNode): DocumentCost {
         fields += below.fields;
         nodes += 1 + below.nodes;
         if (below.depth + 1 > depth) depth = below.depth + 1;
+        if (below.nesting + 1 > nesting) nesting = below.nesting + 1;
       } else {
         const m = s.kind === Kind.INLINE_FRAGMENT ? selections(s.selectionSet) : fragment(s.name.value);
         fields += m.fields;
         nodes += m.nodes;
         if (m.depth > depth) depth = m.depth;
+        if (m.nesting + 1 > nesting) nesting = m.nesting + 1;
       }
     }
-    return { fields, nodes, depth };
+    return { fields, nodes, depth, nesting };
   };
 
   // The number of root selections after expansion: fields at this level, through fragments.
@@ -110,6 +120,7 @@ export function documentCost(document: DocumentNode): DocumentCost {
   let fields = 0;
   let nodes = 0;
   let depth = 0;
+  let nesting = 0;
   let rootFields = 0;
   for (const d of document.definitions) {
     if (d.kind !== Kind.OPERATION_DEFINITION) continue;
@@ -117,9 +128,10 @@ export function documentCost(document: DocumentNode): DocumentCost {
     fields += m.fields;
     nodes += m.nodes;
     if (m.depth > depth) depth = m.depth;
+    if (m.nesting > nesting) nesting = m.nesting;
     rootFields += roots(d.selectionSet);
   }
-  return { fields, nodes, depth, rootFields };
+  return { fields, nodes, depth, rootFields, nesting };
 }
 
-const ZERO: Measure = { fields: 0, nodes: 0, depth: 0 };
+const ZERO: Measure = { fields: 0, nodes: 0, depth: 0, nesting: 0 };

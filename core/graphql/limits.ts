@@ -18,7 +18,9 @@ import { gqlError, type GqlError } from './errors.js';
  *                                                   stops at the limit (parse time is per token)
  *   fields             --graphql-max-fields         field selections after fragment expansion,
  *                                                   counted without expanding (Note [Document cost])
- *   depth              --graphql-max-depth          nesting of fields with selection sets
+ *   nesting            --graphql-max-depth          nesting of fields with selection sets, fragment
+ *                                                   spreads and inline fragments (Note [Document
+ *                                                   cost]: the depth every walk recurses to)
  *   root fields        --graphql-max-root-fields    root selections after expansion, each alias one
  *                                                   (each runs a statement)
  *   batch              --graphql-max-batch-size     requests in one batched POST
@@ -66,7 +68,9 @@ export function tooManyTokens(limits: GraphQLLimits): GqlError {
 export function checkDocumentCost(cost: DocumentCost, limits: GraphQLLimits): GqlError | undefined {
   if (cost.fields > limits.graphqlMaxFields) return refused('number of fields selected', cost.fields, limits.graphqlMaxFields, 'graphql-max-fields');
   if (cost.rootFields > limits.graphqlMaxRootFields) return refused('number of root fields', cost.rootFields, limits.graphqlMaxRootFields, 'graphql-max-root-fields');
-  if (cost.depth > limits.graphqlMaxDepth) return refused('query depth', cost.depth, limits.graphqlMaxDepth, 'graphql-max-depth');
+  if (cost.nesting > limits.graphqlMaxDepth) {
+    return refused('nesting of the query (fields with selection sets, fragments and inline fragments)', cost.nesting, limits.graphqlMaxDepth, 'graphql-max-depth');
+  }
   return undefined;
 }
 

@@ -339,6 +339,48 @@ export function requestArb(types: { metadata: string[]; query: string[] }, only?
   );
 }
 
+/**
+ * GraphQL documents whose cost grows faster than their size, and batches (Note [GraphQL request
+ * limits] in core/graphql/limits.ts): fragment bombs (each fragment spreading the previous one
+ * several times), chains and cycles of fragments, floods of aliases and of repeated fields, deep
+ * nesting through relationships, long batches. Each must be answered (most refused, naming a
+ * limit) within the probe's bound, and never with a 5xx.
+ */
+const costlyDocumentArb: fc.Arbitrary<string> = fc.oneof(
+  fc.record({ levels: fc.integer({ min: 1, max: 45 }), fan: fc.integer({ min: 2, max: 4 }), leaf: fc.constantFrom('id name', 'id articles { id title }', '__typename') }).map(({ levels, fan, leaf }) => {
+    let doc = `{ author(limit: 1) { ...F${levels} } } fragment F0 on author { ${leaf} }`;
+    for (let i = 1; i <= levels; i++) doc += ` fragment F${i} on author { ${Array.from({ length: fan }, () => `...F${i - 1}`).join(' ')} }`;
+    return doc;
+  }),
+  fc.integer({ min: 1, max: 8000 }).map((n) => {
+    let doc = `{ author { ...F${n} } } fragment F0 on author { id }`;
+    for (let i = 1; i <= n; i++) doc += ` fragment F${i} on author { ...F${i - 1} }`;
+    return doc;
+  }),
+  fc.integer({ min: 2, max: 50 }).map((n) => `{ author { ...F0 } } ${Array.from({ length: n }, (_, i) => `fragment F${i} on author { id ...F${(i + 1) % n} }`).join(' ')}`),
+  fc.record({ n: fc.integer({ min: 1, max: 20_000 }), field: fc.constantFrom('author { id name }', 'article(limit: 1) { id }', '__typename') }).map(({ n, field }) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`),
+  fc.integer({ min: 1, max: 300_000 }).map((n) => `{ author { ${'id '.repeat(n)}} }`),
+  fc.integer({ min: 1, max: 400 }).map((n) => `{ author { ${'articles { author { '.repeat(n)}id${' } }'.repeat(n)} } }`),
+);
+
+export function costlyGraphqlArb(): fc.Arbitrary<FuzzRequest> {
+  const roles = fc.constantFrom<Record<string, string>>({}, { 'x-svc-role': 'user', 'x-svc-user-id': '1' });
+  return fc.record({
+    method: fc.constant('POST' as const),
+    path: fc.constant('/v1/graphql' as const),
+    body: fc.oneof(
+      { weight: 4, arbitrary: costlyDocumentArb.map((query) => ({ json: { query } })) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .record({ n: fc.integer({ min: 0, max: 100_000 }), query: fc.oneof(fc.constant('{ author { id } }'), costlyDocumentArb.filter((q) => q.length < 2000)) })
+          .map(({ n, query }) => ({ json: Array.from({ length: n }, () => ({ query })) })),
+      },
+    ),
+    headers: roles,
+  });
+}
+
 /** The request body as it goes on the wire. */
 export function wireBody(r: FuzzRequest): string | Uint8Array | undefined {
   if (!r.body) return undefined;
