@@ -5,6 +5,8 @@
  * the server serves normally afterwards. Then each limit at its edge, set lower by its flag.
  */
 import http from 'node:http';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServer, useServer, useServerWith } from './helpers.js';
 import { useListening } from './ws-helpers.js';
@@ -209,6 +211,31 @@ describe('the attacks of the review, refused without starving other clients', ()
     expect(worstHealthMs).toBeLessThan(HEALTH_MS);
     if (process.env.SHOW_HEALTH) console.log(expect.getState().currentTestName, worstHealthMs.toFixed(1));
   });
+
+  it('a 50 MB answer is sent in slices: the health check answers meanwhile, and the memory is given back', async () => {
+    await server.runSql(`create table big (id serial primary key, payload text); insert into big (payload) select repeat('x', 1000) from generate_series(1, 50000)`);
+    expect((await server.metadata({ type: 'pg_track_table', args: { table: 'big' } }, ADMIN)).status).toBe(200);
+    const heap = () => {
+      (vm.runInNewContext('gc') as () => void)();
+      return process.memoryUsage().heapUsed;
+    };
+    v8.setFlagsFromString('--expose-gc');
+    const before = heap();
+    const body = JSON.stringify({ query: '{ big(order_by: {id: asc}) { id payload } }' });
+    const { result, worstHealthMs } = await underAttack(async () => {
+      const r = await fetch(`http://127.0.0.1:${net.port}/v1/graphql`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...ADMIN } });
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      return { status: r.status, length: bytes.length, head: new TextDecoder().decode(bytes.subarray(0, 40)), tail: new TextDecoder().decode(bytes.subarray(bytes.length - 10)) };
+    });
+    expect(result.status).toBe(200);
+    expect(result.length).toBeGreaterThan(50_000_000);
+    expect(result.head).toBe('{"data":{"big":[{"id" : 1, "payload" : "');
+    expect(result.tail).toBe('xxxxx"}]}}');
+    expect(worstHealthMs).toBeLessThan(HEALTH_MS);
+    expect(heap() - before).toBeLessThan(20_000_000);
+    await server.metadata({ type: 'pg_untrack_table', args: { table: 'big' } }, ADMIN);
+    await server.runSql('drop table big');
+  }, 120_000);
 
   it('a batch of the largest admitted size, each item answered', async () => {
     const body = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({ query: `{ artists(where: {id: {_eq: ${(i % 20) + 1}}}) { id } }` })));

@@ -145,6 +145,32 @@ const ADMITTED: Admitted = Object.freeze({ limits: NO_LIMITS });
 const FIELDS_AT_ONCE = 8;
 /** Documents longer than this are prepared in steps, letting other requests run between them. */
 const PREPARE_IN_STEPS_ABOVE = 16 * 1024;
+/** Answers longer than this are sent in slices, a turn of the event loop each (`inSlices`). */
+const STREAM_ABOVE = 1024 * 1024;
+const SLICE = 1024 * 1024;
+
+/**
+ * A long answer as a stream of UTF-8 slices of about a megabyte, each encoded in its own turn of
+ * the event loop: encoding a 50 MB answer at once (and measuring its byte length first) held the
+ * loop for about 120 ms on the development machine, other clients waiting. A slice never ends
+ * between the two halves of a surrogate pair.
+ */
+function inSlices(text: string): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  let at = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (at > 0) await nextTurn();
+      let end = Math.min(at + SLICE, text.length);
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;
+      controller.enqueue(encoder.encode(text.slice(at, end)));
+      at = end;
+      if (at >= text.length) controller.close();
+    },
+  });
+}
+
 /** Characters of document text the plan cache keeps at most (./cache.ts): 32 MiB. */
 const PLAN_CACHE_TEXT = 32 * 1024 * 1024;
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -304,6 +330,7 @@ export class GraphQLEngine {
   }
 
   private respond(c: Context, a: Answer): Response {
+    if (a.text.length > STREAM_ABOVE) return c.body(inSlices(a.text), a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
     return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
   }
 
