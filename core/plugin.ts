@@ -270,7 +270,15 @@ export interface RunContext {
   /** Aborted when the request's answer is decided without this field (another field failed,
    * the response grew past its limit, the request's time ran out): a field cancels the
    * statements it has running. Absent when nothing can abort the request. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
+}
+
+/** The part of AbortSignal a field needs to cancel its statements (an AbortSignal is one). */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 /*

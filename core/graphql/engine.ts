@@ -15,6 +15,7 @@ import { clientAddress } from '../http/client-address.js';
 import { jsonTypeName } from '../validation.js';
 import { UnitOfWork } from '../uow.js';
 import { LruCache, type CacheStats } from './cache.js';
+import { Cancellation } from './cancel.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
 import { checkBatch, responseTooLarge, type GraphQLLimits } from './limits.js';
@@ -99,7 +100,7 @@ class Run implements RunContext {
   private record: Record<string, string> | undefined;
   uow: UnitOfWork | undefined;
   alone: boolean | undefined;
-  signal: AbortSignal | undefined;
+  signal: Cancellation | undefined;
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
@@ -301,23 +302,23 @@ export class GraphQLEngine {
     const gates = this.host.requestGates;
     if (!gates || gates.length === 0) return ADMITTED;
     const build = this.host.state().build;
-    const answers: (RequestAdmission | undefined)[] = [];
-    let waiting: Promise<void>[] | undefined;
-    for (const g of gates) {
-      const a = g.admit({ session, operations, clientAddress, build });
-      if (a instanceof Promise) (waiting ??= []).push(a.then((x) => void answers.push(x)));
-      else answers.push(a);
+    // Nothing is allocated when every gate admits at once (the common case).
+    let answers: (RequestAdmission | Promise<RequestAdmission | undefined>)[] | undefined;
+    for (let i = 0; i < gates.length; i++) {
+      const a = gates[i]!.admit({ session, operations, clientAddress, build });
+      if (a !== undefined) (answers ??= []).push(a);
     }
-    const decide = (): Admitted => {
+    if (!answers) return ADMITTED;
+    const decide = (settled: readonly (RequestAdmission | undefined)[]): Admitted => {
       let timeLimitMs: number | undefined;
-      for (const a of answers) {
+      for (const a of settled) {
         if (!a) continue;
         if (a.refusal) return { error: gqlError(a.refusal.code, a.refusal.message, a.refusal.path ?? '$') };
         if (a.timeLimitMs !== undefined && (timeLimitMs === undefined || a.timeLimitMs < timeLimitMs)) timeLimitMs = a.timeLimitMs;
       }
       return timeLimitMs === undefined ? ADMITTED : { limits: { timeLimitMs } };
     };
-    return waiting ? Promise.all(waiting).then(decide) : decide();
+    return answers.some((a) => a instanceof Promise) ? Promise.all(answers).then(decide) : decide(answers as RequestAdmission[]);
   }
 
   private async authenticate(headers: Headers, request: unknown): Promise<{ session: Session } | { error: Answer }> {
@@ -566,8 +567,8 @@ export class GraphQLEngine {
         if (texts[0]!.length > budget) throw new SvcError('validation-failed', responseTooLarge(this.host.config).message);
       }
     } else {
-      const abort = new AbortController();
-      ctx.signal = abort.signal;
+      const abort = new Cancellation();
+      ctx.signal = abort;
       const work = p.kind === 'mutation' ? this.runMutation(entries, ctx, introspected, budget, abort) : this.runQuery(entries, ctx, introspected, budget, abort);
       if (ms === undefined) texts = await work;
       else {
@@ -602,7 +603,7 @@ export class GraphQLEngine {
   /** A query's root fields, at most FIELDS_AT_ONCE at a time. The first failure in document
    * order is reported, as if all had run; an answer past `budget` or the abort of the request
    * (its time limit) stops it and cancels what runs. */
-  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: AbortController): Promise<string[]> {
+  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation): Promise<string[]> {
     const n = entries.length;
     const texts: string[] = new Array(n);
     let total = 0;
@@ -610,14 +611,14 @@ export class GraphQLEngine {
     let failedAt = n;
     let failure: unknown;
     const worker = async (): Promise<void> => {
-      while (next < n && failedAt === n && !abort.signal.aborted) {
+      while (next < n && failedAt === n && !abort.aborted) {
         const i = next++;
         const e = entries[i]!;
         try {
           const text = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
           texts[i] = text;
           total += text.length;
-          if (total > budget && !abort.signal.aborted) abort.abort(new SvcError('validation-failed', responseTooLarge(this.host.config).message));
+          if (total > budget && !abort.aborted) abort.abort(new SvcError('validation-failed', responseTooLarge(this.host.config).message));
         } catch (err) {
           // A later field's failure does not stop fields already running: one before it in
           // document order may fail too, and its error is the one reported.
@@ -631,7 +632,7 @@ export class GraphQLEngine {
     const workers: Promise<void>[] = [];
     for (let w = 0; w < Math.min(FIELDS_AT_ONCE, n); w++) workers.push(worker());
     await Promise.all(workers);
-    if (abort.signal.aborted) throw abort.signal.reason;
+    if (abort.aborted) throw abort.reason;
     if (failedAt < n) throw failure;
     return texts;
   }
@@ -642,7 +643,7 @@ export class GraphQLEngine {
    * The answer of a request's only mutation field is not bounded: that field may have run as one
    * statement outside a transaction (Note [Mutations in one round trip]), its change made, and
    * an error would say otherwise; it is bounded by the rows its permissions let it touch. */
-  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: AbortController | undefined): Promise<string[]> {
+  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation | undefined): Promise<string[]> {
     const texts: string[] = new Array(entries.length);
     const uow = new UnitOfWork();
     ctx.uow = uow;
@@ -656,12 +657,12 @@ export class GraphQLEngine {
         texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
         total += texts[i]!.length;
         if (total > budget && !ctx.alone) throw new SvcError('validation-failed', responseTooLarge(this.host.config).message);
-        if (abort?.signal.aborted) throw abort.signal.reason;
+        if (abort?.aborted) throw abort.reason;
       }
       await uow.commit();
     } catch (err) {
       await uow.rollback();
-      throw abort?.signal.aborted ? abort.signal.reason : err;
+      throw abort?.aborted ? abort.reason : err;
     }
     return texts;
   }

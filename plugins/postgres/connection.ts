@@ -4,6 +4,7 @@
  */
 import postgres from 'postgres';
 import { SvcError } from '../../core/errors.js';
+import type { CancelSignal } from '../../core/plugin.js';
 import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
 
@@ -89,7 +90,7 @@ const UNPREPARED = { prepare: false } as const;
 /** A statement cancelled when `signal` aborts (RunContext.signal: the request was answered
  * without it); one whose request was answered already is not sent. The cancel goes to
  * PostgreSQL on a connection of its own, as its protocol has it. */
-async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: AbortSignal | undefined): Promise<T> {
+async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: CancelSignal | undefined): Promise<T> {
   if (!signal) return (await start()) as T;
   if (signal.aborted) throw signal.reason;
   const q = start();
@@ -147,7 +148,7 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) => {
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) => {
         this.active++;
         try {
           return (await cancellable(() => get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : this.statements), opts?.signal)) as unknown as T[];
@@ -280,7 +281,7 @@ class ReservedConnection {
   ) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) =>
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) =>
         (await run(() => cancellable(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : statements), opts?.signal))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);

@@ -3,7 +3,7 @@
  * model every source kind produces, and the driver contract a source kind implements.
  */
 import type * as v from 'valibot';
-import type { BuildContext, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
+import type { BuildContext, CancelSignal, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
 import type { FunctionModel, TableModel } from './resolved.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
 
@@ -171,7 +171,7 @@ export interface SqlExecutor {
    * prepared statement whatever the source's setting (a GraphQL plan's text is fixed, so it is
    * prepared once per connection and then only bound); an executor without them ignores it.
    * `signal`: cancel the statement when it aborts (RunContext.signal). */
-  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: AbortSignal }): Promise<T[]>;
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }): Promise<T[]>;
 }
 
 export interface SqlTransaction extends SqlExecutor {

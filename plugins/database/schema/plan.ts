@@ -6,7 +6,7 @@
  */
 import { Kind, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
-import type { FieldExplain, FieldPlan, PlanInput, RunContext } from '../../../core/plugin.js';
+import type { CancelSignal, FieldExplain, FieldPlan, PlanInput, RunContext } from '../../../core/plugin.js';
 import type {
   AggregateField,
   AggregateIR,
@@ -676,7 +676,7 @@ export async function sourceTransaction(ctx: RunContext, source: ResolvedSource)
       }
     };
     const exec: SqlTransaction = {
-      query: async <T>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: AbortSignal }) => {
+      query: async <T>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }) => {
         const q = tx.query<T>(text, params, opts);
         try {
           await settled();
