@@ -1,9 +1,9 @@
-/** The error table (core/errors.ts) agrees with the SPEC and with the README's table. */
+/** The error table (core/errors.ts) agrees with the SPEC and with the table of docs/api.md, "Errors". */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, SvcError } from '../core/errors.js';
 
-const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const doc = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
 
 describe('error table', () => {
   it('lists every code of SPEC "Errors"', () => {
@@ -12,8 +12,12 @@ describe('error table', () => {
     for (const code of specCodes) expect(ERROR_CODES, `code ${code}`).toHaveProperty(code);
   });
 
-  it('the README documents exactly the codes of the table, with their statuses', () => {
-    const block = readme.slice(readme.indexOf('<!-- error-codes:start -->'), readme.indexOf('<!-- error-codes:end -->'));
+  it('docs/api.md documents exactly the codes of the table, with their statuses', () => {
+    const start = doc.indexOf('<!-- error-codes:start -->');
+    const end = doc.indexOf('<!-- error-codes:end -->');
+    expect(start, 'the error-codes markers in docs/api.md').toBeGreaterThanOrEqual(0);
+    expect(end).toBeGreaterThan(start);
+    const block = doc.slice(start, end);
     const rows = [...block.matchAll(/^\| `([a-z-]+)` \| (\d{3})/gm)].map((m) => [m[1]!, Number(m[2])] as const);
     expect(Object.fromEntries(rows)).toEqual(ERROR_CODES);
   });
