@@ -22,6 +22,7 @@ import { checkBatch, responseTooLarge, type GraphQLLimits } from './limits.js';
 import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
 import { coerceValid, operationVariables, type OperationVariables } from './variables.js';
+import type { Answer, PreparedRequest } from './request.js';
 
 /*
  * Note [The plan cache]
@@ -66,34 +67,7 @@ export interface EngineHost {
   readonly requestGates?: readonly RequestGateDef[];
 }
 
-export interface Answer {
-  text: string;
-  /** 200, or 500 for an unexpected failure of a single (not batched) request. */
-  status: number;
-}
-
-/*
- * Note [Requests over other transports]
- * The WebSocket protocols (core/graphql/ws) send requests one by one and need to know what a
- * request is before running it: a query or mutation is answered once, a subscription is handed
- * to the live queries (./live.ts), and errors found before running (parse, validation, variables,
- * planning) are reported differently from errors of running (the protocols' `error` and `data`
- * messages). `prepareRequest` does the first half of the POST path (the same plan cache, whose
- * entries for such transports are kept apart only because they accept subscriptions) and leaves
- * the running to the caller.
- */
-
-/** A request prepared for a transport other than POST (Note [Requests over other transports]). */
-export interface PreparedRequest {
-  readonly kind: OperationKind;
-  readonly fields: RootFields;
-  /** What the plans run with: the session, the coerced variables, the headers. */
-  readonly ctx: RunContext;
-  /** The build it was planned on: a subscription is planned again once it is not the current one. */
-  readonly build: BuildResult;
-  /** Runs a query or mutation: the response's text, as POST answers it (errors included). */
-  run(): Promise<Answer>;
-}
+export type { Answer, PreparedRequest } from './request.js';
 
 /** RunContext with the headers made into a record only when a plan asks for them. */
 class Run implements RunContext {
@@ -204,7 +178,7 @@ export class GraphQLEngine {
     this.liveQueries?.close();
   }
 
-  /** Note [Requests over other transports]: the request parsed, validated, planned and its
+  /** Note [Requests over other transports] (./request.ts): the request parsed, validated, planned and its
    * variables coerced, or the error that stops it before it runs. Subscriptions are accepted. */
   async prepareRequest(req: unknown, session: Session, headers: Headers, limits: RunLimits = NO_LIMITS): Promise<PreparedRequest | { error: GqlError }> {
     const detail = session.isAdmin || this.host.config.devMode;

@@ -8,7 +8,7 @@ import type { BuildResult, LiveBinding, LiveGroup, LiveResult, Session } from '.
 import { SvcError } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { errorsText, fromSvcError, gqlError, type GqlError } from './errors.js';
-import type { PreparedRequest } from './engine.js';
+import type { PreparedRequest } from './request.js';
 
 /*
  * Note [Multiplexed live queries]

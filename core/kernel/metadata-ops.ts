@@ -3,8 +3,8 @@
  * get/drop inconsistent metadata. They work on whole documents and know no section's content.
  */
 import * as v from '../valibot.js';
-import type { BuildResult, Metadata, OperationDef } from '../plugin.js';
-import type { Kernel } from './kernel.js';
+import type { BuildResult, Metadata, OperationDef, SectionDef } from '../plugin.js';
+import type { OperationRegistry } from '../registry/registry.js';
 import { publicInconsistency } from '../schema-cache/build.js';
 import { exportMetadata } from './document.js';
 
@@ -19,7 +19,14 @@ function consistency(b: BuildResult) {
   };
 }
 
-export function registerMetadataOperations(k: Kernel): void {
+/** What these operations need of the kernel (core/kernel/kernel.ts has it). */
+export interface MetadataOpsHost {
+  readonly registry: OperationRegistry;
+  sortedSections(): SectionDef[];
+  parseDocument(doc: unknown, path: string, current?: Metadata): Metadata;
+}
+
+export function registerMetadataOperations(k: MetadataOpsHost): void {
   const add = (def: OperationDef) => k.registry.add(def, 'kernel');
   const exportDoc = (md: Metadata) => exportMetadata(md, k.sortedSections());
 

@@ -27,7 +27,7 @@ import type {
   Value,
 } from '../database/index.js';
 import { parseJsonPath } from '../database/index.js';
-import { quoteIdent } from './dialect.js';
+import { quoteIdent } from './identifiers.js';
 
 /*
  * Note [One statement per root field]

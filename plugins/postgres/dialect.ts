@@ -6,8 +6,7 @@
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
-
-export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+import { quoteIdent } from './identifiers.js';
 
 const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
 const GEO_TYPES = ['geometry', 'geography'];
