@@ -14,7 +14,8 @@ import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/bo
 import { findTable, qtDisplay, qtKey, requireSource, type QualifiedNameSchema } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
-import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ResolvedSource, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
+import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
+import type { ResolvedSource } from '../model/resolved.js';
 import { dbError as planDbError, paramText } from '../schema/plan.js';
 
 /*

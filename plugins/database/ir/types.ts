@@ -6,7 +6,7 @@
  *
  * See Note [Values in the IR].
  */
-import type { ColumnType, QualifiedTable, ScalarType } from '../model/types.js';
+import type { ColumnType, QualifiedTable, ScalarType } from '../model/scalars.js';
 
 /*
  * Note [Values in the IR]

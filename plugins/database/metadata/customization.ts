@@ -24,6 +24,9 @@ import type {
 } from '../model/types.js';
 import { qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from '../model/meta.js';
 import { sourceNames } from '../schema/names.js';
+import { columnGraphQLName, inGraphQLSchema, ROOT_FIELD_KEYS, rootFieldName, rootFieldNames, tableGraphQLName, type RootFieldKey } from '../model/naming.js';
+
+export { columnGraphQLName, inGraphQLSchema, rootFieldNames, tableGraphQLName };
 import type { DatabaseService } from '../model/service.js';
 
 const success = { message: 'success' };
@@ -42,22 +45,6 @@ export function englishList(items: string[], joiner = 'and'): string {
 
 // ---------------------------------------------------------------------------------------------
 // TableConfig: parsed as Hasura parses it, stored as Hasura exports it
-
-/** The custom root field keys, in Hasura's order (which is also the order fields are generated in). */
-const ROOT_FIELD_KEYS = [
-  'select',
-  'select_by_pk',
-  'select_aggregate',
-  'select_stream',
-  'insert',
-  'insert_one',
-  'update',
-  'update_by_pk',
-  'update_many',
-  'delete',
-  'delete_by_pk',
-] as const;
-type RootFieldKey = (typeof ROOT_FIELD_KEYS)[number];
 
 /** A custom root field: null, a name, or `{name, comment}`. Hasura ignores a text that is not a
  * GraphQL name (it keeps the default name, and answers success) but rejects one given as
@@ -90,9 +77,6 @@ const CustomRootFieldSchema = v.pipe(
 );
 
 const jsonType = (x: unknown) => (Array.isArray(x) ? 'Array' : typeof x === 'number' ? 'Number' : typeof x === 'boolean' ? 'Boolean' : 'Object');
-
-const rootFieldName = (f: unknown): string | null =>
-  typeof f === 'string' ? f : f && typeof f === 'object' ? ((f as { name?: string | null }).name ?? null) : null;
 
 export const CustomRootFieldsSchema = v.pipe(
   v.object(Object.fromEntries(ROOT_FIELD_KEYS.map((k) => [k, v.optional(CustomRootFieldSchema)])) as Record<RootFieldKey, v.OptionalSchema<typeof CustomRootFieldSchema, undefined>>),
@@ -165,11 +149,6 @@ function normaliseConfig(c: TableConfig): TableConfig {
   return out;
 }
 
-/** The GraphQL field name of a column. */
-export function columnGraphQLName(config: TableConfig | undefined, column: string): string {
-  return config?.column_config?.[column]?.custom_name ?? config?.custom_column_names?.[column] ?? column;
-}
-
 /** A table's configuration after its column `from` was renamed to `to` (run_sql renames). */
 export function renameColumnInConfig(config: TableConfig | undefined, from: string, to: string): TableConfig | undefined {
   if (!config) return config;
@@ -187,41 +166,6 @@ export function dropColumnFromConfig(config: TableConfig | undefined, column: st
 
 // ---------------------------------------------------------------------------------------------
 // Root fields
-
-/** The name a table's GraphQL nodes are generated from: its custom name, else `<name>` in the
- * source kind's default schema (`Dialect.defaultSchema`) and `<schema>_<name>` elsewhere. */
-export function tableGraphQLName(t: TableMeta, defaultSchema: string): string {
-  const c = t.configuration;
-  return c?.custom_name ?? c?.identifier ?? (t.table.schema === defaultSchema ? t.table.name : `${t.table.schema}_${t.table.name}`);
-}
-
-/** The names of a table's select root fields (custom root fields replace the defaults), with the
- * comments custom root fields may carry. */
-export function rootFieldNames(t: TableMeta, name: string): Record<RootFieldKey, { name: string; comment?: string }> {
-  const custom = (t.configuration?.custom_root_fields ?? {}) as Record<string, unknown>;
-  const field = (key: RootFieldKey, dflt: string) => {
-    const f = custom[key];
-    const comment = f && typeof f === 'object' ? ((f as { comment?: string | null }).comment ?? undefined) : undefined;
-    return { name: rootFieldName(f) ?? dflt, ...(comment != null ? { comment } : {}) };
-  };
-  return {
-    select: field('select', name),
-    select_by_pk: field('select_by_pk', `${name}_by_pk`),
-    select_aggregate: field('select_aggregate', `${name}_aggregate`),
-    select_stream: field('select_stream', `${name}_stream`),
-    insert: field('insert', `insert_${name}`),
-    insert_one: field('insert_one', `insert_${name}_one`),
-    update: field('update', `update_${name}`),
-    update_by_pk: field('update_by_pk', `update_${name}_by_pk`),
-    update_many: field('update_many', `update_${name}_many`),
-    delete: field('delete', `delete_${name}`),
-    delete_by_pk: field('delete_by_pk', `delete_${name}_by_pk`),
-  };
-}
-
-/** Whether a table appears in the GraphQL schema: a table whose name is not a GraphQL name stays
- * tracked (for the metadata API) but gets no GraphQL nodes until it is given a custom name. */
-export const inGraphQLSchema = (t: TableMeta, defaultSchema: string): boolean => isGraphQLName(tableGraphQLName(t, defaultSchema));
 
 /**
  * The root fields a tracked table defines (as the admin role sees them): select fields under

@@ -16,6 +16,10 @@ import { functionReturnType, isSessionVariable } from './boolexp.js';
 import { qtKey } from './meta.js';
 import type {
   ColumnType,
+  EnumValue,
+  SourceConnection,
+  SourceKind,
+  SourceMeta,
   ComputedFieldMeta,
   Dialect,
   ForeignKeyInfo,
@@ -29,7 +33,36 @@ import type {
   TableInfo,
   TableMeta,
 } from './types.js';
-import { columnGraphQLName, rootFieldNames, tableGraphQLName } from '../metadata/customization.js';
+import { columnGraphQLName, rootFieldNames, tableGraphQLName } from './naming.js';
+
+// ---------------------------------------------------------------------------------------------
+// Build output: the sources as the build resolved them
+
+export interface ResolvedTable {
+  meta: TableMeta;
+  info: TableInfo;
+  /** The values of an enum table (`is_enum`). */
+  enumValues?: EnumValue[];
+  /** Keys of the tables this table's metadata refers to (relationships, permissions). */
+  deps: Set<string>;
+  /** What schema generation and planning read (names, columns, joins, compiled permissions);
+   * absent when the source kind's plugin cannot resolve it. */
+  model?: TableModel;
+}
+
+export interface ResolvedSource {
+  name: string;
+  kind: SourceKind;
+  meta: SourceMeta;
+  connection: SourceConnection | null;
+  introspection: Introspection | null;
+  tables: Map<string, ResolvedTable>;
+  functions: Map<string, { meta: FunctionMeta; info: FunctionInfo; model?: FunctionModel }>;
+}
+
+export interface DatabaseBuild {
+  sources: Map<string, ResolvedSource>;
+}
 
 export interface ResolvedColumn {
   name: string;

@@ -13,14 +13,11 @@ import type {
   DepTarget,
   Dependent,
   Metadata,
-  DatabaseBuild,
   EnumValue,
   FunctionInfo,
   FunctionMeta,
   Introspection,
   KindBinding,
-  ResolvedSource,
-  ResolvedTable,
   SourceConnection,
   SourceKind,
   SourceMeta,
@@ -31,7 +28,7 @@ import type {
 import { qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSchema, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
 import { renameOwnEntry } from './rename.js';
-import { resolveFunctionModel, resolveTableModel } from './resolved.js';
+import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable } from './resolved.js';
 
 export const DatabaseToken = token<DatabaseService>('database');
 export const SOURCES_STEP = 'sources';

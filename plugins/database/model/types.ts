@@ -4,17 +4,14 @@
  */
 import type * as v from 'valibot';
 import type { BuildContext, CancelSignal, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
-import type { FunctionModel, TableModel } from './resolved.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
+import type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
+
+export type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind };
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
 
-export interface QualifiedTable {
-  schema: string;
-  name: string;
-}
-export type QualifiedFunction = QualifiedTable;
 
 export interface TableConfig {
   custom_name?: string;
@@ -80,26 +77,7 @@ export interface SourceMeta {
 // ---------------------------------------------------------------------------------------------
 // Introspection (one catalog query per source, cached)
 
-/** What kind of type a column or argument has (PostgreSQL: pg_type.typtype, and `array`). */
-export type TypeKind = 'base' | 'composite' | 'domain' | 'enum' | 'pseudo' | 'range' | 'multirange' | 'array';
 
-export interface ColumnInfo {
-  name: string;
-  position: number;
-  /** The type as the source prints it (PostgreSQL: `integer`, `character varying`, `integer[]`). */
-  type: string;
-  /** The type's name in the source's catalog (PostgreSQL: pg_type.typname, `int4`, `_int4`). */
-  udt: string;
-  typeSchema: string;
-  typeKind: TypeKind;
-  /** An array type's element kind (PostgreSQL: of pg_type.typelem); null or absent otherwise. */
-  elementKind?: TypeKind | null;
-  nullable: boolean;
-  hasDefault: boolean;
-  isIdentity: boolean;
-  isGenerated: boolean;
-  description: string | null;
-}
 
 export interface ForeignKeyInfo {
   name: string;
@@ -228,36 +206,8 @@ export interface SourceKind {
  */
 
 /** The type facts of a column, argument or function result that operators and values depend on. */
-export type ColumnType = Pick<ColumnInfo, 'type' | 'udt' | 'typeSchema' | 'typeKind' | 'elementKind'>;
 
-export type ScalarCategory = 'numeric' | 'string' | 'boolean' | 'json' | 'datetime' | 'geometry' | 'other';
 
-export interface ScalarType {
-  /** The type as Hasura names it in messages (`integer`, `bigint`, `text`). */
-  name: string;
-  category: ScalarCategory;
-  /** The GraphQL scalar, as Hasura maps the type (`Int`, `bigint`, `String`, `uuid`). */
-  graphql: string;
-  /** Whether boolean expressions may use a column of the type (Hasura refuses `json`). */
-  comparable: boolean;
-  /** Checks a JSON value given for the type (an operand in a filter, a `set` preset): why it does
-   * not parse, in Hasura's words, or undefined. */
-  parse(value: unknown): string | undefined;
-  /** The SQL type a bind parameter of this type is cast to (values are bound as text). */
-  bindAs: string;
-  /** Numbers a JSON number may round (PostgreSQL: bigint, numeric): the legacy API and Hasura's
-   * stringify option give them as strings. */
-  bigNumber?: boolean;
-  /** An array type: a value may be given as a JSON array. */
-  array?: boolean;
-  /** An array type's element type, when the GraphQL schema shows the array as a list of it
-   * (`[String!]`; Note [Array columns] in plugins/postgres/dialect.ts). `graphql` is then the
-   * element's scalar. */
-  element?: ScalarType;
-  /** Hasura's big numbers (PostgreSQL: bigint, numeric, double precision): given as JSON strings
-   * with `--stringify-numeric-types`, and so are their aggregates. */
-  stringify?: boolean;
-}
 
 /** What an operator takes: a value of the column's type, a list of them, a boolean (`_is_null`),
  * a string or strings (`_has_key`), a column (`_ceq`), a cast (`_cast`), an object (`_st_d_within`). */
@@ -326,32 +276,6 @@ export interface Dialect {
 export interface EnumValue {
   value: string;
   comment: string | null;
-}
-
-export interface ResolvedTable {
-  meta: TableMeta;
-  info: TableInfo;
-  /** The values of an enum table (`is_enum`). */
-  enumValues?: EnumValue[];
-  /** Keys of the tables this table's metadata refers to (relationships, permissions). */
-  deps: Set<string>;
-  /** What schema generation and planning read (names, columns, joins, compiled permissions);
-   * absent when the source kind's plugin cannot resolve it. */
-  model?: TableModel;
-}
-
-export interface ResolvedSource {
-  name: string;
-  kind: SourceKind;
-  meta: SourceMeta;
-  connection: SourceConnection | null;
-  introspection: Introspection | null;
-  tables: Map<string, ResolvedTable>;
-  functions: Map<string, { meta: FunctionMeta; info: FunctionInfo; model?: FunctionModel }>;
-}
-
-export interface DatabaseBuild {
-  sources: Map<string, ResolvedSource>;
 }
 
 // ---------------------------------------------------------------------------------------------

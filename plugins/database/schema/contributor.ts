@@ -4,14 +4,14 @@
  * them, each planning through plan.ts.
  */
 import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig } from 'graphql';
-import type { BuildResult, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
+import type { BuildResult, FieldPlan, PlanInput, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
 import { MutationSchema } from './mutation.js';
 import { fieldSources, ofSource, sourceNames } from './names.js';
 import { namespaceField } from './namespace.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
-import { streamRootFields } from './subscription.js';
+import { liveOf, streamRootFields } from './subscription.js';
 
 /** Hasura's admin role: every table, no permission. */
 export const ADMIN_ROLE = 'admin';
@@ -37,7 +37,7 @@ export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' =
       get config() {
         return (config ??= rf.comment ? { ...make(), description: rf.comment } : make());
       },
-      plan: (input) => planRootField(kind, t, rs, input),
+      plan: (input) => planned(kind, t, rs, input),
     });
   };
   for (const t of rs.tables.values()) {
@@ -49,6 +49,12 @@ export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' =
     if (t.aggregates) add('select_aggregate', t, () => ({ type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` }));
   }
   return query;
+}
+
+/** A query root field's plan (./plan.ts) with its subscription (Note [Live queries]: ./subscription.ts,
+ * compiled on first use); put together here, so that neither module imports the other. */
+function planned(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, fn?: RoleFunction): FieldPlan {
+  return { ...planRootField(kind, t, rs, input, fn), live: liveOf(kind, t, rs, input, fn) };
 }
 
 /*
@@ -82,7 +88,7 @@ export function functionRootFields(rs: RoleSchema): { query: Record<string, Root
     const def = (kind: 'function' | 'function_aggregate', config: FieldConfig, rf: RoleFunction): RootFieldDef =>
       ofSource(f.source, {
         config: m.description ? { ...config, description: m.description } : config,
-        plan: (input) => planRootField(kind, rf.table, rs, input, rf),
+        plan: (input) => planned(kind, rf.table, rs, input, rf),
       });
     if (m.exposedAs === 'mutation') {
       mutation[names.field(m.rootFields.function)] = def('function', { type: list, args, description: `execute VOLATILE function ${fn} which returns ${table}` }, f);

@@ -7,8 +7,7 @@
  * `order_by`) keep their names. Computed once per source entry.
  */
 import type { RootFieldDef } from '../../../core/plugin.js';
-import type { TableModel } from '../model/resolved.js';
-import type { ResolvedSource } from '../model/types.js';
+import type { ResolvedSource, TableModel } from '../model/resolved.js';
 
 export interface SourceNames {
   /** A type's name as the source customizes it. */

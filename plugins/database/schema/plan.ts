@@ -25,10 +25,10 @@ import type {
   Value,
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
-import type { Dialect, ResolvedSource, SqlExecutor, SqlTransaction } from '../model/types.js';
+import type { Dialect, SqlExecutor, SqlTransaction } from '../model/types.js';
+import type { ResolvedSource } from '../model/resolved.js';
 import { tn } from './names.js';
 import { parseJsonPath } from '../ir/json-path.js';
-import { liveOf } from './subscription.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 import { valueAt } from './shapes.js';
 
@@ -639,8 +639,6 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       }
       return { sql: q.sql, params, plan: rows.map((r) => r['QUERY PLAN']!) };
     },
-    // Note [Live queries]: the field as a subscription (./subscription.ts), compiled on first use.
-    live: liveOf(kind, t, rs, input, fn),
   };
 }
 

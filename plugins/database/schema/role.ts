@@ -26,7 +26,8 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import type { TypeRegistry } from '../../../core/plugin.js';
-import type { Dialect, EnumValue, OperatorSpec, ResolvedSource, ScalarType } from '../model/types.js';
+import type { Dialect, EnumValue, OperatorSpec, ScalarType } from '../model/types.js';
+import type { ResolvedSource } from '../model/resolved.js';
 import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
 import { qtKey } from '../model/meta.js';

@@ -1,6 +1,6 @@
 /**
  * The database plugin's subscriptions (Note [Live queries] in core/plugin.ts): every query root
- * field is a live query (`liveOf`, the `live` of planRootField's plans), and every table a role
+ * field is a live query (`liveOf`, put with planRootField's plan in ./contributor.ts), and every table a role
  * may select has `<t>_stream` (Note [Streaming subscriptions]). Each compiles its statement once
  * more in the dialect's multiplexed mode (Note [Multiplexed statements] in the PostgreSQL
  * compiler), so that a batch of subscribers is one statement.
