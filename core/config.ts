@@ -130,9 +130,6 @@ const OPTIONS = {
     schema: bool,
     default: false,
   },
-  enableAllowlist: { flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', schema: bool, default: false },
-  // The web console at /console (plugins/console), as Hasura's --enable-console.
-  enableConsole: { flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', schema: bool, default: true },
   disabledPlugins: { flag: 'disable-plugins', env: 'SVC_GRAPHQL_DISABLED_PLUGINS', schema: list, default: [] as string[] },
   unauthorizedRole: {
     flag: 'unauthorized-role',
@@ -183,12 +180,6 @@ const OPTIONS = {
   graphqlMaxRootFields: { flag: 'graphql-max-root-fields', env: 'SVC_GRAPHQL_MAX_ROOT_FIELDS', schema: atLeastOne, default: 500 },
   graphqlMaxBatchSize: { flag: 'graphql-max-batch-size', env: 'SVC_GRAPHQL_MAX_BATCH_SIZE', schema: atLeastOne, default: 100 },
   graphqlMaxResponseSize: { flag: 'graphql-max-response-size', env: 'SVC_GRAPHQL_MAX_RESPONSE_SIZE', schema: atLeastOne, default: 64 * 1024 * 1024 },
-  // Event-trigger delivery (plugins/event-triggers): Hasura's HASURA_GRAPHQL_EVENTS_* options.
-  eventsHttpPoolSize: { flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', schema: atLeastOne, default: 100 },
-  eventsFetchInterval: { flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', schema: atLeastOne, default: 1000 },
-  eventsFetchBatchSize: { flag: 'events-fetch-batch-size', env: 'SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE', schema: atLeastOne, default: 100 },
-  // Cron triggers and scheduled events (plugins/scheduled-triggers): milliseconds between two looks for due events.
-  scheduledEventsFetchInterval: { flag: 'scheduled-events-fetch-interval', env: 'SVC_GRAPHQL_SCHEDULED_EVENTS_FETCH_INTERVAL', schema: atLeastOne, default: 10000 },
   liveQueriesBatchSize: {
     flag: 'live-queries-multiplexed-batch-size',
     env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',
@@ -218,38 +209,99 @@ const OPTIONS = {
   },
 } as const;
 
-type Options = typeof OPTIONS;
-export type ServerConfig = {
-  -readonly [K in keyof Options]: Options[K]['default'] extends undefined
-    ? v.InferOutput<Options[K]['schema']> | undefined
-    : v.InferOutput<Options[K]['schema']>;
+/*
+ * Note [Options by plugin]
+ * The kernel's own options are the table above. A plugin declares its own in its definition
+ * (PluginDef.options: flag, environment variable, valibot schema of the text, default, help), and
+ * types them by adding them to ServerConfig (declaration merging:
+ * `declare module '../../core/config.js' { interface ServerConfig extends OptionValues<typeof MY_OPTIONS> {} }`).
+ * `loadConfig` reads every option of the plugins it is given (enabled or not: a disabled
+ * plugin's flags are still accepted, and ignored), `--help` lists them under their plugin, and
+ * the kernel gives every plugin option that was not set its default (`withPluginDefaults`), so a
+ * configuration made by `defaultConfig` (tests, embedders) holds them too.
+ */
+
+/** An option: a flag and an environment variable, the schema that reads its text, its default. */
+export interface OptionDef {
+  readonly flag: string;
+  readonly env: string;
+  readonly schema: v.GenericSchema<string, unknown>;
+  readonly default: unknown;
+  /** Its value is never repeated in a message. */
+  readonly secret?: boolean;
+}
+
+/** The values of a table of options. */
+export type OptionValues<O extends Record<string, OptionDef>> = {
+  -readonly [K in keyof O]: O[K]['default'] extends undefined ? v.InferOutput<O[K]['schema']> | undefined : v.InferOutput<O[K]['schema']>;
 };
+
+/** The schemas the kernel reads its options with, for plugins' options. */
+export const optionSchemas = { bool, positiveInt, atLeastOne, list, httpUrl, nonEmpty };
+
+export type KernelConfig = OptionValues<typeof OPTIONS>;
+
+/** The server's configuration: the kernel's options, and those plugins add (Note [Options by
+ * plugin]). */
+export interface ServerConfig extends KernelConfig {}
+
+/** What loadConfig needs of a plugin. */
+export interface OptionOwner {
+  readonly name: string;
+  readonly options?: Readonly<Record<string, OptionDef>>;
+}
+
+function tables(plugins: readonly OptionOwner[]): [string, Readonly<Record<string, OptionDef>>][] {
+  const out: [string, Readonly<Record<string, OptionDef>>][] = [['server', OPTIONS as unknown as Record<string, OptionDef>]];
+  for (const p of plugins) if (p.options) out.push([p.name, p.options]);
+  return out;
+}
+
+/** `config` with every plugin option it does not set at its default (Note [Options by plugin]). */
+export function withPluginDefaults(config: ServerConfig, plugins: readonly OptionOwner[]): ServerConfig {
+  const out: Record<string, unknown> = { ...config };
+  for (const p of plugins) for (const [key, o] of Object.entries(p.options ?? {})) if (!(key in out)) out[key] = o.default;
+  return out as unknown as ServerConfig;
+}
 
 export class ConfigError extends Error {}
 
 /** Reads flags and environment; throws ConfigError naming the offending flag or variable. */
 /** `--help`: every option with its environment variable and default. */
-export function helpText(): string {
+export function helpText(plugins: readonly OptionOwner[] = []): string {
   const show = (d: unknown) => (d === undefined ? '(none)' : Array.isArray(d) ? (d.length ? d.join(',') : '(none)') : String(d));
-  const rows = Object.values(OPTIONS).map((o) => [`--${o.flag}`, o.env, show(o.default)]);
-  const w0 = Math.max(...rows.map((r) => r[0]!.length));
-  const w1 = Math.max(...rows.map((r) => r[1]!.length));
+  const sections = tables(plugins).map(([owner, t]) => [owner, Object.values(t).map((o) => [`--${o.flag}`, o.env, show(o.default)])] as const);
+  const all = sections.flatMap(([, rows]) => rows);
+  const w0 = Math.max(...all.map((r) => r[0]!.length));
+  const w1 = Math.max(...all.map((r) => r[1]!.length));
   return [
     'Usage: svc [serve] [--flag value | --flag=value]...',
     '',
     'Every option is a flag or an environment variable; the flag wins. Boolean flags may be given alone.',
     '',
     `${'flag'.padEnd(w0)}  ${'environment variable'.padEnd(w1)}  default`,
-    ...rows.map((r) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]}`),
+    ...sections.flatMap(([owner, rows]) => [
+      owner === 'server' ? '' : `\n(plugin ${owner})`,
+      ...rows.map((r) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]}`),
+    ]).filter((l, i) => i > 0 || l !== ''),
     '',
     '--help     this text',
     '--version  the version',
   ].join('\n');
 }
 
-export function loadConfig(argv: string[], env: Record<string, string | undefined>): ServerConfig {
+export function loadConfig(argv: string[], env: Record<string, string | undefined>, plugins: readonly OptionOwner[] = []): ServerConfig {
   const flags = new Map<string, string>();
-  const byFlag = new Map<string, (typeof OPTIONS)[keyof Options]>(Object.values(OPTIONS).map((o) => [o.flag, o]));
+  const options: Record<string, OptionDef> = {};
+  const byFlag = new Map<string, OptionDef>();
+  for (const [owner, t] of tables(plugins)) {
+    for (const [key, o] of Object.entries(t)) {
+      // Two owners of one option are a programming error, reported at every start.
+      if (key in options || byFlag.has(o.flag)) throw new Error(`the option ${key} (--${o.flag}) of ${owner} is declared twice`);
+      options[key] = o;
+      byFlag.set(o.flag, o);
+    }
+  }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (!a.startsWith('--')) throw new ConfigError(`unexpected argument "${a}"`);
@@ -266,7 +318,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     }
   }
   const out: Record<string, unknown> = {};
-  for (const [key, opt] of Object.entries(OPTIONS)) {
+  for (const [key, opt] of Object.entries(options)) {
     const fromFlag = flags.get(opt.flag);
     const raw = fromFlag ?? env[opt.env];
     if (raw === undefined || (fromFlag === undefined && raw === '')) {
@@ -282,7 +334,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     }
     out[key] = r.output;
   }
-  const cfg = out as ServerConfig;
+  const cfg = out as unknown as ServerConfig;
   // As Hasura's setupAuthMode: token modes need the admin secret, and one mode at a time.
   const jwt = cfg.jwtSecret !== undefined || cfg.jwtSecrets !== undefined;
   if (jwt && cfg.authHook !== undefined) throw new ConfigError('both webhook and JWT mode cannot be enabled at the same time (--auth-hook with --jwt-secret or SVC_GRAPHQL_JWT_SECRETS)');

@@ -16,7 +16,7 @@ import type {
 } from 'graphql';
 import type { Context as HonoContext } from 'hono';
 import type { TypedEmitter } from 'tiny-typed-emitter';
-import type { ServerConfig } from './config.js';
+import type { OptionDef, ServerConfig } from './config.js';
 import type { Logger } from './log.js';
 import type { UnitOfWork } from './uow.js';
 import type { ErrorCode } from './errors.js';
@@ -645,6 +645,10 @@ export interface PluginDef {
    * effect beyond the KernelApi calls (no I/O, no timers, no global state); start work in a
    * worker or on `metadataChanged`. */
   setup(k: KernelApi): void | Promise<void>;
+  /** The plugin's own options (Note [Options by plugin] in core/config.ts): read from flags and
+   * the environment with the kernel's, listed under the plugin by `--help`, given their default
+   * when unset. */
+  options?: Readonly<Record<string, OptionDef>>;
 }
 
 export function definePlugin(def: PluginDef): PluginDef {

@@ -1,7 +1,8 @@
 /** Configuration from flags and SVC_GRAPHQL_* variables: defaults, precedence, and errors that name the culprit. */
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { ConfigError, helpText, loadConfig } from '../core/config.js';
+import { ConfigError, helpText, loadConfig, optionSchemas } from '../core/config.js';
+import { builtinPlugins } from '../server/plugins.js';
 import { VERSION } from '../server/app.js';
 
 describe('loadConfig', () => {
@@ -83,24 +84,37 @@ describe('loadConfig', () => {
 });
 
 describe('--help and --version', () => {
-  it('the help lists every option with its environment variable and default', () => {
-    const text = helpText();
+  it('the help lists every option with its environment variable and default, plugins\' under their plugin', () => {
+    const text = helpText(builtinPlugins);
     const lines = text.split('\n');
     for (const [flag, env, dflt] of [
       ['--server-port', 'SVC_GRAPHQL_SERVER_PORT', '8080'],
       ['--stringify-numeric-types', 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES', 'false'],
       ['--enabled-apis', 'SVC_GRAPHQL_ENABLED_APIS', 'graphql,metadata,config,pgdump'],
       ['--admin-secret', 'SVC_GRAPHQL_ADMIN_SECRET', '(none)'],
+      ['--events-fetch-batch-size', 'SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE', '100'],
+      ['--enable-console', 'SVC_GRAPHQL_ENABLE_CONSOLE', 'true'],
     ]) {
       expect(lines.find((l) => l.startsWith(`${flag} `))?.split(/\s+/), flag).toEqual([flag, env, dflt]);
     }
     // Every option loadConfig knows is listed.
-    expect(lines.filter((l) => /^--[a-z]/.test(l) && !/^--(help|version) /.test(l))).toHaveLength(Object.keys(loadConfig([], {})).length);
+    expect(lines.filter((l) => /^--[a-z]/.test(l) && !/^--(help|version) /.test(l))).toHaveLength(Object.keys(loadConfig([], {}, builtinPlugins)).length);
+    // A plugin's options come after a line naming it.
+    expect(lines.indexOf('(plugin console)')).toBeLessThan(lines.findIndex((l) => l.startsWith('--enable-console ')));
+    expect(lines.indexOf('(plugin console)')).toBeGreaterThan(lines.findIndex((l) => l.startsWith('--server-port ')));
+  });
+
+  it("a plugin's option is read from its flag or variable, and is unknown without the plugin", () => {
+    expect(loadConfig(['--events-fetch-interval', '5'], {}, builtinPlugins).eventsFetchInterval).toBe(5);
+    expect(loadConfig([], { SVC_GRAPHQL_EVENTS_FETCH_INTERVAL: '7' }, builtinPlugins).eventsFetchInterval).toBe(7);
+    expect(() => loadConfig(['--events-fetch-interval', '0'], {}, builtinPlugins)).toThrow('invalid value for --events-fetch-interval: "0": expected an integer of at least 1');
+    expect(() => loadConfig(['--events-fetch-interval', '5'], {})).toThrow('unknown flag --events-fetch-interval');
+    expect(() => loadConfig([], {}, [{ name: 'a', options: { x: { flag: 'server-port', env: 'X', schema: optionSchemas.bool, default: false } } }])).toThrow('declared twice');
   });
 
   it('the server prints them and exits 0, with or without the serve command', () => {
     const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], { encoding: 'utf8' });
     expect(run('--version').trim()).toBe(VERSION);
-    expect(run('serve', '--help')).toBe(`${helpText()}\n`);
+    expect(run('serve', '--help')).toBe(`${helpText(builtinPlugins)}\n`);
   }, 60_000);
 });

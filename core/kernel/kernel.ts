@@ -28,7 +28,7 @@ import type { ServerConfig } from '../config.js';
 import { errorDetail, type Logger } from '../log.js';
 import { SvcError } from '../errors.js';
 import { Authenticator } from '../auth/session.js';
-import { jwtConfigs } from '../config.js';
+import { jwtConfigs, withPluginDefaults } from '../config.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
 import { CatalogStore, type Part, type Stamp } from '../catalog/store.js';
@@ -91,7 +91,8 @@ export class Kernel {
   readonly api: KernelApi;
 
   private constructor(private readonly opts: KernelOptions) {
-    this.config = opts.config;
+    // Every plugin's options, at their defaults where unset (Note [Options by plugin]).
+    this.config = withPluginDefaults(opts.config, opts.plugins);
     this.env = opts.env ?? process.env;
     this.log = opts.log;
     this.catalog = new CatalogStore(opts.catalogSql, { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) }, opts.catalogSchema);

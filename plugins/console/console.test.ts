@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config.js';
 import { useServer } from '../../test/helpers.js';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../test/console-build.js';
-import { consoleDist, consoleHandler, packageRoot } from './index.js';
+import consolePlugin, { consoleDist, consoleHandler, packageRoot } from './index.js';
 
 beforeAll(() => ensureConsoleBuilt(), 180_000);
 
@@ -68,9 +68,9 @@ describe('/console', () => {
 describe('--enable-console false', () => {
   const server = useServer(undefined, { config: { enableConsole: false } });
   it('leaves /console and / out: 404', async () => {
-    expect(loadConfig(['--enable-console', 'false'], {}).enableConsole).toBe(false);
-    expect(loadConfig([], { SVC_GRAPHQL_ENABLE_CONSOLE: 'false' }).enableConsole).toBe(false);
-    expect(loadConfig([], {}).enableConsole).toBe(true);
+    expect(loadConfig(['--enable-console', 'false'], {}, [consolePlugin]).enableConsole).toBe(false);
+    expect(loadConfig([], { SVC_GRAPHQL_ENABLE_CONSOLE: 'false' }, [consolePlugin]).enableConsole).toBe(false);
+    expect(loadConfig([], {}, [consolePlugin]).enableConsole).toBe(true);
     for (const path of ['/console', '/console/', '/console/data', '/']) {
       const r = await server.request('GET', path);
       expect(r.status, path).toBe(404);

@@ -10,6 +10,7 @@
  * Vite's hashed files under `assets/` are cached for a year; index.html is revalidated every time.
  * `--enable-console false` (SVC_GRAPHQL_ENABLE_CONSOLE) leaves the routes out; they answer 404.
  */
+import { optionSchemas, type OptionValues } from '../../core/config.js';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, extname, join, resolve, sep } from 'node:path';
@@ -110,8 +111,19 @@ export function consoleHandler(where: string | (() => string)): (c: Context) => 
   };
 }
 
+/** The web console at /console, as Hasura's --enable-console (Note [Options by plugin] in
+ * core/config.ts). */
+export const CONSOLE_OPTIONS = {
+  enableConsole: { flag: 'enable-console', env: 'SVC_GRAPHQL_ENABLE_CONSOLE', schema: optionSchemas.bool, default: true },
+} as const;
+
+declare module '../../core/config.js' {
+  interface ServerConfig extends OptionValues<typeof CONSOLE_OPTIONS> {}
+}
+
 export default definePlugin({
   name: 'console',
+  options: CONSOLE_OPTIONS,
   setup(k) {
     if (!k.config.enableConsole) return;
     // The folder is looked for on the first request: setup does no I/O.

@@ -13,6 +13,7 @@
  * What another plugin may use (cron triggers and scheduled events deliver the same way): the
  * webhook helpers of webhook.ts, exported below, and `drainDeliveries` (graceful shutdown).
  */
+import { optionSchemas, type OptionValues } from '../../core/config.js';
 import { definePlugin } from '../../core/plugin.js';
 import { DatabaseToken } from '../database/index.js';
 import { buildEventTriggers, STEP, triggersBuild } from './build.js';
@@ -44,8 +45,21 @@ export {
 export type { EventTriggerMeta, RetryConf } from './definition.js';
 export { STEP as EVENT_TRIGGERS_STEP, type EventTriggersBuild, type ResolvedTrigger } from './build.js';
 
+/** Event-trigger delivery: Hasura's HASURA_GRAPHQL_EVENTS_* options (Note [Options by plugin] in
+ * core/config.ts). The scheduled triggers share the batch and pool sizes. */
+export const EVENT_OPTIONS = {
+  eventsHttpPoolSize: { flag: 'events-http-pool-size', env: 'SVC_GRAPHQL_EVENTS_HTTP_POOL_SIZE', schema: optionSchemas.atLeastOne, default: 100 },
+  eventsFetchInterval: { flag: 'events-fetch-interval', env: 'SVC_GRAPHQL_EVENTS_FETCH_INTERVAL', schema: optionSchemas.atLeastOne, default: 1000 },
+  eventsFetchBatchSize: { flag: 'events-fetch-batch-size', env: 'SVC_GRAPHQL_EVENTS_FETCH_BATCH_SIZE', schema: optionSchemas.atLeastOne, default: 100 },
+} as const;
+
+declare module '../../core/config.js' {
+  interface ServerConfig extends OptionValues<typeof EVENT_OPTIONS> {}
+}
+
 export default definePlugin({
   name: 'event-triggers',
+  options: EVENT_OPTIONS,
   after: ['database', 'postgres'],
   requires: ['database'],
   setup(k) {

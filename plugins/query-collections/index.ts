@@ -12,6 +12,7 @@
  *     lets a non-admin role run only allow-listed documents.
  * Other plugins (REST endpoints) use the saved queries through QueryCollectionsToken.
  */
+import { optionSchemas, type OptionValues } from '../../core/config.js';
 import type { DocumentNode } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type Metadata, type OperationDef } from '../../core/plugin.js';
@@ -50,8 +51,18 @@ const notExists = (name: string, path: string) => new SvcError('not-exists', `qu
 /** Hasura's `throw400 NotFound`: the code of a 404 with status 400. */
 const notFound = (message: string, path = '$.args') => new SvcError('not-found', message, { path, status: 400 });
 
+/** Hasura's --enable-allowlist (Note [Options by plugin] in core/config.ts). */
+export const ALLOWLIST_OPTIONS = {
+  enableAllowlist: { flag: 'enable-allowlist', env: 'SVC_GRAPHQL_ENABLE_ALLOWLIST', schema: optionSchemas.bool, default: false },
+} as const;
+
+declare module '../../core/config.js' {
+  interface ServerConfig extends OptionValues<typeof ALLOWLIST_OPTIONS> {}
+}
+
 export default definePlugin({
   name: 'query-collections',
+  options: ALLOWLIST_OPTIONS,
   setup(k) {
     const referrers: Referrer[] = [];
     const of = (b: { outputs: ReadonlyMap<string, unknown> } | { output<T>(step: string): T | undefined }): CollectionsBuild =>

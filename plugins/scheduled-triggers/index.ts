@@ -11,6 +11,7 @@
  *   - the `scheduled-delivery` worker (worker.ts, Note [Scheduled deliveries]).
  * Delivery reuses the webhook helpers of plugins/event-triggers (its index.ts exports only).
  */
+import { optionSchemas, type OptionValues } from '../../core/config.js';
 import { definePlugin, type InconsistentObject, type Metadata, type OperationContext } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import * as v from '../../core/valibot.js';
@@ -78,8 +79,19 @@ const notExists = (name: string) => new SvcError('not-exists', `cron trigger wit
 /** A timestamp as aeson writes a UTCTime: `2026-01-01T00:05:00Z`, fractions only when not zero. */
 const ISO = (col: string) => `(rtrim(rtrim(to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '0'), '.') || 'Z')`;
 
+/** Cron triggers and scheduled events: milliseconds between two looks for due events (Note
+ * [Options by plugin] in core/config.ts); the batch and pool sizes are the event triggers'. */
+export const SCHEDULED_OPTIONS = {
+  scheduledEventsFetchInterval: { flag: 'scheduled-events-fetch-interval', env: 'SVC_GRAPHQL_SCHEDULED_EVENTS_FETCH_INTERVAL', schema: optionSchemas.atLeastOne, default: 10000 },
+} as const;
+
+declare module '../../core/config.js' {
+  interface ServerConfig extends OptionValues<typeof SCHEDULED_OPTIONS> {}
+}
+
 export default definePlugin({
   name: 'scheduled-triggers',
+  options: SCHEDULED_OPTIONS,
   after: ['database', 'postgres', 'event-triggers'],
   requires: ['database'],
   setup(k) {
