@@ -1,0 +1,625 @@
+/**
+ * SQL golden tests of the PostgreSQL compiler, without a database: IR built by hand (as
+ * plugins/database/schema/plan.ts and mutation.ts build it from a GraphQL field and a role's
+ * permission, Note [Values in the IR]) compiled by `postgresDialect.compileSelect` /
+ * `compileMutation`, the statement text and its bind parameters compared with inline snapshots
+ * (Kysely's testSql is the model). A change of the compiler shows here as a diff of SQL text;
+ * whether the SQL answers what it should is for the tests that run it (queries.test.ts,
+ * mutations.test.ts, explain.test.ts...). Update with `npx vitest run plugins/postgres/compile.test.ts -u`
+ * and read the diff.
+ */
+import { describe, expect, it } from 'vitest';
+import type { BoolIR, ColumnType, CompiledQuery, FieldIR, MutationIR, ObjectIR, QualifiedTable, RootIR, RowsIR, ScalarType, Value } from '../database/index.js';
+import { postgresDialect as pg } from './dialect.js';
+
+// ---------------------------------------------------------------------------------------------
+// Fixture: author (id, name, born, tags text[], info jsonb, prefs jsonb) <- article (id, title,
+// author_id, rating bigint); each column's type as introspection reports it, its scalar as the
+// dialect resolves it (as model/resolved.ts `resolveTableModel` does).
+
+const base = (udt: string): ColumnType => ({ type: udt, udt, typeSchema: 'pg_catalog', typeKind: 'base' });
+const TEXT_ARRAY: ColumnType = { type: 'text[]', udt: '_text', typeSchema: 'pg_catalog', typeKind: 'array', elementKind: 'base' };
+const columns = (types: Record<string, ColumnType>) => new Map(Object.entries(types).map(([name, type]) => [name, { type, scalar: pg.scalar(type) }]));
+
+const author: QualifiedTable = { schema: 'public', name: 'author' };
+const article: QualifiedTable = { schema: 'public', name: 'article' };
+const authorColumns = columns({ id: base('int4'), name: base('text'), born: base('date'), tags: TEXT_ARRAY, info: base('jsonb'), prefs: base('jsonb') });
+const articleColumns = columns({ id: base('int4'), title: base('text'), author_id: base('int4'), rating: base('int8') });
+const columnOf = (t: QualifiedTable, column: string) => (t === author ? authorColumns : articleColumns).get(column)!;
+const scalarOf = (t: QualifiedTable, column: string): ScalarType => columnOf(t, column).scalar;
+
+const lit = (v: unknown): Value => ({ k: 'lit', v });
+const variable = (name: string): Value => ({ k: 'var', name });
+const session = (name: string): Value => ({ k: 'session', name });
+const T: BoolIR = { t: 'true' };
+
+const col = (t: QualifiedTable, column: string, key = column): FieldIR => ({ key, k: 'column', column, scalar: scalarOf(t, column) });
+const obj = (...fields: FieldIR[]): ObjectIR => ({ fields });
+const cmp = (t: QualifiedTable, column: string, op: string, value: Value): BoolIR => ({ t: 'cmp', column, ...columnOf(t, column), op, value });
+const rows = (table: QualifiedTable, r: Partial<RowsIR> = {}): RowsIR => ({ table, where: T, orderBy: [], ...r });
+/** The join of article.author (object) and author.articles (array): pairs (own, remote). */
+const ARTICLE_AUTHOR = [['author_id', 'id']] as const;
+const AUTHOR_ARTICLES = [['id', 'author_id']] as const;
+
+const select = (ir: RootIR, multiplexed = false): CompiledQuery => pg.compileSelect!(ir, multiplexed ? { multiplexed } : undefined);
+const mutation = (ir: MutationIR): CompiledQuery => pg.compileMutation!(ir);
+
+// ---------------------------------------------------------------------------------------------
+
+describe('compileSelect', () => {
+  it('a list: where, order_by, a literal limit, an offset from a variable', () => {
+    // { author(where: {name: {_eq: "ann"}, id: {_gt: $min}}, order_by: {born: desc}, limit: 10, offset: $skip) { id name } }
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author, {
+        where: { t: 'and', of: [cmp(author, 'name', 'eq', lit('ann')), cmp(author, 'id', 'gt', variable('min'))] },
+        orderBy: [{ path: [], column: 'born', dir: 'desc' }],
+        limit: lit(10),
+        offset: variable('skip'),
+      }),
+      select: obj(col(author, 'id'), col(author, 'name')),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": "ann",
+          },
+          {
+            "k": "var",
+            "name": "min",
+          },
+          {
+            "k": "var",
+            "name": "skip",
+          },
+        ],
+        "sql": "select coalesce(json_agg(json_build_object('id', _t0."id", 'name', _t0."name") order by _t0."__svc_o0" desc nulls first), '[]')::text as json from (select _t0.*, _t0."born" as "__svc_o0" from "public"."author" as _t0 where ((_t0."name" = ($1::text)::"pg_catalog"."text") and (_t0."id" > ($2::text)::"pg_catalog"."int4")) order by _t0."born" desc nulls first limit 10 offset ($3::text)::int8) as _t0",
+      }
+    `);
+  });
+
+  it('no order nor window: one sort, in the aggregate (Note [One sort per list])', () => {
+    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { orderBy: [{ path: [], column: 'name', dir: 'asc_nulls_first' }] }), select: obj(col(author, 'name')) };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [],
+        "sql": "select coalesce(json_agg(json_build_object('name', _t0."name") order by _t0."__svc_o0" asc nulls first), '[]')::text as json from (select _t0.*, _t0."name" as "__svc_o0" from "public"."author" as _t0 where true) as _t0",
+      }
+    `);
+  });
+
+  it('distinct_on, _in, _is_null, _like, _not, _or', () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article, {
+        where: {
+          t: 'or',
+          of: [
+            cmp(article, 'id', 'in', lit([1, 2, 3])),
+            { t: 'not', e: cmp(article, 'rating', 'is_null', lit(true)) },
+            cmp(article, 'title', 'like', lit('%svc%')),
+          ],
+        },
+        distinctOn: ['author_id'],
+        orderBy: [
+          { path: [], column: 'author_id', dir: 'asc' },
+          { path: [], column: 'rating', dir: 'desc' },
+        ],
+      }),
+      select: obj(col(article, 'author_id'), col(article, 'title')),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "json": true,
+            "k": "lit",
+            "v": [
+              1,
+              2,
+              3,
+            ],
+          },
+          {
+            "k": "lit",
+            "v": "%svc%",
+          },
+        ],
+        "sql": "select coalesce(json_agg(json_build_object('author_id', _t0."author_id", 'title', _t0."title") order by _t0."__svc_o0" asc nulls last, _t0."__svc_o1" desc nulls first), '[]')::text as json from (select distinct on (_t0."author_id") _t0.*, _t0."author_id" as "__svc_o0", _t0."rating" as "__svc_o1" from "public"."article" as _t0 where ((_t0."id" = any(array(select json_array_elements_text(($1::text)::json))::"pg_catalog"."int4"[])) or (not (_t0."rating" is null)) or (_t0."title" like ($2::text)::text)) order by _t0."author_id" asc nulls last, _t0."rating" desc nulls first) as _t0",
+      }
+    `);
+  });
+
+  it('a comparison with a null literal is no condition (Hasura v2)', () => {
+    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'name', 'eq', lit(null)) }), select: obj(col(author, 'id')) };
+    expect(select(ir).sql).toContain('where true');
+  });
+
+  it("object and array relationships (the remote table's filter in their rows), __typename", () => {
+    // { article { title author { name } } } and { author { name articles(order_by: {id: asc}, limit: 2) { title } } }
+    const articles: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article),
+      select: obj(col(article, 'title'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name'), { key: '__typename', k: 'typename', name: 'author' }) }),
+    };
+    expect(select(articles)).toMatchInlineSnapshot(`
+      {
+        "params": [],
+        "sql": "select coalesce(json_agg(json_build_object('title', _t0."title", 'author', (select json_build_object('name', _t1."name", '__typename', 'author') from (select _t1.* from "public"."author" as _t1 where true and _t1."id" = _t0."author_id") as _t1 limit 1))), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where true) as _t0",
+      }
+    `);
+    const authors: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author),
+      select: obj(col(author, 'name'), {
+        key: 'articles',
+        k: 'array',
+        mapping: AUTHOR_ARTICLES,
+        // The role's filter on article, folded in by the planner: {rating: {_gt: 0}}.
+        rows: rows(article, { where: cmp(article, 'rating', 'gt', lit(0)), orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(2) }),
+        select: obj(col(article, 'title')),
+      }),
+    };
+    expect(select(authors)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 0,
+          },
+        ],
+        "sql": "select coalesce(json_agg(json_build_object('name', _t0."name", 'articles', (select coalesce(json_agg(json_build_object('title', _t1."title") order by _t1."__svc_o0" asc nulls last), '[]') from (select _t1.*, _t1."id" as "__svc_o0" from "public"."article" as _t1 where (_t1."rating" > ($1::text)::"pg_catalog"."int8") and _t1."author_id" = _t0."id" order by _t1."id" asc nulls last limit 2) as _t1))), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0",
+      }
+    `);
+  });
+
+  it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {
+    // The role `user`: article's filter {author: {id: {_eq: X-Svc-User-Id}}, rating: {_gte: X-Svc-Min}}, limit 5.
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article, {
+        where: {
+          t: 'and',
+          of: [
+            { t: 'rel', remote: author, mapping: ARTICLE_AUTHOR, e: cmp(author, 'id', 'eq', session('x-svc-user-id')) },
+            cmp(article, 'rating', 'gte', session('x-svc-min')),
+          ],
+        },
+        limit: variable('n'),
+        limitCap: 5,
+      }),
+      select: obj(col(article, 'id'), { ...col(article, 'rating'), asText: true } as FieldIR),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+          {
+            "k": "session",
+            "name": "x-svc-min",
+          },
+          {
+            "k": "var",
+            "name": "n",
+          },
+        ],
+        "sql": "select coalesce(json_agg(json_build_object('id', _t0."id", 'rating', (_t0."rating")::text)), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where (exists (select 1 from "public"."author" as _t1 where _t1."id" = _t0."author_id" and (_t1."id" = ($1::text)::"pg_catalog"."int4")) and (_t0."rating" >= ($2::text)::"pg_catalog"."int8")) limit least(($3::text)::int8, 5)) as _t0",
+      }
+    `);
+  });
+
+  it('_by_pk: one object or null', () => {
+    const ir: RootIR = { k: 'select', single: true, rows: rows(author, { where: cmp(author, 'id', 'eq', variable('id')) }), select: obj(col(author, 'id'), col(author, 'tags')) };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "var",
+            "name": "id",
+          },
+        ],
+        "sql": "select coalesce((select json_build_object('id', _t0."id", 'tags', _t0."tags") from (select _t0.* from "public"."author" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4")) as _t0 limit 1)::text, 'null') as json",
+      }
+    `);
+  });
+
+  it('an aggregate: count, count(distinct), sum, max, nodes, the role limit capping the nodes only', () => {
+    const ir: RootIR = {
+      k: 'aggregate',
+      agg: {
+        rows: rows(article, { where: cmp(article, 'author_id', 'eq', lit(1)), limitCap: 3 }),
+        fields: [
+          {
+            key: 'aggregate',
+            k: 'aggregate',
+            fields: [
+              { key: 'count', k: 'count', distinct: false },
+              { key: 'authors', k: 'count', columns: ['author_id'], distinct: true },
+              { key: 'sum', k: 'fn', fn: 'sum', columns: [{ key: 'rating', column: 'rating', asText: true }] },
+              { key: 'max', k: 'fn', fn: 'max', columns: [{ key: 'title', column: 'title' }, { key: '__typename', typename: 'article_max_fields' }] },
+            ],
+          },
+          { key: 'nodes', k: 'nodes', select: obj(col(article, 'id')) },
+        ],
+      },
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 1,
+          },
+        ],
+        "sql": "select (select json_build_object('aggregate', json_build_object('count', count(*), 'authors', count(distinct _t0."author_id"), 'sum', json_build_object('rating', (sum(_t0."rating"))::text), 'max', json_build_object('title', max(_t0."title"), '__typename', 'article_max_fields')), 'nodes', (select coalesce(json_agg(json_build_object('id', _t0."id")), '[]') from (select * from (select _t0.* from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4")) as _t0 limit 3) as _t0)) from (select _t0.* from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4")) as _t0)::text as json",
+      }
+    `);
+  });
+
+  it('an array relationship aggregate', () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author),
+      select: obj(col(author, 'name'), {
+        key: 'articles_aggregate',
+        k: 'array_aggregate',
+        mapping: AUTHOR_ARTICLES,
+        agg: { rows: rows(article), fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', distinct: false }] }] },
+      }),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [],
+        "sql": "select coalesce(json_agg(json_build_object('name', _t0."name", 'articles_aggregate', (select json_build_object('aggregate', json_build_object('count', count(*))) from (select _t1.* from "public"."article" as _t1 where true and _t1."author_id" = _t0."id") as _t1))), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0",
+      }
+    `);
+  });
+
+  it('multiplexed (live queries): one statement for many bindings (Note [Multiplexed statements])', () => {
+    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'id', 'eq', session('x-svc-user-id')) }), select: obj(col(author, 'name')) };
+    const q = select(ir, true);
+    expect(q).toMatchInlineSnapshot(`
+      {
+        "batch": [Function],
+        "params": [
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+        ],
+        "sql": "select _svc_m."i", _svc_r."json" from unnest(($1::text)::text[]) with ordinality as _svc_m("p1", "i") left join lateral (select coalesce(json_agg(json_build_object('name', _t0."name")), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where (_t0."id" = (_svc_m."p1")::"pg_catalog"."int4")) as _t0) as _svc_r on true order by _svc_m."i"",
+      }
+    `);
+    expect(q.batch!([['1'], ['2'], [null]])).toEqual(['{"1","2",NULL}']);
+  });
+});
+
+describe('compileMutation', () => {
+  const affected = { key: 'affected_rows', k: 'affected_rows' } as const;
+
+  it('an insert with on_conflict (update columns, where), a check with a session variable, returning', () => {
+    // insert_author(objects: [{id: 1, name: $name}], on_conflict: {constraint: author_pkey, update_columns: [name], where: {born: {_is_null: true}}})
+    const ir: MutationIR = {
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: [{ values: new Map([['id', { k: 'value', value: lit(1) }], ['name', { k: 'value', value: variable('name') }]]), before: [], after: [] }],
+        onConflict: { constraint: 'author_pkey', columns: ['id'], update: ['name'], where: cmp(author, 'born', 'is_null', lit(true)), check: T },
+        check: cmp(author, 'id', 'eq', session('x-svc-user-id')),
+      },
+      output: { k: 'multi', fields: [affected, { key: 'returning', k: 'returning', select: obj(col(author, 'id'), col(author, 'name')) }] },
+    };
+    expect(mutation(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 1,
+          },
+          {
+            "k": "var",
+            "name": "name",
+          },
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("id", "name") values (($1::text)::"pg_catalog"."int4", ($2::text)::"pg_catalog"."text") on conflict on constraint "author_pkey" do update set "name" = excluded."name" where (_t0."born" is null) returning _t0 as r, (case when _t0.xmax = 0 then (_t0."id" = ($3::text)::"pg_catalog"."int4") else true end) as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(json_build_object('id', _t1."id", 'name', _t1."name")), '[]') from (select (_c0.r).* from _c0) as _t1))::text end as json",
+      }
+    `);
+  });
+
+  it('an insert of several rows, one taking a default, and array values, without a check', () => {
+    const ir: MutationIR = {
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: [
+          { values: new Map([['name', { k: 'value', value: lit('ann') }], ['tags', { k: 'value', value: lit(['a', 'b c']) }]]), before: [], after: [] },
+          { values: new Map([['name', { k: 'value', value: lit('bob') }], ['tags', { k: 'default' }]]), before: [], after: [] },
+        ],
+        check: T,
+      },
+      output: { k: 'multi', fields: [affected] },
+    };
+    expect(mutation(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": "ann",
+          },
+          {
+            "format": [Function],
+            "k": "lit",
+            "v": [
+              "a",
+              "b c",
+            ],
+          },
+          {
+            "k": "lit",
+            "v": "bob",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name", "tags") values (($1::text)::"pg_catalog"."text", ($2::text)::"pg_catalog"."_text"), (($3::text)::"pg_catalog"."text", default) returning _t0 as r, true as c) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n))::text end as json",
+      }
+    `);
+  });
+
+  it('a nested insert: an article with its author (object relationship) and an author with articles (array)', () => {
+    const articleWithAuthor: MutationIR = {
+      k: 'insert',
+      insert: {
+        table: article,
+        columns: articleColumns,
+        rows: [
+          {
+            values: new Map([['title', { k: 'value', value: lit('nested') }]]),
+            before: [
+              {
+                relationship: 'author',
+                mapping: ARTICLE_AUTHOR,
+                insert: { table: author, columns: authorColumns, rows: [{ values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [] }], check: T },
+              },
+            ],
+            after: [],
+          },
+        ],
+        check: T,
+      },
+      output: { k: 'single', select: obj(col(article, 'id'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name')) }) },
+    };
+    expect(mutation(articleWithAuthor)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": "ann",
+          },
+          {
+            "k": "lit",
+            "v": "nested",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", (_c0.r)."id")) as _v returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else coalesce((select json_build_object('id', _t2."id", 'author', (select json_build_object('name', _t3."name") from (select _t3.* from (select _t4.* from "public"."author" as _t4 union all select (_c0.r).* from _c0) as _t3 where true and _t3."id" = _t2."author_id") as _t3 limit 1)) from (select (_c1.r).* from _c1) as _t2 limit 1)::text, 'null') end as json",
+      }
+    `);
+    const authorWithArticles: MutationIR = {
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: [
+          {
+            values: new Map([['name', { k: 'value', value: lit('bob') }]]),
+            before: [],
+            after: [
+              {
+                relationship: 'articles',
+                mapping: AUTHOR_ARTICLES,
+                insert: {
+                  table: article,
+                  columns: articleColumns,
+                  rows: [
+                    { values: new Map([['title', { k: 'value', value: lit('one') }]]), before: [], after: [] },
+                    { values: new Map([['title', { k: 'value', value: lit('two') }]]), before: [], after: [] },
+                  ],
+                  check: T,
+                },
+              },
+            ],
+          },
+        ],
+        check: T,
+      },
+      output: { k: 'multi', fields: [affected] },
+    };
+    expect(mutation(authorWithArticles)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": "bob",
+          },
+          {
+            "k": "lit",
+            "v": "one",
+          },
+          {
+            "k": "lit",
+            "v": "two",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", (_c0.r)."id"), (($3::text)::"pg_catalog"."text", (_c0.r)."id")) as _v returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json",
+      }
+    `);
+  });
+
+  it("an update with _set and _inc, the role's filter and check, returning under the select filter", () => {
+    const ir: MutationIR = {
+      k: 'update',
+      table: article,
+      where: { t: 'and', of: [cmp(article, 'id', 'lt', variable('max')), cmp(article, 'author_id', 'eq', session('x-svc-user-id'))] },
+      set: [
+        { column: 'title', scalar: scalarOf(article, 'title'), op: 'set', value: lit('edited') },
+        { column: 'rating', scalar: scalarOf(article, 'rating'), op: 'inc', value: lit(1) },
+      ],
+      check: cmp(article, 'rating', 'lte', lit(10)),
+      output: {
+        k: 'multi',
+        fields: [affected, { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', session('x-svc-user-id')) }],
+      },
+    };
+    expect(mutation(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": "edited",
+          },
+          {
+            "k": "lit",
+            "v": 1,
+          },
+          {
+            "k": "lit",
+            "v": 10,
+          },
+          {
+            "k": "var",
+            "name": "max",
+          },
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = ($1::text)::"pg_catalog"."text", "rating" = _t0."rating" + ($2::text)::"pg_catalog"."int8" where ((_t0."id" < ($4::text)::"pg_catalog"."int4") and (_t0."author_id" = ($5::text)::"pg_catalog"."int4")) returning _t0 as r, (_t0."rating" <= ($3::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(json_build_object('id', _t1."id", 'rating', _t1."rating")), '[]') from (select (_c0.r).* from _c0) as _t1 where (_t1."author_id" = ($6::text)::"pg_catalog"."int4")))::text end as json",
+      }
+    `);
+  });
+
+  it('update_by_pk with jsonb operators (_append, _delete_at_path)', () => {
+    const ir: MutationIR = {
+      k: 'update',
+      table: author,
+      where: cmp(author, 'id', 'eq', lit(1)),
+      set: [
+        { column: 'info', scalar: scalarOf(author, 'info'), op: 'append', value: lit({ a: 1 }) },
+        { column: 'prefs', scalar: scalarOf(author, 'prefs'), op: 'delete_at_path', value: lit(['c', 'd']) },
+      ],
+      check: T,
+      output: { k: 'single', select: obj(col(author, 'info')) },
+    };
+    expect(mutation(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "json": true,
+            "k": "lit",
+            "v": {
+              "a": 1,
+            },
+          },
+          {
+            "format": [Function],
+            "k": "lit",
+            "v": [
+              "c",
+              "d",
+            ],
+          },
+          {
+            "k": "lit",
+            "v": 1,
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (update "public"."author" as _t0 set "info" = _t0."info" || ($1::text)::"pg_catalog"."jsonb", "prefs" = _t0."prefs" #- ($2::text)::text[] where (_t0."id" = ($3::text)::"pg_catalog"."int4") returning _t0 as r, true as c) select case when (select v from _svc_s) is null then null else coalesce((select json_build_object('info', _t1."info") from (select (_c0.r).* from _c0) as _t1 limit 1)::text, 'null') end as json",
+      }
+    `);
+  });
+
+  it('a delete, and delete_by_pk', () => {
+    const del: MutationIR = { k: 'delete', table: article, where: cmp(article, 'author_id', 'eq', session('x-svc-user-id')), output: { k: 'multi', fields: [affected, { key: '__typename', k: 'typename', name: 'article_mutation_response' }] } };
+    expect(mutation(del)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), '__typename', 'article_mutation_response')::text end as json",
+      }
+    `);
+    const byPk: MutationIR = { k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) } };
+    expect(mutation(byPk)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "var",
+            "name": "id",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else coalesce((select json_build_object('title', _t1."title") from (select (_c0.r).* from _c0) as _t1 limit 1)::text, 'null') end as json",
+      }
+    `);
+  });
+
+  it("mutationFailure reads the errors the statement raises (Note [Mutations in one round trip])", () => {
+    expect(pg.mutationFailure!({ message: 'invalid input syntax for type integer: "svc:check:1"' })).toEqual({ k: 'check' });
+    expect(pg.mutationFailure!({ message: 'invalid input syntax for type integer: "svc:zero:2:0"' })).toEqual({ k: 'zero', index: 2 });
+    expect(pg.mutationFailure!({ message: 'duplicate key value violates unique constraint "author_pkey"' })).toBeUndefined();
+  });
+});
