@@ -4,7 +4,6 @@
  * Every value is validated with valibot at boot; a bad value names the flag or variable.
  */
 import * as v from './valibot.js';
-import { parseJwtSettings, type JwtSettings } from './auth/jwt-config.js';
 
 const bool = v.pipe(
   v.string(),
@@ -34,45 +33,6 @@ const pgUrl = v.pipe(
   v.regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL'),
 );
 const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
-/** A JWT configuration (core/auth/jwt-config.ts), checked and its key imported at boot. */
-const jwtSecret = v.pipe(
-  v.string(),
-  v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    try {
-      return parseJwtSettings(dataset.value);
-    } catch (e) {
-      addIssue({ message: (e as Error).message });
-      return NEVER;
-    }
-  }),
-);
-const jwtSecrets = v.pipe(
-  v.string(),
-  v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    let list: unknown;
-    try {
-      list = JSON.parse(dataset.value);
-    } catch {
-      list = undefined;
-    }
-    if (!Array.isArray(list)) {
-      addIssue({ message: 'expected a JSON list of JWT configurations' });
-      return NEVER;
-    }
-    try {
-      return list.map((x, i) => {
-        try {
-          return parseJwtSettings(x);
-        } catch (e) {
-          throw new Error(`[${i}]: ${(e as Error).message}`);
-        }
-      });
-    } catch (e) {
-      addIssue({ message: (e as Error).message });
-      return NEVER;
-    }
-  }),
-);
 const httpUrl = v.pipe(v.string(), v.trim(), v.regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL'));
 
 export const APIS = ['graphql', 'metadata', 'config', 'pgdump', 'developer'] as const;
@@ -92,17 +52,6 @@ const OPTIONS = {
   embeddedPgPort: { flag: 'embedded-pg-port', env: 'SVC_GRAPHQL_EMBEDDED_PG_PORT', schema: port, default: 0 },
   adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined, secret: true },
   metricsSecret: { flag: 'metrics-secret', env: 'SVC_GRAPHQL_METRICS_SECRET', schema: nonEmpty, default: undefined, secret: true },
-  // Authentication modes (core/auth): JWT or webhook, each beside the admin secret.
-  jwtSecret: { flag: 'jwt-secret', env: 'SVC_GRAPHQL_JWT_SECRET', schema: jwtSecret, default: undefined, secret: true },
-  jwtSecrets: { flag: 'jwt-secrets', env: 'SVC_GRAPHQL_JWT_SECRETS', schema: jwtSecrets, default: undefined, secret: true },
-  authHook: { flag: 'auth-hook', env: 'SVC_GRAPHQL_AUTH_HOOK', schema: httpUrl, default: undefined },
-  authHookMode: {
-    flag: 'auth-hook-mode',
-    env: 'SVC_GRAPHQL_AUTH_HOOK_MODE',
-    schema: v.pipe(v.string(), v.trim(), v.toUpperCase(), v.picklist(['GET', 'POST'], 'expected GET or POST')),
-    default: 'GET' as 'GET' | 'POST',
-  },
-  authHookTimeout: { flag: 'auth-hook-timeout', env: 'SVC_GRAPHQL_AUTH_HOOK_TIMEOUT', schema: positiveInt, default: 10_000 },
   enabledApis: {
     flag: 'enabled-apis',
     env: 'SVC_GRAPHQL_ENABLED_APIS',
@@ -249,6 +198,7 @@ export interface ServerConfig extends KernelConfig {}
 export interface OptionOwner {
   readonly name: string;
   readonly options?: Readonly<Record<string, OptionDef>>;
+  checkOptions?(config: ServerConfig): string | undefined;
 }
 
 function tables(plugins: readonly OptionOwner[]): [string, Readonly<Record<string, OptionDef>>][] {
@@ -335,17 +285,11 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     out[key] = r.output;
   }
   const cfg = out as unknown as ServerConfig;
-  // As Hasura's setupAuthMode: token modes need the admin secret, and one mode at a time.
-  const jwt = cfg.jwtSecret !== undefined || cfg.jwtSecrets !== undefined;
-  if (jwt && cfg.authHook !== undefined) throw new ConfigError('both webhook and JWT mode cannot be enabled at the same time (--auth-hook with --jwt-secret or SVC_GRAPHQL_JWT_SECRETS)');
-  if (jwt && cfg.adminSecret === undefined) throw new ConfigError('--jwt-secret (SVC_GRAPHQL_JWT_SECRET, SVC_GRAPHQL_JWT_SECRETS) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set');
-  if (cfg.authHook !== undefined && cfg.adminSecret === undefined) throw new ConfigError('--auth-hook (SVC_GRAPHQL_AUTH_HOOK) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set');
+  for (const p of plugins) {
+    const wrong = p.checkOptions?.(cfg);
+    if (wrong) throw new ConfigError(wrong);
+  }
   return cfg;
-}
-
-/** The JWT configurations of a server: SVC_GRAPHQL_JWT_SECRET first, then SVC_GRAPHQL_JWT_SECRETS. */
-export function jwtConfigs(cfg: Pick<ServerConfig, 'jwtSecret' | 'jwtSecrets'>): JwtSettings[] {
-  return [...(cfg.jwtSecret ? [cfg.jwtSecret] : []), ...(cfg.jwtSecrets ?? [])];
 }
 
 /** Defaults only (tests and embedders override what they need). */

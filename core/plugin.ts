@@ -80,6 +80,29 @@ export interface Session {
 }
 
 /*
+ * Note [Authentication modes]
+ * Besides the admin secret and the unauthorized role (core/auth/session.ts, Note [Resolution
+ * order]), a request's session may come from credentials the engine checks with someone else's
+ * help: a JWT (plugins/auth-jwt), an authentication webhook (plugins/auth-webhook). A plugin that
+ * provides such a mode registers it when its options configure it (KernelApi.authMode); a server
+ * has at most one, and only beside an admin secret, as Hasura requires. The kernel asks the mode
+ * only for requests that do not send the admin secret: whether they carry the mode's credentials
+ * (one that carries none gets the unauthorized role when there is one) and, if so, their session.
+ */
+export interface AuthMode {
+  /** For messages: `JWT`, `webhook`. */
+  readonly name: string;
+  /** Whether resolving reads the GraphQL request (the webhook's POST mode sends it): the body is
+   * then read before authentication. */
+  readonly needsRequest?: boolean;
+  /** Whether the request (lower-cased header names) carries this mode's credentials. */
+  hasCredentials(headers: ReadonlyMap<string, string>): boolean;
+  /** The session the credentials give; throws an SvcError to refuse (400, 401, 500). `request`:
+   * the GraphQL request or batch, or null. */
+  resolve(headers: ReadonlyMap<string, string>, request: unknown): Promise<Session>;
+}
+
+/*
  * Note [Backend-only permissions]
  * A permission marked `backend_only` is for trusted backends, not for end users: as in Hasura,
  * a role's mutation that only such a permission allows exists for a request only when it came
@@ -620,6 +643,9 @@ export interface KernelApi {
   documentGate(def: DocumentGateDef): void;
   /** Admits GraphQL requests by session, client and batch size (Note [Request gates]). */
   requestGate(def: RequestGateDef): void;
+  /** Provides the server's authentication mode (Note [Authentication modes]): at most one per
+   * server, which needs the admin secret. */
+  authMode(mode: AuthMode): void;
   /** The root fields of a role's GraphQL schema for a build, or for a build in progress (a
    * BuildContext: declare in `after` the steps the contributors read). Made afresh, not cached,
    * and without assembling the schema: the fields' types are graphql-js types whose fields are
@@ -649,6 +675,9 @@ export interface PluginDef {
    * the environment with the kernel's, listed under the plugin by `--help`, given their default
    * when unset. */
   options?: Readonly<Record<string, OptionDef>>;
+  /** Checks the plugin's options together with the rest of the configuration, when it is read:
+   * what is wrong, in a message that names the flags, or undefined. */
+  checkOptions?(config: ServerConfig): string | undefined;
 }
 
 export function definePlugin(def: PluginDef): PluginDef {

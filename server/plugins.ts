@@ -6,9 +6,11 @@ import eventTriggers from '../plugins/event-triggers/index.js';
 import scheduledTriggers from '../plugins/scheduled-triggers/index.js';
 import queryCollections from '../plugins/query-collections/index.js';
 import apiLimits from '../plugins/api-limits/index.js';
+import authJwt from '../plugins/auth-jwt/index.js';
+import authWebhook from '../plugins/auth-webhook/index.js';
 import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
 import consolePlugin from '../plugins/console/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, metrics, consolePlugin];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin];
 export { defaultSource };

@@ -345,7 +345,7 @@ describe('the response size limit', () => {
     // The sleeping statement was cancelled, not left to run.
     let running = 1;
     for (let i = 0; i < 50 && running > 0; i++) {
-      running = (await s.sql`select count(*)::int as n from pg_stat_activity where query like '%pg_sleep%' and pid <> pg_backend_pid() and state = 'active'`)[0]!.n;
+      running = (await s.sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and query like '%pg_sleep%' and pid <> pg_backend_pid() and state = 'active'`)[0]!.n;
       if (running) await new Promise((res) => setTimeout(res, 100));
     }
     expect(running).toBe(0);

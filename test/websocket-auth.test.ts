@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJwtSettings } from '../core/auth/jwt-config.js';
+import { parseJwtSettings } from '../plugins/auth-jwt/index.js';
 import type { ServerConfig } from '../core/config.js';
 import { startServer, type TestServer } from './helpers.js';
 import { Client, listen, type Listening } from './ws-helpers.js';

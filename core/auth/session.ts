@@ -2,8 +2,9 @@
  * Session resolution: which role a request runs as, and its session variables, for every way in
  * (HTTP endpoints now; WebSocket connection_init and REST endpoints call the same
  * `Authenticator.resolve(headers, request?)`). Modes, as Hasura v2's Auth.hs: no
- * authentication, admin secret, admin secret + JWT (./jwt.ts), admin secret + webhook
- * (./webhook.ts).
+ * authentication, admin secret, and admin secret with an authentication mode that a plugin
+ * provides (Note [Authentication modes] in core/plugin.ts): JWT (plugins/auth-jwt), webhook
+ * (plugins/auth-webhook).
  *
  * Note [Admin secret comparison]: both sides are hashed to a fixed length and compared with
  * timingSafeEqual, so neither the content nor the length of the secret leaks through timing.
@@ -13,31 +14,23 @@
  *    admin unless it asks for another role with X-Svc-Role; X-Svc-* headers are its variables.
  * 2. The request sends X-Svc-Admin-Secret (or X-Svc-Access-Key): right, it is admin and may pick
  *    a role with X-Svc-Role; wrong, 401, whatever else it carries (no falling back to a token).
- * 3. JWT mode: the token decides (./jwt.ts); no token: the unauthorized role if configured, else
- *    400 invalid-headers "Missing Authorization header in JWT authentication mode".
- * 4. Webhook mode: the hook decides. With an unauthorized role configured, a request with neither
- *    Authorization nor Cookie gets that role without calling the hook (Hasura refuses to start
- *    with both; the issue asks for the unauthorized role in every mode).
- * 5. Admin secret only: the unauthorized role if configured, else 401.
+ * 3. An authentication mode (JWT, webhook): a request that carries the mode's credentials (a
+ *    token; for the webhook, Authorization or Cookie) is resolved by the mode; one that carries
+ *    none gets the unauthorized role if one is configured (without calling a webhook: Hasura
+ *    refuses to start with both, the issue asks for the unauthorized role in every mode), else the
+ *    mode refuses it (JWT: 400 invalid-headers "Missing Authorization header in JWT
+ *    authentication mode").
+ * 4. Admin secret only: the unauthorized role if configured, else 401.
  * In JWT and webhook modes the session variables come only from the token or the hook, never
  * from the client's X-Svc-* headers (which anyone can send).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Session } from '../plugin.js';
+import type { AuthMode, Session } from '../plugin.js';
 import { SvcError } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { JwtSettings } from './jwt-config.js';
-import { JwtAuth } from './jwt.js';
-import type { JwkSourceOptions } from './jwks.js';
-import { WebhookAuth, type WebhookOptions } from './webhook.js';
 
 export interface AuthConfig {
   adminSecret?: string;
   unauthorizedRole?: string;
-  /** JWT mode: one or more configurations (Note [Several JWT configurations] in ./jwt.ts). */
-  jwt?: JwtSettings[];
-  /** Webhook mode. */
-  authHook?: WebhookOptions;
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -114,55 +107,46 @@ function lowerMap(headers: Iterable<[string, string]> | Headers): Map<string, st
   return m;
 }
 
-/** The session resolver of a server: one per kernel, built from its configuration. */
+/** The session resolver of a server: one per kernel, built from its configuration and the
+ * authentication mode a plugin provides, if any (Note [Resolution order]). */
 export class Authenticator {
-  readonly jwt: JwtAuth | undefined;
-  readonly hook: WebhookAuth | undefined;
-
   constructor(
     private readonly cfg: AuthConfig,
-    log: Logger,
-    opts: { jwk?: JwkSourceOptions } = {},
+    readonly mode?: AuthMode,
   ) {
-    if ((cfg.jwt?.length || cfg.authHook) && cfg.adminSecret === undefined) {
-      throw new Error('JWT and webhook modes require an admin secret');
-    }
-    if (cfg.jwt?.length && cfg.authHook) throw new Error('Both webhook and JWT mode cannot be enabled at the same time');
-    this.jwt = cfg.jwt?.length ? new JwtAuth(cfg.jwt, log, opts.jwk) : undefined;
-    this.hook = cfg.authHook ? new WebhookAuth(cfg.authHook, log) : undefined;
+    if (mode && cfg.adminSecret === undefined) throw new Error(`the ${mode.name} authentication mode requires an admin secret`);
   }
 
   /** Whether resolution reads the GraphQL request (webhook POST mode): callers then read the
    * body before resolving and pass it. */
   get needsRequest(): boolean {
-    return this.cfg.authHook?.mode === 'POST';
+    return this.mode?.needsRequest === true;
   }
 
   /** The session of a request (Note [Resolution order]). `request`: the GraphQL request (or
    * batch) when there is one, for webhook POST mode. Throws SvcError (401/400/500) to refuse. */
   async resolve(headers: Iterable<[string, string]> | Headers, request?: unknown): Promise<Session> {
     const map = lowerMap(headers);
-    const byMode = this.bySecret(map);
-    if (byMode) return byMode;
-    if (this.jwt) return this.jwt.resolve(map, this.cfg.unauthorizedRole, () => sessionVariables(map));
-    if (this.cfg.unauthorizedRole && !map.has('authorization') && !map.has('cookie')) return this.unauthorized(map);
-    return this.hook!.resolve(map, request ?? null);
+    const bySecret = this.bySecret(map);
+    if (bySecret) return bySecret;
+    const mode = this.mode!;
+    if (this.cfg.unauthorizedRole && !mode.hasCredentials(map)) return this.unauthorized(map);
+    return mode.resolve(map, request ?? null);
   }
 
   /** Synchronous resolution, for callers that cannot wait (KernelApi.session): everything but
-   * verifying a token or calling the hook, which it refuses as not admin. */
+   * what the mode decides, which it refuses as not admin. */
   resolveSync(headers: Iterable<[string, string]> | Headers): Session {
     const map = lowerMap(headers);
-    const byMode = this.bySecret(map);
-    if (byMode) return byMode;
-    if (this.jwt && !this.jwt.hasCredentials(map) && this.cfg.unauthorizedRole) return this.unauthorized(map);
-    if (this.hook && this.cfg.unauthorizedRole && !map.has('authorization') && !map.has('cookie')) return this.unauthorized(map);
+    const bySecret = this.bySecret(map);
+    if (bySecret) return bySecret;
+    if (this.cfg.unauthorizedRole && !this.mode!.hasCredentials(map)) return this.unauthorized(map);
     throw new SvcError('access-denied', 'restricted access : admin only');
   }
 
-  /** Steps 1, 2 and 5 of Note [Resolution order]; undefined when a token or the hook decides. */
+  /** Steps 1, 2 and 4 of Note [Resolution order]; undefined when the mode decides. */
   private bySecret(map: Map<string, string>): Session | undefined {
-    if (this.cfg.adminSecret === undefined || map.has('x-svc-admin-secret') || map.has('x-svc-access-key') || (!this.jwt && !this.hook)) {
+    if (this.cfg.adminSecret === undefined || map.has('x-svc-admin-secret') || map.has('x-svc-access-key') || !this.mode) {
       return resolveSession(map, this.cfg);
     }
     return undefined;

@@ -47,6 +47,12 @@ export async function readBodyText(req: Request, maxBytes: number): Promise<stri
   return decode(await readStreamLimited(req.body, maxBytes, tooLarge));
 }
 
+/** A response's body as UTF-8 text, refused with `tooLarge()` past `maxBytes` (the answers of
+ * JWK sets and authentication webhooks). */
+export async function readTextLimited(res: Response, maxBytes: number, tooLarge: () => Error): Promise<string> {
+  return Buffer.from(await readStreamLimited(res.body, maxBytes, tooLarge)).toString('utf8');
+}
+
 /** Reads a byte stream whole, giving up (with `tooLarge()`) as soon as it passes `maxBytes`.
  * Also used for the answers of the servers the engine calls (JWK sets, auth webhooks). */
 export async function readStreamLimited(stream: ReadableStream<Uint8Array> | null, maxBytes: number, tooLarge: () => Error): Promise<Uint8Array> {

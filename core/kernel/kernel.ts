@@ -8,6 +8,7 @@ import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { TypedEmitter } from 'tiny-typed-emitter';
 import type postgres from 'postgres';
 import type {
+  AuthMode,
   BuildStepDef,
   DocumentGateDef,
   RequestGateDef,
@@ -28,7 +29,7 @@ import type { ServerConfig } from '../config.js';
 import { errorDetail, type Logger } from '../log.js';
 import { SvcError } from '../errors.js';
 import { Authenticator } from '../auth/session.js';
-import { jwtConfigs, withPluginDefaults } from '../config.js';
+import { withPluginDefaults } from '../config.js';
 import { orderByDeps, OrderError } from './order.js';
 import { OperationRegistry } from '../registry/registry.js';
 import { CatalogStore, type Part, type Stamp } from '../catalog/store.js';
@@ -178,6 +179,12 @@ export class Kernel {
       onShutdown: (fn) => k.shutdownFns.push(fn),
       documentGate: (def) => k.documentGates.push({ ...def, plugin }),
       requestGate: (def) => k.requestGates.push({ ...def, plugin }),
+      authMode: (mode) => {
+        // As Hasura's setupAuthMode: one mode at a time, beside the admin secret.
+        if (k.authModeOf) throw new BootError(`both ${k.authModeOf.mode.name} and ${mode.name} mode cannot be enabled at the same time (plugins ${k.authModeOf.plugin} and ${plugin})`);
+        if (k.config.adminSecret === undefined) throw new BootError(`the ${mode.name} authentication mode (plugin ${plugin}) requires --admin-secret (SVC_GRAPHQL_ADMIN_SECRET) to be set`);
+        k.authModeOf = { mode, plugin };
+      },
       roleRoots: (role, build) => buildRoleSchema(role, { metadata: build.metadata, outputs: build.outputs, inconsistencies: [], schemas: new Map() }, k.contributors).roots,
       graphql: () => k.graphql,
     };
@@ -339,18 +346,12 @@ export class Kernel {
   }
 
   private authenticator: Authenticator | undefined;
+  /** The authentication mode a plugin provides, if any (Note [Authentication modes]). */
+  private authModeOf: { mode: AuthMode; plugin: string } | undefined;
 
-  /** The server's session resolver (core/auth), built from the configuration on first use. */
+  /** The server's session resolver (core/auth), built on first use. */
   get auth(): Authenticator {
-    this.authenticator ??= new Authenticator(
-      {
-        adminSecret: this.config.adminSecret,
-        unauthorizedRole: this.config.unauthorizedRole,
-        jwt: jwtConfigs(this.config),
-        authHook: this.config.authHook ? { url: this.config.authHook, mode: this.config.authHookMode, timeoutMs: this.config.authHookTimeout } : undefined,
-      },
-      this.log,
-    );
+    this.authenticator ??= new Authenticator({ adminSecret: this.config.adminSecret, unauthorizedRole: this.config.unauthorizedRole }, this.authModeOf?.mode);
     return this.authenticator;
   }
 

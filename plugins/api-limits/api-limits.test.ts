@@ -163,7 +163,7 @@ describe('time limit', () => {
     expect(took).toBeLessThan(5000);
     let running = 1;
     for (let i = 0; i < 50 && running > 0; i++) {
-      running = (await s.sql`select count(*)::int as n from pg_stat_activity where query like '%pg_sleep%' and pid <> pg_backend_pid() and state = 'active'`)[0]!.n;
+      running = (await s.sql`select count(*)::int as n from pg_stat_activity where datname = current_database() and query like '%pg_sleep%' and pid <> pg_backend_pid() and state = 'active'`)[0]!.n;
       if (running) await new Promise((r) => setTimeout(r, 100));
     }
     expect(running).toBe(0);

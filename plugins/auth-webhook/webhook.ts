@@ -23,11 +23,11 @@
  * At most `MAX_ENTRIES` answers are kept; the oldest go first.
  */
 import { createHash } from 'node:crypto';
-import type { Session } from '../plugin.js';
-import { SvcError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { cacheLifetimeMs } from './expiry.js';
-import { readLimited } from './jwks.js';
+import type { Session } from '../../core/plugin.js';
+import { SvcError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
+import { cacheLifetimeMs } from '../../core/http/expiry.js';
+import { readTextLimited } from '../../core/http/body.js';
 
 export const MAX_ENTRIES = 10_000;
 
@@ -97,7 +97,7 @@ export class WebhookAuth {
     let text: string;
     try {
       res = await fetch(url, init);
-      text = res.status === 200 ? await readLimited(res, this.opts.maxBytes ?? 1024 * 1024) : (await res.body?.cancel(), '');
+      text = res.status === 200 ? await readTextLimited(res, this.opts.maxBytes ?? 1024 * 1024, () => new Error(`the answer is larger than ${this.opts.maxBytes ?? 1024 * 1024} bytes`)) : (await res.body?.cancel(), '');
     } catch (e) {
       const reason = e instanceof Error && e.name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (e as Error).message;
       this.log.error('webhook-log', { message: 'webhook authentication request failed', url, method: mode, reason });

@@ -14,12 +14,12 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { CompactSign, exportJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authenticator } from '../core/auth/session.js';
-import { parseJwtSettings } from '../core/auth/jwt-config.js';
-import { MAX_TOKEN_LENGTH } from '../core/auth/jwt.js';
-import { SvcError } from '../core/errors.js';
-import { loadConfig } from '../core/config.js';
-import { captureLogger, startServer, type TestServer } from './helpers.js';
+import { Authenticator } from '../../core/auth/session.js';
+import { SvcError } from '../../core/errors.js';
+import { loadConfig } from '../../core/config.js';
+import { captureLogger, startServer, type TestServer } from '../../test/helpers.js';
+import { builtinPlugins } from '../../server/plugins.js';
+import { jwtMode, MAX_TOKEN_LENGTH, parseJwtSettings } from './index.js';
 
 const enc = (x: unknown) => Buffer.from(typeof x === 'string' ? x : JSON.stringify(x)).toString('base64url');
 const now = () => Math.floor(Date.now() / 1000);
@@ -271,7 +271,7 @@ describe('JWT security table', () => {
   const cases: Case[] = [];
   const auths = new Map<string, Authenticator>();
   const mk = (name: string, cfgs: Record<string, unknown>[], extra: { unauthorizedRole?: string } = {}) =>
-    auths.set(name, new Authenticator({ adminSecret: SECRET, jwt: cfgs.map((c) => parseJwtSettings(JSON.stringify(c))), ...extra }, log));
+    auths.set(name, new Authenticator({ adminSecret: SECRET, ...extra }, jwtMode(cfgs.map((c) => parseJwtSettings(JSON.stringify(c))), log)));
 
   beforeAll(async () => {
     jwks = await jwksServer();
@@ -400,7 +400,7 @@ describe('JWK set from a URL', () => {
   it('keys rotated while running: refreshed when max-age runs out; a failing refresh keeps the last good keys and logs without key material', async () => {
     const logs: Record<string, any>[] = [];
     jwks.set({ keys: [await jwk(rsa.publicKey, 'a', 'RS256')] }, { 'cache-control': 'max-age=1' });
-    const auth = new Authenticator({ adminSecret: SECRET, jwt: [parseJwtSettings({ jwk_url: jwks.url })] }, captureLogger(logs), { jwk: { cooldownMs: 60_000, retryMs: 500 } });
+    const auth = new Authenticator({ adminSecret: SECRET }, jwtMode([parseJwtSettings({ jwk_url: jwks.url })], captureLogger(logs), { jwk: { cooldownMs: 60_000, retryMs: 500 } }));
     expect(await verdict(auth, rsa.privateKey, 'a')).toMatchObject({ role: 'user' });
     expect(await verdict(auth, rsa2.privateKey, 'b')).toMatchObject(jwtErr('JWSError NoUsableKeys'));
     // Rotation: b replaces a.
@@ -430,7 +430,7 @@ describe('JWK set from a URL', () => {
 
   it('an unknown kid fetches the set again (keys rotated before max-age ran out), at most once per cooldown', async () => {
     jwks.set({ keys: [await jwk(rsa.publicKey, 'a', 'RS256')] }, { 'cache-control': 'max-age=600' });
-    const auth = new Authenticator({ adminSecret: SECRET, jwt: [parseJwtSettings({ jwk_url: jwks.url })] }, captureLogger([]), { jwk: { cooldownMs: 300 } });
+    const auth = new Authenticator({ adminSecret: SECRET }, jwtMode([parseJwtSettings({ jwk_url: jwks.url })], captureLogger([]), { jwk: { cooldownMs: 300 } }));
     expect(await verdict(auth, rsa.privateKey, 'a')).toMatchObject({ role: 'user' });
     jwks.set({ keys: [await jwk(rsa.publicKey, 'a', 'RS256'), await jwk(rsa2.publicKey, 'b', 'RS256')] }, { 'cache-control': 'max-age=600' });
     const hits = jwks.hits;
@@ -449,7 +449,7 @@ describe('JWK set from a URL', () => {
     const logs: Record<string, any>[] = [];
     jwks.hang(true);
     try {
-      const auth = new Authenticator({ adminSecret: SECRET, jwt: [parseJwtSettings({ jwk_url: jwks.url })] }, captureLogger(logs), { jwk: { timeoutMs: 200 } });
+      const auth = new Authenticator({ adminSecret: SECRET }, jwtMode([parseJwtSettings({ jwk_url: jwks.url })], captureLogger(logs), { jwk: { timeoutMs: 200 } }));
       const t0 = Date.now();
       expect(await verdict(auth, rsa.privateKey, 'a')).toMatchObject(jwtErr('JWSError NoUsableKeys'));
       expect(Date.now() - t0).toBeLessThan(2000);
@@ -465,7 +465,7 @@ describe('JWT mode through the server', () => {
   const hs = new TextEncoder().encode(key);
   let s: TestServer;
   beforeAll(async () => {
-    const cfg = loadConfig(['--admin-secret', SECRET, '--jwt-secret', JSON.stringify({ type: 'HS256', key })], {});
+    const cfg = loadConfig(['--admin-secret', SECRET, '--jwt-secret', JSON.stringify({ type: 'HS256', key })], {}, builtinPlugins);
     s = await startServer({ config: { adminSecret: cfg.adminSecret, jwtSecret: cfg.jwtSecret } });
   });
   afterAll(async () => {
@@ -565,7 +565,7 @@ describe('JWT configuration at boot', () => {
   it.each(bad)('fails the boot: %s (and never repeats the key)', (message, env) => {
     let err: Error | undefined;
     try {
-      loadConfig([], { SVC_GRAPHQL_ADMIN_SECRET: SECRET, ...env });
+      loadConfig([], { SVC_GRAPHQL_ADMIN_SECRET: SECRET, ...env }, builtinPlugins);
     } catch (e) {
       err = e as Error;
     }
@@ -575,11 +575,13 @@ describe('JWT configuration at boot', () => {
     expect(err?.message).not.toContain('nope');
   });
 
-  it('JWT mode needs the admin secret and excludes webhook mode; SVC_GRAPHQL_JWT_SECRETS takes a list', () => {
+  it('JWT mode needs the admin secret and excludes webhook mode; SVC_GRAPHQL_JWT_SECRETS takes a list', async () => {
     const one = `{"type":"HS256","key":"${'k'.repeat(32)}"}`;
-    expect(() => loadConfig([], { SVC_GRAPHQL_JWT_SECRET: one })).toThrow('requires --admin-secret');
-    expect(() => loadConfig([], { SVC_GRAPHQL_ADMIN_SECRET: 'x', SVC_GRAPHQL_JWT_SECRET: one, SVC_GRAPHQL_AUTH_HOOK: 'http://h/' })).toThrow('cannot be enabled at the same time');
-    const c = loadConfig([], { SVC_GRAPHQL_ADMIN_SECRET: 'x', SVC_GRAPHQL_JWT_SECRETS: `[${one},{"jwk_url":"https://example.com/jwks"}]` });
+    expect(() => loadConfig([], { SVC_GRAPHQL_JWT_SECRET: one }, builtinPlugins)).toThrow('requires --admin-secret');
+    // Both modes: refused when the kernel sets the plugins up (each plugin alone is fine).
+    const both = loadConfig([], { SVC_GRAPHQL_ADMIN_SECRET: 'x', SVC_GRAPHQL_JWT_SECRET: one, SVC_GRAPHQL_AUTH_HOOK: 'http://h/' }, builtinPlugins);
+    await expect(startServer({ config: both })).rejects.toThrow('both JWT and webhook mode cannot be enabled at the same time');
+    const c = loadConfig([], { SVC_GRAPHQL_ADMIN_SECRET: 'x', SVC_GRAPHQL_JWT_SECRETS: `[${one},{"jwk_url":"https://example.com/jwks"}]` }, builtinPlugins);
     expect(c.jwtSecrets?.map((j) => j.source.kind)).toEqual(['key', 'url']);
   });
 });

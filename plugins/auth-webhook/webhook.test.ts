@@ -7,9 +7,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Authenticator } from '../core/auth/session.js';
-import { SvcError } from '../core/errors.js';
-import { captureLogger, startServer, type TestServer } from './helpers.js';
+import { Authenticator } from '../../core/auth/session.js';
+import { SvcError } from '../../core/errors.js';
+import { captureLogger, startServer, type TestServer } from '../../test/helpers.js';
+import { webhookMode } from './index.js';
+
+const hookOf = (a: Authenticator) => (a.mode as ReturnType<typeof webhookMode>).hook;
 
 const SECRET = 'hook-admin-secret';
 
@@ -88,7 +91,7 @@ describe('webhook mode', () => {
   });
 
   const auth = (path: string, mode: 'GET' | 'POST' = 'GET', extra: { unauthorizedRole?: string; timeoutMs?: number } = {}) =>
-    new Authenticator({ adminSecret: SECRET, unauthorizedRole: extra.unauthorizedRole, authHook: { url: base + path, mode, timeoutMs: extra.timeoutMs ?? 500 } }, log);
+    new Authenticator({ adminSecret: SECRET, unauthorizedRole: extra.unauthorizedRole }, webhookMode({ url: base + path, mode, timeoutMs: extra.timeoutMs ?? 500 }, log));
   const resolve = async (a: Authenticator, headers: Record<string, string>, request?: unknown) => {
     try {
       const s = await a.resolve(Object.entries(headers), request);
@@ -170,13 +173,13 @@ describe('webhook mode', () => {
   });
 
   it('an unreachable hook refuses', async () => {
-    const a = new Authenticator({ adminSecret: SECRET, authHook: { url: 'http://127.0.0.1:1/hook', mode: 'GET', timeoutMs: 500 } }, log);
+    const a = new Authenticator({ adminSecret: SECRET }, webhookMode({ url: 'http://127.0.0.1:1/hook', mode: 'GET', timeoutMs: 500 }, log));
     expect(await resolve(a, { authorization: 'Bearer t' })).toMatchObject({ status: 500, error: 'webhook authentication request failed' });
   });
 
   it('caches an answer with a lifetime per Authorization (and X-Svc-Role), not one without, and forgets it when it expires', async () => {
     const a = auth('/by-token');
-    const calls = () => a.hook!.calls;
+    const calls = () => hookOf(a).calls;
     const n = calls();
     expect(await resolve(a, { authorization: 'Bearer good' })).toMatchObject({ variables: { 'x-svc-user-id': '1' } });
     expect(await resolve(a, { authorization: 'Bearer good' })).toMatchObject({ variables: { 'x-svc-user-id': '1' } });
@@ -207,9 +210,9 @@ describe('webhook mode', () => {
 
   it('the unauthorized role: requests without Authorization or Cookie get it without calling the hook; others still ask the hook', async () => {
     const a = auth('/by-token', 'GET', { unauthorizedRole: 'anonymous' });
-    const n = a.hook!.calls;
+    const n = hookOf(a).calls;
     expect(await resolve(a, { 'x-svc-user-id': '3' })).toEqual({ role: 'anonymous', variables: { 'x-svc-user-id': '3', 'x-svc-role': 'anonymous' }, isAdmin: false });
-    expect(a.hook!.calls).toBe(n);
+    expect(hookOf(a).calls).toBe(n);
     expect(await resolve(a, { authorization: 'Bearer bad' })).toMatchObject({ status: 401 });
     expect(await resolve(a, { authorization: 'Bearer admin' })).toMatchObject({ role: 'admin', isAdmin: true });
   });

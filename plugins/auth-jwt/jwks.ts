@@ -11,9 +11,9 @@
  * Before any fetch succeeded there are no keys, and every token is refused.
  */
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
-import type { Logger } from '../log.js';
-import { cacheLifetimeMs } from './expiry.js';
-import { readStreamLimited } from '../http/body.js';
+import type { Logger } from '../../core/log.js';
+import { cacheLifetimeMs } from '../../core/http/expiry.js';
+import { readTextLimited } from '../../core/http/body.js';
 
 type Getter = ReturnType<typeof createLocalJWKSet>;
 
@@ -125,7 +125,6 @@ export class JwkSource {
   }
 }
 
-export async function readLimited(res: Response, max: number): Promise<string> {
-  const bytes = await readStreamLimited(res.body, max, () => new JwkFetchError(`the answer is larger than ${max} bytes`));
-  return Buffer.from(bytes).toString('utf8');
+export function readLimited(res: Response, max: number): Promise<string> {
+  return readTextLimited(res, max, () => new JwkFetchError(`the answer is larger than ${max} bytes`));
 }

@@ -30,9 +30,9 @@
  * session; when none does, the first one's error is reported.
  */
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import type { Session } from '../plugin.js';
-import { SvcError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Session } from '../../core/plugin.js';
+import { SvcError } from '../../core/errors.js';
+import type { Logger } from '../../core/log.js';
 import { atPath } from './jsonpath.js';
 import { JwkSource } from './jwks.js';
 import { printJsonPath } from './jsonpath.js';
