@@ -99,6 +99,9 @@ const OPTIONS = {
     schema: positiveInt,
     default: 1000,
   },
+  // Note [Draining]: seconds SIGTERM keeps serving with /healthz answering 503 before it stops
+  // accepting connections.
+  shutdownDrainTime: { flag: 'shutdown-drain-time', env: 'SVC_GRAPHQL_SHUTDOWN_DRAIN_TIME', schema: positiveInt, default: 0 },
   gracefulShutdownTimeout: {
     flag: 'graceful-shutdown-timeout',
     env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT',

@@ -36,7 +36,9 @@ function isAdmin(c: Context, kernel: Kernel): boolean {
 
 
 /** `graphql`: the engine of /v1/graphql (core/graphql); the kernel's when not given. */
-export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; graphql?: GraphQLEngine } = {}): Hono<Env> {
+/** `inFlight`: requests being answered, and whether the server is draining (Note [Draining] in
+ * server/main.ts: /healthz then answers 503). */
+export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draining?: boolean }; graphql?: GraphQLEngine } = {}): Hono<Env> {
   const app = new Hono<Env>();
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
@@ -67,6 +69,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number }; grap
   });
 
   app.get('/healthz', (c) => {
+    if (opts.inFlight?.draining) return c.text('ERROR: shutting down', 503);
     let inconsistent = false;
     try {
       inconsistent = kernel.state().build.inconsistencies.length > 0;

@@ -76,10 +76,35 @@ async function main() {
   // GraphQL over WebSocket on the same port and path (core/graphql/ws).
   running.websocket.attach(server as import('node:http').Server);
 
+  /*
+   * Note [Draining]
+   * Behind a load balancer, a server that closes its listener at SIGTERM fails the requests the
+   * balancer still sends it until its health check notices (a rolling restart lost 20 of 1,190).
+   * With --shutdown-drain-time N, SIGTERM first keeps serving for N seconds while /healthz
+   * answers 503, so that the balancer takes the instance out; then the listener closes and the
+   * requests in flight finish (--graceful-shutdown-timeout) as before. SIGINT (Ctrl-C) does not
+   * drain. A second signal during the drain ends it at once.
+   */
   let stopping = false;
+  let endDrain: (() => void) | undefined;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      endDrain?.();
+      return;
+    }
     stopping = true;
+    const drain = signal === 'SIGTERM' ? config.shutdownDrainTime : 0;
+    if (drain > 0) {
+      (inFlight as { draining?: boolean }).draining = true;
+      log.info('shutdown', { message: `received ${signal}, draining for ${drain} s (/healthz answers 503)`, in_flight: inFlight.n });
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, drain * 1000);
+        endDrain = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
     log.info('shutdown', { message: `received ${signal}, shutting down`, in_flight: inFlight.n });
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     (server as unknown as { closeIdleConnections?: () => void }).closeIdleConnections?.();

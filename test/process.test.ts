@@ -44,6 +44,24 @@ describe('server process', () => {
     expect(u.out.join('')).toContain('unknown flag --no-such-flag');
   });
 
+  it('SIGTERM with --shutdown-drain-time: /healthz answers 503 while requests are still served, then it stops (Note [Draining])', async () => {
+    const db = await createDatabase();
+    const port = await freePort();
+    const p = start({ SVC_GRAPHQL_DATABASE_URL: db.url, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_SHUTDOWN_DRAIN_TIME: '2' });
+    await waitReady(p);
+    const t0 = Date.now();
+    p.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.text()).toBe('ERROR: shutting down');
+    // Still served: a balancer that has not noticed yet loses nothing.
+    expect(await post(port, '/v1/graphql', { query: '{ __typename }' })).toEqual({ status: 200, body: { data: { __typename: 'query_root' } } });
+    expect(await p.exited).toBe(0);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1900);
+    // Without the option, and with SIGINT, there is no drain (the test above and the rest of this file).
+  }, 60_000);
+
   it('SIGTERM finishes the request in flight, exits 0, and a restart finds everything as it was', async () => {
     const db = await createDatabase();
     const port = await freePort();
