@@ -56,7 +56,11 @@ export async function boot(opts: {
   // metadata holds no credentials and an embedded server may change port between runs.
   if (databaseUrl) env.SVC_GRAPHQL_DATABASE_URL = databaseUrl;
   const metadataUrl = config.metadataDatabaseUrl ?? databaseUrl!;
-  const catalogSql = postgres(metadataUrl, { max: 4, onnotice: () => {}, connection: { application_name: 'svc-catalog' } });
+  // No named prepared statement, whatever the URL: the metadata database may be behind a
+  // transaction pooler, and the catalog's statements are few (Note [Poolers] in
+  // plugins/postgres/connection.ts; the catalog's one statement outside a transaction is sent
+  // alone on its connection, CatalogStore.stamp).
+  const catalogSql = postgres(metadataUrl, { max: 4, prepare: false, onnotice: () => {}, connection: { application_name: 'svc-catalog' } });
   let kernel: Kernel | undefined;
   try {
     signal?.throwIfAborted();

@@ -17,6 +17,21 @@ import { SvcError } from '../errors.js';
 export const CATALOG_VERSION = '2';
 const LOCK_KEY = 7395001; // advisory lock that serialises catalog initialisation across instances
 
+/*
+ * Note [The catalog behind a pooler]
+ * The metadata database may be reached through a transaction pooler (PgBouncer), so the catalog's
+ * pool prepares nothing (server/boot.ts) and nothing is pipelined on a connection outside a
+ * transaction: every statement but the stamp runs inside `sql.begin` (the pooler keeps the server
+ * connection until the transaction ends; postgres.js writes nothing behind a BEGIN that is still
+ * running), and the stamp is sent ALONE: postgres.js's `onexecute` hook (not in its typings)
+ * answering false keeps its connection from taking another statement until it is answered. A
+ * statement written behind another outside a transaction could be answered on another server
+ * connection, to another client (Note [Poolers] in plugins/postgres/connection.ts).
+ */
+const ALONE = { onexecute: () => false };
+
+const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
 export interface CatalogState {
   metadata: Metadata;
   resourceVersion: number;
@@ -134,7 +149,7 @@ export class CatalogStore {
 
   /** The catalog's resource_version and epoch (one small row: what instances poll). */
   async stamp(): Promise<Stamp> {
-    const [row] = await this.sql`select resource_version, epoch from ${this.s}.state`;
+    const [row] = await this.sql.unsafe(`select resource_version, epoch from ${quoteIdent(this.schema)}.state`, [], ALONE as postgres.UnsafeQueryOptions);
     return { resourceVersion: Number(row?.resource_version ?? 0), epoch: Number(row?.epoch ?? 0) };
   }
 

@@ -204,9 +204,11 @@ export class EventWorker {
    *
    * Polling stays for what no notification announces (a retry's time, a lease that ran out, a
    * trigger that became consistent) and for a LISTEN that is not in place (not yet, or lost with
-   * its connection: when it is back a round runs at once, to catch what was committed meanwhile).
-   * So: while every source is listened to, an idle worker waits for the interval or a
-   * notification; otherwise it backs off as Note [Polling for events] says.
+   * its connection: when it is back a round runs at once, to catch what was committed meanwhile),
+   * or that a source cannot have: a PostgreSQL source with `use_prepared_statements: false` has
+   * no `listen`, as it may be behind a transaction pooler (Note [Poolers] in
+   * plugins/postgres/connection.ts). So: while every source is listened to, an idle worker waits
+   * for the interval or a notification; otherwise it backs off as Note [Polling for events] says.
    */
   private syncListeners(sources: Iterable<[string, SourceTriggers]>): boolean {
     let allLive = true;

@@ -4,7 +4,6 @@
  */
 import postgres from 'postgres';
 import { SvcError } from '../../core/errors.js';
-import type { CancelSignal } from '../../core/plugin.js';
 import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
 
@@ -73,24 +72,112 @@ const ISOLATION: Record<string, string> = {
  * postgres.js decides per query whether to prepare a named statement, but only when the pool was
  * created with `prepare: true`: with `prepare: false` a query's own `{prepare: true}` is ignored
  * (its connection.js ANDs the two), and every statement with parameters costs a Parse+Describe
- * round trip before its Bind/Execute. So the pool is created with `prepare: true` and every
- * query says what it wants: the source's `use_prepared_statements` (default false, as Hasura),
- * or prepared when the caller asks (`query(text, params, {prepare: true})`, which the GraphQL
- * plans do: their statement texts are fixed, so PostgreSQL parses and plans each once per
+ * round trip before its Bind/Execute. A source with `use_prepared_statements: true` (the default
+ * source's setting, as Hasura's --use-prepared-statements defaults to true) gets a pool created
+ * with `prepare: true`, and every query says what it wants: the source's setting, or prepared
+ * when the caller asks (`query(text, params, {prepare: true})`, which the GraphQL plans and the
+ * event worker do: their statement texts are fixed, so PostgreSQL parses and plans each once per
  * connection). postgres.js sends a query without parameters by the simple protocol, unprepared,
  * unless told `simple: false`: a caller's request to prepare says it (ASKED), so a GraphQL plan
  * with no variables is not parsed and planned again at each request (the benchmark's simple
  * list: 0.51 ms a statement unprepared, 0.28 ms prepared). The source's setting does not, as its
  * parameterless queries may hold several statements. Simple-protocol queries are never prepared.
+ * A source with `use_prepared_statements: false` (Hasura's default for a source added through the
+ * metadata API) prepares nothing, whoever asks: see Note [Poolers].
  */
 const PREPARED = { prepare: true } as const;
 const ASKED = { prepare: true, simple: false } as const;
-const UNPREPARED = { prepare: false } as const;
+
+/** postgres.js's `onexecute` hook (not in its typings) answering false: the connection takes no
+ * other statement until this one is answered, i.e. nothing is pipelined behind it (Note [Poolers]). */
+export const ALONE = { onexecute: () => false } as const;
+/** A source that prepares nothing (Note [Poolers]): statements unnamed, each alone on its
+ * connection; a caller's request to prepare still sends a parameterless statement by the extended
+ * protocol (Parse/Bind/Execute/Sync in one round trip), as one statement. */
+const POOLED = { prepare: false, ...ALONE } as const;
+const POOLED_ASKED = { prepare: false, simple: false, ...ALONE } as const;
+
+/*
+ * Note [Poolers]
+ * `use_prepared_statements: false` is what Hasura tells users of PgBouncer (or any pooler in
+ * transaction mode) to keep, and what the engine then guarantees: nothing that only works on a
+ * server connection of its own. A transaction pooler lends a client a server connection for one
+ * transaction (or one statement outside one), then to another client. So, on such a source:
+ *   - No named prepared statement, for anything (GraphQL queries, mutations and subscriptions,
+ *     the event worker's claim/record/release, capture DDL, run_sql, scheduled events on the
+ *     default source, introspection): the pool is created with `prepare: false`, which also makes
+ *     postgres.js ignore a query's own `{prepare: true}`. A statement prepared on one server
+ *     connection is missing on the next ("prepared statement ... does not exist").
+ *   - Nothing written to a connection behind a statement that is still running outside a
+ *     transaction: each statement is sent ALONE (postgres.js's `onexecute` hook answering false,
+ *     which makes the pool queue the next statement rather than pipeline it). postgres.js
+ *     pipelines by default (up to `max_pipeline`, 100, behind a running one), and a statement with
+ *     parameters that is not prepared goes out as Parse+Describe+Flush, its Bind+Execute+Sync only
+ *     after the answer. PgBouncer (1.18, Debian 12's) counts the Syncs it forwards and keeps the
+ *     server connection while answers are due, but a Flush is no Sync: once the statement ahead
+ *     is answered (ReadyForQuery, idle) it lends the server connection to another client, and the
+ *     Describe's answer, or the Bind that follows, meets another client's statement. Requests got
+ *     each other's answers (other roles' rows among them) or hung (test/pgbouncer.test.ts).
+ *     `max_pipeline` is no way out: 1 still writes one statement behind a running one (postgres.js
+ *     counts only the statements waiting behind the running one), which through PgBouncer hung 64
+ *     callers after 16 answers (3,000 statements, half of them with parameters, a client pool of
+ *     8 on a PgBouncer pool of 2; the default hung after 356; ALONE: 3,000 of 3,000 right, in
+ *     1.2 s), and 0 breaks the `onexecute` hand-over that reserved connections and `sql.begin`
+ *     rely on. Inside a
+ *     transaction the pooler keeps the server connection until it ends, so pipelining there
+ *     would be safe; a statement with parameters is not pipelined anyway when it is not prepared.
+ * What it costs on a direct connection: each statement with parameters is Parse+Describe, then
+ * Bind+Execute (two round trips: postgres.js needs the parameter types to bind) and is parsed and
+ * planned every time. Measured in-process on a 2-core machine (the same table on two sources of
+ * one database, 1,000 requests a run, medians of 6 runs): a `_by_pk` query as a role took 0.68 ms
+ * a request prepared and 1.12 ms not, one request at a time, and 0.48 / 0.75 ms with 16 at once; a
+ * list of 20 rows 0.98 / 1.20 ms and 0.67 / 0.89 ms. So the source's setting decides, as in
+ * Hasura, and the default source keeps `use_prepared_statements: true` (Hasura's --use-prepared-statements
+ * default): behind a pooler it is set false on the source (pg_update_source or replace_metadata),
+ * as Hasura's users set the flag; a server flag for the default source would need core/config.ts.
+ * A cancel (RunContext.signal) goes through the pooler to the server connection the client holds
+ * then; one that arrives after its statement ended may cancel the next statement there, another
+ * client's behind a pooler (an error for that request, as PostgreSQL's own protocol allows on a
+ * direct connection for the client's next statement), never another's answer.
+ *
+ * The catalog's pool (server/boot.ts) is always made so, whatever its URL (Note [The catalog
+ * behind a pooler] in core/catalog/store.ts): the metadata database may be behind a pooler too
+ * (--metadata-database-url), nothing says so, and its statements are few.
+ *
+ * Session state does not survive a transaction pooler; what uses it:
+ *   - LISTEN (SourceConnection.listen: the event worker's wake-up on commit, Note [Waking on
+ *     commit] in plugins/event-triggers/worker.ts) is not only deaf through a pooler (it runs on
+ *     one server connection, which goes back to the pool, and no notification reaches the
+ *     listening client) but harmful: that server connection keeps listening, and PgBouncer 1.18
+ *     takes a NotificationResponse arriving on it as leaving the connection's state as it was, so
+ *     one arriving while a client's Parse+Describe+Flush is due ("ready" since the last
+ *     ReadyForQuery, no Sync to count) or while PgBouncer's own server_check_query runs made it
+ *     lend the connection to the next client, which got the other's answer: a `_by_pk` field
+ *     answered `[{"?column?": 1}]`, the check query's row (test/pgbouncer.test.ts, about once in
+ *     2,500 requests). So a source without prepared statements has no `listen`: the event worker
+ *     polls (after a round that found events within 10 ms, doubling to --events-fetch-interval
+ *     when idle; Hasura only polls), also on a direct connection. Immediate wake-ups would need
+ *     a direct URL for the LISTEN (a setting the engine does not have yet).
+ *   - The capture functions' `set_config('svc.event_notified_at', ..., false)` is session state
+ *     on purpose (at most one NOTIFY per server session per NOTIFY_EVERY_SEC); behind a pooler it
+ *     is per server connection, which is what the rate limit is about anyway.
+ *   - The request's session variables (`svc.user`) are set with `set_config(..., true)` inside the
+ *     request's transaction, or in a query's own statement: transaction-local, so safe.
+ *   - A read-only transaction (`set session characteristics ... read only; begin ...` in one
+ *     simple query) holds its server connection from its first statement, and its cleanup (RESET
+ *     ALL right behind the ROLLBACK, in one message) resets it before the pooler takes it back.
+ *   - run_sql with `no_transaction` runs each statement on whatever server connection the pooler
+ *     lends: a session-level SET or SET ROLE, temporary tables, session advisory locks, LISTEN and
+ *     cursors WITH HOLD do not carry from one statement to the next, and a SET or SET ROLE stays on
+ *     a server connection that other clients get next (RESET_SESSION runs on another one). Such
+ *     SQL needs a direct URL, LISTEN above all (see above); run_sql in its transaction (the
+ *     default) is safe: its cleanup (RESET_SESSION, UNLISTEN * included) runs before COMMIT.
+ */
 
 /** A statement cancelled when `signal` aborts (RunContext.signal: the request was answered
  * without it); one whose request was answered already is not sent. The cancel goes to
  * PostgreSQL on a connection of its own, as its protocol has it. */
-async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: CancelSignal | undefined): Promise<T> {
+async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return (await start()) as T;
   if (signal.aborted) throw signal.reason;
   const q = start();
@@ -101,6 +188,13 @@ async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** The query options of a source's statements: `plain` for a query that does not ask to be
+ * prepared, `asked` for one that does (SqlExecutor.query's `prepare`). */
+interface Statements {
+  plain: typeof PREPARED | typeof POOLED;
+  asked: typeof ASKED | typeof POOLED_ASKED;
 }
 
 type RawList = postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] };
@@ -115,8 +209,10 @@ function toRaw(res: RawList | RawList[]): PgRawResult {
 export class PgConnection implements SourceConnection {
   private pool: postgres.Sql | undefined;
   readonly executor: PgExecutor;
-  /** Whether a query that does not ask is prepared (Note [Prepared statements per query]). */
-  private readonly statements: typeof PREPARED | typeof UNPREPARED;
+  /** Whether the source prepares statements at all (Note [Poolers]). */
+  private readonly prepared: boolean;
+  /** How a query that does not ask, and one that asks, is sent (Note [Prepared statements per query]). */
+  private readonly statements: Statements;
 
   constructor(
     readonly name: string,
@@ -125,8 +221,15 @@ export class PgConnection implements SourceConnection {
   ) {
     // Resolve the URL now so that a missing environment variable is reported at build time.
     resolveDatabaseUrl(config.connection_info, env);
-    this.statements = config.connection_info.use_prepared_statements ? PREPARED : UNPREPARED;
+    this.prepared = config.connection_info.use_prepared_statements === true;
+    this.statements = this.prepared ? { plain: PREPARED, asked: ASKED } : { plain: POOLED, asked: POOLED_ASKED };
     this.executor = this.makeExecutor(() => this.sql());
+    if (this.prepared) {
+      this.listen = async (channel, onNotify, onListen) => {
+        const r = await this.sql().listen(channel, onNotify, onListen);
+        return { unlisten: () => r.unlisten() };
+      };
+    }
   }
 
   private sql(): postgres.Sql {
@@ -138,8 +241,9 @@ export class PgConnection implements SourceConnection {
       idle_timeout: ps.idle_timeout ?? 180,
       max_lifetime: ps.connection_lifetime ?? 600,
       connect_timeout: ps.pool_timeout && ps.pool_timeout > 0 ? ps.pool_timeout : 10,
-      // Each query says whether it is prepared (Note [Prepared statements per query]).
-      prepare: true,
+      // Each query says whether it is prepared (Note [Prepared statements per query]); without
+      // use_prepared_statements nothing is (Note [Poolers]).
+      prepare: this.prepared,
       onnotice: () => {},
       connection: { application_name: `svc-source-${this.name}` },
     });
@@ -148,15 +252,15 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) => {
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) => {
         this.active++;
         try {
-          return (await cancellable(() => get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : this.statements), opts?.signal)) as unknown as T[];
+          return (await cancellable(() => get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? this.statements.asked : this.statements.plain), opts?.signal)) as unknown as T[];
         } finally {
           this.active--;
         }
       },
-      simple: async (text: string) => toRaw((await get().unsafe(text).simple().raw()) as never),
+      simple: async (text: string) => toRaw((await get().unsafe(text, [], (this.prepared ? {} : ALONE) as never).simple().raw()) as never),
     };
   }
 
@@ -221,14 +325,13 @@ export class PgConnection implements SourceConnection {
   }
 
   /** postgres.js's LISTEN: one connection of the pool's client for all channels, listening again
-   * when it reconnects. */
-  async listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }> {
-    const r = await this.sql().listen(channel, onNotify, onListen);
-    return { unlisten: () => r.unlisten() };
-  }
+   * when it reconnects. None on a source without prepared statements, which may be behind a
+   * transaction pooler (Note [Poolers]): SourceConnection.listen is optional, and the event
+   * worker then polls. */
+  readonly listen?: (channel: string, onNotify: (payload: string) => void, onListen?: () => void) => Promise<{ unlisten(): Promise<void> }>;
 
   async ping(): Promise<void> {
-    await this.sql().unsafe('select 1', [], UNPREPARED);
+    await this.sql().unsafe('select 1', [], this.statements.plain);
   }
 
   async close(): Promise<void> {
@@ -277,12 +380,12 @@ class ReservedConnection {
 
   private constructor(
     private readonly reserved: postgres.ReservedSql,
-    statements: typeof PREPARED | typeof UNPREPARED,
+    statements: Statements,
   ) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) =>
-        (await run(() => cancellable(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? ASKED : statements), opts?.signal))) as unknown as T[],
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) =>
+        (await run(() => cancellable(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? statements.asked : statements.plain), opts?.signal))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);
         // COPY FROM STDIN / TO STDOUT answers a stream and leaves the connection in COPY.
@@ -296,7 +399,7 @@ class ReservedConnection {
   }
 
   /** Reserves a connection and runs `first` on it (which also hands over the driver connection). */
-  static async open(pool: postgres.Sql, first: string, statements: typeof PREPARED | typeof UNPREPARED): Promise<ReservedConnection> {
+  static async open(pool: postgres.Sql, first: string, statements: Statements): Promise<ReservedConnection> {
     const conn = new ReservedConnection(await pool.reserve(), statements);
     const onexecute = (c: DriverConnection) => {
       conn.driver = c;

@@ -1,8 +1,9 @@
 /**
- * Note [Prepared statements per query] in ./connection.ts: a query that asks to be prepared is a
- * named prepared statement of its connection (the GraphQL plans' statements), one that does not
- * follows the source's use_prepared_statements (default false). Read back from
- * pg_prepared_statements on a pool of one connection.
+ * Note [Prepared statements per query] and Note [Poolers] in ./connection.ts: on a source with
+ * use_prepared_statements: true, a query that asks to be prepared is a named prepared statement
+ * of its connection (the GraphQL plans' statements), and so is every parameterised query; with
+ * use_prepared_statements: false (the default, as Hasura's) nothing is, whoever asks, and the
+ * source has no LISTEN. Read back from pg_prepared_statements on a pool of one connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../test/helpers.js';
@@ -26,22 +27,19 @@ afterAll(async () => {
 });
 
 describe('prepared statements', () => {
-  it('prepared when the query asks, whatever use_prepared_statements says; else not by default', async () => {
-    const c = connect();
+  it('with use_prepared_statements: true, prepared when the query asks; every parameterised query too', async () => {
+    const c = connect(true);
     // The third argument of PgExecutor.query (SqlExecutor's contract does not name it yet).
     const query = c.executor.query as (text: string, params: unknown[], opts: { prepare: boolean }) => Promise<unknown[]>;
     for (let i = 0; i < 3; i++) expect(await query('select $1::text as x', ['a'], { prepare: true })).toEqual([{ x: 'a' }]);
     expect(await prepared(c, 'select $1::text as x')).toBe(1);
     expect(await c.executor.query('select $1::text as y', ['b'])).toEqual([{ y: 'b' }]);
-    expect(await prepared(c, 'select $1::text as y')).toBe(0);
-    const t = await c.transaction();
-    expect(await t.query('select $1::text as z', ['c'])).toEqual([{ z: 'c' }]);
-    await t.commit();
-    expect(await prepared(c, 'select $1::text as z')).toBe(0);
+    expect(await prepared(c, 'select $1::text as y')).toBe(1);
+    expect(c.listen).toBeTypeOf('function');
   });
 
-  it('a statement without parameters is prepared too when the query asks (a GraphQL plan with no variables)', async () => {
-    const c = connect();
+  it('with use_prepared_statements: true, a statement without parameters is prepared when the query asks (a GraphQL plan with no variables)', async () => {
+    const c = connect(true);
     const query = c.executor.query as (text: string, params: unknown[], opts: { prepare: boolean }) => Promise<unknown[]>;
     for (let i = 0; i < 3; i++) expect(await query("select 'n'::text as n", [], { prepare: true })).toEqual([{ n: 'n' }]);
     expect(await prepared(c, "select 'n'::text as n")).toBe(1);
@@ -53,9 +51,23 @@ describe('prepared statements', () => {
     expect(await prepared(c, "select 'm'::text as m")).toBe(1);
   });
 
-  it('with use_prepared_statements: true, every parameterised query is prepared', async () => {
-    const c = connect(true);
-    expect(await c.executor.query('select $1::text as y', ['b'])).toEqual([{ y: 'b' }]);
-    expect(await prepared(c, 'select $1::text as y')).toBe(1);
-  });
+  for (const setting of [undefined, false]) {
+    it(`with use_prepared_statements: ${setting}, nothing is prepared, whoever asks, and there is no LISTEN`, async () => {
+      const c = connect(setting);
+      const query = c.executor.query as (text: string, params: unknown[], opts?: { prepare: boolean }) => Promise<unknown[]>;
+      for (let i = 0; i < 3; i++) {
+        expect(await query('select $1::text as x', ['a'], { prepare: true })).toEqual([{ x: 'a' }]);
+        expect(await query("select 'n'::text as n", [], { prepare: true })).toEqual([{ n: 'n' }]);
+        expect(await query('select $1::text as y', ['b'])).toEqual([{ y: 'b' }]);
+      }
+      const t = await c.transaction();
+      const tq = t.query as (text: string, params: unknown[], opts: { prepare: boolean }) => Promise<unknown[]>;
+      expect(await tq('select $1::text as z', ['c'], { prepare: true })).toEqual([{ z: 'c' }]);
+      expect(await tq("select 'm'::text as m", [], { prepare: true })).toEqual([{ m: 'm' }]);
+      await t.commit();
+      const all = await c.executor.query<{ n: number }>('select count(*)::int as n from pg_prepared_statements');
+      expect(all).toEqual([{ n: 0 }]);
+      expect(c.listen).toBeUndefined();
+    });
+  }
 });

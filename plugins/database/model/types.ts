@@ -146,8 +146,10 @@ export interface Introspection {
 /** Runs SQL on a source, as the driver understands it. */
 export interface SqlExecutor {
   /** Runs one parameterised statement and returns its rows as objects. `prepare: true` asks for a
-   * prepared statement whatever the source's setting (a GraphQL plan's text is fixed, so it is
-   * prepared once per connection and then only bound); an executor without them ignores it.
+   * prepared statement (a GraphQL plan's text is fixed, so it is prepared once per connection and
+   * then only bound) where the source allows them; an executor without them, or a source that must
+   * not name statements (a PostgreSQL source with `use_prepared_statements: false`, which may be
+   * behind a transaction pooler), ignores it.
    * `signal`: cancel the statement when it aborts (RunContext.signal). */
   query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }): Promise<T[]>;
 }

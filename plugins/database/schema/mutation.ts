@@ -640,7 +640,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
-  // statement is still reused.
+  // statement (where it prepares them) is still reused.
   let ahead: { qs: Statements; planner: Planner } | undefined;
   try {
     ahead = build(undefined);

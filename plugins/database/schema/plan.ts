@@ -53,8 +53,9 @@ export class NeedsVariables extends Error {}
 
 const MEMO_LIMIT = 64;
 
-/** A plan's statement text is fixed: prepared once per connection, then only bound, whatever the
- * source's `use_prepared_statements` (SqlExecutor.query's `prepare`). */
+/** A plan's statement text is fixed: prepared once per connection, then only bound (SqlExecutor.query's
+ * `prepare`), on a source whose connection prepares at all: one with `use_prepared_statements:
+ * false` prepares nothing (Note [Poolers] in plugins/postgres/connection.ts). */
 export const PREPARED = { prepare: true } as const;
 
 export const fail = (message: string) => new SvcError('validation-failed', message);
