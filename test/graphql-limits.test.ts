@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startServer, useServer, useServerWith } from './helpers.js';
-import { useListening } from './ws-helpers.js';
+import { Client, useListening } from './ws-helpers.js';
 
 const SECRET = 'limits-secret';
 const SEED = `
@@ -318,7 +318,8 @@ describe('each limit at its edge, set by its flag', () => {
 });
 
 describe('the response size limit', () => {
-  const s = useServerWith(() => startServer({ config: { graphqlMaxResponseSize: 400 } }), SEED);
+  const s = useServerWith(() => startServer({ config: { graphqlMaxResponseSize: 400, liveQueriesRefetchInterval: 50 } }), SEED);
+  const ws = useListening(s);
   beforeAll(async () => {
     for (const table of ['artists', 'tracks']) expect((await s.metadata({ type: 'pg_track_table', args: { table } })).status).toBe(200);
     expect((await s.metadata({ type: 'pg_track_function', args: { function: 'slow_artists' } })).status).toBe(200);
@@ -349,6 +350,20 @@ describe('the response size limit', () => {
       if (running) await new Promise((res) => setTimeout(res, 100));
     }
     expect(running).toBe(0);
+  });
+
+  it('a subscription whose result is too large gets the error instead, and one within the limit its data', async () => {
+    const c = await Client.init(ws.url, 'graphql-transport-ws');
+    try {
+      c.send({ type: 'subscribe', id: 'big', payload: { query: 'subscription { artists { id name } }' } });
+      const big = await c.next('big');
+      expect(big.type).toBe('next');
+      expect(big.payload.errors[0]).toEqual({ message: 'the response is larger than the limit of 400 characters (--graphql-max-response-size)', extensions: { code: 'validation-failed', path: '$' } });
+      c.send({ type: 'subscribe', id: 'small', payload: { query: 'subscription { artists(limit: 2, order_by: {id: asc}) { id } }' } });
+      expect(await c.next('small')).toEqual({ type: 'next', id: 'small', payload: { data: { artists: [{ id: 1 }, { id: 2 }] } } });
+    } finally {
+      c.close();
+    }
   });
 
   it('a mutation of several fields whose answer grows too large is rolled back', async () => {

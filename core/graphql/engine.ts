@@ -168,7 +168,7 @@ export class GraphQLEngine {
   get live(): LiveQueries {
     this.liveQueries ??= new LiveQueries(
       { log: this.host.log, currentBuild: () => this.host.state().build, prepareRequest: (req, session, headers) => this.prepareRequest(req, session, headers) },
-      { batchSize: this.host.config.liveQueriesBatchSize, refetchInterval: this.host.config.liveQueriesRefetchInterval },
+      { batchSize: this.host.config.liveQueriesBatchSize, refetchInterval: this.host.config.liveQueriesRefetchInterval, maxResponseSize: this.host.config.graphqlMaxResponseSize },
     );
     return this.liveQueries;
   }

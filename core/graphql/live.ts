@@ -58,6 +58,9 @@ export interface LiveOptions {
   batchSize: number;
   /** Milliseconds between refetches of a poller. */
   refetchInterval: number;
+  /** Characters of one result at most (--graphql-max-response-size, Note [GraphQL request
+   * limits]): a longer one is sent as that error instead. */
+  maxResponseSize?: number;
 }
 
 /** What the live queries need of the engine. */
@@ -266,16 +269,13 @@ class Poller {
   private deliver(c: Cohort, rs: readonly LiveResult[]): void {
     if (c.dead || this.closed) return;
     if (this.mode === 'live') {
-      this.deliverText(
-        c,
-        this.compose(rs.map((r) => r.text)),
-      );
+      this.deliverText(c, this.bounded(this.compose(rs.map((r) => r.text))));
       return;
     }
     // A stream has one root field.
     const r = rs[0]!;
     if (!r.empty) {
-      const text = this.compose([r.text]);
+      const text = this.bounded(this.compose([r.text]));
       c.hash = undefined;
       c.text = '';
       c.waiting.clear();
@@ -285,6 +285,13 @@ class Poller {
       c.waiting.clear();
     }
     if (r.next) this.rekey(c, r.next);
+  }
+
+  /** The result, or the error that replaces one too long to send. */
+  private bounded(text: string): string {
+    const max = this.live.options.maxResponseSize;
+    if (max === undefined || text.length <= max) return text;
+    return errorsText([gqlError('validation-failed', `the response is larger than the limit of ${max} characters (--graphql-max-response-size)`)]);
   }
 
   /** Sends a result to those of the cohort that do not have it. */
