@@ -1,14 +1,14 @@
 /**
- * The engine's own cost on a cached request (ARCHITECTURE "Where the time goes"): 10,000 requests
+ * The engine's own cost on a cached request (docs/benchmarks.md "Where the time goes"): 10,000 requests
  * of a 2-field query whose plans return fixed texts, through the real app (session, body, plan
  * cache, variables, splice, http-log middleware), next to a bare hono route that answers the
- * same bytes. Run alone with GRAPHQL_OVERHEAD_N=10000 for the figures. It prints the figures; it asserts only what the requests answered, never a time.
+ * same bytes. It prints the figures; it asserts only what the requests answered, never a time.
  */
 import { expect, it } from 'vitest';
 import { Hono } from 'hono';
 import { GraphQLInt, GraphQLString } from 'graphql';
-import { definePlugin } from '../core/plugin.js';
-import { useServer } from './helpers.js';
+import { definePlugin } from '../../core/plugin.js';
+import { useServer } from '../../test/helpers.js';
 
 let plans = 0;
 const fixed = definePlugin({
@@ -27,9 +27,8 @@ const fixed = definePlugin({
 });
 
 const s = useServer(undefined, { extraPlugins: [fixed], config: { logLevel: 'info' } });
-// 10,000 for the figures (GRAPHQL_OVERHEAD_N=10000 npx vitest run test/graphql-overhead.test.ts);
-// fewer in the whole suite, where other files share the machine and the times mean little.
-const N = Number(process.env.GRAPHQL_OVERHEAD_N ?? 1000);
+// A benchmark, not a test (`npm run bench:overhead`, bench/vitest.config.ts): never in npm test.
+const N = Number(process.env.GRAPHQL_OVERHEAD_N ?? 10_000);
 const ANSWER = '{"data":{"a":"a","b":42}}';
 
 /** Microseconds per request of `n` requests in a row. */
