@@ -95,9 +95,16 @@ export async function startPgbouncer(upstreamAdminUrl: string, opts: { poolMode?
       resolve();
     }),
   );
+  // A test worker that ends without stop() (a hook that timed out) takes PgBouncer with it.
+  const onExit = () => {
+    if (!exited) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
+      process.off('exit', onExit);
       if (!exited) {
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
