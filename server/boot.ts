@@ -12,6 +12,7 @@ import type { GraphQLEngine } from '../core/graphql/engine.js';
 import { GraphQLWebSocketServer } from '../core/graphql/ws/server.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
+import { withPluginDefaults } from '../core/config.js';
 
 export interface Running {
   kernel: Kernel;
@@ -71,7 +72,7 @@ export async function boot(opts: {
       plugins: [...(opts.plugins ?? builtinPlugins), ...(opts.extraPlugins ?? [])],
       catalogSql,
       catalogSchema: opts.catalogSchema,
-      initialMetadata: databaseUrl ? (md: Metadata) => ({ ...md, sources: [defaultSource()] }) : undefined,
+      initialMetadata: databaseUrl ? (md: Metadata) => ({ ...md, sources: [defaultSource(withPluginDefaults(config, builtinPlugins).usePreparedStatements)] }) : undefined,
     });
     await kernel.start();
     signal?.throwIfAborted();

@@ -2,6 +2,7 @@
  * The PostgreSQL source kind (`pg_` operations, and the unprefixed legacy names on /v1/query):
  * connections, introspection, the dialect, run_sql.
  */
+import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
 import { definePlugin } from '../../core/plugin.js';
 import { DatabaseToken, DEFAULT_SOURCE_ENV, type SourceKind, type SourceMeta } from '../database/index.js';
@@ -73,7 +74,18 @@ export const postgresKind: SourceKind = {
 };
 
 /** The default source registered on first boot: the server's own database, from the environment. */
-export function defaultSource(): SourceMeta {
+/** Hasura's --use-prepared-statements: whether the source `default`, made from the database URL
+ * at the first boot, prepares its statements (false behind a transaction pooler: Note [Poolers]
+ * in ./connection.ts). Read at the first boot only; later, `pg_update_source` changes it. */
+export const POSTGRES_OPTIONS = {
+  usePreparedStatements: { flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', schema: optionSchemas.bool, default: true },
+} as const;
+
+declare module '../../core/config.js' {
+  interface ServerConfig extends OptionValues<typeof POSTGRES_OPTIONS> {}
+}
+
+export function defaultSource(usePreparedStatements = true): SourceMeta {
   return {
     name: 'default',
     kind: 'postgres',
@@ -83,7 +95,7 @@ export function defaultSource(): SourceMeta {
         database_url: { from_env: DEFAULT_SOURCE_ENV },
         isolation_level: 'read-committed',
         pool_settings: { connection_lifetime: 600, idle_timeout: 180, max_connections: 50, retries: 1 },
-        use_prepared_statements: true,
+        use_prepared_statements: usePreparedStatements,
       },
     },
   };
@@ -91,6 +103,7 @@ export function defaultSource(): SourceMeta {
 
 export default definePlugin({
   name: 'postgres',
+  options: POSTGRES_OPTIONS,
   after: ['database'],
   setup(k) {
     k.use(DatabaseToken).registerKind(postgresKind);

@@ -6,7 +6,7 @@
  * source has no LISTEN. Read back from pg_prepared_statements on a pool of one connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../test/helpers.js';
+import { createDatabase, startServer } from '../../test/helpers.js';
 import { PgConnection } from './connection.js';
 
 let url: string;
@@ -70,4 +70,20 @@ describe('prepared statements', () => {
       expect(c.listen).toBeUndefined();
     });
   }
+});
+
+describe('--use-prepared-statements (the source made from the database URL at the first boot)', () => {
+  it('true by default, false when the flag says so', async () => {
+
+    for (const [config, expected] of [[{}, true], [{ usePreparedStatements: false }, false]] as const) {
+      const s = await startServer({ config });
+      try {
+        const md = (await s.metadata({ type: 'export_metadata', args: {} })).body;
+        const source = md.sources.find((x: { name: string }) => x.name === 'default');
+        expect(source.configuration.connection_info.use_prepared_statements).toBe(expected);
+      } finally {
+        await s.stop();
+      }
+    }
+  });
 });
