@@ -138,6 +138,29 @@ export interface InconsistentObject {
  * `true` means all, a list names the objects. */
 export type ReloadSpec = Record<string, true | string[]>;
 
+/*
+ * Note [Reload keys]
+ * What `reload_metadata` refreshes is named by the plugins that own it, not by the kernel: a
+ * plugin declares a key (KernelApi.reloadKey) that its build steps read in `ctx.reload` (the
+ * database plugin `sources`, the event triggers `event_triggers`), the argument that asks for it
+ * (`reload_sources`: true, false or a list of names) and its default; `replace_metadata`
+ * refreshes the keys that say `onReplace`. An argument no enabled plugin declares is accepted and
+ * does nothing (a server without remote schemas takes `reload_remote_schemas`, as Hasura's
+ * clients send it).
+ */
+export interface ReloadKeyDef {
+  /** The key of ReloadSpec that build steps read. */
+  key: string;
+  /** reload_metadata's argument for it. */
+  arg: string;
+  /** Its value when a request leaves the argument out. */
+  default: boolean;
+  /** replace_metadata refreshes it. */
+  onReplace?: boolean;
+  /** On the legacy endpoint (/v1/query) the argument is not read: it is always refreshed. */
+  alwaysOnLegacy?: boolean;
+}
+
 export interface BuildContext {
   readonly metadata: Metadata;
   /** The previous successful build, for reuse of untouched objects. */
@@ -646,6 +669,8 @@ export interface KernelApi {
   /** Provides the server's authentication mode (Note [Authentication modes]): at most one per
    * server, which needs the admin secret. */
   authMode(mode: AuthMode): void;
+  /** Declares what reload_metadata can refresh for this plugin (Note [Reload keys]). */
+  reloadKey(def: ReloadKeyDef): void;
   /** The root fields of a role's GraphQL schema for a build, or for a build in progress (a
    * BuildContext: declare in `after` the steps the contributors read). Made afresh, not cached,
    * and without assembling the schema: the fields' types are graphql-js types whose fields are

@@ -12,6 +12,7 @@ import type {
   BuildStepDef,
   DocumentGateDef,
   RequestGateDef,
+  ReloadKeyDef,
   Endpoint,
   KernelApi,
   KernelEvents,
@@ -75,6 +76,8 @@ export class Kernel {
   /** Note [Document gates] in core/plugin.ts, in registration order. */
   readonly documentGates: (DocumentGateDef & { plugin: string })[] = [];
   readonly requestGates: (RequestGateDef & { plugin: string })[] = [];
+  /** Note [Reload keys] in core/plugin.ts. */
+  readonly reloadKeys: ReloadKeyDef[] = [];
   readonly plugins: string[] = [];
   readonly disabledPlugins: string[] = [];
   private steps: BuildStepDef[] = [];
@@ -179,6 +182,7 @@ export class Kernel {
       onShutdown: (fn) => k.shutdownFns.push(fn),
       documentGate: (def) => k.documentGates.push({ ...def, plugin }),
       requestGate: (def) => k.requestGates.push({ ...def, plugin }),
+      reloadKey: (def) => k.reloadKeys.push(def),
       authMode: (mode) => {
         // As Hasura's setupAuthMode: one mode at a time, beside the admin secret.
         if (k.authModeOf) throw new BootError(`both ${k.authModeOf.mode.name} and ${mode.name} mode cannot be enabled at the same time (plugins ${k.authModeOf.plugin} and ${plugin})`);

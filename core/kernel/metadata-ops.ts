@@ -3,7 +3,7 @@
  * get/drop inconsistent metadata. They work on whole documents and know no section's content.
  */
 import * as v from '../valibot.js';
-import type { BuildResult, Metadata, OperationDef, SectionDef } from '../plugin.js';
+import type { BuildResult, Metadata, OperationDef, ReloadKeyDef, SectionDef } from '../plugin.js';
 import type { OperationRegistry } from '../registry/registry.js';
 import { publicInconsistency } from '../schema-cache/build.js';
 import { exportMetadata } from './document.js';
@@ -24,6 +24,8 @@ export interface MetadataOpsHost {
   readonly registry: OperationRegistry;
   sortedSections(): SectionDef[];
   parseDocument(doc: unknown, path: string, current?: Metadata): Metadata;
+  /** What reload_metadata can refresh (Note [Reload keys] in core/plugin.ts). */
+  readonly reloadKeys: readonly ReloadKeyDef[];
 }
 
 export function registerMetadataOperations(k: MetadataOpsHost): void {
@@ -48,7 +50,7 @@ export function registerMetadataOperations(k: MetadataOpsHost): void {
     const next = k.parseDocument(doc, path);
     return {
       metadata: next,
-      reload: { sources: true, remote_schemas: true } as Record<string, true>,
+      reload: Object.fromEntries(k.reloadKeys.filter((r) => r.onReplace).map((r) => [r.key, true])) as Record<string, true>,
       inconsistencies: allow ? ('allow' as const) : ('any' as const),
       bumpVersion: true,
       response: (b: BuildResult) => (v2 && allow ? consistency(b) : success),
@@ -83,18 +85,15 @@ export function registerMetadataOperations(k: MetadataOpsHost): void {
     },
   });
 
-  // reload_metadata: refresh sources / remote schemas; always bumps resource_version.
-  const reloadArgs = v.object({
-    reload_remote_schemas: v.optional(nameList, true),
-    reload_sources: v.optional(nameList, true),
-    recreate_event_triggers: v.optional(nameList, false),
-  });
-  const reload = (a: v.InferOutput<typeof reloadArgs>, legacy: boolean) => {
+  // reload_metadata: refresh what the plugins' reload keys name (Note [Reload keys]); always
+  // bumps resource_version.
+  const reloadArgs = () => v.object(Object.fromEntries(k.reloadKeys.map((r) => [r.arg, v.optional(nameList, r.default)])));
+  const reload = (a: Record<string, boolean | string[]>, legacy: boolean) => {
     const spec: Record<string, true | string[]> = {};
-    const sources = legacy ? true : a.reload_sources;
-    if (sources !== false) spec.sources = sources;
-    if (a.reload_remote_schemas !== false) spec.remote_schemas = a.reload_remote_schemas;
-    if (a.recreate_event_triggers !== false) spec.event_triggers = a.recreate_event_triggers;
+    for (const r of k.reloadKeys) {
+      const asked = legacy && r.alwaysOnLegacy ? true : a[r.arg]!;
+      if (asked !== false) spec[r.key] = asked;
+    }
     return {
       reload: spec,
       bumpVersion: true,
@@ -105,9 +104,12 @@ export function registerMetadataOperations(k: MetadataOpsHost): void {
       },
     };
   };
-  const reloadOrNull = v.pipe(v.nullish(reloadArgs), v.transform((a) => a ?? v.parse(reloadArgs, {})));
-  add({ type: 'reload_metadata', args: reloadOrNull, mutates: true, run: (a) => reload(a, false) });
-  add({ type: null, legacy: 'reload_metadata', args: reloadOrNull, mutates: true, run: (a) => reload(a, true) });
+  const reloadOrNull = () => {
+    const args = reloadArgs();
+    return v.pipe(v.nullish(args), v.transform((a) => (a ?? v.parse(args, {})) as Record<string, boolean | string[]>));
+  };
+  add({ type: 'reload_metadata', args: () => reloadOrNull(), mutates: true, run: (a) => reload(a, false) });
+  add({ type: null, legacy: 'reload_metadata', args: () => reloadOrNull(), mutates: true, run: (a) => reload(a, true) });
 
   // clear_metadata: every section back to what its plugin says is "cleared".
   const clear = (ctx: { metadata: Metadata }) => {

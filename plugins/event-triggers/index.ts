@@ -63,6 +63,8 @@ export default definePlugin({
   after: ['database', 'postgres'],
   requires: ['database'],
   setup(k) {
+    // reload_metadata's recreate_event_triggers (Note [Reload keys]): install the triggers again.
+    k.reloadKey({ key: 'event_triggers', arg: 'recreate_event_triggers', default: false });
     const db = k.use(DatabaseToken);
     db.registerTableKey('event_triggers', EventTriggersKeySchema);
     db.registerGroup(eventTriggersGroup(db));
