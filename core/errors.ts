@@ -1,6 +1,6 @@
 /**
  * The one error table (SPEC.md "Errors"). Every code the server can send is listed here with its
- * HTTP status; `test/errors.test.ts` checks this table against the SPEC and docs/api.md.
+ * HTTP status; `core/errors.test.ts` checks this table against the SPEC and docs/api.md.
  *
  * Body shapes:
  *   400 and most others: {path, error, code} (plus `internal` where the SPEC shows it)

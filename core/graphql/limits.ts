@@ -32,7 +32,7 @@ import { gqlError, type GqlError } from './errors.js';
  * its flag, answered with status 200 as every GraphQL error is; the request runs nothing. The
  * defaults sit well above what real clients send (GraphiQL's introspection query selects about
  * 200 fields, depth 12) and below what hurts. What hurts was measured on the two-core development
- * machine (2026-11-26, test/graphql-limits.test.ts, `.prof` timings of graphql-js): parsing costs
+ * machine (2026-11-26, core/graphql/limits.test.ts, `.prof` timings of graphql-js): parsing costs
  * about 1 us a token (50,000 tokens: 50 ms), validating about 100 us a root field with arguments
  * and 30 us a nested one (500 root fields: 50-70 ms warm). A long document is prepared in steps
  * (parse, validate, plan), other requests getting turns between them (./engine.ts), so that a

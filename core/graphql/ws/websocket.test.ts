@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { useServer } from './helpers.js';
-import { Client, useListening } from './ws-helpers.js';
+import { useServer } from '../../../test/helpers.js';
+import { Client, useListening } from '../../../test/ws-helpers.js';
 
 const SECRET = 'ws-secret';
 const SEED = `

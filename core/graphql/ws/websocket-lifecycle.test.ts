@@ -7,10 +7,10 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import { createDatabase, useServer } from './helpers.js';
-import { Client, until, useListening } from './ws-helpers.js';
-import { freePort } from '../server/embedded.js';
-import { post, spawnServer, waitReady } from './server-process.js';
+import { createDatabase, useServer } from '../../../test/helpers.js';
+import { Client, until, useListening } from '../../../test/ws-helpers.js';
+import { freePort } from '../../../server/embedded.js';
+import { post, spawnServer, waitReady } from '../../../test/server-process.js';
 
 const SEED = `
 create table author (id serial primary key, name text not null);

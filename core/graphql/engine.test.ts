@@ -15,10 +15,10 @@ import {
   type GraphQLArgument,
   type FieldNode,
 } from 'graphql';
-import { definePlugin, type FieldPlan, type PlanInput } from '../core/plugin.js';
-import { SvcError } from '../core/errors.js';
-import { DatabaseToken, findSource } from '../plugins/database/index.js';
-import { startServer, useServer } from './helpers.js';
+import { definePlugin, type FieldPlan, type PlanInput } from '../plugin.js';
+import { SvcError } from '../errors.js';
+import { DatabaseToken, findSource } from '../../plugins/database/index.js';
+import { startServer, useServer } from '../../test/helpers.js';
 
 const planned: Record<string, number> = {};
 const mutationLog: string[] = [];

@@ -1,7 +1,7 @@
 /** Configuration from flags and SVC_GRAPHQL_* variables: defaults, precedence, and errors that name the culprit. */
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { ConfigError, helpText, loadConfig, optionSchemas } from '../core/config.js';
+import { ConfigError, helpText, loadConfig, optionSchemas } from './config.js';
 import { builtinPlugins } from '../server/plugins.js';
 import { VERSION } from '../server/app.js';
 

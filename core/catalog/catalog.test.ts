@@ -1,8 +1,8 @@
 /** The catalog stores the document as parts and writes only what changed (Note [Catalog parts]). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { assignOrds, diffParts, type Part } from '../core/catalog/store.js';
-import { createDatabase, startServer, type TestServer } from './helpers.js';
+import { assignOrds, diffParts, type Part } from './store.js';
+import { createDatabase, startServer, type TestServer } from '../../test/helpers.js';
 
 describe('assignOrds', () => {
   const stored = (keys: string[]) => new Map(keys.map((k, i) => [k, { ord: i, json: '1' }]));

@@ -3,7 +3,7 @@
  * envelope's error paths, against a real PostgreSQL.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, useServer } from './helpers.js';
+import { startServer, useServer } from '../../test/helpers.js';
 
 const s = useServer(`
     create table author (id serial primary key, name text);

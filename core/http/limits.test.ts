@@ -4,7 +4,7 @@
  * naming what is wrong (never a 500), and leaves the metadata as it was.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, useServer, type HttpResult } from './helpers.js';
+import { startServer, useServer, type HttpResult } from '../../test/helpers.js';
 
 const s = useServer(`
   create table author (id serial primary key, name text);

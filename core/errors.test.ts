@@ -1,7 +1,7 @@
 /** The error table (core/errors.ts) agrees with the SPEC and with the table of docs/api.md, "Errors". */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, SvcError } from '../core/errors.js';
+import { ERROR_CODES, SvcError } from './errors.js';
 
 const doc = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
 

@@ -7,14 +7,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { TypedEmitter } from 'tiny-typed-emitter';
-import type { BuildResult, BuildStepDef, InconsistentObject, KernelApi, KernelEvents, Metadata, OperationContext, OperationDef, OperationResult, Session } from '../core/plugin.js';
-import { CatalogStore } from '../core/catalog/store.js';
-import { runBuild } from '../core/schema-cache/build.js';
-import { UnitOfWork } from '../core/uow.js';
-import { parseEnvelope } from '../core/envelope/envelope.js';
-import { SvcError } from '../core/errors.js';
-import { checkInconsistencies, MetadataPipeline, type Committed, type Items } from '../core/kernel/pipeline.js';
-import { captureLogger, createDatabase } from './helpers.js';
+import type { BuildResult, BuildStepDef, InconsistentObject, KernelApi, KernelEvents, Metadata, OperationContext, OperationDef, OperationResult, Session } from '../plugin.js';
+import { CatalogStore } from '../catalog/store.js';
+import { runBuild } from '../schema-cache/build.js';
+import { UnitOfWork } from '../uow.js';
+import { parseEnvelope } from '../envelope/envelope.js';
+import { SvcError } from '../errors.js';
+import { checkInconsistencies, MetadataPipeline, type Committed, type Items } from './pipeline.js';
+import { captureLogger, createDatabase } from '../../test/helpers.js';
 
 /** The one kind of metadata object here: a thing, which the build finds inconsistent when broken. */
 interface Thing {

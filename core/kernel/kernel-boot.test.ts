@@ -3,10 +3,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import * as v from 'valibot';
-import { definePlugin, type PluginDef } from '../core/plugin.js';
-import { BootError } from '../core/kernel/kernel.js';
-import { orderByDeps } from '../core/kernel/order.js';
-import { startServer, createDatabase, type TestServer } from './helpers.js';
+import { definePlugin, type PluginDef } from '../plugin.js';
+import { BootError } from './kernel.js';
+import { orderByDeps } from './order.js';
+import { startServer, createDatabase, type TestServer } from '../../test/helpers.js';
 
 const servers: TestServer[] = [];
 afterAll(async () => {

@@ -8,8 +8,8 @@ import http from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { startServer, useServer, useServerWith } from './helpers.js';
-import { Client, useListening } from './ws-helpers.js';
+import { startServer, useServer, useServerWith } from '../../test/helpers.js';
+import { Client, useListening } from '../../test/ws-helpers.js';
 
 const SECRET = 'limits-secret';
 const SEED = `
