@@ -23,8 +23,7 @@ import type {
   TableMeta,
 } from '../model/types.js';
 import { qtKey, requireTable, SourceNameSchema, sourcesOf, updateTable } from '../model/meta.js';
-import { sourceNames } from '../schema/names.js';
-import { columnGraphQLName, inGraphQLSchema, ROOT_FIELD_KEYS, rootFieldName, rootFieldNames, tableGraphQLName, type RootFieldKey } from '../model/naming.js';
+import { columnGraphQLName, inGraphQLSchema, ROOT_FIELD_KEYS, rootFieldName, rootFieldNames, sourceNames, tableGraphQLName, type RootFieldKey } from '../model/naming.js';
 
 export { columnGraphQLName, inGraphQLSchema, rootFieldNames, tableGraphQLName };
 import type { DatabaseService } from '../model/service.js';

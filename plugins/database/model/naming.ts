@@ -5,7 +5,7 @@
  * (metadata/customization.ts) read.
  */
 import { isGraphQLName } from '../../../core/validation.js';
-import type { TableConfig, TableMeta } from './types.js';
+import type { SourceMeta, TableConfig, TableMeta } from './types.js';
 
 /** The custom root field keys, in Hasura's order (which is also the order fields are generated in). */
 export const ROOT_FIELD_KEYS = [
@@ -65,3 +65,44 @@ export function rootFieldNames(t: TableMeta, name: string): Record<RootFieldKey,
 /** Whether a table appears in the GraphQL schema: a table whose name is not a GraphQL name stays
  * tracked (for the metadata API) but gets no GraphQL nodes until it is given a custom name. */
 export const inGraphQLSchema = (t: TableMeta, defaultSchema: string): boolean => isGraphQLName(tableGraphQLName(t, defaultSchema));
+
+// ---------------------------------------------------------------------------------------------
+// Source customization of GraphQL names (Hasura v2's `customization` of `pg_add_source`):
+// `type_names: {prefix, suffix, mapping}` on every type generated for the source's tables and
+// functions (the whole name: `<prefix>author_aggregate<suffix>`), `root_fields: {prefix,
+// suffix}` on every root field, and `root_fields.namespace`: the source's root fields under one
+// field of that name. Shared types (scalars, `<scalar>_comparison_exp`, `order_by`) keep their
+// names. Computed once per source entry.
+
+export interface SourceNames {
+  /** A type's name as the source customizes it. */
+  type(name: string): string;
+  /** A root field's name as the source customizes it. */
+  field(name: string): string;
+  /** The field the source's root fields are under, if any. */
+  namespace?: string;
+}
+
+const PLAIN: SourceNames = { type: (n) => n, field: (n) => n };
+const cache = new WeakMap<object, SourceNames>();
+
+const str = (x: unknown): string => (typeof x === 'string' ? x : '');
+const obj = (x: unknown): Record<string, unknown> => (x && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : {});
+
+export function sourceNames(source: { readonly meta: SourceMeta }): SourceNames {
+  const c = source.meta.customization;
+  if (!c) return PLAIN;
+  let names = cache.get(c);
+  if (names) return names;
+  const rf = obj(c.root_fields);
+  const tn = obj(c.type_names);
+  const [fp, fs, tp, ts] = [str(rf.prefix), str(rf.suffix), str(tn.prefix), str(tn.suffix)];
+  const mapping = obj(tn.mapping);
+  names = {
+    type: (n) => (typeof mapping[n] === 'string' ? (mapping[n] as string) : `${tp}${n}${ts}`),
+    field: fp || fs ? (n) => `${fp}${n}${fs}` : (n) => n,
+    ...(str(rf.namespace) ? { namespace: str(rf.namespace) } : {}),
+  };
+  cache.set(c, names);
+  return names;
+}
