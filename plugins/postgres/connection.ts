@@ -4,6 +4,7 @@
  */
 import postgres from 'postgres';
 import { SvcError } from '../../core/errors.js';
+import type { CancelSignal } from '../../core/plugin.js';
 import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
 
@@ -177,7 +178,7 @@ const POOLED_ASKED = { prepare: false, simple: false, ...ALONE } as const;
 /** A statement cancelled when `signal` aborts (RunContext.signal: the request was answered
  * without it); one whose request was answered already is not sent. The cancel goes to
  * PostgreSQL on a connection of its own, as its protocol has it. */
-async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: AbortSignal | undefined): Promise<T> {
+async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: CancelSignal | undefined): Promise<T> {
   if (!signal) return (await start()) as T;
   if (signal.aborted) throw signal.reason;
   const q = start();
@@ -224,6 +225,9 @@ export class PgConnection implements SourceConnection {
     this.prepared = config.connection_info.use_prepared_statements === true;
     this.statements = this.prepared ? { plain: PREPARED, asked: ASKED } : { plain: POOLED, asked: POOLED_ASKED };
     this.executor = this.makeExecutor(() => this.sql());
+    // Note [Read replicas]: each replica a connection of its own kind, reads spread over them.
+    this.replicas = (config.read_replicas ?? []).map((info, i) => ({ conn: new PgConnection(`${name}-replica-${i + 1}`, { connection_info: info }, env), downUntil: 0 }));
+    if (this.replicas.length > 0) this.readExecutor = { query: (text, params, opts) => this.readQuery(text, params, opts) };
     if (this.prepared) {
       this.listen = async (channel, onNotify, onListen) => {
         const r = await this.sql().listen(channel, onNotify, onListen);
@@ -252,7 +256,7 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) => {
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) => {
         this.active++;
         try {
           return (await cancellable(() => get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? this.statements.asked : this.statements.plain), opts?.signal)) as unknown as T[];
@@ -337,9 +341,56 @@ export class PgConnection implements SourceConnection {
   async close(): Promise<void> {
     const p = this.pool;
     this.pool = undefined;
-    await p?.end({ timeout: 5 });
+    await Promise.all([p?.end({ timeout: 5 }), ...this.replicas.map((r) => r.conn.close())]);
+  }
+
+  /*
+   * Note [Read replicas]
+   * A source's `read_replicas` (Hasura v2's: connection infos beside `connection_info`, each with
+   * its own pool settings and prepared-statement setting) serve the reads that may see a replica's
+   * lag: GraphQL queries and subscription refetches (SourceConnection.readExecutor). Everything
+   * else stays on the primary: mutations and whatever runs in a request's transaction, run_sql,
+   * event capture and delivery, introspection, the catalog. Reads go round robin over the
+   * replicas; a replica that fails to connect or loses its connection (not a statement's own
+   * ERROR, which is the request's) is taken out for REPLICA_RETRY_MS and the read is tried on the
+   * next one, then on the primary when none is up; it is tried again after that time. A request
+   * that must read what it just wrote asks for the primary with the header
+   * `X-Svc-Read-From-Primary: true` (Hasura has no such way; a header, as the request is the
+   * unit that knows it, and no schema change is needed).
+   */
+  private readonly replicas: { conn: PgConnection; downUntil: number }[];
+  private nextReplica = 0;
+  readonly readExecutor?: SqlExecutor;
+
+  private async readQuery<T>(text: string, params: unknown[] | undefined, opts: { prepare?: boolean; signal?: CancelSignal } | undefined): Promise<T[]> {
+    const n = this.replicas.length;
+    const start = this.nextReplica++ % n;
+    for (let i = 0; i < n; i++) {
+      const r = this.replicas[(start + i) % n]!;
+      if (r.downUntil > Date.now()) continue;
+      try {
+        return await r.conn.executor.query<T>(text, params, opts);
+      } catch (e) {
+        if (isStatementError(e) || opts?.signal?.aborted) throw e;
+        r.downUntil = Date.now() + REPLICA_RETRY_MS;
+        this.replicaFailures++;
+      }
+    }
+    return this.executor.query<T>(text, params, opts);
+  }
+
+  /** Reads a replica could not serve (metrics, tests). */
+  replicaFailures = 0;
+
+  /** Each replica's name and whether it is in use now (metrics). */
+  replicaStates(): { name: string; up: boolean }[] {
+    const now = Date.now();
+    return this.replicas.map((r) => ({ name: r.conn.name, up: r.downUntil <= now }));
   }
 }
+
+/** How long a replica that failed is left out (Note [Read replicas]). */
+const REPLICA_RETRY_MS = 10_000;
 
 /** What a connection must not keep from one use to the next (what DISCARD ALL resets, but the
  * prepared statements of the driver). RESET ALL leaves the role and the session user alone. */
@@ -384,7 +435,7 @@ class ReservedConnection {
   ) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: AbortSignal }) =>
+      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) =>
         (await run(() => cancellable(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? statements.asked : statements.plain), opts?.signal))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);

@@ -161,6 +161,10 @@ export interface SqlTransaction extends SqlExecutor {
 
 export interface SourceConnection {
   readonly executor: SqlExecutor;
+  /** Where reads that may lag go (GraphQL queries and subscription refetches): a read replica
+   * when the source has some (Note [Read replicas] in plugins/postgres/connection.ts); absent:
+   * the executor. */
+  readonly readExecutor?: SqlExecutor;
   introspect(exec?: SqlExecutor): Promise<Introspection>;
   /** Opens a transaction on a connection of its own; the caller commits or rolls it back. */
   transaction(opts?: { readOnly?: boolean }): Promise<SqlTransaction>;

@@ -619,7 +619,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       for (let i = 0; i < params.length; i++) params[i] = paramText(q.params[i]!, ctx, defaults);
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       // A mutation (a VOLATILE function) runs in the request's transaction.
-      const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.executor;
+      const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.readExecutor && !fromPrimary(ctx) ? pool.readExecutor : pool.executor;
       let rows: { json: string }[];
       try {
         rows = await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED);
@@ -642,6 +642,10 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
     },
   };
 }
+
+/** The request asks to read from the primary, not a replica (Note [Read replicas] in
+ * plugins/postgres/connection.ts). */
+export const fromPrimary = (ctx: RunContext): boolean => ctx.headers['x-svc-read-from-primary']?.toLowerCase() === 'true';
 
 /**
  * The request's transaction on a source (Note [One transaction per mutation request]), opened

@@ -94,7 +94,7 @@ class LiveStatement implements LiveGroup {
     if (!pool) throw new SvcError('unexpected', `source "${this.t.source.name}" is not connected`);
     let rows: { i: string | number; json: string; cursor?: string | null }[];
     try {
-      rows = await pool.executor.query(this.q.sql, this.q.batch!(bindings as (string | null)[][]), PREPARED);
+      rows = await (pool.readExecutor ?? pool.executor).query(this.q.sql, this.q.batch!(bindings as (string | null)[][]), PREPARED);
     } catch (e) {
       throw dbError(e);
     }
