@@ -7,6 +7,8 @@
  *     is its `route="/v1/graphql"` series);
  *   - svc_graphql_plan_cache_{hits,misses,evictions}_total and _entries (Note [The plan cache]);
  *   - svc_source_connections_in_use / _max{source}: each PostgreSQL source's pool;
+ *   - svc_source_replica_up, _failed_reads, _connections_in_use{source, replica}: each read
+ *     replica (Note [Read replicas]);
  *   - svc_metadata_resource_version, svc_metadata_inconsistent_objects;
  *   - the process's own (CPU, memory, event loop lag), prom-client's defaults.
  * Gauges read their values when scraped, so nothing is kept up to date between scrapes. Access:
@@ -24,6 +26,8 @@ export const MetricsToken: Token<Registry> = { key: 'metrics.registry' };
 
 /** Most request series kept (route x method x status x operation). */
 const MAX_SERIES = 2000;
+
+type Replica = { up: boolean; failures: number; inUse: number };
 
 export default definePlugin({
   name: 'metrics',
@@ -97,6 +101,23 @@ export default definePlugin({
             const st = s.connection?.stats?.();
             if (st) this.set({ source: s.name }, st[key]);
           }
+        },
+      });
+    }
+    // Each read replica, read when scraped.
+    for (const [name, help, read] of [
+      ['svc_source_replica_up', 'Whether reads go to a read replica now (1) or it is left out after a failure (0)', (r: Replica) => (r.up ? 1 : 0)],
+      ['svc_source_replica_failed_reads', 'Reads a read replica could not serve (they went on to another replica or the primary)', (r: Replica) => r.failures],
+      ['svc_source_replica_connections_in_use', "Connections in use in a read replica's pool", (r: Replica) => r.inUse],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['source', 'replica'] as const,
+        registers,
+        collect() {
+          this.reset();
+          for (const s of sources()) for (const r of s.connection?.replicaStates?.() ?? []) this.set({ source: s.name, replica: r.name }, read(r));
         },
       });
     }

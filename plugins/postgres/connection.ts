@@ -226,7 +226,7 @@ export class PgConnection implements SourceConnection {
     this.statements = this.prepared ? { plain: PREPARED, asked: ASKED } : { plain: POOLED, asked: POOLED_ASKED };
     this.executor = this.makeExecutor(() => this.sql());
     // Note [Read replicas]: each replica a connection of its own kind, reads spread over them.
-    this.replicas = (config.read_replicas ?? []).map((info, i) => ({ conn: new PgConnection(`${name}-replica-${i + 1}`, { connection_info: info }, env), downUntil: 0 }));
+    this.replicas = (config.read_replicas ?? []).map((info, i) => ({ conn: new PgConnection(`${name}-replica-${i + 1}`, { connection_info: info }, env), downUntil: 0, failures: 0 }));
     if (this.replicas.length > 0) this.readExecutor = { query: (text, params, opts) => this.readQuery(text, params, opts) };
     if (this.prepared) {
       this.listen = async (channel, onNotify, onListen) => {
@@ -358,7 +358,7 @@ export class PgConnection implements SourceConnection {
    * `X-Svc-Read-From-Primary: true` (Hasura has no such way; a header, as the request is the
    * unit that knows it, and no schema change is needed).
    */
-  private readonly replicas: { conn: PgConnection; downUntil: number }[];
+  private readonly replicas: { conn: PgConnection; downUntil: number; failures: number }[];
   private nextReplica = 0;
   readonly readExecutor?: SqlExecutor;
 
@@ -373,19 +373,16 @@ export class PgConnection implements SourceConnection {
       } catch (e) {
         if (isStatementError(e) || opts?.signal?.aborted) throw e;
         r.downUntil = Date.now() + REPLICA_RETRY_MS;
-        this.replicaFailures++;
+        r.failures++;
       }
     }
     return this.executor.query<T>(text, params, opts);
   }
 
-  /** Reads a replica could not serve (metrics, tests). */
-  replicaFailures = 0;
-
-  /** Each replica's name and whether it is in use now (metrics). */
-  replicaStates(): { name: string; up: boolean }[] {
+  /** Each replica: whether reads go to it now, the reads it could not serve, its pool (metrics). */
+  replicaStates(): { name: string; up: boolean; failures: number; inUse: number; max: number }[] {
     const now = Date.now();
-    return this.replicas.map((r) => ({ name: r.conn.name, up: r.downUntil <= now }));
+    return this.replicas.map((r) => ({ name: r.conn.name, up: r.downUntil <= now, failures: r.failures, ...r.conn.stats() }));
   }
 }
 

@@ -75,6 +75,11 @@ describe('read replicas', () => {
   it('a replica that is down is left out: reads go to the next replica, then to the primary, with no failed query', async () => {
     for (let i = 0; i < 4; i++) expect(await server.gql('{ two_item { place } }')).toEqual({ data: { two_item: [{ place: 'replica' }] } });
     for (let i = 0; i < 4; i++) expect(await server.gql('{ three_item { place } }')).toEqual({ data: { three_item: [{ place: 'primary' }] } });
+    // Per replica in /v1/metrics: the dead one is out and counted its failed read; the other is up.
+    const metrics = (await server.request('GET', '/v1/metrics')).text;
+    expect(metrics).toMatch(/svc_source_replica_up\{source="rs3",replica="rs3-replica-1"\} 0/);
+    expect(metrics).toMatch(/svc_source_replica_failed_reads\{source="rs3",replica="rs3-replica-1"\} 1/);
+    expect(metrics).toMatch(/svc_source_replica_up\{source="rs2",replica="rs2-replica-2"\} 1/);
   });
 
   it("a statement's own error is the request's, not a reason to leave the replica", async () => {

@@ -174,6 +174,9 @@ export interface SourceConnection {
    * has none): `onNotify` gets each notification's payload, `onListen` runs whenever the LISTEN is
    * in place, the first time and after a reconnect (notifications may have been missed meanwhile). */
   listen?(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }>;
+  /** Each read replica (Note [Read replicas] in plugins/postgres/connection.ts), for metrics:
+   * whether reads go to it now, the reads it could not serve, its pool. */
+  replicaStates?(): { name: string; up: boolean; failures: number; inUse: number; max: number }[];
   /** Connections in use (by a statement or held by a transaction) and the pool's size, for metrics. */
   stats?(): { inUse: number; max: number };
   close(): Promise<void>;
