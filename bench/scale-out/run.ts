@@ -1,0 +1,118 @@
+/**
+ * Scale-out benchmark (issue 26): read throughput with one, two and three engine instances behind
+ * HAProxy on the same PostgreSQL (Chinook, one embedded cluster), and where the CPU goes.
+ *
+ *   npm run bench:scale-out [-- --duration 10 --connections 40 --max 3]
+ *
+ * For each count of instances: HAProxy (Debian's, round robin) in front of them, a warm-up, then
+ * autocannon (from bench/peers) on a by-relationship list query for --duration seconds. Printed per
+ * count: req/s, p50/p99 latency, and CPU per request of PostgreSQL and of the whole machine (from
+ * /proc; the engines' share is the machine's less PostgreSQL's and the load generator's). A
+ * machine whose PostgreSQL CPU per request stays flat while req/s stops growing is bound by
+ * PostgreSQL or by the cores the load generator takes; one whose req/s grows with instances was
+ * bound by the engine. Read replicas are not part of this run (they need a second PostgreSQL
+ * fed by streaming replication: test/streaming-replica.ts makes one with Debian's).
+ * Needs Linux and HAProxy (`apt-get install haproxy`); meant for a machine of many cores: on two,
+ * the engines, PostgreSQL and the load generator share them and the figures say little.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { cleanup, cleanups, loadChinook, log, sleep, startEngine, stopChild } from '../common.js';
+import { cpuPerRequest } from '../cpu.js';
+import { freePort } from '../../server/embedded.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+const peers = path.join(root, 'bench/peers');
+const QUERY = { query: '{ albums(limit: 10, order_by: {id: asc}) { title artist { name } } }' };
+
+function flag(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+async function main(): Promise<void> {
+  const duration = flag('duration', 10);
+  const connections = flag('connections', 40);
+  const max = flag('max', 3);
+  const haproxyBin = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
+  if (!haproxyBin) throw new Error('HAProxy is needed (apt-get install haproxy)');
+  if (!existsSync(path.join(peers, 'node_modules', 'autocannon'))) {
+    log('installing the load generator in bench/peers ...');
+    const npm = spawn('npm', ['install', '--no-audit', '--no-fund'], { cwd: peers, stdio: 'inherit' });
+    await new Promise((r) => npm.on('exit', r));
+  }
+  const autocannon = createRequire(path.join(peers, 'package.json'))('autocannon');
+  const { dbUrl } = await loadChinook(root, 'scaleout', log);
+
+  const ports: number[] = [];
+  const engines = [];
+  for (let i = 0; i < max; i++) ports.push(await freePort());
+  engines.push(await startEngine(root, { dbUrl, port: ports[0]! }));
+  const meta = async (body: unknown) => {
+    const r = await fetch(`http://127.0.0.1:${ports[0]}/v1/metadata`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`metadata: ${r.status} ${await r.text()}`);
+  };
+  await meta({
+    type: 'bulk',
+    args: [
+      { type: 'pg_track_table', args: { table: 'albums' } },
+      { type: 'pg_track_table', args: { table: 'artists' } },
+      { type: 'pg_create_object_relationship', args: { table: 'albums', name: 'artist', using: { foreign_key_constraint_on: 'artist_id' } } },
+    ],
+  });
+
+  const rows: string[] = [];
+  for (let n = 1; n <= max; n++) {
+    while (engines.length < n) engines.push(await startEngine(root, { dbUrl, port: ports[engines.length]! }));
+    const lb = await freePort();
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-haproxy-'));
+    const cfg = [
+      'global',
+      '  maxconn 4000',
+      'defaults',
+      '  mode http',
+      '  timeout connect 2s',
+      '  timeout client 60s',
+      '  timeout server 60s',
+      'frontend fe',
+      `  bind 127.0.0.1:${lb}`,
+      '  default_backend engines',
+      'backend engines',
+      '  balance roundrobin',
+      ...ports.slice(0, n).map((p, i) => `  server e${i} 127.0.0.1:${p}`),
+      '',
+    ].join('\n');
+    writeFileSync(path.join(dir, 'haproxy.cfg'), cfg);
+    const haproxy = spawn(haproxyBin, ['-db', '-f', path.join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
+    const stop = async () => {
+      await stopChild(haproxy, 2000);
+      rmSync(dir, { recursive: true, force: true });
+    };
+    cleanups.push(stop);
+    await sleep(500);
+    const opts = { url: `http://127.0.0.1:${lb}/v1/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(QUERY), connections };
+    await autocannon({ ...opts, duration: 3 });
+    const { result: r, cpu } = await cpuPerRequest(engines[0]!.pid, () => autocannon({ ...opts, duration }), (x: { requests: { total: number } }) => x.requests.total);
+    const res = r as unknown as { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+    rows.push(
+      `| ${n} | ${res.requests.average.toFixed(0)} | ${res.latency.p50} / ${res.latency.p99} | ${cpu ? cpu.postgres.toFixed(0) : 'n/a'} | ${cpu ? cpu.machine.toFixed(0) : 'n/a'} | ${res.non2xx + res.errors} |`,
+    );
+    log(`${n} instance(s): ${res.requests.average.toFixed(0)} req/s`);
+    await stop();
+    cleanups.splice(cleanups.indexOf(stop), 1);
+  }
+  console.log(`\nScale-out: ${QUERY.query}, ${connections} connections, ${duration} s per run, ${new Date().toISOString().slice(0, 10)}\n`);
+  console.log('| instances | req/s | p50 / p99 ms | PostgreSQL CPU µs/request | machine CPU µs/request | non-2xx + errors |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of rows) console.log(row);
+}
+
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
