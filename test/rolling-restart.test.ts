@@ -1,6 +1,7 @@
 /**
  * Several instances behind a real load balancer (Debian's HAProxy, checking /healthz) on one
- * database (issue 26): a metadata change made through one is served by the others, and a rolling
+ * database (issue 26): a metadata change made through one is served by the others, a subscription
+ * on one sees a write made through another, and a rolling
  * restart of the three under steady load loses no request (Note [Draining] in server/main.ts:
  * SIGTERM drains while /healthz answers 503). Skipped, saying so, without HAProxy.
  */
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from './helpers.js';
 import { freePort } from '../server/embedded.js';
 import { post, spawnServer, waitReady, type ServerProcess } from './server-process.js';
+import { Client } from './ws-helpers.js';
 
 const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
 if (!HAPROXY) console.warn('rolling-restart.test.ts: skipped, no HAProxy (apt-get install haproxy)');
@@ -95,6 +97,20 @@ describe.skipIf(!HAPROXY)('three instances behind HAProxy', () => {
         if (!ok) await new Promise((res) => setTimeout(res, 100));
       }
       expect(ok, `instance on ${port}`).toBe(true);
+    }
+  });
+
+  it("each instance's subscriptions see writes made through another", async () => {
+    const c = await Client.init(`ws://127.0.0.1:${ports[2]}/v1/graphql`, 'graphql-transport-ws');
+    try {
+      c.send({ type: 'subscribe', id: 'v', payload: { query: 'subscription { visit_aggregate { aggregate { count } } }' } });
+      const first = await c.next('v');
+      const before = first.payload.data.visit_aggregate.aggregate.count as number;
+      expect((await post(ports[0]!, '/v1/graphql', { query: 'mutation { insert_visit_one(object: {}) { id } }' })).status).toBe(200);
+      const next = await c.next('v', 10_000);
+      expect(next.payload.data.visit_aggregate.aggregate.count).toBe(before + 1);
+    } finally {
+      c.close();
     }
   });
 
