@@ -18,7 +18,7 @@ import { LruCache, type CacheStats } from './cache.js';
 import { Cancellation } from './cancel.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
-import { checkBatch, responseTooLarge, type GraphQLLimits } from './limits.js';
+import { checkBatch, responseTooLarge, responseTooLargeError, type GraphQLLimits } from './limits.js';
 import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
 import { coerceValid, operationVariables, type OperationVariables } from './variables.js';
@@ -252,7 +252,7 @@ export class GraphQLEngine {
       for (let i = 0; i < batch.length; i++) {
         if (i > 0) text += ',';
         text += (await this.request(batch[i], session, headers, { ...admitted.limits, budget: max - text.length })).text;
-        if (text.length > max) return this.respond(c, failure(responseTooLarge(this.host.config)));
+        if (text.length > max) return this.respond(c, failure(responseTooLarge(max)));
         if (Date.now() - turn > 10) {
           await nextTurn();
           turn = Date.now();
@@ -538,7 +538,7 @@ export class GraphQLEngine {
       if (p.kind === 'mutation') texts = await this.runMutation(entries, ctx, introspected, budget, undefined);
       else {
         texts = [e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null))];
-        if (texts[0]!.length > budget) throw new SvcError('validation-failed', responseTooLarge(this.host.config).message);
+        if (texts[0]!.length > budget) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
       }
     } else {
       const abort = new Cancellation();
@@ -592,7 +592,7 @@ export class GraphQLEngine {
           const text = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
           texts[i] = text;
           total += text.length;
-          if (total > budget && !abort.aborted) abort.abort(new SvcError('validation-failed', responseTooLarge(this.host.config).message));
+          if (total > budget && !abort.aborted) abort.abort(responseTooLargeError(this.host.config.graphqlMaxResponseSize));
         } catch (err) {
           // A later field's failure does not stop fields already running: one before it in
           // document order may fail too, and its error is the one reported.
@@ -630,7 +630,7 @@ export class GraphQLEngine {
         const e = entries[i]!;
         texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
         total += texts[i]!.length;
-        if (total > budget && !ctx.alone) throw new SvcError('validation-failed', responseTooLarge(this.host.config).message);
+        if (total > budget && !ctx.alone) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
         if (abort?.aborted) throw abort.reason;
       }
       await uow.commit();

@@ -3,6 +3,7 @@
  */
 import type { ServerConfig } from '../config.js';
 import type { DocumentCost } from './cost.js';
+import { SvcError } from '../errors.js';
 import { gqlError, type GqlError } from './errors.js';
 
 /*
@@ -84,6 +85,12 @@ export function checkBatch(size: number, limits: GraphQLLimits): GqlError | unde
   return undefined;
 }
 
-export function responseTooLarge(limits: GraphQLLimits): GqlError {
-  return gqlError('validation-failed', `the response is larger than the limit of ${limits.graphqlMaxResponseSize} characters (--graphql-max-response-size)`);
+/** The refusal of an answer longer than `max` characters (a query's, a batch's, a subscription result's). */
+export function responseTooLarge(max: number): GqlError {
+  return gqlError('validation-failed', `the response is larger than the limit of ${max} characters (--graphql-max-response-size)`);
+}
+
+/** responseTooLarge as the SvcError a run throws. */
+export function responseTooLargeError(max: number): SvcError {
+  return new SvcError('validation-failed', responseTooLarge(max).message);
 }

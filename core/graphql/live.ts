@@ -3,6 +3,7 @@
  * and streams, multiplexed (Note [Multiplexed live queries]). It knows no database: a root
  * field's plan says how it is refetched (FieldPlan.live, Note [Live queries] in core/plugin.ts).
  */
+import { responseTooLarge } from './limits.js';
 import { createHash } from 'node:crypto';
 import type { BuildResult, LiveBinding, LiveGroup, LiveResult, Session } from '../plugin.js';
 import { SvcError } from '../errors.js';
@@ -291,7 +292,7 @@ class Poller {
   private bounded(text: string): string {
     const max = this.live.options.maxResponseSize;
     if (max === undefined || text.length <= max) return text;
-    return errorsText([gqlError('validation-failed', `the response is larger than the limit of ${max} characters (--graphql-max-response-size)`)]);
+    return errorsText([responseTooLarge(max)]);
   }
 
   /** Sends a result to those of the cohort that do not have it. */

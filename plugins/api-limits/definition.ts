@@ -96,7 +96,8 @@ export interface RoleLimits {
 }
 
 export function roleLimits(a: ApiLimits, role: string): RoleLimits | undefined {
-  if (a.disabled || role === 'admin') return undefined;
+  // Every request asks: nothing is made when there are no limits (the common case).
+  if (a.disabled || role === 'admin' || isEmptyLimits(a)) return undefined;
   const of = <T>(l: Limit<T> | undefined): T | undefined => (l ? (Object.hasOwn(l.per_role, role) ? l.per_role[role] : l.global) : undefined);
   const r: RoleLimits = {
     depth: of(a.depth_limit),

@@ -47,6 +47,15 @@ async function setup(port: number, table: string, retry: Record<string, number>)
   await ok({ type: 'create_event_trigger', args: { name: table, table, webhook: '{{HOOK}}', insert: { columns: '*' }, retry_conf: retry } });
 }
 
+/** Waits (10 s at most) until the instance on `port` has the event trigger: it syncs metadata. */
+async function seesTrigger(port: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const md = await post(port, '/v1/metadata', { type: 'export_metadata', args: {} });
+    if (JSON.stringify(md.body).includes('"event_triggers"')) return;
+    await sleep(100);
+  }
+}
+
 describe('event delivery with server processes', () => {
   it('kill -9 three times during 5,000 committed changes and 500 rolled back: every committed one delivered, no rolled-back one', async () => {
     const db = await createDatabase();
@@ -113,13 +122,7 @@ describe('event delivery with server processes', () => {
     const [a, b, c] = await Promise.all(ports.map((p) => server(db, p, hook)));
     // A short timeout: the killed instance's claims (its lease: the timeout and a margin) expire soon.
     await setup(ports[0]!, 'trio', { num_retries: 5, interval_sec: 0, timeout_sec: 3 });
-    for (const port of ports.slice(1)) {
-      for (let i = 0; i < 100; i++) {
-        const md = await post(port, '/v1/metadata', { type: 'export_metadata', args: {} });
-        if (JSON.stringify(md.body).includes('"event_triggers"')) break;
-        await sleep(100);
-      }
-    }
+    for (const port of ports.slice(1)) await seesTrigger(port);
     const sql = postgres(db.url, { max: 2, onnotice: () => {} });
     pools.push(sql);
     for (let i = 0; i < 50; i++) await sql`insert into trio (id, kind) select g, 'commit' from generate_series(${i * 100 + 1}::int, ${i * 100 + 100}::int) g`;
@@ -165,11 +168,7 @@ describe('event delivery with server processes', () => {
     const [a, b] = await Promise.all([server(db, pa, hook), server(db, pb, hook)]);
     await setup(pa, 'pairs', { num_retries: 5, interval_sec: 0, timeout_sec: 10 });
     // The second instance sees the trigger within its sync interval.
-    for (let i = 0; i < 100; i++) {
-      const md = await post(pb, '/v1/metadata', { type: 'export_metadata', args: {} });
-      if (JSON.stringify(md.body).includes('"event_triggers"')) break;
-      await sleep(100);
-    }
+    await seesTrigger(pb);
     const sql = postgres(db.url, { max: 2, onnotice: () => {} });
     pools.push(sql);
     for (let i = 0; i < 20; i++) await sql`insert into pairs (id, kind) select g, 'commit' from generate_series(${i * 100 + 1}::int, ${i * 100 + 100}::int) g`;
