@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-const ALONE = ['core/graphql/limits.test.ts'];
+const ALONE = ['plugins/graphql/limits.test.ts'];
 
 export default defineConfig({
   test: {

@@ -21,8 +21,10 @@ describe('loadConfig', () => {
       unauthorizedRole: undefined,
       devMode: false,
       logLevel: 'info',
-      graphqlPlanCacheSize: 4000,
     });
+    // The GraphQL plugin's options are its own (Note [Options by plugin]).
+    expect(c).not.toHaveProperty('graphqlPlanCacheSize');
+    expect(loadConfig([], {}, builtinPlugins)).toMatchObject({ graphqlPlanCacheSize: 4000, graphqlMaxDepth: 50, websocketKeepalive: 5 });
   });
 
   it('reads env vars, and flags win over them', () => {
@@ -77,8 +79,8 @@ describe('loadConfig', () => {
       continue;
     }
     it(`refuses ${JSON.stringify(argv.length ? argv : env)}`, () => {
-      expect(() => loadConfig(argv, env)).toThrow(ConfigError);
-      expect(() => loadConfig(argv, env)).toThrow(message);
+      expect(() => loadConfig(argv, env, builtinPlugins)).toThrow(ConfigError);
+      expect(() => loadConfig(argv, env, builtinPlugins)).toThrow(message);
     });
   }
 });

@@ -51,7 +51,6 @@ const OPTIONS = {
   dataDir: { flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', schema: nonEmpty, default: './.svc-data' },
   embeddedPgPort: { flag: 'embedded-pg-port', env: 'SVC_GRAPHQL_EMBEDDED_PG_PORT', schema: port, default: 0 },
   adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined, secret: true },
-  metricsSecret: { flag: 'metrics-secret', env: 'SVC_GRAPHQL_METRICS_SECRET', schema: nonEmpty, default: undefined, secret: true },
   enabledApis: {
     flag: 'enabled-apis',
     env: 'SVC_GRAPHQL_ENABLED_APIS',
@@ -64,18 +63,6 @@ const OPTIONS = {
   enableRemoteSchemaPermissions: {
     flag: 'enable-remote-schema-permissions',
     env: 'SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS',
-    schema: bool,
-    default: false,
-  },
-  inferFunctionPermissions: {
-    flag: 'infer-function-permissions',
-    env: 'SVC_GRAPHQL_INFER_FUNCTION_PERMISSIONS',
-    schema: bool,
-    default: true,
-  },
-  stringifyNumericTypes: {
-    flag: 'stringify-numeric-types',
-    env: 'SVC_GRAPHQL_STRINGIFY_NUMERIC_TYPES',
     schema: bool,
     default: false,
   },
@@ -117,48 +104,6 @@ const OPTIONS = {
   },
   maxJsonDepth: { flag: 'max-json-depth', env: 'SVC_GRAPHQL_MAX_JSON_DEPTH', schema: positiveInt, default: 100 },
   maxListLength: { flag: 'max-list-length', env: 'SVC_GRAPHQL_MAX_LIST_LENGTH', schema: positiveInt, default: 100_000 },
-  // Note [The plan cache] in core/graphql/engine.ts: entries of (role, query, operation name).
-  graphqlPlanCacheSize: {
-    flag: 'graphql-plan-cache-size',
-    env: 'SVC_GRAPHQL_PLAN_CACHE_SIZE',
-    schema: positiveInt,
-    default: 4000,
-  },
-  // Note [GraphQL request limits] in core/graphql/limits.ts: what one request may cost.
-  graphqlMaxDocumentSize: { flag: 'graphql-max-document-size', env: 'SVC_GRAPHQL_MAX_DOCUMENT_SIZE', schema: atLeastOne, default: 1024 * 1024 },
-  graphqlMaxTokens: { flag: 'graphql-max-tokens', env: 'SVC_GRAPHQL_MAX_TOKENS', schema: atLeastOne, default: 50_000 },
-  graphqlMaxFields: { flag: 'graphql-max-fields', env: 'SVC_GRAPHQL_MAX_FIELDS', schema: atLeastOne, default: 10_000 },
-  graphqlMaxDepth: { flag: 'graphql-max-depth', env: 'SVC_GRAPHQL_MAX_DEPTH', schema: atLeastOne, default: 50 },
-  graphqlMaxRootFields: { flag: 'graphql-max-root-fields', env: 'SVC_GRAPHQL_MAX_ROOT_FIELDS', schema: atLeastOne, default: 500 },
-  graphqlMaxBatchSize: { flag: 'graphql-max-batch-size', env: 'SVC_GRAPHQL_MAX_BATCH_SIZE', schema: atLeastOne, default: 100 },
-  graphqlMaxResponseSize: { flag: 'graphql-max-response-size', env: 'SVC_GRAPHQL_MAX_RESPONSE_SIZE', schema: atLeastOne, default: 64 * 1024 * 1024 },
-  liveQueriesBatchSize: {
-    flag: 'live-queries-multiplexed-batch-size',
-    env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_BATCH_SIZE',
-    schema: positiveInt,
-    default: 100,
-  },
-  liveQueriesRefetchInterval: {
-    flag: 'live-queries-multiplexed-refetch-interval',
-    env: 'SVC_GRAPHQL_LIVE_QUERIES_MULTIPLEXED_REFETCH_INTERVAL',
-    schema: positiveInt,
-    default: 1000,
-  },
-  // GraphQL over WebSocket (core/graphql/ws): Hasura's HASURA_GRAPHQL_WEBSOCKET_* options, and
-  // the bound of what a connection may have waiting to be sent (a client that stops reading).
-  websocketKeepalive: { flag: 'websocket-keepalive', env: 'SVC_GRAPHQL_WEBSOCKET_KEEPALIVE', schema: atLeastOne, default: 5 },
-  websocketConnectionInitTimeout: {
-    flag: 'websocket-connection-init-timeout',
-    env: 'SVC_GRAPHQL_WEBSOCKET_CONNECTION_INIT_TIMEOUT',
-    schema: atLeastOne,
-    default: 3,
-  },
-  websocketMaxSendBuffer: {
-    flag: 'websocket-max-send-buffer',
-    env: 'SVC_GRAPHQL_WEBSOCKET_MAX_SEND_BUFFER',
-    schema: atLeastOne,
-    default: 16 * 1024 * 1024,
-  },
 } as const;
 
 /*

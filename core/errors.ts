@@ -39,7 +39,7 @@ export const ERROR_CODES = {
   'unexpected': 400,
   // An event that a delivery holds (pg_redeliver_event), Hasura's `busy`.
   'busy': 400,
-  // GraphQL over WebSocket (core/graphql/ws): Hasura's `start-failed`, an operation that cannot
+  // GraphQL over WebSocket (plugins/graphql-ws): Hasura's `start-failed`, an operation that cannot
   // start (before connection_init, or with an id in use).
   'start-failed': 400,
   // API limits (plugins/api-limits): Hasura's code for a client past its rate limit.

@@ -1,6 +1,6 @@
 /**
- * HTTP routes (hono): the metadata and legacy APIs, the config API, health, the routes plugins
- * register, and GraphQL, whose request path is core/graphql's (mounted here). Every request gets one `http-log` line.
+ * HTTP routes (hono): the metadata and legacy APIs, the config API, health, and the routes plugins
+ * register (GraphQL's among them: plugins/graphql). Every request gets one `http-log` line.
  */
 import { Hono, type Context } from 'hono';
 import type { Kernel } from '../core/kernel/kernel.js';
@@ -10,7 +10,6 @@ import type { ApiName } from '../core/config.js';
 import { jwtConfigs } from '../plugins/auth-jwt/index.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
-import type { GraphQLEngine } from '../core/graphql/engine.js';
 import { readJsonBody } from '../core/http/body.js';
 
 export const VERSION = '0.1.0';
@@ -35,10 +34,9 @@ function isAdmin(c: Context, kernel: Kernel): boolean {
 }
 
 
-/** `graphql`: the engine of /v1/graphql (core/graphql); the kernel's when not given. */
 /** `inFlight`: requests being answered, and whether the server is draining (Note [Draining] in
  * server/main.ts: /healthz then answers 503). */
-export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draining?: boolean }; graphql?: GraphQLEngine } = {}): Hono<Env> {
+export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draining?: boolean } } = {}): Hono<Env> {
   const app = new Hono<Env>();
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
@@ -111,15 +109,17 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
     try {
       const s = await session(c);
       if (!s.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
+      const jwt = kernel.plugins.includes('auth-jwt') ? jwtConfigs(cfg) : [];
       return c.json({
         version: VERSION,
         is_function_permissions_inferred: cfg.inferFunctionPermissions,
         is_remote_schema_permissions_enabled: cfg.enableRemoteSchemaPermissions,
         is_admin_secret_set: cfg.adminSecret !== undefined,
-        is_auth_hook_set: cfg.authHook !== undefined,
-        is_jwt_set: jwtConfigs(cfg).length > 0,
+        // A disabled mode's options are ignored (docs/configuration.md "Plugins").
+        is_auth_hook_set: kernel.plugins.includes('auth-webhook') && cfg.authHook !== undefined,
+        is_jwt_set: jwt.length > 0,
         // As Hasura reports them: the claims' place and format of each configuration, no key.
-        jwt: jwtConfigs(cfg).map((j) => j.info),
+        jwt: jwt.map((j) => j.info),
         is_allow_list_enabled: cfg.enableAllowlist,
         live_queries: {
           batch_size: cfg.liveQueriesBatchSize,
@@ -128,31 +128,6 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
         experimental_features: [],
         plugins: { enabled: kernel.plugins, disabled: kernel.disabledPlugins },
       });
-    } catch (e) {
-      return errorResponse(c, e, kernel);
-    }
-  });
-
-  const graphql = opts.graphql ?? kernel.graphql;
-  app.post('/v1/graphql', async (c) => {
-    if (!enabled('graphql')) return notFound(c);
-    c.set('operation', 'graphql');
-    try {
-      return await graphql.handle(c);
-    } catch (e) {
-      return errorResponse(c, e, kernel);
-    }
-  });
-
-  // Hasura v2's Explain API (GraphQLEngine.explain): admin only, errors in the metadata API's shape.
-  app.post('/v1/graphql/explain', async (c) => {
-    if (!enabled('graphql')) return notFound(c);
-    c.set('operation', 'explain');
-    try {
-      const s = await session(c);
-      if (!s.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
-      const body = await readJson(c);
-      return c.body(JSON.stringify(await graphql.explain(body, c.req.raw.headers)), 200, { 'content-type': 'application/json; charset=utf-8' });
     } catch (e) {
       return errorResponse(c, e, kernel);
     }

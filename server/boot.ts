@@ -8,8 +8,8 @@ import { Kernel } from '../core/kernel/kernel.js';
 import type { Metadata, PluginDef } from '../core/plugin.js';
 import { createLogger, type Logger } from '../core/log.js';
 import { createApp } from './app.js';
-import type { GraphQLEngine } from '../core/graphql/engine.js';
-import { GraphQLWebSocketServer } from '../core/graphql/ws/server.js';
+import { graphqlEngine, type GraphQLEngine } from '../plugins/graphql/index.js';
+import { Upgrades } from './upgrades.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
 import { withPluginDefaults } from '../core/config.js';
@@ -17,10 +17,12 @@ import { withPluginDefaults } from '../core/config.js';
 export interface Running {
   kernel: Kernel;
   app: ReturnType<typeof createApp>;
-  /** The GraphQL engine of the app (its plan-cache counters: `graphql.stats()`). */
-  graphql: GraphQLEngine;
-  /** GraphQL over WebSocket on /v1/graphql: attach it to the HTTP server that serves `app`. */
-  websocket: GraphQLWebSocketServer;
+  /** The GraphQL engine of the app (its plan-cache counters: `graphql.stats()`); undefined when
+   * the graphql plugin is disabled. */
+  graphql: GraphQLEngine | undefined;
+  /** The plugins' upgrade paths (GraphQL over WebSocket on /v1/graphql): attach it to the HTTP
+   * server that serves `app`; close it on shutdown. */
+  websocket: Upgrades;
   embedded?: EmbeddedPg;
   inFlight: { n: number };
   stop(): Promise<void>;
@@ -83,10 +85,9 @@ export async function boot(opts: {
     throw e;
   }
   const inFlight = { n: 0 };
-  // The kernel's engine: the one plugins reach too (KernelApi.graphql, REST endpoints).
-  const graphql = kernel.graphql;
-  const app = createApp(kernel, { inFlight, graphql });
-  const websocket = new GraphQLWebSocketServer(kernel, graphql);
+  const graphql = graphqlEngine(kernel.api);
+  const app = createApp(kernel, { inFlight });
+  const websocket = new Upgrades(kernel);
   return {
     kernel,
     app,
@@ -95,8 +96,7 @@ export async function boot(opts: {
     embedded,
     inFlight,
     async stop() {
-      // Subscriptions stop refetching before the pools close.
-      graphql.close();
+      // Subscriptions stop refetching before the pools close (the graphql plugin's worker).
       await kernel.stop();
       await catalogSql.end({ timeout: 5 });
       await embedded?.stop();

@@ -73,7 +73,7 @@ async function main() {
   const server = serve({ fetch: app.fetch, port: config.serverPort, hostname: config.serverHost }, (info) => {
     log.info('startup', { kind: 'server', message: 'serving', version: VERSION, host: config.serverHost, port: info.port, plugins: running.kernel.plugins });
   });
-  // GraphQL over WebSocket on the same port and path (core/graphql/ws).
+  // GraphQL over WebSocket on the same port and path (plugins/graphql-ws).
   running.websocket.attach(server as import('node:http').Server);
 
   /*

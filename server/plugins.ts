@@ -1,5 +1,7 @@
 /** The built-in plugins, in no particular order (the kernel orders them by before/after). */
 import type { PluginDef } from '../core/plugin.js';
+import graphql from '../plugins/graphql/index.js';
+import graphqlWs from '../plugins/graphql-ws/index.js';
 import database from '../plugins/database/index.js';
 import postgres, { defaultSource } from '../plugins/postgres/index.js';
 import eventTriggers from '../plugins/event-triggers/index.js';
@@ -12,5 +14,5 @@ import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
 import consolePlugin from '../plugins/console/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin];
+export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin];
 export { defaultSource };

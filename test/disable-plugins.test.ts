@@ -11,7 +11,11 @@ import * as v from 'valibot';
 import { definePlugin } from '../core/plugin.js';
 import { BootError } from '../core/kernel/kernel.js';
 import tableNotes from '../plugin-template/index.js';
+import WebSocket from 'ws';
 import { createDatabase, startServer, type TestServer } from './helpers.js';
+import { listen } from './ws-helpers.js';
+import { SignJWT } from 'jose';
+import { parseJwtSettings } from '../plugins/auth-jwt/index.js';
 
 /** A plugin with a worker, an operation, a route and a metadata section. */
 const started: string[] = [];
@@ -188,5 +192,57 @@ describe('disabling plugins', () => {
     expect(started).toEqual([]);
     await intactWhenEnabled();
     expect(started).toEqual(['ticker']);
+  });
+
+  it('graphql-ws: GraphQL over WebSocket (and so subscriptions) is off; POST /v1/graphql serves on', async () => {
+    await withDisabled(['graphql-ws'], async (s) => {
+      const l = await listen(s);
+      try {
+        const refusal = await new Promise<{ status?: number; body: string }>((resolve) => {
+          const ws = new WebSocket(l.url, 'graphql-transport-ws');
+          ws.on('unexpected-response', (_req, res) => {
+            let body = '';
+            res.on('data', (d) => (body += d));
+            res.on('end', () => resolve({ status: res.statusCode, body }));
+          });
+          ws.on('open', () => resolve({ body: 'opened' }));
+          ws.on('error', () => {});
+        });
+        expect(refusal.status).toBe(404);
+        expect(JSON.parse(refusal.body)).toMatchObject({ code: 'not-found' });
+      } finally {
+        await l.close();
+      }
+      expect((await s.gql('{ __typename }')).data).toEqual({ __typename: 'query_root' });
+    });
+  });
+
+  it('graphql: /v1/graphql and its Explain API answer 404; the plugins that run GraphQL must go with it', async () => {
+    await expect(startServer({ database: db, config: { disabledPlugins: ['graphql'] } })).rejects.toThrow('requires plugin "graphql", which is disabled');
+    await withDisabled(['graphql', 'graphql-ws', 'rest-endpoints'], async (s) => {
+      const notFound = { path: '$', error: 'resource does not exist', code: 'not-found' };
+      for (const path of ['/v1/graphql', '/v1/graphql/explain']) {
+        const r = await s.request('POST', path, { query: '{ __typename }' });
+        expect({ status: r.status, body: r.body }, path).toEqual({ status: 404, body: notFound });
+      }
+      // The metadata API serves on, the allow-list's and REST endpoints' operations included.
+      expect((await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body).toEqual({ is_consistent: true, inconsistent_objects: [] });
+      expect(await s.metadata({ type: 'create_rest_endpoint', args: {} })).toMatchObject(notSupported('create_rest_endpoint', 'rest-endpoints'));
+    }, []);
+  });
+
+  it('auth-jwt: its options are ignored, and the config API says JWT mode is off; the admin secret still rules', async () => {
+    const jwtSecret = parseJwtSettings(JSON.stringify({ type: 'HS256', key: 'k'.repeat(32) }));
+    const admin = { 'x-svc-admin-secret': 'sekret' };
+    const s = await startServer({ database: db, config: { adminSecret: 'sekret', disabledPlugins: ['auth-jwt'], jwtSecret } });
+    try {
+      expect((await s.request('GET', '/v1alpha1/config', undefined, admin)).body).toMatchObject({ is_jwt_set: false, jwt: [], plugins: { disabled: ['auth-jwt'] } });
+      const token = await new SignJWT({ 'https://hasura.io/jwt/claims': { 'x-svc-allowed-roles': ['user'], 'x-svc-default-role': 'user' } }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('k'.repeat(32)));
+      const r = await s.request('POST', '/v1/graphql', { query: '{ __typename }' }, { authorization: `Bearer ${token}` });
+      expect(r.body.errors[0].extensions.code).toBe('access-denied');
+      expect((await s.request('POST', '/v1/graphql', { query: '{ __typename }' }, admin)).body).toEqual({ data: { __typename: 'query_root' } });
+    } finally {
+      await s.stop();
+    }
   });
 });

@@ -9,6 +9,7 @@ import { defaultConfig, type ServerConfig } from '../core/config.js';
 import { createLogger, type Logger } from '../core/log.js';
 import type { PluginDef } from '../core/plugin.js';
 import { boot, type Running } from '../server/boot.js';
+import type { GraphQLEngine } from '../plugins/graphql/index.js';
 
 export function adminUrl(): string {
   return inject('pgAdminUrl');
@@ -54,7 +55,9 @@ export interface HttpResult {
   headers: Headers;
 }
 
-export interface TestServer extends Running {
+export interface TestServer extends Omit<Running, 'graphql'> {
+  /** The GraphQL plugin's engine (throws when the test disabled that plugin). */
+  readonly graphql: GraphQLEngine;
   url: string;
   sql: postgres.Sql;
   logs: Record<string, any>[];
@@ -105,6 +108,10 @@ export async function startServer(opts: {
   };
   const server: TestServer = {
     ...running,
+    get graphql(): GraphQLEngine {
+      if (!running.graphql) throw new Error('the graphql plugin is disabled in this test server');
+      return running.graphql;
+    },
     url: db.url,
     sql,
     logs,

@@ -3,7 +3,7 @@
  * (HTTP endpoints now; WebSocket connection_init and REST endpoints call the same
  * `Authenticator.resolve(headers, request?)`). Modes, as Hasura v2's Auth.hs: no
  * authentication, admin secret, and admin secret with an authentication mode that a plugin
- * provides (Note [Authentication modes] in core/plugin.ts): JWT (plugins/auth-jwt), webhook
+ * provides (Note [Authentication modes] in core/types.ts): JWT (plugins/auth-jwt), webhook
  * (plugins/auth-webhook).
  *
  * Note [Admin secret comparison]: both sides are hashed to a fixed length and compared with

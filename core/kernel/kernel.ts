@@ -10,8 +10,6 @@ import type postgres from 'postgres';
 import type {
   AuthMode,
   BuildStepDef,
-  DocumentGateDef,
-  RequestGateDef,
   ReloadKeyDef,
   Endpoint,
   KernelApi,
@@ -24,6 +22,7 @@ import type {
   SectionDef,
   Session,
   Token,
+  UpgradeDef,
   WorkerDef,
 } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
@@ -42,8 +41,7 @@ import { Mutex } from './mutex.js';
 import { registerMetadataOperations } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed } from './pipeline.js';
-import { GraphQLEngine } from '../graphql/engine.js';
-import { buildRoleSchema } from '../graphql/schema.js';
+import { buildRoleSchema, roleSchema } from '../schema/assembly.js';
 
 export interface KernelOptions {
   config: ServerConfig;
@@ -73,10 +71,9 @@ export class Kernel {
   readonly contributors: (SchemaContributorDef & { plugin: string })[] = [];
   readonly routes: (RouteDef & { plugin: string })[] = [];
   readonly workers: (WorkerDef & { plugin: string })[] = [];
-  /** Note [Document gates] in core/plugin.ts, in registration order. */
-  readonly documentGates: (DocumentGateDef & { plugin: string })[] = [];
-  readonly requestGates: (RequestGateDef & { plugin: string })[] = [];
-  /** Note [Reload keys] in core/plugin.ts. */
+  /** Note [Upgrades] in core/plugin.ts. */
+  readonly upgrades: (UpgradeDef & { plugin: string })[] = [];
+  /** Note [Reload keys] in core/types.ts. */
   readonly reloadKeys: ReloadKeyDef[] = [];
   readonly plugins: string[] = [];
   readonly disabledPlugins: string[] = [];
@@ -175,13 +172,16 @@ export class Kernel {
         if (!k.container.isRegistered(t.key)) throw new BootError(`plugin "${plugin}" uses service "${t.key}", which no enabled plugin provides`);
         return k.container.resolve<T>(t.key);
       },
+      optional: <T>(t: Token<T>): T | undefined => (k.container.isRegistered(t.key) ? k.container.resolve<T>(t.key) : undefined),
       state: () => k.state(),
       execute: (endpoint, body, session) => k.execute(endpoint, body, session),
       session: (headers) => k.session(headers),
       authenticate: (headers, request) => k.authenticate(headers, request),
       onShutdown: (fn) => k.shutdownFns.push(fn),
-      documentGate: (def) => k.documentGates.push({ ...def, plugin }),
-      requestGate: (def) => k.requestGates.push({ ...def, plugin }),
+      upgrade: (def) => {
+        if (k.upgrades.some((u) => u.path === def.path)) throw new BootError(`upgrades of "${def.path}" are taken twice (plugin ${plugin})`);
+        k.upgrades.push({ ...def, plugin });
+      },
       reloadKey: (def) => k.reloadKeys.push(def),
       authMode: (mode) => {
         // As Hasura's setupAuthMode: one mode at a time, beside the admin secret.
@@ -190,7 +190,8 @@ export class Kernel {
         k.authModeOf = { mode, plugin };
       },
       roleRoots: (role, build) => buildRoleSchema(role, { metadata: build.metadata, outputs: build.outputs, inconsistencies: [], schemas: new Map() }, k.contributors).roots,
-      graphql: () => k.graphql,
+      roleSchema: (role, build, backendOnly) => roleSchema(role, build, k.contributors, backendOnly),
+      authNeedsRequest: () => k.auth.needsRequest,
     };
   }
 
@@ -369,15 +370,6 @@ export class Kernel {
    * admin (Authenticator.resolveSync); use `authenticate`. */
   session(headers: Headers): Session {
     return this.auth.resolveSync(headers);
-  }
-
-  private engine: GraphQLEngine | undefined;
-
-  /** The server's GraphQL engine (core/graphql), made on first use: the one that serves
-   * /v1/graphql and the transports plugins add (KernelApi.graphql). */
-  get graphql(): GraphQLEngine {
-    this.engine ??= new GraphQLEngine(this);
-    return this.engine;
   }
 
   state(): Committed {

@@ -24,7 +24,7 @@ export interface MetadataOpsHost {
   readonly registry: OperationRegistry;
   sortedSections(): SectionDef[];
   parseDocument(doc: unknown, path: string, current?: Metadata): Metadata;
-  /** What reload_metadata can refresh (Note [Reload keys] in core/plugin.ts). */
+  /** What reload_metadata can refresh (Note [Reload keys] in core/types.ts). */
   readonly reloadKeys: readonly ReloadKeyDef[];
 }
 

@@ -4,18 +4,19 @@
  *     `time_limit`, `batch_limit`, each `{global, per_role}`), exported and replaced with the rest;
  *   - operations: `set_api_limits` (replaces the section), `remove_api_limits`;
  *   - enforcement, for every role but `admin`: depth and node limits by a document gate (Note
- *     [Document gates] in core/plugin.ts: on the document's measured cost, cached with the plan);
+ *     [Document gates] in plugins/graphql/contract.ts: on the document's measured cost, cached with the plan);
  *     batch, time and rate limits by a request gate (Note [Request gates]): a batch longer than
  *     the limit is refused, a request that runs past its time is answered with an error and its
  *     statements cancelled, a client past its rate is refused (Note [Rate limits across
  *     instances] in ./rate.ts).
  * A role's limit is its `per_role` value, else the `global` one. Depth limits do not apply to
  * introspection queries, as in Hasura. These bind within the server's own limits (Note [GraphQL
- * request limits] in core/graphql/limits.ts), which bind every role.
+ * request limits] in plugins/graphql/limits.ts), which bind every role.
  */
 import { Kind, type DocumentNode } from 'graphql';
 import * as v from '../../core/valibot.js';
-import { definePlugin, type BuildResult, type DocumentRefusal, type RequestAdmission } from '../../core/plugin.js';
+import { definePlugin, type BuildResult } from '../../core/plugin.js';
+import { GRAPHQL, type DocumentRefusal, type RequestAdmission } from '../graphql/index.js';
 import { DatabaseToken, sourcesOf, type DatabaseService, type SqlExecutor } from '../database/index.js';
 import { ApiLimitsSchema, apiLimitsOf, EMPTY, isEmptyLimits, roleLimits, type ApiLimits } from './definition.js';
 import { ensureCounters, RateCounter } from './rate.js';
@@ -44,9 +45,11 @@ export default definePlugin({
   name: 'api-limits',
   // The database plugin only gives the rate limits a place to count; without it they are
   // counted per instance.
-  after: ['database'],
+  // Without the GraphQL plugin there is nothing to limit but the metadata to keep.
+  after: ['database', 'graphql'],
   requires: [],
   setup(k) {
+    const graphql = k.optional(GRAPHQL);
     let db: DatabaseService | undefined;
     try {
       db = k.use(DatabaseToken);
@@ -94,7 +97,7 @@ export default definePlugin({
       run: (_a, ctx) => ({ metadata: { ...ctx.metadata, api_limits: EMPTY }, response: SUCCESS }),
     });
 
-    k.documentGate({
+    graphql?.documentGate({
       name: 'api-limits',
       check({ document, role, build, cost }) {
         const st = state(build);
@@ -108,7 +111,7 @@ export default definePlugin({
       },
     });
 
-    k.requestGate({
+    graphql?.requestGate({
       name: 'api-limits',
       admit({ session, operations, clientAddress, build }) {
         const st = state(build);

@@ -1,5 +1,5 @@
 /**
- * JWT mode (Note [Authentication modes] in core/plugin.ts; Hasura v2's JWT mode): a request's
+ * JWT mode (Note [Authentication modes] in core/types.ts; Hasura v2's JWT mode): a request's
  * session comes from a JSON Web Token it carries, checked against the configured keys or JWK
  * sets (./jwt.ts, ./jwks.ts), its claims read as the configuration says (./jwt-config.ts).
  * Options: `--jwt-secret` (one configuration) and `--jwt-secrets` (a list); either needs the

@@ -1,5 +1,5 @@
 /**
- * Webhook mode (Note [Authentication modes] in core/plugin.ts; Hasura v2's webhook mode): a
+ * Webhook mode (Note [Authentication modes] in core/types.ts; Hasura v2's webhook mode): a
  * request's session comes from an authentication webhook the engine calls with the request's
  * headers (GET) or with them and the GraphQL request (POST), its answers cached as it says
  * (./webhook.ts). Options: `--auth-hook`, `--auth-hook-mode`, `--auth-hook-timeout`; the hook

@@ -5,6 +5,7 @@
  */
 import { definePlugin, type Metadata } from '../../core/plugin.js';
 import { DatabaseService, DatabaseToken, SOURCES_STEP } from './model/service.js';
+import { DATABASE_OPTIONS } from './model/options.js';
 import { sourcesSchema } from './metadata/section.js';
 import { registerRenameSource, sourcesGroup } from './metadata/sources.js';
 import { tablesGroup } from './metadata/tables.js';
@@ -58,6 +59,7 @@ export function isEnvDefaultSource(s: SourceMeta): boolean {
 
 export default definePlugin({
   name: 'database',
+  options: DATABASE_OPTIONS,
   setup(k) {
     const db = new DatabaseService(k);
     k.provide(DatabaseToken, db);

@@ -18,6 +18,8 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { definePlugin, type Token } from '../../core/plugin.js';
+import { optionSchemas, type OptionValues } from '../../core/config.js';
+import { GRAPHQL } from '../graphql/index.js';
 import { secretMatches } from '../../core/auth/session.js';
 import { DatabaseToken } from '../database/index.js';
 
@@ -27,13 +29,23 @@ export const MetricsToken: Token<Registry> = { key: 'metrics.registry' };
 /** Most request series kept (route x method x status x operation). */
 const MAX_SERIES = 2000;
 
+export const METRICS_OPTIONS = {
+  // GET /v1/metrics answers a request that sends it as X-Svc-Metrics-Secret (or the admin secret).
+  metricsSecret: { flag: 'metrics-secret', env: 'SVC_GRAPHQL_METRICS_SECRET', schema: optionSchemas.nonEmpty, default: undefined, secret: true },
+} as const;
+
+declare module '../../core/config.js' {
+  interface ServerConfig extends OptionValues<typeof METRICS_OPTIONS> {}
+}
+
 type Replica = { up: boolean; failures: number; inUse: number };
 
 export default definePlugin({
   name: 'metrics',
   // The pools' series when the database plugin is there; metrics without it otherwise.
-  after: ['database'],
+  after: ['database', 'graphql'],
   requires: [],
+  options: METRICS_OPTIONS,
   setup(k) {
     const registry = new Registry();
     k.provide(MetricsToken, registry);
@@ -66,7 +78,8 @@ export default definePlugin({
       s.time.observe(r.durationMs / 1000);
     });
 
-    const plans = (key: 'hits' | 'misses' | 'evictions' | 'size') => () => k.graphql().stats()[key];
+    const graphql = k.optional(GRAPHQL);
+    const plans = (key: 'hits' | 'misses' | 'evictions' | 'size') => () => (graphql ? graphql.runner().stats()[key] : 0);
     for (const [name, key, help] of [
       ['svc_graphql_plan_cache_hits_total', 'hits', 'GraphQL requests answered from the plan cache'],
       ['svc_graphql_plan_cache_misses_total', 'misses', 'GraphQL requests that parsed, validated and planned their document'],

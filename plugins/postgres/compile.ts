@@ -510,7 +510,7 @@ class Compiler {
 /*
  * Note [Multiplexed statements]
  * A live query is refetched for many subscribers whose statements differ only in the values they
- * bind (Note [Multiplexed live queries] in core/graphql/live.ts). Such a statement is compiled
+ * bind (Note [Multiplexed live queries] in plugins/graphql/live.ts). Such a statement is compiled
  * once more in a mode where every parameter reference, which is `$n::text` in a statement of one
  * binding, is the column `_svc_m."pn"` of a row instead, and the statement of one binding becomes
  * a lateral subquery over the rows of all of them:

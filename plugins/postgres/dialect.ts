@@ -74,7 +74,7 @@ const anything = () => undefined;
  *   spliced into the SQL text.
  * - A GraphQL variable declared with nullable items (`[String]`, as clients of the old schema
  *   and Hasura's own tests do) may be used where `[String!]` is expected, as in Hasura, whose
- *   check of variable positions ignores item nullability (core/graphql/prepare.ts); a null item
+ *   check of variable positions ignores item nullability (plugins/graphql/prepare.ts); a null item
  *   is then a NULL element, as Hasura binds it.
  * - Element values are checked by the element's parser (a string for `text`, an integer for
  *   `int4`), so a wrong element is `validation-failed` before any SQL runs.

@@ -8,7 +8,7 @@
  *     allow-list entries (both endpoints as Hasura serves them);
  *   - the `query-collections` build step: every saved query parsed once per text, and the
  *     allow-list as a set of normalised documents (Note [Allow-list matching]);
- *   - with `--enable-allowlist`, a document gate (Note [Document gates] in core/plugin.ts) that
+ *   - with `--enable-allowlist`, a document gate (Note [Document gates] in plugins/graphql/contract.ts) that
  *     lets a non-admin role run only allow-listed documents.
  * Other plugins (REST endpoints) use the saved queries through QueryCollectionsToken.
  */
@@ -16,6 +16,7 @@ import { optionSchemas, type OptionValues } from '../../core/config.js';
 import type { DocumentNode } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type Metadata, type OperationDef } from '../../core/plugin.js';
+import { GRAPHQL } from '../graphql/index.js';
 import { SvcError } from '../../core/errors.js';
 import { nameText, optionalComment } from '../../core/validation.js';
 import {
@@ -62,6 +63,9 @@ declare module '../../core/config.js' {
 
 export default definePlugin({
   name: 'query-collections',
+  // The allow-list is a gate of the GraphQL plugin; without it, collections are metadata only.
+  after: ['graphql'],
+  requires: [],
   options: ALLOWLIST_OPTIONS,
   setup(k) {
     const referrers: Referrer[] = [];
@@ -228,7 +232,7 @@ export default definePlugin({
         const collections = collectionsOf(ctx.metadata);
         const allowlist = allowlistOf(ctx.metadata);
         const previous = ctx.previous ? of(ctx.previous) : undefined;
-        // Reuse the build when neither section changed (Note [Sharing] in core/plugin.ts).
+        // Reuse the build when neither section changed (Note [Sharing] in core/types.ts).
         if (previous && previous !== EMPTY_BUILD && built.get(previous) === collections && builtAllowlist.get(previous) === allowlist) return previous;
         // Documents are parsed once per text: the previous build's are reused.
         const parsed = new Map<string, DocumentNode>();
@@ -326,8 +330,9 @@ export default definePlugin({
 
     // Note [Document gates]: the configuration is fixed at boot, so without --enable-allowlist the
     // gate is not there at all.
-    if (k.config.enableAllowlist) {
-      k.documentGate({
+    const graphql = k.optional(GRAPHQL);
+    if (k.config.enableAllowlist && graphql) {
+      graphql.documentGate({
         name: 'allowlist',
         check({ document, query, role, build }) {
           // Admin is never held to the allow-list (Hasura's checkQueryInAllowlist).

@@ -29,7 +29,7 @@ import {
  *
  * `normalizedKey` writes that form as one text, canonical for all of the above, so that the
  * allow-list is a set of such keys and a document is checked with one hash lookup (done once per
- * plan-cache entry: Note [Document gates] in core/plugin.ts).
+ * plan-cache entry: Note [Document gates] in plugins/graphql/contract.ts).
  */
 
 /** The canonical text of a document under Note [Allow-list matching]; `text` is its source,

@@ -7,7 +7,7 @@
  *   - the `rest-endpoints` build step (./build.ts): templates checked, saved queries resolved,
  *     ambiguous templates reported (Note [Ambiguous templates]), the request trie;
  *   - `/api/rest/**` (./serve.ts): the saved query run through the GraphQL engine with the
- *     request's session, prepared once per build (Note [Saved documents] in core/plugin.ts);
+ *     request's session, prepared once per build (Note [Saved documents] in plugins/graphql/contract.ts);
  *   - `GET /api/swagger/json` (./openapi.ts): an OpenAPI 3 document of the endpoints.
  * Collections that endpoints use cannot be dropped from under them (Note [Referrers of saved
  * queries] in plugins/query-collections/service.ts).
@@ -15,6 +15,7 @@
 import type { GraphQLSchema } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type Metadata } from '../../core/plugin.js';
+import { GRAPHQL } from '../graphql/index.js';
 import { SvcError } from '../../core/errors.js';
 import { nameText } from '../../core/validation.js';
 import { QueryCollectionsToken } from '../query-collections/index.js';
@@ -28,7 +29,7 @@ const withEndpoints = (md: Metadata, list: EndpointMeta[]): Metadata => ({ ...md
 
 export default definePlugin({
   name: 'rest-endpoints',
-  after: ['query-collections'],
+  after: ['query-collections', 'graphql'],
   setup(k) {
     const collections = k.use(QueryCollectionsToken);
     const current = (): EndpointsBuild => (k.state().build.outputs.get(STEP) as EndpointsBuild | undefined) ?? EMPTY;
@@ -93,7 +94,7 @@ export default definePlugin({
         if (!session.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
         let schema: GraphQLSchema | undefined;
         try {
-          schema = k.graphql().schema('admin');
+          schema = k.use(GRAPHQL).runner().schema('admin');
         } catch {
           // Conflicting GraphQL definitions: the document says introspection failed, as Hasura's.
         }

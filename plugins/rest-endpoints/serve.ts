@@ -2,10 +2,11 @@
  * Serving `/api/rest/**` (SPEC "RESTified GraphQL endpoints", Hasura/Server/Rest.hs): match the
  * path and method against the endpoints' templates, gather the saved query's variables from the
  * route, the query string and the body, and run the query through the GraphQL engine with the
- * request's session (Note [Saved documents] in core/plugin.ts).
+ * request's session (Note [Saved documents] in plugins/graphql/contract.ts).
  */
 import type { Context } from 'hono';
 import type { KernelApi } from '../../core/plugin.js';
+import { GRAPHQL } from '../graphql/index.js';
 import { SvcError } from '../../core/errors.js';
 import { checkJsonLimits, readBodyText } from '../../core/http/body.js';
 import { isGraphQLName } from '../../core/validation.js';
@@ -45,7 +46,7 @@ export async function serveRest(c: Context, k: KernelApi, current: () => Endpoin
   args.push(...(await bodyArgs(req, k.config)));
   endpoint.pathVariables.forEach((name, i) => args.push([name, { text: match.params[i]! }]));
   const variables = resolveVariables(endpoint, args);
-  const out = await k.graphql().runSaved({ document: endpoint.saved.document, query: endpoint.saved.query, variables, clientAddress: clientAddress(c) }, session, req.headers);
+  const out = await k.use(GRAPHQL).runner().runSaved({ document: endpoint.saved.document, query: endpoint.saved.query, variables, clientAddress: clientAddress(c) }, session, req.headers);
   if ('data' in out) return c.body(out.data, 200, { 'content-type': 'application/json; charset=utf-8' });
   const e = out.error;
   throw new SvcError(e.code as never, e.message, { path: e.path, status: e.status, internal: e.internal });

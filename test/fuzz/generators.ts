@@ -341,7 +341,7 @@ export function requestArb(types: { metadata: string[]; query: string[] }, only?
 
 /**
  * GraphQL documents whose cost grows faster than their size, and batches (Note [GraphQL request
- * limits] in core/graphql/limits.ts): fragment bombs (each fragment spreading the previous one
+ * limits] in plugins/graphql/limits.ts): fragment bombs (each fragment spreading the previous one
  * several times), chains and cycles of fragments, floods of aliases and of repeated fields, deep
  * nesting through relationships, long batches. Each must be answered (most refused, naming a
  * limit) within the probe's bound, and never with a 5xx.

@@ -150,7 +150,7 @@ export type RootIR =
   | { k: 'aggregate'; agg: AggregateIR };
 
 /** How `Dialect.compileSelect` compiles. `multiplexed`: one statement for many bindings of the
- * same parameters (live queries, Note [Live queries] in core/plugin.ts): the dialect's
+ * same parameters (live queries, Note [Live queries] in core/schema/contract.ts): the dialect's
  * CompiledQuery then has `batch`, and its rows carry the binding's index. */
 export interface SelectOptions {
   multiplexed?: boolean;

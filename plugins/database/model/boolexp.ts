@@ -508,7 +508,7 @@ export interface FieldRename {
  * Rewrites an expression on `table` for a renamed column, relationship or computed field of any
  * table it reaches: field keys, and the column operands of `_ceq`-style operators (`"col"`,
  * `["col"]`, `["$", "col"]`). `view` must describe the schema before the rename (the old names
- * still resolve). Returns `exp` itself when nothing changes (Note [Sharing] in core/plugin.ts).
+ * still resolve). Returns `exp` itself when nothing changes (Note [Sharing] in core/types.ts).
  *
  * Used for permissions (see `renameInPermissions` in metadata/permissions.ts); any other metadata that
  * stores boolean expressions can use it the same way.

@@ -3,7 +3,7 @@
  * `path` argument of json/jsonb columns ("JSON select path"), money given in exponent notation,
  * a LIKE pattern ending in the escape character (Hasura: `bad-request`), scalar computed
  * fields under `--stringify-numeric-types`, and strings for Int, Float and Boolean columns
- * (Note [Text literals at marked positions] in core/graphql/prepare.ts).
+ * (Note [Text literals at marked positions] in plugins/graphql/prepare.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../../test/helpers.js';

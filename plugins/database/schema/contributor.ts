@@ -23,11 +23,11 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
 }
 
 /** `root`: the query root, or the subscription root, where the same fields are live queries
- * (Note [Live queries] in core/plugin.ts) as `subscription_root_fields` allows. */
+ * (Note [Live queries] in core/schema/contract.ts) as `subscription_root_fields` allows. */
 export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query'): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
   // Each field's type and arguments are made when the schema first reads them (Note [Lazy
-  // query schemas] in core/graphql/schema.ts): a request reads those of the fields it selects.
+  // query schemas] in core/schema/assembly.ts): a request reads those of the fields it selects.
   const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate'>, t: RoleTable, make: () => FieldConfig) => {
     const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
     if (allowed && !allowed.includes(kind)) return;
@@ -70,7 +70,7 @@ function planned(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput,
  * Mutation root fields run one after the other (the engine's rule), each as its own statement on
  * the source's pool: one function call is atomic, but two in one request are not one
  * transaction, as Hasura makes them. That needs the engine to hand plans a transaction per
- * request (core/graphql, RunContext), which is not in this slice.
+ * request (plugins/graphql, RunContext), which is not in this slice.
  */
 export function functionRootFields(rs: RoleSchema): { query: Record<string, RootFieldDef>; mutation: Record<string, RootFieldDef> } {
   const query: Record<string, RootFieldDef> = {};
@@ -134,7 +134,7 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
       // The mutation and subscription roots only when a request needs them (Note [Lazy query
-      // schemas] in core/graphql/schema.ts): most of a role's types are theirs.
+      // schemas] in core/schema/assembly.ts): most of a role's types are theirs.
       return {
         query: namespaced({ ...tableRootFields(rs), ...fns.query }, 'query', types),
         mutation: () => namespaced({ ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation }, 'mutation', types),

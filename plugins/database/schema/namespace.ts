@@ -93,7 +93,7 @@ function planNamespace(input: PlanInput, fields: Record<string, RootFieldDef>, t
 /*
  * Note [Live namespaces]
  * A namespace field under the subscription root is one root field made of several: its live
- * binding (Note [Live queries] in core/plugin.ts) is its inner fields' bindings together, and its
+ * binding (Note [Live queries] in core/schema/contract.ts) is its inner fields' bindings together, and its
  * group runs their groups for the same cohorts (a statement per inner field) and splices their
  * texts into the namespace's object. The group is the same object for the same inner groups (a
  * map per plan, by their identities), so subscribers of one document share it. A stream under a

@@ -47,7 +47,7 @@ import { sourceNames, tn } from './names.js';
 
 /** Marks an input position that holds a column's value: as in Hasura, it reads the value by the
  * column's database type, so a string is taken where the GraphQL scalar (Int, Float, Boolean)
- * would refuse one (Note [Text literals at marked positions] in core/graphql/prepare.ts). */
+ * would refuse one (Note [Text literals at marked positions] in plugins/graphql/prepare.ts). */
 export const COLUMN_VALUE = Object.freeze({ textLiteral: true });
 
 /** The COLUMN_VALUE mark for a value of `s`; none for an array, a list whose items GraphQL checks

@@ -1,5 +1,5 @@
 /**
- * The database plugin's subscriptions (Note [Live queries] in core/plugin.ts): every query root
+ * The database plugin's subscriptions (Note [Live queries] in core/schema/contract.ts): every query root
  * field is a live query (`liveOf`, put with planRootField's plan in ./contributor.ts), and every table a role
  * may select has `<t>_stream` (Note [Streaming subscriptions]). Each compiles its statement once
  * more in the dialect's multiplexed mode (Note [Multiplexed statements] in the PostgreSQL
@@ -68,7 +68,7 @@ function groups(input: PlanInput, t: RoleTable, mode: LiveGroup['mode'], make: (
 /** The synthetic variable a stream's cursor is bound as (no GraphQL name can be it). */
 const CURSOR = '\u0000cursor';
 
-/** A multiplexed statement serving its subscribers (Note [Live queries] in core/plugin.ts). */
+/** A multiplexed statement serving its subscribers (Note [Live queries] in core/schema/contract.ts). */
 class LiveStatement implements LiveGroup {
   /** Where the cursor is among the parameters (a stream's). */
   readonly cursorAt: number;

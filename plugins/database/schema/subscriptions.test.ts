@@ -1,7 +1,7 @@
 /**
  * Subscriptions over real WebSockets against real PostgreSQL: live queries (every query root
  * field under the subscription root), multiplexed (Note [Multiplexed live queries] in
- * core/graphql/live.ts, Note [Multiplexed statements] in the PostgreSQL compiler), with each
+ * plugins/graphql/live.ts, Note [Multiplexed statements] in the PostgreSQL compiler), with each
  * subscriber's permissions, and streams (Note [Streaming subscriptions] in ./subscription.ts).
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Variables of the built-in scalar types (Note [Coercing valid variables] in
- * core/graphql/variables.ts): values taken as they are and values that graphql-js converts or
+ * plugins/graphql/variables.ts): values taken as they are and values that graphql-js converts or
  * refuses answer as graphql-js's coercion would, on a cached document too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ describe('variables of built-in scalar types', () => {
     for (let i = 0; i < 2; i++) {
       expect(await q(byPk, { id: 2 })).toEqual({ data: { item_by_pk: { id: 2, name: 'two' } } });
       // A primary key is a column value: as in Hasura, "2" is read as the column reads it (Note
-      // [Text literals at marked positions] in core/graphql/prepare.ts); "two" is not an Int.
+      // [Text literals at marked positions] in plugins/graphql/prepare.ts); "two" is not an Int.
       expect(await q(byPk, { id: '2' })).toEqual({ data: { item_by_pk: { id: 2, name: 'two' } } });
       expect((await q(byPk, { id: 'two' })).errors[0].message).toMatch(/Int cannot represent non-integer value: "two"/);
       expect((await q(byPk, { id: 1.5 })).errors[0].message).toMatch(/Int cannot represent non-integer value: 1.5/);

@@ -3,9 +3,8 @@
  * [Requests over other transports] in ./engine.ts): the types the engine and the transports and
  * live queries share, apart from the engine so that they import no cycle.
  */
-import type { BuildResult, RunContext } from '../plugin.js';
+import type { BuildResult, OperationKind, RunContext } from '../../core/plugin.js';
 import type { RootFields } from './prepare.js';
-import type { OperationKind } from './schema.js';
 
 export interface Answer {
   text: string;
@@ -15,7 +14,7 @@ export interface Answer {
 
 /*
  * Note [Requests over other transports]
- * The WebSocket protocols (core/graphql/ws) send requests one by one and need to know what a
+ * The WebSocket protocols (plugins/graphql-ws) send requests one by one and need to know what a
  * request is before running it: a query or mutation is answered once, a subscription is handed
  * to the live queries (./live.ts), and errors found before running (parse, validation, variables,
  * planning) are reported differently from errors of running (the protocols' `error` and `data`

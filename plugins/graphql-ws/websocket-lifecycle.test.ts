@@ -1,16 +1,17 @@
 /**
  * The lifecycle of subscriptions (Note [Multiplexed live queries], Note [Re-planning
- * subscriptions] in core/graphql/live.ts; Note [GraphQL over WebSocket] in
- * core/graphql/ws/connection.ts): a closed socket leaves its cohort at once, a metadata change
+ * subscriptions] in plugins/graphql/live.ts; Note [GraphQL over WebSocket] in
+ * plugins/graphql-ws/connection.ts): a closed socket leaves its cohort at once, a metadata change
  * re-plans every subscription (ending those whose field is gone), a client that stops reading
  * is dropped, and SIGTERM closes the sockets of a real server process.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import { createDatabase, useServer } from '../../../test/helpers.js';
-import { Client, until, useListening } from '../../../test/ws-helpers.js';
-import { freePort } from '../../../server/embedded.js';
-import { post, spawnServer, waitReady } from '../../../test/server-process.js';
+import { createDatabase, useServer } from '../../test/helpers.js';
+import { Client, until, useListening } from '../../test/ws-helpers.js';
+import { freePort } from '../../server/embedded.js';
+import { post, spawnServer, waitReady } from '../../test/server-process.js';
+import { GRAPHQL_WS } from './index.js';
 
 const SEED = `
 create table author (id serial primary key, name text not null);
@@ -26,6 +27,7 @@ const net = useListening(server);
 afterEach(() => Client.closeAll());
 const user = (id: number) => ({ headers: { 'X-Svc-Role': 'user', 'X-Svc-User-Id': String(id) } });
 const live = () => server.graphql.live.stats();
+const sockets = () => server.kernel.api.use(GRAPHQL_WS)().size;
 const refetches = async (n: number) => {
   const start = live().fetches;
   await until(() => live().fetches >= start + n, `${n} refetches`);
@@ -49,7 +51,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  await until(() => live().subscribers === 0 && server.websocket.size === 0, 'the last test\'s connections to leave');
+  await until(() => live().subscribers === 0 && sockets() === 0, 'the last test\'s connections to leave');
 });
 
 describe('lifecycle', () => {
@@ -128,7 +130,7 @@ describe('lifecycle', () => {
     // Each answer is about 100 KB; the socket's buffers fill and then the server's queue passes
     // --websocket-max-send-buffer (64 KiB here).
     for (let i = 0; i < 400; i++) slow.send({ type: 'start', id: `q${i}`, payload: { query: '{ blob { id body } }' } });
-    await until(() => server.websocket.size === 1, 'the slow client to be dropped', 20_000);
+    await until(() => sockets() === 1, 'the slow client to be dropped', 20_000);
     await until(() => live().subscribers === 1, 'its subscription to stop');
     expect(server.logs.some((l) => l.type === 'websocket-log' && l.detail?.event?.type === 'slow_client')).toBe(true);
     await server.sql`update author set name = 'anna' where id = 1`;

@@ -5,7 +5,7 @@
  * cost; this costs an object. It has the part of AbortSignal that statements use, so a plugin can
  * treat it as one.
  */
-import type { CancelSignal } from '../plugin.js';
+import type { CancelSignal } from '../../core/plugin.js';
 
 export class Cancellation implements CancelSignal {
   aborted = false;

@@ -4,7 +4,7 @@
  * twice, or a field added twice, is an error naming both plugins.
  */
 import { isObjectType, type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLNamedType, type GraphQLSchema } from 'graphql';
-import type { TypeRegistry } from '../plugin.js';
+import type { TypeRegistry } from './contract.js';
 import { SvcError } from '../errors.js';
 
 type FieldConfig = GraphQLFieldConfig<unknown, unknown>;

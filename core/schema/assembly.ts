@@ -23,11 +23,13 @@ import {
   type GraphQLNamedType,
   type GraphQLType,
 } from 'graphql';
-import type { BuildResult, RootFieldDef, SchemaContribution, SchemaContributorDef } from '../plugin.js';
+import type { BuildResult } from '../types.js';
+import type { OperationKind, RoleSchema, RootFieldDef, SchemaContribution, SchemaContributorDef } from './contract.js';
+
+export type { OperationKind, RoleSchema } from './contract.js';
 import { SvcError } from '../errors.js';
 import { collision, RoleTypeRegistry } from './registry.js';
 
-export type OperationKind = 'query' | 'mutation' | 'subscription';
 
 /*
  * Note [Schemas without the mutation root]
@@ -56,15 +58,6 @@ export type OperationKind = 'query' | 'mutation' | 'subscription';
  * are the same; the whole schema is validated (graphql-js's validateSchema) when it is built,
  * the lazy one is assumed valid: it is a view of the same types.
  */
-export interface RoleSchema {
-  readonly role: string;
-  /** The full schema: every root (built when first read). */
-  readonly schema: GraphQLSchema;
-  /** The schema a document is validated and planned against (Note [Schemas without the mutation root]). */
-  schemaFor(kind: OperationKind, introspects: boolean): GraphQLSchema;
-  /** The root fields by operation kind and name (each root's made when first read: Note [Lazy query schemas]). */
-  readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
-}
 
 export type Contributor = SchemaContributorDef & { plugin: string };
 

@@ -1,5 +1,5 @@
 /**
- * Note [GraphQL request limits] (core/graphql/limits.ts): the attacks of the security review, as
+ * Note [GraphQL request limits] (plugins/graphql/limits.ts): the attacks of the security review, as
  * the unauthorized role and as the admin, over a real socket. Each is refused with an error that
  * names its limit, a health check on another connection answers within 200 ms while it runs, and
  * the server serves normally afterwards. Then each limit at its edge, set lower by its flag.

@@ -1,13 +1,13 @@
 /**
  * GraphQL over WebSocket on /v1/graphql (Note [GraphQL over WebSocket] in
- * core/graphql/ws/connection.ts), with a real `ws` client against the server listening on a
+ * plugins/graphql-ws/connection.ts), with a real `ws` client against the server listening on a
  * port: both protocols, authentication from `connection_init`, queries and mutations answered
  * once, and every protocol error path.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { useServer } from '../../../test/helpers.js';
-import { Client, useListening } from '../../../test/ws-helpers.js';
+import { useServer } from '../../test/helpers.js';
+import { Client, useListening } from '../../test/ws-helpers.js';
 
 const SECRET = 'ws-secret';
 const SEED = `

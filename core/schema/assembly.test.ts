@@ -1,9 +1,8 @@
-/** The role schema and its type registry (core/graphql/schema.ts, registry.ts), without a server. */
+/** The role schema and its type registry (./assembly.ts, ./registry.ts), without a server. */
 import { describe, expect, it } from 'vitest';
-import { GraphQLBoolean, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
+import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
 import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../plugin.js';
-import { roleSchema, type Contributor } from './schema.js';
-import { RULES } from './prepare.js';
+import { roleSchema, type Contributor } from './assembly.js';
 
 const build = (): BuildResult => ({ metadata: { version: 3 }, inconsistencies: [], outputs: new Map(), schemas: new Map() });
 const field = (type: RootFieldDef['config']['type'], args?: GraphQLFieldConfigArgumentMap): RootFieldDef => ({ config: { type, ...(args ? { args } : {}) }, plan: () => ({ run: async () => 'null' }) });
@@ -62,53 +61,6 @@ describe('role schema', () => {
     expect(calls).toBe(2);
   });
 
-  // The engine's rules (prepare.ts): graphql-js's KnownTypeNamesRule would list every type.
-  it('a query is validated against a lazy schema of the query root: no mutation root made, no type fields made off its paths (Note [Lazy query schemas])', () => {
-    let mutations = 0;
-    const resolved: string[] = [];
-    const input = new GraphQLInputObjectType({ name: 'thing_input', fields: () => (resolved.push('thing_input'), { a: { type: GraphQLInt } }) });
-    const obj = (name: string) => new GraphQLObjectType({ name, fields: () => (resolved.push(name), { id: { type: GraphQLInt } }) });
-    const c = contributor('a', (_r, types) => {
-      const [one, two] = [types.define(obj('one')), types.define(obj('two'))];
-      return { query: { one: field(one), two: field(two) }, mutation: () => (mutations++, { make: field(GraphQLString, { x: { type: types.define(input) } }) }) };
-    });
-    const rs = roleSchema('admin', build(), [c]);
-    const lazy = rs.schemaFor('query', false);
-    expect(rs.schemaFor('query', false)).toBe(lazy);
-    expect(lazy.getMutationType()).toBeUndefined();
-    expect(validate(lazy, parse('query ($n: Int) { one { id } }'), RULES)).toEqual([]);
-    expect(validate(lazy, parse('{ one { nope } }'), RULES).map((e) => e.message)).toEqual(['Cannot query field "nope" on type "one".']);
-    expect(resolved).toEqual(['one']);
-    expect(mutations).toBe(0);
-    // A name the registry does not have yet goes to the full schema, which has every root.
-    expect(validate(lazy, parse('query ($x: thing_input) { one { id } }'), RULES)).toEqual([]);
-    expect(mutations).toBe(1);
-    expect(validate(lazy, parse('query ($x: thin_input) { one { id } }'), RULES).map((e) => e.message)).toEqual(['Unknown type "thin_input". Did you mean "thing_input"?']);
-    expect(rs.schemaFor('query', true).getMutationType()?.name).toBe('mutation_root');
-    expect(rs.schemaFor('mutation', false)).toBe(rs.schema);
-    expect(mutations).toBe(1);
-  });
-
-  it('a root field\'s definition (type, arguments) is read only when a document selects it, or the whole schema is built (Note [Lazy query schemas])', () => {
-    const read: string[] = [];
-    const lazyField = (name: string): RootFieldDef => ({
-      get config() {
-        read.push(name);
-        return { type: GraphQLInt, args: { n: { type: GraphQLInt } } };
-      },
-      plan: () => ({ run: async () => 'null' }),
-    });
-    const c = contributor('a', () => ({ query: Object.fromEntries(['a', 'b', 'c'].map((n) => [n, lazyField(n)])) }));
-    const rs = roleSchema('admin', build(), [c]);
-    expect([...rs.roots.query.keys()]).toEqual(['a', 'b', 'c']);
-    const lazy = rs.schemaFor('query', false);
-    expect(validate(lazy, parse('{ b(n: 1) }'), RULES)).toEqual([]);
-    expect(validate(lazy, parse('{ b(m: 1) }'), RULES).map((e) => e.message)).toEqual(['Unknown argument "m" on field "query_root.b". Did you mean "n"?']);
-    expect(read).toEqual(['b']);
-    expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['a', 'b', 'c']);
-    expect(read.sort()).toEqual(['a', 'b', 'c']);
-  });
-
   it('a chain of thousands of types, each referring to the next, does not overflow the stack (either schema)', () => {
     const N = 5000;
     const c = contributor('chain', (_r, types) => {
@@ -152,29 +104,5 @@ describe('role schema', () => {
     const deaf = contributor('tables', (_r, types) => ({ query: { point: field(types.define(new GraphQLObjectType({ name: 'point', fields: { x: { type: GraphQLInt } } }))) } }));
     const add2 = contributor('r2', (_r, types) => (types.extend('point', { label: { type: GraphQLString } }), {}));
     expect(() => roleSchema('admin', build(), [deaf, add2]).schema).toThrow('plugin "tables" does not take the field "label" that plugin "r2" adds');
-  });
-});
-
-describe('Note [Text literals at marked positions]', () => {
-  const input = new GraphQLInputObjectType({
-    name: 'row_input',
-    fields: { n: { type: GraphQLInt, extensions: { textLiteral: true } }, plain: { type: GraphQLInt }, flag: { type: GraphQLBoolean, extensions: { textLiteral: true } } },
-  });
-  const c = contributor('t', () => ({
-    query: { f: field(GraphQLString, { row: { type: input }, ids: { type: new GraphQLList(GraphQLInt), extensions: { textLiteral: true } }, limit: { type: GraphQLInt } }) },
-  }));
-  const errors = (q: string) => validate(roleSchema('user', build(), [c]).schemaFor('query', false), parse(q), RULES).map((e) => e.message);
-
-  it('a marked input field or argument takes a string literal (and a list of them) for its scalar', () => {
-    expect(errors('{ f(row: {n: "12", flag: "true"}, ids: ["1", "2"]) }')).toEqual([]);
-  });
-
-  it('unmarked positions, other kinds of values and unknown fields are checked as graphql-js checks them', () => {
-    expect(errors('{ f(row: {plain: "12"}) }')).toEqual(['Int cannot represent non-integer value: "12"']);
-    expect(errors('{ f(limit: "1") }')).toEqual(['Int cannot represent non-integer value: "1"']);
-    expect(errors('{ f(row: {n: 1.5}) }')).toEqual(['Int cannot represent non-integer value: 1.5']);
-    expect(errors('{ f(row: {nope: 1}) }')).toEqual(['Field "nope" is not defined by type "row_input".']);
-    // A string that is not a value of the scalar gets graphql-js's error at a marked position too.
-    expect(errors('{ f(row: {n: "12a", flag: "yes"}) }')).toEqual(['Int cannot represent non-integer value: "12a"', 'Boolean cannot represent a non boolean value: "yes"']);
   });
 });

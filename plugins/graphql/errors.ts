@@ -15,7 +15,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
-import { SvcError, type ErrorCode } from '../errors.js';
+import { SvcError, type ErrorCode } from '../../core/errors.js';
 
 export interface GqlError {
   message: string;

@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseJwtSettings } from '../../../plugins/auth-jwt/index.js';
-import type { ServerConfig } from '../../config.js';
-import { startServer, type TestServer } from '../../../test/helpers.js';
-import { Client, listen, type Listening } from '../../../test/ws-helpers.js';
+import { parseJwtSettings } from '../auth-jwt/index.js';
+import type { ServerConfig } from '../../core/config.js';
+import { startServer, type TestServer } from '../../test/helpers.js';
+import { Client, listen, type Listening } from '../../test/ws-helpers.js';
 
 const SECRET = 'ws-auth-admin-secret';
 const KEY = 'a-hmac-key-of-at-least-thirty-two-bytes!!';

@@ -6,20 +6,20 @@
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from 'hono';
-import type { BuildResult, DocumentGateDef, RequestAdmission, RequestGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
-import type { ServerConfig } from '../config.js';
-import { SvcError, type ErrorCode } from '../errors.js';
-import { errorDetail, type Logger } from '../log.js';
-import { readJsonBody } from '../http/body.js';
-import { clientAddress } from '../http/client-address.js';
-import { jsonTypeName } from '../validation.js';
-import { UnitOfWork } from '../uow.js';
+import type { BuildResult, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
+import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
+import type { ServerConfig } from '../../core/config.js';
+import { SvcError, type ErrorCode } from '../../core/errors.js';
+import { errorDetail, type Logger } from '../../core/log.js';
+import { readJsonBody } from '../../core/http/body.js';
+import { clientAddress } from '../../core/http/client-address.js';
+import { jsonTypeName } from '../../core/validation.js';
+import { UnitOfWork } from '../../core/uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { Cancellation } from './cancel.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
 import { checkBatch, responseTooLarge, responseTooLargeError, type GraphQLLimits } from './limits.js';
-import { roleSchema, type Contributor, type OperationKind } from './schema.js';
 import { LiveQueries } from './live.js';
 import { coerceValid, operationVariables, type OperationVariables } from './variables.js';
 import type { Answer, PreparedRequest } from './request.js';
@@ -54,16 +54,17 @@ export interface EngineHost {
   > &
     GraphQLLimits;
   readonly log: Logger;
-  readonly contributors: readonly Contributor[];
+  /** KernelApi.roleSchema. */
+  roleSchema(role: string, build: BuildResult, backendOnly?: boolean): RoleSchema;
   state(): { build: BuildResult };
   /** The session of a request; `request` is the GraphQL request or batch (webhook POST mode
    * sends it). Throws an SvcError to refuse. */
   authenticate(headers: Headers, request?: unknown): Promise<Session>;
   /** Whether `authenticate` needs the request: the body is then read first. */
-  readonly auth?: { readonly needsRequest: boolean };
-  /** Note [Document gates] in core/plugin.ts. */
+  authNeedsRequest?(): boolean;
+  /** Note [Document gates] in ./contract.ts. */
   readonly documentGates?: readonly DocumentGateDef[];
-  /** Note [Request gates] in core/plugin.ts. */
+  /** Note [Request gates] in ./contract.ts. */
   readonly requestGates?: readonly RequestGateDef[];
 }
 
@@ -103,7 +104,7 @@ function variablesOf(p: Prepared): OperationVariables {
 
 const failure = (error: GqlError, status = 200): Answer => ({ text: errorsText([error]), status });
 
-/** What request gates decided for a request (Note [Request gates] in core/plugin.ts), and the
+/** What request gates decided for a request (Note [Request gates] in ./contract.ts), and the
  * part of the response budget it may use. */
 export interface RunLimits {
   readonly timeLimitMs?: number;
@@ -218,7 +219,7 @@ export class GraphQLEngine {
     // Authentication comes first, unless it needs the request (webhook POST mode): then the body
     // is read first, and a body that cannot be read is reported after authentication, as Hasura
     // calls the hook without the request when it does not parse.
-    const early = this.host.auth?.needsRequest ? undefined : this.authenticate(headers, undefined);
+    const early = this.host.authNeedsRequest?.() ? undefined : this.authenticate(headers, undefined);
     let body: unknown;
     let bodyError: SvcError | undefined;
     if (early) {
@@ -270,7 +271,7 @@ export class GraphQLEngine {
     if (over) throw new SvcError('validation-failed', over.message);
   };
 
-  /** The request gates' decision (Note [Request gates] in core/plugin.ts): synchronous when no
+  /** The request gates' decision (Note [Request gates] in ./contract.ts): synchronous when no
    * gate waits. `operations`: how many the request holds. */
   admit(session: Session, operations: number, clientAddress: string | undefined): Admitted | Promise<Admitted> {
     const gates = this.host.requestGates;
@@ -361,7 +362,7 @@ export class GraphQLEngine {
       return entry;
     };
     const opts = { subscriptions, gates: this.host.documentGates, limits: this.host.config };
-    const schema = () => roleSchema(role, build, this.host.contributors, backendOnly);
+    const schema = () => this.host.roleSchema(role, build, backendOnly);
     if (query.length <= PREPARE_IN_STEPS_ABOVE) {
       const document = parseDocument(query, this.host.config);
       return store('error' in document ? document : prepareDocument(document, query, opName, schema(), build, opts));
@@ -395,7 +396,7 @@ export class GraphQLEngine {
   private saved = new WeakMap<object, Map<string, Prepared | Failed>>();
   private savedBuild: BuildResult | undefined;
 
-  /** Runs a saved document (Note [Saved documents] in core/plugin.ts): the data's JSON text, or
+  /** Runs a saved document (Note [Saved documents] in plugins/graphql/contract.ts): the data's JSON text, or
    * the first error with its HTTP status. */
   async runSaved(req: SavedRequest, session: Session, headers: Headers): Promise<SavedOutcome> {
     const detail = session.isAdmin || this.host.config.devMode;
@@ -422,9 +423,9 @@ export class GraphQLEngine {
     }
   }
 
-  /** A role's full schema of the committed build (GraphQLRunner.schema in core/plugin.ts). */
+  /** A role's full schema of the committed build (GraphQLRunner.schema in ./contract.ts). */
   schema(role: string): GraphQLSchema {
-    return roleSchema(role, this.host.state().build, this.host.contributors).schema;
+    return this.host.roleSchema(role, this.host.state().build).schema;
   }
 
   private savedEntry(req: SavedRequest, role: string, backendOnly: boolean): Prepared | Failed {
@@ -438,7 +439,7 @@ export class GraphQLEngine {
     const key = `${backendOnly ? `${role}\u0000backend-only` : role}\u0000${req.operationName ?? ''}`;
     let entry = byKey.get(key);
     if (!entry) {
-      const rs = roleSchema(role, build, this.host.contributors, backendOnly);
+      const rs = this.host.roleSchema(role, build, backendOnly);
       entry = prepareDocument(req.document, req.query, req.operationName, rs, build, { gates: this.host.documentGates, limits: this.host.config });
       // Bounded like the plan cache is: past that many roles a document is prepared per call.
       if (this.savedBuild === build && byKey.size < MAX_SAVED_VARIANTS) byKey.set(key, entry);

@@ -1,9 +1,9 @@
 /**
  * The server's bounds on what one GraphQL request may cost (Note [GraphQL request limits]).
  */
-import type { ServerConfig } from '../config.js';
+import type { ServerConfig } from '../../core/config.js';
 import type { DocumentCost } from './cost.js';
-import { SvcError } from '../errors.js';
+import { SvcError } from '../../core/errors.js';
 import { gqlError, type GqlError } from './errors.js';
 
 /*
@@ -33,7 +33,7 @@ import { gqlError, type GqlError } from './errors.js';
  * its flag, answered with status 200 as every GraphQL error is; the request runs nothing. The
  * defaults sit well above what real clients send (GraphiQL's introspection query selects about
  * 200 fields, depth 12) and below what hurts. What hurts was measured on the two-core development
- * machine (2026-11-26, core/graphql/limits.test.ts, `.prof` timings of graphql-js): parsing costs
+ * machine (2026-11-26, plugins/graphql/limits.test.ts, `.prof` timings of graphql-js): parsing costs
  * about 1 us a token (50,000 tokens: 50 ms), validating about 100 us a root field with arguments
  * and 30 us a nested one (500 root fields: 50-70 ms warm). A long document is prepared in steps
  * (parse, validate, plan), other requests getting turns between them (./engine.ts), so that a
@@ -44,7 +44,7 @@ import { gqlError, type GqlError } from './errors.js';
  *
  * Per-role API limits (`set_api_limits`: depth, nodes, batch, time, rate) are metadata, enforced
  * by the api-limits plugin through the engine's gates (Note [Document gates], Note [Request
- * gates] in core/plugin.ts); they can only be stricter than these.
+ * gates] in plugins/graphql/contract.ts); they can only be stricter than these.
  */
 export type GraphQLLimits = Pick<
   ServerConfig,

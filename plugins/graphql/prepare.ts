@@ -32,9 +32,10 @@ import {
   type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { BuildResult, DocumentGateDef, FieldPlan } from '../plugin.js';
-import { SvcError } from '../errors.js';
-import type { OperationKind, RoleSchema } from './schema.js';
+import type { BuildResult, FieldPlan } from '../../core/plugin.js';
+import type { DocumentGateDef } from './contract.js';
+import { SvcError } from '../../core/errors.js';
+import type { OperationKind, RoleSchema } from '../../core/plugin.js';
 import { fromValidationError, gqlError, type GqlError } from './errors.js';
 import { HasuraVariablesInAllowedPosition } from './variable-positions.js';
 import { documentCost, type DocumentCost } from './cost.js';
@@ -97,7 +98,7 @@ function selectOperation(doc: DocumentNode, operationName: string | undefined): 
 }
 
 /** `subscriptions`: the transport serves them (WebSocket); over HTTP they are refused.
- * `gates`: Note [Document gates] in core/plugin.ts. `limits`: Note [GraphQL request limits]
+ * `gates`: Note [Document gates] in plugins/graphql/contract.ts. `limits`: Note [GraphQL request limits]
  * (none: unbounded, for tests of the steps themselves). */
 export interface PrepareOptions {
   subscriptions?: boolean;
@@ -138,7 +139,7 @@ export function measureDocument(document: DocumentNode, limits: GraphQLLimits | 
   return over ? { error: over } : cost;
 }
 
-/** `prepare` of a document parsed already (a saved one: Note [Saved documents] in core/plugin.ts). */
+/** `prepare` of a document parsed already (a saved one: Note [Saved documents] in plugins/graphql/contract.ts). */
 export function prepareDocument(document: DocumentNode, query: string, operationName: string | undefined, rs: RoleSchema, build: BuildResult, opts: PrepareOptions = {}): Prepared | Failed {
   const cost = measureDocument(document, opts.limits);
   if ('error' in cost) return cost;
@@ -274,7 +275,7 @@ const NO_VARIABLES: ReadonlySet<string> = new Set();
 
 /** graphql-js's rules but two: Hasura accepts an operation that declares a variable it does not
  * use (a client may share one variable set between several operations), and a live query that
- * selects several root fields (core/graphql/live.ts says which subscriptions it serves). And
+ * selects several root fields (plugins/graphql/live.ts says which subscriptions it serves). And
  * KnownTypeNames for graphql-js's own, Hasura's check of variable positions (Note [Variable
  * positions ignore item nullability] in ./variable-positions.ts) and of values (Note [Text
  * literals at marked positions]). */

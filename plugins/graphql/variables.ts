@@ -27,7 +27,7 @@ import {
  * variable's default from the document when it is absent. At the first thing that would be an
  * error it gives up and the request goes to getVariableValues, which says what is wrong in its
  * words. So the values are graphql-js's, and so are the errors. Test:
- * core/graphql/variables.test.ts, which compares the two on generated values.
+ * plugins/graphql/variables.test.ts, which compares the two on generated values.
  */
 
 /** A variable as coerced: its name, declared type and default (from the document). */

@@ -1,13 +1,13 @@
 /**
- * Subscriptions' refetching, for every transport that serves them (core/graphql/ws): live queries
+ * Subscriptions' refetching, for every transport that serves them (plugins/graphql-ws): live queries
  * and streams, multiplexed (Note [Multiplexed live queries]). It knows no database: a root
- * field's plan says how it is refetched (FieldPlan.live, Note [Live queries] in core/plugin.ts).
+ * field's plan says how it is refetched (FieldPlan.live, Note [Live queries] in core/schema/contract.ts).
  */
 import { responseTooLarge } from './limits.js';
 import { createHash } from 'node:crypto';
-import type { BuildResult, LiveBinding, LiveGroup, LiveResult, Session } from '../plugin.js';
-import { SvcError } from '../errors.js';
-import { errorDetail, type Logger } from '../log.js';
+import type { BuildResult, LiveBinding, LiveGroup, LiveResult, Session } from '../../core/plugin.js';
+import { SvcError } from '../../core/errors.js';
+import { errorDetail, type Logger } from '../../core/log.js';
 import { errorsText, fromSvcError, gqlError, type GqlError } from './errors.js';
 import type { PreparedRequest } from './request.js';
 

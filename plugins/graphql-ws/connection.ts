@@ -5,15 +5,15 @@
  * and the bound on what it may have waiting to be sent.
  */
 import { WebSocket, type RawData } from 'ws';
-import type { Session } from '../../plugin.js';
-import type { ServerConfig } from '../../config.js';
-import { SvcError } from '../../errors.js';
-import { errorDetail, type Logger } from '../../log.js';
-import { checkJsonLimits } from '../../http/body.js';
-import { jsonTypeName } from '../../validation.js';
-import { gqlError, type GqlError } from '../errors.js';
-import type { GraphQLEngine } from '../engine.js';
-import type { LiveHandle } from '../live.js';
+import type { Session } from '../../core/plugin.js';
+import type { ServerConfig } from '../../core/config.js';
+import { SvcError } from '../../core/errors.js';
+import { errorDetail, type Logger } from '../../core/log.js';
+import { checkJsonLimits } from '../../core/http/body.js';
+import { jsonTypeName } from '../../core/validation.js';
+import { gqlError, type GqlError } from '../graphql/index.js';
+import type { GraphQLEngine } from '../graphql/index.js';
+import type { LiveHandle } from '../graphql/index.js';
 
 /*
  * Note [GraphQL over WebSocket]
@@ -50,7 +50,7 @@ export interface ConnectionHost {
   readonly engine: GraphQLEngine;
   authenticate(headers: Headers, request?: unknown): Promise<Session>;
   closed(c: Connection): void;
-  /** The client's IP address, for request gates (Note [Request gates] in core/plugin.ts). */
+  /** The client's IP address, for request gates (Note [Request gates] in plugins/graphql/contract.ts). */
   readonly clientAddress?: string;
 }
 
@@ -356,7 +356,7 @@ export class Connection {
     const session = this.session!;
     const headers = this.headers!;
     const engine = this.host.engine;
-    // Each operation is admitted by the request gates (Note [Request gates] in core/plugin.ts).
+    // Each operation is admitted by the request gates (Note [Request gates] in plugins/graphql/contract.ts).
     const found = engine.admit(session, 1, this.host.clientAddress);
     const admitted = found instanceof Promise ? await found : found;
     if (op.cancelled || this.done) return;

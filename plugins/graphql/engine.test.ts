@@ -1,5 +1,5 @@
 /**
- * The GraphQL request path of core/graphql (Note [Planned root fields], Note [The plan cache]),
+ * The GraphQL request path of plugins/graphql (Note [Planned root fields], Note [The plan cache]),
  * driven through the real app with a small plugin whose root fields plan to fixed texts, echo
  * their variables or session, throw, or run one SQL statement on the default source.
  */
@@ -15,9 +15,9 @@ import {
   type GraphQLArgument,
   type FieldNode,
 } from 'graphql';
-import { definePlugin, type FieldPlan, type PlanInput } from '../plugin.js';
-import { SvcError } from '../errors.js';
-import { DatabaseToken, findSource } from '../../plugins/database/index.js';
+import { definePlugin, type FieldPlan, type PlanInput } from '../../core/plugin.js';
+import { SvcError } from '../../core/errors.js';
+import { DatabaseToken, findSource } from '../database/index.js';
 import { startServer, useServer } from '../../test/helpers.js';
 
 const planned: Record<string, number> = {};

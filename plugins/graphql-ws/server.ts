@@ -1,22 +1,23 @@
 /**
  * GraphQL over WebSocket on `/v1/graphql` (Note [GraphQL over WebSocket] in ./connection.ts):
- * takes the HTTP server's upgrade requests for that path, picks the protocol, keeps the
- * connections, and closes them on shutdown. Built on the `ws` package, in noServer mode: the
- * HTTP server (hono's, server/) stays the one listening.
+ * takes the upgrade requests the server hands it for that path (Note [Upgrades] in
+ * core/plugin.ts), picks the protocol, keeps the connections, and closes them on shutdown. Built
+ * on the `ws` package, in noServer mode: the HTTP server (hono's, server/) stays the one
+ * listening.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Session } from '../../plugin.js';
-import type { ServerConfig } from '../../config.js';
-import type { Logger } from '../../log.js';
-import type { GraphQLEngine } from '../engine.js';
+import type { Session } from '../../core/plugin.js';
+import type { ServerConfig } from '../../core/config.js';
+import type { Logger } from '../../core/log.js';
+import type { GraphQLEngine } from '../graphql/index.js';
 import { Connection, type Protocol } from './connection.js';
 
 export interface WebSocketHost {
   readonly config: Pick<
     ServerConfig,
-    'maxRequestBodySize' | 'maxJsonDepth' | 'maxListLength' | 'websocketKeepalive' | 'websocketConnectionInitTimeout' | 'websocketMaxSendBuffer' | 'enabledApis'
+    'maxRequestBodySize' | 'maxJsonDepth' | 'maxListLength' | 'websocketKeepalive' | 'websocketConnectionInitTimeout' | 'websocketMaxSendBuffer'
   >;
   readonly log: Logger;
   authenticate(headers: Headers, request?: unknown): Promise<Session>;
@@ -59,29 +60,16 @@ export class GraphQLWebSocketServer {
     });
   }
 
-  /** Serves the upgrades of `server` (the HTTP server the app listens with). */
-  attach(server: Pick<Server, 'on'>): void {
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
-  }
-
   /** The number of open connections (tests, metrics). */
   get size(): number {
     return this.connections.size;
   }
 
+  /** An upgrade of GRAPHQL_PATH, handed over by the server (Note [Upgrades] in core/plugin.ts,
+   * server/upgrades.ts: the path and `--enabled-apis` are checked there). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => {});
-    let path: string;
-    try {
-      path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    } catch {
-      path = '';
-    }
     if (this.closing) return reject(socket, 503, 'Service Unavailable', { path: '$', error: 'Server is shutting down', code: 'unexpected' });
-    if (path !== GRAPHQL_PATH) {
-      return reject(socket, 404, 'Not Found', { path: '$', error: `only '${GRAPHQL_PATH}' is supported on websockets`, code: 'not-found' });
-    }
-    if (!(this.host.config.enabledApis as string[]).includes('graphql')) return reject(socket, 404, 'Not Found', { path: '$', error: 'resource does not exist', code: 'not-found' });
     if ((req.headers.upgrade ?? '').toLowerCase() !== 'websocket') return reject(socket, 400, 'Bad Request');
     this.wss.handleUpgrade(req, socket, head, (ws: WebSocket) => this.accept(ws, req));
   }

@@ -32,7 +32,7 @@ import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSet
  * the document, and the walk must stop. An unknown fragment counts nothing for the same reason.
  *
  * The server's limits (--graphql-max-*, checked in ./prepare.ts before validation) and a role's
- * API limits (Note [Document gates] in core/plugin.ts: gates see the cost) compare these numbers.
+ * API limits (Note [Document gates] in plugins/graphql/contract.ts: gates see the cost) compare these numbers.
  */
 export interface DocumentCost {
   readonly fields: number;

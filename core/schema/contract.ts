@@ -1,0 +1,229 @@
+/**
+ * The kernel's contract, second part: GraphQL root fields as schema contributors give them
+ * (Note [Planned root fields]), and the schema the kernel assembles from them for a role
+ * (./assembly.ts). The transports that serve the schema are plugins (plugins/graphql: HTTP, the
+ * plan cache, live queries; plugins/graphql-ws); they, and whatever else runs root fields, use
+ * this contract. Re-exported by core/plugin.ts.
+ */
+import type {
+  FieldNode,
+  FragmentDefinitionNode,
+  GraphQLFieldConfig,
+  GraphQLFieldConfigMap,
+  GraphQLNamedType,
+  GraphQLSchema,
+  VariableDefinitionNode,
+} from 'graphql';
+import type { BuildResult, Session } from '../types.js';
+import type { UnitOfWork } from '../uow.js';
+
+
+/*
+ * Note [Planned root fields]
+ * A schema contributor gives root fields that PLAN, not resolvers. For a (role, document,
+ * operation) the engine (plugins/graphql) parses and validates once, asks each root field of the
+ * operation for a plan, and caches the plans in a bounded LRU. A request then only coerces its
+ * variables and runs the plans: each returns its field's JSON value as text (for a table field,
+ * the text PostgreSQL built), and the engine splices the texts into `{"data":{...}}` without
+ * parsing them. So a plan depends on the document only: variable and session values are bound
+ * when it runs (`FieldPlan.run`), never baked into it. graphql-js `execute` is used for
+ * introspection fields only.
+ *
+ * How the engine keeps its side (plugins/graphql/engine.ts, Note [The plan cache] there):
+ *   - `plan` is called once per root field of a cached (role, document, operation), after
+ *     fragments and `@include`/`@skip` of the root selection; fields of one response key come
+ *     merged into one FieldNode. `@include`/`@skip` deeper down are the plan's to honour.
+ *   - `plan` runs on a document already validated against the role's schema: arguments and
+ *     selections exist and have the right types (variables are coerced per request).
+ *   - A plan is kept until the build changes, so it may hold on to the build's resolved model.
+ *   - Query root fields run concurrently, mutation root fields one after the other in document
+ *     order. If one fails the response is `{"errors":[...]}` without `data`, as Hasura answers.
+ *   - `__typename` at the root answers the root type's name without any plan.
+ */
+
+/** What a plan gets when it runs. */
+export interface RunContext {
+  session: Session;
+  /** The request's variables, coerced to their declared types (defaults applied). */
+  variables: Readonly<Record<string, unknown>>;
+  /** The request's headers (lower-cased names), for fields that forward them. */
+  headers: Readonly<Record<string, string>>;
+  /** A mutation request's unit of work (Note [One transaction per mutation request]); absent
+   * for queries. */
+  uow?: UnitOfWork;
+  /** The request's only mutation root field: a field that is one atomic statement may run it
+   * outside a transaction (one round trip). */
+  alone?: boolean;
+  /** Aborted when the request's answer is decided without this field (another field failed,
+   * the response grew past its limit, the request's time ran out): a field cancels the
+   * statements it has running. Absent when nothing can abort the request. */
+  signal?: CancelSignal;
+}
+
+/** The part of AbortSignal a field needs to cancel its statements (an AbortSignal is one). */
+export interface CancelSignal {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/*
+ * Note [One transaction per mutation request]
+ * The root fields of a mutation run one after the other, in document order, and all of them or
+ * none: the engine gives the request a UnitOfWork (`RunContext.uow`), a field opens its source's
+ * transaction in it once (`uow.get(key, open)`) and runs its statements there, and the engine
+ * commits the unit after the last field succeeded, or rolls it back when any field failed (then
+ * the response has no `data`). Several sources are committed one after the other: not a
+ * two-phase commit, as in Hasura.
+ */
+
+/** A root field planned for one (role, document, operation); cached and reused across requests. */
+export interface FieldPlan {
+  /** Runs the field and returns its value as JSON text (`null` included), spliced into the
+   * response as it is: it must be valid JSON. A `SvcError` thrown here becomes the request's
+   * GraphQL error with its code and path (Hasura reports execution errors at `$`, SvcError's
+   * default; set a path such as `$.selectionSet.<field>.args.limit` where one helps). */
+  run(ctx: RunContext): Promise<string>;
+  /** What `run` would send to its source for this context, and the source's plan of it, without
+   * running it (`POST /v1/graphql/explain`). Optional: a field that runs no statement has none. */
+  explain?(ctx: RunContext): Promise<FieldExplain>;
+  /** How the field serves a subscription (Note [Live queries]): the statement it runs and this
+   * context's bind values in it. A field without it cannot be subscribed to. `resume`: where a
+   * stream left off (LiveResult.next.resume) when the subscription is planned again after a
+   * metadata change. A `SvcError` thrown here refuses the subscription (a missing session
+   * variable, say). */
+  live?(ctx: RunContext, resume?: unknown): LiveBinding;
+}
+
+/*
+ * Note [Live queries]
+ * A subscription root field is refetched for its subscribers every refetch interval, and many
+ * subscribers share each statement (plugins/graphql/live.ts, Note [Multiplexed live queries]). A
+ * field's plan says how with `live(ctx)`: a LiveBinding names the statement (`group`: the same
+ * object for every subscriber whose statement text is the same), this subscriber's bind values
+ * in it (`values`, opaque to the engine) and their identity (`key`: subscribers of one group and
+ * key get one result). The engine batches the distinct keys of a group and asks the group to
+ * run them together (`fetch`: one statement per batch, its results in order), compares each
+ * result with the last one sent to that key, and sends only what changed.
+ *
+ * A group in `stream` mode is a streaming subscription: every result holds the rows after the
+ * subscriber's cursor; it is sent unless empty, and moves the cursor (`next`: the binding after
+ * it), so the key of a stream changes as it advances.
+ */
+
+/** One subscriber's part of a live statement (Note [Live queries]). */
+export interface LiveBinding {
+  readonly group: LiveGroup;
+  /** Subscribers with the same group and key get one result. */
+  readonly key: string;
+  /** What `group.fetch` needs of this subscriber (its bind values). */
+  readonly values: unknown;
+}
+
+/** A statement that serves many subscribers at once (Note [Live queries]). */
+export interface LiveGroup {
+  /** `live`: a result is sent when it differs from the last one; `stream`: every non-empty result
+   * is sent and moves the subscriber's cursor. */
+  readonly mode: 'live' | 'stream';
+  /** Runs the statement once for all these bindings' values: a result per binding, in order.
+   * A failure (thrown) is the failure of every binding of the call. */
+  fetch(values: readonly unknown[]): Promise<readonly LiveResult[]>;
+}
+
+export interface LiveResult {
+  /** The field's JSON text for that binding (as FieldPlan.run would give it). */
+  text: string;
+  /** `stream`: no new rows; nothing is sent. */
+  empty?: boolean;
+  /** `stream`: the binding after these rows (its cursor moved), and what `live` needs to resume
+   * there after a metadata change. */
+  next?: { key: string; values: unknown; resume: unknown };
+}
+
+/** A root field's statement as `FieldPlan.explain` gives it. */
+export interface FieldExplain {
+  /** The statement's text, values as bind parameters (`$1`, ...), as it is prepared. */
+  sql: string;
+  /** The bind parameters' values for this context, in order. */
+  params: readonly unknown[];
+  /** The source's plan of the statement with these values (PostgreSQL: EXPLAIN's lines). */
+  plan: readonly string[];
+}
+
+/** What `plan` gets: the field as written in the document and the document's context. */
+export interface PlanInput {
+  /** The field node: alias, arguments (literals or variables) and selection set, as written. */
+  field: FieldNode;
+  /** The role's schema (field definitions, fragment type conditions). */
+  schema: GraphQLSchema;
+  fragments: Readonly<Record<string, FragmentDefinitionNode>>;
+  /** The operation's variable definitions (types, defaults). */
+  variableDefinitions: readonly VariableDefinitionNode[];
+  role: string;
+  build: BuildResult;
+}
+
+export interface RootFieldDef {
+  /** Type, arguments and description, as graphql-js takes them; no resolver. */
+  config: Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
+  plan(input: PlanInput): FieldPlan;
+}
+
+/** A root's fields by name, or a thunk of them: the engine calls a thunk only when a request
+ * needs that root, so a contributor puts what only mutations or subscriptions use (their input
+ * and response types) there (Note [Lazy query schemas] in core/schema/assembly.ts). */
+export type RootFieldMap = Record<string, RootFieldDef>;
+export type LazyRootFields = RootFieldMap | (() => RootFieldMap | undefined);
+
+export interface SchemaContribution {
+  query?: LazyRootFields;
+  mutation?: LazyRootFields;
+  subscription?: LazyRootFields;
+}
+
+/**
+ * The named types of one role's schema, shared by its contributors: a plugin defines its types
+ * here, and another plugin may add fields to them (remote and action relationships will). A
+ * name defined twice, or a field added twice, is an error naming both plugins.
+ */
+export interface TypeRegistry {
+  /** Defines a named type on behalf of the calling plugin; returns it. */
+  define<T extends GraphQLNamedType>(type: T): T;
+  /** A type defined by any contributor so far, or undefined. */
+  get(name: string): GraphQLNamedType | undefined;
+  /** Adds fields to an object type (defined now or later by any plugin); the type's owner takes
+   * them into its fields in a thunk, added fields first:
+   * `fields: () => ({ ...types.extensions(name), ...ownFields })`, so that a field both define
+   * is caught as a collision naming both plugins (core/schema/registry.ts). */
+  extend(typeName: string, fields: GraphQLFieldConfigMap<unknown, unknown>): void;
+  /** The fields other plugins added to `typeName`. */
+  extensions(typeName: string): GraphQLFieldConfigMap<unknown, unknown>;
+}
+
+/** What besides the role a schema is made for (Note [Backend-only permissions]). */
+export interface SchemaScope {
+  backendOnly: boolean;
+}
+
+export interface SchemaContributorDef {
+  name: string;
+  /** The contributor's root fields for `role` (admin: `isAdmin`), built from `build`. Called once
+   * per role and build, lazily, on the role's first request. */
+  contribute(role: string, build: BuildResult, types: TypeRegistry, scope?: SchemaScope): SchemaContribution;
+}
+
+/** The roots of a GraphQL operation. */
+export type OperationKind = 'query' | 'mutation' | 'subscription';
+
+/** A role's schema as the kernel assembles it from the contributors (core/schema/assembly.ts,
+ * Note [Lazy query schemas] there): what a transport validates and plans documents against. */
+export interface RoleSchema {
+  readonly role: string;
+  /** The full schema: every root (built when first read). */
+  readonly schema: GraphQLSchema;
+  /** The schema a document is validated and planned against (Note [Schemas without the mutation root]). */
+  schemaFor(kind: OperationKind, introspects: boolean): GraphQLSchema;
+  /** The root fields by operation kind and name (each root's made when first read: Note [Lazy query schemas]). */
+  readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
+}

@@ -1,0 +1,228 @@
+/**
+ * The kernel's contract, first part: what plugins and the kernel exchange about metadata,
+ * sessions, builds, operations, routes and workers. core/plugin.ts adds the KernelApi and the
+ * plugin definition on top, and re-exports this file and core/schema/contract.ts, so a plugin
+ * imports everything from core/plugin.js. Nothing in here knows any feature.
+ */
+import type * as v from 'valibot';
+import type { Context as HonoContext } from 'hono';
+import type { UnitOfWork } from './uow.js';
+import type { Logger } from './log.js';
+import type { ErrorCode } from './errors.js';
+
+// ---------------------------------------------------------------------------------------------
+// Metadata
+
+/** The metadata document (Hasura v2 shape, `version: 3`). Treated as immutable: an operation
+ * returns a new document that shares every untouched part with the old one (see Note [Sharing]). */
+export interface Metadata {
+  version: number;
+  [section: string]: unknown;
+}
+
+/*
+ * Note [Sharing]
+ * Operations never mutate the metadata they are given; they copy the path to what they change and
+ * keep every other object by reference. Build steps rely on that: an object that is `===` to the
+ * one of the previous build was not touched, so its resolved form can be reused. This is what
+ * makes the cost of an operation follow the change, not the size of the metadata.
+ */
+
+export interface SectionDef {
+  /** Top-level key of the metadata document, e.g. `cron_triggers`. */
+  key: string;
+  /** Position in the exported document (Hasura's order: sources 10, remote_schemas 20, ...). */
+  order: number;
+  /** Validates (and normalises) the section in replace_metadata. */
+  schema?: v.GenericSchema;
+  /** The section's value when absent. */
+  empty: () => unknown;
+  /** Whether a value is empty (empty sections are left out of the export). Default: empty array/object. */
+  isEmpty?: (value: unknown) => boolean;
+  /** What clear_metadata leaves in the section (default: `empty()`). */
+  clear?: (value: unknown) => unknown;
+  /** Reads the section from a client document of metadata `version` 1, 2 or 3 (default: doc[key]);
+   * lets a section take over keys of older document versions (listed in `legacyKeys`). */
+  fromDocument?: (doc: Record<string, unknown>, version: number, current: Metadata) => unknown;
+  legacyKeys?: string[];
+  /** Store the section as several catalog rows (Note [Catalog parts] in core/catalog/store.ts):
+   * `split` returns `[key, value]` pairs in document order (keys unique within the section, the
+   * values' untouched objects kept by reference); `join` puts them back together. */
+  split?: (value: unknown) => [string, unknown][];
+  join?: (parts: [string, unknown][]) => unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+export interface Session {
+  role: string;
+  /** Session variables, keys lower-cased (`x-svc-role`, `x-svc-user-id`, ...). */
+  variables: Record<string, string>;
+  isAdmin: boolean;
+  /** The request may use backend-only permissions (Note [Backend-only permissions]). */
+  backendOnly?: boolean;
+  /** When the credentials the session comes from expire (a JWT's `exp`), in milliseconds since
+   * the epoch: a connection that keeps the session (a WebSocket) ends then, as Hasura's does. */
+  expiresAt?: number;
+}
+
+/*
+ * Note [Authentication modes]
+ * Besides the admin secret and the unauthorized role (core/auth/session.ts, Note [Resolution
+ * order]), a request's session may come from credentials the engine checks with someone else's
+ * help: a JWT (plugins/auth-jwt), an authentication webhook (plugins/auth-webhook). A plugin that
+ * provides such a mode registers it when its options configure it (KernelApi.authMode); a server
+ * has at most one, and only beside an admin secret, as Hasura requires. The kernel asks the mode
+ * only for requests that do not send the admin secret: whether they carry the mode's credentials
+ * (one that carries none gets the unauthorized role when there is one) and, if so, their session.
+ */
+export interface AuthMode {
+  /** For messages: `JWT`, `webhook`. */
+  readonly name: string;
+  /** Whether resolving reads the GraphQL request (the webhook's POST mode sends it): the body is
+   * then read before authentication. */
+  readonly needsRequest?: boolean;
+  /** Whether the request (lower-cased header names) carries this mode's credentials. */
+  hasCredentials(headers: ReadonlyMap<string, string>): boolean;
+  /** The session the credentials give; throws an SvcError to refuse (400, 401, 500). `request`:
+   * the GraphQL request or batch, or null. */
+  resolve(headers: ReadonlyMap<string, string>, request: unknown): Promise<Session>;
+}
+
+/*
+ * Note [Backend-only permissions]
+ * A permission marked `backend_only` is for trusted backends, not for end users: as in Hasura,
+ * a role's mutation that only such a permission allows exists for a request only when it came
+ * with the admin secret (or the server has none) and asked for it with
+ * `X-Svc-Use-Backend-Only-Permissions: true`. Such a request gets its own variant of the role's
+ * schema (SchemaContributorDef.contribute's `scope`), cached beside the role's.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Build pipeline
+
+export interface InconsistentObject {
+  type: string;
+  name?: string;
+  reason: string;
+  definition: unknown;
+  /** Stable identity used to tell new inconsistencies from old ones. Not sent to clients. */
+  id: string;
+  /** Removes the object (and only it) from a metadata document: used by drop_inconsistent_metadata. */
+  remove?: (md: Metadata) => Metadata;
+  /** When an operation introduces this object, fail with this error (message: `reason`) rather
+   * than the generic new-inconsistency one; e.g. conflicting GraphQL root fields are a 500
+   * `unexpected`, as in Hasura. With `message`, that is the error's message and the new
+   * inconsistent objects are its `internal` (Hasura's 500 "cannot continue due to newly found
+   * inconsistent metadata" of withNewInconsistentObjsCheck). */
+  error?: { code: ErrorCode; status: number; message?: string };
+  /** What clients are shown, when Hasura shows this kind in a shape of its own rather than
+   * {type, name, reason, definition} (ambiguous REST endpoints: {reason, conflicts}). */
+  shown?: Record<string, unknown>;
+}
+
+/** Which cached external state a build must refresh, by kind (`sources`, `remote_schemas`, ...).
+ * `true` means all, a list names the objects. */
+export type ReloadSpec = Record<string, true | string[]>;
+
+/*
+ * Note [Reload keys]
+ * What `reload_metadata` refreshes is named by the plugins that own it, not by the kernel: a
+ * plugin declares a key (KernelApi.reloadKey) that its build steps read in `ctx.reload` (the
+ * database plugin `sources`, the event triggers `event_triggers`), the argument that asks for it
+ * (`reload_sources`: true, false or a list of names) and its default; `replace_metadata`
+ * refreshes the keys that say `onReplace`. An argument no enabled plugin declares is accepted and
+ * does nothing (a server without remote schemas takes `reload_remote_schemas`, as Hasura's
+ * clients send it).
+ */
+export interface ReloadKeyDef {
+  /** The key of ReloadSpec that build steps read. */
+  key: string;
+  /** reload_metadata's argument for it. */
+  arg: string;
+  /** Its value when a request leaves the argument out. */
+  default: boolean;
+  /** replace_metadata refreshes it. */
+  onReplace?: boolean;
+  /** On the legacy endpoint (/v1/query) the argument is not read: it is always refreshed. */
+  alwaysOnLegacy?: boolean;
+}
+
+export interface BuildContext {
+  readonly metadata: Metadata;
+  /** The previous successful build, for reuse of untouched objects. */
+  readonly previous: BuildResult | undefined;
+  readonly reload: ReloadSpec;
+  readonly uow: UnitOfWork;
+  readonly log: Logger;
+  /** Record an inconsistent object. Build steps never throw for a bad object; they record it. */
+  inconsistent(o: InconsistentObject): void;
+  /** The output of an earlier step (declare it in `after`). */
+  output<T>(step: string): T | undefined;
+  /** The outputs of the steps that ran so far (what `output` reads): with `metadata`, the build
+   * in progress as KernelApi.roleRoots takes it. */
+  readonly outputs: ReadonlyMap<string, unknown>;
+}
+
+export interface BuildStepDef<T = unknown> {
+  name: string;
+  before?: string[];
+  after?: string[];
+  run(ctx: BuildContext): Promise<T> | T;
+}
+
+export interface BuildResult {
+  readonly metadata: Metadata;
+  readonly inconsistencies: readonly InconsistentObject[];
+  readonly outputs: ReadonlyMap<string, unknown>;
+  /** Per-role GraphQL schemas, built lazily on first use. */
+  readonly schemas: Map<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operations
+
+export type Endpoint = 'metadata' | 'query';
+
+/**
+ * A response (or an item of a bulk's list) that is JSON text already, such as rows PostgreSQL
+ * built: the HTTP route splices the text into the body as it is (`encodeResponse`), so it is
+ * never parsed and re-serialised in Node. Whoever encodes it otherwise (callers of
+ * KernelApi.execute) gets the value through `toJSON`.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
+/** Whether a response holds JsonText (itself, or an item of a bulk's list). */
+export function hasJsonText(x: unknown): boolean {
+  return x instanceof JsonText || (Array.isArray(x) && x.some((i) => i instanceof JsonText));
+}
+
+/** A response's JSON text, JsonText spliced as it is. */
+export function encodeResponse(x: unknown): string {
+  if (x instanceof JsonText) return x.text;
+  if (Array.isArray(x) && hasJsonText(x)) return `[${x.map(encodeResponse).join(',')}]`;
+  return JSON.stringify(x) ?? 'null';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Routes, workers
+
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ALL';
+  path: string;
+  /** The API the route belongs to (`--enabled-apis`); a disabled API's routes answer 404. */
+  api?: string;
+  handler: (c: HonoContext) => Response | Promise<Response>;
+}
+
+export interface WorkerDef {
+  name: string;
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+}
