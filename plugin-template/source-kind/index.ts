@@ -247,6 +247,9 @@ export const memoryDialect: Dialect = {
     valuesQuery: (table, keyColumn, comment) => JSON.stringify({ memory: 1, enum: key(table), key: keyColumn, comment: comment ?? null }),
   },
   compileSelect,
+  // A bad value (a session variable that is not a number) is the client's data exception; any
+  // other failure is left to the framework's default (`unexpected`, with the message).
+  classifyError: (e) => (e instanceof MemoryError && e.reason === 'bad-value' ? { code: 'data-exception' } : undefined),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -255,14 +258,13 @@ export const memoryDialect: Dialect = {
 type Row = Record<string, unknown>;
 type Store = Map<string, Row[]>;
 
-/** An error as the framework classifies it: `dbError` (plugins/database/schema/plan.ts) reads a
- * PostgreSQL SQLSTATE from `code` (22xxx: a data exception, answered 400 `data-exception`; one it
- * does not know: `postgres-error`). A kind whose errors have other codes maps them to SQLSTATEs,
- * or throws an SvcError (core/errors.ts), which dbError passes on unchanged (docs/source-kinds.md). */
+/** An error of this kind, with its own reason: the dialect says what each means to the client
+ * (`classifyError`, Note [Database errors] in plugins/database/schema/plan.ts). A kind may also
+ * throw an SvcError (core/errors.ts), which passes on unchanged. */
 class MemoryError extends Error {
   constructor(
     message: string,
-    readonly code?: string,
+    readonly reason: 'bad-value' | 'no-table' | 'not-a-plan',
   ) {
     super(message);
   }
@@ -277,7 +279,7 @@ function read(text: unknown, p: Param): unknown {
     try {
       list = JSON.parse(s);
     } catch {
-      throw new MemoryError(`invalid input syntax for a list: "${s}"`, '22P02');
+      throw new MemoryError(`invalid input syntax for a list: "${s}"`, 'bad-value');
     }
     // Each item as a value of the column's type, as a database casts the items of a list.
     const item = { p: p.p, as: p.as };
@@ -285,11 +287,11 @@ function read(text: unknown, p: Param): unknown {
   }
   if (p.as === 'int' || p.as === 'float') {
     const n = Number(s);
-    if (s.trim() === '' || !Number.isFinite(n) || (p.as === 'int' && !Number.isInteger(n))) throw new MemoryError(`invalid input syntax for type ${p.as}: "${s}"`, '22P02');
+    if (s.trim() === '' || !Number.isFinite(n) || (p.as === 'int' && !Number.isInteger(n))) throw new MemoryError(`invalid input syntax for type ${p.as}: "${s}"`, 'bad-value');
     return n;
   }
   if (p.as === 'boolean') {
-    if (s !== 'true' && s !== 'false') throw new MemoryError(`invalid input syntax for type boolean: "${s}"`, '22P02');
+    if (s !== 'true' && s !== 'false') throw new MemoryError(`invalid input syntax for type boolean: "${s}"`, 'bad-value');
     return s === 'true';
   }
   return s;
@@ -304,7 +306,7 @@ function execute(plan: Plan, params: readonly unknown[], store: Store): string {
   const value = (p: Param) => read(params[p.p], p);
   const rowsOf = (table: string) => {
     const rows = store.get(table);
-    if (!rows) throw new MemoryError(`relation ${table} does not exist`, '42P01');
+    if (!rows) throw new MemoryError(`relation ${table} does not exist`, 'no-table');
     return rows;
   };
   const test = (c: Cond, row: Row, root: Row): boolean | null => {
@@ -340,7 +342,7 @@ function execute(plan: Plan, params: readonly unknown[], store: Store): string {
   const cmp = (op: string, a: unknown, b: unknown): boolean | null => {
     if (a === null || a === undefined || b === null) return null;
     if (op === 'in' || op === 'nin') {
-      if (!Array.isArray(b)) throw new MemoryError(`expected a list for _${op}`, '22P02');
+      if (!Array.isArray(b)) throw new MemoryError(`expected a list for _${op}`, 'bad-value');
       return b.includes(a) === (op === 'in');
     }
     const d = compare(a, b);
@@ -410,10 +412,9 @@ function executor(store: Store): SqlExecutor {
         try {
           parsed = JSON.parse(text) as Partial<Plan | EnumValues>;
         } catch {
-          // `explain ...`, `select set_config(...)`: see docs/source-kinds.md.
-          throw new MemoryError(`the memory source runs only its own plans, not: ${text.slice(0, 60)}`, '42601');
+          throw new MemoryError(`the memory source runs only its own plans, not: ${text.slice(0, 60)}`, 'not-a-plan');
         }
-        if (parsed?.memory !== 1) throw new MemoryError('not a plan of the memory source', '42601');
+        if (parsed?.memory !== 1) throw new MemoryError('not a plan of the memory source', 'not-a-plan');
         plan = parsed as Plan | EnumValues;
         if (prepared.size < 1000) prepared.set(text, plan);
       }
@@ -470,6 +471,12 @@ function connect(_source: string, configuration: Record<string, unknown>): Sourc
       return { tables, functions: new Map(), types: new Map() } satisfies Introspection;
     },
     transaction,
+    // `POST /v1/graphql/explain`: what the plan does, as this kind can say it.
+    explain: async (sql) => {
+      const plan = JSON.parse(sql) as Plan;
+      const rows = plan.root.k === 'aggregate' ? plan.root.agg.rows : plan.root.rows;
+      return [`memory plan: ${plan.root.k} of ${rows.table}`, `filter: ${JSON.stringify(rows.where)}`];
+    },
     ping: async () => {},
     close: async () => {
       store.clear();

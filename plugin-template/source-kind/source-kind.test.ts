@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
-import memorySource from './index.js';
+import memorySource, { memoryDialect } from './index.js';
 
 const s = useServer(undefined, { extraPlugins: [memorySource] });
 
@@ -182,10 +182,11 @@ describe('the memory source kind (plugin-template/source-kind)', () => {
     expect(m.errors[0].message).toBe('no mutations exist');
   });
 
-  it('keeps the framework\'s PostgreSQL assumptions visible: explain sends PostgreSQL\'s EXPLAIN (docs/source-kinds.md)', async () => {
+  it('explains its plans its own way (SourceConnection.explain), and classifies its errors (Dialect.classifyError)', async () => {
     const r = await s.request('POST', '/v1/graphql/explain', { query: { query: '{ article { id } }' } });
-    // The framework runs `explain <statement>` and reads a `QUERY PLAN` column (plan.ts
-    // planRootField): the memory executor is sent PostgreSQL's EXPLAIN of its own plan.
-    expect(r).toMatchObject({ status: 400, body: { code: 'postgres-error', error: expect.stringMatching(/^the memory source runs only its own plans, not: explain \{"memory":1,/) } });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body).toEqual([{ field: 'article', sql: expect.stringMatching(/^\{"memory":1,/), params: expect.any(Array), plan: ['memory plan: list of "main"."article"', 'filter: {"t":"const","v":true}'] }]);
+    // An error the dialect does not classify is the framework's default: `unexpected`, its message.
+    expect(memoryDialect.classifyError!(new Error('x'))).toBeUndefined();
   });
 });

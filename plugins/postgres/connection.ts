@@ -292,17 +292,24 @@ export class PgConnection implements SourceConnection {
    * that would follow a COMMIT slipped into it, and takes a snapshot so that it cannot be made
    * writable again (Note [Reserved connections]).
    */
-  async transaction(opts: { readOnly?: boolean } = {}): Promise<PgExecutor & SqlTransaction> {
+  async transaction(opts: { readOnly?: boolean; session?: Readonly<Record<string, string>> } = {}): Promise<PgExecutor & SqlTransaction> {
     const level = ISOLATION[this.config.connection_info.isolation_level ?? 'read-committed'] ?? 'read committed';
     const begin = opts.readOnly
       ? `set session characteristics as transaction read only; begin isolation level ${level} read only; select 1`
       : `begin isolation level ${level}`;
     const conn = await this.hold(ReservedConnection.open(this.sql(), begin, this.statements));
-    return Object.assign(conn.executor, {
+    const tx = Object.assign(conn.executor, {
       commit: () => this.release(conn, `${RESET_SESSION}; commit`),
       // Nothing to report: a transaction that could not be rolled back was lost, or is discarded.
       rollback: () => this.release(conn, `rollback; ${RESET_SESSION}`).catch(() => {}),
     });
+    return opts.session ? withSessionVariables(tx, opts.session) : tx;
+  }
+
+  /** EXPLAIN's lines for the statement with these parameters. */
+  async explain(sql: string, params: readonly (string | null)[]): Promise<string[]> {
+    const rows = await this.executor.query<{ 'QUERY PLAN': string }>(`explain ${sql}`, [...params]);
+    return rows.map((r) => r['QUERY PLAN']);
   }
 
   /** A connection of its own outside a transaction; a transaction left open is rolled back. */
@@ -523,4 +530,37 @@ function isStatementError(e: unknown): boolean {
 /** Hasura's `postgres-error` for a connection error: a 500, since the request itself may be fine. */
 function connectionError(detail: string): SvcError {
   return new SvcError('postgres-error', `connection error: ${detail}`, { path: '$', status: 500 });
+}
+
+/**
+ * The transaction with the request's session variables set for it as `svc.user` (their JSON),
+ * as Hasura sets `hasura.user`, for triggers to read (SourceConnection.transaction `session`).
+ * The setting is not awaited: the first statement goes right behind it on the connection
+ * (pipelined, one round trip for both), and its failure is reported before that statement's.
+ */
+function withSessionVariables<T extends PgExecutor & SqlTransaction>(tx: T, session: Readonly<Record<string, string>>): T {
+  let setup: Promise<unknown> | undefined = tx.query('select set_config($1, $2, true)', ['svc.user', JSON.stringify(session)]);
+  setup.catch(() => {});
+  const settled = async () => {
+    const s = setup;
+    setup = undefined;
+    if (s) await s;
+  };
+  const { query, commit } = tx;
+  return Object.assign(tx, {
+    query: async <R>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }): Promise<R[]> => {
+      const q = query.call(tx, text, params, opts) as Promise<R[]>;
+      try {
+        await settled();
+      } catch (e) {
+        q.catch(() => {});
+        throw e;
+      }
+      return q;
+    },
+    commit: async () => {
+      await settled();
+      await commit.call(tx);
+    },
+  });
 }

@@ -4,6 +4,7 @@
  * quoting and the SQL that reads an enum table.
  */
 import { jsonTypeName } from '../../core/validation.js';
+import type { ErrorCode } from '../../core/errors.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
 import { quoteIdent } from './identifiers.js';
@@ -132,6 +133,8 @@ function scalar(t: ColumnType): ScalarType {
     bindAs: `${quoteIdent(t.typeSchema)}.${quoteIdent(t.udt)}`,
     bigNumber: !array && (t.udt === 'int8' || t.udt === 'numeric'),
     ...(array ? { array: true } : {}),
+    // The jsonb operators of update mutations (compile.ts); not `json`, as in Hasura.
+    ...(!array && t.udt === 'jsonb' ? { jsonUpdates: true } : {}),
     ...(element ? { element } : {}),
     ...(!array && ['int8', 'numeric', 'float8'].includes(t.udt) ? { stringify: true } : {}),
   };
@@ -225,11 +228,33 @@ function castTo(from: ColumnType | undefined, to: string): ColumnType | undefine
 
 const isCatalogType = (t: ColumnType, names: string[]) => t.typeSchema === 'pg_catalog' && names.includes(t.udt);
 
+/** Hasura's prefixes of constraint violations (`constraint-violation`), by SQLSTATE. */
+const VIOLATIONS: Record<string, string> = {
+  '23502': 'Not-NULL violation. ',
+  '23505': 'Uniqueness violation. ',
+  '23503': 'Foreign key violation. ',
+  '23514': 'Check constraint violation. ',
+  '23P01': 'Exclusion violation. ',
+};
+
+/** Note [Database errors] in plugins/database/schema/plan.ts: by SQLSTATE, as Hasura maps them. */
+function classifyError(e: unknown): { code: ErrorCode; prefix?: string; internal: unknown } {
+  const code = (e as { code?: unknown } | null)?.code;
+  const sqlstate = typeof code === 'string' ? code : undefined;
+  const internal = { sqlstate };
+  const prefix = sqlstate ? VIOLATIONS[sqlstate] : undefined;
+  if (prefix) return { code: 'constraint-violation', prefix, internal };
+  // Hasura: an invalid escape sequence (a LIKE pattern ending in `\`) is the client's bad request.
+  if (sqlstate === '22025') return { code: 'bad-request', internal };
+  return { code: sqlstate?.startsWith('22') ? 'data-exception' : 'postgres-error', internal };
+}
+
 export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
   compileMutation,
   mutationFailure,
+  classifyError,
   quoteIdent,
   scalar,
   operators: OPERATORS,

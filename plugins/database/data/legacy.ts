@@ -14,7 +14,7 @@ import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/bo
 import { findTable, qtDisplay, qtKey, requireSource, type QualifiedNameSchema } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
-import type { CommandGroup, Introspection, KindBinding, QualifiedTable, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
+import type { CommandGroup, Dialect, Introspection, KindBinding, QualifiedTable, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
 import type { ResolvedSource } from '../model/resolved.js';
 import { dbError as planDbError, paramText } from '../schema/plan.js';
 
@@ -178,13 +178,12 @@ async function run<T extends Record<string, unknown>>(exec: SqlExecutor, q: Comp
   try {
     return (await exec.query<T>(q.sql, params))[0]!;
   } catch (e) {
-    throw dbError(e);
+    throw dbError(e, s.kind.dialect);
   }
 }
 
-/** A database error in Hasura's words: constraint violations named as Hasura names them. */
-/** A database error in Hasura's words, at `$.args` (plan.ts `dbError`). */
-const dbError = (e: unknown): SvcError => planDbError(e, '$.args', 'query execution failed');
+/** A database error in Hasura's words, at `$.args` (Note [Database errors] in schema/plan.ts). */
+const dbError = (e: unknown, dialect: Dialect): SvcError => planDbError(e, dialect, '$.args', 'query execution failed');
 
 // ---------------------------------------------------------------------------------------------
 // Boolean expressions, order_by, columns -> IR

@@ -60,4 +60,8 @@ export interface ScalarType {
   /** Hasura's big numbers (PostgreSQL: bigint, numeric, double precision): given as JSON strings
    * with `--stringify-numeric-types`, and so are their aggregates. */
   stringify?: boolean;
+  /** A JSON document type whose columns take Hasura's JSON update operators in update mutations
+   * (`_append`, `_prepend`, `_delete_key`, `_delete_elem`, `_delete_at_path`; PostgreSQL: jsonb),
+   * which the dialect's compiler then compiles (`UpdateOp`). */
+  jsonUpdates?: boolean;
 }

@@ -4,6 +4,7 @@
  */
 import type * as v from 'valibot';
 import type { BuildContext, CancelSignal, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
+import type { ErrorCode } from '../../../core/errors.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
 import type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
 
@@ -166,8 +167,16 @@ export interface SourceConnection {
    * the executor. */
   readonly readExecutor?: SqlExecutor;
   introspect(exec?: SqlExecutor): Promise<Introspection>;
-  /** Opens a transaction on a connection of its own; the caller commits or rolls it back. */
-  transaction(opts?: { readOnly?: boolean }): Promise<SqlTransaction>;
+  /** Opens a transaction on a connection of its own; the caller commits or rolls it back.
+   * `session`: the request's session variables (lower-cased names), which the kind makes
+   * readable for the transaction, as Hasura sets `hasura.user` for triggers (PostgreSQL: the
+   * setting `svc.user` as their JSON); a kind with nothing to read them ignores them. A failure
+   * of that setup may be reported by the transaction's first statement. */
+  transaction(opts?: { readOnly?: boolean; session?: Readonly<Record<string, string>> }): Promise<SqlTransaction>;
+  /** The database's plan of a statement with these parameters, as lines (`POST
+   * /v1/graphql/explain`; PostgreSQL: EXPLAIN's `QUERY PLAN`). Absent: the kind cannot explain,
+   * and the Explain API answers `not-supported`. */
+  explain?(sql: string, params: readonly (string | null)[]): Promise<string[]>;
   /** Checks that the source can be reached (used by add_source). */
   ping(): Promise<void>;
   /** LISTENs on `channel` on a connection of its own (optional: a kind without notifications
@@ -276,6 +285,11 @@ export interface Dialect {
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
   mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;
+  /** What a database error means to the client (Note [Database errors] in schema/plan.ts): the
+   * error code, a prefix for its message (Hasura's `Uniqueness violation. `), and what `internal`
+   * shows (PostgreSQL: the SQLSTATE). Undefined: the framework's default, `unexpected` with the
+   * error's message. */
+  classifyError?(e: unknown): { code: ErrorCode; prefix?: string; internal?: unknown } | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ const JSONB_OPS: { op: UpdateOp; arg: string; field: (s: ScalarType) => 'column'
   { op: 'prepend', arg: '_prepend', field: () => 'column', desc: 'prepend existing jsonb value of filtered columns with new jsonb value', typeDesc: 'prepend existing jsonb value of filtered columns with new jsonb value' },
 ];
 
-const isJsonb = (c: ResolvedColumn) => c.type.udt === 'jsonb' && c.type.typeKind !== 'array';
+const isJsonb = (c: ResolvedColumn) => c.scalar.jsonUpdates === true;
 
 export class MutationSchema {
   private readonly write = new Map<string, WriteTable | null>();
@@ -694,7 +694,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
           const failure = w.t.source.kind.dialect.mutationFailure?.(e);
           if (failure?.k === 'check') throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
           if (failure?.k === 'zero') throw zeroError(q.zeros, failure.index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
-          throw dbError(e, errorPath);
+          throw dbError(e, w.t.source.kind.dialect, errorPath);
         }
         texts.push(row.json);
       }

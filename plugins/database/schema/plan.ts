@@ -624,7 +624,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       try {
         rows = await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED);
       } catch (e) {
-        throw dbError(e);
+        throw dbError(e, t.source.kind.dialect);
       }
       return rows[0]!.json;
     },
@@ -632,13 +632,12 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       const q = statementFor(ctx.variables);
       const params = q.params.map((p) => paramText(p, ctx, defaults));
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
-      let rows: Record<string, string>[];
+      if (!pool.explain) throw new SvcError('not-supported', `sources of kind "${t.source.kind.kind}" cannot explain their statements`);
       try {
-        rows = await pool.executor.query<Record<string, string>>(`explain ${q.sql}`, params);
+        return { sql: q.sql, params, plan: await pool.explain(q.sql, params) };
       } catch (e) {
-        throw dbError(e);
+        throw dbError(e, t.source.kind.dialect);
       }
-      return { sql: q.sql, params, plan: rows.map((r) => r['QUERY PLAN']!) };
     },
   };
 }
@@ -649,49 +648,30 @@ export const fromPrimary = (ctx: RunContext): boolean => ctx.headers['x-svc-read
 
 /**
  * The request's transaction on a source (Note [One transaction per mutation request]), opened
- * once per request, with the session variables set for the transaction as `svc.user` (their
- * JSON), as Hasura sets `hasura.user`, for triggers to read.
+ * once per request, with the session variables given to the kind to set for the transaction
+ * (SourceConnection.transaction `session`: PostgreSQL sets `svc.user`, as Hasura sets
+ * `hasura.user`, for triggers to read).
  */
 export async function sourceTransaction(ctx: RunContext, source: ResolvedSource): Promise<SqlExecutor> {
   const conn = source.connection;
   if (!conn) throw new SvcError('unexpected', `source "${source.name}" is not connected`);
   if (!ctx.uow) throw new SvcError('unexpected', 'a mutation outside a unit of work');
+  const dialect = source.kind.dialect;
   return ctx.uow.get(`graphql-tx:${source.name}`, async () => {
     let tx: SqlTransaction;
     try {
-      tx = await conn.transaction();
+      tx = await conn.transaction({ session: ctx.session.variables });
     } catch (e) {
-      throw dbError(e);
+      throw dbError(e, dialect);
     }
-    // Not awaited: the first statement goes right behind it on the connection (pipelined, one
-    // round trip for both); its failure is reported before that statement's.
-    let setup: Promise<unknown> | undefined = tx.query('select set_config($1, $2, true)', ['svc.user', JSON.stringify(ctx.session.variables)]);
-    setup.catch(() => {});
-    const settled = async () => {
-      const s = setup;
-      setup = undefined;
-      if (s) {
-        try {
-          await s;
-        } catch (e) {
-          throw dbError(e);
-        }
-      }
-    };
     const exec: SqlTransaction = {
-      query: async <T>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }) => {
-        const q = tx.query<T>(text, params, opts);
-        try {
-          await settled();
-        } catch (e) {
-          q.catch(() => {});
-          throw e;
-        }
-        return q;
-      },
+      query: (text, params, opts) => tx.query(text, params, opts),
       commit: async () => {
-        await settled();
-        await tx.commit();
+        try {
+          await tx.commit();
+        } catch (e) {
+          throw dbError(e, dialect);
+        }
       },
       rollback: () => tx.rollback(),
     };
@@ -699,26 +679,20 @@ export async function sourceTransaction(ctx: RunContext, source: ResolvedSource)
   });
 }
 
-/** Hasura's prefixes of constraint violations (`constraint-violation`). */
-const VIOLATIONS: Record<string, string> = {
-  '23502': 'Not-NULL violation. ',
-  '23505': 'Uniqueness violation. ',
-  '23503': 'Foreign key violation. ',
-  '23514': 'Check constraint violation. ',
-  '23P01': 'Exclusion violation. ',
-};
-
-/** A database error in Hasura's words: a constraint violation, a data exception (bad value,
- * overflow), or any other `postgres-error`. */
-export function dbError(e: unknown, path = '$', fallback = 'database query error'): SvcError {
+/*
+ * Note [Database errors]
+ * A statement's failure reaches the client in Hasura's words: the source's dialect says what it
+ * means (Dialect.classifyError: PostgreSQL maps SQLSTATEs, a constraint violation with Hasura's
+ * prefix such as `Uniqueness violation. `, a bad value as `data-exception`), and the message is
+ * the database's. An SvcError a driver throws passes as it is; an error the dialect does not
+ * classify is `unexpected`, with its message.
+ */
+export function dbError(e: unknown, dialect: Pick<Dialect, 'classifyError'> | undefined, path = '$', fallback = 'database query error'): SvcError {
   if (e instanceof SvcError) return e;
-  const err = e as { code?: string; message?: string };
-  const msg = err.message ?? fallback;
-  const prefix = typeof err.code === 'string' ? VIOLATIONS[err.code] : undefined;
-  if (prefix) return new SvcError('constraint-violation', prefix + msg, { path, internal: { sqlstate: err.code } });
-  // Hasura: an invalid escape sequence (a LIKE pattern ending in `\`) is the client's bad request.
-  const code = err.code === '22025' ? 'bad-request' : typeof err.code === 'string' && err.code.startsWith('22') ? 'data-exception' : 'postgres-error';
-  return new SvcError(code, msg, { path, internal: { sqlstate: err.code } });
+  const msg = (e as { message?: string } | null)?.message ?? fallback;
+  const c = dialect?.classifyError?.(e);
+  if (!c) return new SvcError('unexpected', msg, { path });
+  return new SvcError(c.code, (c.prefix ?? '') + msg, { path, ...(c.internal !== undefined ? { internal: c.internal } : {}) });
 }
 
 /** For tests and tools: the statement a root field compiles to with these variables. */

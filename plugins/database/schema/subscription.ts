@@ -96,7 +96,7 @@ class LiveStatement implements LiveGroup {
     try {
       rows = await (pool.readExecutor ?? pool.executor).query(this.q.sql, this.q.batch!(bindings as (string | null)[][]), PREPARED);
     } catch (e) {
-      throw dbError(e);
+      throw dbError(e, this.t.source.kind.dialect);
     }
     if (rows.length !== bindings.length) throw new SvcError('unexpected', `a live statement answered ${rows.length} rows for ${bindings.length} subscribers`);
     if (this.mode === 'live') return rows.map((r) => ({ text: r.json }));
