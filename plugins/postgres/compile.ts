@@ -243,6 +243,12 @@ class Compiler {
     return `(${base}${entries.map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
   }
 
+  /** `expr` of a row of `t`, or for an inherited role's redacted column the value only where the
+   * parents that allow it see the row (Note [Inherited roles] in plugins/database/model/inherit.ts). */
+  redacted(expr: string, redact: BoolIR | undefined, t: string): string {
+    return redact ? `(case when ${this.bool(redact, t, t)} then ${expr} end)` : expr;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Boolean expressions
 
@@ -270,7 +276,7 @@ class Compiler {
         return `exists (select 1 from ${this.src(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
       case 'cmp':
-        return this.cmp(e, e.cast ? `(${t}.${quoteIdent(e.column)})::${e.cast}` : `${t}.${quoteIdent(e.column)}`);
+        return this.cmp(e, e.cast ? `(${this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t)})::${e.cast}` : this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t));
       // `t` is a row of the table's own type here (the table, or a function returning its rows).
       case 'fcmp':
         return this.cmp(e, this.call(e.call, t));
@@ -375,14 +381,14 @@ class Compiler {
   private orderKey(o: OrderItem, t: string): string {
     const build = (i: number, cur: string): string => {
       if (i === o.path.length) {
-        if (o.call) return this.call(o.call, cur);
+        if (o.call) return this.redacted(this.call(o.call, cur), o.redact, cur);
         if (o.agg) {
           const a = this.alias();
           const on = o.agg.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
-          const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${a}.${quoteIdent(o.column)})`;
+          const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${this.redacted(`${a}.${quoteIdent(o.column)}`, o.redact, a)})`;
           return `(select ${what} from ${this.src(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
         }
-        return `${cur}.${quoteIdent(o.column)}`;
+        return this.redacted(`${cur}.${quoteIdent(o.column)}`, o.redact, cur);
       }
       const step = o.path[i]!;
       const a = this.alias();
@@ -440,7 +446,7 @@ class Compiler {
   private field(f: FieldIR, t: string): string {
     switch (f.k) {
       case 'column': {
-        const col = `${t}.${quoteIdent(f.column)}`;
+        const col = this.redacted(`${t}.${quoteIdent(f.column)}`, f.redact, t);
         if (f.path) return `(${col} #> (${this.param(f.path, false, jsonPathLiteral)})::text[])`;
         return output(col, f.scalar, f.asText);
       }
@@ -461,7 +467,7 @@ class Compiler {
         return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
       }
       case 'computed':
-        return output(this.call(f.call, this.rowOf(f.row, t)), f.scalar, f.asText);
+        return output(this.redacted(this.call(f.call, this.rowOf(f.row, t)), f.redact, t), f.scalar, f.asText);
       case 'computed_rows': {
         const a = this.alias();
         const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));
@@ -488,13 +494,13 @@ class Compiler {
           const ops = f.fields.map((op): [string, string] => {
             if (op.k === 'typename') return [op.key, lit(op.name)];
             if (op.k === 'count') {
-              const cols = (op.columns ?? []).map((c) => `${t}.${quoteIdent(c)}`);
+              const cols = (op.columns ?? []).map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, op.redact?.[i], t));
               const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
               return [op.key, `count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`];
             }
             const inner = op.columns.map((c) => {
               if (c.column === undefined) return `${lit(c.key)}, ${lit(c.typename!)}`;
-              const v = `${op.fn}(${t}.${quoteIdent(c.column)})`;
+              const v = `${op.fn}(${this.redacted(`${t}.${quoteIdent(c.column)}`, c.redact, t)})`;
               return `${lit(c.key)}, ${c.asText ? `(${v})::text` : v}`;
             });
             return [op.key, `json_build_object(${inner.join(', ')})`];

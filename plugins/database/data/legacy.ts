@@ -325,13 +325,13 @@ function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: strin
   cols.forEach((c, i) => {
     const at = `${path}[${i}]`;
     if (c === '*') {
-      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber });
+      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name) });
       return;
     }
     if (typeof c === 'string') {
       if (m.relationships.some((r) => r.name === c)) throw payload(`${dquote(c)} is a relationship and should be expanded`, at);
       const col = s.column(m, c, perm?.columns, 'select', at);
-      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber });
+      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name) });
       return;
     }
     const parsed = v.safeParse(NestedSchema, c);
@@ -694,4 +694,11 @@ function deleteIR(s: Scope, m: TableModel, a: DeleteArgs): MutationIR {
   const output = mutationOutput(s, m, a.returning);
   const where = and(perm?.filter ?? TRUE, whereIR(s, a.where, m, '$.args.where'));
   return { k: 'delete', table: m.table, where, output };
+}
+
+/** An inherited role's column shown only where a parent allowing it sees the row (Note
+ * [Inherited roles] in model/inherit.ts). */
+function redacted(perm: SelectPermissionIR | undefined, column: string): { redact?: BoolIR } {
+  const r = perm?.redact?.get(column);
+  return r ? { redact: r } : {};
 }
