@@ -18,6 +18,7 @@ import type {
   OrderItem,
   ParamSource,
   QualifiedTable,
+  Redaction,
   RootIR,
   RowOf,
   RowsIR,
@@ -245,25 +246,29 @@ class Compiler {
 
   /** `expr` of a row of `t`, or for an inherited role's redacted column the value only where the
    * parents that allow it see the row (Note [Inherited roles] in plugins/database/model/inherit.ts). */
-  redacted(expr: string, redact: BoolIR | undefined, t: string): string {
-    return redact ? `(case when ${this.bool(redact, t, t)} then ${expr} end)` : expr;
+  redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string {
+    if (!redact) return expr;
+    const cond = 'row' in redact ? this.bool(redact.e, t, t, this.rowOf(redact.row, t)) : this.bool(redact, t, t);
+    return `(case when ${cond} then ${expr} end)`;
   }
 
   // -------------------------------------------------------------------------------------------
   // Boolean expressions
 
-  bool(e: BoolIR, t: string, root: string): string {
+  /** `row`: the row of the table's type where `t` is a selection's alias, whose columns are the
+   * table's and more (a computed field is called on it). */
+  bool(e: BoolIR, t: string, root: string, row?: string): string {
     switch (e.t) {
       case 'true':
         return 'true';
       case 'false':
         return 'false';
       case 'and':
-        return e.of.length === 0 ? 'true' : `(${e.of.map((x) => this.bool(x, t, root)).join(' and ')})`;
+        return e.of.length === 0 ? 'true' : `(${e.of.map((x) => this.bool(x, t, root, row)).join(' and ')})`;
       case 'or':
-        return e.of.length === 0 ? 'false' : `(${e.of.map((x) => this.bool(x, t, root)).join(' or ')})`;
+        return e.of.length === 0 ? 'false' : `(${e.of.map((x) => this.bool(x, t, root, row)).join(' or ')})`;
       case 'not':
-        return `(not ${this.bool(e.e, t, root)})`;
+        return `(not ${this.bool(e.e, t, root, row)})`;
       case 'ccmp':
         return `(${t}.${quoteIdent(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${quoteIdent(e.other)})`;
       case 'rel': {
@@ -279,10 +284,10 @@ class Compiler {
         return this.cmp(e, e.cast ? `(${this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t)})::${e.cast}` : this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t));
       // `t` is a row of the table's own type here (the table, or a function returning its rows).
       case 'fcmp':
-        return this.cmp(e, this.call(e.call, t));
+        return this.cmp(e, this.call(e.call, row ?? t));
       case 'frows': {
         const a = this.alias();
-        return `exists (select 1 from ${this.call(e.call, t)} as ${a} where ${this.bool(e.e, a, root)})`;
+        return `exists (select 1 from ${this.call(e.call, row ?? t)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
     }
   }
@@ -410,12 +415,12 @@ class Compiler {
     const dist = r.distinctOn ?? [];
     // DISTINCT ON needs its columns first in the order; an order that already starts with them
     // (as Hasura's validation asks of order_by) is not prefixed, which would be a second sort.
-    const distCols = dist.map((c) => `${t}.${quoteIdent(c)}`);
+    const distCols = dist.map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, r.distinctRedact?.[i], t));
     const leading = new Set(keys.slice(0, distCols.length));
     const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
     const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
     const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
-    let sql = `select ${dist.length ? `distinct on (${dist.map((c) => `${t}.${quoteIdent(c)}`).join(', ')}) ` : ''}${t}.*`;
+    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${t}.*`;
     keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t} where ${where}`;
     // A literal limit or offset is written into the statement (Note [Literal limits]).

@@ -9,7 +9,7 @@
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
+import type { BoolIR, ColumnValue, Redaction, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
 import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/boolexp.js';
 import { findTable, qtDisplay, qtKey, requireSource, type QualifiedNameSchema } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
@@ -325,13 +325,13 @@ function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: strin
   cols.forEach((c, i) => {
     const at = `${path}[${i}]`;
     if (c === '*') {
-      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name) });
+      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name, m) });
       return;
     }
     if (typeof c === 'string') {
       if (m.relationships.some((r) => r.name === c)) throw payload(`${dquote(c)} is a relationship and should be expanded`, at);
       const col = s.column(m, c, perm?.columns, 'select', at);
-      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name) });
+      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name, m) });
       return;
     }
     const parsed = v.safeParse(NestedSchema, c);
@@ -698,7 +698,7 @@ function deleteIR(s: Scope, m: TableModel, a: DeleteArgs): MutationIR {
 
 /** An inherited role's column shown only where a parent allowing it sees the row (Note
  * [Inherited roles] in model/inherit.ts). */
-function redacted(perm: SelectPermissionIR | undefined, column: string): { redact?: BoolIR } {
-  const r = perm?.redact?.get(column);
-  return r ? { redact: r } : {};
+function redacted(perm: SelectPermissionIR | undefined, column: string, m: TableModel): { redact?: Redaction } {
+  const e = perm?.redact?.get(column);
+  return e ? { redact: { e, row: { table: m.table, columns: m.columns.map((c) => c.name) } } } : {};
 }

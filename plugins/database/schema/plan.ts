@@ -23,6 +23,7 @@ import type {
   RowOf,
   RowsIR,
   Value,
+  Redaction,
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
 import type { Dialect, SqlExecutor, SqlTransaction } from '../model/types.js';
@@ -271,6 +272,8 @@ export class Planner {
     const distinct = this.shape(args.distinct_on);
     if (distinct !== null && distinct !== undefined) {
       rows.distinctOn = (Array.isArray(distinct) ? distinct : [distinct]).map((f) => this.column(t, this.shape(f as Arg)).name);
+      const redact = rows.distinctOn.map((c) => redactOf(t, c));
+      if (redact.some((r) => r)) rows.distinctRedact = redact;
       // PostgreSQL's rule, in Hasura's words: the first order_by keys are the distinct_on columns.
       const first = rows.orderBy.slice(0, rows.distinctOn.length);
       if (first.length > 0 && (first.length < rows.distinctOn.length || first.some((o) => o.path.length > 0 || o.call || o.agg || !rows.distinctOn!.includes(o.column)))) {
@@ -416,7 +419,7 @@ export class Planner {
       const col = t.columns.find((c) => c.field === name);
       if (col) {
         const path = node.arguments?.length ? this.jsonPath(this.args(node).path) : undefined;
-        const r = redactOf(t, col.name);
+        const r = redactionOf(t, col.name);
         fields.push({ key, k: 'column', column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(path ? { path } : {}), ...(r ? { redact: r } : {}) });
         continue;
       }
@@ -426,7 +429,7 @@ export class Planner {
         const call = this.call(cf.call, args.args);
         if (cf.returns.k === 'scalar') {
           const scalar = cf.returns.scalar;
-          const r = redactOf(t, cf.name);
+          const r = redactionOf(t, cf.name);
           fields.push({ key, k: 'computed', call, row: rowOf(t), scalar, ...(this.stringify && scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
         }
         else {
@@ -479,7 +482,7 @@ export class Planner {
         const args = this.args(n);
         const cols = this.shape(args.columns);
         const columns = cols === null || cols === undefined ? undefined : (Array.isArray(cols) ? cols : [cols]).map((f) => this.column(t, this.shape(f as Arg)).name);
-        const redact = columns?.map((c) => redactOf(t, c));
+        const redact = columns?.map((c) => redactionOf(t, c));
         out.push({ key, k: 'count', columns, distinct: this.shape(args.distinct) === true, ...(redact?.some((r) => r) ? { redact } : {}) });
         continue;
       }
@@ -495,7 +498,7 @@ export class Planner {
         const col = this.column(t, cname);
         if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${tn(t, `_${name}_fields`)}'`);
         // As Hasura: by the column's type (the avg of an integer column stays a number).
-        const r = redactOf(t, col.name);
+        const r = redactionOf(t, col.name);
         columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
       }
       out.push({ key, k: 'fn', fn: name, columns });
@@ -528,6 +531,12 @@ export const filterOf = (t: RoleTable): BoolIR => t.perm?.filter ?? { t: 'true' 
 /** Where an inherited role sees the value of a column or scalar computed field, when not in every
  * row it sees (Note [Inherited roles] in model/inherit.ts); undefined for every other role. */
 export const redactOf = (t: RoleTable, name: string): BoolIR | undefined => t.perm?.redact?.get(name);
+
+/** redactOf for a value read from a selection's rows (output fields, aggregates). */
+export function redactionOf(t: RoleTable, name: string): Redaction | undefined {
+  const e = t.perm?.redact?.get(name);
+  return e && { e, row: rowOf(t) };
+}
 
 /** The row of `t` for a computed field: every column of the table, in its order. */
 const rowOf = (t: RoleTable): RowOf => ({ table: t.model.table, columns: t.model.columns.map((c) => c.name) });
