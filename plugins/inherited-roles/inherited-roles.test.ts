@@ -71,6 +71,14 @@ describe('the operations', () => {
     await ok({ type: 'drop_inherited_role', args: { role_name: 'tmp' } });
   });
 
+  it('is emptied by clear_metadata', async () => {
+    const md = (await ok({ type: 'export_metadata', version: 2, args: {} })).metadata;
+    await ok({ type: 'clear_metadata', args: {} });
+    expect((await ok({ type: 'export_metadata', version: 2, args: {} })).metadata.inherited_roles).toBeUndefined();
+    await ok({ type: 'replace_metadata', version: 2, args: { metadata: md } });
+    expect((await ok({ type: 'export_metadata', version: 2, args: {} })).metadata.inherited_roles).toEqual(md.inherited_roles);
+  });
+
   it('refuses what Hasura refuses', async () => {
     const own = await s.metadata({ type: 'add_inherited_role', args: { role_name: 'x', role_set: ['x', 'owner'] } });
     expect(own.status).toBe(400);
@@ -205,13 +213,36 @@ describe('select permissions', () => {
     }
   });
 
-  it('redacts in the legacy select too', async () => {
-    const r = await s.query({ type: 'select', args: { table: 'doc', columns: ['id', 'secret'], order_by: ['id'] } }, as('member', { 'user-id': '1', team: '20' }));
+  it('redacts in the legacy select too, its where included', async () => {
+    const vars = as('member', { 'user-id': '1', team: '20' });
+    const r = await s.query({ type: 'select', args: { table: 'doc', columns: ['id', 'secret'], order_by: ['id'] } }, vars);
     expect(r.status, r.text).toBe(200);
     expect(r.body).toEqual([
       { id: 1, secret: 's1' },
       { id: 3, secret: null },
     ]);
+    const w = await s.query({ type: 'select', args: { table: 'doc', columns: ['id'], where: { secret: 's3' } } }, vars);
+    expect(w.body).toEqual([]);
+    const c = await s.query({ type: 'select', args: { table: 'doc', columns: ['id'], where: { score: { $ceq: 'score' } } } }, vars);
+    expect(c.body).toEqual([{ id: 1 }]);
+  });
+
+  it('finds a row by a primary key only where the key is shown', async () => {
+    // id is allowed by owner, teammate and evens alike: made of owner and a role without id,
+    // the key of a row only the other parent sees is hidden.
+    await ok({ type: 'pg_create_select_permission', args: { table: 'doc', role: 'titles', permission: { columns: ['title'], filter: { team: 30 } } } });
+    await ok({ type: 'add_inherited_role', args: { role_name: 'owner_titles', role_set: ['owner', 'titles'] } });
+    try {
+      const d = await data('{ doc(order_by: {title: asc}) { id title } }', 'owner_titles', { 'user-id': '1' });
+      expect(d.doc).toEqual([
+        { id: 1, title: 't1' },
+        { id: null, title: 't4' },
+      ]);
+      expect(await data('{ a: doc_by_pk(id: 1) { title } b: doc_by_pk(id: 4) { title } }', 'owner_titles', { 'user-id': '1' })).toEqual({ a: { title: 't1' }, b: null });
+    } finally {
+      await ok({ type: 'drop_inherited_role', args: { role_name: 'owner_titles' } });
+      await ok({ type: 'pg_drop_select_permission', args: { table: 'doc', role: 'titles' } });
+    }
   });
 });
 

@@ -215,23 +215,34 @@ function whereIR(s: Scope, exp: unknown, m: TableModel, path: string): BoolIR {
     if (e instanceof UnsupportedFilter) throw new SvcError('not-supported', `this boolean expression is not supported yet: ${e.message}`, { path });
     throw e;
   }
-  return s.admin ? ir : foldFilters(s, ir, path);
+  return s.admin ? ir : foldFilters(s, ir, path, m.select.get(s.role)?.redact);
 }
 
-/** Adds the role's select filter of the remote table to every relationship and `_exists` step. */
-function foldFilters(s: Scope, e: BoolIR, path: string): BoolIR {
+/** Adds the role's select filter of the remote table to every relationship and `_exists` step;
+ * an inherited role's comparisons read a redacted column as the role sees it (`redact`: the
+ * redactions of the table `e` is on; Note [Inherited roles] in model/inherit.ts). */
+function foldFilters(s: Scope, e: BoolIR, path: string, redact: ReadonlyMap<string, BoolIR> | undefined): BoolIR {
   switch (e.t) {
     case 'and':
     case 'or':
-      return { t: e.t, of: e.of.map((x) => foldFilters(s, x, path)) };
+      return { t: e.t, of: e.of.map((x) => foldFilters(s, x, path, redact)) };
     case 'not':
-      return { t: 'not', e: foldFilters(s, e.e, path) };
+      return { t: 'not', e: foldFilters(s, e.e, path, redact) };
     case 'rel':
     case 'exists': {
       const target = e.t === 'rel' ? e.remote : e.table;
       const m = s.model(target);
       const filter = m ? (s.selectPerm(m, path)?.filter ?? TRUE) : { t: 'false' as const };
-      return { ...e, e: and(foldFilters(s, e.e, path), filter) };
+      return { ...e, e: and(foldFilters(s, e.e, path, m?.select.get(s.role)?.redact), filter) };
+    }
+    case 'cmp': {
+      const r = redact?.get(e.column);
+      return r ? { ...e, redact: r } : e;
+    }
+    case 'ccmp': {
+      // Both columns must be shown for the comparison to hold (a hidden value compares as null).
+      const rs = [redact?.get(e.column), e.root ? undefined : redact?.get(e.other)].filter((x): x is BoolIR => x !== undefined);
+      return rs.length ? { t: 'and', of: [...rs, e] } : e;
     }
     default:
       return e;

@@ -512,7 +512,9 @@ export class Planner {
       const col = t.columns.find((c) => c.name === name)!;
       const val = args[col.field];
       if (val === undefined) throw fail(`missing required field '${col.field}'`);
-      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: 'eq', value: this.leaf(val, false) };
+      // An inherited role finds a row by a key it may see in that row only.
+      const redact = redactOf(t, col.name);
+      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: 'eq', value: this.leaf(val, false), ...(redact ? { redact } : {}) };
     });
     return { k: 'select', single: true, rows: { table: t.model.table, where: and({ t: 'and', of: conds }, filterOf(t)), orderBy: [] }, select: this.object(field.selectionSet, t) };
   }
