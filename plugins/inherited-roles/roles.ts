@@ -43,6 +43,7 @@ function rolesWithPermissions(md: Metadata): Set<string> {
 }
 
 const resolvedCache = new WeakMap<Metadata, ResolvedRoles>();
+let last: { key: string; ordered: InheritedRoleDef[] } = { key: '[]', ordered: [] };
 const EMPTY: ResolvedRoles = { ordered: [], missing: [], cycles: [] };
 
 /** The document's inherited roles resolved (memoised per document: the `sources` build step and
@@ -82,7 +83,11 @@ export function resolveRoles(md: Metadata): ResolvedRoles {
     return true;
   };
   for (const r of roles) visit(r.role_name);
-  const out = { ordered, missing, cycles };
+  // The same roles as the last document's give the same array: the database plugin reuses each
+  // table's inherited permissions while the array and the table are unchanged.
+  const key = JSON.stringify(ordered);
+  if (key !== last.key) last = { key, ordered };
+  const out = { ordered: last.ordered, missing, cycles };
   resolvedCache.set(md, out);
   return out;
 }
