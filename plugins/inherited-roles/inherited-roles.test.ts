@@ -145,6 +145,10 @@ describe('select permissions', () => {
     // Ordering by a hidden value orders it as null (nulls last ascending).
     expect((await data('{ doc(order_by: {score: desc_nulls_last}) { id } }', 'member', vars)).doc).toEqual([{ id: 1 }, { id: 3 }]);
     expect((await data('{ doc(order_by: {score: asc}) { id } }', 'member', vars)).doc).toEqual([{ id: 1 }, { id: 3 }]);
+    // User 3 of team 10 sees row 3 whole and rows 1, 2 without their scores (5 and 7 < 11).
+    const other = { 'user-id': '3', team: '10' };
+    expect((await data('{ doc(order_by: [{score: asc}, {id: asc}]) { id } }', 'member', other)).doc).toEqual([{ id: 3 }, { id: 1 }, { id: 2 }]);
+    expect((await data('{ doc(order_by: [{shout: asc}, {id: asc}]) { id } }', 'member', other)).doc).toEqual([{ id: 3 }, { id: 1 }, { id: 2 }]);
     // Aggregates see the hidden cells as null.
     const agg = await data('{ doc_aggregate { aggregate { count sum { score } max { score secret } cnt: count(columns: [secret]) } } }', 'member', vars);
     expect(agg.doc_aggregate.aggregate).toEqual({ count: 2, sum: { score: 5 }, max: { score: 5, secret: 's1' }, cnt: 1 });
@@ -225,6 +229,11 @@ describe('select permissions', () => {
     expect(w.body).toEqual([]);
     const c = await s.query({ type: 'select', args: { table: 'doc', columns: ['id'], where: { score: { $ceq: 'score' } } } }, vars);
     expect(c.body).toEqual([{ id: 1 }]);
+    const n = await s.query({ type: 'count', args: { table: 'doc', distinct: ['secret'] } }, vars);
+    expect(n.body).toEqual({ count: 1 });
+    // User 3 of team 10 sees row 3 whole and rows 1, 2 without their scores (5 and 7 < 11).
+    const o = await s.query({ type: 'select', args: { table: 'doc', columns: ['id'], order_by: ['score', 'id'] } }, as('member', { 'user-id': '3', team: '10' }));
+    expect(o.body).toEqual([{ id: 3 }, { id: 1 }, { id: 2 }]);
   });
 
   it('finds a row by a primary key only where the key is shown', async () => {

@@ -283,9 +283,12 @@ function orderIR(s: Scope, x: v.InferOutput<typeof OrderBySchema> | undefined, m
     }
     const last = steps.at(-1)!;
     if (cur.relationships.some((r) => r.name === last)) throw payload(`${dquote(last)} is a relationship and should be expanded`, path);
-    const col = s.column(cur, last, s.selectPerm(cur, path)?.columns, 'select', path);
+    const perm = s.selectPerm(cur, path);
+    const col = s.column(cur, last, perm?.columns, 'select', path);
     const dir = (spec.nulls ? `${spec.type}_nulls_${spec.nulls}` : spec.type) as OrderDir;
-    return { path: orderPath, column: col.name, dir };
+    // An inherited role orders by a column as it sees it (Note [Inherited roles] in model/inherit.ts).
+    const redact = perm?.redact?.get(col.name);
+    return { path: orderPath, column: col.name, dir, ...(redact ? { redact } : {}) };
   });
 }
 
@@ -461,7 +464,9 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         const perm = s.selectPerm(m);
         const columns = a.distinct?.map((c, i) => s.column(m, c, perm?.columns, 'select', `$.args.distinct[${i}]`).name);
         const rows = rowsIR(s, m, { where: a.where }, '$.args');
-        const ir: RootIR = { k: 'aggregate', agg: { rows, fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', columns, distinct: !!columns?.length }] }] } };
+        const redact = columns?.map((c) => redacted(perm, c, m).redact);
+        const op = { key: 'count', k: 'count' as const, columns, distinct: !!columns?.length, ...(redact?.some((r) => r) ? { redact } : {}) };
+        const ir: RootIR = { k: 'aggregate', agg: { rows, fields: [{ key: 'aggregate', k: 'aggregate', fields: [op] }] } };
         const row = await run<{ json: string }>(await executor(db, ctx, s, false), compileSelect(s, ir), s);
         return { response: { count: (JSON.parse(row.json) as { aggregate: { count: number } }).aggregate.count } };
       };
