@@ -31,10 +31,10 @@ import type {
  *     for the column wherever the role reads it: output, aggregates, `where`, `order_by`, so no
  *     value leaks through a row that only another parent sees (Hasura's own bug #10711 was such a
  *     leak through a parent's wider row filter). Aggregation is allowed when any parent allows it;
- *     the limit is the largest parent limit, none when some parent has none (Hasura takes the
- *     largest of the limits that are set, so a parent without a limit would be capped by another's:
- *     we take the union of the rows, which a parent without a limit does not cap); root fields
- *     are the union of the parents' (`query_root_fields`, all when a parent does not restrict).
+ *     the limit is the largest of the parents' limits that are set, as Hasura combines them
+ *     (`Maybe (Max Int)`): a parent without a limit does not lift another's (more restrictive than
+ *     the union of the rows, never wider); root fields are the union of the parents'
+ *     (`query_root_fields`, all when a parent does not restrict).
  *   - a nested inherited role combines its parents' permissions the same way: its parts are its
  *     parents' parts (`SelectPermissionIR.parts`), flattened, so the CASE of a column ORs the
  *     filters of every original permission that allows it.
@@ -87,12 +87,12 @@ export function combineSelect(perms: readonly SelectPermissionIR[]): SelectPermi
   };
   for (const c of columns) redactWhere(c, (p) => p.columns.has(c));
   for (const c of computedFields) redactWhere(c, (p) => p.computedFields.has(c));
-  const limits = perms.map((p) => p.limit);
+  const limits = perms.flatMap((p) => (p.limit === undefined ? [] : [p.limit]));
   const union = (xs: (readonly string[] | undefined)[]) => (xs.some((x) => x === undefined) ? undefined : [...new Set(xs.flatMap((x) => x!))]);
   return {
     columns,
     filter: or(parts.map((p) => p.filter)),
-    limit: limits.some((l) => l === undefined) ? undefined : Math.max(...(limits as number[])),
+    limit: limits.length ? Math.max(...limits) : undefined,
     allowAggregations: perms.some((p) => p.allowAggregations),
     queryRootFields: union(perms.map((p) => p.queryRootFields)),
     subscriptionRootFields: union(perms.map((p) => p.subscriptionRootFields)),
