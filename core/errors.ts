@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   'access-denied': 400,
   'not-supported': 400,
   'dependency-error': 400,
+  /** Inherited roles that form a cycle (Hasura's CyclicDependency). */
+  'cyclic-dependency': 400,
   'constraint-error': 400,
   'constraint-violation': 400,
   'permission-error': 400,

@@ -117,6 +117,10 @@ export interface InconsistentObject {
    * inconsistent objects are its `internal` (Hasura's 500 "cannot continue due to newly found
    * inconsistent metadata" of withNewInconsistentObjsCheck). */
   error?: { code: ErrorCode; status: number; message?: string };
+  /** Not a metadata object's own inconsistency but one between objects that are each fine (an
+   * inherited role's parents that disagree: Hasura's ConflictingInheritedPermission): an
+   * operation is never blamed for it as a new inconsistency. Give it no `remove`. */
+  objectless?: boolean;
   /** What clients are shown, when Hasura shows this kind in a shape of its own rather than
    * {type, name, reason, definition} (ambiguous REST endpoints: {reason, conflicts}). */
   shown?: Record<string, unknown>;

@@ -13,6 +13,8 @@ import authWebhook from '../plugins/auth-webhook/index.js';
 import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
 import consolePlugin from '../plugins/console/index.js';
+import inheritedRoles from '../plugins/inherited-roles/index.js';
+import introspectionOptions from '../plugins/introspection-options/index.js';
 
-export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin];
+export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions];
 export { defaultSource };

@@ -40,7 +40,7 @@ export async function runBuild(
 /** Inconsistencies of `next` that `prev` did not have (compared by id). */
 export function newInconsistencies(prev: BuildResult | undefined, next: BuildResult): InconsistentObject[] {
   const had = new Set((prev?.inconsistencies ?? []).map((o) => o.id));
-  return next.inconsistencies.filter((o) => !had.has(o.id));
+  return next.inconsistencies.filter((o) => !had.has(o.id) && !o.objectless);
 }
 
 /** The client-facing form of an inconsistent object (no internal keys). */

@@ -25,6 +25,7 @@ export { DatabaseToken, DatabaseService, SOURCES_STEP } from './model/service.js
 export type * from './model/types.js';
 export type * from './model/resolved.js';
 export type * from './ir/types.js';
+export type { InheritedRoleDef } from './model/inherit.js';
 export {
   findSource,
   findTable,

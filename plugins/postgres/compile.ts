@@ -18,6 +18,7 @@ import type {
   OrderItem,
   ParamSource,
   QualifiedTable,
+  Redaction,
   RootIR,
   RowOf,
   RowsIR,
@@ -243,21 +244,31 @@ class Compiler {
     return `(${base}${entries.map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
   }
 
+  /** `expr` of a row of `t`, or for an inherited role's redacted column the value only where the
+   * parents that allow it see the row (Note [Inherited roles] in plugins/database/model/inherit.ts). */
+  redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string {
+    if (!redact) return expr;
+    const cond = 'row' in redact ? this.bool(redact.e, t, t, this.rowOf(redact.row, t)) : this.bool(redact, t, t);
+    return `(case when ${cond} then ${expr} end)`;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Boolean expressions
 
-  bool(e: BoolIR, t: string, root: string): string {
+  /** `row`: the row of the table's type where `t` is a selection's alias, whose columns are the
+   * table's and more (a computed field is called on it). */
+  bool(e: BoolIR, t: string, root: string, row?: string): string {
     switch (e.t) {
       case 'true':
         return 'true';
       case 'false':
         return 'false';
       case 'and':
-        return e.of.length === 0 ? 'true' : `(${e.of.map((x) => this.bool(x, t, root)).join(' and ')})`;
+        return e.of.length === 0 ? 'true' : `(${e.of.map((x) => this.bool(x, t, root, row)).join(' and ')})`;
       case 'or':
-        return e.of.length === 0 ? 'false' : `(${e.of.map((x) => this.bool(x, t, root)).join(' or ')})`;
+        return e.of.length === 0 ? 'false' : `(${e.of.map((x) => this.bool(x, t, root, row)).join(' or ')})`;
       case 'not':
-        return `(not ${this.bool(e.e, t, root)})`;
+        return `(not ${this.bool(e.e, t, root, row)})`;
       case 'ccmp':
         return `(${t}.${quoteIdent(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${quoteIdent(e.other)})`;
       case 'rel': {
@@ -270,13 +281,13 @@ class Compiler {
         return `exists (select 1 from ${this.src(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
       case 'cmp':
-        return this.cmp(e, e.cast ? `(${t}.${quoteIdent(e.column)})::${e.cast}` : `${t}.${quoteIdent(e.column)}`);
+        return this.cmp(e, e.cast ? `(${this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t)})::${e.cast}` : this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t));
       // `t` is a row of the table's own type here (the table, or a function returning its rows).
       case 'fcmp':
-        return this.cmp(e, this.call(e.call, t));
+        return this.cmp(e, this.call(e.call, row ?? t));
       case 'frows': {
         const a = this.alias();
-        return `exists (select 1 from ${this.call(e.call, t)} as ${a} where ${this.bool(e.e, a, root)})`;
+        return `exists (select 1 from ${this.call(e.call, row ?? t)} as ${a} where ${this.bool(e.e, a, root)})`;
       }
     }
   }
@@ -375,14 +386,14 @@ class Compiler {
   private orderKey(o: OrderItem, t: string): string {
     const build = (i: number, cur: string): string => {
       if (i === o.path.length) {
-        if (o.call) return this.call(o.call, cur);
+        if (o.call) return this.redacted(this.call(o.call, cur), o.redact, cur);
         if (o.agg) {
           const a = this.alias();
           const on = o.agg.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
-          const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${a}.${quoteIdent(o.column)})`;
+          const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${this.redacted(`${a}.${quoteIdent(o.column)}`, o.redact, a)})`;
           return `(select ${what} from ${this.src(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
         }
-        return `${cur}.${quoteIdent(o.column)}`;
+        return this.redacted(`${cur}.${quoteIdent(o.column)}`, o.redact, cur);
       }
       const step = o.path[i]!;
       const a = this.alias();
@@ -404,12 +415,12 @@ class Compiler {
     const dist = r.distinctOn ?? [];
     // DISTINCT ON needs its columns first in the order; an order that already starts with them
     // (as Hasura's validation asks of order_by) is not prefixed, which would be a second sort.
-    const distCols = dist.map((c) => `${t}.${quoteIdent(c)}`);
+    const distCols = dist.map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, r.distinctRedact?.[i], t));
     const leading = new Set(keys.slice(0, distCols.length));
     const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
     const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
     const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
-    let sql = `select ${dist.length ? `distinct on (${dist.map((c) => `${t}.${quoteIdent(c)}`).join(', ')}) ` : ''}${t}.*`;
+    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${t}.*`;
     keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t} where ${where}`;
     // A literal limit or offset is written into the statement (Note [Literal limits]).
@@ -440,7 +451,7 @@ class Compiler {
   private field(f: FieldIR, t: string): string {
     switch (f.k) {
       case 'column': {
-        const col = `${t}.${quoteIdent(f.column)}`;
+        const col = this.redacted(`${t}.${quoteIdent(f.column)}`, f.redact, t);
         if (f.path) return `(${col} #> (${this.param(f.path, false, jsonPathLiteral)})::text[])`;
         return output(col, f.scalar, f.asText);
       }
@@ -461,7 +472,7 @@ class Compiler {
         return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
       }
       case 'computed':
-        return output(this.call(f.call, this.rowOf(f.row, t)), f.scalar, f.asText);
+        return output(this.redacted(this.call(f.call, this.rowOf(f.row, t)), f.redact, t), f.scalar, f.asText);
       case 'computed_rows': {
         const a = this.alias();
         const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));
@@ -488,13 +499,13 @@ class Compiler {
           const ops = f.fields.map((op): [string, string] => {
             if (op.k === 'typename') return [op.key, lit(op.name)];
             if (op.k === 'count') {
-              const cols = (op.columns ?? []).map((c) => `${t}.${quoteIdent(c)}`);
+              const cols = (op.columns ?? []).map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, op.redact?.[i], t));
               const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
               return [op.key, `count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`];
             }
             const inner = op.columns.map((c) => {
               if (c.column === undefined) return `${lit(c.key)}, ${lit(c.typename!)}`;
-              const v = `${op.fn}(${t}.${quoteIdent(c.column)})`;
+              const v = `${op.fn}(${this.redacted(`${t}.${quoteIdent(c.column)}`, c.redact, t)})`;
               return `${lit(c.key)}, ${c.asText ? `(${v})::text` : v}`;
             });
             return [op.key, `json_build_object(${inner.join(', ')})`];

@@ -9,7 +9,7 @@
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
+import type { BoolIR, ColumnValue, Redaction, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
 import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/boolexp.js';
 import { findTable, qtDisplay, qtKey, requireSource, type QualifiedNameSchema } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
@@ -214,23 +214,34 @@ function whereIR(s: Scope, exp: unknown, m: TableModel, path: string): BoolIR {
     if (e instanceof UnsupportedFilter) throw new SvcError('not-supported', `this boolean expression is not supported yet: ${e.message}`, { path });
     throw e;
   }
-  return s.admin ? ir : foldFilters(s, ir, path);
+  return s.admin ? ir : foldFilters(s, ir, path, m.select.get(s.role)?.redact);
 }
 
-/** Adds the role's select filter of the remote table to every relationship and `_exists` step. */
-function foldFilters(s: Scope, e: BoolIR, path: string): BoolIR {
+/** Adds the role's select filter of the remote table to every relationship and `_exists` step;
+ * an inherited role's comparisons read a redacted column as the role sees it (`redact`: the
+ * redactions of the table `e` is on; Note [Inherited roles] in model/inherit.ts). */
+function foldFilters(s: Scope, e: BoolIR, path: string, redact: ReadonlyMap<string, BoolIR> | undefined): BoolIR {
   switch (e.t) {
     case 'and':
     case 'or':
-      return { t: e.t, of: e.of.map((x) => foldFilters(s, x, path)) };
+      return { t: e.t, of: e.of.map((x) => foldFilters(s, x, path, redact)) };
     case 'not':
-      return { t: 'not', e: foldFilters(s, e.e, path) };
+      return { t: 'not', e: foldFilters(s, e.e, path, redact) };
     case 'rel':
     case 'exists': {
       const target = e.t === 'rel' ? e.remote : e.table;
       const m = s.model(target);
       const filter = m ? (s.selectPerm(m, path)?.filter ?? TRUE) : { t: 'false' as const };
-      return { ...e, e: and(foldFilters(s, e.e, path), filter) };
+      return { ...e, e: and(foldFilters(s, e.e, path, m?.select.get(s.role)?.redact), filter) };
+    }
+    case 'cmp': {
+      const r = redact?.get(e.column);
+      return r ? { ...e, redact: r } : e;
+    }
+    case 'ccmp': {
+      // Both columns must be shown for the comparison to hold (a hidden value compares as null).
+      const rs = [redact?.get(e.column), e.root ? undefined : redact?.get(e.other)].filter((x): x is BoolIR => x !== undefined);
+      return rs.length ? { t: 'and', of: [...rs, e] } : e;
     }
     default:
       return e;
@@ -271,9 +282,12 @@ function orderIR(s: Scope, x: v.InferOutput<typeof OrderBySchema> | undefined, m
     }
     const last = steps.at(-1)!;
     if (cur.relationships.some((r) => r.name === last)) throw payload(`${dquote(last)} is a relationship and should be expanded`, path);
-    const col = s.column(cur, last, s.selectPerm(cur, path)?.columns, 'select', path);
+    const perm = s.selectPerm(cur, path);
+    const col = s.column(cur, last, perm?.columns, 'select', path);
     const dir = (spec.nulls ? `${spec.type}_nulls_${spec.nulls}` : spec.type) as OrderDir;
-    return { path: orderPath, column: col.name, dir };
+    // An inherited role orders by a column as it sees it (Note [Inherited roles] in model/inherit.ts).
+    const redact = perm?.redact?.get(col.name);
+    return { path: orderPath, column: col.name, dir, ...(redact ? { redact } : {}) };
   });
 }
 
@@ -324,13 +338,13 @@ function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: strin
   cols.forEach((c, i) => {
     const at = `${path}[${i}]`;
     if (c === '*') {
-      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber });
+      for (const col of m.columns) if (!perm || perm.columns.has(col.name)) push({ key: col.name, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name, m) });
       return;
     }
     if (typeof c === 'string') {
       if (m.relationships.some((r) => r.name === c)) throw payload(`${dquote(c)} is a relationship and should be expanded`, at);
       const col = s.column(m, c, perm?.columns, 'select', at);
-      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber });
+      push({ key: c, k: 'column', column: col.name, scalar: col.scalar, asText: col.scalar.bigNumber, ...redacted(perm, col.name, m) });
       return;
     }
     const parsed = v.safeParse(NestedSchema, c);
@@ -449,7 +463,9 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         const perm = s.selectPerm(m);
         const columns = a.distinct?.map((c, i) => s.column(m, c, perm?.columns, 'select', `$.args.distinct[${i}]`).name);
         const rows = rowsIR(s, m, { where: a.where }, '$.args');
-        const ir: RootIR = { k: 'aggregate', agg: { rows, fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', columns, distinct: !!columns?.length }] }] } };
+        const redact = columns?.map((c) => redacted(perm, c, m).redact);
+        const op = { key: 'count', k: 'count' as const, columns, distinct: !!columns?.length, ...(redact?.some((r) => r) ? { redact } : {}) };
+        const ir: RootIR = { k: 'aggregate', agg: { rows, fields: [{ key: 'aggregate', k: 'aggregate', fields: [op] }] } };
         const row = await run<{ json: string }>(await executor(db, ctx, s, false), compileSelect(s, ir), s);
         return { response: { count: (JSON.parse(row.json) as { aggregate: { count: number } }).aggregate.count } };
       };
@@ -693,4 +709,11 @@ function deleteIR(s: Scope, m: TableModel, a: DeleteArgs): MutationIR {
   const output = mutationOutput(s, m, a.returning);
   const where = and(perm?.filter ?? TRUE, whereIR(s, a.where, m, '$.args.where'));
   return { k: 'delete', table: m.table, where, output };
+}
+
+/** An inherited role's column shown only where a parent allowing it sees the row (Note
+ * [Inherited roles] in model/inherit.ts). */
+function redacted(perm: SelectPermissionIR | undefined, column: string, m: TableModel): { redact?: Redaction } {
+  const e = perm?.redact?.get(column);
+  return e ? { redact: { e, row: { table: m.table, columns: m.columns.map((c) => c.name) } } } : {};
 }

@@ -64,7 +64,7 @@ export type BoolIR =
   | { t: 'not'; e: BoolIR }
   /** `column <op> value`; `op` is the operator name without `_` (`eq`, `in`, `like`, `is_null`).
    * `cast`: the SQL type the column is cast to first (`_cast`); `scalar` is then the target's. */
-  | { t: 'cmp'; column: string; type: ColumnType; scalar: ScalarType; op: string; value: Value; cast?: string }
+  | { t: 'cmp'; column: string; type: ColumnType; scalar: ScalarType; op: string; value: Value; cast?: string; redact?: BoolIR }
   /** `column <op> other column` (`_ceq`): of the same table, or of the permission's root table (`$`). */
   | { t: 'ccmp'; column: string; op: string; other: string; root: boolean }
   /** Rows for which the relationship has a matching remote row that satisfies `e`. */
@@ -89,6 +89,9 @@ export interface OrderItem {
    * `fn` of `column` of the remote (then `column` is the remote's). */
   agg?: { remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; filter: BoolIR; fn: string };
   dir: OrderDir;
+  /** Of the key's column or computed field, on its own table: an inherited role's column shown only where this holds (Note [Inherited roles] in
+   * model/inherit.ts): the value is `CASE WHEN redact THEN value END`. */
+  redact?: BoolIR;
 }
 
 /** The rows a selection reads: filter (the permission's ANDed with the request's), order, window. */
@@ -104,6 +107,17 @@ export interface RowsIR {
   offset?: Value;
   /** `distinct on` columns (order by them first, as PostgreSQL requires). */
   distinctOn?: string[];
+  /** Per `distinctOn` column, an inherited role's redaction (Note [Inherited roles] in
+   * model/inherit.ts): rows are told apart by the value the role sees. */
+  distinctRedact?: (BoolIR | undefined)[];
+}
+
+/** Where an inherited role sees a value that it reads from a selection's rows (Note [Inherited
+ * roles] in model/inherit.ts): `e` on the row, which is `row` built from the selection's alias (a
+ * computed field in `e` is called on a row of the table's own type). */
+export interface Redaction {
+  e: BoolIR;
+  row: RowOf;
 }
 
 /** An output field of an object: its JSON key and what it holds. */
@@ -111,13 +125,13 @@ export type FieldIR =
   /** `asText`: the value as a JSON string (the legacy API gives big numbers so, as Hasura does).
    * `path`: the value of a json/jsonb column at a JSON path (ir/json-path.ts): a literal of its
    * parsed keys, or a variable holding the path's text. */
-  | { key: string; k: 'column'; column: string; scalar: ScalarType; asText?: boolean; path?: Value }
+  | { key: string; k: 'column'; column: string; scalar: ScalarType; asText?: boolean; path?: Value; redact?: Redaction }
   | { key: string; k: 'typename'; name: string }
   | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array_aggregate'; mapping: readonly (readonly [string, string])[]; agg: AggregateIR }
   /** A scalar computed field: the call on the row. */
-  | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf; scalar: ScalarType; asText?: boolean }
+  | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf; scalar: ScalarType; asText?: boolean; redact?: Redaction }
   /** A set-returning computed field: its rows (`rows.from` is the call on the row). */
   | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR };
 
@@ -138,9 +152,10 @@ export type AggregateField =
 
 export type AggregateOp =
   | { key: string; k: 'typename'; name: string }
-  | { key: string; k: 'count'; columns?: string[]; distinct: boolean }
+  /** `redact`: per column, as FieldIR's (Note [Inherited roles] in model/inherit.ts). */
+  | { key: string; k: 'count'; columns?: string[]; distinct: boolean; redact?: readonly (Redaction | undefined)[] }
   /** `sum`, `avg`, `min`, `max`, `stddev`...: the function applied per column. */
-  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string; asText?: boolean }[] };
+  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string; asText?: boolean; redact?: Redaction }[] };
 
 /** A root field of a query. `single`: one object or null (`_by_pk`); else a list. `cursor`
  * (a streaming subscription's list): the statement also returns, as the text column `cursor`,

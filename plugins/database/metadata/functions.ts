@@ -234,7 +234,10 @@ export function functionsGroup(db: DatabaseService): CommandGroup {
     const table = returnTable(intro, info) ?? { schema: info.returnTypeSchema, name: info.returnType };
     const tableMeta = findTable(source, table);
     if (!tableMeta) throw new SvcError('not-exists', `function's return table ${quoted(table, defaultSchema)} not found in the cache`, { path: '$.args' });
-    if (!(tableMeta.select_permissions ?? []).some((p) => p.role === a.role)) {
+    // An inherited role's select permission comes from its parents (Note [Inherited roles] in
+    // model/inherit.ts): the committed build's model has it.
+    const inherited = db.resolved(ctx.current).sources.get(a.source)?.tables.get(qtKey(table))?.model?.select.has(a.role) === true;
+    if (!inherited && !(tableMeta.select_permissions ?? []).some((p) => p.role === a.role)) {
       throw new SvcError(
         'not-supported',
         `function permission can only be added when the function's return table ${quoted(table, defaultSchema)} has select permission configured for role: "${a.role}"`,

@@ -48,6 +48,9 @@ export interface ResolvedTable {
   /** What schema generation and planning read (names, columns, joins, compiled permissions);
    * absent when the source kind's plugin cannot resolve it. */
   model?: TableModel;
+  /** The model before inherited roles were added to it (Note [Inherited roles] in ./inherit.ts),
+   * when they were: what a later build reuses. */
+  base?: TableModel;
 }
 
 export interface ResolvedSource {
@@ -97,6 +100,19 @@ export interface SelectPermissionIR {
   /** The subscription root fields the role gets (`subscription_root_fields`); undefined: all. */
   subscriptionRootFields?: readonly string[];
   /** Scalar computed fields the role may read (`computed_fields`). */
+  computedFields: ReadonlySet<string>;
+  /** An inherited role's columns and scalar computed fields whose value is shown only in the rows
+   * where this holds, null elsewhere (Note [Inherited roles] in ./inherit.ts); absent for a role's
+   * own permission. */
+  redact?: ReadonlyMap<string, BoolIR>;
+  /** The permissions an inherited role's combines, flattened (nested inherited roles). */
+  parts?: readonly SelectPart[];
+}
+
+/** One parent permission of an inherited role's select permission. */
+export interface SelectPart {
+  filter: BoolIR;
+  columns: ReadonlySet<string>;
   computedFields: ReadonlySet<string>;
 }
 

@@ -28,7 +28,8 @@ import type {
 import { qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSchema, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
 import { renameOwnEntry } from './rename.js';
-import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable } from './resolved.js';
+import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable, type TableModel } from './resolved.js';
+import { inheritFunction, inheritTable, type InheritedRoleDef, type PermissionConflict } from './inherit.js';
 
 export const DatabaseToken = token<DatabaseService>('database');
 export const SOURCES_STEP = 'sources';
@@ -76,6 +77,20 @@ export class DatabaseService {
 
   // -------------------------------------------------------------------------------------------
   // Registration
+
+  private inheritance: ((md: Metadata) => readonly InheritedRoleDef[]) | undefined;
+  /** The inherited permissions of each table model, by the base model, for the roles they were
+   * made for (a build whose roles and table are untouched reuses them). */
+  private readonly inherited = new WeakMap<TableModel, { roles: readonly InheritedRoleDef[]; model: TableModel; conflicts: PermissionConflict[] }>();
+
+  /** Lets a plugin declare inherited roles (Note [Inherited roles] in inherit.ts): `roles` gives,
+   * for a metadata document, the inherited roles to build, every parent before its children
+   * (cycles and unknown parents already left out); the `sources` step then gives each of them
+   * the permissions of its parents where it has none of its own. */
+  setRoleInheritance(roles: (md: Metadata) => readonly InheritedRoleDef[]): void {
+    if (this.inheritance) throw new Error('role inheritance is provided twice');
+    this.inheritance = roles;
+  }
 
   registerKind(kind: SourceKind): void {
     if (this.kinds.has(kind.kind)) throw new Error(`source kind "${kind.kind}" is registered twice`);
@@ -323,7 +338,46 @@ export class DatabaseService {
       }
       out.sources.set(meta.name, await this.resolveSource(ctx, meta, kind, conn, intro, prevSrc));
     }
+    const roles = this.inheritance?.(ctx.metadata);
+    if (roles?.length) for (const [name, src] of out.sources) out.sources.set(name, this.inherit(ctx, src, roles));
     return out;
+  }
+
+  /** The source with the inherited roles' permissions (Note [Inherited roles] in inherit.ts). */
+  private inherit(ctx: BuildContext, src: ResolvedSource, roles: readonly InheritedRoleDef[]): ResolvedSource {
+    const tables = new Map<string, ResolvedTable>();
+    for (const [key, rt] of src.tables) {
+      if (!rt.model) {
+        tables.set(key, rt);
+        continue;
+      }
+      let done = this.inherited.get(rt.model);
+      if (done?.roles !== roles) {
+        const conflicts: PermissionConflict[] = [];
+        done = { roles, model: inheritTable(rt.model, roles, conflicts), conflicts };
+        this.inherited.set(rt.model, done);
+      }
+      const table = qtDisplay(rt.model.table, src.kind.dialect.defaultSchema);
+      for (const c of done.conflicts) {
+        const reason = `Could not inherit permission for the role '${c.role}' for the entity: '${c.type} permission, table: ${table}, source: '${src.name}''`;
+        const type = 'inherited role permission inconsistency';
+        ctx.inconsistent({
+          type,
+          name: c.role,
+          reason,
+          definition: undefined,
+          id: `inherited-permission:${src.name}:${key}:${c.type}:${c.role}`,
+          // Hasura's ConflictingInheritedPermission: no metadata object is wrong, so no operation is
+          // blamed for it and drop_inconsistent_metadata cannot remove it.
+          objectless: true,
+          shown: { reason, name: c.role, type, entity: { permission_type: c.type, source: src.name, table } },
+        });
+      }
+      tables.set(key, done.model === rt.model ? rt : { ...rt, model: done.model, base: rt.model });
+    }
+    const functions: ResolvedSource['functions'] = new Map();
+    for (const [key, f] of src.functions) functions.set(key, f.model ? { ...f, model: inheritFunction(f.model, roles) } : f);
+    return { ...src, tables, functions };
   }
 
   /*
@@ -407,7 +461,8 @@ export class DatabaseService {
       const key = qtKey(t.table);
       if (!('fresh' in entry) && unchanged(entry.deps)) {
         for (const r of entry.reports ?? []) ctx.inconsistent(r);
-        tables.set(key, entry);
+        // The model of its own permissions: inherited ones are added again for this build's roles.
+        tables.set(key, entry.base ? { ...entry, model: entry.base, base: undefined } : entry);
         continue;
       }
       const deps = new Set<string>();

@@ -23,6 +23,7 @@ import type {
   RowOf,
   RowsIR,
   Value,
+  Redaction,
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
 import type { Dialect, SqlExecutor, SqlTransaction } from '../model/types.js';
@@ -149,12 +150,15 @@ export class Planner {
       } else {
         const col = t.columns.find((c) => c.field === k);
         if (col) {
-          parts.push(...this.comparison(col, val, t.source.kind.dialect));
+          parts.push(...this.comparison(col, val, t.source.kind.dialect, undefined, redactOf(t, col.name)));
           continue;
         }
         const cf = t.computedFields.find((c) => c.name === k && c.call.inputs.length === 0);
         if (cf) {
-          parts.push(...this.computedWhere(cf, val, t));
+          const r = redactOf(t, cf.name);
+          // A redacted computed field compares only in the rows where its value is shown (never a
+          // row whose value is hidden, `_is_null` included: no value leaks).
+          parts.push(...this.computedWhere(cf, val, t).map((e): BoolIR => (r ? { t: 'and', of: [r, e] } : e)));
           continue;
         }
         const rel = t.relationships.find((r) => r.name === k);
@@ -166,7 +170,7 @@ export class Planner {
     return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
   }
 
-  private comparison(col: Pick<ResolvedColumn, 'name' | 'field' | 'type' | 'scalar'>, x: Arg, dialect?: Dialect, cast?: string): BoolIR[] {
+  private comparison(col: Pick<ResolvedColumn, 'name' | 'field' | 'type' | 'scalar'>, x: Arg, dialect?: Dialect, cast?: string, redact?: BoolIR): BoolIR[] {
     const o = this.shape(x);
     if (o === null) return [];
     if (!isObj(o)) throw fail(`expected an object for "${col.field}"`);
@@ -181,10 +185,10 @@ export class Planner {
           const to = (dialect.castTargets?.(col.type) ?? []).find((t) => dialect.scalar(t).graphql === scalarName);
           if (!to) throw fail(`field "${scalarName}" not found in type: '${col.scalar.graphql}_cast_exp'`);
           const scalar = dialect.scalar(to);
-          return this.comparison({ ...col, type: to, scalar }, ops, undefined, scalar.bindAs);
+          return this.comparison({ ...col, type: to, scalar }, ops, undefined, scalar.bindAs, redact);
         });
       }
-      return [{ t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true), ...(cast ? { cast } : {}) }];
+      return [{ t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: op === 'neq' ? 'ne' : op, value: this.leaf(operand, true), ...(cast ? { cast } : {}), ...(redact ? { redact } : {}) }];
     });
   }
 
@@ -268,6 +272,8 @@ export class Planner {
     const distinct = this.shape(args.distinct_on);
     if (distinct !== null && distinct !== undefined) {
       rows.distinctOn = (Array.isArray(distinct) ? distinct : [distinct]).map((f) => this.column(t, this.shape(f as Arg)).name);
+      const redact = rows.distinctOn.map((c) => redactOf(t, c));
+      if (redact.some((r) => r)) rows.distinctRedact = redact;
       // PostgreSQL's rule, in Hasura's words: the first order_by keys are the distinct_on columns.
       const first = rows.orderBy.slice(0, rows.distinctOn.length);
       if (first.length > 0 && (first.length < rows.distinctOn.length || first.some((o) => o.path.length > 0 || o.call || o.agg || !rows.distinctOn!.includes(o.column)))) {
@@ -297,7 +303,8 @@ export class Planner {
           const dir = this.shape(val);
           if (dir === null) continue;
           if (typeof dir !== 'string' || !(dir in ORDER_BY_VALUES)) throw fail(`unexpected value for order_by: ${JSON.stringify(dir)}`);
-          out.push({ path, column: col.name, dir: dir as OrderDir });
+          const r = redactOf(t, col.name);
+          out.push({ path, column: col.name, dir: dir as OrderDir, ...(r ? { redact: r } : {}) });
           continue;
         }
         const cf = t.computedFields.find((c) => c.name === k && c.returns.k === 'scalar' && c.call.inputs.length === 0);
@@ -305,7 +312,8 @@ export class Planner {
           const dir = this.shape(val);
           if (dir === null) continue;
           if (typeof dir !== 'string' || !(dir in ORDER_BY_VALUES)) throw fail(`unexpected value for order_by: ${JSON.stringify(dir)}`);
-          out.push({ path, column: cf.name, call: this.call(cf.call, undefined), dir: dir as OrderDir });
+          const r = redactOf(t, cf.name);
+          out.push({ path, column: cf.name, call: this.call(cf.call, undefined), dir: dir as OrderDir, ...(r ? { redact: r } : {}) });
           continue;
         }
         const arr = t.relationships.find((r) => r.kind === 'array' && `${r.name}_aggregate` === k);
@@ -349,7 +357,9 @@ export class Planner {
       if (!isObj(cols)) throw fail('expected an object for order_by');
       for (const [field, v] of Object.entries(cols)) {
         const dir = dirOf(v);
-        if (dir) out.push({ path, column: this.column(remote, field).name, agg: agg(fn), dir });
+        const column = this.column(remote, field).name;
+        const r = redactOf(remote, column);
+        if (dir) out.push({ path, column, agg: agg(fn), dir, ...(r ? { redact: r } : {}) });
       }
     }
     return out;
@@ -409,7 +419,8 @@ export class Planner {
       const col = t.columns.find((c) => c.field === name);
       if (col) {
         const path = node.arguments?.length ? this.jsonPath(this.args(node).path) : undefined;
-        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(path ? { path } : {}) });
+        const r = redactionOf(t, col.name);
+        fields.push({ key, k: 'column', column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(path ? { path } : {}), ...(r ? { redact: r } : {}) });
         continue;
       }
       const cf = t.computedFields.find((c) => c.name === name);
@@ -418,7 +429,8 @@ export class Planner {
         const call = this.call(cf.call, args.args);
         if (cf.returns.k === 'scalar') {
           const scalar = cf.returns.scalar;
-          fields.push({ key, k: 'computed', call, row: rowOf(t), scalar, ...(this.stringify && scalar.stringify ? { asText: true } : {}) });
+          const r = redactionOf(t, cf.name);
+          fields.push({ key, k: 'computed', call, row: rowOf(t), scalar, ...(this.stringify && scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
         }
         else {
           const remote = this.rs.computedRemote(t, cf);
@@ -470,7 +482,8 @@ export class Planner {
         const args = this.args(n);
         const cols = this.shape(args.columns);
         const columns = cols === null || cols === undefined ? undefined : (Array.isArray(cols) ? cols : [cols]).map((f) => this.column(t, this.shape(f as Arg)).name);
-        out.push({ key, k: 'count', columns, distinct: this.shape(args.distinct) === true });
+        const redact = columns?.map((c) => redactionOf(t, c));
+        out.push({ key, k: 'count', columns, distinct: this.shape(args.distinct) === true, ...(redact?.some((r) => r) ? { redact } : {}) });
         continue;
       }
       const numeric = (NUMERIC_AGGREGATES as readonly string[]).includes(name);
@@ -485,7 +498,8 @@ export class Planner {
         const col = this.column(t, cname);
         if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${tn(t, `_${name}_fields`)}'`);
         // As Hasura: by the column's type (the avg of an integer column stays a number).
-        columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}) });
+        const r = redactionOf(t, col.name);
+        columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
       }
       out.push({ key, k: 'fn', fn: name, columns });
     }
@@ -498,7 +512,9 @@ export class Planner {
       const col = t.columns.find((c) => c.name === name)!;
       const val = args[col.field];
       if (val === undefined) throw fail(`missing required field '${col.field}'`);
-      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: 'eq', value: this.leaf(val, false) };
+      // An inherited role finds a row by a key it may see in that row only.
+      const redact = redactOf(t, col.name);
+      return { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: 'eq', value: this.leaf(val, false), ...(redact ? { redact } : {}) };
     });
     return { k: 'select', single: true, rows: { table: t.model.table, where: and({ t: 'and', of: conds }, filterOf(t)), orderBy: [] }, select: this.object(field.selectionSet, t) };
   }
@@ -513,6 +529,16 @@ export function resolveMarks(x: Arg, shape: (m: VarMark) => unknown): unknown {
 }
 
 export const filterOf = (t: RoleTable): BoolIR => t.perm?.filter ?? { t: 'true' };
+
+/** Where an inherited role sees the value of a column or scalar computed field, when not in every
+ * row it sees (Note [Inherited roles] in model/inherit.ts); undefined for every other role. */
+export const redactOf = (t: RoleTable, name: string): BoolIR | undefined => t.perm?.redact?.get(name);
+
+/** redactOf for a value read from a selection's rows (output fields, aggregates). */
+export function redactionOf(t: RoleTable, name: string): Redaction | undefined {
+  const e = t.perm?.redact?.get(name);
+  return e && { e, row: rowOf(t) };
+}
 
 /** The row of `t` for a computed field: every column of the table, in its order. */
 const rowOf = (t: RoleTable): RowOf => ({ table: t.model.table, columns: t.model.columns.map((c) => c.name) });

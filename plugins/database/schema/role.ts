@@ -396,7 +396,8 @@ export class RoleSchema {
           for (const c of t.columns) {
             const type = this.columnType(t, c);
             fields[c.field] = {
-              type: c.nullable ? type : nn(type),
+              // An inherited role's redacted column is null where its value is hidden.
+              type: c.nullable || t.perm?.redact?.has(c.name) ? type : nn(type),
               ...(c.scalar.category === 'json' && !c.scalar.array ? { args: { path: { type: GraphQLString, description: 'JSON select path' } } } : {}),
               ...(c.description ? { description: c.description } : {}),
             };

@@ -10,7 +10,7 @@ import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, LiveBinding, LiveGroup, LiveResult, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { BoolIR, CompiledQuery, RootIR } from '../ir/types.js';
 import { sourceNames, ofSource, tn } from './names.js';
-import { and, defaultsOf, dbError, fail, irFor, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks, VarMark, type Arg, type RootKind } from './plan.js';
+import { and, defaultsOf, redactOf, dbError, fail, irFor, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks, VarMark, type Arg, type RootKind } from './plan.js';
 import type { RoleFunction, RoleSchema, RoleTable } from './role.js';
 
 /** At most this many statements per plan (one per combination of the variables that shape it). */
@@ -166,9 +166,12 @@ function planStream(t: RoleTable, rs: RoleSchema, input: PlanInput): FieldPlan {
       throw new SvcError('validation-failed', "expected a non-negative 32-bit integer for type 'Int', but found an integer", { path: `${at}.args.batch_size` });
     }
     rows.limit = planner.leaf(size, false);
-    const after: BoolIR = { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: cur.desc ? 'lt' : 'gt', value: { k: 'var', name: CURSOR } };
+    // An inherited role streams by the cursor column as it sees it (a hidden value is null, so
+    // such rows are never past the cursor; Note [Inherited roles] in model/inherit.ts).
+    const redact = redactOf(t, col.name);
+    const after: BoolIR = { t: 'cmp', column: col.name, type: col.type, scalar: col.scalar, op: cur.desc ? 'lt' : 'gt', value: { k: 'var', name: CURSOR }, ...(redact ? { redact } : {}) };
     rows.where = and(rows.where, after);
-    rows.orderBy = [{ path: [], column: col.name, dir: cur.desc ? 'desc' : 'asc' }];
+    rows.orderBy = [{ path: [], column: col.name, dir: cur.desc ? 'desc' : 'asc', ...(redact ? { redact } : {}) }];
     return { ir: { k: 'select', single: false, rows, select: planner.object(field.selectionSet, t), cursor: true }, planner, cursor: { value: cur.value } };
   });
   const bind = (ctx: RunContext, resume: unknown): LiveBinding => {
