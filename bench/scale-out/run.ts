@@ -10,17 +10,23 @@
  * /proc; the engines' share is the machine's less PostgreSQL's and the load generator's). A
  * machine whose PostgreSQL CPU per request stays flat while req/s stops growing is bound by
  * PostgreSQL or by the cores the load generator takes; one whose req/s grows with instances was
- * bound by the engine. Read replicas are not part of this run (they need a second PostgreSQL
- * fed by streaming replication: test/streaming-replica.ts makes one with Debian's).
+ * bound by the engine.
+ *
+ * Then one read replica (skipped, saying so, without Debian's PostgreSQL and pg_basebackup): a
+ * primary and its streaming replica (test/streaming-replica.ts) with Chinook, one engine on the
+ * primary measured without and then with `read_replicas`; besides req/s and CPU, the primary's
+ * transactions per request (pg_stat_database) show whether the reads left it.
  * Needs Linux and HAProxy (`apt-get install haproxy`); meant for a machine of many cores: on two,
  * the engines, PostgreSQL and the load generator share them and the figures say little.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import postgres from 'postgres';
 import { cleanup, cleanups, loadChinook, log, sleep, startEngine, stopChild } from '../common.js';
+import { findStreamingTools, startStreamingPair } from '../../test/streaming-replica.js';
 import { cpuPerRequest } from '../cpu.js';
 import { freePort } from '../../server/embedded.js';
 
@@ -108,6 +114,67 @@ async function main(): Promise<void> {
   console.log('| instances | req/s | p50 / p99 ms | PostgreSQL CPU µs/request | machine CPU µs/request | non-2xx + errors |');
   console.log('|---|---|---|---|---|---|');
   for (const row of rows) console.log(row);
+
+  if (process.argv.includes('--no-replica')) return;
+  if (!findStreamingTools()) {
+    console.log('\nRead replica: skipped, no Debian PostgreSQL with pg_basebackup (apt-get install postgresql)');
+    return;
+  }
+  const replicaRows = await withReplica(autocannon, connections, duration);
+  console.log(`\nOne engine on a primary, without and with one streaming read replica (Debian's PostgreSQL, both on this machine)\n`);
+  console.log('| reads from | req/s | p50 / p99 ms | PostgreSQL CPU µs/request (primary + replica) | primary transactions / request | non-2xx + errors |');
+  console.log('|---|---|---|---|---|---|');
+  for (const row of replicaRows) console.log(row);
+}
+
+/** One engine on a streaming pair's primary: measured reading the primary, then its replica. */
+async function withReplica(autocannon: (o: object) => Promise<any>, connections: number, duration: number): Promise<string[]> {
+  log('starting a primary and its streaming replica (Debian PostgreSQL) ...');
+  const pair = await startStreamingPair();
+  cleanups.push(() => pair.stop());
+  const primary = postgres(pair.primaryUrl, { max: 1, onnotice: () => {} });
+  cleanups.push(() => primary.end({ timeout: 1 }));
+  await primary.unsafe(readFileSync(path.resolve(root, '../shared/datasets/chinook/chinook.sql'), 'utf8')).simple();
+  const port = await freePort();
+  const engine = await startEngine(root, { dbUrl: pair.primaryUrl, port });
+  const meta = async (body: unknown) => {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/metadata`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!r.ok) throw new Error(`metadata: ${r.status} ${await r.text()}`);
+  };
+  await meta({
+    type: 'bulk',
+    args: [
+      { type: 'pg_track_table', args: { table: 'albums' } },
+      { type: 'pg_track_table', args: { table: 'artists' } },
+      { type: 'pg_create_object_relationship', args: { table: 'albums', name: 'artist', using: { foreign_key_constraint_on: 'artist_id' } } },
+    ],
+  });
+  // The replica has replayed Chinook once it counts the albums the primary has.
+  const replica = postgres(pair.replicaUrl, { max: 1, onnotice: () => {} });
+  cleanups.push(() => replica.end({ timeout: 1 }));
+  const [{ n }] = await primary`select count(*)::int as n from albums`;
+  for (let i = 0; ; i++) {
+    const [{ m }] = await replica`select count(*)::int as m from albums`.catch(() => [{ m: -1 }]);
+    if (m === n) break;
+    if (i > 300) throw new Error('the replica did not catch up in 30 s');
+    await sleep(100);
+  }
+  const commits = async () => Number((await primary`select sum(xact_commit)::bigint as c from pg_stat_database`)[0]!.c);
+  const opts = { url: `http://127.0.0.1:${port}/v1/graphql`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(QUERY), connections };
+  const rows: string[] = [];
+  for (const [label, replicas] of [['primary', []], ['one replica', [{ database_url: pair.replicaUrl }]]] as const) {
+    await meta({ type: 'pg_update_source', args: { name: 'default', configuration: { connection_info: { database_url: { from_env: 'SVC_GRAPHQL_DATABASE_URL' } }, read_replicas: replicas } } });
+    await autocannon({ ...opts, duration: 3 });
+    const before = await commits();
+    const { result: r, cpu } = await cpuPerRequest(engine.pid!, () => autocannon({ ...opts, duration }), (x: { requests: { total: number } }) => x.requests.total);
+    const res = r as unknown as { requests: { average: number; total: number }; latency: { p50: number; p99: number }; non2xx: number; errors: number };
+    const perRequest = (await commits()) - before;
+    rows.push(
+      `| ${label} | ${res.requests.average.toFixed(0)} | ${res.latency.p50} / ${res.latency.p99} | ${cpu ? cpu.postgres.toFixed(0) : 'n/a'} | ${(perRequest / Math.max(1, res.requests.total)).toFixed(2)} | ${res.non2xx + res.errors} |`,
+    );
+    log(`reads from ${label}: ${res.requests.average.toFixed(0)} req/s`);
+  }
+  return rows;
 }
 
 main()
