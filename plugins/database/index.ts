@@ -18,10 +18,12 @@ import { sourcesOf } from './model/meta.js';
 import { databaseContributor } from './schema/contributor.js';
 import { legacyDataGroup } from './data/legacy.js';
 import type { SourceMeta } from './model/types.js';
+import { DEFAULT_SOURCE_KIND } from './model/types.js';
 
 // The public contract: what other plugins (source kinds, plugins whose metadata refers to tables)
 // may import. They import this file only, never the folders below it.
 export { DatabaseToken, DatabaseService, SOURCES_STEP } from './model/service.js';
+export { DEFAULT_SOURCE_KIND } from './model/types.js';
 export type * from './model/types.js';
 export type * from './model/resolved.js';
 export type * from './ir/types.js';
@@ -77,7 +79,7 @@ export default definePlugin({
       fromDocument: (doc, version, current) => {
         if (version >= 3) return doc.sources;
         const def = sourcesOf(current).find((s) => s.name === 'default');
-        return [{ name: 'default', kind: 'postgres', tables: doc.tables ?? [], functions: doc.functions ?? [], configuration: def?.configuration ?? {} }];
+        return [{ name: 'default', kind: DEFAULT_SOURCE_KIND, tables: doc.tables ?? [], functions: doc.functions ?? [], configuration: def?.configuration ?? {} }];
       },
       // One catalog row per source and per tracked table, so tracking a table writes one row.
       split: (value) =>

@@ -7,6 +7,7 @@ import * as v from '../../core/valibot.js';
 import type { BuildContext, BuildResult, InconsistentObject } from '../../core/plugin.js';
 import { errorDetail } from '../../core/log.js';
 import {
+  DEFAULT_SOURCE_KIND,
   qtDisplay,
   qtKey,
   sourcesOf,
@@ -190,7 +191,7 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
  * logged: the source is gone from the metadata anyway. */
 async function dropLeftSources(ctx: BuildContext, previous: EventTriggersBuild, out: EventTriggersBuild) {
   const now = sourcesOf(ctx.metadata);
-  const config = (s: { kind?: string; configuration?: unknown }) => JSON.stringify([s.kind ?? 'postgres', s.configuration]);
+  const config = (s: { kind?: string; configuration?: unknown }) => JSON.stringify([s.kind ?? DEFAULT_SOURCE_KIND, s.configuration]);
   for (const [name, before] of previous.sources) {
     if (out.sources.has(name) || now.some((s) => s.name === name)) continue;
     const meta = sourcesOf(ctx.previous!.metadata).find((s) => s.name === name);

@@ -4,7 +4,7 @@
  *     replaced and cleared with the rest;
  *   - operation: `set_graphql_introspection_options` (the SPEC's name) and Hasura's
  *     `set_graphql_schema_introspection_options`: the options are replaced as a whole;
- *   - enforcement by a document gate (Note [Document gates] in core/plugin.ts): for a role listed,
+ *   - enforcement by a document gate (Note [Document gates] in plugins/graphql/contract.ts): for a role listed,
  *     a document that selects `__schema` or `__type` at an operation's root is refused as Hasura
  *     refuses it, the field being absent from that role's `query_root` (`validation-failed`,
  *     "field '__schema' not found in type: 'query_root'"). `__typename` stays, as in Hasura.
@@ -15,6 +15,7 @@ import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type BuildResult, type Metadata } from '../../core/plugin.js';
 import { nonEmptyText } from '../../core/validation.js';
+import { GRAPHQL } from '../graphql/index.js';
 
 const SUCCESS = { message: 'success' };
 const KEY = 'graphql_schema_introspection';
@@ -60,7 +61,11 @@ function introspectionField(document: DocumentNode): { name: string; path: strin
 
 export default definePlugin({
   name: 'introspection-options',
+  // A gate of the GraphQL plugin; without it, the options are metadata only.
+  after: ['graphql'],
+  requires: [],
   setup(k) {
+    const graphql = k.optional(GRAPHQL);
     // Hasura's export order: ..., api_limits, inherited_roles (92), graphql_schema_introspection, ...
     k.metadataSection({
       key: KEY,
@@ -80,7 +85,7 @@ export default definePlugin({
     k.operation({ type: 'set_graphql_introspection_options', ...set });
     k.operation({ type: 'set_graphql_schema_introspection_options', ...set });
 
-    k.documentGate({
+    graphql?.documentGate({
       name: 'introspection-options',
       check({ document, role, build }) {
         const disabled = (build as BuildResult).outputs.get(STEP) as ReadonlySet<string> | undefined;

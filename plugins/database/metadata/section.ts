@@ -10,6 +10,7 @@ import * as v from '../../../core/valibot.js';
 import { nameText, optionalComment } from '../../../core/validation.js';
 import { orderTable, qualifiedFunctionSchema, qualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
 import type { SourceKind, SourceMeta, TableMeta } from '../model/types.js';
+import { DEFAULT_SOURCE_KIND } from '../model/types.js';
 import { SourceCustomizationSchema, TableConfigSchema } from './customization.js';
 import { relationshipSchema } from './relationships.js';
 import { permissionsSchema } from './permissions.js';
@@ -112,7 +113,7 @@ const explicitName = (what: string, kind: string) =>
 function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined) {
   return v.looseObject({
     name: nameText,
-    kind: v.optional(v.string(), 'postgres'),
+    kind: v.optional(v.string(), DEFAULT_SOURCE_KIND),
     tables: v.optional(
       v.array(defaultSchema === undefined ? v.looseObject({ table: explicitName('table', kind) }) : tableMetaSchema(extra, defaultSchema)),
       [],
@@ -156,7 +157,7 @@ export const sourceSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new M
   const made = new Map<string, ReturnType<typeof oneSource>>();
   return v.lazy((input: unknown) => {
     const given = typeof input === 'object' && input !== null ? (input as { kind?: unknown }).kind : undefined;
-    const kind = typeof given === 'string' ? given : 'postgres';
+    const kind = typeof given === 'string' ? given : DEFAULT_SOURCE_KIND;
     const defaultSchema = kinds.get(kind)?.dialect.defaultSchema;
     const key = JSON.stringify([kind, defaultSchema ?? null]);
     let schema = made.get(key);

@@ -27,6 +27,7 @@ import type {
 } from './types.js';
 import { qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSchema, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
+import { DEFAULT_SOURCE_KIND } from './types.js';
 import { renameOwnEntry } from './rename.js';
 import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable, type TableModel } from './resolved.js';
 import { inheritFunction, inheritTable, type InheritedRoleDef, type PermissionConflict } from './inherit.js';
@@ -138,11 +139,11 @@ export class DatabaseService {
   /** The schema of a source's unqualified names (its kind's `Dialect.defaultSchema`); undefined
    * when no enabled plugin provides the source's kind. */
   defaultSchemaOf(source: Pick<SourceMeta, 'kind'>): string | undefined {
-    return this.kinds.get(source.kind ?? 'postgres')?.dialect.defaultSchema;
+    return this.kinds.get(source.kind ?? DEFAULT_SOURCE_KIND)?.dialect.defaultSchema;
   }
 
   kindOf(source: SourceMeta): SourceKind {
-    const kind = this.kinds.get(source.kind ?? 'postgres');
+    const kind = this.kinds.get(source.kind ?? DEFAULT_SOURCE_KIND);
     if (!kind) throw new SvcError('not-supported', `source kind "${source.kind}" is not supported (no enabled plugin provides it)`);
     return kind;
   }

@@ -191,6 +191,12 @@ export interface SourceConnection {
   close(): Promise<void>;
 }
 
+/** The kind of a source whose metadata names none: Hasura's metadata format makes such a source
+ * PostgreSQL's (`kind` is optional in `sources`, and documents of versions 1 and 2 have only
+ * PostgreSQL tables). A fact of the document format, not of the framework: when no enabled
+ * plugin provides this kind, such a source is inconsistent like any source of an unknown kind. */
+export const DEFAULT_SOURCE_KIND = 'postgres';
+
 export interface SourceKind {
   /** Value of `kind` in the metadata (`postgres`). */
   kind: string;
