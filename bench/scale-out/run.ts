@@ -32,6 +32,15 @@ import { freePort } from '../../server/embedded.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const peers = path.join(root, 'bench/peers');
+/** What QUERY reads: albums and their artist. */
+const TRACK = {
+  type: 'bulk',
+  args: [
+    { type: 'pg_track_table', args: { table: 'albums' } },
+    { type: 'pg_track_table', args: { table: 'artists' } },
+    { type: 'pg_create_object_relationship', args: { table: 'albums', name: 'artist', using: { foreign_key_constraint_on: 'artist_id' } } },
+  ],
+};
 const QUERY = { query: '{ albums(limit: 10, order_by: {id: asc}) { title artist { name } } }' };
 
 function flag(name: string, dflt: number): number {
@@ -61,14 +70,7 @@ async function main(): Promise<void> {
     const r = await fetch(`http://127.0.0.1:${ports[0]}/v1/metadata`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!r.ok) throw new Error(`metadata: ${r.status} ${await r.text()}`);
   };
-  await meta({
-    type: 'bulk',
-    args: [
-      { type: 'pg_track_table', args: { table: 'albums' } },
-      { type: 'pg_track_table', args: { table: 'artists' } },
-      { type: 'pg_create_object_relationship', args: { table: 'albums', name: 'artist', using: { foreign_key_constraint_on: 'artist_id' } } },
-    ],
-  });
+  await meta(TRACK);
 
   const rows: string[] = [];
   for (let n = 1; n <= max; n++) {
@@ -141,14 +143,7 @@ async function withReplica(autocannon: (o: object) => Promise<any>, connections:
     const r = await fetch(`http://127.0.0.1:${port}/v1/metadata`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!r.ok) throw new Error(`metadata: ${r.status} ${await r.text()}`);
   };
-  await meta({
-    type: 'bulk',
-    args: [
-      { type: 'pg_track_table', args: { table: 'albums' } },
-      { type: 'pg_track_table', args: { table: 'artists' } },
-      { type: 'pg_create_object_relationship', args: { table: 'albums', name: 'artist', using: { foreign_key_constraint_on: 'artist_id' } } },
-    ],
-  });
+  await meta(TRACK);
   // The replica has replayed Chinook once it counts the albums the primary has.
   const replica = postgres(pair.replicaUrl, { max: 1, onnotice: () => {} });
   cleanups.push(() => replica.end({ timeout: 1 }));

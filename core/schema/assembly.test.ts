@@ -1,16 +1,9 @@
 /** The role schema and its type registry (./assembly.ts, ./registry.ts), without a server. */
 import { describe, expect, it } from 'vitest';
-import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
-import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../plugin.js';
-import { roleSchema, type Contributor } from './assembly.js';
+import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigMap } from 'graphql';
+import { roleSchema } from './assembly.js';
+import { build, contributor, field } from '../../test/schema-fixtures.js';
 
-const build = (): BuildResult => ({ metadata: { version: 3 }, inconsistencies: [], outputs: new Map(), schemas: new Map() });
-const field = (type: RootFieldDef['config']['type'], args?: GraphQLFieldConfigArgumentMap): RootFieldDef => ({ config: { type, ...(args ? { args } : {}) }, plan: () => ({ run: async () => 'null' }) });
-const contributor = (plugin: string, contribute: (role: string, types: TypeRegistry) => SchemaContribution): Contributor => ({
-  name: plugin,
-  plugin,
-  contribute: (role, _b, types) => contribute(role, types),
-});
 
 /** The owner of `point`, taking other plugins' fields the documented way. */
 const owner = (own: GraphQLFieldConfigMap<unknown, unknown> = { x: { type: GraphQLInt } }) =>

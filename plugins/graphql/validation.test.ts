@@ -1,18 +1,12 @@
 /** Validation by the engine's rules (./prepare.ts RULES) against the schemas the kernel assembles
  * (core/schema/assembly.ts): lazy query schemas, text literals. Without a server. */
 import { describe, expect, it } from 'vitest';
-import { GraphQLBoolean, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap } from 'graphql';
-import type { BuildResult, RootFieldDef, SchemaContribution, TypeRegistry } from '../../core/plugin.js';
-import { roleSchema, type Contributor } from '../../core/schema/assembly.js';
+import { GraphQLBoolean, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigMap } from 'graphql';
+import type { RootFieldDef } from '../../core/plugin.js';
+import { roleSchema } from '../../core/schema/assembly.js';
+import { build, contributor, field } from '../../test/schema-fixtures.js';
 import { RULES } from './prepare.js';
 
-const build = (): BuildResult => ({ metadata: { version: 3 }, inconsistencies: [], outputs: new Map(), schemas: new Map() });
-const field = (type: RootFieldDef['config']['type'], args?: GraphQLFieldConfigArgumentMap): RootFieldDef => ({ config: { type, ...(args ? { args } : {}) }, plan: () => ({ run: async () => 'null' }) });
-const contributor = (plugin: string, contribute: (role: string, types: TypeRegistry) => SchemaContribution): Contributor => ({
-  name: plugin,
-  plugin,
-  contribute: (role, _b, types) => contribute(role, types),
-});
 
 // The engine's rules (./prepare.ts): graphql-js's KnownTypeNamesRule would list every type.
 describe('role schema validated by the engine', () => {
