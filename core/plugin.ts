@@ -421,6 +421,9 @@ export interface PlanInput {
   variableDefinitions: readonly VariableDefinitionNode[];
   role: string;
   build: BuildResult;
+  /** The document's text as the client sent it (or as it was saved): plans are per document, so
+   * a field may keep it (an action sends it to its handler as Hasura's `request_query`). */
+  query?: string;
 }
 
 export interface RootFieldDef {
