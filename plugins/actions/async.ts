@@ -76,7 +76,9 @@ returning l.id::text as id, l.action_name, l.input_payload::text as input, l.req
 
 const RECORD = `
 update ${ACTION_LOG} set status = $3, response_payload = $4::text::jsonb, errors = $5::text::jsonb, response_received_at = now(), locked = null
-where id = $1::uuid and status = 'processing' and locked = $2::timestamptz`;
+where id = $1::text::uuid and status = 'processing' and locked = $2::text::timestamptz`;
+// (Bound as text: a timestamptz parameter would go through a JavaScript Date, which drops the
+// microseconds the token has.)
 
 /** A timestamp as Hasura's `timestamptz` is written in JSON. */
 const ISO = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US') || '+00:00'`;

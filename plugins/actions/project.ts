@@ -5,7 +5,6 @@
  * action outputs to tables]).
  */
 import {
-  getNamedType,
   getNullableType,
   isListType,
   isObjectType,
@@ -78,10 +77,10 @@ const merged = (nodes: FieldNode[]): FieldNode =>
   nodes.length === 1 ? nodes[0]! : { ...nodes[0]!, selectionSet: { kind: Kind.SELECTION_SET, selections: nodes.flatMap((n) => n.selectionSet?.selections ?? []) } };
 
 /** Projects a checked value onto a selection; relationship fields are left for `runJoins`. */
-export function project(value: unknown, type: GraphQLOutputType, node: FieldNode, doc: DocumentContext, vars: Readonly<Record<string, unknown>>, joins: PendingJoin[]): unknown {
+export function project(value: unknown, type: GraphQLOutputType, node: FieldNode, doc: DocumentContext, vars: Readonly<Record<string, unknown>>, joins: PendingJoin[], nested = false): unknown {
   if (value === null || value === undefined) return null;
   const t = getNullableType(type) as GraphQLOutputType;
-  if (isListType(t)) return Array.isArray(value) ? value.map((x) => project(x, t.ofType as GraphQLOutputType, node, doc, vars, joins)) : null;
+  if (isListType(t)) return Array.isArray(value) ? value.map((x) => project(x, t.ofType as GraphQLOutputType, node, doc, vars, joins, nested)) : null;
   if (!isObjectType(t) || !node.selectionSet) return value;
   const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
@@ -100,7 +99,10 @@ export function project(value: unknown, type: GraphQLOutputType, node: FieldNode
       joins.push({ field: rel, node: merged(nodes), keys: rel.rel.mapping.map(([f]) => src[f]), target: out, responseKey: key });
       continue;
     }
-    out[key] = project(src[name], def.type, merged(nodes), doc, vars, joins);
+    // Hasura reads the output object's own fields as a record (a missing one is null) and the
+    // objects nested in it as JSON (a missing field is left out of the answer).
+    if (nested && !Object.prototype.hasOwnProperty.call(src, name)) continue;
+    out[key] = project(src[name], def.type, merged(nodes), doc, vars, joins, true);
   }
   return out;
 }
@@ -234,4 +236,3 @@ export async function runJoins(k: KernelApi, joins: PendingJoin[], doc: Document
 }
 
 export type { PendingJoin };
-export { getNamedType };
