@@ -9,6 +9,7 @@ import { Kind, parseType, type TypeNode } from 'graphql';
 import type { BuildContext, Metadata } from '../../core/plugin.js';
 import { EnvError, resolveHeaders, resolveUrlTemplate, type HeaderConf } from '../event-triggers/index.js';
 import { tableKey, type DatabaseService, type ResolvedTable, type SqlExecutor } from '../database/index.js';
+import { compileTemplate, KritiError, type Template } from './kriti.js';
 import {
   actionsOf,
   customTypesOf,
@@ -84,6 +85,34 @@ export interface ResolvedAction {
   readonly timeoutMs: number;
   /** Roles with a permission. */
   readonly roles: ReadonlySet<string>;
+  /** Hasura's `request_transform` body: a template of the payload, or no body at all. */
+  readonly requestBody?: Template | 'remove';
+  /** Hasura's `response_transform` body: a template of the handler's answer. */
+  readonly responseBody?: Template;
+}
+
+/** The body template of a transform: version 1 has it as the `body` text, version 2 as
+ * `body: {action: 'transform', template}` (or `action: 'remove'`). */
+function transformBody(t: unknown, which: string): Template | 'remove' | undefined {
+  if (t === undefined || t === null) return undefined;
+  const o = t as { version?: unknown; template_engine?: unknown; body?: unknown };
+  if (o.template_engine !== undefined && o.template_engine !== 'Kriti') throw new KritiError(`${which}: unknown template engine ${JSON.stringify(o.template_engine)}`);
+  const body = o.body;
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return compile(body, which);
+  const b = body as { action?: unknown; template?: unknown };
+  if (b.action === 'remove') return 'remove';
+  if (b.action === 'transform' && typeof b.template === 'string') return compile(b.template, which);
+  throw new KritiError(`${which}: the body must be {action: "transform", template} or {action: "remove"}`);
+}
+
+function compile(src: string, which: string): Template {
+  try {
+    return compileTemplate(src);
+  } catch (e) {
+    if (e instanceof KritiError) throw new KritiError(`${which}: ${e.message}`);
+    throw e;
+  }
 }
 
 export interface ActionsBuild {
@@ -274,6 +303,19 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
         continue;
       }
     }
+    let requestBody: Template | 'remove' | undefined;
+    let responseBody: Template | undefined;
+    try {
+      requestBody = transformBody(d.request_transform, 'request_transform');
+      const r = transformBody(d.response_transform, 'response_transform');
+      responseBody = r === 'remove' ? undefined : r;
+    } catch (e) {
+      if (e instanceof KritiError) {
+        fail(e.message);
+        continue;
+      }
+      throw e;
+    }
     let url: string;
     let headers: [string, string][];
     try {
@@ -300,6 +342,8 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       forwardClientHeaders: d.forward_client_headers === true,
       timeoutMs: (d.timeout ?? DEFAULT_TIMEOUT_SEC) * 1000,
       roles: new Set((a.permissions ?? []).map((p) => p.role)),
+      ...(requestBody ? { requestBody } : {}),
+      ...(responseBody ? { responseBody } : {}),
     });
   }
   if (usedPg.size !== types.pgScalars.size) types = { ...types, pgScalars: usedPg };

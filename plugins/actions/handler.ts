@@ -5,10 +5,11 @@
  * untrusted input: its size is bounded, it is parsed defensively, and every way it can be wrong
  * is a GraphQL error, never a 500.
  */
-import { Kind, type TypeNode } from 'graphql';
+import { Kind, parseType, type TypeNode } from 'graphql';
 import { SvcError } from '../../core/errors.js';
 import type { Session } from '../../core/plugin.js';
 import { postWebhook } from '../event-triggers/index.js';
+import { KritiError } from './kriti.js';
 import { BUILTIN_SCALARS, type ResolvedAction, type ResolvedTypes } from './build.js';
 
 /** Bytes of a handler's answer that are read; a longer one is refused (Note [Handler answers]). */
@@ -76,10 +77,10 @@ function requestHeaders(c: HandlerCall): [string, string][] {
 }
 
 /** What went wrong with an answer, with Hasura's `internal` shape. */
-function unexpected(message: string, c: HandlerCall, payload: unknown, sent: [string, string][], response?: { status: number; body: unknown; headers: [string, string][] }): SvcError {
+function unexpected(message: string, c: HandlerCall, payload: unknown, sent: [string, string][], response?: { status: number; body: unknown; headers: [string, string][] }, transformed: unknown = null): SvcError {
   const internal = {
     error: 'unexpected response',
-    request: { url: c.action.meta.definition.handler, body: payload, headers: sent.map(([name]) => ({ name, value: '<redacted>' })), transformed_request: null },
+    request: { url: c.action.meta.definition.handler, body: payload, headers: sent.map(([name]) => ({ name, value: '<redacted>' })), transformed_request: transformed },
     ...(response
       ? { response: { status: response.status, body: response.body, headers: response.headers.filter(([n]) => !IGNORED_RESPONSE_HEADERS.has(n)).map(([name, value]) => ({ name: titleCase(name), value })) } }
       : {}),
@@ -91,7 +92,20 @@ function unexpected(message: string, c: HandlerCall, payload: unknown, sent: [st
 export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise<unknown> {
   const payload = payloadOf(c);
   const sent = requestHeaders(c);
-  const r = await postWebhook({ url: c.action.url, body: JSON.stringify(payload), headers: sent, timeoutMs: c.action.timeoutMs, maxBodyBytes: MAX_RESPONSE_BYTES, ...(c.signal ? { signal: c.signal } : {}) });
+  let body_ = JSON.stringify(payload);
+  let transformed: unknown = null;
+  const vars = { $body: payload, $session_variables: payload.session_variables, $base_url: c.action.url };
+  if (c.action.requestBody) {
+    try {
+      const b = c.action.requestBody === 'remove' ? undefined : c.action.requestBody.render(vars);
+      body_ = b === undefined ? '' : JSON.stringify(b);
+      transformed = { url: c.action.meta.definition.handler, body: b ?? null, headers: [] };
+    } catch (e) {
+      if (!(e instanceof KritiError)) throw e;
+      throw new SvcError('unexpected', `request transform failed: ${e.message}`);
+    }
+  }
+  const r = await postWebhook({ url: c.action.url, body: body_, headers: sent, timeoutMs: c.action.timeoutMs, maxBodyBytes: MAX_RESPONSE_BYTES, ...(c.signal ? { signal: c.signal } : {}) });
   if (r.status === undefined || (r.error && !r.truncated)) {
     const why = r.error === 'timeout' ? `the handler did not answer within ${c.action.timeoutMs / 1000} s` : (r.error ?? 'no response');
     const e = unexpected('http exception when calling webhook', c, payload, sent);
@@ -99,7 +113,7 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
     throw e;
   }
   const response = (body: unknown) => ({ status: r.status!, body, headers: r.headers });
-  if (r.truncated) throw unexpected(`the action handler's response is larger than ${MAX_RESPONSE_BYTES} bytes`, c, payload, sent, response(null));
+  if (r.truncated) throw unexpected(`the action handler's response is larger than ${MAX_RESPONSE_BYTES} bytes`, c, payload, sent, response(null), transformed);
   let body: unknown;
   const text = r.body;
   if (text.trim() === '') body = null;
@@ -107,17 +121,25 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
     try {
       body = JSON.parse(text);
     } catch {
-      throw unexpected('invalid JSON in the action webhook response', c, payload, sent, response(text));
+      throw unexpected('invalid JSON in the action webhook response', c, payload, sent, response(text), transformed);
+    }
+  }
+  if (c.action.responseBody) {
+    try {
+      body = c.action.responseBody.render({ $body: body, $request: { body: payload, url: c.action.url }, $session_variables: payload.session_variables });
+    } catch (e) {
+      if (!(e instanceof KritiError)) throw e;
+      throw unexpected(`response transform failed: ${e.message}`, c, payload, sent, response(body), transformed);
     }
   }
   if (r.status >= 200 && r.status < 300) {
     const why = checkValue(body, c.action.output, types);
-    if (why) throw unexpected(why, c, payload, sent, response(body));
+    if (why) throw unexpected(why, c, payload, sent, response(body), transformed);
     return body;
   }
   if (r.status >= 400 && r.status < 500) {
     if (typeof body !== 'object' || body === null || Array.isArray(body) || typeof (body as { message?: unknown }).message !== 'string') {
-      throw unexpected('the action webhook answered an error without a "message"', c, payload, sent, response(body));
+      throw unexpected('the action webhook answered an error without a "message"', c, payload, sent, response(body), transformed);
     }
     const { message, code, extensions } = body as { message: string; code?: unknown; extensions?: unknown };
     const errCode = typeof code === 'string' ? code : 'unexpected';
@@ -125,7 +147,7 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
     // Hasura: the handler's `extensions` replace the error's own (path and code).
     throw new SvcError('unexpected', message, { extensions: ext ?? { path: '$', code: errCode } });
   }
-  throw unexpected(`expecting 2xx or 4xx status code, but found ${r.status}`, c, payload, sent, response(body));
+  throw unexpected(`expecting 2xx or 4xx status code, but found ${r.status}`, c, payload, sent, response(body), transformed);
 }
 
 const jsonKind = (x: unknown): string =>
@@ -198,7 +220,6 @@ export function checkValue(x: unknown, t: TypeNode, types: ResolvedTypes): strin
 }
 
 const typeCache = new Map<string, TypeNode>();
-import { parseType } from 'graphql';
 export function parseTypeCached(s: string): TypeNode {
   let t = typeCache.get(s);
   if (!t) {

@@ -160,9 +160,15 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
       failed(new Error(`invalid webhook URL: ${(e as Error).message}`));
       return;
     }
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'svc-engine' };
-    for (const [name, value] of req.headers) headers[name.toLowerCase()] = value;
-    headers['content-length'] = String(Buffer.byteLength(req.body, 'utf8'));
+    // Names are matched without case (a configured header replaces a default one) and sent as
+    // written: a webhook that reads raw header names sees `Content-Type`, `User-Agent`.
+    const byName = new Map<string, [string, string]>([
+      ['content-type', ['Content-Type', 'application/json']],
+      ['user-agent', ['User-Agent', 'svc-engine']],
+    ]);
+    for (const [name, value] of req.headers) byName.set(name.toLowerCase(), [name, value]);
+    byName.set('content-length', ['Content-Length', String(Buffer.byteLength(req.body, 'utf8'))]);
+    const headers: Record<string, string> = Object.fromEntries(byName.values());
     const https_ = url.protocol === 'https:';
     try {
       request = (https_ ? https : http).request(url, { method: 'POST', headers, agent: https_ ? agents.https : agents.http }, (res) => {
