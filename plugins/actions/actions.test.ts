@@ -255,7 +255,8 @@ describe('synchronous actions', () => {
     await expectError({ json: [{ id: 1 }] }, 'got array for the action webhook response, expecting UserId');
     await expectError({ json: { id: 1, address: { city: 'x' } } }, 'field "zip" expected in webhook response, but not found');
     await expectError({ json: { id: 1, color: 'BLUE' } }, 'got scalar String for the action webhook response, expecting Color');
-    await expectError({ text: '{"id": 1' }, 'invalid JSON in the action webhook response');
+    await expectError({ text: '{"id": 1' }, 'not a valid json response from webhook');
+    await expectError({ status: 204, text: '' }, 'not a valid json response from webhook');
     await expectError({ status: 500, json: { id: 1 } }, 'expecting 2xx or 4xx status code, but found 500');
     h.routes['/get_users'] = { json: null };
     expect((await s.gql('{ get_users { id } }')).errors[0].message).toBe('got null for the action webhook response');

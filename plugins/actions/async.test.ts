@@ -111,6 +111,19 @@ describe('asynchronous actions', () => {
     expect(other.errors[0].extensions.code).toBe('validation-failed');
   });
 
+  it('an answer that is not JSON is an error; its details are for admin only', async () => {
+    handler.routes['/create'] = { status: 204, text: '' };
+    const u = { 'x-svc-role': 'user', 'x-svc-user-id': '3' };
+    const id = (await s.gql('mutation { create_user(name: "x") }', {}, u)).data.create_user;
+    const r = await until(async () => {
+      const x = await s.gql('query ($id: uuid!) { create_user(id: $id) { errors } }', { id }, u);
+      return x.data?.create_user?.errors ? x : undefined;
+    });
+    expect(r.data.create_user.errors).toEqual({ code: 'unexpected', path: '$', error: 'not a valid json response from webhook' });
+    const admin = await result(s, id);
+    expect(admin.data.create_user.errors.internal).toMatchObject({ error: 'unexpected response', response: { status: 204 } });
+  });
+
   it('refuses an id that is not a uuid', async () => {
     const r = await s.gql('query { create_user(id: "nope") { id } }');
     expect(r.errors).toBeDefined();

@@ -154,7 +154,14 @@ export class AsyncActions {
     );
     const r = rows[0];
     if (!r) return null;
-    return { id: r.id, created_at: r.created_at, errors: r.errors === null ? null : JSON.parse(r.errors), output: r.output === null ? null : JSON.parse(r.output) };
+    let errors = r.errors === null ? null : (JSON.parse(r.errors) as Record<string, unknown>);
+    // The details of a failed call (the request and response) are for admins, as a synchronous
+    // call's are.
+    if (errors && !session.isAdmin && 'internal' in errors) {
+      const { internal: _i, ...rest } = errors;
+      errors = rest;
+    }
+    return { id: r.id, created_at: r.created_at, errors, output: r.output === null ? null : JSON.parse(r.output) };
   }
 
   /** Deletes an action's calls (drop_action's clear_data). */

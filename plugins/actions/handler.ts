@@ -116,13 +116,11 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
   if (r.truncated) throw unexpected(`the action handler's response is larger than ${MAX_RESPONSE_BYTES} bytes`, c, payload, sent, response(null), transformed);
   let body: unknown;
   const text = r.body;
-  if (text.trim() === '') body = null;
-  else {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      throw unexpected('invalid JSON in the action webhook response', c, payload, sent, response(text), transformed);
-    }
+  try {
+    // An empty body (a 204) is not JSON either, as in Hasura.
+    body = JSON.parse(text);
+  } catch {
+    throw unexpected('not a valid json response from webhook', c, payload, sent, response(text), transformed);
   }
   if (c.action.responseBody) {
     try {
