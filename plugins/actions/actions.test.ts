@@ -157,6 +157,13 @@ describe('action operations', () => {
     expect(r.body.error).toBe('Inconsistent object: in action "a4"; Value for environment variables not found: NOT_SET');
     r = await s.query(action('a5', { output_type: 'UserId', type: 'query', kind: 'asynchronous' }));
     expect(r.body.code).toBe('parse-failed');
+    // A table's root field: refused, and the schema keeps serving.
+    r = await s.query(action('user', { type: 'query', output_type: 'UserId' }));
+    expect(r.body).toMatchObject({ code: 'invalid-configuration', error: 'Inconsistent object: in action "user"; the root field "user" conflicts with an existing root field' });
+    r = await s.query(action('insert_user', { output_type: 'UserId' }));
+    expect(r.body.code).toBe('invalid-configuration');
+    expect((await s.query(action('user_by_pk', { output_type: 'UserId' }))).status).toBe(200);
+    expect((await s.gql('{ user(order_by: {id: asc}, limit: 1) { name } }')).data).toEqual({ user: [{ name: 'Clarke' }] });
   });
 
   it('update_action and drop_action name a missing action', async () => {

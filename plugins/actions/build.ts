@@ -236,7 +236,19 @@ function nestedObjectFields(types: ResolvedTypes, o: ResolvedObject): string[] {
   return o.def.fields.filter((f) => types.objects.has(baseName(parseType(f.type)))).map((f) => f.name);
 }
 
-export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readonly<Record<string, string | undefined>>, catalog: SqlExecutor | undefined): ActionsBuild {
+/** The admin's root field names that other plugins give (tables, functions, ...). */
+export type OtherRoots = () => { query: ReadonlySet<string>; mutation: ReadonlySet<string> } | undefined;
+
+/*
+ * Note [Action root fields]
+ * An action's root field shares the root types with the tables' (and other plugins') fields: a
+ * name taken twice would make every schema of a role fail to assemble. So the build checks each
+ * action's root field names against the admin's other root fields (KernelApi.roleRoots on the
+ * build in progress, where this step has no output yet and so contributes nothing) and makes an
+ * action that collides inconsistent, as Hasura refuses it, instead of serving no schema at all.
+ */
+
+export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readonly<Record<string, string | undefined>>, catalog: SqlExecutor | undefined, otherRoots?: OtherRoots): ActionsBuild {
   const c = customTypesOf(ctx.metadata);
   const metas = actionsOf(ctx.metadata);
   let types = EMPTY_TYPES;
@@ -258,6 +270,7 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
   const pg = metas.length ? databaseScalars(db, ctx) : new Set<string>();
   const actions = new Map<string, ResolvedAction>();
   const usedPg = new Set(types.pgScalars);
+  const roots = metas.length ? otherRoots?.() : undefined;
   for (const a of metas) {
     const fail = (why: string) =>
       ctx.inconsistent({ type: 'action', name: `action ${a.name}`, reason: `Inconsistent object: in action ${dq(a.name)}; ${why}`, definition: fullAction(a), id: actionId(a.name), remove: withoutAction(a.name) });
@@ -293,6 +306,13 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       continue;
     }
     const async = d.type === 'mutation' && d.kind === 'asynchronous';
+    if (roots) {
+      const taken = (d.type === 'query' || async ? roots.query.has(a.name) : false) || (d.type === 'mutation' ? roots.mutation.has(a.name) : false);
+      if (taken) {
+        fail(`the root field ${dq(a.name)} conflicts with an existing root field`);
+        continue;
+      }
+    }
     if (async && outputKind === 'object') {
       // Hasura: an asynchronous action's output with relationships may not nest objects (the
       // relationships are joined on the stored output's top level only).
