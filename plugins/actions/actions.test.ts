@@ -106,6 +106,7 @@ describe('custom types', () => {
       [{ objects: [{ name: 'A', fields: [{ name: 'x', type: 'Int' }], relationships: [{ name: 'r', type: 'object', remote_table: 'user', field_mapping: { y: 'id' } }] }] }, 'the field "y" for relationship "r" in object type "A" does not exist'],
       [{ objects: [{ name: 'A', fields: [{ name: 'x', type: '[Int]' }], relationships: [{ name: 'r', type: 'array', remote_table: 'user', field_mapping: { x: 'id' } }] }] }, 'the type of the field "x" for relationship "r" in object type "A" is a list type'],
       [{ objects: [{ name: 'A', fields: [{ name: 'x', type: 'Int' }], relationships: [{ name: 'r', type: 'object', remote_table: 'user', field_mapping: { x: 'nope' } }] }] }, 'the column "nope" of remote table "user" for relationship "r" of object type "A" does not exist'],
+      [{ objects: [{ name: 'user_bool_exp', fields: [{ name: 'x', type: 'Int' }] }] }, 'the object type "user_bool_exp" has the name of a GraphQL type of the table "user"'],
     ];
     for (const [args, why] of cases) {
       await s.query({ type: 'clear_metadata', args: {} });

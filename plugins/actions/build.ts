@@ -152,6 +152,32 @@ function findTable(db: DatabaseService, ctx: BuildContext, source: string, t: { 
   return db.resolved(ctx).sources.get(source)?.tables.get(tableKey(t.schema, t.name));
 }
 
+/*
+ * Note [Type names of tables]
+ * Custom types share the schema's type names with the types the database plugin makes for
+ * tracked tables (`<t>`, `<t>_bool_exp`, ...). A custom object, input object or enum with such a
+ * name would make the schema of every role that reaches both fail to assemble, so it is refused
+ * when the custom types are set (a custom scalar may have a PostgreSQL scalar's name: it is then
+ * that scalar). The names checked are each table's type and the types derived from it.
+ */
+const TABLE_TYPE_SUFFIXES = [
+  '', '_bool_exp', '_order_by', '_select_column', '_aggregate', '_aggregate_fields', '_aggregate_order_by', '_avg_fields', '_max_fields',
+  '_min_fields', '_sum_fields', '_stddev_fields', '_variance_fields', '_mutation_response', '_insert_input', '_obj_rel_insert_input',
+  '_arr_rel_insert_input', '_on_conflict', '_constraint', '_update_column', '_set_input', '_inc_input', '_pk_columns_input',
+  '_updates', '_stream_cursor_input', '_stream_cursor_value_input', '_aggregate_bool_exp',
+];
+
+function tableTypeNames(db: DatabaseService, ctx: BuildContext): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const s of db.resolved(ctx).sources.values()) {
+    for (const t of s.tables.values()) {
+      if (!t.model?.inSchema) continue;
+      for (const suffix of TABLE_TYPE_SUFFIXES) out.set(t.model.name + suffix, tableText(t.model.table));
+    }
+  }
+  return out;
+}
+
 /** Hasura's validateCustomTypeDefinitions: the reasons the custom types are refused (empty: none). */
 function validateTypes(c: CustomTypes, db: DatabaseService, ctx: BuildContext, pg: ReadonlySet<string>): { errors: string[]; types: ResolvedTypes } {
   const errors: string[] = [];
@@ -160,6 +186,18 @@ function validateTypes(c: CustomTypes, db: DatabaseService, ctx: BuildContext, p
   const inputs = new Map((c.input_objects ?? []).map((o) => [o.name, o]));
   const objectDefs = new Map((c.objects ?? []).map((o) => [o.name, o]));
   const usedPg = new Set<string>();
+  // The tables' own GraphQL types (Note [Type names of tables]).
+  const taken = tableTypeNames(db, ctx);
+  for (const [kind, list] of [['input object', c.input_objects], ['object', c.objects], ['enum', c.enums]] as const) {
+    for (const t of list ?? []) {
+      const table = taken.get(t.name);
+      if (table) errors.push(`the ${kind} type ${dq(t.name)} has the name of a GraphQL type of the table ${dq(table)}`);
+    }
+  }
+  for (const t of c.scalars ?? []) {
+    const table = taken.get(t.name);
+    if (table && !pg.has(t.name)) errors.push(`the scalar type ${dq(t.name)} has the name of a GraphQL type of the table ${dq(table)}`);
+  }
   const dupTypes = duplicates([...(c.scalars ?? []).map((s) => s.name), ...(c.enums ?? []).map((e) => e.name), ...(c.input_objects ?? []).map((o) => o.name), ...(c.objects ?? []).map((o) => o.name)]);
   if (dupTypes.length) errors.push(`duplicate type names: ${dquoteList(dupTypes)}`);
   const isScalar = (n: string) => {
