@@ -158,6 +158,11 @@ describe('action operations', () => {
     expect(r.body.error).toBe('Inconsistent object: in action "a4"; Value for environment variables not found: NOT_SET');
     r = await s.query(action('a5', { output_type: 'UserId', type: 'query', kind: 'asynchronous' }));
     expect(r.body.code).toBe('parse-failed');
+    // In a bulk, the error points at the item that defines the object.
+    r = await s.query({ type: 'bulk', args: [{ type: 'set_custom_types', args: TYPES }, action('a6', { output_type: 'Nope' })] });
+    expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
+    r = await s.metadata({ type: 'bulk', args: [{ type: 'set_custom_types', args: TYPES }, action('a6', { output_type: 'Nope' })] });
+    expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
     // A table's root field: refused, and the schema keeps serving.
     r = await s.query(action('user', { type: 'query', output_type: 'UserId' }));
     expect(r.body).toMatchObject({ code: 'invalid-configuration', error: 'Inconsistent object: in action "user"; the root field "user" conflicts with an existing root field' });
