@@ -208,6 +208,17 @@ describe('synchronous actions', () => {
     expect(call.headers['content-type']).toBe('application/json');
   });
 
+  it('pass the handler\'s Set-Cookie on to the client', async () => {
+    h.routes['/echo'] = (_c, res) => {
+      res.setHeader('set-cookie', ['a=1', 'b=2']);
+      res.writeHead(200, { 'content-type': 'application/json', 'x-other': 'no' }).end('"ok"');
+    };
+    const r = await s.request('POST', '/v1/graphql', { query: '{ echo }' });
+    expect(r.body).toEqual({ data: { echo: 'ok' } });
+    expect(r.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    expect(r.headers.get('x-other')).toBeNull();
+  });
+
   it('forward the client\'s headers when asked, never the admin secret', async () => {
     h.routes['/echo'] = { json: 'ok' };
     await s.gql('{ echo(x: {a: 1}) }', {}, { 'x-custom': 'c', 'x-svc-admin-secret': 'nope' });

@@ -46,6 +46,9 @@ export interface HandlerCall {
   query: string | undefined;
   clientHeaders: Readonly<Record<string, string>>;
   signal?: AbortSignal;
+  /** Where the handler's `Set-Cookie` headers go, to be passed on to the client as Hasura does
+   * (a synchronous action over HTTP). */
+  setCookies?: [string, string][];
 }
 
 /** The payload Hasura sends (ActionWebhookPayload). */
@@ -133,6 +136,7 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
   if (r.status >= 200 && r.status < 300) {
     const why = checkValue(body, c.action.output, types);
     if (why) throw unexpected(why, c, payload, sent, response(body), transformed);
+    if (c.setCookies) for (const [name, value] of r.headers) if (name === 'set-cookie') c.setCookies.push(['Set-Cookie', value]);
     return body;
   }
   if (r.status >= 400 && r.status < 500) {

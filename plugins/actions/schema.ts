@@ -74,7 +74,10 @@ function syncPlan(k: KernelApi, a: ResolvedAction, ab: ActionsBuild, input: Plan
   return {
     async run(ctx) {
       const signal = abortOf(ctx);
-      const value = await callHandler({ action: a, input: inputOf(def, input, ctx), session: ctx.session, query: input.query, clientHeaders: ctx.headers, ...(signal ? { signal } : {}) }, ab.types);
+      const value = await callHandler(
+        { action: a, input: inputOf(def, input, ctx), session: ctx.session, query: input.query, clientHeaders: ctx.headers, ...(signal ? { signal } : {}), ...(ctx.responseHeaders ? { setCookies: ctx.responseHeaders } : {}) },
+        ab.types,
+      );
       return answer(k, value, def.type, input, ctx);
     },
   };
