@@ -292,6 +292,23 @@ describe('synchronous actions', () => {
     expect(r.errors[0].extensions.internal).toBeUndefined();
   });
 
+  it('refuse an answer nested without end in a recursive type, without a 500', async () => {
+    const r = await s.query({
+      type: 'bulk',
+      args: [
+        { type: 'set_custom_types', args: { ...TYPES, objects: [...TYPES.objects, { name: 'Tree', fields: [{ name: 'id', type: 'Int' }, { name: 'child', type: 'Tree' }] }] } },
+        action('tree', { type: 'query', output_type: 'Tree' }),
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    h.routes['/tree'] = { text: '{"child":'.repeat(100_000) + '{}' + '}'.repeat(100_000) };
+    const deep = await s.request('POST', '/v1/graphql', { query: '{ tree { id child { id } } }' });
+    expect(deep.status, deep.text.slice(0, 300) + JSON.stringify(s.logs.filter((l) => l.level === 'error').slice(-2)).slice(0, 800)).toBe(200);
+    expect(deep.body.errors[0].message).toBe('the action webhook response is nested deeper than 500 levels');
+    h.routes['/tree'] = { json: { id: 1, child: { id: 2, child: { id: 3 } } } };
+    expect((await s.gql('{ tree { id child { id child { id child { id } } } } }')).data).toEqual({ tree: { id: 1, child: { id: 2, child: { id: 3 } } } });
+  });
+
   it('a nullable output may be null', async () => {
     h.routes['/get_user'] = { json: null };
     expect((await s.gql('{ get_user(id: 1) { id } }')).data).toEqual({ get_user: null });

@@ -124,6 +124,23 @@ describe('asynchronous actions', () => {
     expect(admin.data.create_user.errors.internal).toMatchObject({ error: 'unexpected response', response: { status: 204 } });
   });
 
+  it('keeps the client\'s headers only for an action that forwards them, never its credentials', async () => {
+    const r = await s.query({ type: 'create_action', args: { name: 'fwd', definition: { kind: 'asynchronous', output_type: 'UserId', handler: '{{HANDLER}}/fwd', forward_client_headers: true } } });
+    expect(r.status, r.text).toBe(200);
+    handler.routes['/fwd'] = { json: { id: 1 } };
+    const id = (await s.gql('mutation { fwd }', {}, { 'x-trace': 't1', authorization: 'Bearer secret', cookie: 'c=1' })).data.fwd;
+    await until(async () => (await s.gql('query ($id: uuid!) { fwd(id: $id) { output { id } } }', { id })).data?.fwd?.output);
+    const stored = (await s.sql`select request_headers from svc_catalog.action_log where id = ${id}`)[0]!.request_headers as Record<string, string>;
+    expect(stored['x-trace']).toBe('t1');
+    expect(stored.authorization).toBeUndefined();
+    expect(stored.cookie).toBeUndefined();
+    const call = handler.calls.find((c) => c.path === '/fwd')!;
+    expect(call.headers['x-trace']).toBe('t1');
+    expect(call.headers.authorization).toBeUndefined();
+    const other = (await s.gql('mutation { create_user(name: "h") }', {}, { 'x-trace': 't2' })).data.create_user;
+    expect((await s.sql`select request_headers from svc_catalog.action_log where id = ${other}`)[0]!.request_headers).toEqual({});
+  });
+
   it('refuses an id that is not a uuid', async () => {
     const r = await s.gql('query { create_user(id: "nope") { id } }');
     expect(r.errors).toBeDefined();

@@ -10,7 +10,7 @@ import type { Session } from '../../core/plugin.js';
 import type { SqlExecutor } from '../database/index.js';
 import { Semaphore } from '../event-triggers/index.js';
 import type { ActionsBuild, ResolvedAction } from './build.js';
-import { callHandler } from './handler.js';
+import { callHandler, forwardable } from './handler.js';
 
 export const CATALOG = 'svc_catalog';
 export const ACTION_LOG = `${CATALOG}.action_log`;
@@ -125,7 +125,7 @@ export class AsyncActions {
   async enqueue(ab: ActionsBuild, a: ResolvedAction, input: Record<string, unknown>, session: Session, query: string | undefined, headers: Readonly<Record<string, string>>): Promise<string> {
     const exec = this.catalog(ab);
     // The client's headers are kept only when the handler is to get them.
-    const kept = a.forwardClientHeaders ? headers : {};
+    const kept = a.forwardClientHeaders ? forwardable(headers) : {};
     const rows = await exec.query<{ id: string }>(
       `insert into ${ACTION_LOG} (action_name, input_payload, request_headers, session_variables, request_query, lease_sec)
        values ($1, $2::text::jsonb, $3::text::jsonb, $4::text::jsonb, $5, $6) returning id::text as id`,

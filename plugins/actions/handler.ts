@@ -65,18 +65,41 @@ export function sessionVariables(s: Session): Record<string, string> {
   return { ...s.variables, 'x-svc-role': s.role };
 }
 
+/** The client's headers an action with `forward_client_headers` passes on: never the
+ * credentials (admin secret, Authorization, cookies) nor transport headers. */
+export function forwardable(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const n = name.toLowerCase();
+    if (IGNORED_CLIENT_HEADERS.has(n) || n === 'x-svc-admin-secret' || n === 'authorization' || n === 'cookie') continue;
+    out[name] = value;
+  }
+  return out;
+}
+
 /** The headers sent: the configured ones after the client's forwarded ones (configured win). */
 function requestHeaders(c: HandlerCall): [string, string][] {
   const out = new Map<string, [string, string]>();
   if (c.action.forwardClientHeaders) {
-    for (const [name, value] of Object.entries(c.clientHeaders)) {
-      const n = name.toLowerCase();
-      if (IGNORED_CLIENT_HEADERS.has(n) || n === 'x-svc-admin-secret' || n === 'authorization' || n === 'cookie') continue;
-      out.set(n, [name, value]);
-    }
+    for (const [name, value] of Object.entries(forwardable(c.clientHeaders))) out.set(name.toLowerCase(), [name, value]);
   }
   for (const [name, value] of c.action.headers) out.set(name.toLowerCase(), [name, value]);
   return [...out.values()];
+}
+
+/** Bytes of an answer shown in the details of an error (the rest is cut). */
+const MAX_SHOWN_BODY = 64 * 1024;
+
+/** The answer as the details show it: the parsed value, or its text cut at MAX_SHOWN_BODY when
+ * it is long or nested too deep to be written back as JSON safely. */
+function shownBody(body: unknown, text: string): unknown {
+  if (text.length > MAX_SHOWN_BODY) return text.slice(0, MAX_SHOWN_BODY);
+  try {
+    JSON.stringify(body);
+    return body;
+  } catch {
+    return text;
+  }
 }
 
 /** What went wrong with an answer, with Hasura's `internal` shape. */
@@ -115,7 +138,7 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
     (e.internal as Record<string, unknown>).error = why;
     throw e;
   }
-  const response = (body: unknown) => ({ status: r.status!, body, headers: r.headers });
+  const response = (body: unknown) => ({ status: r.status!, body: shownBody(body, r.body), headers: r.headers });
   if (r.truncated) throw unexpected(`the action handler's response is larger than ${MAX_RESPONSE_BYTES} bytes`, c, payload, sent, response(null), transformed);
   let body: unknown;
   const text = r.body;
@@ -172,15 +195,20 @@ function scalarFits(name: string, x: unknown): boolean {
   }
 }
 
+/** How deep an answer is checked: a recursive output type lets a handler nest objects without
+ * end, and the check must not exhaust the stack on one that does. */
+const MAX_DEPTH = 500;
+
 /** Hasura's validateResponse: why `x` does not fit `t`, or undefined. */
-export function checkValue(x: unknown, t: TypeNode, types: ResolvedTypes): string | undefined {
+export function checkValue(x: unknown, t: TypeNode, types: ResolvedTypes, depth = 0): string | undefined {
+  if (depth > MAX_DEPTH) return `the action webhook response is nested deeper than ${MAX_DEPTH} levels`;
   const nonNull = t.kind === Kind.NON_NULL_TYPE;
   const inner = nonNull ? t.type : t;
   if (x === null || x === undefined) return nonNull ? 'got null for the action webhook response' : undefined;
   if (inner.kind === Kind.LIST_TYPE) {
     if (!Array.isArray(x)) return 'expecting array for the action webhook response';
     for (const item of x) {
-      const why = checkValue(item, inner.type, types);
+      const why = checkValue(item, inner.type, types, depth + 1);
       if (why) return why;
     }
     return undefined;
@@ -204,7 +232,7 @@ export function checkValue(x: unknown, t: TypeNode, types: ResolvedTypes): strin
         if (fNonNull) return `expecting not null value for field ${JSON.stringify(f.name)}`;
         continue;
       }
-      const why = checkValue(v, ft, types);
+      const why = checkValue(v, ft, types, depth + 1);
       if (why) return why;
     }
     return undefined;

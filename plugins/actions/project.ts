@@ -133,11 +133,17 @@ interface JoinPlan {
   readonly batched: boolean;
 }
 
-/** Plans of synthesized fields, per relationship field node of a cached document. */
-const joinPlans = new WeakMap<FieldNode, JoinPlan>();
+/** Plans of synthesized fields, per build, relationship field node and role: a saved document
+ * (a REST endpoint's) is one DocumentNode for every role, and a plan holds its role's
+ * permissions. */
+const joinPlans = new WeakMap<BuildResult, WeakMap<FieldNode, Map<string, JoinPlan>>>();
 
 function joinPlan(k: KernelApi, p: PendingJoin, doc: DocumentContext): JoinPlan {
-  const hit = joinPlans.get(p.node);
+  let byNode = joinPlans.get(doc.build);
+  if (!byNode) joinPlans.set(doc.build, (byNode = new WeakMap()));
+  let byRole = byNode.get(p.node);
+  if (!byRole) byNode.set(p.node, (byRole = new Map()));
+  const hit = byRole.get(doc.role);
   if (hit) return hit;
   const { rel, kind, join } = p.field;
   const args = p.node.arguments ?? [];
@@ -176,7 +182,7 @@ function joinPlan(k: KernelApi, p: PendingJoin, doc: DocumentContext): JoinPlan 
   };
   const plan = root.plan({ field, schema: doc.schema, fragments: doc.fragments, variableDefinitions: [...doc.variableDefinitions, ...varDefs], role: doc.role, build: doc.build });
   const out = { plan, batched };
-  joinPlans.set(p.node, out);
+  byRole.set(doc.role, out);
   return out;
 }
 
