@@ -167,15 +167,23 @@ const TABLE_TYPE_SUFFIXES = [
   '_updates', '_stream_cursor_input', '_stream_cursor_value_input', '_aggregate_bool_exp',
 ];
 
-function tableTypeNames(db: DatabaseService, ctx: BuildContext): Map<string, string> {
-  const out = new Map<string, string>();
+/** Which table's GraphQL types a name is among (the table's name), looked up by stripping each
+ * suffix: one index entry per table, built only when there are custom types. */
+function tableTypeNames(db: DatabaseService, ctx: BuildContext): { get(name: string): string | undefined } {
+  const byName = new Map<string, string>();
   for (const s of db.resolved(ctx).sources.values()) {
-    for (const t of s.tables.values()) {
-      if (!t.model?.inSchema) continue;
-      for (const suffix of TABLE_TYPE_SUFFIXES) out.set(t.model.name + suffix, tableText(t.model.table));
-    }
+    for (const t of s.tables.values()) if (t.model?.inSchema) byName.set(t.model.name, tableText(t.model.table));
   }
-  return out;
+  return {
+    get(name) {
+      for (const suffix of TABLE_TYPE_SUFFIXES) {
+        if (!name.endsWith(suffix)) continue;
+        const table = byName.get(name.slice(0, name.length - suffix.length));
+        if (table) return table;
+      }
+      return undefined;
+    },
+  };
 }
 
 /** Hasura's validateCustomTypeDefinitions: the reasons the custom types are refused (empty: none). */
