@@ -7,6 +7,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
+import { DatabaseToken, type DatabaseService, type SqlExecutor } from '../database/index.js';
 import { startHandler, type TestHandler } from './testing.js';
 
 const s = useServer(
@@ -229,6 +230,22 @@ describe('synchronous actions', () => {
 
   it('join relationships to tables, one statement per relationship for a list', async () => {
     h.routes['/get_users'] = { json: [{ id: 1 }, { id: 2 }, { id: 1 }, { id: 99 }] };
+    // Count the statements the source runs for the request.
+    const db = s.kernel.api.use(DatabaseToken) as DatabaseService;
+    const exec = db.resolved(s.kernel.state().build).sources.get('default')!.connection!.executor as SqlExecutor;
+    const query = exec.query.bind(exec);
+    let statements = 0;
+    exec.query = async <T>(sql: string, params?: unknown[], opts?: { prepare?: boolean }) => {
+      statements++;
+      return query<T>(sql, params, opts);
+    };
+    try {
+      const batched = await s.gql('{ get_users { id user { name } articles(order_by: {id: asc}) { title } } }');
+      expect(batched.data.get_users.map((u: { articles: unknown[] }) => u.articles.length)).toEqual([2, 1, 2, 0]);
+      expect(statements).toBe(2);
+    } finally {
+      exec.query = query;
+    }
     const r = await s.gql('{ get_users { id user { name } articles(order_by: {id: asc}) { title } articles_aggregate { aggregate { count } } } }');
     expect(r.data.get_users).toEqual([
       { id: 1, user: { name: 'Clarke' }, articles: [{ title: 'a1' }, { title: 'a2' }], articles_aggregate: { aggregate: { count: 2 } } },
