@@ -159,6 +159,8 @@ describe('action operations', () => {
     expect(r.body.error).toBe('Inconsistent object: in action "a4"; Value for environment variables not found: NOT_SET');
     r = await s.query(action('a5', { output_type: 'UserId', type: 'query', kind: 'asynchronous' }));
     expect(r.body.code).toBe('parse-failed');
+    r = await s.query({ type: 'create_action', args: { name: 'UserId', definition: { kind: 'asynchronous', handler: 'http://x', output_type: 'UserId' } } });
+    expect(r.body.error).toBe('Inconsistent object: in action "UserId"; the name of the asynchronous action is the name of a custom type, which its result type would take');
     // In a bulk, the error points at the item that defines the object.
     r = await s.query({ type: 'bulk', args: [{ type: 'set_custom_types', args: TYPES }, action('a6', { output_type: 'Nope' })] });
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });

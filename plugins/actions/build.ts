@@ -352,6 +352,11 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       continue;
     }
     const async = d.type === 'mutation' && d.kind === 'asynchronous';
+    // An asynchronous action's result type is named after the action.
+    if (async && (types.objects.has(a.name) || types.inputs.has(a.name) || types.enums.has(a.name) || types.scalars.has(a.name))) {
+      fail(`the name of the asynchronous action is the name of a custom type, which its result type would take`);
+      continue;
+    }
     if (roots) {
       const taken = (d.type === 'query' || async ? roots.query.has(a.name) : false) || (d.type === 'mutation' ? roots.mutation.has(a.name) : false);
       if (taken) {
