@@ -378,6 +378,37 @@ describe('synchronous actions', () => {
     h.routes['/get_users'] = { json: { ids: [5, 6] } };
     expect((await s.gql('{ get_users { id note } }')).data.get_users).toEqual([{ id: 100, note: 'first' }, { id: 6, note: null }]);
     expect(h.calls.at(-1)!.body).toEqual({ who: 'admin', n: '#get_users' });
+    // Method, URL, query parameters and headers.
+    const m = await s.query({
+      type: 'update_action',
+      args: {
+        name: 'create_user',
+        definition: {
+          handler: '{{HANDLER}}/create_user',
+          arguments: [{ name: 'user', type: 'UserInput!' }],
+          output_type: 'UserId!',
+          headers: [{ name: 'X-Static', value: 'v' }, { name: 'X-Gone', value: 'g' }],
+          request_transform: {
+            version: 2,
+            template_engine: 'Kriti',
+            method: 'PUT',
+            url: '{{$base_url}}/moved',
+            query_params: { who: '{{ $body.input.user.name }}', fixed: 'x y' },
+            request_headers: { add_headers: { 'X-Added': 'role-{{ $session_variables["x-svc-role"] }}', 'X-Static': 'replaced' }, remove_headers: ['X-Gone'] },
+          },
+        },
+      },
+    });
+    expect(m.status, m.text).toBe(200);
+    h.routes['/create_user/moved'] = { json: { id: 3 } };
+    expect((await s.gql('mutation { create_user(user: {name: "Ann"}) { id } }')).data).toEqual({ create_user: { id: 3 } });
+    const call = h.calls.at(-1)!;
+    expect(call.method).toBe('PUT');
+    expect(call.path).toBe('/create_user/moved?who=Ann&fixed=x+y');
+    expect(call.headers['x-added']).toBe('role-admin');
+    expect(call.headers['x-static']).toBe('replaced');
+    expect(call.headers['x-gone']).toBeUndefined();
+    expect(call.body.input).toEqual({ user: { name: 'Ann' } });
     const bad = await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/x', output_type: '[UserId!]!', response_transform: { body: { action: 'transform', template: '{"a": {{ range }}' } } } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/^Inconsistent object: in action "get_users"; response_transform: /);

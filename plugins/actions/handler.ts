@@ -120,18 +120,37 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
   const sent = requestHeaders(c);
   let body_ = JSON.stringify(payload);
   let transformed: unknown = null;
-  const vars = { $body: payload, $session_variables: payload.session_variables, $base_url: c.action.url };
-  if (c.action.requestBody) {
+  let url = c.action.url;
+  let method: string | undefined;
+  let headers = sent;
+  const t = c.action.request;
+  if (t) {
+    const vars = { $body: payload, $session_variables: payload.session_variables, $base_url: c.action.url };
     try {
-      const b = c.action.requestBody === 'remove' ? undefined : c.action.requestBody.render(vars);
-      body_ = b === undefined ? '' : JSON.stringify(b);
-      transformed = { url: c.action.meta.definition.handler, body: b ?? null, headers: [] };
+      let b: unknown = payload;
+      if (t.body) {
+        b = t.body === 'remove' ? undefined : t.body.render(vars);
+        body_ = b === undefined ? '' : JSON.stringify(b);
+      }
+      if (t.url) url = t.url.render(vars);
+      if (t.query) {
+        const u = new URL(url);
+        if (Array.isArray(t.query)) for (const [k, v] of t.query as readonly [string, { render(x: Record<string, unknown>): string }][]) u.searchParams.set(k, v.render(vars));
+        else u.search = (t.query as { render(x: Record<string, unknown>): string }).render(vars);
+        url = u.toString();
+      }
+      if (t.removeHeaders) headers = headers.filter(([n]) => !t.removeHeaders!.has(n.toLowerCase()));
+      if (t.addHeaders) headers = [...headers.filter(([n]) => !t.addHeaders!.some(([a]) => a.toLowerCase() === n.toLowerCase())), ...t.addHeaders.map(([n, v]) => [n, v.render(vars)] as [string, string])];
+      method = t.method;
+      // The URL is shown as the handler template gives it when the transform keeps it (the
+      // resolved one may hold a secret from the environment).
+      transformed = { url: t.url || t.query ? url : c.action.meta.definition.handler, method: method ?? 'POST', body: b ?? null, headers: headers.map(([name]) => ({ name, value: '<redacted>' })) };
     } catch (e) {
-      if (!(e instanceof KritiError)) throw e;
-      throw new SvcError('unexpected', `request transform failed: ${e.message}`);
+      if (!(e instanceof KritiError) && !(e instanceof TypeError)) throw e;
+      throw new SvcError('unexpected', `request transform failed: ${(e as Error).message}`);
     }
   }
-  const r = await postWebhook({ url: c.action.url, body: body_, headers: sent, timeoutMs: c.action.timeoutMs, maxBodyBytes: MAX_RESPONSE_BYTES, ...(c.signal ? { signal: c.signal } : {}) });
+  const r = await postWebhook({ url, ...(method ? { method } : {}), body: body_, headers, timeoutMs: c.action.timeoutMs, maxBodyBytes: MAX_RESPONSE_BYTES, ...(c.signal ? { signal: c.signal } : {}) });
   if (r.status === undefined || (r.error && !r.truncated)) {
     const why = r.error === 'timeout' ? `the handler did not answer within ${c.action.timeoutMs / 1000} s` : (r.error ?? 'no response');
     const e = unexpected('http exception when calling webhook', c, payload, sent);

@@ -385,6 +385,31 @@ export interface Template {
   render(vars: Record<string, unknown>): unknown;
 }
 
+/** A text template (a transform's `url`, query parameters and headers): the text with each
+ * `{{ expression }}` replaced by its value (a string as it is, anything else as JSON). */
+export function compileTextTemplate(src: string): { render(vars: Record<string, unknown>): string } {
+  const parts: (string | Expr)[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const open = src.indexOf('{{', i);
+    if (open < 0) {
+      parts.push(src.slice(i));
+      break;
+    }
+    if (open > i) parts.push(src.slice(i, open));
+    const close = src.indexOf('}}', open + 2);
+    if (close < 0) throw new KritiError(`unterminated "{{" at position ${open} of the template`);
+    parts.push(parseExpr(src.slice(open + 2, close).trim()));
+    i = close + 2;
+  }
+  return {
+    render: (vars) => {
+      const env = new Map(Object.entries(vars));
+      return parts.map((p) => (typeof p === 'string' ? p : ((v) => (typeof v === 'string' ? v : JSON.stringify(v)))(value(evalExpr(p, env))))).join('');
+    },
+  };
+}
+
 /** Parses a template; throws KritiError. */
 export function compileTemplate(src: string): Template {
   const p = new Parser(src);

@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Call {
+  method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
   rawHeaders: string[];
@@ -44,9 +45,9 @@ export async function startHandler(routes: Record<string, Route> = {}): Promise<
       } catch {
         /* not JSON */
       }
-      const call: Call = { path: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body };
+      const call: Call = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body };
       h.calls.push(call);
-      const route = h.routes[call.path];
+      const route = h.routes[call.path] ?? h.routes[call.path.split('?')[0]!];
       if (!route) {
         res.writeHead(404).end();
         return;

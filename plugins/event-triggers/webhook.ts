@@ -85,6 +85,8 @@ export const MAX_LOGGED_BODY = 64 * 1024;
 
 export interface WebhookRequest {
   url: string;
+  /** Default POST (an action's request transform may choose another). */
+  method?: string;
   /** The JSON body, as text. */
   body: string;
   headers: readonly [string, string][];
@@ -171,7 +173,7 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
     const headers: Record<string, string> = Object.fromEntries(byName.values());
     const https_ = url.protocol === 'https:';
     try {
-      request = (https_ ? https : http).request(url, { method: 'POST', headers, agent: https_ ? agents.https : agents.http }, (res) => {
+      request = (https_ ? https : http).request(url, { method: req.method ?? 'POST', headers, agent: https_ ? agents.https : agents.http }, (res) => {
         const status = res.statusCode ?? 0;
         const resHeaders: [string, string][] = [];
         for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) resHeaders.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
