@@ -59,16 +59,20 @@ export class SvcError extends Error {
   readonly code: ErrorCode | undefined;
   path: string;
   readonly internal: unknown;
+  /** A GraphQL error's `extensions` as given, in place of its path and code: an action handler's
+   * error (plugins/actions) is passed on with the extensions the handler chose, as Hasura does. */
+  readonly extensions: Readonly<Record<string, unknown>> | undefined;
   constructor(
     code: ErrorCode | undefined,
     message: string,
-    opts: { path?: string; status?: number; internal?: unknown } = {},
+    opts: { path?: string; status?: number; internal?: unknown; extensions?: Readonly<Record<string, unknown>> } = {},
   ) {
     super(message);
     this.code = code;
     this.status = opts.status ?? (code ? ERROR_CODES[code] : 400);
     this.path = opts.path ?? '$';
     this.internal = opts.internal;
+    this.extensions = opts.extensions;
   }
 
   /** The JSON body sent to the client. */

@@ -15,6 +15,7 @@ import metrics from '../plugins/metrics/index.js';
 import consolePlugin from '../plugins/console/index.js';
 import inheritedRoles from '../plugins/inherited-roles/index.js';
 import introspectionOptions from '../plugins/introspection-options/index.js';
+import actions from '../plugins/actions/index.js';
 
-export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions];
+export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions];
 export { defaultSource };

@@ -55,6 +55,9 @@ export interface Item {
   op: OperationDef;
   args: unknown;
   version: number;
+  /** Where a bulk's item has its args (`$.args[1].args`): errors about the objects it defines
+   * point there, as Hasura's do. */
+  at?: string;
 }
 
 /** A `resource_version` given on an item inside a bulk, and where. */
@@ -82,8 +85,9 @@ export interface Draft {
   policy: InconsistencyPolicy;
   /** External state the build must refresh (sources whose schema run_sql changed, ...). */
   reload: ReloadSpec;
-  /** Ids of the objects the operations define (OperationResult.defines). */
-  defined: Set<string>;
+  /** Ids of the objects the operations define (OperationResult.defines), with where the
+   * operation that defines each is (a bulk's item), when it is not the request itself. */
+  defined: Map<string, string | undefined>;
   responses: OperationResult['response'][];
 }
 
@@ -138,7 +142,8 @@ export function resolveItems(registry: OperationRegistry, endpoint: Endpoint, en
         versions.push(...(nested.versions ?? []));
         return;
       }
-      out.push(one(ie, endpoint === 'metadata' ? `${argsBase}[${i}].args` : '$'));
+      // (The legacy endpoint parses args at `$`, but Hasura names the item `$.args[i].args` there too.)
+      out.push({ ...one(ie, endpoint === 'metadata' ? `${argsBase}[${i}].args` : '$'), at: `${argsBase === '$' ? '$.args' : argsBase}[${i}].args` });
     });
     return Object.assign(out, { bulk: true as const, versions });
   }
@@ -172,7 +177,7 @@ export function checkResourceVersions(env: Envelope, items: Items, current: numb
  * generic error listing every offending object. `new` judges only what the previous build did
  * not already have, so an operation is not blamed for older inconsistencies.
  */
-export function checkInconsistencies(previous: BuildResult, build: BuildResult, policy: InconsistencyPolicy, defined: ReadonlySet<string>): void {
+export function checkInconsistencies(previous: BuildResult, build: BuildResult, policy: InconsistencyPolicy, defined: ReadonlySet<string> | ReadonlyMap<string, string | undefined>): void {
   const offending = policy === 'any' ? build.inconsistencies : policy === 'new' ? newInconsistencies(previous, build) : [];
   const fatal = offending.find((o) => o.error);
   if (fatal) {
@@ -181,8 +186,9 @@ export function checkInconsistencies(previous: BuildResult, build: BuildResult, 
   }
   const own = offending.filter((o) => defined.has(o.id));
   if (own.length > 0) {
+    const at = defined instanceof Map ? (defined.get(own[0]!.id) as string | undefined) : undefined;
     throw new SvcError('invalid-configuration', own.map((o) => o.reason).join(', '), {
-      path: '$.args',
+      path: at ?? '$.args',
       internal: own.map(publicInconsistency),
     });
   }
@@ -239,7 +245,7 @@ export class MetadataPipeline {
       bump: false,
       policy: 'new',
       reload: {},
-      defined: new Set(),
+      defined: new Map(),
       responses: [],
     };
     for (const it of items) {
@@ -261,7 +267,7 @@ export class MetadataPipeline {
         draft.metadata = res.metadata;
         draft.changed = true;
       }
-      for (const id of res.defines ?? []) draft.defined.add(id);
+      for (const id of res.defines ?? []) draft.defined.set(id, it.at);
       if (res.bumpVersion) draft.bump = true;
       // An explicit policy replaces the default `new`; once an item allows inconsistencies
       // (replace_metadata v2 with allow_inconsistent_metadata) a later `any` does not undo it.

@@ -58,6 +58,10 @@ export interface RunContext {
    * the response grew past its limit, the request's time ran out): a field cancels the
    * statements it has running. Absent when nothing can abort the request. */
   signal?: CancelSignal;
+  /** Headers a field adds to the HTTP response (a remote schema's or an action handler's
+   * `Set-Cookie`, which Hasura passes on); absent where the transport has none to send
+   * (WebSocket, saved documents). */
+  responseHeaders?: [string, string][];
 }
 
 /** The part of AbortSignal a field needs to cancel its statements (an AbortSignal is one). */
@@ -160,6 +164,9 @@ export interface PlanInput {
   fragments: Readonly<Record<string, FragmentDefinitionNode>>;
   /** The operation's variable definitions (types, defaults). */
   variableDefinitions: readonly VariableDefinitionNode[];
+  /** The document's text as the client sent it (or as it was saved): plans are per document, so
+   * a field may keep it (an action sends it to its handler as Hasura's `request_query`). */
+  query?: string;
   role: string;
   build: BuildResult;
 }

@@ -85,6 +85,8 @@ export const MAX_LOGGED_BODY = 64 * 1024;
 
 export interface WebhookRequest {
   url: string;
+  /** Default POST (an action's request transform may choose another). */
+  method?: string;
   /** The JSON body, as text. */
   body: string;
   headers: readonly [string, string][];
@@ -160,12 +162,18 @@ export function postWebhook(req: WebhookRequest): Promise<WebhookResult> {
       failed(new Error(`invalid webhook URL: ${(e as Error).message}`));
       return;
     }
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'svc-engine' };
-    for (const [name, value] of req.headers) headers[name.toLowerCase()] = value;
-    headers['content-length'] = String(Buffer.byteLength(req.body, 'utf8'));
+    // Names are matched without case (a configured header replaces a default one) and sent as
+    // written: a webhook that reads raw header names sees `Content-Type`, `User-Agent`.
+    const byName = new Map<string, [string, string]>([
+      ['content-type', ['Content-Type', 'application/json']],
+      ['user-agent', ['User-Agent', 'svc-engine']],
+    ]);
+    for (const [name, value] of req.headers) byName.set(name.toLowerCase(), [name, value]);
+    byName.set('content-length', ['Content-Length', String(Buffer.byteLength(req.body, 'utf8'))]);
+    const headers: Record<string, string> = Object.fromEntries(byName.values());
     const https_ = url.protocol === 'https:';
     try {
-      request = (https_ ? https : http).request(url, { method: 'POST', headers, agent: https_ ? agents.https : agents.http }, (res) => {
+      request = (https_ ? https : http).request(url, { method: req.method ?? 'POST', headers, agent: https_ ? agents.https : agents.http }, (res) => {
         const status = res.statusCode ?? 0;
         const resHeaders: [string, string][] = [];
         for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) resHeaders.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);

@@ -76,6 +76,7 @@ class Run implements RunContext {
   uow: UnitOfWork | undefined;
   alone: boolean | undefined;
   signal: Cancellation | undefined;
+  responseHeaders: [string, string][] | undefined;
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
@@ -250,16 +251,19 @@ export class GraphQLEngine {
       const max = this.host.config.graphqlMaxResponseSize;
       let text = '[';
       let turn = Date.now();
+      const added: [string, string][] = [];
       for (let i = 0; i < batch.length; i++) {
         if (i > 0) text += ',';
-        text += (await this.request(batch[i], session, headers, { ...admitted.limits, budget: max - text.length })).text;
+        const a = await this.request(batch[i], session, headers, { ...admitted.limits, budget: max - text.length });
+        text += a.text;
+        if (a.headers) added.push(...a.headers);
         if (text.length > max) return this.respond(c, failure(responseTooLarge(max)));
         if (Date.now() - turn > 10) {
           await nextTurn();
           turn = Date.now();
         }
       }
-      return this.respond(c, { text: `${text}]`, status: 200 });
+      return this.respond(c, { text: `${text}]`, status: 200, ...(added.length ? { headers: added } : {}) });
     }
     return this.respond(c, await this.request(body, session, headers, admitted.limits));
   };
@@ -306,6 +310,7 @@ export class GraphQLEngine {
   }
 
   private respond(c: Context, a: Answer): Response {
+    for (const [name, value] of a.headers ?? []) c.header(name, value, { append: true });
     if (a.text.length > STREAM_ABOVE) return c.body(inSlices(a.text), a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
     return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
   }
@@ -341,7 +346,9 @@ export class GraphQLEngine {
     const coerced = this.coerce(entry, variables);
     if ('error' in coerced) return failure(coerced.error);
     const fields = rootFields(entry, coerced.values);
-    return this.run(entry, fields, new Run(session, coerced.values, headers), variables, limits);
+    const ctx = new Run(session, coerced.values, headers);
+    ctx.responseHeaders = [];
+    return this.run(entry, fields, ctx, variables, limits);
   }
 
   /** The plan cache's entry of (role, document, operation) (Note [The plan cache]): at once when
@@ -572,7 +579,7 @@ export class GraphQLEngine {
       if (i > 0) out += ',';
       out += entries[i]!.key + texts[i];
     }
-    return { text: `${out}}}`, status: 200 };
+    return { text: `${out}}}`, status: 200, ...(ctx.responseHeaders?.length ? { headers: ctx.responseHeaders } : {}) };
   }
 
   /** A query's root fields, at most FIELDS_AT_ONCE at a time. The first failure in document

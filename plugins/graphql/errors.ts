@@ -34,6 +34,7 @@ export function errorsText(errors: GqlError[]): string {
 /** `internal` (the database's details) only where the caller may see them: Hasura gives them
  * to admin requests (and in dev mode), never to a role. */
 export function fromSvcError(e: SvcError, internal = true): GqlError {
+  if (e.extensions) return { message: e.message, extensions: e.extensions as GqlError['extensions'] };
   const out = gqlError(e.code ?? 'unexpected', e.message, e.path);
   if (internal && e.internal !== undefined) out.extensions.internal = e.internal;
   return out;

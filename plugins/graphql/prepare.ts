@@ -75,6 +75,8 @@ export interface Prepared {
   /** Variables used only at positions that take text (Note [Text literals at marked positions]):
    * a string given for one is passed on as it is, whatever scalar it is declared with. */
   readonly textVariables: ReadonlySet<string>;
+  /** The document's text (PlanInput.query). */
+  readonly query: string;
 }
 
 /** A document that failed to parse, validate or select an operation: cached as well, so that a
@@ -180,7 +182,7 @@ export function validateDocument(
   const fragments: Record<string, FragmentDefinitionNode> = {};
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const conditionVariables = [...rootConditionVariables(operation.selectionSet, fragments)];
-  return { kind, document, operation, fragments, roleSchema: rs, schema, build, conditionVariables, fields: undefined, byMask: new Map(), textVariables };
+  return { kind, document, operation, fragments, roleSchema: rs, schema, build, conditionVariables, fields: undefined, byMask: new Map(), textVariables, query };
 }
 
 const INTROSPECTS = /__schema\b|__type\b/;
@@ -384,6 +386,7 @@ function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Ro
       variableDefinitions: p.operation.variableDefinitions ?? [],
       role: p.roleSchema.role,
       build: p.build,
+      query: p.query,
     });
     entries.push({ key, responseKey, plan });
   }

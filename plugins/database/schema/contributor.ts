@@ -3,7 +3,8 @@
  * table it may select (admin: all) and of every tracked function it may call, as Hasura v2 names
  * them, each planning through plan.ts.
  */
-import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig } from 'graphql';
+import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap, type GraphQLObjectType } from 'graphql';
+import { tableKey } from '../model/meta.js';
 import type { BuildResult, FieldPlan, PlanInput, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
 import { MutationSchema } from './mutation.js';
@@ -142,5 +143,46 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
         subscription: () => namespaced({ ...tableRootFields(rs, 'subscription'), ...streamRootFields(rs, types), ...fns.query }, 'subscription', types),
       };
     },
+  };
+}
+
+/** What a plugin that joins to a tracked table needs of it for one role (TableJoinTypes). */
+export interface TableJoinTypes {
+  /** `<t>`: the role's object type of the table, in the role's type registry. */
+  object: GraphQLObjectType;
+  /** `<t>_aggregate`, when the role may aggregate the table. */
+  aggregate?: GraphQLObjectType;
+  /** The arguments of a select (`where`, `order_by`, `limit`, `offset`, `distinct_on`). */
+  selectArgs: GraphQLFieldConfigArgumentMap;
+  /** The query root fields that select the table and its aggregate for this role (none when
+   * `query_root_fields` hides them or the source has a namespace). */
+  selectField?: string;
+  aggregateField?: string;
+  /** GraphQL field name and GraphQL scalar name of each column the role may select, by column. */
+  columns: ReadonlyMap<string, { field: string; scalar: string }>;
+}
+
+/**
+ * The GraphQL side of tracked tables for one role, for plugins whose types have fields that
+ * join to tables (action relationships): `(source, schema, name)` gives the table's types as the
+ * role sees them (defined in `types`, shared with the tables' own root fields), or undefined when
+ * the role may not select the table.
+ */
+export function tableJoinTypes(db: DatabaseService, role: string, build: BuildResult, types: TypeRegistry): (source: string, schema: string, name: string) => TableJoinTypes | undefined {
+  let rs: RoleSchema | undefined;
+  return (source, schema, name) => {
+    rs ??= roleSchema(db, role, build, types);
+    const t = rs.tables.get(`${source}\0${tableKey(schema, name)}`);
+    if (!t || !t.hasObject) return undefined;
+    const names = sourceNames(t.source);
+    const visible = (kind: 'select' | 'select_aggregate') => !names.namespace && (!t.perm?.queryRootFields || t.perm.queryRootFields.includes(kind));
+    return {
+      object: rs.object(t),
+      ...(t.aggregates ? { aggregate: rs.aggregate(t) } : {}),
+      selectArgs: rs.selectArgs(t),
+      ...(visible('select') ? { selectField: names.field(t.model.rootFields.select.name) } : {}),
+      ...(t.aggregates && visible('select_aggregate') ? { aggregateField: names.field(t.model.rootFields.select_aggregate.name) } : {}),
+      columns: new Map(t.columns.map((c) => [c.name, { field: c.field, scalar: c.scalar.graphql }])),
+    };
   };
 }

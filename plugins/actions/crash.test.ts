@@ -1,0 +1,90 @@
+/**
+ * Asynchronous actions with a real server process killed by SIGKILL: calls written before the
+ * kill, and one in flight at the kill, are all made and recorded after a restart, the one in
+ * flight again once its claim's lease ran out (at least once), the others exactly once.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { createDatabase } from '../../test/helpers.js';
+import { post, spawnServer, waitReady, type ServerProcess } from '../../test/server-process.js';
+import { freePort } from '../../server/embedded.js';
+import { startHandler, type TestHandler } from './testing.js';
+
+const procs: ServerProcess[] = [];
+const handlers: TestHandler[] = [];
+const pools: postgres.Sql[] = [];
+afterAll(async () => {
+  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+  for (const h of handlers) await h.close();
+  for (const s of pools) await s.end({ timeout: 1 });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function server(db: { url: string }, port: number, h: TestHandler): Promise<ServerProcess> {
+  const p = spawnServer({
+    SVC_GRAPHQL_DATABASE_URL: db.url,
+    SVC_GRAPHQL_SERVER_PORT: String(port),
+    SVC_GRAPHQL_LOG_LEVEL: 'error',
+    SVC_GRAPHQL_ASYNC_ACTIONS_FETCH_INTERVAL: '100',
+    HANDLER: h.url,
+  });
+  procs.push(p);
+  await waitReady(p, 60_000);
+  return p;
+}
+
+describe('asynchronous actions with a server process', () => {
+  it('kill -9 with calls pending and one in flight: all made after the restart, none lost', async () => {
+    const db = await createDatabase();
+    // The first call hangs (the instance is killed while it waits); the others answer at once.
+    let hung = false;
+    const h = await startHandler({
+      '/do': async (c, res) => {
+        if (c.body.input.n === 0 && !hung) {
+          hung = true;
+          return; // never answers
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ n: c.body.input.n }));
+      },
+    });
+    handlers.push(h);
+    const port = await freePort();
+    let p = await server(db, port, h);
+    const ok = async (body: unknown) => {
+      const r = await post(port, '/v1/query', body);
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    };
+    await ok({ type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'n', type: 'Int!' }] }] } });
+    // A 1 s timeout: the killed instance's claim is taken over 11 s after it was made.
+    await ok({ type: 'create_action', args: { name: 'work', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int!' }], output_type: 'Out', handler: '{{HANDLER}}/do', timeout: 1 } } });
+    const ids: string[] = [];
+    const first = await post(port, '/v1/graphql', { query: 'mutation { work(n: 0) }' });
+    ids.push(first.body.data.work);
+    while (!hung) await sleep(20);
+    p.child.kill('SIGKILL');
+    await p.exited;
+    // Calls written while no instance runs: straight into the log, as a mutation writes them.
+    const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+    pools.push(sql);
+    for (let n = 1; n <= 20; n++) {
+      const rows = await sql`insert into svc_catalog.action_log (action_name, input_payload, session_variables, lease_sec) values ('work', ${sql.json({ n })}, ${sql.json({ 'x-svc-role': 'admin' })}, 11) returning id::text as id`;
+      ids.push(rows[0]!.id);
+    }
+    p = await server(db, port, h);
+    const end = Date.now() + 40_000;
+    let done: { id: string; status: string; output: { n: number } | null }[] = [];
+    while (Date.now() < end) {
+      done = (await sql`select id::text as id, status, response_payload as output from svc_catalog.action_log where id = any(${ids}::uuid[])`) as unknown as typeof done;
+      if (done.length === ids.length && done.every((d) => d.status === 'completed')) break;
+      await sleep(200);
+    }
+    expect(done.filter((d) => d.status === 'completed')).toHaveLength(ids.length);
+    // Each call made once, the one in flight at the kill twice (at least once).
+    const calls = h.calls.map((c) => c.body.input.n as number);
+    for (let n = 1; n <= 20; n++) expect(calls.filter((x) => x === n), `call ${n}`).toHaveLength(1);
+    expect(calls.filter((x) => x === 0)).toHaveLength(2);
+    const r = await post(port, '/v1/graphql', { query: `query { work(id: "${ids[0]}") { output { n } errors } }` });
+    expect(r.body).toEqual({ data: { work: { output: { n: 0 }, errors: null } } });
+  }, 120_000);
+});
