@@ -81,6 +81,17 @@ export class SvcError extends Error {
   }
 }
 
+/**
+ * Errors that a root field's source answered as GraphQL errors (a remote schema's), sent to the
+ * client as they are, with `"data": null`: Hasura's GQExecError. Thrown by a field's plan; the
+ * GraphQL engine answers `{"data":null,"errors":[...]}` (status 200).
+ */
+export class ExecErrors extends Error {
+  constructor(readonly errors: readonly unknown[]) {
+    super('the source answered errors');
+  }
+}
+
 /** Shorthand: `throw svcError('not-exists', 'table "x" does not exist', '$.args.table')`. */
 export function svcError(code: ErrorCode | undefined, message: string, path?: string, internal?: unknown): SvcError {
   return new SvcError(code, message, { path, internal });

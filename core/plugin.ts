@@ -419,6 +419,8 @@ export interface PlanInput {
   fragments: Readonly<Record<string, FragmentDefinitionNode>>;
   /** The operation's variable definitions (types, defaults). */
   variableDefinitions: readonly VariableDefinitionNode[];
+  /** The operation's name, when it has one (a remote schema passes it on). */
+  operationName?: string;
   role: string;
   build: BuildResult;
 }

@@ -11,6 +11,7 @@ import authWebhook from '../plugins/auth-webhook/index.js';
 import restEndpoints from '../plugins/rest-endpoints/index.js';
 import metrics from '../plugins/metrics/index.js';
 import consolePlugin from '../plugins/console/index.js';
+import remoteSchemas from '../plugins/remote-schemas/index.js';
 
-export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin];
+export const builtinPlugins: PluginDef[] = [database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, apiLimits, authJwt, authWebhook, metrics, consolePlugin, remoteSchemas];
 export { defaultSource };

@@ -8,7 +8,7 @@ import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError,
 import type { Context } from 'hono';
 import type { BuildResult, DocumentGateDef, RequestAdmission, RequestGateDef, RunContext, SavedOutcome, SavedRequest, Session } from '../plugin.js';
 import type { ServerConfig } from '../config.js';
-import { SvcError, type ErrorCode } from '../errors.js';
+import { ExecErrors, SvcError, type ErrorCode } from '../errors.js';
 import { errorDetail, type Logger } from '../log.js';
 import { readJsonBody } from '../http/body.js';
 import { clientAddress } from '../http/client-address.js';
@@ -320,6 +320,7 @@ export class GraphQLEngine {
 
   /** The answer of a request that threw: its error, or an unexpected failure (logged). */
   private failed(e: unknown, session: Session): Answer {
+    if (e instanceof ExecErrors) return { text: JSON.stringify({ data: null, errors: e.errors }), status: 200 };
     if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e, session.isAdmin || this.host.config.devMode));
     return this.unexpected(e, session);
   }
