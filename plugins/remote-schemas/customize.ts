@@ -22,6 +22,7 @@ import {
   isUnionType,
   specifiedScalarTypes,
   getNamedType,
+  printType,
   type GraphQLField,
   type GraphQLArgumentConfig,
   type GraphQLFieldConfigArgumentMap,
@@ -67,8 +68,10 @@ export class Customizer {
     this.renamesTypes = this.prefix !== '' || this.suffix !== '' || Object.keys(this.typeMap).length > 0;
   }
 
+  /** A built-in scalar is renamed only by an explicit mapping (`Int: MyInt`), as in Hasura. */
   typeName(name: string): string {
-    if (name.startsWith('__') || BUILTIN.has(name)) return name;
+    if (name.startsWith('__')) return name;
+    if (BUILTIN.has(name)) return this.typeMap[name] ?? name;
     return this.typeMap[name] ?? `${this.prefix}${name}${this.suffix}`;
   }
 
@@ -86,7 +89,7 @@ export class Customizer {
     if (twice.length) return `Type name mappings are not distinct; the following types appear more than once: ${twice.map((n) => JSON.stringify(n)).join(', ')}`;
     for (const [parent, f] of this.fields) {
       const tw = dupes(Object.values(f.mapping));
-      if (tw.length) return `Field name mappings for parent type ${JSON.stringify(parent)} are not distinct; the following fields appear more than once: ${tw.map((n) => JSON.stringify(n)).join(', ')}`;
+      if (tw.length) return `Field name mappings for object type ${JSON.stringify(parent)} are not distinct; the following fields appear more than once: ${tw.map((n) => JSON.stringify(n)).join(', ')}`;
     }
     const seen = new Map<string, string>();
     for (const t of Object.values(schema.getTypeMap())) {
@@ -97,6 +100,16 @@ export class Customizer {
       if (prior !== undefined) return `Type name customization for ${JSON.stringify(prior)} and ${JSON.stringify(t.name)} conflicts: both are mapped to ${JSON.stringify(n)}`;
       seen.set(n, t.name);
       if (isObjectType(t) || isInterfaceType(t)) {
+        // An implementation's fields must keep the names its interfaces give them.
+        for (const i of t.getInterfaces()) {
+          for (const f of Object.keys(i.getFields())) {
+            const a = this.fieldName(i.name, f);
+            const b = this.fieldName(t.name, f);
+            if (a !== b) {
+              return `Remote schema customization inconsistency: field name mapping for field ${JSON.stringify(f)} of interface ${JSON.stringify(i.name)} is inconsistent with mapping for type ${JSON.stringify(t.name)}. Interface field name maps to ${JSON.stringify(a)}. Type field name maps to ${JSON.stringify(b)}.`;
+            }
+          }
+        }
         const fields = new Map<string, string>();
         for (const f of Object.keys(t.getFields())) {
           const fn = this.fieldName(t.name, f);
@@ -122,6 +135,24 @@ function dupes(xs: string[]): string[] {
   for (const x of xs) (seen.has(x) ? out : seen).add(x);
   return [...out];
 }
+
+/** What makes two remotes' types the same type (Note [Types shared by remotes]). */
+export const SIGNATURE = 'svcRemoteSignature';
+const signatures = new WeakMap<GraphQLNamedType, string>();
+export function signature(t: GraphQLNamedType): string {
+  let s = signatures.get(t);
+  if (s === undefined) signatures.set(t, (s = printType(t)));
+  return s;
+}
+
+/*
+ * Note [Types shared by remotes]
+ * Two remote schemas may define a type of one name (two remotes of one server, or of servers
+ * built from one schema): when both define it alike (the same SDL, the same remote name) the
+ * schema has it once, as Hasura merges them; when they differ the later remote is inconsistent
+ * (the build step, ./index.ts). A plan of either remote reads the one type's marks, which are
+ * the same for both.
+ */
 
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 const BUILTIN = new Set(specifiedScalarTypes.map((s) => s.name));
@@ -172,13 +203,23 @@ export class ExposedTypes {
 
   /** The exposed form of one of the remote's named types. */
   named(t: GraphQLNamedType): GraphQLNamedType {
-    if (isSpecifiedScalarType(t)) return t;
     const hit = this.made.get(t.name);
     if (hit) return hit;
     const name = this.cz.typeName(t.name);
-    const ext = { [ORIGINAL]: t.name };
+    if (isSpecifiedScalarType(t) && name === t.name) return t;
+    const ext = { [ORIGINAL]: t.name, [SIGNATURE]: signature(t) };
+    // The same type from another remote (two remotes of one server): one type in the schema.
+    const same = this.types.get(name);
+    if (same && same.extensions?.[SIGNATURE] === ext[SIGNATURE] && same.extensions?.[ORIGINAL] === t.name) {
+      this.made.set(t.name, same);
+      return same;
+    }
     let out: GraphQLNamedType;
-    if (isScalarType(t)) {
+    if (isSpecifiedScalarType(t)) {
+      // A built-in scalar under another name (`Int: MyInt`) keeps its coercion.
+      const sc = t as GraphQLScalarType;
+      out = new GraphQLScalarType({ name, description: sc.description, serialize: sc.serialize, parseValue: sc.parseValue, parseLiteral: sc.parseLiteral, extensions: ext });
+    } else if (isScalarType(t)) {
       const existing = this.types.get(name);
       if (existing && isScalarType(existing)) {
         this.made.set(t.name, existing);

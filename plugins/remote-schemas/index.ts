@@ -12,16 +12,16 @@
  *   - a schema contributor: the remote's root fields (under its namespace when it has one), in
  *     the customized names, planned by ./plan.ts.
  */
-import { GraphQLObjectType, getNamedType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLObjectType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type BuildContext, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { nameText, optionalComment } from '../../core/validation.js';
-import { ExposedTypes, type Preset } from './customize.js';
+import { ExposedTypes, signature, type Preset } from './customize.js';
 import { DefinitionSchema, PermissionSchema, remoteSchemasOf, SectionSchema, withRemoteSchemas, type RemoteSchemaMeta } from './definition.js';
 import { planRemoteField } from './plan.js';
-import { exposedTypeNames, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
+import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
 
 const STEP = 'remote-schemas';
@@ -184,6 +184,9 @@ export default definePlugin({
           }
           const ex = new ExposedTypes(source, r.customizer, types, presets);
           const cz = r.customizer;
+          // Every type now (their fields stay thunks): a type only an interface or a union leads
+          // to (`... on Droid`) must be in the schema, and a name lookup must find it.
+          for (const t of exposedTypes(source, r)) ex.named(t);
           const add = (kind: 'query' | 'mutation', rootType: GraphQLObjectType | null | undefined, into: RootFieldMap) => {
             if (!rootType) return;
             if (cz.namespace) {
@@ -283,6 +286,7 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
   const resolved = await Promise.all(
     list.map(async (meta): Promise<ResolvedRemote | SvcError> => {
       const got = fresh.get(meta.definition);
+      fresh.delete(meta.definition);
       if (got && got.name === meta.name) return got;
       const before = prev.remotes.get(meta.name);
       if (before && !reloads(ctx, meta.name) && (before.definition === meta.definition || keyOf(before.definition) === keyOf(meta.definition))) return before;
@@ -303,7 +307,8 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
   }
   const taken = { query: new Map<string, string>(), mutation: new Map<string, string>() };
   for (const kind of ['query', 'mutation'] as const) for (const name of others?.[kind].keys() ?? []) taken[kind].set(name, '');
-  const typeOwners = new Map<string, string>();
+  const typeOwners = new Map<string, { remote: string; signature: string }>();
+  const typesOf = (r: ResolvedRemote) => exposedTypes(r.schema, r).map((t) => ({ name: r.customizer.typeName(t.name), signature: `${t.name}\u0000${signature(t)}` }));
   list.forEach((meta, i) => {
     const r = resolved[i]!;
     if (r instanceof SvcError) {
@@ -329,15 +334,17 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
         return;
       }
     }
-    for (const t of exposedTypeNames(r)) {
-      const owner = typeOwners.get(t);
-      if (owner === undefined || isScalarIn(r.schema, r, t)) continue;
-      failures.set(meta.name, new SvcError('remote-schema-error', `conflicting type ${t}`));
-      ctx.inconsistent(inconsistent(meta, `Found conflicting definitions for GraphQL type ${quoted(t)} in remote schemas ${quoted(owner)} and ${quoted(meta.name)}`, `remote_schema_conflict:${meta.name}`));
+    // Note [Types shared by remotes] in ./customize.ts.
+    const own = typesOf(r);
+    for (const t of own) {
+      const owner = typeOwners.get(t.name);
+      if (owner === undefined || owner.signature === t.signature) continue;
+      failures.set(meta.name, new SvcError('remote-schema-error', `conflicting type ${t.name}`));
+      ctx.inconsistent(inconsistent(meta, `Found conflicting definitions for GraphQL type ${quoted(t.name)} in remote schemas ${quoted(owner.remote)} and ${quoted(meta.name)}`, `remote_schema_conflict:${meta.name}`));
       return;
     }
     for (const kind of ['query', 'mutation'] as const) for (const n of names[kind]) taken[kind].set(n, meta.name);
-    for (const t of exposedTypeNames(r)) if (!typeOwners.has(t)) typeOwners.set(t, meta.name);
+    for (const t of own) if (!typeOwners.has(t.name)) typeOwners.set(t.name, { remote: meta.name, signature: t.signature });
     remotes.set(meta.name, r);
   });
   // Note [Remote schema permissions]: each role's SDL checked against its remote.
@@ -370,11 +377,6 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
     permissions.set(meta.name, byRole);
   }
   return { remotes, failures, permissions };
-}
-
-function isScalarIn(schema: GraphQLSchema, r: ResolvedRemote, exposedName: string): boolean {
-  for (const t of Object.values(schema.getTypeMap())) if (r.customizer.typeName(t.name) === exposedName) return getNamedType(t) !== undefined && t.constructor.name === 'GraphQLScalarType';
-  return false;
 }
 
 function withoutPermission(r: RemoteSchemaMeta, role: string): RemoteSchemaMeta {

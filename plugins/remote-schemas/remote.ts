@@ -2,7 +2,7 @@
  * A remote schema resolved for a build: its URL and headers read from the environment, its
  * schema introspected and checked (Note [Remote answers are untrusted] in ./client.ts).
  */
-import { buildClientSchema, getIntrospectionQuery, validateSchema, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
+import { buildClientSchema, getIntrospectionQuery, validateSchema, type GraphQLNamedType, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
 import { SvcError } from '../../core/errors.js';
 import { callRemote, DEFAULT_TIMEOUT_SECONDS } from './client.js';
 import { Customizer } from './customize.js';
@@ -39,6 +39,11 @@ export async function resolveRemote(meta: RemoteSchemaMeta, env: Readonly<Record
   if ('error' in u) throw new SvcError('invalid-params', u.error);
   const h = resolveHeaders(d.headers, env);
   if ('error' in h) throw new SvcError('invalid-params', h.error);
+  for (const f of d.customization?.field_names ?? []) {
+    for (const [from, to] of Object.entries(f.mapping ?? {})) {
+      if (from.startsWith('__') || to.startsWith('__')) throw new SvcError('invalid-params', `attempt to customize reserved field name ${JSON.stringify(from.startsWith('__') ? from : to)}`);
+    }
+  }
   const shownUrl = d.url ?? `{{${d.url_from_env}}}`;
   const timeoutMs = (d.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   const headers: [string, string][] = [['content-type', 'application/json'], ['user-agent', 'svc-graphql-engine'], ...h.headers];
@@ -95,13 +100,22 @@ export function rootFieldNames(r: ResolvedRemote): { query: string[]; mutation: 
   return { query: names(r.schema.getQueryType()), mutation: names(r.schema.getMutationType()) };
 }
 
-/** The exposed names of the remote's types that other schemas could also define (built-in
- * scalars and, without a namespace, the root types are not exposed as types). */
+/** The remote's types the schema exposes (built-in scalars kept as they are and, without a
+ * namespace, the root types are not exposed as types). */
+export function exposedTypes(schema: GraphQLSchema, r: ResolvedRemote): GraphQLNamedType[] {
+  const roots = new Set([schema.getQueryType()?.name, schema.getMutationType()?.name, schema.getSubscriptionType()?.name]);
+  return Object.values(schema.getTypeMap()).filter(
+    (t) => !t.name.startsWith('__') && !(['String', 'Int', 'Float', 'Boolean', 'ID'].includes(t.name) && r.customizer.typeName(t.name) === t.name) && !(roots.has(t.name) && !r.customizer.namespace),
+  );
+}
+
+/** The exposed names of the remote's types that other schemas could also define. */
 export function exposedTypeNames(r: ResolvedRemote): string[] {
   const roots = new Set([r.schema.getQueryType()?.name, r.schema.getMutationType()?.name, r.schema.getSubscriptionType()?.name]);
   const out: string[] = [];
   for (const t of Object.values(r.schema.getTypeMap())) {
-    if (t.name.startsWith('__') || ['String', 'Int', 'Float', 'Boolean', 'ID'].includes(t.name)) continue;
+    if (t.name.startsWith('__')) continue;
+    if (['String', 'Int', 'Float', 'Boolean', 'ID'].includes(t.name) && r.customizer.typeName(t.name) === t.name) continue;
     if (roots.has(t.name) && !r.customizer.namespace) continue;
     out.push(r.customizer.typeName(t.name));
   }
