@@ -59,7 +59,12 @@ export class Customizer {
   private readonly suffix: string;
   private readonly fields: Map<string, { prefix: string; suffix: string; mapping: Record<string, string> }>;
 
-  constructor(c: Customization | undefined) {
+  /** The remote's root type names: under a namespace they are `<namespace><Root>` (Hasura's
+   * namespace types, `fooCharacterIFaceQuery`). */
+  private readonly roots: ReadonlySet<string>;
+
+  constructor(c: Customization | undefined, roots: readonly string[] = []) {
+    this.roots = new Set(roots);
     this.namespace = c?.root_fields_namespace || undefined;
     this.typeMap = c?.type_names?.mapping ?? {};
     this.prefix = c?.type_names?.prefix ?? '';
@@ -72,7 +77,10 @@ export class Customizer {
   typeName(name: string): string {
     if (name.startsWith('__')) return name;
     if (BUILTIN.has(name)) return this.typeMap[name] ?? name;
-    return this.typeMap[name] ?? `${this.prefix}${name}${this.suffix}`;
+    const mapped = this.typeMap[name];
+    if (mapped !== undefined) return mapped;
+    const base = `${this.prefix}${name}${this.suffix}`;
+    return this.namespace !== undefined && this.roots.has(name) ? `${this.namespace}${base}` : base;
   }
 
   fieldName(parent: string, name: string): string {
@@ -200,6 +208,11 @@ export class ExposedTypes {
     /** Presets of the role's permission: by `Type.field` (arguments) or `Input` (input fields). */
     private readonly presets: ReadonlyMap<string, ReadonlyMap<string, Preset>> = new Map(),
   ) {}
+
+  /** An input type the role never sees: all its fields are preset. */
+  hidden(t: GraphQLNamedType): boolean {
+    return isInputObjectType(t) && fullyPreset(t, this.presets);
+  }
 
   /** The exposed form of one of the remote's named types. */
   named(t: GraphQLNamedType): GraphQLNamedType {

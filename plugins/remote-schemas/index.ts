@@ -186,7 +186,7 @@ export default definePlugin({
           const cz = r.customizer;
           // Every type now (their fields stay thunks): a type only an interface or a union leads
           // to (`... on Droid`) must be in the schema, and a name lookup must find it.
-          for (const t of exposedTypes(source, r)) ex.named(t);
+          for (const t of exposedTypes(source, r)) if (!ex.hidden(t)) ex.named(t);
           const add = (kind: 'query' | 'mutation', rootType: GraphQLObjectType | null | undefined, into: RootFieldMap) => {
             if (!rootType) return;
             if (cz.namespace) {

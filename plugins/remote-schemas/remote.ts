@@ -75,7 +75,8 @@ export async function resolveRemote(meta: RemoteSchemaMeta, env: Readonly<Record
   const problems = validateSchema(schema);
   if (problems.length > 0) throw new SvcError('remote-schema-error', problems.map((p) => p.message).join('\n'));
   if (!schema.getQueryType()) throw new SvcError('remote-schema-error', 'query root type not found in the remote schema');
-  const customizer = new Customizer(d.customization);
+  const roots = [schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].flatMap((t) => (t ? [t.name] : []));
+  const customizer = new Customizer(d.customization, roots);
   const wrong = customizer.problem(schema);
   if (wrong) throw new SvcError('remote-schema-error', wrong);
   return {
