@@ -4,6 +4,11 @@
  */
 import {
   buildASTSchema,
+  getNamedType,
+  print,
+  valueFromAST,
+  visit,
+  type GraphQLInputType,
   isEnumType,
   isInputObjectType,
   isInterfaceType,
@@ -56,6 +61,8 @@ export function rolePermission(r: ResolvedRemote, _role: string, sdl: string): R
   } catch (e) {
     return { error: `parsing the role-based schema failed: ${(e as Error).message}` };
   }
+  const early = sdlProblem(doc);
+  if (early) return { error: `validation for the given role-based schema failed because ${early}` };
   let schema: GraphQLSchema;
   try {
     schema = buildASTSchema(doc, { assumeValidSDL: true });
@@ -87,6 +94,33 @@ export function rolePermission(r: ResolvedRemote, _role: string, sdl: string): R
     if (!m) presets.set(key, (m = new Map()));
     m.set(name, { ...p, type } as Preset);
   };
+  // A static preset must be a value of the remote's type (a session variable is checked when
+  // the request runs).
+  const checkPreset = (p: Preset, type: GraphQLInputType, name: string) => {
+    if (p.session) return;
+    // graphql-js's valueFromAST passes over fields the input type does not have: refused here.
+    const unknownField = (value: import('graphql').ValueNode, t: GraphQLInputType): string | undefined => {
+      const n = getNamedType(t);
+      if (value.kind === Kind.LIST) return value.values.map((x) => unknownField(x, t)).find((x) => x !== undefined);
+      if (!isInputObjectType(n) || value.kind !== Kind.OBJECT) return undefined;
+      for (const f of value.fields) {
+        const d = n.getFields()[f.name.value];
+        if (!d) return `${JSON.stringify(f.name.value)} does not exist in the input object ${JSON.stringify(n.name)}`;
+        const inner = unknownField(f.value, d.type);
+        if (inner) return inner;
+      }
+      return undefined;
+    };
+    const unknown = unknownField(p.value, type);
+    if (unknown) {
+      errors.push(unknown);
+      return;
+    }
+    if (valueFromAST(p.value, type) !== undefined) return;
+    const named = getNamedType(type);
+    const what = isInputObjectType(named) ? 'an input object value' : `a value of type ${String(type)}`;
+    errors.push(`expected preset value ${JSON.stringify(print(p.value))} of type ${JSON.stringify(named.name)} (for ${JSON.stringify(name)}) to be ${what}`);
+  };
   const sameType = (a: { toString(): string }, b: { toString(): string }) => String(a) === String(b);
 
   const rootName = (t: GraphQLNamedType | null | undefined) => t?.name;
@@ -105,7 +139,10 @@ export function rolePermission(r: ResolvedRemote, _role: string, sdl: string): R
       }
       if (!sameType(a.type, ra.type)) errors.push(`expected type of "${a.name}"("Argument") to be ${String(ra.type)} but received ${String(a.type)}`);
       const p = presetOf(a.astNode, `${where}(${a.name}:)`);
-      if (p) addPreset(key, a.name, p, String(ra.type));
+      if (p) {
+        checkPreset(p, ra.type, a.name);
+        addPreset(key, a.name, p, String(ra.type));
+      }
     }
     const missing = rem.filter((ra) => String(ra.type).endsWith('!') && ra.defaultValue === undefined && !role.some((a) => a.name === ra.name)).map((x) => `"${x.name}"`);
     if (missing.length) errors.push(`field: "${where.split('.').pop()}" expects the following non nullable arguments to be present: ${missing.join(', ')}`);
@@ -154,7 +191,10 @@ export function rolePermission(r: ResolvedRemote, _role: string, sdl: string): R
         }
         if (!sameType(f.type, remoteField.type)) errors.push(`expected type of ${JSON.stringify(f.name)}("Input object field") to be ${String(remoteField.type)} but received ${String(f.type)}`);
         const p = presetOf(f.astNode, `${t.name}.${f.name}`);
-        if (p) addPreset(t.name, f.name, p, String(remoteField.type));
+        if (p) {
+          checkPreset(p, remoteField.type, f.name);
+          addPreset(t.name, f.name, p, String(remoteField.type));
+        }
       }
       const missing = Object.values(rf).filter((x) => String(x.type).endsWith('!') && x.defaultValue === undefined && !t.getFields()[x.name]);
       if (missing.length) errors.push(`input object ${JSON.stringify(t.name)} lacks the following non nullable fields of the remote: ${missing.map((x) => JSON.stringify(x.name)).join(', ')}`);
@@ -162,6 +202,36 @@ export function rolePermission(r: ResolvedRemote, _role: string, sdl: string): R
   }
   if (errors.length) return { error: `validation for the given role-based schema failed for the following reasons:\n${errors.map((e) => ` • ${e}\n`).join('')}` };
   return { remote: r, sdl, schema, presets };
+}
+
+/** What graphql-js's SDL building does not refuse: presets elsewhere than on input values,
+ * names defined twice. */
+function sdlProblem(doc: DocumentNode): string | undefined {
+  let problem: string | undefined;
+  visit(doc, {
+    Directive(node, _key, parent, _path, ancestors) {
+      if (node.name.value !== 'preset' || problem) return;
+      // The directive sits in its owner's `directives` list: the owner is the last ancestor.
+      const at = Array.isArray(parent) ? ancestors[ancestors.length - 1] : parent;
+      const owner = at && !Array.isArray(at) ? (at as { kind?: string }).kind : undefined;
+      if (owner !== Kind.INPUT_VALUE_DEFINITION) problem = 'Preset directives can be defined only on INPUT_FIELD_DEFINITION or ARGUMENT_DEFINITION';
+    },
+  });
+  if (problem) return problem;
+  const types = new Set<string>();
+  for (const d of doc.definitions) {
+    if (!('name' in d) || !d.name || d.kind === Kind.DIRECTIVE_DEFINITION) continue;
+    if (types.has(d.name.value)) return `duplicate type names found: ${JSON.stringify(d.name.value)}`;
+    types.add(d.name.value);
+    const members: readonly { name: { value: string } }[] =
+      d.kind === Kind.ENUM_TYPE_DEFINITION ? (d.values ?? []) : d.kind === Kind.OBJECT_TYPE_DEFINITION || d.kind === Kind.INTERFACE_TYPE_DEFINITION || d.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION ? (d.fields ?? []) : [];
+    const seen = new Set<string>();
+    for (const m of members) {
+      if (seen.has(m.name.value)) return `duplicate ${d.kind === Kind.ENUM_TYPE_DEFINITION ? 'enum values' : 'fields'} found in ${JSON.stringify(d.name.value)}: ${JSON.stringify(m.name.value)}`;
+      seen.add(m.name.value);
+    }
+  }
+  return undefined;
 }
 
 function kindName(t: GraphQLNamedType): string {
