@@ -42,6 +42,9 @@ export const ERROR_CODES = {
   // GraphQL over WebSocket (core/graphql/ws): Hasura's `start-failed`, an operation that cannot
   // start (before connection_init, or with an id in use).
   'start-failed': 400,
+  // A session variable a remote schema permission presets (plugins/remote-schemas) that is not
+  // of the argument's type: Hasura's `coercion-error`.
+  'coercion-error': 400,
   // API limits (plugins/api-limits): Hasura's code for a client past its rate limit.
   'rate-limit-exceeded': 429,
   'not-found': 404,

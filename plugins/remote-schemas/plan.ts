@@ -35,7 +35,7 @@ import {
   type TypeNode,
   type VariableDefinitionNode,
 } from 'graphql';
-import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
+import { ExecErrors, SvcError } from '../../core/errors.js';
 import type { FieldPlan, PlanInput, RunContext } from '../../core/plugin.js';
 import { callRemote } from './client.js';
 import { ORIGINAL, PARENT, PRESETS, SOURCE_FIELD, fullyPreset, originalName, type Preset } from './customize.js';
@@ -339,8 +339,7 @@ function sessionValue(session: Readonly<Record<string, string>>, name: string, t
   const text = session[name];
   if (text === undefined) throw new SvcError('not-found', `${JSON.stringify(name)} session variable expected, but not found`);
   const base = type.replace(/[!]/g, '');
-  // Hasura's code for a session value of the wrong type; not among the metadata API's codes.
-  const wrong = (what: string) => new SvcError('coercion-error' as ErrorCode, `${JSON.stringify(text)} cannot be coerced into ${what} value`, { status: 400 });
+  const wrong = (what: string) => new SvcError('coercion-error', `${JSON.stringify(text)} cannot be coerced into ${what} value`);
   if (base === 'Int') {
     if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw wrong('an Int');
     return Number(text);
