@@ -317,6 +317,9 @@ export interface RunContext {
    * the response grew past its limit, the request's time ran out): a field cancels the
    * statements it has running. Absent when nothing can abort the request. */
   signal?: CancelSignal;
+  /** Headers a field adds to the HTTP response (a remote schema's `Set-Cookie`, as Hasura passes
+   * them on); absent where the transport sends none (WebSocket, batches, saved documents). */
+  responseHeaders?: [string, string][];
 }
 
 /** The part of AbortSignal a field needs to cancel its statements (an AbortSignal is one). */

@@ -75,6 +75,7 @@ class Run implements RunContext {
   uow: UnitOfWork | undefined;
   alone: boolean | undefined;
   signal: Cancellation | undefined;
+  responseHeaders: [string, string][] | undefined;
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
@@ -305,8 +306,11 @@ export class GraphQLEngine {
   }
 
   private respond(c: Context, a: Answer): Response {
-    if (a.text.length > STREAM_ABOVE) return c.body(inSlices(a.text), a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
-    return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
+    const headers: Record<string, string | string[]> = { 'content-type': 'application/json; charset=utf-8' };
+    // Headers the fields added (RunContext.responseHeaders): a remote schema's Set-Cookie.
+    if (a.headers) for (const [k, v] of a.headers) headers[k] = k in headers ? [...[headers[k]!].flat(), v] : v;
+    if (a.text.length > STREAM_ABOVE) return c.body(inSlices(a.text), a.status as 200, headers);
+    return c.body(a.text, a.status as 200, headers);
   }
 
   /** One GraphQL request `{query, variables?, operationName?, extensions?}`. */
@@ -341,7 +345,11 @@ export class GraphQLEngine {
     const coerced = this.coerce(entry, variables);
     if ('error' in coerced) return failure(coerced.error);
     const fields = rootFields(entry, coerced.values);
-    return this.run(entry, fields, new Run(session, coerced.values, headers), variables, limits);
+    const ctx = new Run(session, coerced.values, headers);
+    ctx.responseHeaders = [];
+    const answer = await this.run(entry, fields, ctx, variables, limits);
+    if (ctx.responseHeaders.length > 0) answer.headers = ctx.responseHeaders;
+    return answer;
   }
 
   /** The plan cache's entry of (role, document, operation) (Note [The plan cache]): at once when
@@ -413,6 +421,11 @@ export class GraphQLEngine {
       if (answer.text.startsWith(DATA_PREFIX)) return { data: answer.text.slice(DATA_PREFIX.length, -1) };
       return savedError((JSON.parse(answer.text) as { errors: GqlError[] }).errors[0]!);
     } catch (e) {
+      if (e instanceof ExecErrors) {
+        // A source's own GraphQL errors (a remote schema's): the first, as a 400.
+        const first = e.errors[0] as { message?: unknown } | undefined;
+        return { error: { status: 400, code: 'unexpected', message: typeof first?.message === 'string' ? first.message : 'the source answered errors', path: '$', ...(detail ? { internal: e.errors } : {}) } };
+      }
       if (e instanceof SvcError && e.code) {
         // Hasura throws a request's errors as 400s whatever their code (`not-found` for a missing
         // session variable included); a coded 500 stays one.

@@ -11,6 +11,8 @@ export interface Answer {
   text: string;
   /** 200, or 500 for an unexpected failure of a single (not batched) request. */
   status: number;
+  /** Headers the fields added to the HTTP response (RunContext.responseHeaders). */
+  headers?: [string, string][];
 }
 
 /*

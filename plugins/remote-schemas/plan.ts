@@ -298,6 +298,8 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
         maxBytes: spec.maxBytes,
         signal,
       });
+      // Hasura passes the remote's Set-Cookie headers on to the client.
+      if (ctx.responseHeaders) for (const c of answer.setCookies) ctx.responseHeaders.push(['set-cookie', c]);
       const { data, errors } = answer.body;
       if (errors !== undefined && errors !== null && !Array.isArray(errors)) throw invalid(remote, '"errors" is not a list');
       if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) throw invalid(remote, '"data" is not an object');

@@ -67,7 +67,7 @@ async function graphqlServer(seen: Seen, answer?: (body: any) => string | undefi
       return;
     }
     const result = await graphql({ schema, source: body.query, variableValues: body.variables, operationName: body.operationName, rootValue: { ...root, echoHeaders: () => req.headers } });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
+    res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['sid=abc', 'theme=dark'] }).end(JSON.stringify(result));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql` };
@@ -135,6 +135,12 @@ describe('remote schema operations', () => {
     expect(h['x-svc-user-id']).toBe('7');
     expect(h['x-custom']).toBe('c');
     expect(h['x-svc-admin-secret']).toBeUndefined();
+  });
+
+  it("passes the remote's Set-Cookie headers on to the client", async () => {
+    const r = await s.request('POST', '/v1/graphql', { query: '{ whoami }' }, ADMIN);
+    expect(r.body).toEqual({ data: { whoami: -1 } });
+    expect(r.headers.getSetCookie()).toEqual(['sid=abc', 'theme=dark']);
   });
 
   it('answers the remote errors with data null, and a timeout as an error', async () => {
