@@ -45,6 +45,9 @@ export const ERROR_CODES = {
   // A session variable a remote schema permission presets (plugins/remote-schemas) that is not
   // of the argument's type: Hasura's `coercion-error`.
   'coercion-error': 400,
+  // A change of a source (a table tracked) whose root fields collide with a remote schema's
+  // (plugins/remote-schemas), Hasura's `remote-schema-conflicts`.
+  'remote-schema-conflicts': 400,
   // API limits (plugins/api-limits): Hasura's code for a client past its rate limit.
   'rate-limit-exceeded': 429,
   'not-found': 404,

@@ -70,7 +70,8 @@ export class Customizer {
     this.prefix = c?.type_names?.prefix ?? '';
     this.suffix = c?.type_names?.suffix ?? '';
     this.fields = new Map((c?.field_names ?? []).map((f) => [f.parent_type, { prefix: f.prefix ?? '', suffix: f.suffix ?? '', mapping: f.mapping ?? {} }]));
-    this.renamesTypes = this.prefix !== '' || this.suffix !== '' || Object.keys(this.typeMap).length > 0;
+    // A namespace renames the root types (`<namespace><Root>`), which `__typename` can name.
+    this.renamesTypes = this.prefix !== '' || this.suffix !== '' || Object.keys(this.typeMap).length > 0 || this.namespace !== undefined;
   }
 
   /** A built-in scalar is renamed only by an explicit mapping (`Int: MyInt`), as in Hasura. */

@@ -324,8 +324,11 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
         const root = kind === 'query' ? 'query_root' : 'mutation_root';
         failures.set(meta.name, new SvcError('remote-schema-error', `conflicting root field ${n}`));
         if (owner === '') {
-          // With a table's field: the request that adds the remote is refused as invalid.
-          ctx.inconsistent(inconsistent(meta, `Encountered conflicting definitions in the selection set for '${root}' for field '${n}' defined in [remote schema ${meta.name}, a source]. Fields must not be defined more than once across all sources.`));
+          // With a table's field: the request that adds the remote is refused as invalid; one
+          // that tracks the table while the remote is there, with Hasura's remote-schema-conflicts.
+          const o = inconsistent(meta, `Encountered conflicting definitions in the selection set for '${root}' for field '${n}' defined in [remote schema ${meta.name}, a source]. Fields must not be defined more than once across all sources.`);
+          if (prev.remotes.get(meta.name) === r) o.error = { code: 'remote-schema-conflicts', status: 400 };
+          ctx.inconsistent(o);
         } else {
           ctx.inconsistent(
             inconsistent(meta, `Encountered conflicting definitions in the selection set for '${root}' for field '${n}' defined in [remote schema ${owner}, remote schema ${meta.name}]. Fields must not be defined more than once across all sources.`, `remote_schema_conflict:${meta.name}`),

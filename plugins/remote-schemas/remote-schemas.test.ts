@@ -234,3 +234,13 @@ describe('a remote that is down at reload', () => {
     await meta({ type: 'remove_remote_schema', args: { name: 'dying' } });
   });
 });
+
+describe('a table whose root field collides with a remote', () => {
+  it('is refused with remote-schema-conflicts, and nothing changes', async () => {
+    await s.runSql('create table whoami (id int primary key)');
+    const r = await meta({ type: 'pg_track_table', args: { source: 'default', table: 'whoami' } });
+    expect([r.status, r.body.code]).toEqual([400, 'remote-schema-conflicts']);
+    expect(r.body.error).toMatch(/field 'whoami' defined in \[remote schema sw, a source\]/);
+    expect(await gql(`{ whoami }`)).toEqual({ data: { whoami: -1 } });
+  });
+});
