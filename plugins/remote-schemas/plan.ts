@@ -288,16 +288,31 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
       for (const m of merges) if (variables[m.variable] != null) variables[m.variable] = mergePresets(variables[m.variable], m.type, m.presets, ctx.session.variables);
       const payload: Record<string, unknown> = { query: text, variables };
       if (opName) payload.operationName = opName;
-      const signal = ctx.signal instanceof AbortSignal ? ctx.signal : undefined;
-      const answer = await callRemote({
-        url: remote.url,
-        shownUrl: remote.shownUrl,
-        headers: remoteHeaders(remote, ctx),
-        body: JSON.stringify(payload),
-        timeoutMs: remote.timeoutMs,
-        maxBytes: spec.maxBytes,
-        signal,
-      });
+      // The request's cancellation (another field failed, its time ran out) ends the call.
+      const cancel = ctx.signal;
+      let signal: AbortSignal | undefined;
+      let onAbort: (() => void) | undefined;
+      if (cancel) {
+        if (cancel.aborted) throw cancel.reason;
+        const ac = new AbortController();
+        onAbort = () => ac.abort(cancel.reason);
+        cancel.addEventListener('abort', onAbort, { once: true });
+        signal = ac.signal;
+      }
+      let answer;
+      try {
+        answer = await callRemote({
+          url: remote.url,
+          shownUrl: remote.shownUrl,
+          headers: remoteHeaders(remote, ctx),
+          body: JSON.stringify(payload),
+          timeoutMs: remote.timeoutMs,
+          maxBytes: spec.maxBytes,
+          signal,
+        });
+      } finally {
+        if (onAbort) cancel!.removeEventListener('abort', onAbort);
+      }
       // Hasura passes the remote's Set-Cookie headers on to the client.
       if (ctx.responseHeaders) for (const c of answer.setCookies) ctx.responseHeaders.push(['set-cookie', c]);
       const { data, errors } = answer.body;

@@ -244,3 +244,21 @@ describe('a table whose root field collides with a remote', () => {
     expect(await gql(`{ whoami }`)).toEqual({ data: { whoami: -1 } });
   });
 });
+
+describe('bounds on what a remote answers', () => {
+  let small: TestServer;
+  beforeAll(async () => {
+    small = await startServer({ config: { graphqlMaxResponseSize: 300 } });
+  }, 60_000);
+  afterAll(async () => {
+    await small?.stop();
+  });
+  it('refuses an answer past the response size limit, as an error of the request', async () => {
+    expect((await small.metadata({ type: 'add_remote_schema', args: { name: 'sw', definition: { url: remote.url, forward_client_headers: true } } })).body).toEqual({ message: 'success' });
+    const big = await small.request('POST', '/v1/graphql', { query: '{ echoHeaders }' }, { 'x-padding': 'x'.repeat(1000) });
+    expect(big.status).toBe(200);
+    expect(big.body.errors[0]).toMatchObject({ extensions: { code: 'remote-schema-error' } });
+    expect(big.body.errors[0].message).toMatch(/larger than 300 bytes/);
+    expect((await small.gql('{ whoami }')).data).toEqual({ whoami: -1 });
+  });
+});
