@@ -66,7 +66,7 @@ export interface RemoteFieldSpec {
  */
 
 /** Where `__typename` sits in an answer, for mapping the remote's type names back. */
-interface Shape {
+export interface Shape {
   typenames: string[];
   children: Map<string, Shape>;
 }
@@ -121,14 +121,19 @@ export function remoteHeaders(r: ResolvedRemote, ctx: Pick<RunContext, 'session'
   return [...out.values()];
 }
 
-export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldPlan {
-  const { remote } = spec;
-  const cz = remote.customizer;
-  const used = new Set<string>();
+/** The rewriting of a client's selection into the remote's document (Note [Two names]), with
+ * what the request must supply when it runs: session presets and presets to merge into
+ * variables. Shared by root fields and remote relationships. */
+export interface Converter {
+  convertSet(set: SelectionSetNode, parent: GraphQLNamedType, into: Shape, seen: ReadonlySet<string>): SelectionNode[];
+  convertField(f: FieldNode, parent: GraphQLNamedType, into: Shape, seen: ReadonlySet<string>, top?: { type: GraphQLOutputType; extensions?: Readonly<Record<string, unknown>> | null }): FieldNode;
+  readonly sessionPresets: { variable: string; session: string; type: string }[];
+  readonly merges: { variable: string; type: GraphQLInputType; presets: PresetMap }[];
+}
+
+export function makeConverter(schema: GraphQLSchema, fragments: PlanInput['fragments']): Converter {
   const sessionPresets: { variable: string; session: string; type: string }[] = [];
   const merges: { variable: string; type: GraphQLInputType; presets: PresetMap }[] = [];
-  const shape: Shape = { typenames: [], children: new Map() };
-  const schema = input.schema;
 
   const typeOf = (name: string): GraphQLNamedType | undefined => schema.getType(name) ?? undefined;
 
@@ -206,7 +211,7 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
           selectionSet: { kind: Kind.SELECTION_SET, selections: convertSet(s.selectionSet, inner, into, seen) },
         });
       } else {
-        const frag = input.fragments[s.name.value];
+        const frag = fragments[s.name.value];
         if (!frag || seen.has(frag.name.value)) continue;
         const cond = typeOf(frag.typeCondition.name.value) ?? parent;
         out.push({
@@ -244,6 +249,16 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
     };
   };
 
+  return { convertSet, convertField, sessionPresets, merges };
+}
+
+export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldPlan {
+  const { remote } = spec;
+  const cz = remote.customizer;
+  const used = new Set<string>();
+  const shape: Shape = { typenames: [], children: new Map() };
+  const schema = input.schema;
+  const { convertSet, convertField, sessionPresets, merges } = makeConverter(schema, input.fragments);
   const field = input.field;
   const responseKey = field.alias?.value ?? field.name.value;
   let selections: SelectionNode[];
@@ -282,49 +297,10 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
 
   return {
     async run(ctx) {
-      const variables: Record<string, unknown> = {};
-      for (const name of clientVariables) if (ctx.variables[name] !== undefined) variables[name] = ctx.variables[name];
-      for (const p of sessionPresets) variables[p.variable] = sessionValue(ctx.session.variables, p.session, p.type);
-      for (const m of merges) if (variables[m.variable] != null) variables[m.variable] = mergePresets(variables[m.variable], m.type, m.presets, ctx.session.variables);
+      const variables = variablesFor(ctx, clientVariables, sessionPresets, merges);
       const payload: Record<string, unknown> = { query: text, variables };
       if (opName) payload.operationName = opName;
-      // The request's cancellation (another field failed, its time ran out) ends the call.
-      const cancel = ctx.signal;
-      let signal: AbortSignal | undefined;
-      let onAbort: (() => void) | undefined;
-      if (cancel) {
-        if (cancel.aborted) throw cancel.reason;
-        const ac = new AbortController();
-        onAbort = () => ac.abort(cancel.reason);
-        cancel.addEventListener('abort', onAbort, { once: true });
-        signal = ac.signal;
-      }
-      let answer;
-      try {
-        answer = await callRemote({
-          url: remote.url,
-          shownUrl: remote.shownUrl,
-          headers: remoteHeaders(remote, ctx),
-          body: JSON.stringify(payload),
-          timeoutMs: remote.timeoutMs,
-          maxBytes: spec.maxBytes,
-          signal,
-        });
-      } finally {
-        if (onAbort) cancel!.removeEventListener('abort', onAbort);
-      }
-      // Hasura passes the remote's Set-Cookie headers on to the client.
-      if (ctx.responseHeaders) for (const c of answer.setCookies) ctx.responseHeaders.push(['set-cookie', c]);
-      const { data, errors } = answer.body;
-      if (errors !== undefined && errors !== null && !Array.isArray(errors)) throw invalid(remote, '"errors" is not a list');
-      if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) throw invalid(remote, '"data" is not an object');
-      const errs = (errors ?? []) as unknown[];
-      const hasData = data !== undefined && data !== null;
-      if (errs.length > 0 && !(spec.prioritizeData && hasData)) throw new ExecErrors(errs);
-      if (!hasData) {
-        if (answer.status < 200 || answer.status >= 300) throw invalid(remote, `the remote answered with status ${answer.status}`);
-        throw invalid(remote, 'the answer has neither "data" nor "errors"');
-      }
+      const data = await exchange(remote, ctx, payload, spec.maxBytes, spec.prioritizeData);
       let value: unknown = spec.namespaced ? data : (data as Record<string, unknown>)[responseKey];
       if (mapTypes) value = mapTypenames(value, shape, rename);
       return JSON.stringify(value ?? null);
@@ -332,18 +308,63 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
   };
 }
 
+/** The variables a remote document needs for this request: the client's it uses, the session
+ * presets, input-field presets merged into variables (Note [Argument presets]). */
+export function variablesFor(ctx: RunContext, clientVariables: readonly string[], sessionPresets: Converter['sessionPresets'], merges: Converter['merges']): Record<string, unknown> {
+  const variables: Record<string, unknown> = {};
+  for (const name of clientVariables) if (ctx.variables[name] !== undefined) variables[name] = ctx.variables[name];
+  for (const p of sessionPresets) variables[p.variable] = sessionValue(ctx.session.variables, p.session, p.type);
+  for (const m of merges) if (variables[m.variable] != null) variables[m.variable] = mergePresets(variables[m.variable], m.type, m.presets, ctx.session.variables);
+  return variables;
+}
+
+/** One request to the remote and its answer's `data`, checked (Note [Remote answers are
+ * untrusted] in ./client.ts, Note [Data and errors from a remote]). */
+export async function exchange(remote: ResolvedRemote, ctx: RunContext, payload: Record<string, unknown>, maxBytes: number, prioritizeData: boolean): Promise<Record<string, unknown>> {
+  // The request's cancellation (another field failed, its time ran out) ends the call.
+  const cancel = ctx.signal;
+  let signal: AbortSignal | undefined;
+  let onAbort: (() => void) | undefined;
+  if (cancel) {
+    if (cancel.aborted) throw cancel.reason;
+    const ac = new AbortController();
+    onAbort = () => ac.abort(cancel.reason);
+    cancel.addEventListener('abort', onAbort, { once: true });
+    signal = ac.signal;
+  }
+  let answer;
+  try {
+    answer = await callRemote({ url: remote.url, shownUrl: remote.shownUrl, headers: remoteHeaders(remote, ctx), body: JSON.stringify(payload), timeoutMs: remote.timeoutMs, maxBytes, signal });
+  } finally {
+    if (onAbort) cancel!.removeEventListener('abort', onAbort);
+  }
+  // Hasura passes the remote's Set-Cookie headers on to the client.
+  if (ctx.responseHeaders) for (const c of answer.setCookies) ctx.responseHeaders.push(['set-cookie', c]);
+  const { data, errors } = answer.body;
+  if (errors !== undefined && errors !== null && !Array.isArray(errors)) throw invalid(remote, '"errors" is not a list');
+  if (data !== undefined && data !== null && (typeof data !== 'object' || Array.isArray(data))) throw invalid(remote, '"data" is not an object');
+  const errs = (errors ?? []) as unknown[];
+  const hasData = data !== undefined && data !== null;
+  if (errs.length > 0 && !(prioritizeData && hasData)) throw new ExecErrors(errs);
+  if (!hasData) {
+    if (answer.status < 200 || answer.status >= 300) throw invalid(remote, `the remote answered with status ${answer.status}`);
+    throw invalid(remote, 'the answer has neither "data" nor "errors"');
+  }
+  return data as Record<string, unknown>;
+}
+
 const invalid = (r: ResolvedRemote, why: string) => new SvcError('remote-schema-error', `Invalid response from remote schema ${JSON.stringify(r.shownUrl)}: ${why}`);
 
 const namedNode = (name: string): NamedTypeNode => ({ kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: name } });
 
-function renameType(t: TypeNode, schema: GraphQLSchema): TypeNode {
+export function renameType(t: TypeNode, schema: GraphQLSchema): TypeNode {
   if (t.kind === Kind.NON_NULL_TYPE) return { ...t, type: renameType(t.type, schema) as never };
   if (t.kind === Kind.LIST_TYPE) return { ...t, type: renameType(t.type, schema) };
   const named = schema.getType(t.name.value);
   return named ? namedNode(originalName(named)) : t;
 }
 
-function parseTypeText(s: string): TypeNode {
+export function parseTypeText(s: string): TypeNode {
   if (s.endsWith('!')) return { kind: Kind.NON_NULL_TYPE, type: parseTypeText(s.slice(0, -1)) as never };
   if (s.startsWith('[')) return { kind: Kind.LIST_TYPE, type: parseTypeText(s.slice(1, -1)) };
   return namedNode(s);
@@ -391,7 +412,7 @@ function unwrapNonNull(t: GraphQLInputType): GraphQLInputType {
 }
 
 /** The answer with each `__typename` (where the selection put one) in the customized names. */
-function mapTypenames(value: unknown, shape: Shape, rename: (n: string) => string): unknown {
+export function mapTypenames(value: unknown, shape: Shape, rename: (n: string) => string): unknown {
   if (Array.isArray(value)) return value.map((x) => mapTypenames(x, shape, rename));
   if (value === null || typeof value !== 'object') return value;
   const o = value as Record<string, unknown>;
