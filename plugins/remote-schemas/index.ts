@@ -23,6 +23,8 @@ import { DefinitionSchema, PermissionSchema, remoteSchemasOf, SectionSchema, wit
 import { planRemoteField } from './plan.js';
 import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
+import { allRelationships, readJoin, registerRelationshipOperations, relationshipId, relationshipProvider, walkPath } from './relationships.js';
+import { DatabaseToken, updateTableIfPresent, type DatabaseService } from '../database/index.js';
 
 const STEP = 'remote-schemas';
 const ADMIN = 'admin';
@@ -46,8 +48,10 @@ export interface RemoteBuild {
   readonly failures: ReadonlyMap<string, SvcError>;
   /** Per remote, the roles' permissions (Note [Remote schema permissions]). */
   readonly permissions: ReadonlyMap<string, ReadonlyMap<string, RolePermission>>;
+  /** The ids of the remote relationships that are inconsistent (not served). */
+  readonly badRelationships: ReadonlySet<string>;
 }
-const EMPTY: RemoteBuild = { remotes: new Map(), failures: new Map(), permissions: new Map() };
+const EMPTY: RemoteBuild = { remotes: new Map(), failures: new Map(), permissions: new Map(), badRelationships: new Set() };
 
 const quoted = (s: string) => JSON.stringify(s);
 const idOf = (name: string) => `remote_schema:${name}`;
@@ -154,11 +158,39 @@ export default definePlugin({
 
     registerPermissionOperations(k, find, replace, op);
 
+    // Remote relationships from tables (./relationships.ts), when the database plugin is there.
+    let db: DatabaseService | undefined;
+    try {
+      db = k.use(DatabaseToken);
+    } catch {
+      db = undefined;
+    }
+    if (db) {
+      registerRelationshipOperations(op);
+      db.registerJoinedFields(
+        relationshipProvider(
+          k,
+          (build, remote, role) => {
+            const rb = of(build);
+            const r = rb.remotes.get(remote);
+            if (!r) return undefined;
+            let permission: RolePermission | undefined;
+            if (role !== ADMIN && k.config.enableRemoteSchemaPermissions) {
+              permission = rb.permissions.get(remote)?.get(role);
+              if (!permission) return undefined;
+            }
+            return { remote: r, permission, maxBytes: k.config.graphqlMaxResponseSize, prioritizeData: k.config.remoteSchemaPrioritizeData };
+          },
+          (build, id) => !of(build).badRelationships.has(id),
+        ),
+      );
+    }
+
     k.buildStep<RemoteBuild>({
       name: STEP,
       // The database's root fields are made from these (conflicts are checked against them).
       after: ['sources', 'root-fields'],
-      run: (ctx) => buildRemotes(k, ctx, fresh),
+      run: (ctx) => buildRemotes(k, ctx, fresh, db),
     });
 
     k.schemaContributor({
@@ -268,9 +300,10 @@ const keyOf = (d: object) => {
   return s;
 };
 
-async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<object, ResolvedRemote>): Promise<RemoteBuild> {
+async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<object, ResolvedRemote>, db: DatabaseService | undefined): Promise<RemoteBuild> {
   const list = remoteSchemasOf(ctx.metadata);
-  if (list.length === 0) return EMPTY;
+  const rels = db ? allRelationships(ctx.metadata) : [];
+  if (list.length === 0 && rels.length === 0) return EMPTY;
   const prev = (ctx.previous?.outputs.get(STEP) as RemoteBuild | undefined) ?? EMPTY;
   const remotes = new Map<string, ResolvedRemote>();
   const failures = new Map<string, SvcError>();
@@ -379,7 +412,42 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
     }
     permissions.set(meta.name, byRole);
   }
-  return { remotes, failures, permissions };
+  // Remote relationships: their remote, path, arguments and join columns checked.
+  const badRelationships = new Set<string>();
+  const resolvedSources = db?.resolved(ctx).sources;
+  for (const { source, table, rel } of rels) {
+    const id = relationshipId(source, table, rel.name);
+    const j = readJoin(rel);
+    let why: string | undefined;
+    if (!j) why = 'expected a relationship to a remote schema (remote_schema, remote_field and the join fields)';
+    else {
+      const r = remotes.get(j.remoteSchema);
+      if (!r) why = list.some((m) => m.name === j.remoteSchema) ? `remote schema ${quoted(j.remoteSchema)} is inconsistent` : `remote schema with name ${quoted(j.remoteSchema)} not found`;
+      else {
+        const path = walkPath(r.schema, j);
+        if (typeof path === 'string') why = path;
+        const t = resolvedSources ? [...(resolvedSources.get(source)?.tables.values() ?? [])].find((x) => x.meta.table.schema === table.schema && x.meta.table.name === table.name) : undefined;
+        const columns = new Set((t?.info.columns ?? []).map((c) => c.name));
+        const missing = t ? j.lhs.find((c) => !columns.has(c)) : undefined;
+        if (!why && missing !== undefined) why = `column ${quoted(missing)} does not exist in table ${quoted(table.name)}`;
+      }
+    }
+    if (!why) continue;
+    badRelationships.add(id);
+    ctx.inconsistent({
+      type: 'remote_relationship',
+      name: `remote_relationship ${rel.name} in table ${table.schema}.${table.name} in source ${source}`,
+      reason: `Inconsistent object: in remote relationship ${quoted(rel.name)}: ${why}`,
+      definition: { source, table, name: rel.name, definition: rel.definition },
+      id,
+      remove: (md) => updateTableIfPresent(md, source, table, (t) => {
+        const list = ((t.remote_relationships ?? []) as { name: string }[]).filter((x) => x.name !== rel.name);
+        const { remote_relationships: _old, ...rest } = t;
+        return list.length ? { ...rest, remote_relationships: list } : (rest as typeof t);
+      }),
+    });
+  }
+  return { remotes, failures, permissions, badRelationships };
 }
 
 function withoutPermission(r: RemoteSchemaMeta, role: string): RemoteSchemaMeta {
