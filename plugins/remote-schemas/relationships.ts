@@ -10,8 +10,12 @@ import {
   GraphQLList,
   isListType,
   isNonNullType,
+  isEnumType,
+  isInputObjectType,
   isObjectType,
   Kind,
+  valueFromAST,
+  type GraphQLInputType,
   print,
   visit,
   type ArgumentNode,
@@ -80,7 +84,12 @@ export function walkPath(schema: GraphQLSchema, j: RemoteJoin): Level[] | string
     if (!field) return `field with name '${name}' not found in type: '${parent.name}'`;
     const node = (tree[name] ?? {}) as { arguments?: Record<string, unknown>; field?: Record<string, unknown> };
     const args = node.arguments ?? {};
-    for (const a of Object.keys(args)) if (!field.args.some((x) => x.name === a)) return `argument '${a}' not found in field '${name}' of type '${parent.name}'`;
+    for (const [a, x] of Object.entries(args)) {
+      const def = field.args.find((d) => d.name === a);
+      if (!def) return `argument '${a}' not found in field '${name}' of type '${parent.name}'`;
+      const bad = checkValue(x, def.type, a);
+      if (bad) return bad;
+    }
     const bad = columnRefs(args).find((c) => !j.lhs.includes(c));
     if (bad) return `the join column "${bad}" is not among the relationship's fields (${j.lhs.join(', ')})`;
     levels.push({ field, parent, args });
@@ -90,6 +99,37 @@ export function walkPath(schema: GraphQLSchema, j: RemoteJoin): Level[] | string
   }
   if (levels.length === 0) return 'remote_field is empty';
   return levels;
+}
+
+/** Why a fixed argument's value does not fit its type (`$column` fits any leaf), or undefined. */
+function checkValue(x: unknown, type: GraphQLInputType, at: string): string | undefined {
+  const t = isNonNullType(type) ? type.ofType : type;
+  if (typeof x === 'string' && x.startsWith('$')) return isInputObjectType(t) ? `expected an input object for ${at}, not a column` : undefined;
+  if (isListType(t)) {
+    const items = Array.isArray(x) ? x : [x];
+    for (const i of items) {
+      const bad = checkValue(i, t.ofType as GraphQLInputType, at);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  if (Array.isArray(x)) return `expected a single value of type ${String(t)} for ${at}, not a list`;
+  if (isInputObjectType(t)) {
+    if (x === null) return undefined;
+    if (typeof x !== 'object') return `expected an input object of type ${t.name} for ${at}`;
+    const fields = t.getFields();
+    for (const [k, i] of Object.entries(x as Record<string, unknown>)) {
+      const f = fields[k];
+      if (!f) return `field '${k}' not found in input object type '${t.name}' (at ${at})`;
+      const bad = checkValue(i, f.type, `${at}.${k}`);
+      if (bad) return bad;
+    }
+    return undefined;
+  }
+  if (x !== null && valueFromAST(jsonLiteral(x), t as GraphQLInputType) === undefined && !(isEnumType(t) && typeof x === 'string' && t.getValue(x))) {
+    return `the value ${JSON.stringify(x)} is not of type ${String(t)} (at ${at})`;
+  }
+  return undefined;
 }
 
 function columnRefs(x: unknown, out: string[] = []): string[] {
@@ -114,6 +154,17 @@ function jsonLiteral(x: unknown): ValueNode {
   if (typeof x === 'string') return { kind: Kind.STRING, value: x };
   if (Array.isArray(x)) return { kind: Kind.LIST, values: x.map(jsonLiteral) };
   return { kind: Kind.OBJECT, fields: Object.entries(x as Record<string, unknown>).map(([k, i]): ObjectFieldNode => ({ kind: Kind.OBJECT_FIELD, name: { kind: Kind.NAME, value: k }, value: jsonLiteral(i) })) };
+}
+
+/** The client's object value with the join's fields over it (rule 7: the join wins). */
+function mergeObjects(mine: ValueNode, join: ValueNode): ValueNode {
+  if (mine.kind !== Kind.OBJECT || join.kind !== Kind.OBJECT) return join;
+  const fields = new Map(mine.fields.map((f) => [f.name.value, f]));
+  for (const f of join.fields) {
+    const m = fields.get(f.name.value);
+    fields.set(f.name.value, m ? { ...f, value: mergeObjects(m.value, f.value) } : f);
+  }
+  return { ...join, fields: [...fields.values()] };
 }
 
 /*
@@ -151,8 +202,11 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
     const t = levels[i]!.field.type;
     if (isListType(isNonNullType(t) ? t.ofType : t)) type = new GraphQLList(type);
   }
-  const fixed = new Set(Object.keys(last.args));
-  const args = Object.fromEntries(Object.entries(ex.args(`${last.parent.name}.${last.field.name}`, last.field.args)).filter(([name]) => !fixed.has(name)));
+  // An argument the join fixes whole is not the client's to give; one it fixes only in part
+  // (fields of an input object) stays, and the client's value is merged under the join's.
+  const fixed = new Set(Object.entries(last.args).filter(([, x]) => x === null || typeof x !== 'object' || Array.isArray(x)).map(([n]) => n));
+  // By name, as Hasura lists a relationship field's arguments.
+  const args = Object.fromEntries(Object.entries(ex.args(`${last.parent.name}.${last.field.name}`, last.field.args)).filter(([name]) => !fixed.has(name)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return {
     config: { type, args, description: `Remote relationship to ${rc.remote.name}` },
     columns: j.lhs,
@@ -182,7 +236,15 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
       const chain = (i: number, row: Readonly<Record<string, unknown>>, alias: string | undefined): FieldNode => {
         const lv = levels[i]!;
         const a = alias ? { kind: Kind.NAME, value: alias } as const : undefined;
-        if (i === levels.length - 1) return { ...converted, alias: a, arguments: [...argsOf(lv, row), ...ownArgs] };
+        if (i === levels.length - 1) {
+          const joinArgs = argsOf(lv, row);
+          const merged = joinArgs.map((ja) => {
+            const mine = ownArgs.find((o) => o.name.value === ja.name.value);
+            return mine ? { ...ja, value: mergeObjects(mine.value, ja.value) } : ja;
+          });
+          const rest = ownArgs.filter((o) => !joinArgs.some((ja) => ja.name.value === o.name.value));
+          return { ...converted, alias: a, arguments: [...merged, ...rest] };
+        }
         return { kind: Kind.FIELD, alias: a, name: { kind: Kind.NAME, value: lv.field.name }, arguments: argsOf(lv, row), selectionSet: { kind: Kind.SELECTION_SET, selections: [chain(i + 1, row, undefined)] } };
       };
       const down = (value: unknown, i: number): unknown => {
