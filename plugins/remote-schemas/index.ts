@@ -427,9 +427,9 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
         const path = walkPath(r.schema, j);
         if (typeof path === 'string') why = path;
         const t = resolvedSources ? [...(resolvedSources.get(source)?.tables.values() ?? [])].find((x) => x.meta.table.schema === table.schema && x.meta.table.name === table.name) : undefined;
-        const columns = new Set((t?.info.columns ?? []).map((c) => c.name));
+        const columns = new Set([...(t?.info.columns ?? []).map((c) => c.name), ...((t?.meta.computed_fields ?? []) as { name: string }[]).map((c) => c.name)]);
         const missing = t ? j.lhs.find((c) => !columns.has(c)) : undefined;
-        if (!why && missing !== undefined) why = `column ${quoted(missing)} does not exist in table ${quoted(table.name)}`;
+        if (!why && missing !== undefined) why = `column or computed field ${quoted(missing)} does not exist in table ${quoted(table.name)}`;
       }
     }
     if (!why) continue;

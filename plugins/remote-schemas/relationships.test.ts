@@ -132,11 +132,12 @@ describe('remote relationships', () => {
     expect(r2).toEqual({ data: { profiles: [{ userMessages: [{ id: 1 }, { id: 3 }] }] } });
   });
 
-  it('answers the remote errors with data null; the relationship can be deleted', async () => {
+  it('answers the remote errors as Hasura does for joins; the relationship can be deleted', async () => {
     expect((await s.query({ type: 'create_remote_relationship', args: { name: 'broken', table: 'profiles', svc_fields: ['id'], remote_schema: 'msgs', remote_field: { broken: { arguments: { id: '$id' } } } } })).status).toBe(200);
     const r = await s.gql(`{ profiles { id broken } }`);
-    expect(r.data).toBeNull();
-    expect(r.errors[0].message).toBe('intentional-error');
+    expect(r.data).toBeUndefined();
+    expect(r.errors[0]).toMatchObject({ message: 'Errors from remote server', extensions: { code: 'unexpected', path: '$' } });
+    expect(r.errors[0].extensions.internal.errors[0].message).toBe('intentional-error');
     const ok = await s.gql(`{ profiles(limit: 1) { id } }`);
     expect(ok).toEqual({ data: { profiles: [{ id: 1 }] } });
     expect((await s.query({ type: 'delete_remote_relationship', args: { table: 'profiles', name: 'broken' } })).body).toEqual({ message: 'success' });

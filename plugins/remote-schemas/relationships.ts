@@ -30,7 +30,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import * as v from '../../core/valibot.js';
-import { SvcError } from '../../core/errors.js';
+import { ExecErrors, SvcError } from '../../core/errors.js';
 import type { BuildResult, KernelApi, Metadata, OperationDef, RunContext, TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qualifiedTableSchema, updateTable, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type TableMeta } from '../database/index.js';
@@ -270,7 +270,14 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
           if (rowsOf.length === 0) return keys.map(() => null);
           const selections: SelectionNode[] = rowsOf.map((row, n) => chain(0, row, `r${n}`));
           const text = print({ kind: Kind.DOCUMENT, definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: 'query' as never, variableDefinitions: definitions, selectionSet: { kind: Kind.SELECTION_SET, selections } }] });
-          const data = await exchange(rc.remote, ctx, { query: text, variables: variablesFor(ctx, clientVariables, sessionPresets, merges) }, rc.maxBytes, rc.prioritizeData);
+          let data: Record<string, unknown>;
+          try {
+            data = await exchange(rc.remote, ctx, { query: text, variables: variablesFor(ctx, clientVariables, sessionPresets, merges) }, rc.maxBytes, rc.prioritizeData);
+          } catch (e) {
+            // Hasura's answer to a remote join's errors: one error, theirs in `internal`.
+            if (e instanceof ExecErrors) throw new SvcError('unexpected', 'Errors from remote server', { internal: { errors: e.errors } });
+            throw e;
+          }
           const rename = (t: string) => cz.typeName(t);
           return index.map((n) => {
             if (n === undefined) return null;

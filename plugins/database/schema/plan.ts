@@ -470,10 +470,17 @@ export class Planner {
   private join(fields: FieldIR[], key: string, node: FieldNode, joined: JoinedField, t: RoleTable): void {
     if (!this.joinInput) throw new SvcError('not-supported', `the field "${node.name.value}" is joined from elsewhere: it cannot be selected here (a subscription or a mutation's output)`);
     for (const name of joined.columns) {
-      const col = t.model.columns.find((c) => c.name === name);
-      if (!col) throw fail(`the join column "${name}" of field "${node.name.value}" does not exist`);
       const hidden = JOIN_KEY + name;
-      if (!fields.some((f) => f.key === hidden)) fields.push({ key: hidden, k: 'column', column: col.name, scalar: col.scalar });
+      if (fields.some((f) => f.key === hidden)) continue;
+      const col = t.model.columns.find((c) => c.name === name);
+      if (col) {
+        fields.push({ key: hidden, k: 'column', column: col.name, scalar: col.scalar });
+        continue;
+      }
+      // A scalar computed field without arguments of its own joins too, as in Hasura.
+      const cf = t.computedFields.find((c) => c.name === name && c.returns.k === 'scalar' && c.call.inputs.length === 0);
+      if (!cf || cf.returns.k !== 'scalar') throw fail(`the join field "${name}" of field "${node.name.value}" does not exist`);
+      fields.push({ key: hidden, k: 'computed', call: this.call(cf.call, undefined), row: rowOf(t), scalar: cf.returns.scalar });
     }
     fields.push({ key, k: 'typename', name: '' });
     this.joins.push({ path: [...this.path], key, columns: joined.columns, plan: joined.plan(node, this.joinInput) });
