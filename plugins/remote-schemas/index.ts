@@ -23,7 +23,7 @@ import { DefinitionSchema, PermissionSchema, remoteSchemasOf, SectionSchema, wit
 import { planRemoteField } from './plan.js';
 import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
-import { allRelationships, readJoin, registerRelationshipOperations, relationshipId, relationshipProvider, walkPath } from './relationships.js';
+import { allRelationships, readJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, walkPath } from './relationships.js';
 import { DatabaseToken, updateTableIfPresent, type DatabaseService } from '../database/index.js';
 
 const STEP = 'remote-schemas';
@@ -167,6 +167,7 @@ export default definePlugin({
     }
     if (db) {
       registerRelationshipOperations(op);
+      db.registerGroup(relationshipGroup());
       db.registerJoinedFields(
         relationshipProvider(
           k,

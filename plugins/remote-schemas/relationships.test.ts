@@ -144,4 +144,16 @@ describe('remote relationships', () => {
     const gone = await s.gql(`{ profiles { broken } }`);
     expect(gone.errors[0].extensions.code).toBe('validation-failed');
   });
+
+  it('follows a join column renamed by run_sql, and goes with it when it is dropped with cascade', async () => {
+    await s.runSql('alter table profiles add column msg_id int; update profiles set msg_id = id');
+    expect((await s.query({ type: 'create_remote_relationship', args: { name: 'byMsg', table: 'profiles', svc_fields: ['msg_id'], remote_schema: 'msgs', remote_field: { message: { arguments: { id: '$msg_id' } } } } })).status).toBe(200);
+    await s.runSql('alter table profiles rename column msg_id to message_id');
+    expect(await s.gql(`{ profiles(where: {id: {_eq: 2}}) { byMsg { name } } }`)).toEqual({ data: { profiles: [{ byMsg: { name: 'bob' } }] } });
+    const refused = await s.query({ type: 'run_sql', args: { sql: 'alter table profiles drop column message_id' } });
+    expect([refused.status, refused.body.code]).toEqual([400, 'dependency-error']);
+    expect((await s.query({ type: 'run_sql', args: { sql: 'alter table profiles drop column message_id', cascade: true } })).status).toBe(200);
+    const table = (await meta({ type: 'export_metadata', args: {} })).body.sources[0].tables.find((t: any) => t.table.name === 'profiles');
+    expect(table.remote_relationships.map((r: any) => r.name)).not.toContain('byMsg');
+  });
 });

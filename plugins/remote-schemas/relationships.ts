@@ -33,7 +33,7 @@ import * as v from '../../core/valibot.js';
 import { ExecErrors, SvcError } from '../../core/errors.js';
 import type { BuildResult, KernelApi, Metadata, OperationDef, RunContext, TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
-import { findSource, findTable, qualifiedTableSchema, updateTable, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type TableMeta } from '../database/index.js';
+import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
 import { ExposedTypes, type Preset } from './customize.js';
 import { exchange, makeConverter, mapTypenames, renameType, variablesFor, type Shape } from './plan.js';
 import type { ResolvedRemote } from './remote.js';
@@ -411,6 +411,52 @@ export function relationshipProvider(k: KernelApi, contextOf: (build: Pick<Build
       }
       void k;
       return out;
+    },
+  };
+}
+
+/** The database's command group for remote relationships: they depend on their join columns
+ * (dropping one with cascade drops them, without refuses) and follow a column's rename. */
+export function relationshipGroup(): CommandGroup {
+  const relsIn = (md: Metadata, source: string, qt: QualifiedTable) => {
+    const s = findSource(md, source);
+    const t = s ? findTable(s, qt) : undefined;
+    return t ? relsOf(t) : [];
+  };
+  return {
+    name: 'remote-relationships',
+    operations: () => [],
+    dependents(md: Metadata, target: DepTarget): Dependent[] {
+      if (target.kind !== 'column' && target.kind !== 'computed_field') return [];
+      const name = target.kind === 'column' ? target.column : target.name;
+      return relsIn(md, target.source, target.table)
+        .filter((r) => readJoin(r)?.lhs.includes(name))
+        .map((r) => ({
+          id: `remote_relationship@${target.source}:${qtKey(target.table)}:${r.name}`,
+          description: `remote_relationship ${target.table.name}.${r.name} in source "${target.source}"`,
+          remove: (m: Metadata) => updateTableIfPresent(m, target.source, target.table, (t) => withRels(t, relsOf(t).filter((x) => x.name !== r.name))),
+        }));
+    },
+    rename(md: Metadata, r: SchemaRename): Metadata {
+      if (r.kind !== 'column') return md;
+      const rels = relsIn(md, r.source, r.table);
+      if (!rels.some((x) => readJoin(x)?.lhs.includes(r.from))) return md;
+      const swap = (x: unknown): unknown => {
+        if (x === `$${r.from}`) return `$${r.to}`;
+        if (Array.isArray(x)) return x.map(swap);
+        if (x && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, i]) => [k, swap(i)]));
+        return x;
+      };
+      const renamed = (rel: RemoteRelationshipMeta): RemoteRelationshipMeta => {
+        const j = readJoin(rel);
+        if (!j?.lhs.includes(r.from)) return rel;
+        const d = rel.definition;
+        const lhs = j.lhs.map((c) => (c === r.from ? r.to : c));
+        if (d.to_remote_schema) return { ...rel, definition: { ...d, to_remote_schema: { ...(d.to_remote_schema as object), lhs_fields: lhs, remote_field: swap(j.remoteField) } } };
+        const { hasura_fields: _h, ...rest } = d;
+        return { ...rel, definition: { ...rest, svc_fields: lhs, remote_field: swap(j.remoteField) } };
+      };
+      return updateTableIfPresent(md, r.source, r.table, (t) => withRels(t, relsOf(t).map(renamed)));
     },
   };
 }
