@@ -170,7 +170,6 @@ export default definePlugin({
       db.registerGroup(relationshipGroup());
       db.registerJoinedFields(
         relationshipProvider(
-          k,
           (build, remote, role) => {
             const rb = of(build);
             const r = rb.remotes.get(remote);

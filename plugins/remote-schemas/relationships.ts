@@ -31,7 +31,7 @@ import {
 } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { ExecErrors, SvcError } from '../../core/errors.js';
-import type { BuildResult, KernelApi, Metadata, OperationDef, RunContext, TypeRegistry } from '../../core/plugin.js';
+import type { BuildResult, Metadata, OperationDef, RunContext, TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
 import { ExposedTypes, type Preset } from './customize.js';
@@ -392,7 +392,7 @@ export function allRelationships(md: Metadata): { source: string; table: Qualifi
 }
 
 /** The provider of joined fields (Note [Joined fields]): a table's relationships for a role. */
-export function relationshipProvider(k: KernelApi, contextOf: (build: Pick<BuildResult, 'outputs'>, remote: string, role: string) => RelationshipContext | undefined, valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean): JoinedFieldsProvider {
+export function relationshipProvider(contextOf: (build: Pick<BuildResult, 'outputs'>, remote: string, role: string) => RelationshipContext | undefined, valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean): JoinedFieldsProvider {
   return {
     fields(role, source, table, build, types) {
       const s = findSource(build.metadata, source);
@@ -409,7 +409,6 @@ export function relationshipProvider(k: KernelApi, contextOf: (build: Pick<Build
         const f = joinedField(j, rc, types);
         if (f) out[rel.name] = f;
       }
-      void k;
       return out;
     },
   };

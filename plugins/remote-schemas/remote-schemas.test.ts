@@ -262,3 +262,24 @@ describe('bounds on what a remote answers', () => {
     expect((await small.gql('{ whoami }')).data).toEqual({ whoami: -1 });
   });
 });
+
+describe('SVC_GRAPHQL_REMOTE_SCHEMA_PRIORITIZE_DATA', () => {
+  let both: { server: Server; url: string };
+  let on: TestServer;
+  let off: TestServer;
+  beforeAll(async () => {
+    both = await graphqlServer({ bodies: [], headers: [] }, (b) => (b.operationName === 'IntrospectionQuery' ? undefined : JSON.stringify({ data: { whoami: 5 }, errors: [{ message: 'partial', path: ['whoami'] }] })));
+    on = await startServer({ config: { remoteSchemaPrioritizeData: true } });
+    off = await startServer();
+  }, 60_000);
+  afterAll(async () => {
+    await on?.stop();
+    await off?.stop();
+    both?.server.close();
+  });
+  it('answers data that comes with errors when set, the errors with data null when not', async () => {
+    for (const x of [on, off]) expect((await x.metadata({ type: 'add_remote_schema', args: { name: 'both', definition: { url: both.url } } })).body).toEqual({ message: 'success' });
+    expect(await on.gql('{ whoami }')).toEqual({ data: { whoami: 5 } });
+    expect(await off.gql('{ whoami }')).toEqual({ data: null, errors: [{ message: 'partial', path: ['whoami'] }] });
+  });
+});
