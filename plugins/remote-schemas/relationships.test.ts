@@ -156,4 +156,14 @@ describe('remote relationships', () => {
     const table = (await meta({ type: 'export_metadata', args: {} })).body.sources[0].tables.find((t: any) => t.table.name === 'profiles');
     expect(table.remote_relationships.map((r: any) => r.name)).not.toContain('byMsg');
   });
+
+  it("joins a mutation's output", async () => {
+    const one = await s.gql(`mutation { insert_profiles_one(object: {id: 10, name: "bob"}) { id message { msg } } }`);
+    expect(one).toEqual({ data: { insert_profiles_one: { id: 10, message: null } } });
+    const many = await s.gql(`mutation { update_profiles(where: {id: {_in: [1, 2]}}, _set: {name: "zed"}) { affected_rows returning { id message { msg } } } }`);
+    expect(many.data.update_profiles.returning.sort((a: any, b: any) => a.id - b.id)).toEqual([
+      { id: 1, message: { msg: 'hi' } },
+      { id: 2, message: { msg: 'yo' } },
+    ]);
+  });
 });

@@ -15,7 +15,7 @@ import type { JoinedFieldPlan } from '../model/types.js';
  * without joined fields is untouched: its JSON text goes out as PostgreSQL built it. With some,
  * the text is parsed once, each join collects the rows of its level (however many: one call of
  * its plan per join, which batches), puts the values in place and the hidden keys are removed.
- * Only the query root's select fields join (not subscriptions or mutation outputs: refused).
+ * Query root select fields and mutation outputs join; a subscription's fields do not (refused).
  */
 
 /** The prefix of the hidden keys that carry join columns in the statement's answer. */

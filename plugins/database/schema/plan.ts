@@ -456,7 +456,7 @@ export class Planner {
   }
 
   /** Plans a selection one response key deeper (the path of joins in it). */
-  private nested<T>(key: string, f: () => T): T {
+  nested<T>(key: string, f: () => T): T {
     this.path.push(key);
     try {
       return f();
