@@ -468,7 +468,7 @@ export class Planner {
   /** A joined field (Note [Joined fields] in ./joins.ts): its join columns under hidden keys,
    * a placeholder at its place, the join recorded. */
   private join(fields: FieldIR[], key: string, node: FieldNode, joined: JoinedField, t: RoleTable): void {
-    if (!this.joinInput) throw new SvcError('not-supported', `the field "${node.name.value}" is joined from elsewhere: it cannot be selected here (a subscription or a mutation's output)`);
+    if (!this.joinInput) throw new SvcError('not-supported', `the field "${node.name.value}" is joined from elsewhere: it cannot be selected in a subscription`);
     for (const name of joined.columns) {
       const hidden = JOIN_KEY + name;
       if (fields.some((f) => f.key === hidden)) continue;
