@@ -430,6 +430,12 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
         const columns = new Set([...(t?.info.columns ?? []).map((c) => c.name), ...((t?.meta.computed_fields ?? []) as { name: string }[]).map((c) => c.name)]);
         const missing = t ? j.lhs.find((c) => !columns.has(c)) : undefined;
         if (!why && missing !== undefined) why = `column or computed field ${quoted(missing)} does not exist in table ${quoted(table.name)}`;
+        // Its name is a field of the table's type: no column, relationship or computed field has it.
+        const taken = t?.model ? [...t.model.columns.map((c) => c.field), ...t.model.relationships.map((r) => r.name), ...t.model.computedFields.map((c) => c.name)] : [];
+        if (!why && taken.includes(rel.name)) why = `the name ${quoted(rel.name)} is already a field of table ${quoted(table.name)}`;
+        // A computed field joins only when it is scalar and takes no argument of its own.
+        const unfit = t?.model?.computedFields.find((c) => j.lhs.includes(c.name) && (c.returns.k !== 'scalar' || c.call.inputs.length > 0));
+        if (!why && unfit) why = `computed field ${quoted(unfit.name)} cannot be a join field: it must return a scalar and take no arguments besides the row and the session`;
       }
     }
     if (!why) continue;
