@@ -259,7 +259,7 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
           const rowsOf: Readonly<Record<string, unknown>>[] = [];
           const index: (number | undefined)[] = keys.map((k) => {
             if (j.lhs.some((c) => k[c] === null || k[c] === undefined)) return undefined;
-            const id = JSON.stringify(j.lhs.map((c) => k[c]));
+            const id = j.lhs.length === 1 ? `${typeof k[j.lhs[0]!]}:${String(k[j.lhs[0]!])}` : JSON.stringify(j.lhs.map((c) => k[c]));
             let n = aliasOf.get(id);
             if (n === undefined) {
               aliasOf.set(id, (n = rowsOf.length));

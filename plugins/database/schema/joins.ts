@@ -59,6 +59,8 @@ export async function spliceJoins(json: string, joins: readonly PlannedJoin[], c
       for (let i = 0; i < parents.length; i++) parents[i]![j.key] = values[i] ?? null;
     }),
   );
-  for (const j of joins) for (const p of collect(data, j.path, 0, [])) for (const c of j.columns) delete p[JOIN_KEY + c];
+  // Undefined rather than deleted: JSON.stringify leaves the key out, and the objects keep their
+  // shape (a delete turns a V8 object into a slower dictionary).
+  for (const j of joins) for (const p of collect(data, j.path, 0, [])) for (const c of j.columns) p[JOIN_KEY + c] = undefined;
   return JSON.stringify(data);
 }
