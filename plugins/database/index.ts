@@ -46,6 +46,7 @@ export {
 } from './model/meta.js';
 export { applySchemaChange } from './metadata/schema-diff.js';
 export { parseJsonPath } from './ir/json-path.js';
+export { sourceNames } from './model/naming.js';
 
 /** The env var that holds the default source's URL (Hasura: HASURA_GRAPHQL_DATABASE_URL). */
 export const DEFAULT_SOURCE_ENV = 'SVC_GRAPHQL_DATABASE_URL';

@@ -218,9 +218,10 @@ export class ExposedTypes {
     const name = this.cz.typeName(t.name);
     if (isSpecifiedScalarType(t) && name === t.name) return t;
     const ext = { [ORIGINAL]: t.name, [SIGNATURE]: signature(t) };
-    // The same type from another remote (two remotes of one server): one type in the schema.
+    // The same type from another remote (two remotes of one server), or a table's type with the
+    // same fields (checked by the build step): one type in the schema.
     const same = this.types.get(name);
-    if (same && same.extensions?.[SIGNATURE] === ext[SIGNATURE] && same.extensions?.[ORIGINAL] === t.name) {
+    if (same && ((same.extensions?.[SIGNATURE] === ext[SIGNATURE] && same.extensions?.[ORIGINAL] === t.name) || (same.extensions?.[SIGNATURE] === undefined && isObjectType(same) && isObjectType(t) && name === t.name))) {
       this.made.set(t.name, same);
       return same;
     }

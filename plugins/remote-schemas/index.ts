@@ -12,7 +12,7 @@
  *   - a schema contributor: the remote's root fields (under its namespace when it has one), in
  *     the customized names, planned by ./plan.ts.
  */
-import { GraphQLObjectType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLObjectType, isObjectType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type BuildContext, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
@@ -24,7 +24,7 @@ import { planRemoteField } from './plan.js';
 import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
 import { allRelationships, readJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, walkPath } from './relationships.js';
-import { DatabaseToken, updateTableIfPresent, type DatabaseService } from '../database/index.js';
+import { DatabaseToken, sourceNames, updateTableIfPresent, type DatabaseService } from '../database/index.js';
 
 const STEP = 'remote-schemas';
 const ADMIN = 'admin';
@@ -341,6 +341,34 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
   const taken = { query: new Map<string, string>(), mutation: new Map<string, string>() };
   for (const kind of ['query', 'mutation'] as const) for (const name of others?.[kind].keys() ?? []) taken[kind].set(name, '');
   const typeOwners = new Map<string, { remote: string; signature: string }>();
+  // The tables' type names (and the `<table>_...` names generated from them): a remote type of
+  // such a name would stand for the table's in the schema.
+  // A remote object type that has exactly the table's columns (names and types) is the table's
+  // type: Hasura accepts such a remote, and both are one type in the schema.
+  const tableTypes = new Map<string, string>();
+  for (const src of db?.resolved(ctx).sources.values() ?? []) {
+    for (const t of src.tables.values()) {
+      if (!t.model?.inSchema || t.model.relationships.length > 0 || t.model.computedFields.length > 0) {
+        if (t.model?.inSchema) tableTypes.set(sourceNames(src).type(t.model.name), '');
+        continue;
+      }
+      const fields = t.model.columns.map((c) => `${c.field}:${c.scalar.graphql}${c.nullable ? '' : '!'}`).sort();
+      tableTypes.set(sourceNames(src).type(t.model.name), fields.join(','));
+    }
+  }
+  const sameAsTable = (r: ResolvedRemote, exposed: string): boolean => {
+    const shape = tableTypes.get(exposed);
+    if (!shape) return false;
+    const t = Object.values(r.schema.getTypeMap()).find((x) => r.customizer.typeName(x.name) === exposed);
+    if (!t || !isObjectType(t)) return false;
+    const fields = Object.values(t.getFields()).map((f) => `${r.customizer.fieldName(t.name, f.name)}:${String(f.type)}`).sort();
+    return fields.join(',') === shape;
+  };
+  const tableType = (name: string) => {
+    if (tableTypes.has(name)) return name;
+    for (let i = name.indexOf('_'); i > 0; i = name.indexOf('_', i + 1)) if (tableTypes.has(name.slice(0, i))) return name.slice(0, i);
+    return undefined;
+  };
   const typesOf = (r: ResolvedRemote) => exposedTypes(r.schema, r).map((t) => ({ name: r.customizer.typeName(t.name), signature: `${t.name}\u0000${signature(t)}` }));
   list.forEach((meta, i) => {
     const r = resolved[i]!;
@@ -373,6 +401,12 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
     // Note [Types shared by remotes] in ./customize.ts.
     const own = typesOf(r);
     for (const t of own) {
+      const table = tableType(t.name);
+      if (table !== undefined && !t.signature.includes('\u0000scalar ') && !(table === t.name && sameAsTable(r, t.name))) {
+        failures.set(meta.name, new SvcError('remote-schema-error', `conflicting type ${t.name}`));
+        ctx.inconsistent(inconsistent(meta, `the GraphQL type ${quoted(t.name)} of remote schema ${quoted(meta.name)} conflicts with the types of table ${quoted(table)}`));
+        return;
+      }
       const owner = typeOwners.get(t.name);
       if (owner === undefined || owner.signature === t.signature) continue;
       failures.set(meta.name, new SvcError('remote-schema-error', `conflicting type ${t.name}`));

@@ -243,6 +243,14 @@ describe('a table whose root field collides with a remote', () => {
     expect(r.body.error).toMatch(/field 'whoami' defined in \[remote schema sw, a source\]/);
     expect(await gql(`{ whoami }`)).toEqual({ data: { whoami: -1 } });
   });
+
+  it("is refused when a table's type would have a remote type's name", async () => {
+    await s.runSql('create table "Human" (id int primary key)');
+    const r = await meta({ type: 'pg_track_table', args: { source: 'default', table: 'Human' } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body.internal)).toMatch(/the GraphQL type \\"Human\\" of remote schema \\"sw\\" conflicts with the types of table \\"Human\\"/);
+    expect(await gql(`{ hero(id: "2") { ... on Human { homePlanet } } }`)).toEqual({ data: { hero: { homePlanet: 'Tatooine' } } });
+  });
 });
 
 describe('bounds on what a remote answers', () => {
