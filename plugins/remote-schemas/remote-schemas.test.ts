@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, graphql } from 'graphql';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { createDatabase, startServer, type TestServer } from '../../test/helpers.js';
 
 const SDL = `
   interface Character { id: ID! name: String }
@@ -290,4 +290,26 @@ describe('SVC_GRAPHQL_REMOTE_SCHEMA_PRIORITIZE_DATA', () => {
     expect(await on.gql('{ whoami }')).toEqual({ data: { whoami: 5 } });
     expect(await off.gql('{ whoami }')).toEqual({ data: null, errors: [{ message: 'partial', path: ['whoami'] }] });
   });
+});
+
+describe('a remote that is down at boot', () => {
+  it('boots: the remote is an inconsistent remote_schema object, the rest serves', async () => {
+    const dying = await graphqlServer({ bodies: [], headers: [] });
+    const db = await createDatabase();
+    const first = await startServer({ database: db });
+    expect((await first.metadata({ type: 'add_remote_schema', args: { name: 'dying', definition: { url: dying.url } } })).body).toEqual({ message: 'success' });
+    await first.stop();
+    await new Promise<void>((r) => dying.server.close(() => r()));
+    dying.server.closeAllConnections?.();
+    const second = await startServer({ database: db });
+    try {
+      const inc = await second.metadata({ type: 'get_inconsistent_metadata', args: {} });
+      expect(inc.body.is_consistent).toBe(false);
+      expect(inc.body.inconsistent_objects[0]).toMatchObject({ type: 'remote_schema', name: 'remote_schema dying' });
+      expect(inc.body.inconsistent_objects[0].reason).toMatch(/Connection failure|HTTP exception/);
+      expect((await second.gql('{ __typename }')).data).toEqual({ __typename: 'query_root' });
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
 });
