@@ -200,7 +200,6 @@ export default definePlugin({
         if (rb.remotes.size === 0) return {};
         const query: RootFieldMap = {};
         const mutation: RootFieldMap = {};
-        const subscription: RootFieldMap = {};
         const maxBytes = k.config.graphqlMaxResponseSize;
         const prioritizeData = k.config.remoteSchemaPrioritizeData;
         for (const r of rb.remotes.values()) {
@@ -246,24 +245,11 @@ export default definePlugin({
           };
           add('query', source.getQueryType(), query);
           add('mutation', source.getMutationType(), mutation);
-          // Hasura serves no subscription of a remote, and says so.
-          const sub = source.getSubscriptionType();
-          if (sub && !cz.namespace) {
-            for (const f of Object.values(sub.getFields())) {
-              const name = cz.fieldName(sub.name, f.name);
-              if (query[name] || subscription[name]) continue;
-              subscription[name] = {
-                config: { type: ex.wrap(f.type) as GraphQLOutputType, args: ex.args(`${sub.name}.${f.name}`, f.args) },
-                plan: () => {
-                  throw new SvcError('not-supported', 'subscription to remote server is not supported');
-                },
-              };
-            }
-          }
+          // A remote's subscriptions are not served (Hasura refuses them): its subscription root
+          // is left out, so that it cannot collide with the tables' subscription fields.
         }
         const out: SchemaContribution = { query };
         if (Object.keys(mutation).length) out.mutation = mutation;
-        if (Object.keys(subscription).length) out.subscription = subscription;
         return out;
       },
     });
