@@ -214,6 +214,13 @@ describe('remote schema permissions', () => {
     // Another role without a permission does not see the remote.
     const other = await gql(`{ whoami }`, undefined, { ...ADMIN, 'x-svc-role': 'other' });
     expect(other.errors[0].extensions.code).toBe('validation-failed');
+    // Export, clear and replace keep the remote and its permission.
+    const exported = (await meta({ type: 'export_metadata', args: {} })).body;
+    expect(exported.remote_schemas[0].permissions[0].role).toBe('user');
+    expect((await meta({ type: 'clear_metadata', args: {} })).status).toBe(200);
+    expect((await meta({ type: 'export_metadata', args: {} })).body.remote_schemas).toBeUndefined();
+    expect((await meta({ type: 'replace_metadata', args: exported })).status).toBe(200);
+    expect(await gql(`{ whoami }`, undefined, user)).toEqual({ data: { whoami: 42 } });
     expect((await meta({ type: 'drop_remote_schema_permissions', args: { remote_schema: 'sw', role: 'user' } })).body).toEqual({ message: 'success' });
     const gone = await gql(`{ whoami }`, undefined, user);
     expect(gone.errors[0].extensions.code).toBe('validation-failed');
