@@ -23,8 +23,8 @@ import { DefinitionSchema, PermissionSchema, remoteSchemasOf, SectionSchema, wit
 import { planRemoteField } from './plan.js';
 import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
-import { allRelationships, readJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, walkPath } from './relationships.js';
-import { DatabaseToken, sourceNames, updateTableIfPresent, type DatabaseService } from '../database/index.js';
+import { allRelationships, readJoin, readSourceJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, walkPath } from './relationships.js';
+import { DatabaseToken, sourceNames, updateTableIfPresent, type DatabaseService, type QualifiedTable } from '../database/index.js';
 
 const STEP = 'remote-schemas';
 const ADMIN = 'admin';
@@ -182,6 +182,13 @@ export default definePlugin({
             return { remote: r, permission, maxBytes: k.config.graphqlMaxResponseSize, prioritizeData: k.config.remoteSchemaPrioritizeData };
           },
           (build, id) => !of(build).badRelationships.has(id),
+          (build, sj) => {
+            const src = db!.resolved(build).sources.get(sj.source);
+            const t = src ? [...src.tables.values()].find((x) => x.meta.table.schema === sj.table.schema && x.meta.table.name === sj.table.name)?.model : undefined;
+            const col = t?.columns.find((c) => c.name === sj.mapping[1]);
+            if (!src || !t || !col) return undefined;
+            return { rootName: sourceNames(src).field(t.rootFields.select.name), keyField: col.field, keyScalar: col.scalar.graphql };
+          },
         ),
       );
     }
@@ -439,7 +446,17 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
     const id = relationshipId(source, table, rel.name);
     const j = readJoin(rel);
     let why: string | undefined;
-    if (!j) why = 'expected a relationship to a remote schema (remote_schema, remote_field and the join fields)';
+    const sj = readSourceJoin(rel);
+    const tableOf = (src: string, qt: QualifiedTable) => [...(resolvedSources?.get(src)?.tables.values() ?? [])].find((x) => x.meta.table.schema === qt.schema && x.meta.table.name === qt.name);
+    if (typeof sj === 'string') why = sj;
+    else if (sj) {
+      const from = tableOf(source, table);
+      const to = tableOf(sj.source, sj.table);
+      if (!to) why = `table ${quoted(`${sj.table.schema}.${sj.table.name}`)} is not tracked in source ${quoted(sj.source)}`;
+      else if (from && !from.info.columns.some((c) => c.name === sj.mapping[0])) why = `column ${quoted(sj.mapping[0])} does not exist in table ${quoted(table.name)}`;
+      else if (!to.info.columns.some((c) => c.name === sj.mapping[1])) why = `column ${quoted(sj.mapping[1])} does not exist in table ${quoted(sj.table.name)}`;
+      else if (from?.model && [...from.model.columns.map((c) => c.field), ...from.model.relationships.map((r) => r.name)].includes(rel.name)) why = `the name ${quoted(rel.name)} is already a field of table ${quoted(table.name)}`;
+    } else if (!j) why = 'expected a relationship to a remote schema (remote_schema, remote_field and the join fields)';
     else {
       const r = remotes.get(j.remoteSchema);
       if (!r) why = list.some((m) => m.name === j.remoteSchema) ? `remote schema ${quoted(j.remoteSchema)} is inconsistent` : `remote schema with name ${quoted(j.remoteSchema)} not found`;

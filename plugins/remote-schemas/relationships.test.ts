@@ -88,8 +88,8 @@ describe('remote relationships', () => {
     expect(badColumn.status).toBe(400);
     const newForm = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'byName', definition: { to_remote_schema: { lhs_fields: ['name'], remote_schema: 'msgs', remote_field: { messages: { arguments: { where: { name: '$name' } } } } } } } });
     expect(newForm.body).toEqual({ message: 'success' });
-    const toSource = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'ts', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'id' } } } } });
-    expect([toSource.status, toSource.body.code]).toEqual([400, 'not-supported']);
+    const twoColumns = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'ts', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'id', name: 'title' } } } } });
+    expect([twoColumns.status, twoColumns.body.code]).toEqual([400, 'not-supported']);
     const exported = (await meta({ type: 'export_metadata', args: {} })).body;
     const table = exported.sources[0].tables.find((t: any) => t.table.name === 'profiles');
     expect(table.remote_relationships.map((r: any) => r.name)).toEqual(['message', 'byName']);
@@ -165,5 +165,16 @@ describe('remote relationships', () => {
       { id: 1, message: { msg: 'hi' } },
       { id: 2, message: { msg: 'yo' } },
     ]);
+  });
+
+  it('joins a table of a source (to_source), object and array, in one statement per level', async () => {
+    expect((await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'team', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'id' } } } } })).body).toEqual({ message: 'success' });
+    expect((await meta({ type: 'pg_create_remote_relationship', args: { table: 'teams', name: 'members', definition: { to_source: { source: 'default', table: 'profiles', relationship_type: 'array', field_mapping: { id: 'team_id' } } } } })).body).toEqual({ message: 'success' });
+    const r = await s.gql(`{ profiles(where: {id: {_in: [1, 2]}}, order_by: {id: asc}) { id team { title } } }`);
+    expect(r).toEqual({ data: { profiles: [{ id: 1, team: { title: 'one' } }, { id: 2, team: { title: 'one' } }] } });
+    const a = await s.gql(`{ teams { title members(where: {id: {_lt: 3}}, order_by: {id: desc}) { id } } }`);
+    expect(a).toEqual({ data: { teams: [{ title: 'one', members: [{ id: 2 }, { id: 1 }] }] } });
+    const bad = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'nope', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'nope' } } } } });
+    expect(bad.status).toBe(400);
   });
 });

@@ -31,7 +31,7 @@ import {
 } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { ExecErrors, SvcError } from '../../core/errors.js';
-import type { BuildResult, Metadata, OperationDef, RunContext, TypeRegistry } from '../../core/plugin.js';
+import type { BuildResult, Metadata, OperationDef, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
 import { ExposedTypes, type Preset } from './customize.js';
@@ -321,7 +321,11 @@ export function registerRelationshipOperations(op: Op): void {
   const oldDefinition = (a: Old): Record<string, unknown> => ({ svc_fields: a.svc_fields ?? a.hasura_fields ?? [], remote_schema: a.remote_schema, remote_field: a.remote_field });
   const NewArgs = v.object({ name: nameText, table, source, definition: v.record(v.string(), v.unknown()) });
   const checkNew = (d: Record<string, unknown>) => {
-    if (d.to_source !== undefined) throw new SvcError('not-supported', 'remote relationships to another source (to_source) are not supported yet', { path: '$.args.definition' });
+    if (d.to_source !== undefined) {
+      const sj = readSourceJoin({ name: '', definition: d });
+      if (typeof sj === 'string') throw new SvcError('not-supported', sj, { path: '$.args.definition.to_source' });
+      return;
+    }
     if (!readJoin({ name: '', definition: d })) throw new SvcError('parse-failed', 'expected to_remote_schema: {lhs_fields, remote_schema, remote_field}', { path: '$.args.definition' });
   };
   const find = (md: Metadata, src: string, qt: QualifiedTable) => {
@@ -392,9 +396,13 @@ export function allRelationships(md: Metadata): { source: string; table: Qualifi
 }
 
 /** The provider of joined fields (Note [Joined fields]): a table's relationships for a role. */
-export function relationshipProvider(contextOf: (build: Pick<BuildResult, 'outputs'>, remote: string, role: string) => RelationshipContext | undefined, valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean): JoinedFieldsProvider {
+export function relationshipProvider(
+  contextOf: (build: Pick<BuildResult, 'outputs'>, remote: string, role: string) => RelationshipContext | undefined,
+  valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean,
+  target: (build: Pick<BuildResult, 'outputs'>, j: SourceJoin) => { rootName: string; keyField: string; keyScalar: string } | undefined,
+): JoinedFieldsProvider {
   return {
-    fields(role, source, table, build, types) {
+    fields(role, source, table, build, types, tableRoots) {
       const s = findSource(build.metadata, source);
       const t = s ? findTable(s, table) : undefined;
       const rels = t ? relsOf(t) : [];
@@ -402,6 +410,14 @@ export function relationshipProvider(contextOf: (build: Pick<BuildResult, 'outpu
       const out: Record<string, JoinedField> = {};
       for (const rel of rels) {
         if (!valid(build, relationshipId(source, table, rel.name))) continue;
+        const sj = readSourceJoin(rel);
+        if (sj !== undefined) {
+          // Note [Joins to another source]: through the target's root field for this role.
+          const tg = typeof sj === 'string' ? undefined : target(build, sj);
+          const def = tg ? tableRoots()[tg.rootName] : undefined;
+          if (tg && def && typeof sj !== 'string') out[rel.name] = sourceJoinedField(sj, { name: tg.rootName, def }, tg.keyField, tg.keyScalar);
+          continue;
+        }
         const j = readJoin(rel);
         if (!j) continue;
         const rc = contextOf(build, j.remoteSchema, role);
@@ -416,6 +432,13 @@ export function relationshipProvider(contextOf: (build: Pick<BuildResult, 'outpu
 
 /** The database's command group for remote relationships: they depend on their join columns
  * (dropping one with cascade drops them, without refuses) and follow a column's rename. */
+/** The columns of this table a relationship joins on, whichever its target. */
+function lhsOf(r: RemoteRelationshipMeta): string[] {
+  const sj = readSourceJoin(r);
+  if (sj && typeof sj !== 'string') return [sj.mapping[0]];
+  return readJoin(r)?.lhs ?? [];
+}
+
 export function relationshipGroup(): CommandGroup {
   const relsIn = (md: Metadata, source: string, qt: QualifiedTable) => {
     const s = findSource(md, source);
@@ -429,7 +452,7 @@ export function relationshipGroup(): CommandGroup {
       if (target.kind !== 'column' && target.kind !== 'computed_field') return [];
       const name = target.kind === 'column' ? target.column : target.name;
       return relsIn(md, target.source, target.table)
-        .filter((r) => readJoin(r)?.lhs.includes(name))
+        .filter((r) => lhsOf(r).includes(name))
         .map((r) => ({
           id: `remote_relationship@${target.source}:${qtKey(target.table)}:${r.name}`,
           description: `remote_relationship ${target.table.name}.${r.name} in source "${target.source}"`,
@@ -456,6 +479,102 @@ export function relationshipGroup(): CommandGroup {
         return { ...rel, definition: { ...rest, svc_fields: lhs, remote_field: swap(j.remoteField) } };
       };
       return updateTableIfPresent(md, r.source, r.table, (t) => withRels(t, relsOf(t).map(renamed)));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Relationships to a table of a source (`to_source`)
+
+/** The parts of a relationship to a table (`definition.to_source`). */
+export interface SourceJoin {
+  name: string;
+  source: string;
+  table: QualifiedTable;
+  kind: 'object' | 'array';
+  /** This table's column -> the target's column; one pair (the join machinery's key). */
+  mapping: [string, string];
+}
+
+export function readSourceJoin(r: RemoteRelationshipMeta): SourceJoin | string | undefined {
+  const to = r.definition?.to_source as Record<string, unknown> | undefined;
+  if (!to) return undefined;
+  const source = typeof to.source === 'string' ? to.source : 'default';
+  const t = to.table;
+  const table = typeof t === 'string' ? { schema: DEFAULT_SCHEMA, name: t } : t && typeof t === 'object' ? { schema: String((t as QualifiedTable).schema ?? DEFAULT_SCHEMA), name: String((t as QualifiedTable).name) } : undefined;
+  const kind = to.relationship_type;
+  const mapping = Object.entries((to.field_mapping ?? {}) as Record<string, unknown>);
+  if (!table || (kind !== 'object' && kind !== 'array')) return 'to_source needs source, table, relationship_type (object or array) and field_mapping';
+  if (mapping.length !== 1 || typeof mapping[0]![1] !== 'string') return 'to_source joins on one column: field_mapping must have exactly one entry';
+  return { name: r.name, source, table, kind, mapping: [mapping[0]![0], mapping[0]![1] as string] };
+}
+
+/*
+ * Note [Joins to another source]
+ * A relationship to a table of a source, maybe another database, is a joined field too (Note
+ * [Joined fields] in plugins/database/schema/joins.ts): its values for a level of the answer come
+ * from the target table's own select root field for the role (so its permission applies), planned
+ * once over a document of our making, `<root>(where: {_and: [{<column>: {_in: $__svc_keys}},
+ * <the client's where>]}, order_by: ...) { __svc_key: <column> ...the client's selection }`, and
+ * run once per level with the distinct join values bound: one statement, however many rows. The
+ * rows are grouped by their key (an object relationship takes the first). The client's `limit`
+ * and `offset` would apply to all parents at once, so the field offers only `where` and
+ * `order_by`.
+ */
+export function sourceJoinedField(j: SourceJoin, root: { name: string; def: RootFieldDef } , keyField: string, keyScalar: string): JoinedField {
+  const rootType = root.def.config.type;
+  const objectType = getNamedType(rootType) as GraphQLOutputType;
+  const args = root.def.config.args ?? {};
+  return {
+    config: {
+      type: j.kind === 'object' ? objectType : rootType,
+      args: j.kind === 'array' ? Object.fromEntries(Object.entries(args).filter(([n]) => n === 'where' || n === 'order_by')) : {},
+      description: `Relationship to ${j.table.schema}.${j.table.name} in source ${j.source}`,
+    },
+    columns: [j.mapping[0]],
+    plan(node, input) {
+      const KEY = '__svc_key';
+      const VAR = '__svc_keys';
+      const name = (value: string) => ({ kind: Kind.NAME, value }) as const;
+      const inKeys: ValueNode = { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name(keyField), value: { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name('_in'), value: { kind: Kind.VARIABLE, name: name(VAR) } }] } }] };
+      const userWhere = node.arguments?.find((a) => a.name.value === 'where')?.value;
+      const where: ValueNode = userWhere ? { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name('_and'), value: { kind: Kind.LIST, values: [inKeys, userWhere] } }] } : inKeys;
+      const orderBy = node.arguments?.find((a) => a.name.value === 'order_by');
+      const field: FieldNode = {
+        kind: Kind.FIELD,
+        name: name(root.name),
+        arguments: [{ kind: Kind.ARGUMENT, name: name('where'), value: where }, ...(orderBy ? [orderBy] : [])],
+        selectionSet: { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, alias: name(KEY), name: name(keyField) }, ...(node.selectionSet?.selections ?? [])] },
+      };
+      const keysType: VariableDefinitionNode = {
+        kind: Kind.VARIABLE_DEFINITION,
+        variable: { kind: Kind.VARIABLE, name: name(VAR) },
+        type: { kind: Kind.LIST_TYPE, type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: name(keyScalar) } } },
+      };
+      const plan = root.def.plan({ ...(input as PlanInput), field, variableDefinitions: [...input.variableDefinitions, keysType] });
+      return {
+        async run(keys, ctx) {
+          const values = [...new Set(keys.map((k) => k[j.mapping[0]]).filter((x) => x !== null && x !== undefined))];
+          if (values.length === 0) return keys.map(() => null);
+          // The request's context with the keys bound (its other parts as they are).
+          const withKeys = Object.create(ctx, { variables: { value: { ...ctx.variables, [VAR]: values } } }) as RunContext;
+          const rows = JSON.parse(await plan.run(withKeys)) as Record<string, unknown>[];
+          const byKey = new Map<string, Record<string, unknown>[]>();
+          for (const row of rows) {
+            const k = `${typeof row[KEY]}:${String(row[KEY])}`;
+            row[KEY] = undefined;
+            const list = byKey.get(k);
+            if (list) list.push(row);
+            else byKey.set(k, [row]);
+          }
+          return keys.map((k) => {
+            const v = k[j.mapping[0]];
+            if (v === null || v === undefined) return null;
+            const found = byKey.get(`${typeof v}:${String(v)}`) ?? [];
+            return j.kind === 'object' ? (found[0] ?? null) : found;
+          });
+        },
+      };
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import type * as v from 'valibot';
 import type { FieldNode, FragmentDefinitionNode, GraphQLFieldConfig, GraphQLSchema, VariableDefinitionNode } from 'graphql';
-import type { BuildContext, BuildResult, CancelSignal, InconsistentObject, Metadata, OperationDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
+import type { BuildContext, BuildResult, CancelSignal, InconsistentObject, Metadata, OperationDef, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
 import type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
 
@@ -461,5 +461,7 @@ export interface JoinedFieldPlan {
 
 /** Gives the joined fields of a table for a role (k.use(DatabaseToken).registerJoinedFields). */
 export interface JoinedFieldsProvider {
-  fields(role: string, source: string, table: QualifiedTable, build: Pick<BuildResult, 'metadata' | 'outputs'>, types: TypeRegistry): Readonly<Record<string, JoinedField>> | undefined;
+  /** `tableRoots`: the role's select root fields of tables (by their names before any source
+   * namespace), of the same schema, for fields that join to another table through them. */
+  fields(role: string, source: string, table: QualifiedTable, build: Pick<BuildResult, 'metadata' | 'outputs'>, types: TypeRegistry, tableRoots: () => Readonly<Record<string, RootFieldDef>>): Readonly<Record<string, JoinedField>> | undefined;
 }

@@ -24,10 +24,12 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
   // Note [Joined fields] in ./joins.ts.
   const providers = db.joinedFields;
   if (providers.length > 0) {
+    let roots: Record<string, RootFieldDef> | undefined;
+    const tableRoots = () => (roots ??= tableRootFields(rs));
     rs.joinedOf = (t) => {
       let out: Record<string, JoinedField> | undefined;
       for (const p of providers) {
-        const f = p.fields(role, t.source.name, t.model.table, build, types);
+        const f = p.fields(role, t.source.name, t.model.table, build, types, tableRoots);
         if (f) out = { ...out, ...f };
       }
       return out;
