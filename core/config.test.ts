@@ -16,7 +16,6 @@ describe('loadConfig', () => {
       dataDir: './.svc-data',
       adminSecret: undefined,
       enabledApis: ['graphql', 'metadata', 'config', 'pgdump'],
-      enableRemoteSchemaPermissions: false,
       disabledPlugins: [],
       unauthorizedRole: undefined,
       devMode: false,
@@ -24,7 +23,7 @@ describe('loadConfig', () => {
     });
     // The GraphQL plugin's options are its own (Note [Options by plugin]).
     expect(c).not.toHaveProperty('graphqlPlanCacheSize');
-    expect(loadConfig([], {}, builtinPlugins)).toMatchObject({ graphqlPlanCacheSize: 4000, graphqlMaxDepth: 50, websocketKeepalive: 5 });
+    expect(loadConfig([], {}, builtinPlugins)).toMatchObject({ graphqlPlanCacheSize: 4000, graphqlMaxDepth: 50, websocketKeepalive: 5, enableRemoteSchemaPermissions: false });
   });
 
   it('reads env vars, and flags win over them', () => {
@@ -40,7 +39,7 @@ describe('loadConfig', () => {
       SVC_GRAPHQL_DEV_MODE: 'true',
       SVC_GRAPHQL_LOG_LEVEL: 'WARN',
     };
-    const c = loadConfig(['--server-port=9001', '--dev-mode', 'false', '--enable-remote-schema-permissions'], env);
+    const c = loadConfig(['--server-port=9001', '--dev-mode', 'false', '--enable-remote-schema-permissions'], env, builtinPlugins);
     expect(c).toMatchObject({
       serverPort: 9001,
       databaseUrl: 'postgres://u:p@h:5432/db',

@@ -60,12 +60,6 @@ const OPTIONS = {
     ),
     default: ['graphql', 'metadata', 'config', 'pgdump'] as ApiName[],
   },
-  enableRemoteSchemaPermissions: {
-    flag: 'enable-remote-schema-permissions',
-    env: 'SVC_GRAPHQL_ENABLE_REMOTE_SCHEMA_PERMISSIONS',
-    schema: bool,
-    default: false,
-  },
   disabledPlugins: { flag: 'disable-plugins', env: 'SVC_GRAPHQL_DISABLED_PLUGINS', schema: list, default: [] as string[] },
   unauthorizedRole: {
     flag: 'unauthorized-role',

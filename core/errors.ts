@@ -44,6 +44,12 @@ export const ERROR_CODES = {
   // GraphQL over WebSocket (plugins/graphql-ws): Hasura's `start-failed`, an operation that cannot
   // start (before connection_init, or with an id in use).
   'start-failed': 400,
+  // A session variable a remote schema permission presets (plugins/remote-schemas) that is not
+  // of the argument's type: Hasura's `coercion-error`.
+  'coercion-error': 400,
+  // A change of a source (a table tracked) whose root fields collide with a remote schema's
+  // (plugins/remote-schemas), Hasura's `remote-schema-conflicts`.
+  'remote-schema-conflicts': 400,
   // API limits (plugins/api-limits): Hasura's code for a client past its rate limit.
   'rate-limit-exceeded': 429,
   'not-found': 404,
@@ -84,6 +90,17 @@ export class SvcError extends Error {
     if (this.code) body.code = this.code;
     if (this.internal !== undefined) body.internal = this.internal;
     return body;
+  }
+}
+
+/**
+ * Errors that a root field's source answered as GraphQL errors (a remote schema's), sent to the
+ * client as they are, with `"data": null`: Hasura's GQExecError. Thrown by a field's plan; the
+ * GraphQL engine answers `{"data":null,"errors":[...]}` (status 200).
+ */
+export class ExecErrors extends Error {
+  constructor(readonly errors: readonly unknown[]) {
+    super('the source answered errors');
   }
 }
 

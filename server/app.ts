@@ -113,7 +113,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
       return c.json({
         version: VERSION,
         is_function_permissions_inferred: cfg.inferFunctionPermissions,
-        is_remote_schema_permissions_enabled: cfg.enableRemoteSchemaPermissions,
+        is_remote_schema_permissions_enabled: kernel.plugins.includes('remote-schemas') && cfg.enableRemoteSchemaPermissions,
         is_admin_secret_set: cfg.adminSecret !== undefined,
         // A disabled mode's options are ignored (docs/configuration.md "Plugins").
         is_auth_hook_set: kernel.plugins.includes('auth-webhook') && cfg.authHook !== undefined,

@@ -16,6 +16,7 @@ import consolePlugin from '../plugins/console/index.js';
 import inheritedRoles from '../plugins/inherited-roles/index.js';
 import introspectionOptions from '../plugins/introspection-options/index.js';
 import actions from '../plugins/actions/index.js';
+import remoteSchemas from '../plugins/remote-schemas/index.js';
 
-export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions];
+export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas];
 export { defaultSource };

@@ -164,6 +164,8 @@ export interface PlanInput {
   fragments: Readonly<Record<string, FragmentDefinitionNode>>;
   /** The operation's variable definitions (types, defaults). */
   variableDefinitions: readonly VariableDefinitionNode[];
+  /** The operation's name, when it has one (a remote schema passes it on). */
+  operationName?: string;
   /** The document's text as the client sent it (or as it was saved): plans are per document, so
    * a field may keep it (an action sends it to its handler as Hasura's `request_query`). */
   query?: string;

@@ -51,6 +51,7 @@ export {
 export { applySchemaChange } from './metadata/schema-diff.js';
 export { parseJsonPath } from './ir/json-path.js';
 export { tableJoinTypes, type TableJoinTypes } from './schema/contributor.js';
+export { sourceNames } from './model/naming.js';
 
 /** The env var that holds the default source's URL (Hasura: HASURA_GRAPHQL_DATABASE_URL). */
 export const DEFAULT_SOURCE_ENV = 'SVC_GRAPHQL_DATABASE_URL';

@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import type { BuildResult, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
-import { SvcError, type ErrorCode } from '../../core/errors.js';
+import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
 import { errorDetail, type Logger } from '../../core/log.js';
 import { readJsonBody } from '../../core/http/body.js';
 import { clientAddress } from '../../core/http/client-address.js';
@@ -326,6 +326,7 @@ export class GraphQLEngine {
 
   /** The answer of a request that threw: its error, or an unexpected failure (logged). */
   private failed(e: unknown, session: Session): Answer {
+    if (e instanceof ExecErrors) return { text: JSON.stringify({ data: null, errors: e.errors }), status: 200 };
     if (e instanceof SvcError && e.status < 500) return failure(fromSvcError(e, session.isAdmin || this.host.config.devMode));
     return this.unexpected(e, session);
   }
@@ -420,6 +421,11 @@ export class GraphQLEngine {
       if (answer.text.startsWith(DATA_PREFIX)) return { data: answer.text.slice(DATA_PREFIX.length, -1) };
       return savedError((JSON.parse(answer.text) as { errors: GqlError[] }).errors[0]!);
     } catch (e) {
+      if (e instanceof ExecErrors) {
+        // A source's own GraphQL errors (a remote schema's): the first, as a 400.
+        const first = e.errors[0] as { message?: unknown } | undefined;
+        return { error: { status: 400, code: 'unexpected', message: typeof first?.message === 'string' ? first.message : 'the source answered errors', path: '$', ...(detail ? { internal: e.errors } : {}) } };
+      }
       if (e instanceof SvcError && e.code) {
         // Hasura throws a request's errors as 400s whatever their code (`not-found` for a missing
         // session variable included); a coded 500 stays one.

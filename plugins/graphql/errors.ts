@@ -110,6 +110,11 @@ export function fromValidationError(e: GraphQLError, doc: DocumentNode): GqlErro
   if ((m = /^Field "([^"]+)" is not defined by type "([^"]+)"\./.exec(e.message))) {
     return gqlError('validation-failed', `field '${m[1]}' not found in type: '${m[2]}'`, path);
   }
+  if ((m = /^Variable "\$([^"]+)" of type "([^"]+)" used in position expecting type "([^"]+)"\.$/.exec(e.message))) {
+    // Hasura points at the argument where the variable is used (the error's second node).
+    const use = e.nodes?.[1] ? paths.get(e.nodes[1]) : undefined;
+    return gqlError('validation-failed', `variable '${m[1]}' is declared as '${m[2]}', but used where '${m[3]}' is expected`, use?.path ?? path);
+  }
   if ((m = /^Int cannot represent non 32-bit signed integer value: (-?\d+)$/.exec(e.message))) {
     return gqlError('parse-failed', `The value ${scientific(m[1]!)} lies outside the bounds or is not an integer. Maybe it is a float, or is there integer overflow?`, path);
   }

@@ -384,6 +384,7 @@ function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Ro
       schema: p.schema,
       fragments: p.fragments,
       variableDefinitions: p.operation.variableDefinitions ?? [],
+      operationName: p.operation.name?.value,
       role: p.roleSchema.role,
       build: p.build,
       query: p.query,

@@ -10,6 +10,7 @@ import { errorDetail } from '../../../core/log.js';
 import type { UnitOfWork } from '../../../core/uow.js';
 import type {
   CommandGroup,
+  JoinedFieldsProvider,
   DepTarget,
   Dependent,
   Metadata,
@@ -110,6 +111,18 @@ export class DatabaseService {
   registerTableKey(key: string, schema: v.GenericSchema): void {
     if (this.tableKeys.has(key)) throw new Error(`table key "${key}" is registered twice`);
     this.tableKeys.set(key, schema);
+  }
+
+  private readonly joinedProviders: JoinedFieldsProvider[] = [];
+
+  /** Lets another plugin add fields to tables' object types whose values it fetches itself,
+   * joined on columns (Note [Joined fields] in schema/joins.ts). */
+  registerJoinedFields(provider: JoinedFieldsProvider): void {
+    this.joinedProviders.push(provider);
+  }
+
+  get joinedFields(): readonly JoinedFieldsProvider[] {
+    return this.joinedProviders;
   }
 
   registerGroup(group: CommandGroup): void {

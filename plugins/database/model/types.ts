@@ -3,7 +3,8 @@
  * model every source kind produces, and the driver contract a source kind implements.
  */
 import type * as v from 'valibot';
-import type { BuildContext, CancelSignal, InconsistentObject, Metadata, OperationDef } from '../../../core/plugin.js';
+import type { FieldNode, FragmentDefinitionNode, GraphQLFieldConfig, GraphQLSchema, VariableDefinitionNode } from 'graphql';
+import type { BuildContext, BuildResult, CancelSignal, InconsistentObject, Metadata, OperationDef, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { ErrorCode } from '../../../core/errors.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
 import type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
@@ -450,3 +451,37 @@ export interface CommandGroup {
 }
 
 export type { Metadata };
+
+// ---------------------------------------------------------------------------------------------
+// Joined fields (Note [Joined fields] in schema/joins.ts)
+
+/** A field another plugin adds to a table's object type, whose values it fetches itself for
+ * the rows the database answers, joined on some of their columns (a remote relationship). */
+export interface JoinedField {
+  /** The field's type, arguments and description, as graphql-js takes them. */
+  config: Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
+  /** The columns (source names) whose values the rows are joined on. */
+  columns: readonly string[];
+  /** Plans the field for one selection of it (once per plan of the root field). */
+  plan(node: FieldNode, input: JoinPlanInput): JoinedFieldPlan;
+}
+
+export interface JoinPlanInput {
+  readonly schema: GraphQLSchema;
+  readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>;
+  readonly variableDefinitions: readonly VariableDefinitionNode[];
+  readonly role: string;
+}
+
+export interface JoinedFieldPlan {
+  /** The field's values for rows with these join column values (by source column name), in
+   * order: one call for every row of one level of the answer. */
+  run(keys: readonly Readonly<Record<string, unknown>>[], ctx: RunContext): Promise<readonly unknown[]>;
+}
+
+/** Gives the joined fields of a table for a role (k.use(DatabaseToken).registerJoinedFields). */
+export interface JoinedFieldsProvider {
+  /** `tableRoots`: the role's select root fields of tables (by their names before any source
+   * namespace), of the same schema, for fields that join to another table through them. */
+  fields(role: string, source: string, table: QualifiedTable, build: Pick<BuildResult, 'metadata' | 'outputs'>, types: TypeRegistry, tableRoots: () => Readonly<Record<string, RootFieldDef>>): Readonly<Record<string, JoinedField>> | undefined;
+}

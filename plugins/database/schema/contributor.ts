@@ -7,6 +7,7 @@ import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLField
 import { tableKey } from '../model/meta.js';
 import type { BuildResult, FieldPlan, PlanInput, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
+import type { JoinedField } from '../model/types.js';
 import { MutationSchema } from './mutation.js';
 import { fieldSources, ofSource, sourceNames } from './names.js';
 import { namespaceField } from './namespace.js';
@@ -20,7 +21,22 @@ export const ADMIN_ROLE = 'admin';
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
 
 export function roleSchema(db: DatabaseService, role: string, build: BuildResult, types: TypeRegistry): RoleSchema {
-  return new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions, db.stringifyNumericTypes);
+  const rs = new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions, db.stringifyNumericTypes);
+  // Note [Joined fields] in ./joins.ts.
+  const providers = db.joinedFields;
+  if (providers.length > 0) {
+    let roots: Record<string, RootFieldDef> | undefined;
+    const tableRoots = () => (roots ??= tableRootFields(rs));
+    rs.joinedOf = (t) => {
+      let out: Record<string, JoinedField> | undefined;
+      for (const p of providers) {
+        const f = p.fields(role, t.source.name, t.model.table, build, types, tableRoots);
+        if (f) out = { ...out, ...f };
+      }
+      return out;
+    };
+  }
+  return rs;
 }
 
 /** `root`: the query root, or the subscription root, where the same fields are live queries

@@ -35,6 +35,7 @@ import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, Mutatio
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
+import { spliceJoins, type PlannedJoin } from './joins.js';
 import { ofSource, sourceNames, tn } from './names.js';
 import { abstractVariables, generalise, shapeKey, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
@@ -507,7 +508,7 @@ class MutationPlanner {
       const name = n.name.value;
       if (name === '__typename') fields.push({ key, k: 'typename', name: `${tn(t, `_mutation_response`)}` });
       else if (name === 'affected_rows') fields.push({ key, k: 'affected_rows' });
-      else if (name === 'returning' && t.hasObject) fields.push({ key, k: 'returning', select: this.p.object(n.selectionSet, t), filter });
+      else if (name === 'returning' && t.hasObject) fields.push({ key, k: 'returning', select: this.p.nested(key, () => this.p.object(n.selectionSet, t)), filter });
       else throw fail(`field "${name}" not found in type: '${tn(t, `_mutation_response`)}'`);
     }
     return { k: 'multi', fields };
@@ -517,6 +518,8 @@ class MutationPlanner {
 /** The IRs of a mutation field (several for `update_<t>_many`); undefined entries change nothing. */
 function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined): { irs: (MutationIR | { empty: MutationOutput })[]; planner: Planner } {
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
+  // Remote relationships in the output (Note [Joined fields] in ./joins.ts).
+  planner.joinInput = input;
   const field = input.field;
   const mp = new MutationPlanner(planner, ms, field.name.value);
   const args = planner.args(field);
@@ -634,8 +637,11 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
   type Statements = ((CompiledQuery & { zeros?: { message: string; path: string }[] }) | { empty: string })[];
+  // The joined fields of the output: the same for every build (they follow the selection).
+  let joins: readonly PlannedJoin[] = [];
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
     const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
+    joins = planner.joins;
     return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeros: zeroErrors(ir.insert, dialect.defaultSchema) } : {}) })), planner };
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
@@ -698,7 +704,8 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         }
         texts.push(row.json);
       }
-      return kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
+      const text = kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
+      return joins.length > 0 ? spliceJoins(text, joins, ctx) : text;
     },
   };
 }

@@ -26,12 +26,13 @@ import type {
   Redaction,
 } from '../ir/types.js';
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
-import type { Dialect, SqlExecutor, SqlTransaction } from '../model/types.js';
+import type { Dialect, JoinedField, JoinPlanInput, SqlExecutor, SqlTransaction } from '../model/types.js';
 import type { ResolvedSource } from '../model/resolved.js';
 import { tn } from './names.js';
 import { parseJsonPath } from '../ir/json-path.js';
 import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 import { valueAt } from './shapes.js';
+import { JOIN_KEY, spliceJoins, type PlannedJoin } from './joins.js';
 
 /*
  * Note [Variables that shape the query]
@@ -97,6 +98,12 @@ export class Planner {
   stringify: boolean;
   /** The path of the field being planned, for errors (`$.selectionSet.<field>`...). */
   at = '$';
+  /** Response keys from the root field's value to the selection being planned, and the joined
+   * fields found (Note [Joined fields] in ./joins.ts); `joinInput` is set where joins may be
+   * planned (query root fields), else a joined field is refused. */
+  private readonly path: string[] = [];
+  readonly joins: PlannedJoin[] = [];
+  joinInput: JoinPlanInput | undefined;
 
   constructor(
     private readonly rs: RoleSchema,
@@ -434,25 +441,61 @@ export class Planner {
         }
         else {
           const remote = this.rs.computedRemote(t, cf);
-          fields.push({ key, k: 'computed_rows', row: rowOf(t), rows: { ...this.rows(remote, args), from: call }, select: this.object(node.selectionSet, remote) });
+          fields.push({ key, k: 'computed_rows', row: rowOf(t), rows: { ...this.rows(remote, args), from: call }, select: this.nested(key, () => this.object(node.selectionSet, remote)) });
         }
         continue;
       }
       const rel = t.relationships.find((r) => r.name === name || (r.kind === 'array' && `${r.name}_aggregate` === name));
-      if (!rel) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
+      if (!rel) {
+        const joined = this.rs.joined(t)[name];
+        if (!joined) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
+        this.join(fields, key, node, joined, t);
+        continue;
+      }
       const remote = this.rs.remote(t, rel);
       const args = this.args(node);
       if (rel.kind === 'object') {
-        fields.push({ key, k: 'object', mapping: rel.mapping, rows: { table: rel.remote, where: filterOf(remote), orderBy: [] }, select: this.object(node.selectionSet, remote) });
+        fields.push({ key, k: 'object', mapping: rel.mapping, rows: { table: rel.remote, where: filterOf(remote), orderBy: [] }, select: this.nested(key, () => this.object(node.selectionSet, remote)) });
       } else if (rel.name === name) {
-        fields.push({ key, k: 'array', mapping: rel.mapping, rows: this.rows(remote, args), select: this.object(node.selectionSet, remote) });
+        fields.push({ key, k: 'array', mapping: rel.mapping, rows: this.rows(remote, args), select: this.nested(key, () => this.object(node.selectionSet, remote)) });
       } else {
         if (!remote.aggregates) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
-        fields.push({ key, k: 'array_aggregate', mapping: rel.mapping, agg: this.aggregate(node, remote) });
+        fields.push({ key, k: 'array_aggregate', mapping: rel.mapping, agg: this.nested(key, () => this.aggregate(node, remote)) });
       }
     }
     this.at = at;
     return { fields };
+  }
+
+  /** Plans a selection one response key deeper (the path of joins in it). */
+  nested<T>(key: string, f: () => T): T {
+    this.path.push(key);
+    try {
+      return f();
+    } finally {
+      this.path.pop();
+    }
+  }
+
+  /** A joined field (Note [Joined fields] in ./joins.ts): its join columns under hidden keys,
+   * a placeholder at its place, the join recorded. */
+  private join(fields: FieldIR[], key: string, node: FieldNode, joined: JoinedField, t: RoleTable): void {
+    if (!this.joinInput) throw new SvcError('not-supported', `the field "${node.name.value}" is joined from elsewhere: it cannot be selected in a subscription`);
+    for (const name of joined.columns) {
+      const hidden = JOIN_KEY + name;
+      if (fields.some((f) => f.key === hidden)) continue;
+      const col = t.model.columns.find((c) => c.name === name);
+      if (col) {
+        fields.push({ key: hidden, k: 'column', column: col.name, scalar: col.scalar });
+        continue;
+      }
+      // A scalar computed field without arguments of its own joins too, as in Hasura.
+      const cf = t.computedFields.find((c) => c.name === name && c.returns.k === 'scalar' && c.call.inputs.length === 0);
+      if (!cf || cf.returns.k !== 'scalar') throw fail(`the join field "${name}" of field "${node.name.value}" does not exist`);
+      fields.push({ key: hidden, k: 'computed', call: this.call(cf.call, undefined), row: rowOf(t), scalar: cf.returns.scalar });
+    }
+    fields.push({ key, k: 'typename', name: '' });
+    this.joins.push({ path: [...this.path], key, columns: joined.columns, plan: joined.plan(node, this.joinInput) });
   }
 
   aggregate(node: FieldNode, t: RoleTable): AggregateIR {
@@ -462,7 +505,7 @@ export class Planner {
       const n = this.merged(nodes);
       const name = n.name.value;
       if (name === '__typename') fields.push({ key, k: 'typename', name: `${tn(t, `_aggregate`)}` });
-      else if (name === 'nodes') fields.push({ key, k: 'nodes', select: this.object(n.selectionSet, t) });
+      else if (name === 'nodes') fields.push({ key, k: 'nodes', select: this.nested(key, () => this.object(n.selectionSet, t)) });
       else if (name === 'aggregate') fields.push({ key, k: 'aggregate', fields: this.aggregateOps(n, t) });
       else throw fail(`field "${name}" not found in type: '${tn(t, `_aggregate`)}'`);
     }
@@ -561,9 +604,10 @@ export function defaultsOf(input: PlanInput): Record<string, Arg> {
   return out;
 }
 
-export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner }, fn?: RoleFunction): RootIR {
+export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined, p?: { planner?: Planner; joinInput?: JoinPlanInput }, fn?: RoleFunction): RootIR {
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
   if (p) p.planner = planner;
+  planner.joinInput = p?.joinInput;
   const field = input.field;
   planner.at = `$.selectionSet.${field.name.value}`;
   const args = Object.fromEntries((field.arguments ?? []).map((a) => [a.name.value, argOf(a.value)]));
@@ -598,15 +642,20 @@ export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<stri
   return String(val);
 }
 
+/** The joins of a compiled statement (Note [Joined fields] in ./joins.ts), when it has any. */
+const joinsOf = new WeakMap<CompiledQuery, readonly PlannedJoin[]>();
+
 export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, fn?: RoleFunction): FieldPlan {
   const compile = t.source.kind.dialect.compileSelect!;
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { q: CompiledQuery; planner: Planner } => {
-    const holder: { planner?: Planner } = {};
+    const holder: { planner?: Planner; joinInput?: JoinPlanInput } = { joinInput: input };
     const ir = irFor(kind, t, rs, input, vars, holder, fn);
     try {
-      return { q: compile(ir), planner: holder.planner! };
+      const q = compile(ir);
+      if (holder.planner!.joins.length > 0) joinsOf.set(q, holder.planner!.joins);
+      return { q, planner: holder.planner! };
     } catch (e) {
       throw new SvcError('not-supported', (e as Error).message);
     }
@@ -652,7 +701,8 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       } catch (e) {
         throw dbError(e, t.source.kind.dialect);
       }
-      return rows[0]!.json;
+      const joins = joinsOf.get(q);
+      return joins ? spliceJoins(rows[0]!.json, joins, ctx) : rows[0]!.json;
     },
     async explain(ctx: RunContext): Promise<FieldExplain> {
       const q = statementFor(ctx.variables);

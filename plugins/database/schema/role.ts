@@ -26,7 +26,7 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import type { TypeRegistry } from '../../../core/plugin.js';
-import type { Dialect, EnumValue, OperatorSpec, ScalarType } from '../model/types.js';
+import type { Dialect, EnumValue, JoinedField, OperatorSpec, ScalarType } from '../model/types.js';
 import type { ResolvedSource } from '../model/resolved.js';
 import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
@@ -78,6 +78,8 @@ function enumRefs(source: ResolvedSource, m: TableModel): Map<string, EnumRef> {
 }
 
 /** A table as one role sees it. */
+const NO_JOINED: Readonly<Record<string, JoinedField>> = Object.freeze({});
+
 export interface RoleTable {
   source: ResolvedSource;
   model: TableModel;
@@ -152,6 +154,18 @@ export class RoleSchema {
   readonly functions: RoleFunction[] = [];
   /** Tables the role has a mutation permission on (admin: all), by `source\0key`. */
   readonly writable = new Map<string, RoleTable>();
+
+  /** The fields other plugins join to a table's rows (Note [Joined fields] in ./joins.ts), set
+   * by the contributor. */
+  joinedOf: ((t: RoleTable) => Readonly<Record<string, JoinedField>> | undefined) | undefined;
+  private readonly joinedMemo = new Map<RoleTable, Readonly<Record<string, JoinedField>>>();
+
+  joined(t: RoleTable): Readonly<Record<string, JoinedField>> {
+    if (!this.joinedOf) return NO_JOINED;
+    let j = this.joinedMemo.get(t);
+    if (!j) this.joinedMemo.set(t, (j = this.joinedOf(t) ?? NO_JOINED));
+    return j;
+  }
 
   constructor(
     readonly role: string,
@@ -421,6 +435,8 @@ export class RoleSchema {
               fields[cf.name] = { type: nn(list(nn(this.object(remote)))), args: { ...args, ...this.selectArgs(remote) }, description: cf.description };
             }
           }
+          // Fields other plugins join to the rows (Note [Joined fields] in ./joins.ts).
+          for (const [n, j] of Object.entries(this.joined(t))) fields[n] = j.config;
           // Fields other plugins add come first, so that a clash with one of ours is reported;
           // then all by name, as Hasura lists an object's fields.
           const all = { ...this.types.extensions(name), ...fields };
