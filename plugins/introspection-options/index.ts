@@ -15,6 +15,7 @@ import { Kind, type DocumentNode, type SelectionSetNode } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { definePlugin, type BuildResult, type Metadata } from '../../core/plugin.js';
 import { nonEmptyText } from '../../core/validation.js';
+import { GRAPHQL } from '../graphql/index.js';
 
 const SUCCESS = { message: 'success' };
 const KEY = 'graphql_schema_introspection';
@@ -60,7 +61,11 @@ function introspectionField(document: DocumentNode): { name: string; path: strin
 
 export default definePlugin({
   name: 'introspection-options',
+  // The gate is the GraphQL plugin's (issue 22); without it there is only the metadata to keep.
+  after: ['graphql'],
+  requires: [],
   setup(k) {
+    const graphql = k.optional(GRAPHQL);
     // Hasura's export order: ..., api_limits, inherited_roles (92), graphql_schema_introspection, ...
     k.metadataSection({
       key: KEY,
@@ -80,7 +85,7 @@ export default definePlugin({
     k.operation({ type: 'set_graphql_introspection_options', ...set });
     k.operation({ type: 'set_graphql_schema_introspection_options', ...set });
 
-    k.documentGate({
+    graphql?.documentGate({
       name: 'introspection-options',
       check({ document, role, build }) {
         const disabled = (build as BuildResult).outputs.get(STEP) as ReadonlySet<string> | undefined;

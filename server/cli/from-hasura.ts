@@ -1,0 +1,80 @@
+/**
+ * `--from-hasura`: a project written for Hasura, read as this engine's. Hasura's names are
+ * renamed wherever they occur in the document, keys and string values alike:
+ *
+ *   X-Hasura-*         session variables and headers (permissions' filters and checks, presets,
+ *                      remote-schema presets, headers, transforms' templates) -> X-Svc-*
+ *   HASURA_GRAPHQL_*   environment references (`from_env`, `value_from_env`, `{{...}}`) -> SVC_GRAPHQL_*
+ *   hasura_fields      of remote relationships -> svc_fields
+ *
+ * The case of each is kept (`x-hasura-user-id` -> `x-svc-user-id`, `X-HASURA-ROLE` -> `X-SVC-ROLE`).
+ * Every rename is counted and the first place of each is named (file and line), so the user sees
+ * what changed.
+ */
+import type { Origins } from './yaml-files.js';
+
+export interface Rename {
+  from: string;
+  to: string;
+  count: number;
+  /** `file:line` of the first occurrence, when known. */
+  first?: string;
+}
+
+const SESSION = /x-hasura-/gi;
+const ENV = /HASURA_GRAPHQL_/g;
+
+function renameText(s: string): string {
+  return s
+    .replace(SESSION, (m) => (m === m.toUpperCase() ? 'X-SVC-' : m === m.toLowerCase() ? 'x-svc-' : m[0] === 'X' ? 'X-Svc-' : 'x-svc-'))
+    .replace(ENV, 'SVC_GRAPHQL_');
+}
+
+/** Renames Hasura's names in `doc` (a new document is returned) and reports what was renamed. */
+export function fromHasura(doc: unknown, origins?: Origins): { doc: unknown; renames: Rename[] } {
+  const found = new Map<string, Rename>();
+  const note = (from: string, to: string, parent: object | undefined, key: string | number | undefined) => {
+    const k = `${from}\0${to}`;
+    let r = found.get(k);
+    if (!r) {
+      const at = parent && key !== undefined ? origins?.locate(parent, [key]) : undefined;
+      found.set(k, (r = { from, to, count: 0, ...(at ? { first: `${at.file}:${at.line}` } : {}) }));
+    }
+    r.count++;
+  };
+  const walk = (v: unknown, parent?: object, key?: string | number): unknown => {
+    if (typeof v === 'string') {
+      const to = renameText(v);
+      if (to !== v) note(v, to, parent, key);
+      return to;
+    }
+    if (Array.isArray(v)) {
+      const out = v.map((x, i) => walk(x, v, i));
+      origins?.copy(v, out);
+      return out;
+    }
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) {
+        let nk = k === 'hasura_fields' ? 'svc_fields' : renameText(k);
+        if (nk !== k) note(k, nk, v, k);
+        out[nk] = walk(x, v, k);
+      }
+      origins?.copy(v, out);
+      return out;
+    }
+    return v;
+  };
+  const out = walk(doc);
+  return { doc: out, renames: [...found.values()] };
+}
+
+/** The renames as lines for the output. */
+export function describeRenames(renames: Rename[]): string[] {
+  if (!renames.length) return ['--from-hasura: nothing to rename'];
+  const total = renames.reduce((n, r) => n + r.count, 0);
+  return [
+    `--from-hasura: renamed ${total} occurrence(s) of Hasura names:`,
+    ...renames.map((r) => `  ${r.from} -> ${r.to}${r.count > 1 ? ` (${r.count} times)` : ''}${r.first ? `  [${r.first}]` : ''}`),
+  ];
+}
