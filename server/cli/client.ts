@@ -6,8 +6,17 @@
 /** An error answer of the engine: its status and body (`{path, error, code, internal?}`). */
 export class ApiError extends Error {
   constructor(readonly status: number, readonly body: any) {
-    super(typeof body === 'object' && body && 'error' in body ? `${body.error} (${body.code ?? status}${body.path ? ` at ${body.path}` : ''})` : `HTTP ${status}: ${JSON.stringify(body)}`);
+    super(describe(status, body));
   }
+}
+
+/** The engine's error as one line; a database error with PostgreSQL's own message (the engine
+ * answers "query execution failed" and puts PostgreSQL's in `internal.error`). */
+function describe(status: number, body: any): string {
+  if (!body || typeof body !== 'object' || !('error' in body)) return `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  const pg = body.internal && !Array.isArray(body.internal) ? body.internal.error : undefined;
+  const detail = pg && typeof pg.message === 'string' ? `: ${pg.message}${pg.description ? ` (${pg.description})` : ''}` : '';
+  return `${body.error}${detail} (${body.code ?? status}${body.path ? ` at ${body.path}` : ''})`;
 }
 
 export class Client {
