@@ -21,13 +21,27 @@ export interface Rename {
   first?: string;
 }
 
-const SESSION = /x-hasura-/gi;
-const ENV = /HASURA_GRAPHQL_/g;
+const SESSION = /x-hasura-[\w-]*/gi;
+const ENV = /HASURA_GRAPHQL_\w*/g;
 
-function renameText(s: string): string {
-  return s
-    .replace(SESSION, (m) => (m === m.toUpperCase() ? 'X-SVC-' : m === m.toLowerCase() ? 'x-svc-' : m[0] === 'X' ? 'X-Svc-' : 'x-svc-'))
-    .replace(ENV, 'SVC_GRAPHQL_');
+const svcPrefix = (m: string) => (m.startsWith('X-HASURA-') ? 'X-SVC-' : m.startsWith('x-hasura-') ? 'x-svc-' : m[0] === 'X' ? 'X-Svc-' : 'x-svc-');
+
+/** The text with Hasura's names renamed, and each name renamed (a variable or environment name,
+ * not the whole text: a remote schema's SDL may hold one in a @preset). */
+function renameText(s: string): [string, [string, string][]] {
+  const seen: [string, string][] = [];
+  const out = s
+    .replace(SESSION, (m) => {
+      const to = svcPrefix(m) + m.slice('x-hasura-'.length);
+      seen.push([m, to]);
+      return to;
+    })
+    .replace(ENV, (m) => {
+      const to = `SVC_GRAPHQL_${m.slice('HASURA_GRAPHQL_'.length)}`;
+      seen.push([m, to]);
+      return to;
+    });
+  return [out, seen];
 }
 
 /** Renames Hasura's names in `doc` (a new document is returned) and reports what was renamed. */
@@ -44,8 +58,8 @@ export function fromHasura(doc: unknown, origins?: Origins): { doc: unknown; ren
   };
   const walk = (v: unknown, parent?: object, key?: string | number): unknown => {
     if (typeof v === 'string') {
-      const to = renameText(v);
-      if (to !== v) note(v, to, parent, key);
+      const [to, names] = renameText(v);
+      for (const [a, b] of names) note(a, b, parent, key);
       return to;
     }
     if (Array.isArray(v)) {
@@ -56,8 +70,15 @@ export function fromHasura(doc: unknown, origins?: Origins): { doc: unknown; ren
     if (v !== null && typeof v === 'object') {
       const out: Record<string, unknown> = {};
       for (const [k, x] of Object.entries(v)) {
-        let nk = k === 'hasura_fields' ? 'svc_fields' : renameText(k);
-        if (nk !== k) note(k, nk, v, k);
+        let nk = k;
+        if (k === 'hasura_fields') {
+          nk = 'svc_fields';
+          note(k, nk, v, k);
+        } else {
+          const [to, names] = renameText(k);
+          for (const [a, b] of names) note(a, b, v, k);
+          nk = to;
+        }
         out[nk] = walk(x, v, k);
       }
       origins?.copy(v, out);

@@ -53,8 +53,10 @@ export class Origins {
       const member = this.members.get(cur)?.get(String(key));
       if (member) best = member;
       cur = (cur as Record<string, unknown>)[key as string];
+      // The key's line names a member best; the value's own origin wins when it was included
+      // from another file.
       const own = this.of(cur);
-      if (own) best = own;
+      if (own && (!member || own.file !== member.file)) best = own;
     }
     return best;
   }
