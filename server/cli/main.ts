@@ -9,6 +9,7 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ApiError, Client } from './client.js';
 import { diffMetadata } from './diff.js';
+import { startEmbedded, type Embedded } from './embedded-engine.js';
 import { describeRenames, fromHasura } from './from-hasura.js';
 import { withoutEmptySections, writeMetadataDir, type Loaded } from './metadata-dir.js';
 import { applyMigrations, applySeeds, createMigration, migrationStatus } from './migrate.js';
@@ -23,6 +24,8 @@ export interface Io {
 }
 
 interface Globals {
+  embedded?: boolean;
+  dataDir?: string;
   endpoint?: string;
   adminSecret?: string;
   dir: string;
@@ -53,14 +56,26 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--endpoint <url>', 'the engine (env SVC_GRAPHQL_ENDPOINT, config.yaml endpoint; default http://localhost:8080)')
     .option('--admin-secret <secret>', 'the admin secret (env SVC_GRAPHQL_ADMIN_SECRET, config.yaml admin_secret)')
     .option('--dir <dir>', 'the project directory (with config.yaml, metadata/, migrations/, seeds/)', '.')
+    .option('--embedded', 'start the engine in this process for the command (as `npm start` would: SVC_GRAPHQL_DATABASE_URL, or the embedded PostgreSQL on the data directory) instead of connecting to a running one')
+    .option('--data-dir <dir>', 'with --embedded (implies it): the data directory of the embedded PostgreSQL (env SVC_GRAPHQL_DATA_DIR; default ./.svc-data)')
     .option('--from-hasura', 'read X-Hasura-* session variables, HASURA_GRAPHQL_* environment references and hasura_fields as X-Svc-*, SVC_GRAPHQL_* and svc_fields')
     .showHelpAfterError()
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
 
+  // Note: the engine of --embedded is started before the command's action and stopped after it
+  // (in the finally below), never for `migrate create`, which needs none.
+  let embedded: Embedded | undefined;
+  program.hook('preAction', async (_program, action) => {
+    const g = action.optsWithGlobals() as Globals;
+    if (!(g.embedded || g.dataDir) || (action.name() === 'create' && action.parent?.name() === 'migrate')) return;
+    embedded = await startEmbedded(io.env, g.dataDir && resolve(io.cwd, g.dataDir), io.err);
+  });
+
   const ctx = (cmd: Command) => {
     const g = cmd.optsWithGlobals() as Globals;
     const project = readProject(resolve(io.cwd, g.dir));
+    if (embedded) return { g, project, client: new Client(embedded.endpoint, embedded.adminSecret) };
     const hasura = g.fromHasura ? (k: string) => io.env[`HASURA_GRAPHQL_${k}`] : () => undefined;
     const endpoint = g.endpoint ?? io.env.SVC_GRAPHQL_ENDPOINT ?? hasura('ENDPOINT') ?? project.endpoint ?? 'http://localhost:8080';
     const secret = g.adminSecret ?? io.env.SVC_GRAPHQL_ADMIN_SECRET ?? hasura('ADMIN_SECRET') ?? project.adminSecret;
@@ -259,6 +274,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     }
     io.err(`error: ${(e as Error).message}`);
     return 1;
+  } finally {
+    await embedded?.stop();
   }
 }
 
