@@ -99,3 +99,23 @@ export function describeRenames(renames: Rename[]): string[] {
     ...renames.map((r) => `  ${r.from} -> ${r.to}${r.count > 1 ? ` (${r.count} times)` : ''}${r.first ? `  [${r.first}]` : ''}`),
   ];
 }
+
+/**
+ * The SQL of migrations and seeds with --from-hasura: Hasura gives SQL the session as the setting
+ * `hasura.user` (`current_setting('hasura.user')`), a JSON object whose keys are `x-hasura-*`; this
+ * engine names it `svc.user`, with `x-svc-*` keys. Both are renamed (nothing else in SQL is).
+ */
+export function fromHasuraSql(sql: string): { sql: string; renames: [string, string][] } {
+  const renames: [string, string][] = [];
+  const out = sql
+    .replace(/(['"])hasura\.user\1/g, (m, q: string) => {
+      renames.push([m, `${q}svc.user${q}`]);
+      return `${q}svc.user${q}`;
+    })
+    .replace(SESSION, (m) => {
+      const to = svcPrefix(m) + m.slice('x-hasura-'.length);
+      renames.push([m, to]);
+      return to;
+    });
+  return { sql: out, renames };
+}

@@ -12,7 +12,7 @@ import { diffMetadata } from './diff.js';
 import { startEmbedded, type Embedded } from './embedded-engine.js';
 import { describeRenames, fromHasura } from './from-hasura.js';
 import { withoutEmptySections, writeMetadataDir, type Loaded } from './metadata-dir.js';
-import { applyMigrations, applySeeds, createMigration, migrationStatus } from './migrate.js';
+import { applyMigrations, applySeeds, createMigration, hasuraSqlFilter, migrationStatus } from './migrate.js';
 import { loadProjectMetadata, readProject, type ProjectConfig } from './project.js';
 import { ProjectError, parseJsonPath, toYaml, type Origin } from './yaml-files.js';
 
@@ -213,11 +213,11 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .addOption(new Option('--type <direction>', 'with --version').choices(['up', 'down']).default('up'))
     .option('--skip-execution', 'record the migrations as applied (or not) without running their SQL')
     .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean }, cmd: Command) => {
-      const { project, client } = ctx(cmd);
+      const { g, project, client } = ctx(cmd);
       if ([o.up, o.down, o.version].filter((x) => x !== undefined).length > 1) throw new ProjectError('give one of --up, --down and --version');
       const base = join(project.root, project.migrationsDirectory);
       for (const db of o.allDatabases ? subdirs(base) : [o.databaseName]) {
-        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution }, io.out, project.root);
+        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
       }
     });
 
@@ -239,8 +239,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .addOption(database())
     .option('--file <name...>', 'only these files of seeds/<db>/')
     .action(async (o: { databaseName: string; file?: string[] }, cmd: Command) => {
-      const { project, client } = ctx(cmd);
-      await applySeeds(client, o.databaseName, join(project.root, project.seedsDirectory, o.databaseName), o.file, io.out, project.root);
+      const { g, project, client } = ctx(cmd);
+      await applySeeds(client, o.databaseName, join(project.root, project.seedsDirectory, o.databaseName), o.file, io.out, project.root, g.fromHasura ? hasuraSqlFilter(io.out) : undefined);
     });
 
   function printDiff(lines: string[]) {

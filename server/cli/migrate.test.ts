@@ -118,6 +118,24 @@ describe('svc migrate / seed', () => {
     expect((await s.sql`select count(*)::int as n from fruit`)[0]!.n).toBe(2);
   });
 
+  it('--from-hasura renames the session setting and its keys in migrations and seeds, and says so', async () => {
+    const dir = writeTree(tempDir(), {
+      'migrations/default/5000_me/up.sql':
+        "create function me() returns text language sql stable as $$ select current_setting('hasura.user', true)::json->>'x-hasura-user-id' $$;\n",
+      'migrations/default/5000_me/down.sql': 'drop function me();\n',
+      'seeds/default/1.sql': "create table seen (v text); insert into seen values ('X-Hasura-Role');\n",
+    });
+    const r = await svc(http(port.port), dir, ['migrate', 'apply', '--from-hasura', '--version', '5000']);
+    expect(r.err).toBe('');
+    expect(r.out).toBe(
+      "--from-hasura: migrations/default/5000_me/up.sql: renamed 'hasura.user' -> 'svc.user', x-hasura-user-id -> x-svc-user-id\ndefault: applied 5000_me",
+    );
+    const [fn] = await s.sql`select prosrc from pg_proc where proname = 'me'`;
+    expect(fn!.prosrc).toBe(" select current_setting('svc.user', true)::json->>'x-svc-user-id' ");
+    const seeded = await svc(http(port.port), dir, ['--from-hasura', 'seed', 'apply']);
+    expect(seeded.out).toBe('--from-hasura: seeds/default/1.sql: renamed X-Hasura-Role -> X-Svc-Role\ndefault: applied seed 1.sql');
+  });
+
   it('the svc bin: help, and a command against the server', async () => {
     const root = new URL('../..', import.meta.url).pathname;
     const help = spawnSync(process.execPath, ['--import', 'tsx', 'server/cli/svc.ts', '--help'], { cwd: root, encoding: 'utf8' });

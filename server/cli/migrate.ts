@@ -19,6 +19,23 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Client } from './client.js';
+import { fromHasuraSql } from './from-hasura.js';
+
+/** A rewrite of the SQL before it runs (--from-hasura), told the file it comes from. */
+export type SqlFilter = (sql: string, file: string) => string;
+const asIs: SqlFilter = (sql) => sql;
+
+/** --from-hasura's SQL filter: renames, and says so per file. */
+export function hasuraSqlFilter(log: (s: string) => void): SqlFilter {
+  return (sql, file) => {
+    const r = fromHasuraSql(sql);
+    if (r.renames.length) {
+      const names = [...new Set(r.renames.map(([a, b]) => `${a} -> ${b}`))];
+      log(`--from-hasura: ${file}: renamed ${names.join(', ')}`);
+    }
+    return r.sql;
+  };
+}
 
 export interface Migration {
   version: string;
@@ -74,8 +91,9 @@ export async function appliedVersions(client: Client, source: string): Promise<S
 const hasSql = (s: string | undefined) => !!s && s.replace(/--[^\n]*/g, '').trim() !== '';
 
 /** Applies one migration in one direction, its SQL and its record in one transaction. */
-async function step(client: Client, source: string, m: Migration, dir: 'up' | 'down', skipExecution: boolean): Promise<void> {
-  const sql = dir === 'up' ? m.up : m.down;
+async function step(client: Client, source: string, m: Migration, dir: 'up' | 'down', skipExecution: boolean, filter: SqlFilter, root: string): Promise<void> {
+  const raw = dir === 'up' ? m.up : m.down;
+  const sql = raw === undefined ? raw : filter(raw, relative(root, join(m.dir, `${dir}.sql`)));
   const record =
     dir === 'up'
       ? `insert into ${TABLE} (version, name) values (${m.version}, ${lit(m.name)})`
@@ -92,6 +110,7 @@ export interface ApplyOptions {
   version?: string;
   type?: 'up' | 'down';
   skipExecution?: boolean;
+  filter?: SqlFilter;
 }
 
 /**
@@ -123,7 +142,7 @@ export async function applyMigrations(client: Client, source: string, dir: strin
   }
   for (const [m, d] of plan) {
     try {
-      await step(client, source, m, d, !!opts.skipExecution);
+      await step(client, source, m, d, !!opts.skipExecution, opts.filter ?? asIs, root);
     } catch (e) {
       throw new Error(`${source}: migration ${m.version}_${m.name} (${d}, ${relative(root, join(m.dir, `${d}.sql`))}) failed and was rolled back: ${(e as Error).message}`);
     }
@@ -142,7 +161,7 @@ export async function migrationStatus(client: Client, source: string, dir: strin
 }
 
 /** `seed apply`: each file of `dir` (or the named ones) through run_sql, in file-name order. */
-export async function applySeeds(client: Client, source: string, dir: string, files: string[] | undefined, log: (s: string) => void, root: string): Promise<number> {
+export async function applySeeds(client: Client, source: string, dir: string, files: string[] | undefined, log: (s: string) => void, root: string, filter: SqlFilter = asIs): Promise<number> {
   const names = files?.length ? files : existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.sql')).sort() : [];
   if (!names.length) {
     log(`${source}: no seeds in ${relative(root, dir)}`);
@@ -152,7 +171,7 @@ export async function applySeeds(client: Client, source: string, dir: string, fi
     const path = join(dir, f);
     if (!existsSync(path)) throw new Error(`seed ${relative(root, path)} not found`);
     try {
-      await client.runSql(source, readFileSync(path, 'utf8'));
+      await client.runSql(source, filter(readFileSync(path, 'utf8'), relative(root, path)));
     } catch (e) {
       throw new Error(`${source}: seed ${relative(root, path)} failed and was rolled back: ${(e as Error).message}`);
     }
