@@ -287,6 +287,25 @@ describe('svc metadata apply: hand-written Hasura projects', () => {
     expect((await svc(http(port.port), dir, ['metadata', 'inconsistency', 'list'])).out).toBe('metadata is consistent');
   });
 
+  it('the admin secret: --admin-secret over SVC_GRAPHQL_ADMIN_SECRET over config.yaml', async () => {
+    const locked = await startServer({ config: { adminSecret: 'right' } });
+    const l = await listen(locked);
+    try {
+      const dir = writeTree(tempDir(), { 'config.yaml': 'version: 3\nadmin_secret: right\n' });
+      expect((await svc(http(l.port), dir, ['metadata', 'ic', 'list'])).out).toBe('metadata is consistent');
+      const wrongEnv = await svc(http(l.port), dir, ['metadata', 'ic', 'list'], { SVC_GRAPHQL_ADMIN_SECRET: 'wrong' });
+      expect(wrongEnv.code).toBe(1);
+      expect(wrongEnv.err).toMatch(/^error: .*\(access-denied/);
+      const flag = await svc(http(l.port), dir, ['metadata', 'ic', 'list', '--admin-secret', 'right'], { SVC_GRAPHQL_ADMIN_SECRET: 'wrong' });
+      expect(flag.out).toBe('metadata is consistent');
+      const none = await svc(http(l.port), tempDir(), ['metadata', 'export']);
+      expect(none.code).toBe(1);
+    } finally {
+      await l.close();
+      await locked.stop();
+    }
+  });
+
   it('cannot reach the engine: says so', async () => {
     const r = await svc('http://127.0.0.1:2', tempDir(), ['metadata', 'reload']);
     expect(r.code).toBe(1);
