@@ -119,6 +119,24 @@ describe('the metadata tree', () => {
     expect(readMetadataDir(join(dir, 'metadata'), dir).doc).toEqual(doc);
   });
 
+  it('export replaces the tree, not what else is in the directory', () => {
+    const dir = writeTree(tempDir(), {
+      'config.yaml': 'version: 3\nmetadata_directory: .\n',
+      'migrations/default/1_a/up.sql': 'select 1;\n',
+      'databases/default/tables/public_gone.yaml': 'table: {name: gone}\n',
+      'old_section.yaml': '[]\n',
+      'README.md': 'kept\n',
+    });
+    writeMetadataDir(dir, { version: 3, sources: [] });
+    const tree = readTree(dir);
+    expect(tree['config.yaml']).toBe('version: 3\nmetadata_directory: .\n');
+    expect(tree['migrations/default/1_a/up.sql']).toBe('select 1;\n');
+    expect(tree['README.md']).toBe('kept\n');
+    expect(tree).not.toHaveProperty(['databases/default/tables/public_gone.yaml']);
+    expect(tree).not.toHaveProperty(['old_section.yaml']);
+    expect(tree['version.yaml']).toBe('version: 3\n');
+  });
+
   it('!include: a cycle, a missing file, and lines of values in included files', () => {
     const dir = writeTree(tempDir(), {
       'a.yaml': 'x: !include b.yaml\n',

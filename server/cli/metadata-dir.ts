@@ -98,10 +98,20 @@ export function metadataToFiles(doc: Obj): Map<string, string> {
   return files;
 }
 
-/** Writes the tree into `metadataDir`, replacing what was there (as `hasura metadata export` does). */
+/**
+ * Writes the tree into `metadataDir`, replacing the tree that was there (as `hasura metadata
+ * export` does: a table no longer tracked loses its file). Only what this format is made of is
+ * removed first (`databases/`, the `*.yaml` files and actions.graphql at the top), not the
+ * directory: a `metadata_directory: .` in config.yaml must not cost the project its migrations.
+ */
 export function writeMetadataDir(metadataDir: string, doc: Obj): string[] {
   const files = metadataToFiles(doc);
-  rmSync(metadataDir, { recursive: true, force: true });
+  if (existsSync(metadataDir)) {
+    rmSync(join(metadataDir, 'databases'), { recursive: true, force: true });
+    for (const f of readdirSync(metadataDir)) {
+      if ((f.endsWith('.yaml') && f !== 'config.yaml') || f === 'actions.graphql') rmSync(join(metadataDir, f), { force: true });
+    }
+  }
   for (const [path, text] of files) {
     const full = join(metadataDir, path);
     mkdirSync(dirname(full), { recursive: true });

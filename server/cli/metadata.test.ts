@@ -223,6 +223,16 @@ describe('svc metadata apply: hand-written Hasura projects', () => {
     const single = writeTree(tempDir(), { 'metadata.json': exported.out });
     const j = await svc(http(port.port), single, ['metadata', 'apply']);
     expect(j.out).toBe('applied metadata.json: metadata is consistent');
+    // an error in a single JSON document names its line too
+    const broken = exported.out.replace('"name": "article"', '"name": "no_such_table"');
+    writeTree(single, { 'metadata.json': broken });
+    const bad = await svc(http(port.port), single, ['metadata', 'apply']);
+    expect(bad.code).toBe(1);
+    // the line of the table's object (the `{` that opens it)
+    const lines = broken.split('\n');
+    const nameIdx = lines.findIndex((l) => l.includes('no_such_table'));
+    const open = nameIdx - [...lines.slice(0, nameIdx)].reverse().findIndex((l) => l.trim() === '{');
+    expect(bad.err).toContain(`  metadata.json:${open}: table no_such_table in source default: `);
     const y = await svc(http(port.port), single, ['metadata', 'apply', '--file', join(dir, 'metadata/databases/../../metadata.json')]);
     expect(y.err).toMatch(/cannot read .*metadata\.json: ENOENT/);
   });
