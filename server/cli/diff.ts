@@ -20,6 +20,9 @@ function walk(a: unknown, b: unknown, path: string, out: string[]): void {
     const sub = Array.isArray(a) ? `${path}[${k}]` : `${path}${path ? '.' : ''}${k}`;
     const av = (a as Obj)[k as string];
     const bv = (b as Obj)[k as string];
+    // A member set to null is one not set, in Hasura's metadata as in the engine's (which leaves
+    // it out of its export: `check: null` of an update permission).
+    if (!Array.isArray(a) && (av ?? null) === null && (bv ?? null) === null) continue;
     if (av === undefined) out.push(`  + ${sub}: ${JSON.stringify(bv)}`);
     else if (bv === undefined) out.push(`  - ${sub}: ${JSON.stringify(av)}`);
     else walk(av, bv, sub, out);
@@ -37,10 +40,13 @@ export function diffMetadata(server: Obj, project: Obj): string[] {
     if (a === b) continue;
     if (a === undefined) out.push(`+ ${file} (new)`);
     else if (b === undefined) out.push(`- ${file} (removed)`);
+    else if (file.endsWith('.graphql')) out.push(`~ ${file}`, '  (GraphQL definitions changed)');
     else {
-      out.push(`~ ${file}`);
-      if (file.endsWith('.graphql')) out.push('  (GraphQL definitions changed)');
-      else walk(parse(a), parse(b), '', out);
+      // Files that differ only in the order of keys (a hand-written `table: {name, schema}`
+      // against the engine's order) are the same metadata: not a change.
+      const changes: string[] = [];
+      walk(parse(a), parse(b), '', changes);
+      if (changes.length) out.push(`~ ${file}`, ...changes);
     }
   }
   return out;
