@@ -53,7 +53,7 @@ export class Client {
   }
 
   /** run_sql on a source (one transaction, as the engine runs it). */
-  runSql(source: string, sql: string): Promise<any> {
-    return this.query({ type: 'run_sql', args: { source, sql } });
+  runSql(source: string, sql: string, readOnly = false): Promise<any> {
+    return this.query({ type: 'run_sql', args: readOnly ? { source, sql, read_only: true } : { source, sql } });
   }
 }

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { createDatabase, startServer, useServer, type TestServer } from '../../test/helpers.js';
 import { listen, useListening } from '../../test/ws-helpers.js';
 import { readTree, svc, tempDir, writeTree } from './test-support.js';
@@ -280,6 +281,25 @@ describe('svc metadata apply: hand-written Hasura projects', () => {
     await svc(http(port.port), again, ['metadata', 'export']);
     expect(readTree(join(again, 'metadata'))).toEqual(tree);
     expect(existsSync(join(again, 'metadata/databases/notes/tables/public_note.yaml'))).toBe(true);
+
+    // migrations of both databases, each recorded in its own database
+    writeTree(dir, {
+      'migrations/default/1_a/up.sql': 'alter table author add column nick text;\n',
+      'migrations/notes/1_a/up.sql': 'alter table note add column tag text;\n',
+      'migrations/notes/2_b/up.sql': 'create table label (id int);\n',
+    });
+    const m = await svc(http(port.port), dir, ['migrate', 'apply', '--all-databases']);
+    expect(m.err).toBe('');
+    expect(m.out).toBe('default: applied 1_a\nnotes: applied 1_a\nnotes: applied 2_b');
+    const st = await svc(http(port.port), dir, ['migrate', 'status', '--database-name', 'notes']);
+    expect(st.out.split('\n').slice(1)).toEqual(['1\ta\tPresent\tPresent', '2\tb\tPresent\tPresent']);
+    const notes = postgres(second.url, { max: 1, onnotice: () => {} });
+    try {
+      expect((await notes`select version::int as v from svc_catalog.cli_migrations order by 1`).map((r) => r.v)).toEqual([1, 2]);
+    } finally {
+      await notes.end();
+    }
+    expect((await s.sql`select version::int as v from svc_catalog.cli_migrations`).map((r) => r.v)).toEqual([1]);
   });
 
   it('reload and inconsistency list / drop', async () => {

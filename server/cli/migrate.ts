@@ -83,8 +83,11 @@ export function createMigration(dir: string, name: string, up = '', down = '', v
 
 /** The applied versions of a database (making the table on first use). */
 export async function appliedVersions(client: Client, source: string): Promise<Set<string>> {
-  await client.runSql(source, SETUP);
-  const r = await client.runSql(source, `select version::text from ${TABLE} order by version`);
+  // Read-only first: a DDL run_sql makes the engine look at the schema again, which `status`
+  // should not cost.
+  const exists = await client.runSql(source, `select to_regclass('${TABLE}') is not null`, true);
+  if (exists.result?.[1]?.[0] !== 't') await client.runSql(source, SETUP);
+  const r = await client.runSql(source, `select version::text from ${TABLE} order by version`, true);
   return new Set(((r.result ?? []) as string[][]).slice(1).map((row) => row[0]!));
 }
 
