@@ -106,17 +106,20 @@ describe('the metadata tree', () => {
       [
         '- name: default',
         '  kind: postgres',
-        '  tables: "!include default/tables/tables.yaml"',
-        '  functions: "!include default/functions/functions.yaml"',
         '  configuration:',
         '    connection_info:',
         '      database_url:',
         '        from_env: SVC_GRAPHQL_DATABASE_URL',
+        '  tables: "!include default/tables/tables.yaml"',
+        '  functions: "!include default/functions/functions.yaml"',
         '',
       ].join('\n'),
     );
     expect(tree['future_section.yaml']).toBe('x: 1\n');
+    // the same metadata, keys in the Hasura CLI's order (Note [A stable key order])
     expect(readMetadataDir(join(dir, 'metadata'), dir).doc).toEqual(doc);
+    const shuffled = { ...doc, sources: [{ configuration: doc.sources[0]!.configuration, functions: doc.sources[0]!.functions, tables: doc.sources[0]!.tables, kind: 'postgres', name: 'default' }] };
+    expect(metadataToFiles(shuffled)).toEqual(metadataToFiles(doc));
   });
 
   it('export replaces the tree, not what else is in the directory', () => {

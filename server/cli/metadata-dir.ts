@@ -56,6 +56,37 @@ function uniqueNames(names: string[]): string[] {
   });
 }
 
+/*
+ * Note [A stable key order]
+ * The engine's export keeps a source's or a table's keys in the order they were last written
+ * (a source added with pg_add_source has `functions` after `configuration`; the same source
+ * after replace_metadata, in the order of the document), so the files would change with the
+ * metadata's history, not only with the metadata. The tree is written with the Hasura CLI's order
+ * for the keys it knows, and the rest after them in the engine's order: export -> apply ->
+ * export gives the same files.
+ */
+const SOURCE_KEYS = ['name', 'kind', 'configuration', 'customization', 'health_check', 'tables', 'functions'];
+const TABLE_KEYS = [
+  'table',
+  'is_enum',
+  'configuration',
+  'object_relationships',
+  'array_relationships',
+  'computed_fields',
+  'remote_relationships',
+  'insert_permissions',
+  'select_permissions',
+  'update_permissions',
+  'delete_permissions',
+  'event_triggers',
+  'apollo_federation_config',
+];
+
+function ordered(o: Obj, keys: string[]): Obj {
+  const rank = (k: string) => (keys.includes(k) ? keys.indexOf(k) : keys.length);
+  return Object.fromEntries(Object.entries(o).sort(([a], [b]) => rank(a) - rank(b)));
+}
+
 /** The files of a metadata document, path (relative to the metadata directory) -> text. */
 export function metadataToFiles(doc: Obj): Map<string, string> {
   const files = new Map<string, string>();
@@ -65,11 +96,11 @@ export function metadataToFiles(doc: Obj): Map<string, string> {
   ((doc.sources ?? []) as Obj[]).forEach((src, i) => {
     const dir = dbDirs[i]!;
     const out: Obj = {};
-    for (const [k, v] of Object.entries(src)) {
+    for (const [k, v] of Object.entries(ordered(src, SOURCE_KEYS))) {
       if (k === 'tables') {
         const tables = (v ?? []) as Obj[];
         const names = uniqueNames(tables.map((t) => objectFileName(t.table)));
-        tables.forEach((t, j) => files.set(`databases/${dir}/tables/${names[j]}`, toYaml(t)));
+        tables.forEach((t, j) => files.set(`databases/${dir}/tables/${names[j]}`, toYaml(ordered(t, TABLE_KEYS))));
         files.set(`databases/${dir}/tables/tables.yaml`, toYaml(names.map((n) => include(n))));
         out.tables = include(`${dir}/tables/tables.yaml`);
       } else if (k === 'functions') {
@@ -85,7 +116,7 @@ export function metadataToFiles(doc: Obj): Map<string, string> {
       files.set(`databases/${dir}/tables/tables.yaml`, toYaml([]));
       out.tables = include(`${dir}/tables/tables.yaml`);
     }
-    sources.push(out);
+    sources.push(ordered(out, SOURCE_KEYS));
   });
   files.set('databases/databases.yaml', toYaml(sources));
   const actions = splitActions(doc.actions, doc.custom_types);

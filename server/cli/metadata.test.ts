@@ -16,6 +16,7 @@ create table author (id serial primary key, name text not null);
 create table article (id serial primary key, title text not null, author_id int not null references author(id));
 insert into author (name) values ('ann'), ('bo');
 insert into article (title, author_id) values ('a1', 1), ('b1', 2);
+create function search_authors(q text) returns setof author language sql stable as $$ select * from author where name ilike q $$;
 `;
 
 const http = (port: number) => `http://127.0.0.1:${port}`;
@@ -33,6 +34,7 @@ async function populate(s: TestServer) {
     args: [
       { type: 'pg_track_table', args: { table: { schema: 'public', name: 'author' } } },
       { type: 'pg_track_table', args: { table: { schema: 'public', name: 'article' } } },
+      { type: 'pg_track_function', args: { function: { schema: 'public', name: 'search_authors' } } },
       { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
       {
         type: 'pg_create_array_relationship',
@@ -80,6 +82,9 @@ describe('svc metadata export / apply', () => {
     expect(tree['databases/default/tables/tables.yaml']).toBe('- "!include public_author.yaml"\n- "!include public_article.yaml"\n');
     expect(tree['databases/default/tables/public_article.yaml']).toMatch(/^table:\n  (name: article\n  schema: public|schema: public\n  name: article)\n/);
     expect(tree['databases/default/tables/public_article.yaml']).toContain('select_permissions:\n  - role: user\n');
+    expect(tree['databases/databases.yaml']).toContain('functions: "!include default/functions/functions.yaml"');
+    expect(tree['databases/default/functions/functions.yaml']).toBe('- "!include public_search_authors.yaml"\n');
+    expect(tree['databases/default/functions/public_search_authors.yaml']).toMatch(/^function:\n/);
     for (const f of ['actions.graphql', 'actions.yaml', 'remote_schemas.yaml', 'cron_triggers.yaml', 'query_collections.yaml', 'allow_list.yaml', 'rest_endpoints.yaml', 'inherited_roles.yaml', 'api_limits.yaml', 'graphql_schema_introspection.yaml']) {
       expect(tree, f).toHaveProperty([f]);
     }
