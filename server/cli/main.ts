@@ -85,10 +85,16 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const loadDoc = (project: ProjectConfig, g: Globals, file?: string): Loaded & { doc: Obj } => {
     const loaded = loadProjectMetadata(project, file);
     let doc: Obj = loaded.doc;
+    const r = fromHasura(doc, loaded.origins);
     if (g.fromHasura) {
-      const r = fromHasura(doc, loaded.origins);
       for (const line of describeRenames(r.renames)) io.out(line);
       doc = r.doc as Obj;
+    } else if (r.renames.length) {
+      // Sent as they are, Hasura's names mean nothing here (a filter on X-Hasura-User-Id
+      // compares with that text): say so, once.
+      const first = r.renames[0]!;
+      const more = r.renames.length - 1;
+      io.err(`note: the metadata uses Hasura's names (${first.from}${first.first ? ` at ${first.first}` : ''}${more ? ` and ${more} more` : ''}); --from-hasura reads them as this engine's`);
     }
     return { ...loaded, doc: withoutEmptySections(doc) };
   };

@@ -222,6 +222,9 @@ describe('svc metadata apply: hand-written Hasura projects', () => {
     // Without --from-hasura the env reference is Hasura's, which this server does not have.
     const plain = await svc(http(port.port), dir, ['metadata', 'apply']);
     expect(plain.code).toBe(1);
+    expect(plain.err.split('\n')[0]).toBe(
+      "note: the metadata uses Hasura's names (HASURA_GRAPHQL_DATABASE_URL at metadata/databases/databases.yaml:6 and 1 more); --from-hasura reads them as this engine's",
+    );
     expect(plain.err).toContain('HASURA_GRAPHQL_DATABASE_URL');
 
     // The same metadata as one JSON document (as `hasura metadata export -o json` writes it).
