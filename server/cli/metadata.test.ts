@@ -57,6 +57,8 @@ async function populate(s: TestServer) {
       { type: 'add_collection_to_allowlist', args: { collection: 'allowed' } },
       { type: 'create_rest_endpoint', args: { name: 'authors', url: 'authors', methods: ['GET'], definition: { query: { collection_name: 'allowed', query_name: 'authors' } } } },
       { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } },
+      { type: 'set_api_limits', args: { depth_limit: { global: 10, per_role: { user: 5 } }, node_limit: { global: 100 } } },
+      { type: 'set_graphql_schema_introspection_options', args: { disabled_for_roles: ['user'] } },
       {
         type: 'create_cron_trigger',
         args: { name: 'nightly', webhook: 'http://127.0.0.1:9/nightly', schedule: '0 3 * * *', payload: { job: 'cleanup' }, include_in_metadata: true },
@@ -91,6 +93,11 @@ describe('svc metadata export / apply', () => {
     expect(tree['cron_triggers.yaml']).toContain('name: nightly');
     expect(tree['query_collections.yaml']).toContain('query: |-\n');
     expect(tree['remote_schemas.yaml']).toBe('[]\n');
+    expect(tree['graphql_schema_introspection.yaml']).toBe('disabled_for_roles:\n  - user\n');
+    expect(tree['api_limits.yaml']).toContain('depth_limit:\n');
+    expect(tree['inherited_roles.yaml']).toContain('role_name: both');
+    expect(tree['rest_endpoints.yaml']).toContain('name: authors');
+    expect(tree['allow_list.yaml']).toContain('collection: allowed');
 
     const a = await svc(http(port.port), dir, ['metadata', 'apply']);
     expect(a.err).toBe('');
