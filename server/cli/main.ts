@@ -1,0 +1,351 @@
+/**
+ * The `svc` command line (docs/cli.md): a Hasura CLI project (config.yaml, metadata/ in the
+ * directory format, migrations/, seeds/) applied to a running engine through its admin APIs.
+ * `run` is the whole program with its arguments, environment and output passed in, so that the
+ * tests run it in-process against a real server; svc.ts is the executable.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { ApiError, Client } from './client.js';
+import { diffMetadata } from './diff.js';
+import { startEmbedded, type Embedded } from './embedded-engine.js';
+import { describeRenames, fromHasura } from './from-hasura.js';
+import { withoutEmptySections, writeMetadataDir, type Loaded } from './metadata-dir.js';
+import { applyMigrations, applySeeds, createMigration, hasuraSqlFilter, migrationStatus } from './migrate.js';
+import { loadProjectMetadata, readProject, type ProjectConfig } from './project.js';
+import { ProjectError, parseJsonPath, toYaml, type Origin } from './yaml-files.js';
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+interface Globals {
+  embedded?: boolean;
+  dataDir?: string;
+  endpoint?: string;
+  adminSecret?: string;
+  dir: string;
+  fromHasura?: boolean;
+}
+
+type Obj = Record<string, any>;
+
+/** A failure already reported, with the exit code to give. */
+class Exit extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+function positiveOrAll(name: string) {
+  return (v: string) => {
+    if (v === 'all') return 'all' as const;
+    if (!/^\d+$/.test(v) || Number(v) === 0) throw new CommanderError(1, 'svc.invalidArgument', `--${name} takes a positive number or "all"`);
+    return Number(v);
+  };
+}
+
+export async function run(argv: string[], io: Io): Promise<number> {
+  const program = new Command('svc');
+  program
+    .description('Apply a Hasura CLI project (metadata, migrations, seeds) to a Svc engine')
+    .option('--endpoint <url>', 'the engine (env SVC_GRAPHQL_ENDPOINT, config.yaml endpoint; default http://localhost:8080)')
+    .option('--admin-secret <secret>', 'the admin secret (env SVC_GRAPHQL_ADMIN_SECRET, config.yaml admin_secret)')
+    .option('--dir <dir>', 'the project directory (with config.yaml, metadata/, migrations/, seeds/)', '.')
+    .option('--embedded', 'start the engine in this process for the command (as `npm start` would: SVC_GRAPHQL_DATABASE_URL, or the embedded PostgreSQL on the data directory) instead of connecting to a running one')
+    .option('--data-dir <dir>', 'with --embedded (implies it): the data directory of the embedded PostgreSQL (env SVC_GRAPHQL_DATA_DIR; default ./.svc-data)')
+    .option('--from-hasura', 'read X-Hasura-* session variables, HASURA_GRAPHQL_* environment references and hasura_fields as X-Svc-*, SVC_GRAPHQL_* and svc_fields')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
+
+  // Note: the engine of --embedded is started before the command's action and stopped after it
+  // (in the finally below), never for `migrate create`, which needs none.
+  let embedded: Embedded | undefined;
+  program.hook('preAction', async (_program, action) => {
+    const g = action.optsWithGlobals() as Globals;
+    if (!(g.embedded || g.dataDir) || (action.name() === 'create' && action.parent?.name() === 'migrate')) return;
+    embedded = await startEmbedded(io.env, g.dataDir && resolve(io.cwd, g.dataDir), io.err);
+  });
+
+  const ctx = (cmd: Command) => {
+    const g = cmd.optsWithGlobals() as Globals;
+    const project = readProject(resolve(io.cwd, g.dir));
+    if (embedded) return { g, project, client: new Client(embedded.endpoint, embedded.adminSecret) };
+    const hasura = g.fromHasura ? (k: string) => io.env[`HASURA_GRAPHQL_${k}`] : () => undefined;
+    const endpoint = g.endpoint ?? io.env.SVC_GRAPHQL_ENDPOINT ?? hasura('ENDPOINT') ?? project.endpoint ?? 'http://localhost:8080';
+    const secret = g.adminSecret ?? io.env.SVC_GRAPHQL_ADMIN_SECRET ?? hasura('ADMIN_SECRET') ?? project.adminSecret;
+    return { g, project, client: new Client(endpoint, secret) };
+  };
+
+  const loadDoc = (project: ProjectConfig, g: Globals, file?: string): Loaded & { doc: Obj } => {
+    const loaded = loadProjectMetadata(project, file);
+    let doc: Obj = loaded.doc;
+    const r = fromHasura(doc, loaded.origins);
+    if (g.fromHasura) {
+      for (const line of describeRenames(r.renames)) io.out(line);
+      doc = r.doc as Obj;
+    } else if (r.renames.length) {
+      // Sent as they are, Hasura's names mean nothing here (a filter on X-Hasura-User-Id
+      // compares with that text): say so, once.
+      const first = r.renames[0]!;
+      const more = r.renames.length - 1;
+      io.err(`note: the metadata uses Hasura's names (${first.from}${first.first ? ` at ${first.first}` : ''}${more ? ` and ${more} more` : ''}); --from-hasura reads them as this engine's`);
+    }
+    return { ...loaded, doc: withoutEmptySections(doc) };
+  };
+
+  // --- metadata -------------------------------------------------------------------------------
+  const metadata = program.command('metadata').description('export, apply, diff and reload the metadata');
+
+  metadata
+    .command('export')
+    .description('write the engine\'s metadata into the project\'s metadata directory (the Hasura CLI\'s format v3)')
+    .addOption(new Option('-o, --output <format>', 'print one document to stdout instead').choices(['json', 'yaml']))
+    .action(async (o: { output?: 'json' | 'yaml' }, cmd: Command) => {
+      const { project, client } = ctx(cmd);
+      const r = await client.metadata('export_metadata', {}, 2);
+      if (o.output === 'json') return io.out(JSON.stringify(r.metadata, null, 2));
+      if (o.output === 'yaml') return io.out(toYaml(r.metadata).replace(/\n$/, ''));
+      const dir = join(project.root, project.metadataDirectory);
+      const files = writeMetadataDir(dir, r.metadata);
+      io.out(`exported metadata (resource_version ${r.resource_version}) to ${relative(io.cwd, dir) || '.'}: ${files.length} files`);
+    });
+
+  metadata
+    .command('apply')
+    .description('replace the engine\'s metadata with the project\'s (a metadata directory, or one JSON/YAML file)')
+    .option('--file <file>', 'a single metadata.json / metadata.yaml instead of the directory')
+    .option('--allow-inconsistent-metadata', 'apply even when objects are inconsistent (they are listed)')
+    .option('--dry-run', 'show what would change (metadata diff) and apply nothing')
+    .action(async (o: { file?: string; allowInconsistentMetadata?: boolean; dryRun?: boolean }, cmd: Command) => {
+      const { g, project, client } = ctx(cmd);
+      const loaded = loadDoc(project, g, o.file && resolve(io.cwd, o.file));
+      if (o.dryRun) {
+        const current = await client.metadata('export_metadata', {}, 2);
+        printDiff(diffMetadata(current.metadata, loaded.doc));
+        return;
+      }
+      let r: Obj;
+      try {
+        r = await client.metadata('replace_metadata', { allow_inconsistent_metadata: !!o.allowInconsistentMetadata, metadata: loaded.doc }, 2);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        reportApiError(e, loaded, '$.args.metadata');
+        throw new Exit(1);
+      }
+      if (r.is_consistent === false) {
+        io.err(`applied ${loaded.from}, with ${r.inconsistent_objects.length} inconsistent object(s):`);
+        for (const line of describeInconsistencies(r.inconsistent_objects, loaded)) io.err(line);
+        return;
+      }
+      io.out(`applied ${loaded.from}: metadata is consistent`);
+    });
+
+  metadata
+    .command('diff')
+    .description('show what `metadata apply` would change: the engine\'s metadata -> the project\'s')
+    .option('--file <file>', 'a single metadata.json / metadata.yaml instead of the directory')
+    .action(async (o: { file?: string }, cmd: Command) => {
+      const { g, project, client } = ctx(cmd);
+      const loaded = loadDoc(project, g, o.file && resolve(io.cwd, o.file));
+      const current = await client.metadata('export_metadata', {}, 2);
+      printDiff(diffMetadata(current.metadata, loaded.doc));
+    });
+
+  metadata
+    .command('reload')
+    .description('reload the metadata: re-read the databases\' schemas and rebuild')
+    .action(async (_o: unknown, cmd: Command) => {
+      const { client } = ctx(cmd);
+      const r = await client.metadata('reload_metadata', {});
+      io.out('metadata reloaded');
+      if (r && r.is_consistent === false) {
+        io.err(`the metadata is inconsistent (${r.inconsistent_objects?.length ?? '?'} object(s)): svc metadata inconsistency list`);
+      }
+    });
+
+  const ic = metadata.command('inconsistency').alias('ic').description('the inconsistent objects of the metadata');
+  ic.command('list')
+    .description('list the inconsistent objects')
+    .action(async (_o: unknown, cmd: Command) => {
+      const { client } = ctx(cmd);
+      const r = await client.metadata('get_inconsistent_metadata', {});
+      if (r.is_consistent) return io.out('metadata is consistent');
+      io.out(`${r.inconsistent_objects.length} inconsistent object(s):`);
+      for (const line of describeInconsistencies(r.inconsistent_objects)) io.out(line);
+      throw new Exit(2);
+    });
+  ic.command('drop')
+    .description('remove the inconsistent objects from the metadata')
+    .action(async (_o: unknown, cmd: Command) => {
+      const { client } = ctx(cmd);
+      await client.metadata('drop_inconsistent_metadata', {});
+      io.out('inconsistent objects dropped');
+    });
+
+  // --- migrations and seeds -------------------------------------------------------------------
+  const database = () => new Option('--database-name <name>', 'the database (source) of the project').default('default');
+  const migrate = program.command('migrate').description('create, apply and list migrations (migrations/<db>/<version>_<name>/up.sql, down.sql)');
+
+  migrate
+    .command('create <name>')
+    .description('create an empty migration, or one from an SQL file')
+    .addOption(database())
+    .option('--sql-from-file <file>', 'the up migration\'s SQL')
+    .option('--up-sql <sql>', 'the up migration\'s SQL')
+    .option('--down-sql <sql>', 'the down migration\'s SQL')
+    .option('--version <version>', 'the version (default: now, in milliseconds, as the Hasura CLI does)')
+    .action(async (name: string, o: { databaseName: string; sqlFromFile?: string; upSql?: string; downSql?: string; version?: string }, cmd: Command) => {
+      const { project } = ctx(cmd);
+      if (o.version !== undefined && !/^\d+$/.test(o.version)) throw new ProjectError('--version must be a number');
+      const up = o.sqlFromFile ? readFileSync(resolve(io.cwd, o.sqlFromFile), 'utf8') : o.upSql ?? '';
+      const dir = createMigration(join(project.root, project.migrationsDirectory, o.databaseName), name, up, o.downSql ?? '', o.version);
+      io.out(`created migration ${relative(io.cwd, dir)}`);
+    });
+
+  migrate
+    .command('apply')
+    .description('apply the pending migrations (default), the next N, the last N down, or one version')
+    .addOption(database())
+    .option('--all-databases', 'every database with a folder in migrations/')
+    .option('--up <n>', 'apply the next N pending migrations ("all": every one)', positiveOrAll('up'))
+    .option('--down <n>', 'revert the last N applied migrations ("all": every one)', positiveOrAll('down'))
+    .option('--version <version>', 'apply (or with --type down, revert) this migration only')
+    .addOption(new Option('--type <direction>', 'with --version').choices(['up', 'down']).default('up'))
+    .option('--skip-execution', 'record the migrations as applied (or not) without running their SQL')
+    .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean }, cmd: Command) => {
+      const { g, project, client } = ctx(cmd);
+      if ([o.up, o.down, o.version].filter((x) => x !== undefined).length > 1) throw new ProjectError('give one of --up, --down and --version');
+      const base = join(project.root, project.migrationsDirectory);
+      for (const db of o.allDatabases ? subdirs(base) : [o.databaseName]) {
+        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
+      }
+    });
+
+  migrate
+    .command('status')
+    .description('the migrations on disk and in the database')
+    .addOption(database())
+    .action(async (o: { databaseName: string }, cmd: Command) => {
+      const { project, client } = ctx(cmd);
+      const rows = await migrationStatus(client, o.databaseName, join(project.root, project.migrationsDirectory, o.databaseName));
+      io.out(['VERSION', 'NAME', 'SOURCE STATUS', 'DATABASE STATUS'].join('\t'));
+      for (const r of rows) io.out([r.version, r.name, r.onDisk ? 'Present' : 'Not Present', r.applied ? 'Present' : 'Not Present'].join('\t'));
+    });
+
+  const seed = program.command('seed').description('seed data (seeds/<db>/*.sql)');
+  seed
+    .command('apply')
+    .description('run the seed files of a database, in file-name order, each in one transaction')
+    .addOption(database())
+    .option('--file <name...>', 'only these files of seeds/<db>/')
+    .action(async (o: { databaseName: string; file?: string[] }, cmd: Command) => {
+      const { g, project, client } = ctx(cmd);
+      await applySeeds(client, o.databaseName, join(project.root, project.seedsDirectory, o.databaseName), o.file, io.out, project.root, g.fromHasura ? hasuraSqlFilter(io.out) : undefined);
+    });
+
+  function printDiff(lines: string[]) {
+    if (!lines.length) io.out('no differences');
+    for (const l of lines) io.out(l);
+  }
+
+  /** An error of replace_metadata: its message, and the file and line its path points into. */
+  function reportApiError(e: ApiError, loaded: Loaded, prefix: string) {
+    const body = e.body ?? {};
+    const at = typeof body.path === 'string' && body.path.startsWith(prefix) ? loaded.origins.locate(loaded.doc, parseJsonPath(body.path.slice(prefix.length))) : undefined;
+    io.err(`${at ? `${at.file}:${at.line}: ` : ''}${body.error ?? e.message}${body.code ? ` (${body.code})` : ''}`);
+    if (Array.isArray(body.internal) && body.internal.length) {
+      io.err(`${body.internal.length} inconsistent object(s):`);
+      for (const line of describeInconsistencies(body.internal, loaded)) io.err(line);
+    }
+  }
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (e) {
+    if (e instanceof Exit) return e.code;
+    if (e instanceof CommanderError) {
+      if (e.code === 'svc.invalidArgument') io.err(`error: ${e.message}`);
+      return e.exitCode;
+    }
+    if (e instanceof ApiError) {
+      io.err(`error: ${e.message}`);
+      return 1;
+    }
+    io.err(`error: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    await embedded?.stop();
+  }
+}
+
+function subdirs(dir: string): string[] {
+  return existsSync(dir) ? readdirSync(dir).filter((d) => statSync(join(dir, d)).isDirectory()).sort() : [];
+}
+
+/** An inconsistent object as a line, with the project file it came from when it can be found. */
+function describeInconsistencies(objects: Obj[], loaded?: Loaded): string[] {
+  return objects.map((o) => {
+    const at = loaded ? findOrigin(loaded, o) : undefined;
+    // the engine's names say what they are ("table gone in source default")
+    const what = o.name ?? `${o.type ?? 'object'} ${typeof o.definition === 'object' ? JSON.stringify(o.definition) : String(o.definition)}`;
+    return `  ${at ? `${at.file}:${at.line}: ` : ''}${what}: ${o.reason ?? o.message ?? ''}`.trimEnd();
+  });
+}
+
+/**
+ * Where an inconsistent object came from. The engine reports it by its definition (a permission's
+ * `{source, table, role, permission}`, a relationship's `{source, table, name, using}`, a table's
+ * name), not by a path: the source, the table, and the member of the table named by its role or
+ * name are looked up in the loaded document; else a value equal to the definition.
+ */
+function findOrigin(loaded: Loaded, o: Obj): Origin | undefined {
+  const def = o.definition;
+  const doc = loaded.doc;
+  const type = String(o.type ?? '');
+  const sourceName = (def && typeof def === 'object' && typeof def.source === 'string' ? def.source : undefined) ?? /in source "?([^"\s]+)"?$/.exec(String(o.name ?? ''))?.[1];
+  const sources = Array.isArray(doc.sources) ? (doc.sources as Obj[]) : [];
+  const source = sources.find((s) => s?.name === sourceName) ?? (sources.length === 1 ? sources[0] : undefined);
+  const tableName = type === 'table' ? def : def && typeof def === 'object' ? def.table : undefined;
+  if (source && tableName !== undefined) {
+    const table = ((source.tables ?? []) as Obj[]).find((t) => sameTable(t?.table, tableName));
+    if (table) {
+      let member: unknown;
+      const perm = /^(select|insert|update|delete)_permission$/.exec(type);
+      if (perm) member = ((table[`${perm[1]}_permissions`] ?? []) as Obj[]).find((p) => p?.role === def.role);
+      else if (def && typeof def === 'object' && typeof def.name === 'string') {
+        for (const key of ['object_relationships', 'array_relationships', 'remote_relationships', 'computed_fields', 'event_triggers']) {
+          member ??= ((table[key] ?? []) as Obj[]).find((x) => x?.name === def.name);
+        }
+      }
+      return loaded.origins.of(member) ?? loaded.origins.of(table);
+    }
+  }
+  if (def === null || typeof def !== 'object') return loaded.origins.of(source);
+  const want = canonical(def);
+  let found: Origin | undefined;
+  const walk = (v: unknown): void => {
+    if (found || v === null || typeof v !== 'object') return;
+    if (canonical(v) === want) {
+      found = loaded.origins.of(v);
+      if (found) return;
+    }
+    for (const x of Object.values(v)) walk(x);
+  };
+  walk(doc);
+  return found ?? loaded.origins.of(source);
+}
+
+const qualified = (t: unknown) =>
+  typeof t === 'string' ? `public.${t}` : t && typeof t === 'object' ? `${(t as Obj).schema ?? 'public'}.${(t as Obj).name}` : JSON.stringify(t);
+const sameTable = (a: unknown, b: unknown) => qualified(a) === qualified(b);
+
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x));
+}

@@ -1,0 +1,157 @@
+/**
+ * `svc migrate ...` and `svc seed apply` against a real server: migrations up and down, one
+ * version, a failing migration rolled back with its record, status, seeds; and the bin itself.
+ */
+import { describe, expect, it } from 'vitest';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { useServer } from '../../test/helpers.js';
+import { useListening } from '../../test/ws-helpers.js';
+import { svc, tempDir, writeTree } from './test-support.js';
+
+const http = (port: number) => `http://127.0.0.1:${port}`;
+
+describe('svc migrate / seed', () => {
+  const s = useServer();
+  const port = useListening(s);
+
+  const tables = async () =>
+    (await s.sql`select table_name::text as t from information_schema.tables where table_schema = 'public' order by 1`).map((r) => r.t as string);
+  const recorded = async () => (await s.sql`select version::text as v, name from svc_catalog.cli_migrations order by version`).map((r) => `${r.v}_${r.name}`);
+
+  it('applies pending migrations in order, each with its record in one transaction; a failing one is rolled back', async () => {
+    const dir = writeTree(tempDir(), {
+      'config.yaml': 'version: 3\n',
+      'migrations/default/1000_create_author/up.sql': 'create table author (id serial primary key, name text not null);\n',
+      'migrations/default/1000_create_author/down.sql': 'drop table author;\n',
+      'migrations/default/2000_create_article/up.sql': 'create table article (id serial primary key, author_id int references author(id));\n',
+      'migrations/default/2000_create_article/down.sql': 'drop table article;\n',
+      // the first statement succeeds, the second fails: neither may remain, nor a record
+      'migrations/default/3000_broken/up.sql': 'create table half (id int);\nalter table nope add column x int;\n',
+      'migrations/default/3000_broken/down.sql': 'drop table half;\n',
+      'migrations/default/4000_after/up.sql': 'create table after_broken (id int);\n',
+    });
+    const st0 = await svc(http(port.port), dir, ['migrate', 'status']);
+    expect(st0.out.split('\n')).toEqual([
+      'VERSION\tNAME\tSOURCE STATUS\tDATABASE STATUS',
+      '1000\tcreate_author\tPresent\tNot Present',
+      '2000\tcreate_article\tPresent\tNot Present',
+      '3000\tbroken\tPresent\tNot Present',
+      '4000\tafter\tPresent\tNot Present',
+    ]);
+
+    const a = await svc(http(port.port), dir, ['migrate', 'apply']);
+    expect(a.code).toBe(1);
+    expect(a.out).toBe('default: applied 1000_create_author\ndefault: applied 2000_create_article');
+    expect(a.err).toMatch(/^error: default: migration 3000_broken \(up, migrations\/default\/3000_broken\/up\.sql\) failed and was rolled back: .*"nope"/);
+    expect(await tables()).toEqual(['article', 'author']);
+    expect(await recorded()).toEqual(['1000_create_author', '2000_create_article']);
+
+    // fixed, it applies, and the one after it too
+    writeTree(dir, { 'migrations/default/3000_broken/up.sql': 'create table half (id int);\n' });
+    const b = await svc(http(port.port), dir, ['migrate', 'apply', '--up', '1']);
+    expect(b.out).toBe('default: applied 3000_broken');
+    const c = await svc(http(port.port), dir, ['migrate', 'apply', '--up', 'all']);
+    expect(c.out).toBe('default: applied 4000_after');
+    expect((await svc(http(port.port), dir, ['migrate', 'apply'])).out).toBe('default: nothing to apply');
+
+    // down 2: the last two, newest first (4000 has no down.sql: only its record goes)
+    const d = await svc(http(port.port), dir, ['migrate', 'apply', '--down', '2']);
+    expect(d.out).toBe('default: reverted 4000_after\ndefault: reverted 3000_broken');
+    expect(await tables()).toEqual(['after_broken', 'article', 'author']);
+    expect(await recorded()).toEqual(['1000_create_author', '2000_create_article']);
+
+    // one version, down then up
+    expect((await svc(http(port.port), dir, ['migrate', 'apply', '--version', '2000', '--type', 'down'])).out).toBe('default: reverted 2000_create_article');
+    expect(await tables()).toEqual(['after_broken', 'author']);
+    const again = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '1000']);
+    expect(again.err).toBe('error: migration 1000 is applied already');
+    expect((await svc(http(port.port), dir, ['migrate', 'apply', '--version', '2000'])).out).toBe('default: applied 2000_create_article');
+
+    // a down migration that fails keeps its record (and the table)
+    writeTree(dir, { 'migrations/default/2000_create_article/down.sql': 'drop table article;\nselect 1/0;\n' });
+    const e = await svc(http(port.port), dir, ['migrate', 'apply', '--down', '1']);
+    expect(e.code).toBe(1);
+    expect(e.err).toContain('migration 2000_create_article (down, migrations/default/2000_create_article/down.sql) failed and was rolled back');
+    expect(await tables()).toContain('article');
+    expect(await recorded()).toEqual(['1000_create_author', '2000_create_article']);
+
+    const st = await svc(http(port.port), dir, ['migrate', 'status']);
+    expect(st.out.split('\n').slice(1)).toEqual([
+      '1000\tcreate_author\tPresent\tPresent',
+      '2000\tcreate_article\tPresent\tPresent',
+      '3000\tbroken\tPresent\tNot Present',
+      '4000\tafter\tPresent\tNot Present',
+    ]);
+    expect((await svc(http(port.port), dir, ['migrate', 'apply', '--up', '0'])).err).toContain('--up takes a positive number or "all"');
+    expect((await svc(http(port.port), dir, ['migrate', 'apply', '--up', '1', '--down', '1'])).err).toBe('error: give one of --up, --down and --version');
+  });
+
+  it('migrate create writes <version>_<name>/up.sql, down.sql, from a file or empty', async () => {
+    const dir = writeTree(tempDir(), { 'schema.sql': 'create table from_file (id int);\n' });
+    const r = await svc(http(port.port), dir, ['migrate', 'create', 'init', '--sql-from-file', 'schema.sql', '--database-name', 'default']);
+    expect(r.out).toMatch(/^created migration migrations\/default\/\d{13}_init$/);
+    const [name] = readdirSync(join(dir, 'migrations/default'));
+    expect(readFileSync(join(dir, 'migrations/default', name!, 'up.sql'), 'utf8')).toBe('create table from_file (id int);\n');
+    expect(readFileSync(join(dir, 'migrations/default', name!, 'down.sql'), 'utf8')).toBe('');
+    const v = await svc(http(port.port), dir, ['migrate', 'create', 'second', '--version', '42', '--up-sql', 'select 1', '--down-sql', 'select 2']);
+    expect(v.out).toBe('created migration migrations/default/42_second');
+    expect(existsSync(join(dir, 'migrations/default/42_second/down.sql'))).toBe(true);
+    expect((await svc(http(port.port), dir, ['migrate', 'create', 'bad name'])).err).toContain('migration name "bad name"');
+  });
+
+  it('seed apply runs seeds/<db>/*.sql in file-name order, each in one transaction', async () => {
+    await s.runSql('create table fruit (id int primary key, name text)');
+    const dir = writeTree(tempDir(), {
+      'seeds/default/2_more.sql': "insert into fruit values (2, 'pear');\n",
+      'seeds/default/1_first.sql': "insert into fruit values (1, 'apple');\n",
+    });
+    const r = await svc(http(port.port), dir, ['seed', 'apply']);
+    expect(r.out).toBe('default: applied seed 1_first.sql\ndefault: applied seed 2_more.sql');
+    writeTree(dir, { 'seeds/default/3_bad.sql': "insert into fruit values (3, 'fig');\ninsert into fruit values (1, 'dup');\n" });
+    const bad = await svc(http(port.port), dir, ['seed', 'apply', '--file', '3_bad.sql']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('seed seeds/default/3_bad.sql failed and was rolled back');
+    expect((await s.sql`select count(*)::int as n from fruit`)[0]!.n).toBe(2);
+  });
+
+  it('--from-hasura renames the session setting and its keys in migrations and seeds, and says so', async () => {
+    const dir = writeTree(tempDir(), {
+      'migrations/default/5000_me/up.sql':
+        "create function me() returns text language sql stable as $$ select current_setting('hasura.user', true)::json->>'x-hasura-user-id' $$;\n",
+      'migrations/default/5000_me/down.sql': 'drop function me();\n',
+      'seeds/default/1.sql': "create table seen (v text); insert into seen values ('X-Hasura-Role');\n",
+    });
+    const r = await svc(http(port.port), dir, ['migrate', 'apply', '--from-hasura', '--version', '5000']);
+    expect(r.err).toBe('');
+    expect(r.out).toBe(
+      "--from-hasura: migrations/default/5000_me/up.sql: renamed 'hasura.user' -> 'svc.user', x-hasura-user-id -> x-svc-user-id\ndefault: applied 5000_me",
+    );
+    const [fn] = await s.sql`select prosrc from pg_proc where proname = 'me'`;
+    expect(fn!.prosrc).toBe(" select current_setting('svc.user', true)::json->>'x-svc-user-id' ");
+    const seeded = await svc(http(port.port), dir, ['--from-hasura', 'seed', 'apply']);
+    expect(seeded.out).toBe('--from-hasura: seeds/default/1.sql: renamed X-Hasura-Role -> X-Svc-Role\ndefault: applied seed 1.sql');
+  });
+
+  it('the svc bin: help, and a command against the server', async () => {
+    const root = new URL('../..', import.meta.url).pathname;
+    const help = spawnSync(process.execPath, ['--import', 'tsx', 'server/cli/svc.ts', '--help'], { cwd: root, encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('Usage: svc [options] [command]');
+    for (const c of ['metadata', 'migrate', 'seed']) expect(help.stdout).toContain(c);
+    // run from another directory: tsx's loader by its path
+    const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
+    // (not spawnSync: the server answering it is in this process)
+    const st = await promisify(execFile)(process.execPath, ['--import', tsx, join(root, 'server/cli/svc.ts'), 'metadata', 'inconsistency', 'list'], {
+      cwd: tempDir(),
+      encoding: 'utf8',
+      env: { ...process.env, SVC_GRAPHQL_ENDPOINT: http(port.port) },
+      timeout: 20_000,
+    });
+    expect(st.stderr).toBe('');
+    expect(st.stdout).toBe('metadata is consistent\n');
+  });
+});
