@@ -304,7 +304,8 @@ describe('cron delivery', () => {
     expect(hits[0]!.headers['x-h']).toBe('hv');
     expect(Object.keys(hits[0]!.body).sort()).toEqual(['comment', 'id', 'name', 'payload', 'scheduled_time']);
     expect(hits[0]!.body).toMatchObject({ id: first!.id, name: 'due', payload: { p: 1 }, comment: 'cm' });
-    await until(async () => (await s.metadata({ type: 'get_scheduled_events', args: { type: 'cron', trigger_name: 'due', status: ['dead'] } })).body.events.length === 1);
+    // The hook has answered; its delivery is recorded just after: wait for both outcomes.
+    await until(async () => (await s.metadata({ type: 'get_scheduled_events', args: { type: 'cron', trigger_name: 'due', status: ['delivered', 'dead'] } })).body.events.length === 2);
     r = await s.metadata({ type: 'get_scheduled_events', args: { type: 'cron', trigger_name: 'due', status: ['delivered', 'dead'] } });
     expect(r.body.events.map((e: any) => [e.id, e.status]).sort()).toEqual(
       [
