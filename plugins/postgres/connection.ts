@@ -177,19 +177,34 @@ const POOLED_ASKED = { prepare: false, simple: false, ...ALONE } as const;
 
 /** A statement cancelled when `signal` aborts (RunContext.signal: the request was answered
  * without it); one whose request was answered already is not sent. The cancel goes to
- * PostgreSQL on a connection of its own, as its protocol has it. */
+ * PostgreSQL on a connection of its own, as its protocol has it.
+ *
+ * A cancel that reaches the server while the statement is between its round trips (after
+ * Parse+Describe, before Bind+Execute: a statement not prepared yet takes two) finds nothing
+ * running and is lost, and the statement then runs to its end (a clean-clone CI run saw a
+ * 20 s pg_sleep finish). So the cancel is sent again every CANCEL_RETRY_MS until the statement
+ * has settled, at most CANCEL_TRIES times. */
 async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: CancelSignal | undefined): Promise<T> {
   if (!signal) return (await start()) as T;
   if (signal.aborted) throw signal.reason;
   const q = start();
-  const onAbort = () => void q.cancel();
-  signal.addEventListener('abort', onAbort, { once: true });
+  let settled = false;
+  let tries = 0;
+  const cancel = () => {
+    if (settled) return;
+    void q.cancel();
+    if (++tries < CANCEL_TRIES) setTimeout(cancel, CANCEL_RETRY_MS).unref();
+  };
+  signal.addEventListener('abort', cancel, { once: true });
   try {
     return (await q) as T;
   } finally {
-    signal.removeEventListener('abort', onAbort);
+    settled = true;
+    signal.removeEventListener('abort', cancel);
   }
 }
+const CANCEL_RETRY_MS = 200;
+const CANCEL_TRIES = 25;
 
 /** The query options of a source's statements: `plain` for a query that does not ask to be
  * prepared, `asked` for one that does (SqlExecutor.query's `prepare`). */
