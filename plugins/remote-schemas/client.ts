@@ -3,6 +3,7 @@
  * untrusted input (Note [Remote answers are untrusted]).
  */
 import { SvcError } from '../../core/errors.js';
+import { readStreamLimited } from '../../core/http/body.js';
 
 /*
  * Note [Remote answers are untrusted]
@@ -93,19 +94,5 @@ async function readBounded(res: Response, max: number): Promise<string> {
     await res.body?.cancel().catch(() => {});
     throw tooLarge();
   }
-  if (!res.body) return '';
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, size).toString('utf8');
+  return new TextDecoder().decode(await readStreamLimited(res.body, max, tooLarge));
 }
