@@ -32,6 +32,7 @@ export {
   findSource,
   findTable,
   orderTable,
+  TABLE_KEY_ORDER,
   type QualifiedNameSchema,
   qualifiedFunctionSchema,
   qualifiedTableSchema,

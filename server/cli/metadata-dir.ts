@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, wri
 import { basename, dirname, join, relative } from 'node:path';
 import { joinActions, splitActions } from './actions-graphql.js';
 import { Origins, ProjectError, include, loadYamlFile, toYaml } from './yaml-files.js';
+import { TABLE_KEY_ORDER } from '../../plugins/database/index.js';
 
 type Obj = Record<string, any>;
 
@@ -66,23 +67,8 @@ function uniqueNames(names: string[]): string[] {
  * export gives the same files.
  */
 const SOURCE_KEYS = ['name', 'kind', 'configuration', 'customization', 'health_check', 'tables', 'functions'];
-const TABLE_KEYS = [
-  'table',
-  'is_enum',
-  'configuration',
-  'object_relationships',
-  'array_relationships',
-  'computed_fields',
-  'remote_relationships',
-  'insert_permissions',
-  'select_permissions',
-  'update_permissions',
-  'delete_permissions',
-  'event_triggers',
-  'apollo_federation_config',
-];
 
-function ordered(o: Obj, keys: string[]): Obj {
+function ordered(o: Obj, keys: readonly string[]): Obj {
   const rank = (k: string) => (keys.includes(k) ? keys.indexOf(k) : keys.length);
   return Object.fromEntries(Object.entries(o).sort(([a], [b]) => rank(a) - rank(b)));
 }
@@ -100,7 +86,7 @@ export function metadataToFiles(doc: Obj): Map<string, string> {
       if (k === 'tables') {
         const tables = (v ?? []) as Obj[];
         const names = uniqueNames(tables.map((t) => objectFileName(t.table)));
-        tables.forEach((t, j) => files.set(`databases/${dir}/tables/${names[j]}`, toYaml(ordered(t, TABLE_KEYS))));
+        tables.forEach((t, j) => files.set(`databases/${dir}/tables/${names[j]}`, toYaml(ordered(t, TABLE_KEY_ORDER))));
         files.set(`databases/${dir}/tables/tables.yaml`, toYaml(names.map((n) => include(n))));
         out.tables = include(`${dir}/tables/tables.yaml`);
       } else if (k === 'functions') {

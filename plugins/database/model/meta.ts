@@ -198,7 +198,8 @@ export function removeTable(md: Metadata, source: string, qt: QualifiedTable): M
   return updateSource(md, source, (s) => ({ ...s, tables: s.tables.filter((t) => !sameTable(t.table, qt)) }));
 }
 
-const TABLE_KEY_ORDER = [
+/** A table's keys in Hasura's order (its export and the Hasura CLI's files). */
+export const TABLE_KEY_ORDER = [
   'table',
   'is_enum',
   'configuration',
@@ -211,6 +212,7 @@ const TABLE_KEY_ORDER = [
   'update_permissions',
   'delete_permissions',
   'event_triggers',
+  'apollo_federation_config',
 ];
 
 /** Puts a table's keys in Hasura's order and leaves out empty lists and empty configuration. */
