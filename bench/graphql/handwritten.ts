@@ -7,8 +7,8 @@
  *
  * The SQL is, per query, the SQL the engine generates when BENCH_SQL_FILE names a JSON file
  * `{ [query name]: [{field, sql, params}] }` holding it (run.ts writes it from the engine's
- * /v1/graphql/explain: `$n` bind parameters and their values), else the hand-written SQL of
- * queries.ts. The explained parameters are those of the benchmark's fixed variables and
+ * /v1/graphql/explain: `$n` bind parameters and their values), else (and always with
+ * BENCH_SQL=expert, the benchmark's "expert SQL" server) the expert SQL of queries.ts. The explained parameters are those of the benchmark's fixed variables and
  * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`, and
  * `simple: false` for those without parameters, which it would otherwise send unprepared).
  * Mutations (mutations.ts) run their hand-written SQL, one statement per root field, in
@@ -27,14 +27,17 @@ const url = process.env.BENCH_DATABASE_URL;
 const port = Number(process.env.BENCH_PORT);
 if (!url || !port) throw new Error('BENCH_DATABASE_URL and BENCH_PORT are required');
 
-const engineSql: Record<string, { field: string; sql: string; params: (string | null)[] }[]> = process.env.BENCH_SQL_FILE ? JSON.parse(readFileSync(process.env.BENCH_SQL_FILE, 'utf8')) : {};
+// BENCH_SQL=expert: the expert SQL of queries.ts for every query, whatever the engine explained.
+const expertOnly = process.env.BENCH_SQL === 'expert';
+const engineSql: Record<string, { field: string; sql: string; params: (string | null)[] }[]> =
+  process.env.BENCH_SQL_FILE && !expertOnly ? JSON.parse(readFileSync(process.env.BENCH_SQL_FILE, 'utf8')) : {};
 
 // A request is known by its role and document, as the engine caches its plans.
 const routeKey = (role: string | undefined, query: string) => `${role ?? 'admin'}\n${query}`;
 const routes = new Map<string, RootFieldSql[]>();
 for (const q of queries) {
   const explained = engineSql[q.name];
-  routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ field: f.field, sql: f.sql, params: () => f.params })) : q.sql);
+  routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ field: f.field, sql: f.sql, params: () => f.params })) : q.expert);
 }
 // Mutations: always the hand-written SQL of mutations.ts (the engine does not explain mutations),
 // one statement per root field in autocommit, its values from the request's variables.

@@ -21,6 +21,11 @@
  * `--only` takes query and mutation names. `--rounds N` times everything N times, the servers'
  * order rotated each round, and reports each server's run of median req/s: on a small machine
  * that runs the load generator too, one run of one server differs from the next by up to 40%.
+ * `--servers svc,handwritten` times only those (all are still checked). `--rate R` holds each
+ * run to at most R req/s (autocannon's overallRate): a server's CPU per request depends on its
+ * load (at a lower rate its event loop wakes for fewer requests at a time and each costs more;
+ * see docs/benchmarks.md, "CPU per request and load"), so two shapes' CPU is compared at the same
+ * rate. `--engine-flags '--single-threaded-gc ...'` passes Node flags to the engine's process.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -41,10 +46,19 @@ const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
 // Flags
 
 function parseFlags(argv: string[]) {
-  const flags = { duration: 10, connections: 20, warmup: 3, rounds: 1, only: undefined as string[] | undefined };
+  const flags = {
+    duration: 10,
+    connections: 20,
+    warmup: 3,
+    rounds: 1,
+    rate: undefined as number | undefined,
+    only: undefined as string[] | undefined,
+    servers: SERVERS,
+    engineFlags: [] as string[],
+  };
   for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
-    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --only q1,q2)`);
+    const m = /^--([a-z]+(?:-[a-z]+)?)(?:=(.*))?$/.exec(argv[i]!);
+    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...')`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new Error(`--${m[1]} needs a value`);
     if (m[1] === 'only') {
@@ -52,12 +66,23 @@ function parseFlags(argv: string[]) {
       const names = [...queries, ...mutations].map((q) => q.name);
       const unknown = flags.only.filter((n) => !names.includes(n));
       if (unknown.length) throw new Error(`--only: unknown ${unknown.join(', ')} (queries: ${queries.map((q) => q.name).join(', ')}; mutations: ${mutations.map((m) => m.name).join(', ')})`);
+    } else if (m[1] === 'servers') {
+      const names = value.split(',').filter(Boolean);
+      const unknown = names.filter((n) => !(SERVERS as string[]).includes(n));
+      if (unknown.length || !names.length) throw new Error(`--servers: unknown ${unknown.join(', ') || '(none given)'} (servers: ${SERVERS.join(', ')})`);
+      flags.servers = names as ServerName[];
+    } else if (m[1] === 'engine-flags') {
+      flags.engineFlags = value.split(/\s+/).filter(Boolean);
+    } else if (m[1] === 'rate') {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`--rate: not a valid rate in requests per second: ${value}`);
+      flags.rate = n;
     } else if (m[1] === 'duration' || m[1] === 'connections' || m[1] === 'warmup' || m[1] === 'rounds') {
       const n = Number(value);
       if (!Number.isInteger(n) || n < (m[1] === 'warmup' ? 0 : 1)) throw new Error(`--${m[1]}: not a valid count: ${value}`);
       flags[m[1]] = n;
     } else {
-      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --only q1,q2)`);
+      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...')`);
     }
   }
   return flags;
@@ -111,9 +136,9 @@ async function waitReady(p: Proc, probe: () => Promise<boolean>, seconds = 120) 
 // ---------------------------------------------------------------------------------------------
 // The servers under test
 
-type ServerName = 'svc' | 'postgraphile' | 'handwritten';
-const SERVERS: ServerName[] = ['svc', 'postgraphile', 'handwritten'];
-const LABEL: Record<ServerName, string> = { svc: 'Svc', postgraphile: 'PostGraphile', handwritten: 'hand-written' };
+type ServerName = 'svc' | 'postgraphile' | 'handwritten' | 'expert';
+const SERVERS: ServerName[] = ['svc', 'postgraphile', 'handwritten', 'expert'];
+const LABEL: Record<ServerName, string> = { svc: 'Svc', postgraphile: 'PostGraphile', handwritten: 'hand-written', expert: 'expert SQL' };
 
 interface Target {
   url: string;
@@ -271,7 +296,7 @@ async function timeInRounds<T extends Timing>(
     for (const name of names) {
       for (const s of rotated(round)) {
         const cell = cellOf(name, s);
-        if (!cell.req) continue;
+        if (!cell.req || !flags.servers.includes(s)) continue;
         const t = await timeOne(name, s);
         if (signalled.now) return false;
         const all = [...(runs.get(cell) ?? []), t];
@@ -283,7 +308,8 @@ async function timeInRounds<T extends Timing>(
   }
   return true;
 }
-const rounds = (flags: ReturnType<typeof parseFlags>) => (flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : '');
+const rounds = (flags: ReturnType<typeof parseFlags>) =>
+  `${flags.rate ? `, at most ${flags.rate} req/s (--rate: CPU per request compared at one load)` : ''}${flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : ''}${flags.engineFlags.length ? `, the engine run with ${flags.engineFlags.join(' ')}` : ''}`;
 
 async function time(autocannon: any, target: Target, req: GraphQLRequest, expectBody: string, flags: ReturnType<typeof parseFlags>): Promise<Timing> {
   const opts = {
@@ -292,6 +318,7 @@ async function time(autocannon: any, target: Target, req: GraphQLRequest, expect
     headers: { 'content-type': 'application/json', ...req.headers },
     body: JSON.stringify({ query: req.query, variables: req.variables ?? {} }),
     connections: flags.connections,
+    ...(flags.rate ? { overallRate: flags.rate } : {}),
   };
   if (flags.warmup > 0) await autocannon({ ...opts, duration: flags.warmup });
   // expectBody: every answer under load must be the one checked above, byte for byte (all the
@@ -473,6 +500,10 @@ async function mutationBench(sql: postgres.Sql) {
       await reset();
       const seq = await serial();
       if (m.rows === 'pool') await growPool(POOL_BASE + 10_000 * Math.max(1, flags.warmup || flags.duration));
+      // The reset and the pool wrote tens of thousands of rows: a checkpoint that PostgreSQL
+      // started for them during a run would slow whichever server it fell on (on the 16-core
+      // machine the first server of each round ran up to 2x slower). Every run starts after one.
+      await sql`checkpoint`;
       let next = m.rows === 'pool' ? POOL_BASE : 0;
       const tally = { good: 0, bad: 0, beyond: 0, first: '' };
       const request: Record<string, unknown> = {
@@ -493,6 +524,7 @@ async function mutationBench(sql: postgres.Sql) {
         headers: { 'content-type': 'application/json', ...req.headers },
         body: bodyOf(req, undefined),
         connections: flags.connections,
+        ...(flags.rate ? { overallRate: flags.rate } : {}),
         requests: [request],
       };
       let answered = 0;
@@ -502,6 +534,7 @@ async function mutationBench(sql: postgres.Sql) {
         answered = tally.good + tally.bad;
         // Room for three times the warm-up's rate.
         if (m.rows === 'pool') await growPool(next + Math.ceil((3 * answered * flags.duration) / flags.warmup) + 4 * flags.connections + 1000, false);
+        await sql`checkpoint`;
       }
       const { result: r, cpu } = await cpuPerRequest(target.pid, () => autocannon({ ...opts, duration: flags.duration }), (r: any) => r.requests.total);
       answered = tally.good + tally.bad;
@@ -574,7 +607,7 @@ async function main() {
   // PostGraphile, and the hand-written handler's setting.
   const [svcPort, pglPort, handPort] = [await freePort(), await freePort(), await freePort()];
   log('starting the engine and PostGraphile ...');
-  const svc = startProcess('the engine', process.execPath, engineArgs(root), {
+  const svc = startProcess('the engine', process.execPath, [...flags.engineFlags, ...engineArgs(root)], {
     cwd: root,
     env: { SVC_GRAPHQL_DATABASE_URL: dbUrl, SVC_GRAPHQL_SERVER_PORT: String(svcPort), SVC_GRAPHQL_SERVER_HOST: '127.0.0.1', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
   });
@@ -600,11 +633,20 @@ async function main() {
     env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(handPort), ...(sqlFile ? { BENCH_SQL_FILE: sqlFile } : {}) },
   });
   await waitReady(hand, async () => (await fetch(`http://127.0.0.1:${handPort}/healthz`)).ok);
+  // The same handler running the SQL an expert would write for each query (queries.ts, `expert`):
+  // what the engine's statements cost against the best statement for the same answer.
+  const expertPort = await freePort();
+  const expert = startProcess('the expert-SQL handler', process.execPath, ['--import', 'tsx', 'bench/graphql/handwritten.ts'], {
+    cwd: root,
+    env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(expertPort), BENCH_SQL: 'expert' },
+  });
+  await waitReady(expert, async () => (await fetch(`http://127.0.0.1:${expertPort}/healthz`)).ok);
 
   const targets: Record<ServerName, Target> = {
     svc: { url: `http://127.0.0.1:${svcPort}/v1/graphql`, pid: svc.child.pid, request: (q) => q.svc, canonical: (_q, d) => d },
     postgraphile: { url: `http://127.0.0.1:${pglPort}/graphql`, pid: pgl.child.pid, request: (q) => q.postgraphile, canonical: (q, d) => (q.fromPostgraphile ? q.fromPostgraphile(d) : unwrapNodes(d)) },
     handwritten: { url: `http://127.0.0.1:${handPort}/v1/graphql`, pid: hand.child.pid, request: (q) => q.svc, canonical: (_q, d) => d },
+    expert: { url: `http://127.0.0.1:${expertPort}/v1/graphql`, pid: expert.child.pid, request: (q) => q.svc, canonical: (_q, d) => d },
   };
 
   // Check: every server's answer against the first good one, the hand-written handler's first.
@@ -615,7 +657,7 @@ async function main() {
     const row = {} as Record<ServerName, Cell>;
     let reference: { server: ServerName; canonical: unknown } | undefined;
     const notes: string[] = [];
-    for (const s of ['handwritten', 'postgraphile', 'svc'] as ServerName[]) {
+    for (const s of ['handwritten', 'expert', 'postgraphile', 'svc'] as ServerName[]) {
       const req = targets[s].request(q);
       if ('skip' in req) {
         row[s] = { na: req.skip };
@@ -664,6 +706,8 @@ async function main() {
     for (const m of selectedMutations) {
       const row = {} as Record<ServerName, MutationCell>;
       const notes: string[] = [];
+      // Mutations run hand-written SQL on the hand-written handler already (mutations.ts).
+      row.expert = { na: 'mutations: the hand-written column runs hand-written SQL' };
       for (const s of ['handwritten', 'postgraphile', 'svc'] as ServerName[]) {
         const req = s === 'postgraphile' ? m.postgraphile : m.svc;
         if ('skip' in req) {
@@ -714,7 +758,7 @@ function report(
     const n = Math.max(10, ...names.map((x) => x.length));
     const cell = (q: string, s: ServerName) => {
       const c = cellsOf(q)[s];
-      if (!c.timing) return `n/a ${note(`${LABEL[s]}: ${c.na}`)}`;
+      if (!c.timing) return c.na ? `n/a ${note(`${LABEL[s]}: ${c.na}`)}` : 'not timed (--servers)';
       const t = c.timing;
       return `${t.rps.toFixed(0).padStart(6)} ${t.p50.toFixed(0).padStart(4)} ${t.p99.toFixed(0).padStart(4)}${t.trouble ? ` ${note(`${LABEL[s]}, ${q}: ${t.trouble}`)}` : ''}`;
     };
@@ -726,10 +770,10 @@ function report(
       return `${r.toFixed(2)}x ${r >= target ? 'met' : 'not met'}`;
     };
     const last = extra ? 26 : 0;
-    out.push(`${first.padEnd(n)} ${SERVERS.map((s) => LABEL[s].padEnd(w)).join(' ')} ${'Svc/PostGraphile >= 1.5x'.padEnd(26)} ${'Svc/hand-written >= 0.85x'.padEnd(last)}${extra ? ` ${extra.title}` : ''}`.trimEnd());
+    out.push(`${first.padEnd(n)} ${SERVERS.map((s) => LABEL[s].padEnd(w)).join(' ')} ${'Svc/PostGraphile >= 1.5x'.padEnd(26)} ${'Svc/hand-written >= 0.85x'.padEnd(27)} ${'Svc/expert SQL >= 0.85x'.padEnd(last)}${extra ? ` ${extra.title}` : ''}`.trimEnd());
     out.push(`${''.padEnd(n)} ${SERVERS.map(() => '  req/s  p50  p99'.padEnd(w)).join(' ')}`);
     for (const q of names) {
-      out.push(`${q.padEnd(n)} ${SERVERS.map((s) => cell(q, s).padEnd(w)).join(' ')} ${ratio(q, 'postgraphile', 1.5).padEnd(26)} ${ratio(q, 'handwritten', 0.85).padEnd(last)}${extra ? ` ${extra.of(q)}` : ''}`.trimEnd());
+      out.push(`${q.padEnd(n)} ${SERVERS.map((s) => cell(q, s).padEnd(w)).join(' ')} ${ratio(q, 'postgraphile', 1.5).padEnd(26)} ${ratio(q, 'handwritten', 0.85).padEnd(27)} ${ratio(q, 'expert', 0.85).padEnd(last)}${extra ? ` ${extra.of(q)}` : ''}`.trimEnd());
     }
   };
   /** CPU per request of each server's median run: the server's process tree / PostgreSQL's (bench/cpu.ts). */
@@ -749,6 +793,7 @@ function report(
   const sources = [...new Set(selected.map((q) => sqlSource[q.name]))];
   if (sources.length === 1) out.push(`hand-written handler: ${sources[0]}`);
   else for (const q of selected) out.push(`hand-written handler, ${q.name}: ${sqlSource[q.name]}`);
+  out.push('expert SQL: the same handler running the SQL a PostgreSQL expert would write for each query (queries.ts, `expert`)');
   if (setupProblem) out.push(setupProblem);
   out.push(`each server: req/s, p50 and p99 latency in ms`);
   if (selected.length) {
@@ -772,7 +817,7 @@ function report(
     );
     table('mutation', names, (q) => mcells.get(q)!, {
       title: 'statements Svc/PG/hand',
-      of: (q) => SERVERS.map((s) => mcells.get(q)![s].statements ?? '-').join(' / '),
+      of: (q) => (['svc', 'postgraphile', 'handwritten'] as const).map((s) => mcells.get(q)![s].statements ?? '-').join(' / '),
     });
     cpuTable(names, (q) => mcells.get(q)!);
     out.push('');

@@ -80,8 +80,11 @@ export type OrderDir = 'asc' | 'asc_nulls_first' | 'asc_nulls_last' | 'desc' | '
 
 /** One `order by` key: a column of the table, or a column reached through object relationships. */
 export interface OrderItem {
-  /** Object relationships to follow, outermost first (each with the remote table's filter folded in). */
-  path: { remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; filter: BoolIR }[];
+  /** Object relationships to follow, outermost first (each with the remote table's filter folded
+   * in). `unique`: the mapping's remote columns hold the remote's primary key or a unique
+   * constraint, so at most one row matches and a dialect may join the remote table instead of
+   * reading the key by a per-row subquery (Note [Order keys by joins] in the PostgreSQL compiler). */
+  path: { remote: QualifiedTable; mapping: readonly (readonly [string, string])[]; filter: BoolIR; unique?: boolean }[];
   column: string;
   /** A scalar computed field of the row (then `column` is only its name). */
   call?: FunctionCallIR;

@@ -331,7 +331,9 @@ export class Planner {
         const rel = t.relationships.find((r) => r.name === k && r.kind === 'object');
         if (!rel) throw fail(`field "${k}" not found in type: '${tn(t, `_order_by`)}'`);
         const remote = this.rs.remote(t, rel);
-        out.push(...this.orderBy(val, remote, [...path, { remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote) }]));
+        // At most one remote row when the mapping's remote columns cover one of its keys.
+        const unique = remote.model.constraints.some((c) => c.columns.length > 0 && c.columns.every((col) => rel.mapping.some(([, r]) => r === col)));
+        out.push(...this.orderBy(val, remote, [...path, { remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote), ...(unique ? { unique } : {}) }]));
       }
     }
     return out;

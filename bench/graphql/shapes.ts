@@ -1,0 +1,105 @@
+/**
+ * Statement shapes alone (issue 25, "Less work for PostgreSQL"): what PostgreSQL spends on one
+ * answer written several ways, with no server in between. For each case, every shape is run on
+ * one connection, prepared, `--n` times per round (after a warm-up), the rounds interleaved, and
+ * the backend's CPU time per statement read from Linux's /proc (the median round); every shape's
+ * answer is first checked to be the same JSON as the first's.
+ *
+ *   npm run bench:shapes [-- --n 300 --rounds 5 --only nested]
+ *
+ * The cases are the benchmark's queries (queries.ts) as the engine writes them today and as
+ * they could be written: objects by json_build_object or from a row (json_agg of a row,
+ * row_to_json of a sub-select, as Hasura v2 writes them), object relationships as a per-row
+ * sub-query or a LEFT JOIN, ordering keys through object relationships computed once or twice.
+ * The figures choose the compiler's shapes (Note [Expert SQL] in queries.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { cleanup, loadChinook, log } from '../common.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function parseFlags(argv: string[]) {
+  const flags = { n: 300, rounds: 5, only: undefined as string[] | undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
+    const value = m?.[2] ?? argv[++i];
+    if (!m || value === undefined) throw new Error(`usage: --n N --rounds R --only case1,case2 (at ${argv[i - 1] ?? argv[i]})`);
+    if (m[1] === 'only') flags.only = value.split(',');
+    else if (m[1] === 'n' || m[1] === 'rounds') {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`--${m[1]}: not a count: ${value}`);
+      flags[m[1]] = n;
+    } else throw new Error(`unknown flag --${m[1]}`);
+  }
+  return flags;
+}
+
+// The engine's statements as it compiles them on 2026-11-26 (/v1/graphql/explain), and the others.
+const engineNested = `select coalesce(json_agg(json_build_object('id', _t0."id", 'title', _t0."title", 'tracks', (select coalesce(json_agg(json_build_object('id', _t1."id", 'name', _t1."name", 'genre', (select json_build_object('name', _t2."name") from (select _t2.* from "public"."genres" as _t2 where true and _t2."id" = _t1."genre_id") as _t2 limit 1), 'media_type', (select json_build_object('name', _t3."name") from (select _t3.* from "public"."media_types" as _t3 where true and _t3."id" = _t1."media_type_id") as _t3 limit 1)) order by _t1."__svc_o0" asc nulls last), '[]') from (select _t1.*, _t1."id" as "__svc_o0" from "public"."tracks" as _t1 where true and _t1."album_id" = _t0."id") as _t1)) order by _t0."__svc_o0" asc nulls last), '[]')::text as json from (select _t0.*, _t0."id" as "__svc_o0" from "public"."albums" as _t0 where true order by _t0."id" asc nulls last limit 20) as _t0`;
+
+const cases: Record<string, Record<string, string>> = {
+  // Objects alone: 3,503 tracks, four fields each, no relationship.
+  objects: {
+    json_build_object: `select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'genre_id', t.genre_id, 'milliseconds', t.milliseconds) order by t.id), '[]')::text as json from tracks t`,
+    row_to_json_subselect: `select coalesce(json_agg(row_to_json((select _e from (select t.id, t.name, t.genre_id, t.milliseconds) _e)) order by t.id), '[]')::text as json from tracks t`,
+    json_agg_row: `select coalesce(json_agg(t order by t.id), '[]')::text as json from (select id, name, genre_id, milliseconds from tracks) t`,
+  },
+  // The nested query: 20 albums -> tracks -> genre, media type.
+  nested: {
+    engine: engineNested,
+    joins: `select coalesce(json_agg(json_build_object('id', _t0."id", 'title', _t0."title", 'tracks', (select coalesce(json_agg(json_build_object('id', _t1."id", 'name', _t1."name", 'genre', case when _t2."id" is null then null else json_build_object('name', _t2."name") end, 'media_type', case when _t3."id" is null then null else json_build_object('name', _t3."name") end) order by _t1."id" asc nulls last), '[]') from "public"."tracks" as _t1 left join "public"."genres" as _t2 on _t2."id" = _t1."genre_id" left join "public"."media_types" as _t3 on _t3."id" = _t1."media_type_id" where _t1."album_id" = _t0."id")) order by _t0."id" asc nulls last), '[]')::text as json from (select _t0.* from "public"."albums" as _t0 order by _t0."id" asc nulls last limit 20) as _t0`,
+    rows_and_joins: `select coalesce(json_agg(a order by a.id), '[]')::text as json from (select al.id, al.title, (select coalesce(json_agg(t order by t.id), '[]') from (select t.id, t.name, case when g.id is null then null else json_build_object('name', g.name) end as genre, case when m.id is null then null else json_build_object('name', m.name) end as media_type from tracks t left join genres g on g.id = t.genre_id left join media_types m on m.id = t.media_type_id where t.album_id = al.id) t) as tracks from albums al order by al.id limit 20) a`,
+    rows_hasura: `select coalesce(json_agg(_r0."j" order by _r0."o"), '[]')::text as json from (select _t0."id" as "o", row_to_json((select _e from (select _t0."id", _t0."title", (select coalesce(json_agg(_r1."j" order by _r1."o"), '[]') from (select _t1."id" as "o", row_to_json((select _e from (select _t1."id", _t1."name", (select row_to_json((select _e from (select _t2."name") _e)) from "public"."genres" as _t2 where _t2."id" = _t1."genre_id") as "genre", (select row_to_json((select _e from (select _t3."name") _e)) from "public"."media_types" as _t3 where _t3."id" = _t1."media_type_id") as "media_type") _e)) as "j" from "public"."tracks" as _t1 where _t1."album_id" = _t0."id") _r1) as "tracks") _e)) as "j" from "public"."albums" as _t0 order by _t0."id" limit 20) _r0`,
+  },
+  // Ordering through object relationships: the key computed by a sub-query in the select list
+  // and again in ORDER BY (the engine), once (ORDER BY the output column), or by joins.
+  order_rel: {
+    subqueries_keys_twice: `select coalesce(json_agg(json_build_object('id', _t0."id", 'name', _t0."name") order by _t0."o0" asc nulls last, _t0."o1" asc nulls last, _t0."id"), '[]')::text as json from (select _t0.*, (select (select _t2."name" from "public"."artists" as _t2 where _t2."id" = _t1."artist_id" limit 1) from "public"."albums" as _t1 where _t1."id" = _t0."album_id" limit 1) as "o0", (select _t3."title" from "public"."albums" as _t3 where _t3."id" = _t0."album_id" limit 1) as "o1" from "public"."tracks" as _t0 order by (select (select _t2."name" from "public"."artists" as _t2 where _t2."id" = _t1."artist_id" limit 1) from "public"."albums" as _t1 where _t1."id" = _t0."album_id" limit 1) asc nulls last, (select _t3."title" from "public"."albums" as _t3 where _t3."id" = _t0."album_id" limit 1) asc nulls last, _t0."id" limit 50 offset 100) as _t0`,
+    subqueries_keys_once: `select coalesce(json_agg(json_build_object('id', _t0."id", 'name', _t0."name") order by _t0."o0" asc nulls last, _t0."o1" asc nulls last, _t0."id"), '[]')::text as json from (select _t0.*, (select (select _t2."name" from "public"."artists" as _t2 where _t2."id" = _t1."artist_id" limit 1) from "public"."albums" as _t1 where _t1."id" = _t0."album_id" limit 1) as "o0", (select _t3."title" from "public"."albums" as _t3 where _t3."id" = _t0."album_id" limit 1) as "o1" from "public"."tracks" as _t0 order by "o0" asc nulls last, "o1" asc nulls last, _t0."id" limit 50 offset 100) as _t0`,
+    joins_as_the_engine_now: `select coalesce(json_agg(json_build_object('id', _t0."id", 'name', _t0."name") order by _t0."o0" asc nulls last, _t0."o1" asc nulls last, _t0."id"), '[]')::text as json from (select _t0.*, ar."name" as "o0", al."title" as "o1" from "public"."tracks" as _t0 left join "public"."albums" al on al."id" = _t0."album_id" left join "public"."artists" ar on ar."id" = al."artist_id" order by "o0" asc nulls last, "o1" asc nulls last, _t0."id" limit 50 offset 100) as _t0`,
+  },
+};
+
+const flags = parseFlags(process.argv.slice(2));
+try {
+  const { sql } = await loadChinook(root, 'shapes');
+  await sql.unsafe('analyze').simple();
+  const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+  const ticks = () => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(f[11]) + Number(f[12]);
+  };
+  const run = (text: string) => sql.unsafe(text, [], { prepare: true });
+  console.log(`PostgreSQL backend CPU per statement (µs, median of ${flags.rounds} rounds of ${flags.n}; Linux /proc ticks), and wall time per statement from one connection`);
+  for (const [name, shapes] of Object.entries(cases)) {
+    if (flags.only && !flags.only.includes(name)) continue;
+    const answers = new Map<string, string>();
+    for (const [shape, text] of Object.entries(shapes)) answers.set(shape, (await run(text))[0]!.json);
+    const [first, ref] = [...answers][0]!;
+    for (const [shape, a] of answers) if (JSON.stringify(JSON.parse(a)) !== JSON.stringify(JSON.parse(ref))) throw new Error(`${name}: ${shape} answers other data than ${first}`);
+    const cpu = new Map<string, number[]>();
+    const wall = new Map<string, number[]>();
+    for (let r = 0; r < flags.rounds; r++) {
+      for (const [shape, text] of Object.entries(shapes)) {
+        for (let i = 0; i < 10; i++) await run(text);
+        const t0 = ticks();
+        const w0 = performance.now();
+        for (let i = 0; i < flags.n; i++) await run(text);
+        cpu.set(shape, [...(cpu.get(shape) ?? []), ((ticks() - t0) * 10_000) / flags.n]);
+        wall.set(shape, [...(wall.get(shape) ?? []), ((performance.now() - w0) * 1000) / flags.n]);
+      }
+    }
+    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    console.log(`\n${name}`);
+    const base = med(cpu.get(first)!);
+    for (const shape of Object.keys(shapes)) {
+      const c = med(cpu.get(shape)!);
+      console.log(`  ${shape.padEnd(24)} CPU ${c.toFixed(0).padStart(6)} µs (${(c / base).toFixed(2)}x)  wall ${med(wall.get(shape)!).toFixed(0).padStart(6)} µs  ${answers.get(shape)!.length} bytes`);
+    }
+  }
+} catch (e) {
+  log(`bench:shapes failed: ${e instanceof Error ? e.message : e}`);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
