@@ -79,18 +79,27 @@ try {
     for (const [shape, a] of answers) if (JSON.stringify(JSON.parse(a)) !== JSON.stringify(JSON.parse(ref))) throw new Error(`${name}: ${shape} answers other data than ${first}`);
     const cpu = new Map<string, number[]>();
     const wall = new Map<string, number[]>();
+    // A round of a shape lasts about 0.4 s at most: a slow shape runs fewer times (5 at least;
+    // the CPU ticks are 10 ms).
+    let slowest = 0;
+    for (const text of Object.values(shapes)) {
+      const w0 = performance.now();
+      for (let i = 0; i < 3; i++) await run(text);
+      slowest = Math.max(slowest, (performance.now() - w0) / 3);
+    }
+    const n = Math.max(5, Math.min(flags.n, Math.floor(400 / slowest)));
     for (let r = 0; r < flags.rounds; r++) {
       for (const [shape, text] of Object.entries(shapes)) {
-        for (let i = 0; i < 10; i++) await run(text);
+        for (let i = 0; i < Math.min(10, n); i++) await run(text);
         const t0 = ticks();
         const w0 = performance.now();
-        for (let i = 0; i < flags.n; i++) await run(text);
-        cpu.set(shape, [...(cpu.get(shape) ?? []), ((ticks() - t0) * 10_000) / flags.n]);
-        wall.set(shape, [...(wall.get(shape) ?? []), ((performance.now() - w0) * 1000) / flags.n]);
+        for (let i = 0; i < n; i++) await run(text);
+        cpu.set(shape, [...(cpu.get(shape) ?? []), ((ticks() - t0) * 10_000) / n]);
+        wall.set(shape, [...(wall.get(shape) ?? []), ((performance.now() - w0) * 1000) / n]);
       }
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    console.log(`\n${name}`);
+    console.log(`\n${name} (${n} per round)`);
     const base = med(cpu.get(first)!);
     for (const shape of Object.keys(shapes)) {
       const c = med(cpu.get(shape)!);
