@@ -3,7 +3,7 @@ import { checkSecret, clearSecret, getSecret, setSecret, whenSecretRefused } fro
 import { ErrorBox } from './components';
 import { Link, usePath } from './router';
 import { GraphiQLPage } from './pages/GraphiQLPage';
-import { DataPage } from './pages/Data';
+import { DataPage } from './pages/data';
 import { SqlPage } from './pages/Sql';
 import { MetadataPage } from './pages/Metadata';
 import { EventsPage } from './pages/Events';
