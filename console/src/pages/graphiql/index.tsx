@@ -12,7 +12,7 @@ import type { Fetcher, FetcherParams } from '@graphiql/toolkit';
 import { getOperationAST, parse } from 'graphql';
 import { createClient } from 'graphql-ws';
 import 'graphiql/graphiql.css';
-import { adminHeaders } from '../api';
+import { adminHeaders } from '../../api';
 
 /** A new fetcher each time the role bar sets headers: GraphiQL introspects again when its fetcher
  * changes, so the explorer shows that role's schema. */

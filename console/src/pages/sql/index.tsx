@@ -1,8 +1,8 @@
 /** SQL: run_sql on the chosen source, the last statement's rows shown as a table. */
 import { useState } from 'react';
-import { runSql, type SqlResult } from '../api';
-import { ResultTable, Status, useAction, useLoad } from '../components';
-import { exportMetadata } from '../api';
+import { runSql, type SqlResult } from '../../api';
+import { ResultTable, Status, useAction, useLoad } from '../../components';
+import { exportMetadata } from '../../api';
 
 export function SqlPage() {
   const [sql, setSql] = useState('');
