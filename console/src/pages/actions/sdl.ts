@@ -5,7 +5,8 @@
  * (create_action's definition, set_custom_types' lists) and back. Parsing is graphql-js's.
  */
 import { Kind, parse, print, type DefinitionNode, type FieldDefinitionNode, type InputValueDefinitionNode, type StringValueNode } from 'graphql';
-import type { ActionEntry, CustomTypes, FieldDef } from '../../api';
+// '.js': this module is also checked (and unit-tested) under the server's NodeNext resolution.
+import type { ActionEntry, CustomTypes, FieldDef } from '../../api.js';
 
 export interface ParsedAction {
   name: string;
