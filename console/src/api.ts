@@ -55,7 +55,10 @@ export function whenSecretRefused(f: (() => void) | undefined): void {
 
 function errorOf(status: number, body: any): ApiError {
   if (status === 401 && body && typeof body === 'object' && /admin-secret/.test(String(body.error)) && onRefused) onRefused();
-  const msg = body && typeof body === 'object' && 'error' in body ? `${body.error}${body.code ? ` (${body.code})` : ''}` : `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  let msg = body && typeof body === 'object' && 'error' in body ? `${body.error}${body.code ? ` (${body.code})` : ''}` : `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  // PostgreSQL's own words (run_sql's "query execution failed" keeps them in `internal`).
+  const pg = body?.internal?.error;
+  if (pg && typeof pg.message === 'string') msg += `: ${pg.message}${pg.description ? ` (${pg.description})` : ''}${pg.hint ? `; hint: ${pg.hint}` : ''}`;
   return new ApiError(msg, status, body);
 }
 
