@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { checkSecret, clearSecret, getSecret, setSecret, whenSecretRefused } from './api';
 import { ErrorBox } from './components';
 import { Link, usePath } from './router';
-import { metadata } from './api';
+import { metadata, METADATA_CHANGED } from './api';
 import { GraphiQLPage } from './pages/graphiql';
 import { DataPage } from './pages/data';
 import { SqlPage } from './pages/sql';
@@ -119,9 +119,16 @@ export function App() {
   );
 }
 
-/** A mark on Metadata while the metadata has inconsistent objects (looked at on every page change). */
+/** A mark on Metadata while the metadata has inconsistent objects (looked at on every page change
+ * and after every change of the metadata made here). */
 function Inconsistent({ path }: { path: string }) {
   const [n, setN] = useState(0);
+  const [changes, setChanges] = useState(0);
+  useEffect(() => {
+    const on = () => setChanges((x) => x + 1);
+    addEventListener(METADATA_CHANGED, on);
+    return () => removeEventListener(METADATA_CHANGED, on);
+  }, []);
   useEffect(() => {
     let live = true;
     metadata<{ inconsistent_objects: unknown[] }>('get_inconsistent_metadata', {}).then(
@@ -131,7 +138,7 @@ function Inconsistent({ path }: { path: string }) {
     return () => {
       live = false;
     };
-  }, [path]);
+  }, [path, changes]);
   if (n === 0) return null;
   return (
     <span className="badge warn" data-testid="nav-inconsistent" title={`${n} inconsistent object(s)`}>

@@ -62,10 +62,16 @@ function errorOf(status: number, body: any): ApiError {
   return new ApiError(msg, status, body);
 }
 
+/** Fired on `window` after a metadata call that may have changed the metadata (App's mark of
+ * inconsistent objects looks again). */
+export const METADATA_CHANGED = 'svc-metadata-changed';
+const READS = /^(export_metadata|get_|pg_get_|introspect_)/;
+
 /** One metadata API call; throws ApiError unless 200. */
 export async function metadata<T = any>(type: string, args: unknown = {}, extra: Record<string, unknown> = {}): Promise<T> {
   const r = await post('/v1/metadata', { type, args, ...extra });
   if (r.status !== 200) throw errorOf(r.status, r.body);
+  if (!READS.test(type)) dispatchEvent(new Event(METADATA_CHANGED));
   return r.body as T;
 }
 
