@@ -257,6 +257,23 @@ describe.skipIf(!hasChromium)('the events, REST, allow-list and metadata areas o
     await c.shot('consistent-again');
   }, 60_000);
 
+  it('every area is reached with Tab from the top, and every control on its page has a label', async () => {
+    const { page } = c;
+    const areas = ['nav-api', 'nav-data', 'nav-sql', 'nav-actions', 'nav-remote-schemas', 'nav-events', 'nav-rest', 'nav-allow-list', 'nav-roles', 'nav-metadata'];
+    await c.go('/metadata');
+    const order: string[] = [];
+    for (let i = 0; i < areas.length + 3; i++) {
+      await page.keyboard.press('Tab');
+      order.push((await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)) ?? '');
+    }
+    expect(order.filter((t) => t.startsWith('nav-'))).toEqual(areas);
+    for (const area of areas.slice(1)) {
+      await page.getByTestId(area).click();
+      await page.waitForLoadState('networkidle');
+      expect(await unlabelled(page), area).toEqual([]);
+    }
+  }, 60_000);
+
   it('asked nothing of another origin and logged no unexpected error', () => {
     checkCleanRun(c);
   });

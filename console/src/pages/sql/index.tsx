@@ -21,6 +21,7 @@ export function SqlPage() {
     <div className="page">
       <h2>Raw SQL</h2>
       <textarea
+        aria-label="SQL"
         className="code"
         rows={10}
         value={sql}
