@@ -5,7 +5,7 @@
  */
 import { useState } from 'react';
 import { metadata, tableEntry, type MetadataDoc, type QualifiedTable } from '../../api';
-import { ErrorBox, ResultTable, Status, useAction, useLoad } from '../../components';
+import { ErrorBox, Status, useAction, useLoad } from '../../components';
 import { TextField } from '../../forms';
 import { Link } from '../../router';
 import { Browse } from './Browse';
