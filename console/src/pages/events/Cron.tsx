@@ -142,7 +142,7 @@ function CronDetail({ trigger: t, onChange }: { trigger: CronTrigger; onChange: 
         />
       </div>
       <Status action={action} />
-      <h4>Events (the next and the last 20)</h4>
+      <h4>Events (the earliest 20)</h4>
       <ErrorBox error={events.error} />
       {events.data && <EventTable rows={events.data} testid="cron-events" />}
       <h4>Invocation logs</h4>
