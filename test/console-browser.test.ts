@@ -4,8 +4,8 @@
  * admin secret, create a table on the SQL page, track it on the Data page, give a role a select
  * permission with a row filter, run a query as that role in GraphiQL (role and session variable
  * set in the header editor) and see only the permitted rows, export the metadata (a download
- * holding the table and its permission). A screenshot of each step goes to test/artifacts/console/
- * (git-ignored). Without /usr/bin/chromium the tests are skipped, saying so.
+ * holding the table and its permission). A screenshot of each step goes to
+ * test/artifacts/console/tour/ (git-ignored); the areas' own files are in test/console/. Without /usr/bin/chromium the tests are skipped, saying so.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ if (!hasChromium) {
 }
 
 const SECRET = 'console-test-secret';
-const SHOTS = join(ROOT, 'test', 'artifacts', 'console');
+const SHOTS = join(ROOT, 'test', 'artifacts', 'console', 'tour');
 
 describe.skipIf(!hasChromium)('the console in Chromium', () => {
   let server: TestServer;
@@ -264,7 +264,7 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     expect(await page.getByTestId('browse-next').isDisabled()).toBe(true);
   }, 60_000);
 
-  it('lists event triggers with their events, cron triggers and REST endpoints', async () => {
+  it('lists event triggers with their events, cron triggers and REST endpoints (each on its page)', async () => {
     const admin = { 'x-svc-admin-secret': SECRET };
     for (const body of [
       { type: 'pg_create_event_trigger', args: { name: 'article_created', source: 'default', table: { schema: 'public', name: 'article' }, webhook: 'http://127.0.0.1:9/hook', insert: { columns: '*' } } },
@@ -281,9 +281,12 @@ describe.skipIf(!hasChromium)('the console in Chromium', () => {
     const logs = page.getByTestId('event-logs-article_created');
     await expect.poll(() => logs.locator('tbody tr').count()).toBe(1);
     expect(await logs.locator('tbody tr td').nth(1).textContent()).toBe('INSERT');
-    expect(await page.getByTestId('cron-triggers').locator('tbody td').first().textContent()).toBe('nightly');
-    await page.getByTestId('rest-endpoints').getByText('/api/rest/articles').waitFor();
     await shot('events');
+    await page.getByTestId('events-tab-cron').click();
+    expect(await page.getByTestId('cron-triggers').locator('tbody td').first().textContent()).toBe('nightly');
+    await page.getByTestId('nav-rest').click();
+    await page.getByTestId('rest-item-articles').click();
+    expect(await page.getByTestId('rest-route').textContent()).toBe('GET /api/rest/articles');
   }, 60_000);
 
   it('imports metadata, shows its inconsistent objects, drops them and reloads', async () => {

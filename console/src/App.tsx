@@ -2,11 +2,17 @@ import { useEffect, useState } from 'react';
 import { checkSecret, clearSecret, getSecret, setSecret, whenSecretRefused } from './api';
 import { ErrorBox } from './components';
 import { Link, usePath } from './router';
-import { GraphiQLPage } from './pages/GraphiQLPage';
-import { DataPage } from './pages/Data';
-import { SqlPage } from './pages/Sql';
-import { MetadataPage } from './pages/Metadata';
-import { EventsPage } from './pages/Events';
+import { metadata, METADATA_CHANGED } from './api';
+import { GraphiQLPage } from './pages/graphiql';
+import { DataPage } from './pages/data';
+import { SqlPage } from './pages/sql';
+import { MetadataPage } from './pages/metadata';
+import { EventsPage } from './pages/events';
+import { RemoteSchemasPage } from './pages/remote-schemas';
+import { ActionsPage } from './pages/actions';
+import { RolesPage } from './pages/roles';
+import { RestPage } from './pages/rest';
+import { AllowListPage } from './pages/allow-list';
 
 function Login({ onDone }: { onDone: () => void }) {
   const [value, setValue] = useState('');
@@ -47,13 +53,29 @@ function Login({ onDone }: { onDone: () => void }) {
   );
 }
 
-const NAV: [string, string][] = [
-  ['/graphiql', 'API'],
-  ['/data', 'Data'],
-  ['/sql', 'SQL'],
-  ['/metadata', 'Metadata'],
-  ['/events', 'Events'],
+/** The areas: path, label, test id, the page (given the path), and other paths it owns. */
+interface Area {
+  to: string;
+  label: string;
+  testid: string;
+  page: (path: string) => React.ReactNode;
+  also?: string[];
+  full?: boolean;
+}
+const AREAS: Area[] = [
+  { to: '/graphiql', label: 'API', testid: 'nav-api', page: () => <GraphiQLPage />, full: true },
+  { to: '/data', label: 'Data', testid: 'nav-data', page: (p) => <DataPage path={p.slice('/data'.length)} /> },
+  { to: '/sql', label: 'SQL', testid: 'nav-sql', page: () => <SqlPage /> },
+  { to: '/actions', label: 'Actions', testid: 'nav-actions', page: (p) => <ActionsPage path={p} />, also: ['/custom-types'] },
+  { to: '/remote-schemas', label: 'Remote Schemas', testid: 'nav-remote-schemas', page: (p) => <RemoteSchemasPage path={p} /> },
+  { to: '/events', label: 'Events', testid: 'nav-events', page: (p) => <EventsPage path={p} /> },
+  { to: '/rest', label: 'REST', testid: 'nav-rest', page: (p) => <RestPage path={p} /> },
+  { to: '/allow-list', label: 'Allow-list', testid: 'nav-allow-list', page: (p) => <AllowListPage path={p} /> },
+  { to: '/roles', label: 'Roles', testid: 'nav-roles', page: () => <RolesPage /> },
+  { to: '/metadata', label: 'Metadata', testid: 'nav-metadata', page: () => <MetadataPage /> },
 ];
+
+const owns = (a: Area, page: string) => [a.to, ...(a.also ?? [])].some((p) => page === p || page.startsWith(`${p}/`));
 
 export function App() {
   const [authed, setAuthed] = useState(getSecret() !== null);
@@ -68,21 +90,16 @@ export function App() {
   }, []);
   if (!authed) return <Login onDone={() => setAuthed(true)} />;
   const page = path === '/' ? '/graphiql' : path;
-  let body: React.ReactNode;
-  if (page.startsWith('/graphiql')) body = <GraphiQLPage />;
-  else if (page.startsWith('/data')) body = <DataPage path={page.slice('/data'.length)} />;
-  else if (page.startsWith('/sql')) body = <SqlPage />;
-  else if (page.startsWith('/metadata')) body = <MetadataPage />;
-  else if (page.startsWith('/events')) body = <EventsPage />;
-  else body = <p>Page not found: {path}</p>;
+  const area = AREAS.find((a) => owns(a, page));
   return (
     <div className="app">
       <header className="top">
         <span className="brand">Svc</span>
-        <nav>
-          {NAV.map(([to, label]) => (
-            <Link key={to} to={to} className={page.startsWith(to) ? 'active' : ''} testid={`nav-${label.toLowerCase()}`}>
-              {label}
+        <nav aria-label="Areas">
+          {AREAS.map((a) => (
+            <Link key={a.to} to={a.to} className={a === area ? 'active' : ''} testid={a.testid}>
+              {a.label}
+              {a.to === '/metadata' && <Inconsistent path={page} />}
             </Link>
           ))}
         </nav>
@@ -97,7 +114,35 @@ export function App() {
           Log out
         </button>
       </header>
-      <main className={page.startsWith('/graphiql') ? 'main full' : 'main'}>{body}</main>
+      <main className={area?.full ? 'main full' : 'main'}>{area ? area.page(page) : <p className="page">Page not found: {path}</p>}</main>
     </div>
+  );
+}
+
+/** A mark on Metadata while the metadata has inconsistent objects (looked at on every page change
+ * and after every change of the metadata made here). */
+function Inconsistent({ path }: { path: string }) {
+  const [n, setN] = useState(0);
+  const [changes, setChanges] = useState(0);
+  useEffect(() => {
+    const on = () => setChanges((x) => x + 1);
+    addEventListener(METADATA_CHANGED, on);
+    return () => removeEventListener(METADATA_CHANGED, on);
+  }, []);
+  useEffect(() => {
+    let live = true;
+    metadata<{ inconsistent_objects: unknown[] }>('get_inconsistent_metadata', {}).then(
+      (r) => live && setN(r.inconsistent_objects.length),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [path, changes]);
+  if (n === 0) return null;
+  return (
+    <span className="badge warn" data-testid="nav-inconsistent" title={`${n} inconsistent object(s)`}>
+      {n} inconsistent
+    </span>
   );
 }

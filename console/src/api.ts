@@ -55,14 +55,23 @@ export function whenSecretRefused(f: (() => void) | undefined): void {
 
 function errorOf(status: number, body: any): ApiError {
   if (status === 401 && body && typeof body === 'object' && /admin-secret/.test(String(body.error)) && onRefused) onRefused();
-  const msg = body && typeof body === 'object' && 'error' in body ? `${body.error}${body.code ? ` (${body.code})` : ''}` : `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  let msg = body && typeof body === 'object' && 'error' in body ? `${body.error}${body.code ? ` (${body.code})` : ''}` : `HTTP ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`;
+  // PostgreSQL's own words (run_sql's "query execution failed" keeps them in `internal`).
+  const pg = body?.internal?.error;
+  if (pg && typeof pg.message === 'string') msg += `: ${pg.message}${pg.description ? ` (${pg.description})` : ''}${pg.hint ? `; hint: ${pg.hint}` : ''}`;
   return new ApiError(msg, status, body);
 }
+
+/** Fired on `window` after a metadata call that may have changed the metadata (App's mark of
+ * inconsistent objects looks again). */
+export const METADATA_CHANGED = 'svc-metadata-changed';
+const READS = /^(export_metadata|get_|pg_get_|introspect_)/;
 
 /** One metadata API call; throws ApiError unless 200. */
 export async function metadata<T = any>(type: string, args: unknown = {}, extra: Record<string, unknown> = {}): Promise<T> {
   const r = await post('/v1/metadata', { type, args, ...extra });
   if (r.status !== 200) throw errorOf(r.status, r.body);
+  if (!READS.test(type)) dispatchEvent(new Event(METADATA_CHANGED));
   return r.body as T;
 }
 
@@ -141,16 +150,98 @@ export interface SourceEntry {
   tables: TableEntry[];
   functions?: unknown[];
 }
+export type HeaderConf = { name: string; value: string } | { name: string; value_from_env: string };
+
+export interface RemoteSchemaEntry {
+  name: string;
+  definition: { url?: string; url_from_env?: string; headers?: HeaderConf[]; forward_client_headers?: boolean; timeout_seconds?: number; customization?: unknown };
+  comment?: string;
+  permissions?: { role: string; definition: { schema: string }; comment?: string }[];
+}
+export interface ActionEntry {
+  name: string;
+  definition: {
+    handler: string;
+    output_type: string;
+    arguments?: { name: string; type: string; description?: string }[];
+    headers?: HeaderConf[];
+    forward_client_headers?: boolean;
+    type: 'query' | 'mutation';
+    kind?: 'synchronous' | 'asynchronous';
+    timeout?: number;
+  };
+  comment?: string;
+  permissions?: { role: string; comment?: string }[];
+}
+export interface FieldDef {
+  name: string;
+  type: string;
+  description?: string;
+}
+export interface CustomTypes {
+  input_objects?: { name: string; description?: string; fields: FieldDef[] }[];
+  objects?: { name: string; description?: string; fields: FieldDef[]; relationships?: unknown[] }[];
+  scalars?: { name: string; description?: string }[];
+  enums?: { name: string; description?: string; values: { value: string; description?: string; is_deprecated?: boolean }[] }[];
+}
+export interface RestEndpointEntry {
+  name: string;
+  url: string;
+  methods: string[];
+  definition: { query: { collection_name: string; query_name: string } };
+  comment?: string;
+}
+export interface CollectionEntry {
+  name: string;
+  comment?: string;
+  definition: { queries: { name: string; query: string }[] };
+}
+export type AllowlistScope = { global: true } | { global: false; roles: string[] };
 export interface MetadataDoc {
   version: number;
   sources?: SourceEntry[];
-  rest_endpoints?: { name: string; url: string; methods: string[]; definition: unknown; comment?: string }[];
+  remote_schemas?: RemoteSchemaEntry[];
+  actions?: ActionEntry[];
+  custom_types?: CustomTypes;
+  rest_endpoints?: RestEndpointEntry[];
+  query_collections?: CollectionEntry[];
+  allowlist?: { collection: string; scope?: AllowlistScope }[];
+  inherited_roles?: { role_name: string; role_set: string[]; comment?: string }[];
   cron_triggers?: unknown[];
   [k: string]: unknown;
 }
 
 export function exportMetadata(): Promise<MetadataDoc> {
   return metadata<MetadataDoc>('export_metadata', {}, { version: 1 });
+}
+
+/** The server's settings that pages depend on (GET /v1alpha1/config, admin only). */
+export interface ServerConfig {
+  is_remote_schema_permissions_enabled?: boolean;
+  is_allow_list_enabled?: boolean;
+  [k: string]: unknown;
+}
+export async function serverConfig(): Promise<ServerConfig> {
+  const r = await fetch('/v1alpha1/config', { headers: adminHeaders() });
+  const body = await r.json().catch(() => undefined);
+  if (r.status !== 200) throw errorOf(r.status, body);
+  return body as ServerConfig;
+}
+
+/** Every role named anywhere in the metadata (table, remote schema and action permissions,
+ * inherited roles), sorted: the roles a page offers to pick from. */
+export function knownRoles(md: MetadataDoc): string[] {
+  const all = new Set<string>();
+  for (const s of md.sources ?? [])
+    for (const t of s.tables) for (const op of ['insert', 'select', 'update', 'delete'] as const) for (const p of t[`${op}_permissions`] ?? []) all.add(p.role);
+  for (const r of md.remote_schemas ?? []) for (const p of r.permissions ?? []) all.add(p.role);
+  for (const a of md.actions ?? []) for (const p of a.permissions ?? []) all.add(p.role);
+  for (const r of md.inherited_roles ?? []) {
+    all.add(r.role_name);
+    for (const x of r.role_set) all.add(x);
+  }
+  all.delete('admin');
+  return [...all].sort();
 }
 
 /** The table's tracked entry in a source, if tracked. */

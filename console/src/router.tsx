@@ -39,3 +39,13 @@ export function Link(props: { to: string; children: React.ReactNode; className?:
     </a>
   );
 }
+
+/** The decoded segments of a page's path below its area: `/actions/a%20b/permissions` under
+ * `/actions` is ['a b', 'permissions']. */
+export function segments(path: string, area: string): string[] {
+  return path
+    .slice(area.length)
+    .split('/')
+    .filter(Boolean)
+    .map((p) => decodeURIComponent(p));
+}

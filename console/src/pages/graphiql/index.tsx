@@ -1,6 +1,6 @@
 /**
  * GraphiQL (from npm, bundled) on /v1/graphql, with its documentation explorer and header editor;
- * subscriptions over the same path's WebSocket.
+ * subscriptions over the same path's WebSocket, and our query builder (./Explorer.tsx).
  * The admin secret is added to every request unless the header editor sets X-Svc-Admin-Secret
  * itself; the role bar above writes X-Svc-Role and X-Svc-* session variables into the header
  * editor, where they can be edited further, and reload the schema (the explorer shows the
@@ -12,7 +12,8 @@ import type { Fetcher, FetcherParams } from '@graphiql/toolkit';
 import { getOperationAST, parse } from 'graphql';
 import { createClient } from 'graphql-ws';
 import 'graphiql/graphiql.css';
-import { adminHeaders } from '../api';
+import { adminHeaders } from '../../api';
+import { explorerPlugin } from './Explorer';
 
 /** A new fetcher each time the role bar sets headers: GraphiQL introspects again when its fetcher
  * changes, so the explorer shows that role's schema. */
@@ -77,6 +78,8 @@ function subscribe(params: FetcherParams, headers: Record<string, string>): Asyn
   };
 }
 
+const PLUGINS = [explorerPlugin];
+
 interface Var {
   name: string;
   value: string;
@@ -129,7 +132,7 @@ export function GraphiQLPage() {
         <span className="muted">The admin secret is sent with every request unless the headers set X-Svc-Admin-Secret.</span>
       </form>
       <div className="graphiql-wrap">
-        <GraphiQL fetcher={fetcher} headers={headers} defaultQuery={defaultQuery} defaultEditorToolsVisibility="headers" isHeadersEditorEnabled shouldPersistHeaders={false} />
+        <GraphiQL fetcher={fetcher} plugins={PLUGINS} headers={headers} defaultQuery={defaultQuery} defaultEditorToolsVisibility="headers" isHeadersEditorEnabled shouldPersistHeaders={false} />
       </div>
     </div>
   );

@@ -1,8 +1,8 @@
 /** SQL: run_sql on the chosen source, the last statement's rows shown as a table. */
 import { useState } from 'react';
-import { runSql, type SqlResult } from '../api';
-import { ResultTable, Status, useAction, useLoad } from '../components';
-import { exportMetadata } from '../api';
+import { runSql, type SqlResult } from '../../api';
+import { ResultTable, Status, useAction, useLoad } from '../../components';
+import { exportMetadata } from '../../api';
 
 export function SqlPage() {
   const [sql, setSql] = useState('');
@@ -21,6 +21,7 @@ export function SqlPage() {
     <div className="page">
       <h2>Raw SQL</h2>
       <textarea
+        aria-label="SQL"
         className="code"
         rows={10}
         value={sql}

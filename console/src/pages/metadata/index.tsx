@@ -1,7 +1,7 @@
 /** Metadata: export (download), import (replace_metadata), reload, inconsistent objects and their drop. */
 import { useRef, useState } from 'react';
-import { metadata } from '../api';
-import { ErrorBox, Status, useAction, useLoad } from '../components';
+import { metadata } from '../../api';
+import { ErrorBox, Status, useAction, useLoad } from '../../components';
 
 export function MetadataPage() {
   const action = useAction();
