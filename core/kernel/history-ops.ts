@@ -15,8 +15,16 @@ import { diffDocuments } from './diff.js';
 
 type History = Pick<CatalogStore, 'history' | 'version' | 'historyRange' | 'historyLimit'>;
 
-const count = (what: string) => v.pipe(v.number(), v.integer(`${what} must be an integer`), v.minValue(0, `${what} must not be negative`));
-const version = v.pipe(v.number(), v.integer('a resource_version is an integer'), v.minValue(1, 'a resource_version is at least 1'));
+// Bounded where JSON numbers stop being exact integers (and far below PostgreSQL's bigint).
+const MAX = Number.MAX_SAFE_INTEGER;
+const count = (what: string) =>
+  v.pipe(v.number(), v.integer(`${what} must be an integer`), v.minValue(0, `${what} must not be negative`), v.maxValue(MAX, `${what} must be at most ${MAX}`));
+const version = v.pipe(
+  v.number(),
+  v.integer('a resource_version is an integer'),
+  v.minValue(1, 'a resource_version is at least 1'),
+  v.maxValue(MAX, `a resource_version is at most ${MAX}`),
+);
 
 const HistoryArgs = v.pipe(
   v.nullish(v.object({ limit: v.optional(count('limit'), 100), offset: v.optional(count('offset'), 0) })),
