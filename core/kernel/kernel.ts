@@ -527,9 +527,7 @@ export class Kernel {
     } catch (e) {
       if (!(e instanceof SvcError)) throw e;
       // The type or the args: what the request would answer, tried or not.
-      const body = e.toBody();
-      if (e.code === 'not-supported' && e.path.endsWith('.dry_run')) throw e;
-      return { dry_run: true, would_succeed: false, status: e.status, response: body, diff: null, inconsistencies_added: null, inconsistencies_removed: null };
+      return { dry_run: true, would_succeed: false, status: e.status, response: e.toBody(), diff: null, inconsistencies_added: null, inconsistencies_removed: null };
     }
     this.checkAccess(items, session);
     items.forEach((it, i) => {
