@@ -122,6 +122,11 @@ describe('a dry run reports what the request would do', () => {
     });
   });
 
+  it('reload_metadata: its answer, and no new resource_version', async () => {
+    const r = await leavesNothing(() => dry({ type: 'reload_metadata', args: {} }));
+    expect(r.body).toEqual({ dry_run: true, would_succeed: true, status: 200, response: { is_consistent: true, message: 'success' }, diff: [], inconsistencies_added: [], inconsistencies_removed: [] });
+  });
+
   it('inconsistencies the request would add and remove', async () => {
     const doc = (await m({ type: 'export_metadata', args: {} })).body;
     const withGhost = { ...doc, sources: [{ ...doc.sources[0], tables: [{ table: { schema: 'public', name: 'ghost' } }] }] };
