@@ -47,11 +47,16 @@ export interface OperationContext {
   readonly kernel: KernelApi;
   /** Runs the build pipeline on a document without committing anything. */
   build(md: Metadata, reload?: ReloadSpec): Promise<BuildResult>;
+  /** The request is a dry run (Note [Dry runs] in core/kernel/pipeline.ts): `uow` never commits.
+   * An operation that writes anywhere else must write through `uow` instead, or declare
+   * `OperationDef.dryRun`. */
+  readonly dryRun: boolean;
 }
 
 export interface OperationResult {
-  /** The response body, or a function of the build that follows the operation. */
-  response: unknown | ((build: BuildResult) => unknown);
+  /** The response body, or a function of the build that follows the operation and of the
+   * resource_version the request leaves. */
+  response: unknown | ((build: BuildResult, resourceVersion: number) => unknown);
   /** The next metadata document, when the operation changes it. */
   metadata?: Metadata;
   /** External state to refresh (forces a build even when the metadata is unchanged). */
@@ -82,6 +87,11 @@ export interface OperationDef<A = any> {
   mutates: boolean;
   /** Default true: only admins may call it. */
   adminOnly?: boolean;
+  /** Whether a dry run may run it (Note [Dry runs] in core/kernel/pipeline.ts). By default it
+   * may: an operation writes only its metadata and through the unit of work, both undone by a
+   * dry run. `false`, or a function answering why not for these args, refuses the dry run with
+   * 400 `not-supported`: for an operation whose effects cannot be undone. */
+  dryRun?: false | ((args: A) => string | undefined);
   run(args: A, ctx: OperationContext): Promise<OperationResult> | OperationResult;
 }
 

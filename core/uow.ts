@@ -9,6 +9,10 @@
  * catalog commit. A catalog conflict therefore rolls the source work back. If the catalog commit
  * itself fails after the sources committed, the next build reports what no longer matches as
  * inconsistent metadata instead of losing it.
+ *
+ * A dry run (Note [Dry runs] in core/kernel/pipeline.ts) runs a request with a unit of work that
+ * never commits: `commit()` rolls back, so whatever an operation or a build step did through the
+ * unit of work is undone, whoever asks it to commit.
  */
 export interface UowResource {
   commit(): Promise<void>;
@@ -19,6 +23,9 @@ export class UnitOfWork {
   private readonly resources = new Map<string, { value: unknown; res?: UowResource }>();
   private readonly order: string[] = [];
   private done = false;
+
+  /** `dryRun`: commit() rolls back (Note [Dry runs] in core/kernel/pipeline.ts). */
+  constructor(readonly dryRun = false) {}
 
   has(key: string): boolean {
     return this.resources.has(key);
@@ -50,6 +57,7 @@ export class UnitOfWork {
   }
 
   async commit(): Promise<void> {
+    if (this.dryRun) return this.rollback();
     if (this.done) return;
     this.done = true;
     for (const k of this.order) await this.resources.get(k)?.res?.commit();

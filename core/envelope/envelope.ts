@@ -1,5 +1,6 @@
 /**
- * The request envelope of SPEC "Common envelope": `{type, args, version, resource_version}`.
+ * The request envelope of SPEC "Common envelope": `{type, args, version, resource_version}`, and
+ * `dry_run` (Note [Dry runs] in core/kernel/pipeline.ts).
  */
 import { SvcError } from '../errors.js';
 import { jsonTypeName } from '../validation.js';
@@ -9,6 +10,8 @@ export interface Envelope {
   args: unknown;
   version: number | undefined;
   resourceVersion: number | undefined;
+  /** `dry_run: true`: answer what the request would do, and do nothing. */
+  dryRun: boolean;
 }
 
 export function parseEnvelope(body: unknown, pathBase = '$'): Envelope {
@@ -35,5 +38,9 @@ export function parseEnvelope(body: unknown, pathBase = '$'): Envelope {
     }
     return x;
   };
-  return { type: o.type, args: o.args, version: int('version'), resourceVersion: int('resource_version') };
+  const dry = o.dry_run;
+  if (dry !== undefined && dry !== null && typeof dry !== 'boolean') {
+    throw new SvcError('parse-failed', `parsing Bool failed, expected Boolean, but encountered ${jsonTypeName(dry)}`, { path: `${pathBase}.dry_run` });
+  }
+  return { type: o.type, args: o.args, version: int('version'), resourceVersion: int('resource_version'), dryRun: dry === true };
 }

@@ -35,12 +35,13 @@ import { OperationRegistry } from '../registry/registry.js';
 import { CatalogStore, type Part, type Stamp } from '../catalog/store.js';
 import { publicInconsistency, runBuild } from '../schema-cache/build.js';
 import { UnitOfWork } from '../uow.js';
-import { parseEnvelope } from '../envelope/envelope.js';
+import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';
 import { Mutex } from './mutex.js';
 import { registerMetadataOperations } from './metadata-ops.js';
+import { registerHistoryOperations } from './history-ops.js';
 import { exportMetadata } from './document.js';
-import { MetadataPipeline, resolveItems, type Committed } from './pipeline.js';
+import { MetadataPipeline, resolveItems, type Committed, type DryRunReport, type Items } from './pipeline.js';
 import { buildRoleSchema, roleSchema } from '../schema/assembly.js';
 
 export interface KernelOptions {
@@ -96,7 +97,12 @@ export class Kernel {
     this.config = withPluginDefaults(opts.config, opts.plugins);
     this.env = opts.env ?? process.env;
     this.log = opts.log;
-    this.catalog = new CatalogStore(opts.catalogSql, { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) }, opts.catalogSchema);
+    this.catalog = new CatalogStore(
+      opts.catalogSql,
+      { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) },
+      opts.catalogSchema,
+      this.config.metadataHistoryLimit,
+    );
     this.api = this.makeApi('kernel');
     this.pipeline = new MetadataPipeline({
       steps: () => this.steps,
@@ -108,6 +114,7 @@ export class Kernel {
       install: (next) => {
         this.committed = next;
       },
+      exportDocument: (md) => exportMetadata(md, this.sortedSections()),
     });
   }
 
@@ -134,6 +141,7 @@ export class Kernel {
       throw new BootError((e as Error).message);
     }
     registerMetadataOperations(k);
+    registerHistoryOperations(k, k.catalog);
     for (const p of ordered) {
       await p.setup(k.makeApi(p.name));
       k.plugins.push(p.name);
@@ -219,6 +227,7 @@ export class Kernel {
   private static async learnDisabledPlugins(k: Kernel, opts: KernelOptions, disabled: ReadonlySet<string>): Promise<void> {
     const scratch = new Kernel(opts);
     registerMetadataOperations(scratch);
+    registerHistoryOperations(scratch, scratch.catalog);
     let all: PluginDef[];
     try {
       all = orderByDeps(opts.plugins, 'plugin');
@@ -486,18 +495,51 @@ export class Kernel {
     if (!session.isAdmin && !this.registry.openToRoles(endpoint)) {
       throw new SvcError('access-denied', 'restricted access : admin only', { path: '$.args' });
     }
+    if (env.dryRun) return this.dryRun(endpoint, env, argsBase, session);
     const items = resolveItems(this.registry, endpoint, env, argsBase);
-    for (const it of items) {
-      if (it.op.adminOnly !== false && !session.isAdmin) {
-        throw new SvcError('access-denied', 'restricted access : admin only', { path: '$.args' });
-      }
-    }
+    this.checkAccess(items, session);
     const mutates = items.some((it) => it.op.mutates);
     if (!mutates) return this.pipeline.apply(endpoint, env, items, session, false);
     return this.lock.run(async () => {
       // Catch up with other instances before deciding anything (cheap: one small row).
       await this.syncLocked();
       return this.pipeline.apply(endpoint, env, items, session, true);
+    });
+  }
+
+  private checkAccess(items: Items, session: Session): void {
+    for (const it of items) {
+      if (it.op.adminOnly !== false && !session.isAdmin) {
+        throw new SvcError('access-denied', 'restricted access : admin only', { path: '$.args' });
+      }
+    }
+  }
+
+  /**
+   * A dry run (Note [Dry runs] in ./pipeline.ts): the request's own errors, from its items' args
+   * on, are in the report; who may run it and whether its items can be dry-run are checked as
+   * for the request itself, and refused as errors.
+   */
+  private async dryRun(endpoint: Endpoint, env: Envelope, argsBase: string, session: Session): Promise<DryRunReport> {
+    let items: Items;
+    try {
+      items = resolveItems(this.registry, endpoint, env, argsBase);
+    } catch (e) {
+      if (!(e instanceof SvcError)) throw e;
+      // The type or the args: what the request would answer, tried or not.
+      return { dry_run: true, would_succeed: false, status: e.status, response: e.toBody(), diff: null, inconsistencies_added: null, inconsistencies_removed: null };
+    }
+    this.checkAccess(items, session);
+    items.forEach((it, i) => {
+      const why = it.op.dryRun === false ? 'its effects cannot be undone' : it.op.dryRun?.(it.args as never);
+      if (why === undefined) return;
+      const name = endpoint === 'query' ? (it.op.legacy ?? it.op.type) : (it.op.type ?? it.op.legacy);
+      throw new SvcError('not-supported', `operation "${name}" cannot be dry-run: ${why}`, { path: items.bulk ? (it.at ?? `${argsBase}[${i}]`).replace(/\.args$/, '') : '$.dry_run' });
+    });
+    if (!items.some((it) => it.op.mutates)) return this.pipeline.dryRun(endpoint, env, items, session, false);
+    return this.lock.run(async () => {
+      await this.syncLocked();
+      return this.pipeline.dryRun(endpoint, env, items, session, true);
     });
   }
 

@@ -12,7 +12,7 @@ const success = { message: 'success' };
 const emptyArgs = v.union([v.object({}), v.null()]);
 const nameList = v.union([v.boolean(), v.array(v.string())]);
 
-function consistency(b: BuildResult) {
+export function consistency(b: BuildResult) {
   return {
     is_consistent: b.inconsistencies.length === 0,
     inconsistent_objects: b.inconsistencies.map(publicInconsistency),
@@ -26,6 +26,18 @@ export interface MetadataOpsHost {
   parseDocument(doc: unknown, path: string, current?: Metadata): Metadata;
   /** What reload_metadata can refresh (Note [Reload keys] in core/types.ts). */
   readonly reloadKeys: readonly ReloadKeyDef[];
+}
+
+/** What replace_metadata does with a document, but its response: the parsed document, the
+ * reload of what the plugins refresh on a replace, its inconsistency policy and a new version.
+ * rollback_metadata applies a kept version with it (core/kernel/history-ops.ts). */
+export function replaceWith(k: MetadataOpsHost, doc: unknown, allow: boolean, path: string) {
+  return {
+    metadata: k.parseDocument(doc, path),
+    reload: Object.fromEntries(k.reloadKeys.filter((r) => r.onReplace).map((r) => [r.key, true])) as Record<string, true>,
+    inconsistencies: allow ? ('allow' as const) : ('any' as const),
+    bumpVersion: true,
+  };
 }
 
 export function registerMetadataOperations(k: MetadataOpsHost): void {
@@ -46,16 +58,10 @@ export function registerMetadataOperations(k: MetadataOpsHost): void {
   add({ type: null, legacy: 'export_metadata', args: emptyArgs, mutates: false, run: (_a, ctx) => ({ response: exportDoc(ctx.metadata) }) });
 
   // replace_metadata: v1 args is the document; v2 {allow_inconsistent_metadata, metadata}.
-  const replace = (doc: unknown, allow: boolean, v2: boolean, path: string, ctx: { metadata: Metadata }) => {
-    const next = k.parseDocument(doc, path);
-    return {
-      metadata: next,
-      reload: Object.fromEntries(k.reloadKeys.filter((r) => r.onReplace).map((r) => [r.key, true])) as Record<string, true>,
-      inconsistencies: allow ? ('allow' as const) : ('any' as const),
-      bumpVersion: true,
-      response: (b: BuildResult) => (v2 && allow ? consistency(b) : success),
-    };
-  };
+  const replace = (doc: unknown, allow: boolean, v2: boolean, path: string, _ctx: { metadata: Metadata }) => ({
+    ...replaceWith(k, doc, allow, path),
+    response: (b: BuildResult) => (v2 && allow ? consistency(b) : success),
+  });
   add({
     type: 'replace_metadata',
     versions: [1, 2],

@@ -78,6 +78,7 @@ async function setup() {
     install: (next) => {
       state = next;
     },
+    exportDocument: (md) => md,
   });
   const apply = (runs: OperationDef['run'][], envelope: Record<string, unknown> = {}, versions?: Items['versions']) => {
     const items: Items = runs.map((run) => ({ op: { type: 'test', args: {} as never, mutates: true, run }, args: {}, version: 1 }));

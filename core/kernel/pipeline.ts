@@ -16,6 +16,34 @@
  * A bulk goes through build, commit and swap once: all or nothing, one build, one write. Every
  * failure from run to commit rolls the unit of work back (Note [Unit of work] in core/uow.ts); the
  * steps after a failure do not run, so nothing is written and nothing is swapped.
+ *
+ * Note [Dry runs]
+ * `"dry_run": true` beside `type` and `args` (on the outer request of a bulk; either endpoint)
+ * asks what the request would do. The kernel runs it as it would (`dryRun` below): the same
+ * lock and catch-up with other instances, the same resource_version check, the items' run with
+ * `ctx.dryRun`, the build and the inconsistency policy; but its unit of work never commits
+ * (`new UnitOfWork(true)`: commit() rolls back) and it stops before step 4. So the catalog is not
+ * written (no new resource_version, no history entry, no epoch bump), nothing is swapped and no
+ * plugin hears `metadataChanged`: other instances see nothing, and no worker (event delivery,
+ * cron slots) sees a change. SQL run through the unit of work (run_sql, the legacy data
+ * operations, event capture that a build installs, an operation's writes to its own tables) is
+ * rolled back. That is one rule for every operation, not a case per operation: an operation that
+ * writes elsewhere writes through the unit of work when `ctx.dryRun` says so (cron triggers and
+ * scheduled events), or declares that it cannot be dry-run (`OperationDef.dryRun`: run_sql with
+ * `no_transaction`), which refuses the request with 400 `not-supported` naming it.
+ *
+ * The answer is 200 `{dry_run: true, would_succeed, status, response, diff,
+ * inconsistencies_added, inconsistencies_removed}`: `response` is the request's answer, or its
+ * error body with `status` the HTTP status it would have had; `diff` the change of the exported
+ * document (core/kernel/diff.ts); the inconsistencies those of the build against the committed
+ * one. When the request fails before its draft is built, the last three are null. Errors about
+ * the dry run itself (a malformed envelope or `dry_run`, a caller who may not run an item, an
+ * item that cannot be dry-run) are answered as errors.
+ *
+ * Not undone, as a rolled back transaction does not undo them: sequence values that the SQL took;
+ * the engine's own tables that build steps create when missing (as at every boot); the connection
+ * pool of a source the draft adds (closed at the next metadata change); requests that read
+ * remote servers (a remote schema's introspection).
  */
 import type * as v from 'valibot';
 import type { TypedEmitter } from 'tiny-typed-emitter';
@@ -35,8 +63,9 @@ import type {
 import type { Logger } from '../log.js';
 import { SvcError } from '../errors.js';
 import type { OperationRegistry } from '../registry/registry.js';
-import type { CatalogStore } from '../catalog/store.js';
+import type { CatalogStore, VersionRecord } from '../catalog/store.js';
 import { newInconsistencies, publicInconsistency, runBuild } from '../schema-cache/build.js';
+import { diffDocuments, type Change } from './diff.js';
 import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';
@@ -89,6 +118,19 @@ export interface Draft {
    * operation that defines each is (a bulk's item), when it is not the request itself. */
   defined: Map<string, string | undefined>;
   responses: OperationResult['response'][];
+  /** What the history records of the version this request makes (Note [Metadata history]). */
+  record: VersionRecord;
+}
+
+/** The answer to a dry run (Note [Dry runs]). */
+export interface DryRunReport {
+  dry_run: true;
+  would_succeed: boolean;
+  status: number;
+  response: unknown;
+  diff: Change[] | null;
+  inconsistencies_added: Record<string, unknown>[] | null;
+  inconsistencies_removed: Record<string, unknown>[] | null;
 }
 
 /** What the pipeline needs of the kernel. */
@@ -103,6 +145,8 @@ export interface PipelineHost {
   readonly catalog: CatalogStore;
   committed(): Committed;
   install(next: Committed): void;
+  /** The exported form of a document (what dry runs diff). */
+  exportDocument(md: Metadata): Record<string, unknown>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -110,7 +154,7 @@ export interface PipelineHost {
 
 /** The operations of a request, found by type (and version) and with their args validated; a
  * bulk's (nested bulks flattened) with the resource_versions given on its items. */
-export function resolveItems(registry: OperationRegistry, endpoint: Endpoint, env: Envelope, argsBase: string): Items {
+export function resolveItems(registry: OperationRegistry, endpoint: Endpoint, env: Envelope, argsBase: string, dryRun = env.dryRun): Items {
   const one = (e: Envelope, base: string): Item => {
     const { def } = registry.find(endpoint, e.type);
     const versions = def.versions ?? [1];
@@ -135,9 +179,13 @@ export function resolveItems(registry: OperationRegistry, endpoint: Endpoint, en
     const versions: VersionCheck[] = [];
     env.args.forEach((inner, i) => {
       const ie = parseEnvelope(inner, `${argsBase}[${i}]`);
+      // A dry run is the whole request's: one item cannot be tried while the others are done.
+      if (ie.dryRun && !dryRun) {
+        throw new SvcError('not-supported', 'dry_run applies to a whole request: give it beside the type "bulk", not on one of its requests', { path: `${argsBase}[${i}].dry_run` });
+      }
       if (ie.resourceVersion !== undefined) versions.push({ resourceVersion: ie.resourceVersion, path: `${argsBase}[${i}]` });
       if (ie.type === 'bulk') {
-        const nested = resolveItems(registry, endpoint, ie, `${argsBase}[${i}].args`);
+        const nested = resolveItems(registry, endpoint, ie, `${argsBase}[${i}].args`, dryRun);
         out.push(...nested);
         versions.push(...(nested.versions ?? []));
         return;
@@ -221,12 +269,12 @@ export class MetadataPipeline {
         // A read, or source work that changed no schema (run_sql DML): nothing to build or
         // write, so the unit of work commits on its own and the responses see the current build.
         await uow.commit();
-        return respond(draft, start.build, items);
+        return respond(draft, start.build, items, start.resourceVersion);
       }
       const build = await this.buildAndCheck(draft);
       const next = await this.commit(draft, build);
       this.swap(next);
-      return respond(draft, next.build, items);
+      return respond(draft, next.build, items, next.resourceVersion);
     } catch (e) {
       // After a commit the unit of work is done and this is a no-op.
       await uow.rollback();
@@ -234,9 +282,50 @@ export class MetadataPipeline {
     }
   }
 
+  /**
+   * A dry run (Note [Dry runs]): steps 1 to 3 with a unit of work that never commits, and the
+   * report of what the request would have done. Errors of the request are the report's; others
+   * (a bug) are thrown as they would be.
+   */
+  async dryRun(endpoint: Endpoint, env: Envelope, items: Items, session: Session, locked: boolean): Promise<DryRunReport> {
+    const start = this.host.committed();
+    const uow = new UnitOfWork(true);
+    let draft: Draft | undefined;
+    let build: BuildResult | undefined;
+    const report = (ok: boolean, status: number, response: unknown): DryRunReport => {
+      const known = draft !== undefined && (build !== undefined || !needsBuild(draft));
+      const before = new Set(start.build.inconsistencies.map((o) => o.id));
+      const after = new Set((build ?? start.build).inconsistencies.map((o) => o.id));
+      return {
+        dry_run: true,
+        would_succeed: ok,
+        status,
+        response,
+        diff: known ? (draft!.changed ? diffDocuments(this.host.exportDocument(start.metadata), this.host.exportDocument(draft!.metadata)) : []) : null,
+        inconsistencies_added: known ? (build ?? start.build).inconsistencies.filter((o) => !before.has(o.id)).map(publicInconsistency) : null,
+        inconsistencies_removed: known ? start.build.inconsistencies.filter((o) => !after.has(o.id)).map(publicInconsistency) : null,
+      };
+    };
+    try {
+      checkResourceVersions(env, items, start.resourceVersion);
+      draft = await this.run(start, uow, items, endpoint, session, locked, true);
+      if (needsBuild(draft)) {
+        build = await runBuild(this.host.steps(), draft.metadata, start.build, draft.reload, uow, this.host.log);
+        checkInconsistencies(start.build, build, draft.policy, draft.defined);
+      }
+      const rv = draft.changed || draft.bump ? start.resourceVersion + 1 : start.resourceVersion;
+      return report(true, 200, respond(draft, build ?? start.build, items, rv));
+    } catch (e) {
+      if (!(e instanceof SvcError)) throw e;
+      return report(false, e.status, e.toBody());
+    } finally {
+      await uow.rollback();
+    }
+  }
+
   /** Step 2: runs the items in order, each on the draft the previous one left, and gathers what
    * they ask of the following steps. Writes nothing but the unit of work's source work. */
-  async run(start: Committed, uow: UnitOfWork, items: readonly Item[], endpoint: Endpoint, session: Session, locked: boolean): Promise<Draft> {
+  async run(start: Committed, uow: UnitOfWork, items: readonly Item[], endpoint: Endpoint, session: Session, locked: boolean, dryRun = false): Promise<Draft> {
     const draft: Draft = {
       start,
       uow,
@@ -247,6 +336,10 @@ export class MetadataPipeline {
       reload: {},
       defined: new Map(),
       responses: [],
+      record: {
+        operations: items.map((it) => (endpoint === 'query' ? (it.op.legacy ?? it.op.type) : (it.op.type ?? it.op.legacy)) ?? ''),
+        role: session.role,
+      },
     };
     for (const it of items) {
       const ctx: OperationContext = {
@@ -260,6 +353,7 @@ export class MetadataPipeline {
         kernel: this.host.api,
         // Against the committed build, so that a trial build reuses what the draft did not touch.
         build: (md, rl = {}) => runBuild(this.host.steps(), md, start.build, rl, uow, this.host.log),
+        dryRun,
       };
       const res = await it.op.run(it.args as never, ctx);
       if (res.metadata && res.metadata !== draft.metadata) {
@@ -300,7 +394,7 @@ export class MetadataPipeline {
   async commit(draft: Draft, build: BuildResult): Promise<Committed> {
     const { start, uow } = draft;
     if (draft.changed || draft.bump) {
-      const saved = await this.host.catalog.save(draft.metadata, start.resourceVersion, () => uow.commit());
+      const saved = await this.host.catalog.save(draft.metadata, start.resourceVersion, () => uow.commit(), draft.record);
       if (saved === null) {
         throw new SvcError('conflict', 'metadata resource version referenced did not match current version', { path: '$' });
       }
@@ -324,9 +418,9 @@ function needsBuild(draft: Draft): boolean {
   return draft.changed || draft.bump || Object.keys(draft.reload).length > 0;
 }
 
-/** The answer: each item's response (a function of the build gets the one now served); a list for
- * a bulk. */
-function respond(draft: Draft, build: BuildResult, items: Items): unknown {
-  const out = draft.responses.map((r) => (typeof r === 'function' ? (r as (b: BuildResult) => unknown)(build) : r));
+/** The answer: each item's response (a function gets the build now served and the
+ * resource_version); a list for a bulk. */
+function respond(draft: Draft, build: BuildResult, items: Items, resourceVersion: number): unknown {
+  const out = draft.responses.map((r) => (typeof r === 'function' ? (r as (b: BuildResult, rv: number) => unknown)(build, resourceVersion) : r));
   return items.bulk ? out : out[0];
 }

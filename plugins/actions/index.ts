@@ -112,8 +112,9 @@ export default definePlugin({
       mutates: true,
       async run(a, ctx) {
         const old = requireAction(ctx, a.name);
-        // Hasura clears the action's log unless told not to.
-        if (a.clear_data !== false) await asyncActions.clear(actionsBuildOf(ctx.current), a.name);
+        // Hasura clears the action's log unless told not to; a dry run leaves it (Note [Dry runs]
+        // in core/kernel/pipeline.ts: the log is written outside the request's unit of work).
+        if (a.clear_data !== false && !ctx.dryRun) await asyncActions.clear(actionsBuildOf(ctx.current), a.name);
         return { metadata: withActions(ctx.metadata, actionsOf(ctx.metadata).filter((x) => x !== old)), response: SUCCESS };
       },
     });

@@ -154,6 +154,8 @@ export function runSqlOperations(bind: KindBinding): OperationDef[] {
     legacy: bind.legacy('run_sql'),
     args: RunSqlArgs,
     mutates: true,
+    // Note [Dry runs] in core/kernel/pipeline.ts: SQL outside the request's transaction cannot be undone.
+    dryRun: (a) => (a.no_transaction ? 'with "no_transaction": true its statements run and commit outside any transaction, which cannot be rolled back' : undefined),
     run: async (a, ctx) => {
       const db = ctx.kernel.use(DatabaseToken);
       const source = requireSource(ctx.metadata, a.source);

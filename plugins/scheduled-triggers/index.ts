@@ -135,13 +135,20 @@ export default definePlugin({
     });
 
     const both = (type: string) => ({ type, legacy: type });
+    /** Where an operation writes the catalog: the pool, at once; in a dry run, the request's
+     * transaction on the default source, which is rolled back (Note [Dry runs] in
+     * core/kernel/pipeline.ts), so that no trigger, slot or event is touched. */
+    const writerOf = async (ctx: OperationContext): Promise<SqlExecutor> => {
+      const exec = catalogOf(ctx.current);
+      return ctx.dryRun ? db.transaction(ctx, 'default') : exec;
+    };
 
     k.operation({
       ...both('create_cron_trigger'),
       args: CreateCronTriggerSchema,
       mutates: true,
       async run({ meta, replace }, ctx) {
-        const exec = catalogOf(ctx.current);
+        const exec = await writerOf(ctx);
         const inMd = cronTriggersOf(ctx.metadata).findIndex((t) => t.name === meta.name);
         const inCatalog = await catalogTrigger(exec, meta.name);
         const exists = inMd >= 0 || inCatalog !== undefined;
@@ -174,7 +181,7 @@ export default definePlugin({
       args: v.object({ name: nameText }),
       mutates: true,
       async run({ name }, ctx) {
-        const exec = catalogOf(ctx.current);
+        const exec = await writerOf(ctx);
         const list = cronTriggersOf(ctx.metadata);
         const inMd = list.some((t) => t.name === name);
         const inCatalog = await catalogTrigger(exec, name);
@@ -207,13 +214,13 @@ export default definePlugin({
       args: CreateScheduledEventSchema,
       mutates: false,
       async run(a, ctx) {
-        const exec = catalogOf(ctx.current);
+        const exec = await writerOf(ctx);
         const rows = await exec.query<{ id: string }>(
           `insert into ${EVENTS} (kind, scheduled_time, webhook_conf, payload, header_conf, retry_conf, comment)
            values ('one_off', $1::timestamptz, $2::text::json, $3::text::json, $4::text::json, $5::text::json, $6) returning id`,
           [a.schedule_at.toISOString(), JSON.stringify(a.webhook), JSON.stringify(a.payload ?? null), JSON.stringify(a.headers), JSON.stringify(a.retry_conf), a.comment ?? null],
         );
-        sched.poke();
+        if (!ctx.dryRun) sched.poke();
         return { response: { message: 'success', event_id: rows[0]!.id } };
       },
     });
@@ -223,7 +230,7 @@ export default definePlugin({
       args: DeleteScheduledEventSchema,
       mutates: false,
       async run(a, ctx) {
-        const exec = catalogOf(ctx.current);
+        const exec = await writerOf(ctx);
         await exec.query(`delete from ${EVENTS} where id = $1 and kind = $2`, [a.event_id, a.type]);
         return { response: SUCCESS };
       },

@@ -5,27 +5,16 @@
  */
 import { parse } from 'yaml';
 import { metadataToFiles } from './metadata-dir.js';
+import { diffValues } from '../../core/kernel/diff.js';
 
 type Obj = Record<string, any>;
 
-function walk(a: unknown, b: unknown, path: string, out: string[]): void {
-  if (JSON.stringify(a) === JSON.stringify(b)) return;
-  const bothObjects = a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b);
-  if (!bothObjects) {
-    out.push(`  ~ ${path || '.'}: ${JSON.stringify(a)} -> ${JSON.stringify(b)}`);
-    return;
-  }
-  const keys = Array.isArray(a) ? [...Array(Math.max(a.length, (b as unknown[]).length)).keys()] : [...new Set([...Object.keys(a as Obj), ...Object.keys(b as Obj)])];
-  for (const k of keys) {
-    const sub = Array.isArray(a) ? `${path}[${k}]` : `${path}${path ? '.' : ''}${k}`;
-    const av = (a as Obj)[k as string];
-    const bv = (b as Obj)[k as string];
-    // A member set to null is one not set, in Hasura's metadata as in the engine's (which leaves
-    // it out of its export: `check: null` of an update permission).
-    if (!Array.isArray(a) && (av ?? null) === null && (bv ?? null) === null) continue;
-    if (av === undefined) out.push(`  + ${sub}: ${JSON.stringify(bv)}`);
-    else if (bv === undefined) out.push(`  - ${sub}: ${JSON.stringify(av)}`);
-    else walk(av, bv, sub, out);
+/** A file's changes as lines, its lists compared by position (the engine's `diff_metadata`
+ * compares named elements by name: Note [Metadata diffs] in core/kernel/diff.ts). */
+function walk(a: unknown, b: unknown, out: string[]): void {
+  for (const c of diffValues(a, b, { lists: 'position' })) {
+    if (c.kind === 'changed') out.push(`  ~ ${c.path || '.'}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)}`);
+    else out.push(`  ${c.kind === 'added' ? '+' : '-'} ${c.path}: ${JSON.stringify(c.value)}`);
   }
 }
 
@@ -45,7 +34,7 @@ export function diffMetadata(server: Obj, project: Obj): string[] {
       // Files that differ only in the order of keys (a hand-written `table: {name, schema}`
       // against the engine's order) are the same metadata: not a change.
       const changes: string[] = [];
-      walk(parse(a), parse(b), '', changes);
+      walk(parse(a), parse(b), changes);
       if (changes.length) out.push(`~ ${file}`, ...changes);
     }
   }

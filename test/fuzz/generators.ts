@@ -231,6 +231,8 @@ export function envelopeArb(types: string[], keys?: string[]): fc.Arbitrary<unkn
       args: argsArb(keys),
       version: sometimes(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(1, 2, 3) }, { weight: 1, arbitrary: oddNumber }, { weight: 1, arbitrary: oddString })),
       resource_version: sometimes(fc.oneof({ weight: 4, arbitrary: fc.integer({ min: -1, max: 50 }) }, { weight: 1, arbitrary: oddString })),
+      // Note [Dry runs] in core/kernel/pipeline.ts: the probe checks that a dry run changes nothing.
+      dry_run: sometimes(fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: oddString })),
     })
     .map((e) => Object.fromEntries(Object.entries(e).filter(([, x]) => x !== undefined)));
   return fc.oneof({ weight: 12, arbitrary: single }, { weight: 2, arbitrary: fc.record({ type: fc.constant('bulk'), args: fc.array(single, { maxLength: 4 }) }) }, { weight: 1, arbitrary: hostileValue });

@@ -87,6 +87,8 @@ export function createProbe(send: Send, opts: { adminHeaders?: Record<string, st
         if (reply.status !== 200 && after !== baseline) {
           problems.push(`refused with ${reply.status} but the metadata changed: ${label()} -> ${reply.text.slice(0, 300)}`);
         }
+        const dryRun = body !== null && typeof body === 'object' && (body as { dry_run?: unknown }).dry_run === true;
+        if (dryRun && after !== baseline) problems.push(`a dry run changed the metadata: ${label()} -> ${reply.text.slice(0, 300)}`);
         baseline = after;
       }
       return problems;

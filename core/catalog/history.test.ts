@@ -1,0 +1,168 @@
+/**
+ * The catalog's history (Note [Metadata history]): versions stored as the parts each one wrote,
+ * read back whole, pruned to the limit, restarted after a gap. Random documents are saved one
+ * after the other and every kept version is compared with what was saved.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
+import { CatalogStore, type DocumentCodec } from './store.js';
+import type { Metadata } from '../plugin.js';
+import { createDatabase } from '../../test/helpers.js';
+
+let sql: postgres.Sql;
+beforeAll(async () => {
+  sql = postgres((await createDatabase('svc_history')).url, { max: 2, onnotice: () => {}, prepare: false });
+});
+afterAll(async () => {
+  await sql.end({ timeout: 1 });
+});
+
+// One part per key of the document (what a section that splits itself does per table).
+const codec: DocumentCodec = {
+  split: (md) => Object.entries(md),
+  join: (parts) => Object.fromEntries(parts) as Metadata,
+};
+
+/** A small deterministic random generator (mulberry32), so that a failure can be replayed. */
+function rng(seed: number) {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The next document: keys added, removed, changed, and sometimes the order shuffled (which
+ * moves parts' ords), the untouched values kept by reference (Note [Sharing]). */
+function mutate(md: Metadata, r: () => number, step: number): Metadata {
+  const entries = Object.entries(md).filter(([k]) => k !== 'version');
+  const out: [string, unknown][] = [];
+  for (const [k, val] of entries) {
+    const x = r();
+    if (x < 0.1) continue; // removed
+    out.push([k, x < 0.25 ? { v: step, k } : val]);
+  }
+  const adds = Math.floor(r() * 3);
+  for (let i = 0; i < adds; i++) {
+    const at = Math.floor(r() * (out.length + 1));
+    out.splice(at, 0, [`k${step}_${i}`, { v: step, new: true }]);
+  }
+  if (r() < 0.1) out.reverse();
+  return Object.fromEntries([['version', 3], ...out]) as Metadata;
+}
+
+const keys = (md: Metadata) => Object.keys(md);
+
+async function readBack(store: CatalogStore, rv: number) {
+  const v = await store.version(rv);
+  return v && { md: v.metadata, keys: keys(v.metadata), info: v.info };
+}
+
+describe('the catalog history', () => {
+  it('keeps the last N versions exactly, pruning what only older ones needed', async () => {
+    const schema = 'history_random';
+    const limit = 6;
+    const store = new CatalogStore(sql, codec, schema, limit);
+    let md: Metadata = { version: 3, a: { a: 1 }, b: { b: 1 }, c: { c: 1 } };
+    expect(await store.init(md)).toBe(true);
+    const loaded = await store.load();
+    expect(loaded.resourceVersion).toBe(1);
+    const saved = new Map<number, Metadata>([[1, md]]);
+    const r = rng(20261201);
+    let rv = 1;
+    for (let step = 1; step <= 60; step++) {
+      md = mutate(md, r, step);
+      const next = await store.save(md, rv, undefined, { operations: [`op${step}`], role: step % 2 ? 'admin' : 'ops' });
+      expect(next).toBe(rv + 1);
+      rv = next!;
+      saved.set(rv, md);
+      // Every kept version reads back as saved (values and key order); older ones are gone.
+      for (let v = Math.max(1, rv - limit - 2); v <= rv; v++) {
+        const got = await readBack(store, v);
+        if (v <= rv - limit) {
+          expect(got, `version ${v} at ${rv}`).toBeUndefined();
+          continue;
+        }
+        expect(got, `version ${v} at ${rv}`).toBeDefined();
+        expect(got!.md).toEqual(saved.get(v));
+        expect(got!.keys).toEqual(keys(saved.get(v)!));
+        if (v > 1) expect(got!.info).toMatchObject({ resourceVersion: v, operations: [`op${v - 1}`], role: (v - 1) % 2 ? 'admin' : 'ops' });
+      }
+    }
+    const { total, versions } = await store.history(100, 0);
+    expect(total).toBe(limit);
+    expect(versions.map((x) => x.resourceVersion)).toEqual([rv, rv - 1, rv - 2, rv - 3, rv - 4, rv - 5]);
+    expect(await store.historyRange()).toEqual({ oldest: rv - limit + 1, newest: rv });
+    // Storage stays bounded: the oldest version's parts plus what the kept versions wrote, not a
+    // copy of the document per version.
+    const [{ n }] = await sql`select count(*)::int as n from ${sql(schema)}.metadata_history_part`;
+    const [{ w }] = await sql`select count(*)::int as w from ${sql(schema)}.metadata_history_part where resource_version > ${rv - limit + 1}`;
+    expect(n - w).toBeLessThanOrEqual(keys(saved.get(rv - limit + 1)!).length);
+  });
+
+  it('pages newest first, and records the first version of a new catalog', async () => {
+    const store = new CatalogStore(sql, codec, 'history_pages', 1000);
+    await store.init({ version: 3, x: 1 });
+    await store.load();
+    for (let i = 1; i <= 4; i++) await store.save({ version: 3, x: i + 1 }, i, undefined, { operations: ['a', 'b'], role: 'admin' });
+    const page = await store.history(2, 1);
+    expect(page.total).toBe(5);
+    expect(page.versions.map((v) => v.resourceVersion)).toEqual([4, 3]);
+    const first = await store.version(1);
+    expect(first).toMatchObject({ info: { resourceVersion: 1, operations: [], role: null }, metadata: { version: 3, x: 1 } });
+    expect(typeof first!.info.time).toBe('string');
+    expect(new Date(first!.info.time).getTime()).not.toBeNaN();
+  });
+
+  it('restarts after a version it did not record (an instance with the history off wrote)', async () => {
+    const schema = 'history_gap';
+    const on = new CatalogStore(sql, codec, schema, 10);
+    const off = new CatalogStore(sql, codec, schema, 0);
+    await on.init({ version: 3, a: 1, b: 2 });
+    await off.init({ version: 3 });
+    await on.load();
+    expect(await on.save({ version: 3, a: 1, b: 3 }, 1)).toBe(2);
+    await off.load();
+    expect(await off.save({ version: 3, a: 5, b: 3, c: 1 }, 2)).toBe(3);
+    // Version 3 was not recorded: the history still ends at 2.
+    expect((await on.history(10, 0)).versions.map((v) => v.resourceVersion)).toEqual([2, 1]);
+    await on.load();
+    expect(await on.save({ version: 3, a: 5, c: 1 }, 3, undefined, { operations: ['x'], role: 'admin' })).toBe(4);
+    // Version 4 cannot be a delta of 3: it is stored whole, and what came before is dropped.
+    expect((await on.history(10, 0)).versions.map((v) => v.resourceVersion)).toEqual([4]);
+    expect((await on.version(4))!.metadata).toEqual({ version: 3, a: 5, c: 1 });
+    expect(await on.version(2)).toBeUndefined();
+    expect(await on.save({ version: 3, a: 6, c: 1 }, 4)).toBe(5);
+    expect((await on.version(4))!.metadata).toEqual({ version: 3, a: 5, c: 1 });
+    expect((await on.version(5))!.metadata).toEqual({ version: 3, a: 6, c: 1 });
+  });
+
+  it('with the history off records nothing', async () => {
+    const schema = 'history_off';
+    const off = new CatalogStore(sql, codec, schema, 0);
+    await off.init({ version: 3, a: 1 });
+    await off.load();
+    expect(await off.save({ version: 3, a: 2 }, 1)).toBe(2);
+    const [{ n }] = await sql`select count(*)::int as n from ${sql(schema)}.metadata_history`;
+    const [{ p }] = await sql`select count(*)::int as p from ${sql(schema)}.metadata_history_part`;
+    expect([n, p]).toEqual([0, 0]);
+  });
+
+  it('a catalog that had no history starts it with its current version', async () => {
+    const schema = 'history_late';
+    const off = new CatalogStore(sql, codec, schema, 0);
+    await off.init({ version: 3, a: 1 });
+    await off.load();
+    await off.save({ version: 3, a: 2 }, 1);
+    const on = new CatalogStore(sql, codec, schema, 5);
+    expect(await on.init({ version: 3 })).toBe(false);
+    expect((await on.history(10, 0)).versions.map((v) => v.resourceVersion)).toEqual([2]);
+    expect((await on.version(2))!.metadata).toEqual({ version: 3, a: 2 });
+    await on.load();
+    expect(await on.save({ version: 3, a: 3 }, 2)).toBe(3);
+    expect((await on.version(2))!.metadata).toEqual({ version: 3, a: 2 });
+  });
+});
