@@ -230,6 +230,19 @@ export interface SourceKind {
  * framework with a fake source kind, so that this is checked, not hoped.
  */
 
+/*
+ * Note [Upsert arguments]
+ * Hasura gives an insert field an upsert argument of its backend's shape: PostgreSQL's
+ * `on_conflict: {constraint, update_columns, where}` (a unique or primary key constraint, on a
+ * table that has one), MS SQL Server's `if_matched: {match_columns, update_columns, where}` (any
+ * columns the role may select and the database can compare, matched with MERGE; offered only to
+ * a role that may update the table, and only on the root fields, since that backend has no nested
+ * inserts). A kind picks one with `Dialect.upsert`; both reach the compiler as
+ * `InsertIR.onConflict`: `constraint` and its `columns` for on_conflict, the match `columns` alone
+ * for if_matched, with the update columns, the role's update presets, the request's `where` ANDed
+ * with the role's update filter, and the role's update check (schema/mutation.ts).
+ */
+
 /** The type facts of a column, argument or function result that operators and values depend on. */
 
 
@@ -289,6 +302,9 @@ export interface Dialect {
    * fails (`mutationFailure`) when it must not be written (Note [Mutations in the IR]). A kind
    * without it serves no mutations. */
   compileMutation?(ir: MutationIR): CompiledQuery;
+  /** How inserts upsert (Note [Upsert arguments]): `on_conflict` (absent: the default), or
+   * `if_matched` (Hasura's MSSQL upsert). */
+  upsert?: 'on_conflict' | 'if_matched';
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
   mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;
