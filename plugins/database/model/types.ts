@@ -231,6 +231,19 @@ export interface SourceKind {
  */
 
 /*
+ * Note [Table names of a kind]
+ * The framework keeps every table and function name as `{schema, name}` (QualifiedTable: the
+ * metadata, introspection, the IR). A kind whose names have another namespace key says so in
+ * `Dialect.namespace` (BigQuery: `dataset`, as Hasura's BigQuery TableName `{dataset, name}`):
+ * its operations' table and function arguments, a relationship's remote table and the tables
+ * and functions of its sources in replace_metadata are read as `{<namespace>, name}` (the
+ * namespace required; the framework's own `{schema, name}` is read too), and export_metadata
+ * writes them back so (the `sources` section's `toDocument`, metadata/section.ts
+ * `documentSources`). Not covered: a table named inside a boolean expression (`_exists: {_table}`)
+ * is read and written as `{schema, name}`.
+ */
+
+/*
  * Note [Upsert arguments]
  * Hasura gives an insert field an upsert argument of its backend's shape: PostgreSQL's
  * `on_conflict: {constraint, update_columns, where}` (a unique or primary key constraint, on a
@@ -272,6 +285,10 @@ export interface SqlFragment {
 export interface Dialect {
   /** The schema of unqualified names (`public`). */
   defaultSchema: string;
+  /** The key of a table or function name's namespace in metadata documents and operation
+   * arguments (Note [Table names of a kind]): absent, `schema` (`{schema, name}` or a bare name);
+   * BigQuery's `dataset` (`{dataset, name}`, the dataset required). */
+  namespace?: string;
   quoteIdent(name: string): string;
   /** What a column's (or a scalar function result's) type is. */
   scalar(type: ColumnType): ScalarType;
