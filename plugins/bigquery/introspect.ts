@@ -82,7 +82,10 @@ export function assemble(dataset: string, tables: BigQueryResult, columns: BigQu
   for (const r of objects(keys)) {
     const t = out.get(String(r.table_name));
     if (!t) continue;
-    t.primaryKey ??= { name: String(r.constraint_name), columns: [] };
+    // BigQuery names a primary key `<table>.pk$`, which is no GraphQL name (the framework shows
+    // constraint names in the schema): such a name is shown as `<table>_pkey`.
+    const name = String(r.constraint_name);
+    t.primaryKey ??= { name: /^[_A-Za-z][_0-9A-Za-z]*$/.test(name) ? name : `${t.name}_pkey`, columns: [] };
     t.primaryKey.columns.push(String(r.column_name));
   }
   for (const t of out.values()) t.columns.sort((a, b) => a.position - b.position);
