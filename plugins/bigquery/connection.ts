@@ -3,6 +3,7 @@
  * (Note [The BigQuery boundary] in ./driver.ts): queries, introspection of the configured
  * datasets, a dry run for explain. No transactions: the kind is read-only.
  */
+import { createPrivateKey } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
 import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
@@ -47,6 +48,11 @@ export function resolveConfiguration(name: string, c: BigQueryConfiguration, env
   const sa = account as { client_email?: unknown; private_key?: unknown } | null;
   if (!sa || typeof sa !== 'object' || typeof sa.client_email !== 'string' || typeof sa.private_key !== 'string') {
     throw new SvcError('invalid-configuration', 'service_account must have "client_email" and "private_key" (the key file of a service account)');
+  }
+  try {
+    createPrivateKey(sa.private_key);
+  } catch {
+    throw new SvcError('invalid-configuration', 'service_account.private_key is not a PEM private key');
   }
   const projectId = text(c.project_id).trim();
   if (!projectId) throw new SvcError('invalid-configuration', 'project_id is empty');

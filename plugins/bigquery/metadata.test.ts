@@ -7,14 +7,17 @@
  * GraphQL schema, planning, the GoogleSQL compiler, the kind's connection and errors. Whether
  * BigQuery answers the compiled GoogleSQL as intended is live.test.ts's, with a real project.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { builtinPlugins } from '../../server/plugins.js';
 import { useServer } from '../../test/helpers.js';
-import { bigqueryPlugin } from './index.js';
+import { bigqueryKind, bigqueryPlugin } from './index.js';
 import { bigqueryStandIn, jsonAnswer } from './test-support/stand-in.js';
 
 const stand = bigqueryStandIn();
-const KEY = { type: 'service_account', project_id: 'svc-test', client_email: 'svc@svc-test.iam.gserviceaccount.com', private_key: '-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n' };
+// A service account key as Google's key files hold it (a fresh RSA key: the stand-in signs nothing).
+const PEM = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const KEY = { type: 'service_account', project_id: 'svc-test', client_email: 'svc@svc-test.iam.gserviceaccount.com', private_key: PEM };
 const s = useServer(undefined, {
   plugins: builtinPlugins.map((p) => (p.name === 'bigquery' ? bigqueryPlugin(stand.driver) : p)),
   env: { BQ_KEY: JSON.stringify(KEY), BQ_DATASETS: 'shop, sales' },
@@ -44,6 +47,7 @@ describe('bigquery_add_source', () => {
     };
     expect(await reason({ service_account: 'not json' })).toBe('Inconsistent object: service_account is not a JSON object (the key file of a service account)');
     expect(await reason({ service_account: { client_email: 'a@b' } })).toBe('Inconsistent object: service_account must have "client_email" and "private_key" (the key file of a service account)');
+    expect(await reason({ service_account: { ...KEY, private_key: 'not a key' } })).toBe('Inconsistent object: service_account.private_key is not a PEM private key');
     expect(await reason({ datasets: { from_env: 'NOT_SET' } })).toBe('Inconsistent object: environment variable "NOT_SET" not set');
     expect(await reason({ service_account: { ...KEY, client_email: 'bad@svc-test.iam.gserviceaccount.com' } })).toBe('Inconsistent object: could not connect to the source: invalid_grant: Invalid JWT Signature.');
     expect(await reason({ datasets: ['shop', 'nowhere'] })).toBe('Inconsistent object: could not connect to the source: Not found: Dataset svc-test:nowhere was not found in location US');
@@ -170,5 +174,16 @@ describe('bigquery_run_sql', () => {
   it('drops the source', async () => {
     await ok({ type: 'bigquery_drop_source', args: { name: source } });
     expect(await exported()).toBeUndefined();
+  });
+});
+
+describe("the real client (@google-cloud/bigquery) with a key Google does not know", () => {
+  it('fails the introspection with an error (no hang), which the build reports as an inconsistent source', async () => {
+    const conn = bigqueryKind().connect('real', { service_account: KEY, project_id: 'svc-test', datasets: ['shop'] }, {});
+    const t = Date.now();
+    // Offline: the token endpoint's name does not resolve; online: Google refuses the key.
+    await expect(conn.introspect()).rejects.toThrow(/oauth2\.googleapis\.com|invalid_grant|account/i);
+    expect(Date.now() - t).toBeLessThan(20_000);
+    await conn.close();
   });
 });
