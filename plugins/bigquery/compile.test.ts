@@ -88,14 +88,14 @@ describe('compileSelect', () => {
             "name": "skip",
           },
         ],
-        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\`, _t0.\`name\` AS \`name\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (ORDER BY _t0.\`__svc_o0\` DESC NULLS FIRST) AS \`__svc_n\` FROM (SELECT _t0.*, _t0.\`born\` AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE ((_t0.\`name\` = @p1) AND (_t0.\`id\` > CAST(@p2 AS INT64)))) AS _t0) AS _t0 WHERE _t0.\`__svc_n\` > COALESCE(CAST(@p3 AS INT64), 0) AND _t0.\`__svc_n\` - COALESCE(CAST(@p3 AS INT64), 0) <= 10) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS FIRST)) AS json",
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\`, _t0.\`name\` AS \`name\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST) AS \`__svc_n\` FROM (SELECT _t0.*, _t0.\`born\` AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE ((_t0.\`name\` = @p1) AND (_t0.\`id\` > CAST(@p2 AS INT64)))) AS _t0) AS _t0 WHERE _t0.\`__svc_n\` > COALESCE(CAST(@p3 AS INT64), 0) AND _t0.\`__svc_n\` - COALESCE(CAST(@p3 AS INT64), 0) <= 10) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json",
       }
     `);
   });
 
   it('a literal limit and offset: LIMIT ... OFFSET; the global select limit caps the root rows', () => {
     const page: RootIR = { k: 'select', single: false, rows: rows(author, { orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(5), offset: lit(10) }), select: obj(col(author, 'id')) };
-    expect(select(page).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, _t0.\`id\` AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` ASC NULLS LAST LIMIT 5 OFFSET 10)) AS json"`);
+    expect(select(page).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, _t0.\`id\` AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` ASC NULLS FIRST LIMIT 5 OFFSET 10)) AS json"`);
     const all: RootIR = { k: 'select', single: false, rows: rows(author), select: obj(col(author, 'id')) };
     expect(select(all, { global_select_limit: 1000 }).sql).toContain('LIMIT 1000');
     expect(select(all, { global_select_limit: '50' }).sql).toContain('LIMIT 50');
@@ -136,7 +136,7 @@ describe('compileSelect', () => {
             "v": "%svc%",
           },
         ],
-        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`author_id\` AS \`author_id\`, _t0.\`title\` AS \`title\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (PARTITION BY _t0.\`__svc_d0\` ORDER BY _t0.\`__svc_o0\` ASC NULLS LAST, _t0.\`__svc_o1\` DESC NULLS FIRST) AS \`__svc_dn\` FROM (SELECT _t0.*, _t0.\`author_id\` AS \`__svc_o0\`, _t0.\`rating\` AS \`__svc_o1\`, _t0.\`author_id\` AS \`__svc_d0\` FROM \`shop\`.\`article\` AS _t0 WHERE ((_t0.\`id\` IN (SELECT CAST(_v AS INT64) FROM UNNEST(JSON_VALUE_ARRAY(@p1)) AS _v)) OR (NOT (_t0.\`rating\` IS NULL)) OR (_t0.\`title\` LIKE @p2))) AS _t0) AS _t0 WHERE _t0.\`__svc_dn\` = 1) AS _t0 ORDER BY _t0.\`__svc_o0\` ASC NULLS LAST, _t0.\`__svc_o1\` DESC NULLS FIRST)) AS json",
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`author_id\` AS \`author_id\`, _t0.\`title\` AS \`title\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (PARTITION BY _t0.\`__svc_d0\` ORDER BY _t0.\`__svc_o0\` ASC NULLS FIRST, _t0.\`__svc_o1\` DESC NULLS LAST) AS \`__svc_dn\` FROM (SELECT _t0.*, _t0.\`author_id\` AS \`__svc_o0\`, _t0.\`rating\` AS \`__svc_o1\`, _t0.\`author_id\` AS \`__svc_d0\` FROM \`shop\`.\`article\` AS _t0 WHERE ((_t0.\`id\` IN (SELECT CAST(_v AS INT64) FROM UNNEST(JSON_VALUE_ARRAY(@p1)) AS _v)) OR (NOT (_t0.\`rating\` IS NULL)) OR (_t0.\`title\` LIKE @p2))) AS _t0) AS _t0 WHERE _t0.\`__svc_dn\` = 1) AS _t0 ORDER BY _t0.\`__svc_o0\` ASC NULLS FIRST, _t0.\`__svc_o1\` DESC NULLS LAST)) AS json",
       }
     `);
     const bytes: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'photo', 'eq', variable('p')) }), select: obj(col(author, 'id')) };
@@ -181,7 +181,7 @@ describe('compileSelect', () => {
             "v": 0,
           },
         ],
-        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\` FROM (SELECT _t1.*, _t1.\`id\` AS \`__svc_o0\` FROM \`shop\`.\`article\` AS _t1 WHERE (_t1.\`rating\` > CAST(@p1 AS INT64))) AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` ORDER BY _t1.\`__svc_o0\` ASC NULLS LAST LIMIT 2) AS \`articles\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0)) AS json",
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\` FROM (SELECT _t1.*, _t1.\`id\` AS \`__svc_o0\` FROM \`shop\`.\`article\` AS _t1 WHERE (_t1.\`rating\` > CAST(@p1 AS INT64))) AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` ORDER BY _t1.\`__svc_o0\` ASC NULLS FIRST LIMIT 2) AS \`articles\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0)) AS json",
       }
     `);
   });
@@ -200,7 +200,7 @@ describe('compileSelect', () => {
       rows: rows(author, { orderBy: [{ path: [], column: 'id', agg: { remote: article, mapping: AUTHOR_ARTICLES, filter: T, fn: 'count' }, dir: 'desc' }] }),
       select: obj(col(author, 'id')),
     };
-    expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, (SELECT COUNT(*) FROM \`shop\`.\`article\` AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` AND TRUE) AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS FIRST)) AS json"`);
+    expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, (SELECT COUNT(*) FROM \`shop\`.\`article\` AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` AND TRUE) AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json"`);
   });
 
   it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {

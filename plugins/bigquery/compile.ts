@@ -75,11 +75,12 @@ const AGGREGATES: Record<string, string> = {
   var_samp: 'VAR_SAMP',
   var_pop: 'VAR_POP',
 };
+/** Hasura's BigQuery orders: `asc` is nulls first and `desc` nulls last (BigQuery's own). */
 const DIRS: Record<OrderDir, string> = {
-  asc: 'ASC NULLS LAST',
+  asc: 'ASC NULLS FIRST',
   asc_nulls_first: 'ASC NULLS FIRST',
   asc_nulls_last: 'ASC NULLS LAST',
-  desc: 'DESC NULLS FIRST',
+  desc: 'DESC NULLS LAST',
   desc_nulls_first: 'DESC NULLS FIRST',
   desc_nulls_last: 'DESC NULLS LAST',
 };
@@ -175,7 +176,8 @@ class Compiler {
       const list = `(SELECT ${item} FROM UNNEST(JSON_VALUE_ARRAY(${this.param(e.value, e.value.k !== 'session')})) AS _v)`;
       return e.op === 'in' ? `(${col} IN ${list})` : `(NOT (${col} IN ${list}))`;
     }
-    if (e.op === 'like' || e.op === 'nlike') return `(${col} ${e.op === 'like' ? 'LIKE' : 'NOT LIKE'} ${this.param(e.value)})`;
+    // A pattern of the column's type (STRING, or BYTES given as base64).
+    if (e.op === 'like' || e.op === 'nlike') return `(${col} ${e.op === 'like' ? 'LIKE' : 'NOT LIKE'} ${this.value(e.value, e.scalar)})`;
     const op = BINARY[e.op];
     if (!op) throw new UnsupportedQuery(`the operator _${e.op}`);
     return `(${col} ${op} ${this.value(e.value, e.scalar)})`;

@@ -84,7 +84,8 @@ export function scalar(t: ColumnType): ScalarType {
   return s;
 }
 
-const stringOk: OperatorSpec['guard'] = { ok: (t) => t.udt.toUpperCase() === 'STRING', expected: '"STRING"' };
+/** Hasura's BigQuery `_like`/`_nlike`: on STRING and BYTES columns. */
+const stringOk: OperatorSpec['guard'] = { ok: (t) => ['STRING', 'BYTES'].includes(t.udt.toUpperCase()), expected: '"STRING", "BYTES"' };
 
 /*
  * Note [BigQuery errors]
@@ -110,6 +111,8 @@ export const bigqueryDialect: Dialect = {
   // names are {dataset, name}, the dataset required): there is no default one.
   defaultSchema: '',
   namespace: 'dataset',
+  // Hasura's BigQuery types: `String_BigQuery_comparison_exp`.
+  comparisonTypeInfix: '_BigQuery',
   quoteIdent,
   scalar,
   operators: {

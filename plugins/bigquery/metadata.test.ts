@@ -105,6 +105,10 @@ describe('tables named {dataset, name} (Note [Table names of a kind])', () => {
     const types = (t: { fields: { name: string; type: { name: string | null; ofType: { name: string } | null } }[] }) => Object.fromEntries(t.fields.map((f) => [f.name, f.type.name ?? f.type.ofType!.name]));
     expect(types(r.data.a)).toMatchObject({ id: 'Int', name: 'String', born: 'Date', score: 'Decimal' });
     expect(types(r.data.c)).toMatchObject({ customer_id: 'String', signed_up: 'Timestamp', tags: 'JSON', address: 'JSON' });
+    // Its comparison types are its own (Hasura's `<scalar>_BigQuery_comparison_exp`).
+    const cmp = await s.gql('{ s: __type(name: "String_BigQuery_comparison_exp") { inputFields { name } } g: __type(name: "shop_author_bool_exp") { inputFields { name type { name } } } }');
+    expect(cmp.data.s.inputFields.map((f: { name: string }) => f.name)).toEqual(['_eq', '_gt', '_gte', '_in', '_is_null', '_like', '_lt', '_lte', '_neq', '_nin', '_nlike']);
+    expect(cmp.data.g.inputFields.find((f: { name: string }) => f.name === 'id').type.name).toBe('Int_BigQuery_comparison_exp');
     const m = await s.gql('mutation { insert_shop_author(objects: [{id: 9}]) { affected_rows } }');
     expect(m.errors[0].message).toBe('no mutations exist');
   });

@@ -99,26 +99,33 @@ describe('compileSelect', () => {
             "name": "skip",
           },
         ],
-        "sql": "SELECT ISNULL((SELECT _t0.[id] AS [id], _t0.[name] AS [name] FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o0] DESC) AS [__svc_n] FROM (SELECT _t0.*, _t0.[born] AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE ((_t0.[name] = @p1) AND (_t0.[id] > CAST(@p2 AS int)))) AS _t0) AS _t0 WHERE _t0.[__svc_n] > ISNULL(CAST(@p3 AS bigint), 0) AND _t0.[__svc_n] - ISNULL(CAST(@p3 AS bigint), 0) <= 10) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o0] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
+        "sql": "SELECT ISNULL((SELECT _t0.[id] AS [id], _t0.[name] AS [name] FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (ORDER BY _t0.[__svc_o0] DESC) AS [__svc_n] FROM (SELECT _t0.*, _t0.[born] AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE ((_t0.[name] = @p1) AND (_t0.[id] > CAST(@p2 AS int)))) AS _t0) AS _t0 WHERE _t0.[__svc_n] > ISNULL(CAST(@p3 AS bigint), 0) AND _t0.[__svc_n] - ISNULL(CAST(@p3 AS bigint), 0) <= 10) AS _t0 ORDER BY _t0.[__svc_o0] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
       }
     `);
   });
 
   it('a literal limit and offset: OFFSET ... FETCH; a limit alone: TOP', () => {
     const page: RootIR = { k: 'select', single: false, rows: rows(author, { orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(5), offset: lit(10) }), select: obj(col(author, 'id')) };
-    expect(select(page).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.* FROM (SELECT _t0.*, _t0.[id] AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC OFFSET 10 ROWS FETCH NEXT 5 ROWS ONLY) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
+    expect(select(page).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.* FROM (SELECT _t0.*, _t0.[id] AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] ASC OFFSET 10 ROWS FETCH NEXT 5 ROWS ONLY) AS _t0 ORDER BY _t0.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
     const top: RootIR = { k: 'select', single: false, rows: rows(author, { limit: variable('n') }), select: obj(col(author, 'id')) };
     expect(select(top).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT TOP (ISNULL(CAST(@p1 AS bigint), 9223372036854775807)) _t0.* FROM (SELECT _t0.* FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0) AS _t0 FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
   });
 
-  it('no order nor window: the order is the FOR JSON query\'s, nulls first ascending is T-SQL\'s own', () => {
-    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { orderBy: [{ path: [], column: 'name', dir: 'asc_nulls_first' }] }), select: obj(col(author, 'name')) };
-    expect(select(ir)).toMatchInlineSnapshot(`
-      {
-        "params": [],
-        "sql": "SELECT ISNULL((SELECT _t0.[name] AS [name] FROM (SELECT _t0.*, _t0.[name] AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
-      }
-    `);
+  it("null orders: asc/desc are SQL Server's own (Hasura's MSSQL: asc nulls first, desc nulls last); the others add a CASE term", () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author, {
+        orderBy: [
+          { path: [], column: 'name', dir: 'asc' },
+          { path: [], column: 'born', dir: 'asc_nulls_last' },
+          { path: [], column: 'score', dir: 'desc_nulls_first' },
+          { path: [], column: 'id', dir: 'desc' },
+        ],
+      }),
+      select: obj(col(author, 'name')),
+    };
+    expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[name] AS [name] FROM (SELECT _t0.*, _t0.[name] AS [__svc_o0], _t0.[born] AS [__svc_o1], _t0.[score] AS [__svc_o2], _t0.[id] AS [__svc_o3] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] ASC, CASE WHEN _t0.[__svc_o1] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o1] ASC, CASE WHEN _t0.[__svc_o2] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o2] DESC, _t0.[__svc_o3] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
   });
 
   it('distinct_on, _in, _is_null, _like, _not, _or', () => {
@@ -155,7 +162,7 @@ describe('compileSelect', () => {
             "v": "%svc%",
           },
         ],
-        "sql": "SELECT ISNULL((SELECT _t0.[author_id] AS [author_id], _t0.[title] AS [title] FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (PARTITION BY _t0.[__svc_d0] ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC, CASE WHEN _t0.[__svc_o1] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o1] DESC) AS [__svc_dn] FROM (SELECT _t0.*, _t0.[author_id] AS [__svc_o0], _t0.[rating] AS [__svc_o1], _t0.[author_id] AS [__svc_d0] FROM [dbo].[article] AS _t0 WHERE ((_t0.[id] IN (SELECT CAST([value] AS int) FROM OPENJSON(@p1))) OR (NOT (_t0.[rating] IS NULL)) OR (_t0.[title] LIKE @p2))) AS _t0) AS _t0 WHERE _t0.[__svc_dn] = 1) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC, CASE WHEN _t0.[__svc_o1] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o1] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
+        "sql": "SELECT ISNULL((SELECT _t0.[author_id] AS [author_id], _t0.[title] AS [title] FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (PARTITION BY _t0.[__svc_d0] ORDER BY _t0.[__svc_o0] ASC, _t0.[__svc_o1] DESC) AS [__svc_dn] FROM (SELECT _t0.*, _t0.[author_id] AS [__svc_o0], _t0.[rating] AS [__svc_o1], _t0.[author_id] AS [__svc_d0] FROM [dbo].[article] AS _t0 WHERE ((_t0.[id] IN (SELECT CAST([value] AS int) FROM OPENJSON(@p1))) OR (NOT (_t0.[rating] IS NULL)) OR (_t0.[title] LIKE @p2))) AS _t0) AS _t0 WHERE _t0.[__svc_dn] = 1) AS _t0 ORDER BY _t0.[__svc_o0] ASC, _t0.[__svc_o1] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
       }
     `);
   });
@@ -200,7 +207,7 @@ describe('compileSelect', () => {
             "v": 0,
           },
         ],
-        "sql": "SELECT ISNULL((SELECT _t0.[name] AS [name], JSON_QUERY(ISNULL((SELECT _t1.[title] AS [title] FROM (SELECT TOP (2) _t1.* FROM (SELECT _t1.*, _t1.[id] AS [__svc_o0] FROM [dbo].[article] AS _t1 WHERE (_t1.[rating] > CAST(@p1 AS bigint)) AND _t1.[author_id] = _t0.[id]) AS _t1 ORDER BY CASE WHEN _t1.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t1.[__svc_o0] ASC) AS _t1 ORDER BY CASE WHEN _t1.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t1.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]')) AS [articles] FROM (SELECT _t0.* FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
+        "sql": "SELECT ISNULL((SELECT _t0.[name] AS [name], JSON_QUERY(ISNULL((SELECT _t1.[title] AS [title] FROM (SELECT TOP (2) _t1.* FROM (SELECT _t1.*, _t1.[id] AS [__svc_o0] FROM [dbo].[article] AS _t1 WHERE (_t1.[rating] > CAST(@p1 AS bigint)) AND _t1.[author_id] = _t0.[id]) AS _t1 ORDER BY _t1.[__svc_o0] ASC) AS _t1 ORDER BY _t1.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]')) AS [articles] FROM (SELECT _t0.* FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
       }
     `);
   });
@@ -217,14 +224,14 @@ describe('compileSelect', () => {
       }),
       select: obj(col(article, 'id')),
     };
-    expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.*, (SELECT TOP (1) _t1.[name] FROM [dbo].[author] AS _t1 WHERE _t1.[id] = _t0.[author_id] AND (1 = 1)) AS [__svc_o0], _t0.[id] AS [__svc_o1] FROM [dbo].[article] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] DESC, CASE WHEN _t0.[__svc_o1] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o1] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
+    expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.*, (SELECT TOP (1) _t1.[name] FROM [dbo].[author] AS _t1 WHERE _t1.[id] = _t0.[author_id] AND (1 = 1)) AS [__svc_o0], _t0.[id] AS [__svc_o1] FROM [dbo].[article] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] DESC, _t0.[__svc_o1] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
     const byCount: RootIR = {
       k: 'select',
       single: false,
       rows: rows(author, { orderBy: [{ path: [], column: 'id', agg: { remote: article, mapping: AUTHOR_ARTICLES, filter: T, fn: 'count' }, dir: 'desc' }] }),
       select: obj(col(author, 'id')),
     };
-    expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.*, (SELECT COUNT(*) FROM [dbo].[article] AS _t1 WHERE _t1.[author_id] = _t0.[id] AND (1 = 1)) AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o0] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
+    expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.*, (SELECT COUNT(*) FROM [dbo].[article] AS _t1 WHERE _t1.[author_id] = _t0.[id] AND (1 = 1)) AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
   });
 
   it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {
@@ -357,7 +364,7 @@ describe('compileSelect', () => {
       rows: rows(article, { where: cmp(article, 'id', 'gt', variable('\u0000cursor')), orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(2) }),
       select: obj(col(article, 'id')),
     };
-    expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT TOP (2) _t0.* FROM (SELECT _t0.*, _t0.[id] AS [__svc_o0] FROM [dbo].[article] AS _t0 WHERE (_t0.[id] > CAST(@p1 AS int))) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json], (SELECT TOP (1) CAST(_t0.[__svc_o0] AS nvarchar(max)) FROM (SELECT TOP (2) _t0.* FROM (SELECT _t0.*, _t0.[id] AS [__svc_o0] FROM [dbo].[article] AS _t0 WHERE (_t0.[id] > CAST(@p1 AS int))) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 1 ELSE 0 END, _t0.[__svc_o0] ASC) AS _t0 ORDER BY CASE WHEN _t0.[__svc_o0] IS NULL THEN 0 ELSE 1 END, _t0.[__svc_o0] DESC) AS [cursor]"`);
+    expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT TOP (2) _t0.* FROM (SELECT _t0.*, _t0.[id] AS [__svc_o0] FROM [dbo].[article] AS _t0 WHERE (_t0.[id] > CAST(@p1 AS int))) AS _t0 ORDER BY _t0.[__svc_o0] ASC) AS _t0 ORDER BY _t0.[__svc_o0] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json], (SELECT TOP (1) CAST(_t0.[__svc_o0] AS nvarchar(max)) FROM (SELECT TOP (2) _t0.* FROM (SELECT _t0.*, _t0.[id] AS [__svc_o0] FROM [dbo].[article] AS _t0 WHERE (_t0.[id] > CAST(@p1 AS int))) AS _t0 ORDER BY _t0.[__svc_o0] ASC) AS _t0 ORDER BY _t0.[__svc_o0] DESC) AS [cursor]"`);
   });
 
   it('refuses what T-SQL has no counterpart for here: JSON paths, _cast, computed fields, unknown operators', () => {

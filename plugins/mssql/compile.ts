@@ -51,8 +51,9 @@ import { quoteIdent as q, nlit } from './identifiers.js';
  * FROM [dbo].[author] AS _t0 WHERE ...) AS _t0`, so field expressions (`_t0.[name]`) read it as
  * they would read the table, and the order keys (which may be subqueries: a relationship's
  * column, an aggregate of an array relationship) are computed once and sorted by as columns.
- * T-SQL has no NULLS FIRST/LAST and sorts NULL lowest; Hasura's orders (`asc` is nulls last,
- * `desc` nulls first) put a `CASE WHEN k IS NULL ...` term before the key where they differ. It
+ * T-SQL has no NULLS FIRST/LAST and sorts NULL lowest; `asc` and `desc` are that order (Hasura's
+ * MSSQL backend: `asc` nulls first, `desc` nulls last), and `asc_nulls_last`/`desc_nulls_first`
+ * put a `CASE WHEN k IS NULL ...` term before the key. It
  * has no LIMIT or DISTINCT ON: a limit alone is TOP (n); an offset that is a literal is
  * OFFSET ... FETCH; an offset from a variable, and distinct_on, are ROW_NUMBER() over the order
  * (PARTITION BY the distinct columns), which takes expressions where OFFSET takes constants.
@@ -103,10 +104,12 @@ function aggregateOf(fn: string, v: string): string {
   return f === 'AVG' ? `AVG(${v} * 1.0)` : `${f}(${v})`;
 }
 
-/** The ORDER BY terms of a key in one of Hasura's orders (Note [T-SQL statements]). */
+/** The ORDER BY terms of a key in one of Hasura's MSSQL orders (Note [T-SQL statements]):
+ * `asc` is nulls first and `desc` nulls last there (SQL Server's own order, as Hasura's MSSQL
+ * backend defines them, unlike its PostgreSQL one). */
 function orderTerms(k: string, dir: OrderDir, reverse = false): string[] {
   const desc = dir.startsWith('desc') !== reverse;
-  const nullsFirst = (dir === 'asc_nulls_first' || dir === 'desc' || dir === 'desc_nulls_first') !== reverse;
+  const nullsFirst = (dir === 'asc' || dir === 'asc_nulls_first' || dir === 'desc_nulls_first') !== reverse;
   // T-SQL: NULL is first ascending and last descending.
   const natural = desc ? !nullsFirst : nullsFirst;
   const key = `${k} ${desc ? 'DESC' : 'ASC'}`;

@@ -161,6 +161,8 @@ export function classifyError(e: unknown): ReturnType<NonNullable<Dialect['class
 
 export const mssqlDialect: Dialect = {
   defaultSchema: 'dbo',
+  // Hasura's MSSQL types: `String_MSSQL_comparison_exp` (its operators are not PostgreSQL's).
+  comparisonTypeInfix: '_MSSQL',
   quoteIdent,
   scalar,
   operators: OPERATORS,

@@ -61,7 +61,8 @@ describe.skipIf(!url)(`the mssql kind against a real SQL Server (skipped: set ${
       { title: 'b1', author: { name: 'bob' } },
       { title: 'a1', author: { name: 'ann' } },
     ]);
-    expect(r.data.nulls.map((x: { title: string }) => x.title)).toEqual(['a1', 'b1', 'a3', 'a2']);
+    // Hasura's order for this kind: asc is nulls first.
+    expect(r.data.nulls.map((x: { title: string }) => x.title)).toEqual(['a2', 'a1', 'b1', 'a3']);
     expect(r.data.authors).toEqual([
       { name: 'ann', score: 1.5, articles: [{ title: 'a1' }, { title: 'a2' }, { title: 'a3' }] },
       { name: 'bob', score: 2.25, articles: [{ title: 'b1' }] },

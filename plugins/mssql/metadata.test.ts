@@ -122,6 +122,23 @@ describe('tables, relationships, permissions, customization through the mssql_ c
     expect(Object.fromEntries(r.data.customer.fields.map((f: never) => [(f as { name: string }).name, type(f)]))).toEqual({ customer_id: 'uniqueidentifier', email: 'String', notes: 'String' });
   });
 
+  it("its comparison types are its own (String_MSSQL_comparison_exp), apart from a PostgreSQL source's in the same schema", async () => {
+    await s.runSql('create table note (id int primary key, body text)');
+    await ok({ type: 'pg_track_table', args: { table: 'note' } });
+    const r = await s.gql(`{
+      ms: __type(name: "String_MSSQL_comparison_exp") { inputFields { name } }
+      pg: __type(name: "String_comparison_exp") { inputFields { name } }
+      msInt: __type(name: "Int_MSSQL_comparison_exp") { inputFields { name } }
+      author: __type(name: "author_bool_exp") { inputFields { name type { name } } }
+    }`);
+    const names = (t: { inputFields: { name: string }[] }) => t.inputFields.map((f) => f.name);
+    expect(names(r.data.ms)).toEqual(['_eq', '_gt', '_gte', '_in', '_is_null', '_like', '_lt', '_lte', '_neq', '_nin', '_nlike']);
+    expect(names(r.data.pg)).toEqual(expect.arrayContaining(['_ilike', '_regex', '_similar']));
+    expect(names(r.data.msInt)).not.toContain('_like');
+    expect(r.data.author.inputFields.find((f: { name: string }) => f.name === 'name').type.name).toBe('String_MSSQL_comparison_exp');
+    await ok({ type: 'pg_untrack_table', args: { table: 'note' } });
+  });
+
   it('creates relationships by foreign key and manually, permissions, customization; refuses bad ones', async () => {
     await ok({ type: 'mssql_create_object_relationship', args: { source, table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } });
     await ok({ type: 'mssql_create_array_relationship', args: { source, table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } });

@@ -319,6 +319,11 @@ export interface Dialect {
    * fails (`mutationFailure`) when it must not be written (Note [Mutations in the IR]). A kind
    * without it serves no mutations. */
   compileMutation?(ir: MutationIR): CompiledQuery;
+  /** What the kind's comparison-expression type names carry between the scalar and
+   * `_comparison_exp` (schema/role.ts `comparisonExp`): absent, nothing (`String_comparison_exp`,
+   * PostgreSQL's); Hasura's MSSQL `_MSSQL`, BigQuery `_BigQuery`. Kinds whose operators differ
+   * must not share these types: one schema may hold sources of several kinds. */
+  comparisonTypeInfix?: string;
   /** How inserts upsert (Note [Upsert arguments]): `on_conflict` (absent: the default), or
    * `if_matched` (Hasura's MSSQL upsert). */
   upsert?: 'on_conflict' | 'if_matched';
