@@ -11,6 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BoolIR, ColumnType, CompiledQuery, FieldIR, MutationIR, ObjectIR, QualifiedTable, RootIR, RowsIR, ScalarType, Value } from '../database/index.js';
 import { mssqlDialect as ms } from './dialect.js';
+import { plainDecimal } from './compile.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: author (id int, name nvarchar(100), born date, bio nvarchar(max), score decimal(10,2))
@@ -465,6 +466,7 @@ describe('compileMutation', () => {
             "v": "ann",
           },
           {
+            "format": [Function],
             "k": "lit",
             "v": 1.5,
           },
@@ -493,6 +495,19 @@ describe('compileMutation', () => {
     const q = mutation(many);
     expect(q.sql.match(/INSERT INTO \[dbo\]\.\[author\]/g)).toHaveLength(2);
     expect(q.params).toHaveLength(1001);
+  });
+
+  it('a decimal given in exponent notation is written out for SQL Server', () => {
+    expect([plainDecimal('1E-7'), plainDecimal('-2.5e3'), plainDecimal('12.5'), plainDecimal(3)]).toEqual(['0.0000001', '-2500', '12.5', '3']);
+    const ir: MutationIR = {
+      k: 'update',
+      table: author,
+      where: T,
+      set: [{ column: 'score', scalar: scalarOf(author, 'score'), op: 'set', value: variable('s') }],
+      check: T,
+      output: { k: 'multi', fields: [affected] },
+    };
+    expect(mutation(ir).params[0]).toMatchObject({ k: 'var', name: 's', format: plainDecimal });
   });
 
   it('refuses nested inserts (as Hasura\'s MSSQL backend does)', () => {

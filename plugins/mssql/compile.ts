@@ -92,6 +92,23 @@ const AGGREGATES: Record<string, string> = {
   var_samp: 'VAR',
   var_pop: 'VARP',
 };
+/** Exact numeric types, whose text SQL Server reads without an exponent. */
+const EXACT = new Set(['decimal', 'numeric', 'money', 'smallmoney']);
+
+/** A number in exponent notation (`-2E-2`, how JSON may give a decimal) written out (`-0.02`);
+ * digits are moved, never rounded. Other text is kept. */
+export function plainDecimal(x: unknown): string {
+  const text = String(x);
+  const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d+)$/.exec(text);
+  if (!m) return text;
+  const [, sign, int = '', frac = '', exp] = m;
+  const digits = int + frac;
+  const point = int.length + Number(exp);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
 const FOR_JSON_LIST = 'FOR JSON PATH, INCLUDE_NULL_VALUES';
 const FOR_JSON_OBJECT = 'FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES';
 const TRUE = '(1 = 1)';
@@ -137,15 +154,16 @@ class Compiler {
     return `_t${this.n++}`;
   }
 
-  param(v: Value, json = false): string {
+  param(v: Value, json = false, format?: (x: unknown) => string): string {
     if (v.k === 'object' || v.k === 'session_json') throw new UnsupportedQuery(`a value of kind ${v.k}`);
-    this.params.push(json ? { ...v, json: true } : v);
+    this.params.push(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
     return this.ref(this.params.length);
   }
 
-  /** A value cast to the type of a column of `scalar`'s type (Note [MSSQL scalars] in dialect.ts). */
+  /** A value cast to the type of a column of `scalar`'s type (Note [MSSQL scalars] in dialect.ts);
+   * a number for an exact numeric type written out (`1E-7` is no decimal to SQL Server). */
   value(v: Value, scalar: ScalarType): string {
-    const p = this.param(v);
+    const p = this.param(v, false, EXACT.has(scalar.name) ? plainDecimal : undefined);
     return scalar.bindAs === 'nvarchar(max)' ? p : `CAST(${p} AS ${scalar.bindAs})`;
   }
 
