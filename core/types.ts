@@ -45,6 +45,10 @@ export interface SectionDef {
    * lets a section take over keys of older document versions (listed in `legacyKeys`). */
   fromDocument?: (doc: Record<string, unknown>, version: number, current: Metadata) => unknown;
   legacyKeys?: string[];
+  /** The section as export_metadata writes it, when that differs from how it is kept (default:
+   * as kept). `fromDocument` and `schema` must read it back (plugins/database: Note [Table names
+   * of a kind]). */
+  toDocument?: (value: unknown) => unknown;
   /** Store the section as several catalog rows (Note [Catalog parts] in core/catalog/store.ts):
    * `split` returns `[key, value]` pairs in document order (keys unique within the section, the
    * values' untouched objects kept by reference); `join` puts them back together. */

@@ -17,6 +17,8 @@ import inheritedRoles from '../plugins/inherited-roles/index.js';
 import introspectionOptions from '../plugins/introspection-options/index.js';
 import actions from '../plugins/actions/index.js';
 import remoteSchemas from '../plugins/remote-schemas/index.js';
+import mssql from '../plugins/mssql/index.js';
+import bigquery from '../plugins/bigquery/index.js';
 
-export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas];
+export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas, mssql, bigquery];
 export { defaultSource };

@@ -151,8 +151,9 @@ describe('disabling plugins', () => {
 
   it('database and postgres: the sources section is kept as stored', async () => {
     await withDisabled(
-      // event-triggers, scheduled-triggers, actions and inherited-roles require database too.
-      ['database', 'postgres', 'event-triggers', 'scheduled-triggers', 'actions', 'inherited-roles'],
+      // event-triggers, scheduled-triggers, actions, inherited-roles and the other source kinds
+      // (mssql, bigquery) require database too.
+      ['database', 'postgres', 'event-triggers', 'scheduled-triggers', 'actions', 'inherited-roles', 'mssql', 'bigquery'],
       async (s) => {
         expect(await s.metadata({ type: 'pg_track_table', args: {} })).toMatchObject(notSupported('pg_track_table', 'postgres'));
         expect(await s.metadata({ type: 'pg_create_event_trigger', args: {} })).toMatchObject(notSupported('pg_create_event_trigger', 'event-triggers'));

@@ -9,7 +9,7 @@ export function exportMetadata(md: Metadata, sections: SectionDef[]): Record<str
   const out: Record<string, unknown> = { version: 3 };
   for (const s of sections) {
     const val = md[s.key];
-    if (!(s.isEmpty ?? defaultIsEmpty)(val)) out[s.key] = val;
+    if (!(s.isEmpty ?? defaultIsEmpty)(val)) out[s.key] = s.toDocument ? s.toDocument(val) : val;
   }
   const known = new Set(sections.map((s) => s.key));
   for (const [k, val] of Object.entries(md)) {

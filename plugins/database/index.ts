@@ -6,7 +6,7 @@
 import { definePlugin, type Metadata } from '../../core/plugin.js';
 import { DatabaseService, DatabaseToken, SOURCES_STEP } from './model/service.js';
 import { DATABASE_OPTIONS } from './model/options.js';
-import { sourcesSchema } from './metadata/section.js';
+import { documentSources, sourcesSchema } from './metadata/section.js';
 import { registerRenameSource, sourcesGroup } from './metadata/sources.js';
 import { tablesGroup } from './metadata/tables.js';
 import { customizationGroup, reportRootFieldConflicts } from './metadata/customization.js';
@@ -101,6 +101,8 @@ export default definePlugin({
         return out;
       },
       // clear_metadata keeps the default source that comes from the server's database URL.
+      // Note [Table names of a kind]: a kind's own namespace key in the document.
+      toDocument: (value) => documentSources(value as SourceMeta[], db.kinds),
       clear: (value) => (value as SourceMeta[]).filter(isEnvDefaultSource).map((s) => ({ name: s.name, kind: s.kind, tables: [], configuration: s.configuration })),
     });
     k.buildStep({ name: SOURCES_STEP, run: (ctx) => db.build(ctx) });

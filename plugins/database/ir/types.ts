@@ -172,6 +172,10 @@ export type RootIR =
  * CompiledQuery then has `batch`, and its rows carry the binding's index. */
 export interface SelectOptions {
   multiplexed?: boolean;
+  /** The source's configuration (as the metadata keeps it), for what a source configures about
+   * its statements (BigQuery's `global_select_limit`). A compiled plan lives as long as the build
+   * that made it, so a changed configuration compiles again. */
+  configuration?: Readonly<Record<string, unknown>>;
 }
 
 /*

@@ -110,11 +110,13 @@ function usingSchema(kind: RelKind, table: QualifiedNameSchema) {
 type UsingSchema = ReturnType<typeof usingSchema>;
 /** The `using` schemas of a source kind whose default schema is `defaultSchema`, built once per default schema. */
 const usingSchemas = new Map<string, Record<RelKind, UsingSchema>>();
-function usingOf(defaultSchema: string): Record<RelKind, UsingSchema> {
-  let u = usingSchemas.get(defaultSchema);
+function usingOf(defaultSchema: string, namespace = 'schema'): Record<RelKind, UsingSchema> {
+  const key = `${namespace}\u0000${defaultSchema}`;
+  let u = usingSchemas.get(key);
   if (!u) {
-    const table = qualifiedTableSchema(defaultSchema);
-    usingSchemas.set(defaultSchema, (u = { object: usingSchema('object', table), array: usingSchema('array', table) }));
+    // Note [Table names of a kind]: the remote table is named as the kind names tables.
+    const table = qualifiedTableSchema(defaultSchema, namespace);
+    usingSchemas.set(key, (u = { object: usingSchema('object', table), array: usingSchema('array', table) }));
   }
   return u;
 }
@@ -134,9 +136,9 @@ function storedUsing(j: Join): Record<string, unknown> {
 
 /** Stored relationships of a kind, for `replace_metadata`: validated and normalised like the
  * operations' args (in a source whose kind's default schema is `defaultSchema`). */
-export function relationshipSchema(kind: RelKind, defaultSchema: string) {
+export function relationshipSchema(kind: RelKind, defaultSchema: string, namespace?: string) {
   return v.pipe(
-    v.object({ name: RelationshipNameSchema, using: usingOf(defaultSchema)[kind], comment: optionalComment }),
+    v.object({ name: RelationshipNameSchema, using: usingOf(defaultSchema, namespace)[kind], comment: optionalComment }),
     v.transform((r): RelationshipMeta => entry(r.name, r.using, r.comment)),
   );
 }
@@ -261,7 +263,7 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     const ops: OperationDef[] = [];
     const op = (name: string, def: Omit<OperationDef, 'type' | 'legacy'>) => ops.push({ type: bind.name(name), legacy: bind.legacy(name), ...def });
     const defaultSchema = bind.kind.dialect.defaultSchema;
-    const using = usingOf(defaultSchema);
+    const using = usingOf(defaultSchema, bind.kind.dialect.namespace);
 
     for (const kind of KINDS) {
       const args = v.object({

@@ -8,7 +8,7 @@
  */
 import * as v from '../../../core/valibot.js';
 import { nameText, optionalComment } from '../../../core/validation.js';
-import { orderTable, qualifiedFunctionSchema, qualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
+import { documentName, orderTable, qualifiedFunctionSchema, qualifiedTableSchema, qtDisplay, qtKey } from '../model/meta.js';
 import type { SourceKind, SourceMeta, TableMeta } from '../model/types.js';
 import { DEFAULT_SOURCE_KIND } from '../model/types.js';
 import { SourceCustomizationSchema, TableConfigSchema } from './customization.js';
@@ -17,10 +17,10 @@ import { permissionsSchema } from './permissions.js';
 
 const comment = optionalComment;
 
-const computedFieldSchema = (defaultSchema: string) => v.object({
+const computedFieldSchema = (defaultSchema: string, namespace?: string) => v.object({
   name: nameText,
   definition: v.object({
-    function: qualifiedFunctionSchema(defaultSchema),
+    function: qualifiedFunctionSchema(defaultSchema, namespace),
     table_argument: v.optional(v.nullable(v.string())),
     session_argument: v.optional(v.nullable(v.string())),
   }),
@@ -32,13 +32,13 @@ export { TableConfigSchema };
 
 const list = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(v.array(s)));
 
-const tableEntries = (defaultSchema: string) => ({
-  table: qualifiedTableSchema(defaultSchema),
+const tableEntries = (defaultSchema: string, namespace?: string) => ({
+  table: qualifiedTableSchema(defaultSchema, namespace),
   is_enum: v.optional(v.boolean()),
   configuration: v.optional(v.nullable(TableConfigSchema)),
-  object_relationships: list(relationshipSchema('object', defaultSchema)),
-  array_relationships: list(relationshipSchema('array', defaultSchema)),
-  computed_fields: list(computedFieldSchema(defaultSchema)),
+  object_relationships: list(relationshipSchema('object', defaultSchema, namespace)),
+  array_relationships: list(relationshipSchema('array', defaultSchema, namespace)),
+  computed_fields: list(computedFieldSchema(defaultSchema, namespace)),
   insert_permissions: permissionsSchema('insert', defaultSchema),
   select_permissions: permissionsSchema('select', defaultSchema),
   update_permissions: permissionsSchema('update', defaultSchema),
@@ -56,9 +56,9 @@ const tableEntries = (defaultSchema: string) => ({
  */
 /** The schema of a tracked table entry in a source whose kind's default schema is `defaultSchema`,
  * with the keys other plugins registered in `extra`. */
-export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>, defaultSchema: string): v.GenericSchema<unknown, TableMeta> {
+export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>, defaultSchema: string, namespace?: string): v.GenericSchema<unknown, TableMeta> {
   let made: { size: number; schema: v.GenericSchema<unknown, TableMeta> } | undefined;
-  const own = tableEntries(defaultSchema);
+  const own = tableEntries(defaultSchema, namespace);
   return v.lazy(() => {
     if (!made || made.size !== extra.size) {
       const entries: Record<string, v.GenericSchema> = { ...own };
@@ -69,10 +69,10 @@ export function tableMetaSchema(extra: ReadonlyMap<string, v.GenericSchema>, def
   });
 }
 
-const functionMetaSchema = (defaultSchema: string) => v.pipe(
+const functionMetaSchema = (defaultSchema: string, namespace?: string) => v.pipe(
   v.union([
     v.looseObject({
-      function: qualifiedFunctionSchema(defaultSchema),
+      function: qualifiedFunctionSchema(defaultSchema, namespace),
       configuration: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
       permissions: v.optional(v.nullable(v.array(v.object({ role: nameText })))),
       comment: optionalComment,
@@ -110,27 +110,27 @@ const explicitName = (what: string, kind: string) =>
 
 /** The fields of a source, parsed as its kind says (`defaultSchema`), or kept as they are when the
  * kind is not known (`defaultSchema` undefined). */
-function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined) {
+function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined, namespace?: string) {
   return v.looseObject({
     name: nameText,
     kind: v.optional(v.string(), DEFAULT_SOURCE_KIND),
     tables: v.optional(
-      v.array(defaultSchema === undefined ? v.looseObject({ table: explicitName('table', kind) }) : tableMetaSchema(extra, defaultSchema)),
+      v.array(defaultSchema === undefined ? v.looseObject({ table: explicitName('table', kind) }) : tableMetaSchema(extra, defaultSchema, namespace)),
       [],
     ),
     functions: v.optional(
-      v.nullable(v.array(defaultSchema === undefined ? v.looseObject({ function: explicitName('function', kind) }) : functionMetaSchema(defaultSchema))),
+      v.nullable(v.array(defaultSchema === undefined ? v.looseObject({ function: explicitName('function', kind) }) : functionMetaSchema(defaultSchema, namespace))),
     ),
     configuration: v.record(v.string(), v.unknown()),
     customization: v.optional(v.nullable(SourceCustomizationSchema)),
   });
 }
 
-function oneSource(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined) {
+function oneSource(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined, namespace?: string) {
   // Messages name tables as the kind does; unknown kinds' names in full.
   const display = (qt: TableMeta['table']) => qtDisplay(qt, defaultSchema ?? '');
   return v.pipe(
-    sourceFields(extra, kind, defaultSchema),
+    sourceFields(extra, kind, defaultSchema, namespace),
     v.check(
       (s) => duplicates((s.tables as TableMeta[]).map((t) => qtKey(t.table))).length === 0,
       (issue) => {
@@ -158,10 +158,11 @@ export const sourceSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new M
   return v.lazy((input: unknown) => {
     const given = typeof input === 'object' && input !== null ? (input as { kind?: unknown }).kind : undefined;
     const kind = typeof given === 'string' ? given : DEFAULT_SOURCE_KIND;
-    const defaultSchema = kinds.get(kind)?.dialect.defaultSchema;
-    const key = JSON.stringify([kind, defaultSchema ?? null]);
+    const dialect = kinds.get(kind)?.dialect;
+    const defaultSchema = dialect?.defaultSchema;
+    const key = JSON.stringify([kind, defaultSchema ?? null, dialect?.namespace ?? null]);
     let schema = made.get(key);
-    if (!schema) made.set(key, (schema = oneSource(extra, kind, defaultSchema)));
+    if (!schema) made.set(key, (schema = oneSource(extra, kind, defaultSchema, dialect?.namespace)));
     return schema;
   });
 };
@@ -175,3 +176,35 @@ export const sourcesSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new 
     (issue) => `multiple declarations exist for the following sources : ${duplicates((issue.input as SourceMeta[]).map((s) => s.name)).join(', ')}`,
   ),
 );
+
+/** The `sources` section as a document shows it (Note [Table names of a kind] in
+ * model/types.ts): the table and function names of a source whose kind names its namespace
+ * otherwise than `schema` written with that key; every other source as it is kept (the same
+ * objects). */
+export function documentSources(sources: readonly SourceMeta[], kinds: ReadonlyMap<string, SourceKind>): SourceMeta[] {
+  return sources.map((s) => {
+    const ns = kinds.get(s.kind ?? DEFAULT_SOURCE_KIND)?.dialect.namespace;
+    if (!ns || ns === 'schema') return s;
+    const name = (qt: unknown) => (qt && typeof qt === 'object' && 'schema' in qt ? documentName(qt as TableMeta['table'], ns) : qt);
+    const using = (u: Record<string, unknown>) => {
+      const fk = u.foreign_key_constraint_on as Record<string, unknown> | undefined;
+      const manual = u.manual_configuration as Record<string, unknown> | undefined;
+      if (fk && typeof fk === 'object' && !Array.isArray(fk) && 'table' in fk) return { ...u, foreign_key_constraint_on: { ...fk, table: name(fk.table) } };
+      if (manual && 'remote_table' in manual) return { ...u, manual_configuration: { ...manual, remote_table: name(manual.remote_table) } };
+      return u;
+    };
+    const rels = (list: TableMeta['object_relationships']) => list?.map((r) => ({ ...r, using: using(r.using) }));
+    const out: SourceMeta = {
+      ...s,
+      tables: s.tables.map((t) => {
+        const o: TableMeta = { ...t, table: name(t.table) as TableMeta['table'] };
+        if (t.object_relationships) o.object_relationships = rels(t.object_relationships);
+        if (t.array_relationships) o.array_relationships = rels(t.array_relationships);
+        if (t.computed_fields) o.computed_fields = t.computed_fields.map((c) => ({ ...c, definition: { ...c.definition, function: name(c.definition.function) as TableMeta['table'] } }));
+        return o;
+      }),
+    };
+    if (s.functions) out.functions = s.functions.map((f) => ({ ...f, function: name(f.function) as TableMeta['table'] }));
+    return out;
+  });
+}

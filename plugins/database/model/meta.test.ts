@@ -1,7 +1,8 @@
 /** Table lookups through the shared position index (Note [Table positions] in meta.ts). */
 import { describe, expect, it } from 'vitest';
 import type { Metadata, SourceMeta, TableMeta } from './types.js';
-import { appendTable, findTable, removeTable, tablePosition, updateTable } from './meta.js';
+import * as v from '../../../core/valibot.js';
+import { appendTable, documentName, findTable, qualifiedTableSchema, removeTable, tablePosition, updateTable } from './meta.js';
 
 const table = (name: string, extra: Partial<TableMeta> = {}): TableMeta => ({ table: { schema: 'public', name }, ...extra }) as TableMeta;
 const source = (tables: TableMeta[]): SourceMeta => ({ name: 'default', kind: 'postgres', tables, configuration: {} }) as unknown as SourceMeta;
@@ -44,5 +45,29 @@ describe('table lookups (Note [Table positions])', () => {
     expect(findTable(source(list), { schema: 'public', name: 't39' })).toBe(list[39]);
     list.push(table('late'));
     expect(findTable(source(list), { schema: 'public', name: 'late' })).toBe(list[40]);
+  });
+});
+
+describe('table names of a kind (Note [Table names of a kind])', () => {
+  it('a kind with the default namespace key reads a bare name or {schema?, name}', () => {
+    const pg = qualifiedTableSchema('public');
+    expect(v.parse(pg, 'author')).toEqual({ schema: 'public', name: 'author' });
+    expect(v.parse(pg, { name: 'author' })).toEqual({ schema: 'public', name: 'author' });
+    expect(v.safeParse(pg, { dataset: 'shop', name: 'author' }).success).toBe(true); // an unknown key is ignored, as valibot's object does
+    expect(documentName({ schema: 'public', name: 'author' }, undefined)).toEqual({ schema: 'public', name: 'author' });
+  });
+
+  it("a kind whose namespace is `dataset` reads {dataset, name} (the dataset required) and its own {schema, name}; writes {dataset, name}", () => {
+    const bq = qualifiedTableSchema('', 'dataset');
+    expect(v.parse(bq, { dataset: 'shop', name: 'author' })).toEqual({ schema: 'shop', name: 'author' });
+    expect(v.parse(bq, { schema: 'shop', name: 'author' })).toEqual({ schema: 'shop', name: 'author' });
+    const bare = v.safeParse(bq, 'author');
+    expect(bare.success).toBe(false);
+    expect(bare.issues?.[0]?.message).toBe('expected a table name: an object {dataset, name}');
+    expect(v.safeParse(bq, { name: 'author' }).success).toBe(false);
+    // One schema per (default schema, namespace): the PostgreSQL one is not the BigQuery one.
+    expect(qualifiedTableSchema('', 'dataset')).toBe(bq);
+    expect(qualifiedTableSchema('')).not.toBe(bq);
+    expect(documentName({ schema: 'shop', name: 'author' }, 'dataset')).toEqual({ dataset: 'shop', name: 'author' });
   });
 });

@@ -35,33 +35,59 @@ export const sameTable = (a: QualifiedTable, b: QualifiedTable) => a.schema === 
  * kind's default schema, `Dialect.defaultSchema`). */
 export type QualifiedNameSchema = v.GenericSchema<unknown, QualifiedTable>;
 
-/** A qualified name: text, or `{schema, name}` (schema defaults to `defaultSchema`). */
-const qualifiedName = (what: string, defaultSchema: string): QualifiedNameSchema =>
-  v.union(
-    [
-      v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: defaultSchema, name }))),
-      v.pipe(
-        v.object({ schema: v.optional(v.string(), defaultSchema), name: v.string() }),
-        v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
-      ),
-    ],
-    `expected a ${what} name: a string or an object {schema, name}`,
-  );
+/** A qualified name (Note [Table names of a kind]): text, or `{schema, name}` (schema defaults
+ * to `defaultSchema`); for a kind whose names are `{<namespace>, name}` (BigQuery's `{dataset,
+ * name}`), that object, its namespace required (the framework's own `{schema, name}` form is also
+ * read: it is how the metadata keeps every name). */
+const qualifiedName = (what: string, defaultSchema: string, namespace: string): QualifiedNameSchema =>
+  namespace === 'schema'
+    ? v.union(
+        [
+          v.pipe(v.string(), v.transform((name): QualifiedTable => ({ schema: defaultSchema, name }))),
+          v.pipe(
+            v.object({ schema: v.optional(v.string(), defaultSchema), name: v.string() }),
+            v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
+          ),
+        ],
+        `expected a ${what} name: a string or an object {schema, name}`,
+      )
+    : v.union(
+        [
+          v.pipe(
+            v.object({ [namespace]: v.string(), name: v.string() }),
+            v.transform((o): QualifiedTable => ({ schema: (o as Record<string, string>)[namespace]!, name: (o as { name: string }).name })),
+          ),
+          v.pipe(
+            v.object({ schema: v.string(), name: v.string() }),
+            v.transform((o): QualifiedTable => ({ schema: o.schema, name: o.name })),
+          ),
+        ],
+        `expected a ${what} name: an object {${namespace}, name}`,
+      );
 
-/** Each schema is built once per default schema (there is one per source kind). */
-function cached(what: string): (defaultSchema: string) => QualifiedNameSchema {
+/** Each schema is built once per default schema and namespace (there is one per source kind). */
+function cached(what: string): (defaultSchema: string, namespace?: string) => QualifiedNameSchema {
   const made = new Map<string, QualifiedNameSchema>();
-  return (defaultSchema) => {
-    let s = made.get(defaultSchema);
-    if (!s) made.set(defaultSchema, (s = qualifiedName(what, defaultSchema)));
+  return (defaultSchema, namespace = 'schema') => {
+    const key = `${namespace}\u0000${defaultSchema}`;
+    let s = made.get(key);
+    if (!s) made.set(key, (s = qualifiedName(what, defaultSchema, namespace)));
     return s;
   };
 }
 
-/** TableName (SPEC "Shared types") of a source kind whose unqualified names are in `defaultSchema`. */
+/** TableName (SPEC "Shared types") of a source kind whose unqualified names are in `defaultSchema`
+ * (and whose names' namespace key is `namespace`: Note [Table names of a kind]). */
 export const qualifiedTableSchema = cached('table');
 /** FunctionName (SPEC "Shared types") of a source kind whose unqualified names are in `defaultSchema`. */
 export const qualifiedFunctionSchema = cached('function');
+
+/** A table name as a document shows it (Note [Table names of a kind]): `{schema, name}` as kept,
+ * or `{<namespace>, name}` for a kind that names its namespace otherwise. */
+export function documentName(qt: QualifiedTable, namespace: string | undefined): Record<string, string> {
+  if (!namespace || namespace === 'schema') return qt as unknown as Record<string, string>;
+  return { [namespace]: qt.schema, name: qt.name };
+}
 
 export const SourceNameSchema = v.optional(nameText, 'default');
 

@@ -143,8 +143,8 @@ export class DatabaseService {
       kind,
       name: (op) => `${kind.prefix}_${op}`,
       legacy: (op) => (kind.legacy ? op : undefined),
-      table: qualifiedTableSchema(kind.dialect.defaultSchema),
-      function: qualifiedFunctionSchema(kind.dialect.defaultSchema),
+      table: qualifiedTableSchema(kind.dialect.defaultSchema, kind.dialect.namespace),
+      function: qualifiedFunctionSchema(kind.dialect.defaultSchema, kind.dialect.namespace),
       display: (qt) => qtDisplay(qt, kind.dialect.defaultSchema),
     };
   }

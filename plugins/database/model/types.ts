@@ -230,6 +230,32 @@ export interface SourceKind {
  * framework with a fake source kind, so that this is checked, not hoped.
  */
 
+/*
+ * Note [Table names of a kind]
+ * The framework keeps every table and function name as `{schema, name}` (QualifiedTable: the
+ * metadata, introspection, the IR). A kind whose names have another namespace key says so in
+ * `Dialect.namespace` (BigQuery: `dataset`, as Hasura's BigQuery TableName `{dataset, name}`):
+ * its operations' table and function arguments, a relationship's remote table and the tables
+ * and functions of its sources in replace_metadata are read as `{<namespace>, name}` (the
+ * namespace required; the framework's own `{schema, name}` is read too), and export_metadata
+ * writes them back so (the `sources` section's `toDocument`, metadata/section.ts
+ * `documentSources`). Not covered: a table named inside a boolean expression (`_exists: {_table}`)
+ * is read and written as `{schema, name}`.
+ */
+
+/*
+ * Note [Upsert arguments]
+ * Hasura gives an insert field an upsert argument of its backend's shape: PostgreSQL's
+ * `on_conflict: {constraint, update_columns, where}` (a unique or primary key constraint, on a
+ * table that has one), MS SQL Server's `if_matched: {match_columns, update_columns, where}` (any
+ * columns the role may select and the database can compare, matched with MERGE; offered only to
+ * a role that may update the table, and only on the root fields, since that backend has no nested
+ * inserts). A kind picks one with `Dialect.upsert`; both reach the compiler as
+ * `InsertIR.onConflict`: `constraint` and its `columns` for on_conflict, the match `columns` alone
+ * for if_matched, with the update columns, the role's update presets, the request's `where` ANDed
+ * with the role's update filter, and the role's update check (schema/mutation.ts).
+ */
+
 /** The type facts of a column, argument or function result that operators and values depend on. */
 
 
@@ -259,6 +285,10 @@ export interface SqlFragment {
 export interface Dialect {
   /** The schema of unqualified names (`public`). */
   defaultSchema: string;
+  /** The key of a table or function name's namespace in metadata documents and operation
+   * arguments (Note [Table names of a kind]): absent, `schema` (`{schema, name}` or a bare name);
+   * BigQuery's `dataset` (`{dataset, name}`, the dataset required). */
+  namespace?: string;
   quoteIdent(name: string): string;
   /** What a column's (or a scalar function result's) type is. */
   scalar(type: ColumnType): ScalarType;
@@ -289,6 +319,14 @@ export interface Dialect {
    * fails (`mutationFailure`) when it must not be written (Note [Mutations in the IR]). A kind
    * without it serves no mutations. */
   compileMutation?(ir: MutationIR): CompiledQuery;
+  /** What the kind's comparison-expression type names carry between the scalar and
+   * `_comparison_exp` (schema/role.ts `comparisonExp`): absent, nothing (`String_comparison_exp`,
+   * PostgreSQL's); Hasura's MSSQL `_MSSQL`, BigQuery `_BigQuery`. Kinds whose operators differ
+   * must not share these types: one schema may hold sources of several kinds. */
+  comparisonTypeInfix?: string;
+  /** How inserts upsert (Note [Upsert arguments]): `on_conflict` (absent: the default), or
+   * `if_matched` (Hasura's MSSQL upsert). */
+  upsert?: 'on_conflict' | 'if_matched';
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
   mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;

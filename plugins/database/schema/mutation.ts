@@ -164,7 +164,7 @@ export class MutationSchema {
       new GraphQLInputObjectType({
         name,
         description: `input type for inserting object relation for remote table "${w.t.model.table.name}"`,
-        fields: () => ({ data: { type: nn(this.insertInput(w)) }, ...this.onConflictArg(w) }),
+        fields: () => ({ data: { type: nn(this.insertInput(w)) }, ...this.onConflictArg(w, true) }),
       }),
     );
   }
@@ -175,15 +175,54 @@ export class MutationSchema {
       new GraphQLInputObjectType({
         name,
         description: `input type for inserting array relation for remote table "${w.t.model.table.name}"`,
-        fields: () => ({ data: { type: nn(list(nn(this.insertInput(w)))) }, ...this.onConflictArg(w) }),
+        fields: () => ({ data: { type: nn(list(nn(this.insertInput(w)))) }, ...this.onConflictArg(w, true) }),
       }),
     );
   }
 
-  /** `on_conflict`, when the table has a primary key or unique constraint. */
-  onConflictArg(w: WriteTable): GraphQLInputFieldConfigMap {
+  /** The upsert argument of an insert (Note [Upsert arguments]): `on_conflict`, when the table
+   * has a primary key or unique constraint; or, for a kind whose dialect upserts `if_matched`, that
+   * argument on the root fields only (`nested`: a relationship's rows take none). */
+  onConflictArg(w: WriteTable, nested = false): GraphQLInputFieldConfigMap {
+    if (w.t.source.kind.dialect.upsert === 'if_matched') {
+      const o = nested ? undefined : this.ifMatched(w);
+      return o ? { if_matched: { type: o, description: 'upsert condition' } } : {};
+    }
     if (w.t.model.constraints.length === 0) return {};
     return { on_conflict: { type: this.onConflict(w), description: 'upsert condition' } };
+  }
+
+  /** The columns `if_matched` may match on: those the role selects that the database can compare. */
+  matchColumns(w: WriteTable): ResolvedColumn[] {
+    return w.t.columns.filter((c) => c.scalar.comparable);
+  }
+
+  /** `<t>_if_matched`, as Hasura's MSSQL backend has it: for a role that may update the table
+   * and select a column of it. */
+  private ifMatched(w: WriteTable): GraphQLInputObjectType | undefined {
+    const t = w.t;
+    const match = this.matchColumns(w);
+    if (!w.update || match.length === 0) return undefined;
+    const name = `${tn(t, `_if_matched`)}`;
+    const columnsName = `${tn(t, `_insert_match_column`)}`;
+    const columns = this.named(columnsName, () =>
+      new GraphQLEnumType({
+        name: columnsName,
+        description: `select match_columns of table "${t.model.table.name}"`,
+        values: Object.fromEntries(match.map((c) => [c.field, { description: 'column name' }])),
+      }),
+    );
+    return this.named(name, () =>
+      new GraphQLInputObjectType({
+        name,
+        description: `upsert condition type for table "${t.model.table.name}"`,
+        fields: () => ({
+          match_columns: { type: nn(list(nn(columns))), defaultValue: [] },
+          update_columns: { type: nn(list(nn(this.updateColumnEnum(w)))), defaultValue: [] },
+          where: { type: this.rs.boolExp(t) },
+        }),
+      }),
+    );
   }
 
   private onConflict(w: WriteTable): GraphQLInputObjectType {
@@ -378,7 +417,7 @@ class MutationPlanner {
    * they are, each at `[i]` when `indexed` (Hasura's error paths: a list of rows is indexed, an
    * object relationship's `data` is not); `parentColumns`: the columns a parent's row gives them
    * (array relationship rows). */
-  insert(w: WriteTable, objects: Arg[], onConflict: Arg | undefined, path: string, indexed = true, parentColumns: readonly string[] = []): InsertIR {
+  insert(w: WriteTable, objects: Arg[], onConflict: Arg | undefined, path: string, indexed = true, parentColumns: readonly string[] = [], ifMatched?: Arg): InsertIR {
     const perm = w.insert!;
     const t = w.t;
     const columns = new Map<string, { scalar: ScalarType }>();
@@ -447,6 +486,26 @@ class MutationPlanner {
       // its new version only (Note [Nested inserts]).
       const key = t.model.constraints.find((c) => c.name === constraint)!.columns;
       ir.onConflict = { constraint, columns: [...key], update, set: update.length && up ? new Map([...up.set].map(([c, v]) => [c, { k: 'value', value: v } as ColumnValue])) : undefined, where, check: up?.check ?? TRUE };
+    }
+    const im = this.objectOf(ifMatched, 'if_matched');
+    if (im) {
+      // Note [Upsert arguments]: the schema offers if_matched only to a role that may update.
+      const up = w.update!;
+      const columnOf = (x: Arg, what: string, from: readonly ResolvedColumn[]) => {
+        const name = this.p.shape(x);
+        const col = from.find((c) => c.field === name);
+        if (!col) throw fail(`unexpected value for "${what}": ${JSON.stringify(name)}`);
+        return col.name;
+      };
+      const match = this.listOf(im.match_columns).map((x) => columnOf(x, 'match_columns', this.ms.matchColumns(w)));
+      const update = this.listOf(im.update_columns).map((x) => columnOf(x, 'update_columns', w.updateColumns));
+      ir.onConflict = {
+        columns: match,
+        update,
+        set: update.length ? new Map([...up.set].map(([c, v]) => [c, { k: 'value', value: v } as ColumnValue])) : undefined,
+        where: and(this.p.where(im.where, t), up.filter),
+        check: up.check,
+      };
     }
     return ir;
   }
@@ -532,7 +591,7 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
       // Hasura: no object to insert is no insert, and an empty response (buildEmptyMutResp).
       if (objects.length === 0) return { irs: [{ empty: mp.output(field, w, single) }], planner };
       const path = `$.selectionSet.${field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}`;
-      return { irs: [{ k: 'insert', insert: mp.insert(w, objects, args.on_conflict, path), output: mp.output(field, w, single) }], planner };
+      return { irs: [{ k: 'insert', insert: mp.insert(w, objects, args.on_conflict, path, true, [], args.if_matched), output: mp.output(field, w, single) }], planner };
     }
     case 'update':
     case 'update_by_pk': {

@@ -649,13 +649,14 @@ const joinsOf = new WeakMap<CompiledQuery, readonly PlannedJoin[]>();
 
 export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, fn?: RoleFunction): FieldPlan {
   const compile = t.source.kind.dialect.compileSelect!;
+  const options = { configuration: t.source.meta.configuration };
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { q: CompiledQuery; planner: Planner } => {
     const holder: { planner?: Planner; joinInput?: JoinPlanInput } = { joinInput: input };
     const ir = irFor(kind, t, rs, input, vars, holder, fn);
     try {
-      const q = compile(ir);
+      const q = compile(ir, options);
       if (holder.planner!.joins.length > 0) joinsOf.set(q, holder.planner!.joins);
       return { q, planner: holder.planner! };
     } catch (e) {
@@ -775,5 +776,5 @@ export function dbError(e: unknown, dialect: Pick<Dialect, 'classifyError'> | un
 
 /** For tests and tools: the statement a root field compiles to with these variables. */
 export function statementOf(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Record<string, unknown> = {}): CompiledQuery {
-  return t.source.kind.dialect.compileSelect!(irFor(kind, t, rs, input, vars));
+  return t.source.kind.dialect.compileSelect!(irFor(kind, t, rs, input, vars), { configuration: t.source.meta.configuration });
 }

@@ -282,7 +282,10 @@ export class RoleSchema {
   /** `<scalar>_comparison_exp`: the generic operators and the dialect's that apply to the type. */
   comparisonExp(c: Pick<ResolvedColumn, 'scalar' | 'type'>, dialect: Dialect): GraphQLInputObjectType {
     // An array's is named after its element's scalar, `_array` added (`String_array_comparison_exp`).
-    const name = `${c.scalar.graphql}${c.scalar.element ? '_array' : ''}_comparison_exp`;
+    // A kind may set its comparison types apart (Dialect.comparisonTypeInfix: Hasura's
+    // `String_MSSQL_comparison_exp`), so that kinds with other operators share no type.
+    const infix = dialect.comparisonTypeInfix ?? '';
+    const name = `${c.scalar.graphql}${c.scalar.element ? '_array' : ''}${infix}_comparison_exp`;
     return this.named(name, () => {
       const s = this.valueType(c.scalar);
       const fields: GraphQLInputFieldConfigMap = {};
@@ -301,7 +304,7 @@ export class RoleSchema {
       }
       const casts = dialect.castTargets?.(c.type) ?? [];
       if (casts.length) {
-        const castName = `${c.scalar.graphql}_cast_exp`;
+        const castName = `${c.scalar.graphql}${infix}_cast_exp`;
         fields._cast = {
           type: this.named(castName, () =>
             new GraphQLInputObjectType({

@@ -30,7 +30,7 @@ function groups(input: PlanInput, t: RoleTable, mode: LiveGroup['mode'], make: (
     const s = make(vars);
     let q: CompiledQuery;
     try {
-      q = t.source.kind.dialect.compileSelect!(s.ir, { multiplexed: true });
+      q = t.source.kind.dialect.compileSelect!(s.ir, { multiplexed: true, configuration: t.source.meta.configuration });
     } catch (e) {
       throw new SvcError('not-supported', (e as Error).message);
     }

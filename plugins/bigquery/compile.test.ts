@@ -1,0 +1,314 @@
+/**
+ * SQL golden tests of the GoogleSQL compiler, without BigQuery (none can be reached from the
+ * development machines): the query IR cases of the PostgreSQL compiler's golden tests
+ * (plugins/postgres/compile.test.ts), over the same two tables as BigQuery types them in a dataset
+ * `shop`, compiled by `bigqueryDialect.compileSelect`, text and parameters compared with inline
+ * snapshots. They pin what the compiler writes; whether BigQuery answers it as intended is
+ * checked only by live.test.ts (SVC_TEST_BIGQUERY_*). The kind is read-only (no compileMutation),
+ * as Hasura's BigQuery backend, so the PostgreSQL file's mutation cases have no counterpart here;
+ * live queries and streams are refused. Update with `npx vitest run plugins/bigquery/compile.test.ts -u`.
+ */
+import { describe, expect, it } from 'vitest';
+import type { BoolIR, ColumnType, CompiledQuery, FieldIR, ObjectIR, QualifiedTable, RootIR, RowsIR, ScalarType, Value } from '../database/index.js';
+import { bigqueryDialect as bq, classifyError } from './dialect.js';
+
+const bqType = (type: string): ColumnType => ({ type, udt: /^[A-Z0-9]+/.exec(type)![0], typeSchema: 'bigquery', typeKind: 'base' });
+const columns = (types: Record<string, ColumnType>) => new Map(Object.entries(types).map(([name, type]) => [name, { type, scalar: bq.scalar(type) }]));
+
+const author: QualifiedTable = { schema: 'shop', name: 'author' };
+const article: QualifiedTable = { schema: 'shop', name: 'article' };
+const authorColumns = columns({ id: bqType('INT64'), name: bqType('STRING'), born: bqType('DATE'), score: bqType('NUMERIC(10, 2)'), photo: bqType('BYTES') });
+const articleColumns = columns({ id: bqType('INT64'), title: bqType('STRING'), author_id: bqType('INT64'), rating: bqType('INT64') });
+const columnOf = (t: QualifiedTable, column: string) => (t === author ? authorColumns : articleColumns).get(column)!;
+const scalarOf = (t: QualifiedTable, column: string): ScalarType => columnOf(t, column).scalar;
+
+const lit = (v: unknown): Value => ({ k: 'lit', v });
+const variable = (name: string): Value => ({ k: 'var', name });
+const session = (name: string): Value => ({ k: 'session', name });
+const T: BoolIR = { t: 'true' };
+
+const col = (t: QualifiedTable, column: string, key = column): FieldIR => ({ key, k: 'column', column, scalar: scalarOf(t, column) });
+const obj = (...fields: FieldIR[]): ObjectIR => ({ fields });
+const cmp = (t: QualifiedTable, column: string, op: string, value: Value): BoolIR => ({ t: 'cmp', column, ...columnOf(t, column), op, value });
+const rows = (table: QualifiedTable, r: Partial<RowsIR> = {}): RowsIR => ({ table, where: T, orderBy: [], ...r });
+const ARTICLE_AUTHOR = [['author_id', 'id']] as const;
+const AUTHOR_ARTICLES = [['id', 'author_id']] as const;
+
+const select = (ir: RootIR, configuration?: Record<string, unknown>): CompiledQuery => bq.compileSelect!(ir, configuration ? { configuration } : undefined);
+
+describe('scalars (Note [BigQuery scalars]) and errors', () => {
+  it('maps BigQuery types as Hasura does', () => {
+    const s = (type: string) => bq.scalar(bqType(type));
+    expect(s('STRING')).toMatchObject({ graphql: 'String', bindAs: 'STRING', category: 'string' });
+    expect(s('INT64')).toMatchObject({ graphql: 'Int', bindAs: 'INT64', bigNumber: true, stringify: true });
+    expect(s('NUMERIC(10, 2)')).toMatchObject({ graphql: 'Decimal', bindAs: 'NUMERIC' });
+    expect(s('BIGNUMERIC')).toMatchObject({ graphql: 'Decimal', bindAs: 'BIGNUMERIC' });
+    expect(s('FLOAT64').graphql).toBe('Float');
+    expect(s('BOOL').graphql).toBe('Boolean');
+    expect(s('TIMESTAMP')).toMatchObject({ graphql: 'Timestamp', category: 'datetime' });
+    expect(s('GEOGRAPHY')).toMatchObject({ graphql: 'Geography', comparable: false });
+    expect(s('JSON')).toMatchObject({ graphql: 'JSON', comparable: false });
+    expect(s('INT64').parse('12')).toBeUndefined();
+    expect(s('INT64').parse('x')).toBe('parsing Int64 failed, expected Number, but encountered String');
+  });
+
+  it('classifies errors by BigQuery\'s reason (Note [BigQuery errors])', () => {
+    expect(classifyError({ code: 400, message: "Bad int64 value: one", errors: [{ reason: 'invalidQuery' }] })).toEqual({ code: 'data-exception', internal: { reason: 'invalidQuery', status: 400 } });
+    expect(classifyError({ code: 404, message: 'Not found: Table p:shop.gone', errors: [{ reason: 'notFound' }] })?.code).toBe('unexpected');
+    expect(classifyError(new Error('socket hang up'))).toBeUndefined();
+  });
+});
+
+describe('compileSelect', () => {
+  it('a list: where, order_by, a literal limit, an offset from a variable', () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author, {
+        where: { t: 'and', of: [cmp(author, 'name', 'eq', lit('ann')), cmp(author, 'id', 'gt', variable('min'))] },
+        orderBy: [{ path: [], column: 'born', dir: 'desc' }],
+        limit: lit(10),
+        offset: variable('skip'),
+      }),
+      select: obj(col(author, 'id'), col(author, 'name')),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": "ann",
+          },
+          {
+            "k": "var",
+            "name": "min",
+          },
+          {
+            "k": "var",
+            "name": "skip",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\`, _t0.\`name\` AS \`name\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST) AS \`__svc_n\` FROM (SELECT _t0.*, _t0.\`born\` AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE ((_t0.\`name\` = @p1) AND (_t0.\`id\` > CAST(@p2 AS INT64)))) AS _t0) AS _t0 WHERE _t0.\`__svc_n\` > COALESCE(CAST(@p3 AS INT64), 0) AND _t0.\`__svc_n\` - COALESCE(CAST(@p3 AS INT64), 0) <= 10) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json",
+      }
+    `);
+  });
+
+  it('a literal limit and offset: LIMIT ... OFFSET; the global select limit caps the root rows', () => {
+    const page: RootIR = { k: 'select', single: false, rows: rows(author, { orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(5), offset: lit(10) }), select: obj(col(author, 'id')) };
+    expect(select(page).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, _t0.\`id\` AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` ASC NULLS FIRST LIMIT 5 OFFSET 10)) AS json"`);
+    const all: RootIR = { k: 'select', single: false, rows: rows(author), select: obj(col(author, 'id')) };
+    expect(select(all, { global_select_limit: 1000 }).sql).toContain('LIMIT 1000');
+    expect(select(all, { global_select_limit: '50' }).sql).toContain('LIMIT 50');
+    expect(select(all).sql).not.toContain('LIMIT');
+  });
+
+  it('distinct_on, _in, _is_null, _like, _not, _or; bytes as base64', () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article, {
+        where: {
+          t: 'or',
+          of: [cmp(article, 'id', 'in', lit([1, 2, 3])), { t: 'not', e: cmp(article, 'rating', 'is_null', lit(true)) }, cmp(article, 'title', 'like', lit('%svc%'))],
+        },
+        distinctOn: ['author_id'],
+        orderBy: [
+          { path: [], column: 'author_id', dir: 'asc' },
+          { path: [], column: 'rating', dir: 'desc' },
+        ],
+      }),
+      select: obj(col(article, 'author_id'), col(article, 'title')),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "json": true,
+            "k": "lit",
+            "v": [
+              1,
+              2,
+              3,
+            ],
+          },
+          {
+            "k": "lit",
+            "v": "%svc%",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`author_id\` AS \`author_id\`, _t0.\`title\` AS \`title\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER (PARTITION BY _t0.\`__svc_d0\` ORDER BY _t0.\`__svc_o0\` ASC NULLS FIRST, _t0.\`__svc_o1\` DESC NULLS LAST) AS \`__svc_dn\` FROM (SELECT _t0.*, _t0.\`author_id\` AS \`__svc_o0\`, _t0.\`rating\` AS \`__svc_o1\`, _t0.\`author_id\` AS \`__svc_d0\` FROM \`shop\`.\`article\` AS _t0 WHERE ((_t0.\`id\` IN (SELECT CAST(_v AS INT64) FROM UNNEST(JSON_VALUE_ARRAY(@p1)) AS _v)) OR (NOT (_t0.\`rating\` IS NULL)) OR (_t0.\`title\` LIKE @p2))) AS _t0) AS _t0 WHERE _t0.\`__svc_dn\` = 1) AS _t0 ORDER BY _t0.\`__svc_o0\` ASC NULLS FIRST, _t0.\`__svc_o1\` DESC NULLS LAST)) AS json",
+      }
+    `);
+    const bytes: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'photo', 'eq', variable('p')) }), select: obj(col(author, 'id')) };
+    expect(select(bytes).sql).toContain('(_t0.`photo` = FROM_BASE64(@p1))');
+  });
+
+  it('a comparison with a null literal is no condition (Hasura v2)', () => {
+    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'name', 'eq', lit(null)) }), select: obj(col(author, 'id')) };
+    expect(select(ir).sql).toContain('WHERE TRUE');
+  });
+
+  it("object and array relationships (the remote table's filter in their rows), __typename", () => {
+    const articles: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article),
+      select: obj(col(article, 'title'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name'), { key: '__typename', k: 'typename', name: 'author' }) }),
+    };
+    expect(select(articles)).toMatchInlineSnapshot(`
+      {
+        "params": [],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`title\` AS \`title\`, (SELECT AS STRUCT _t1.\`name\` AS \`name\`, 'author' AS \`__typename\` FROM (SELECT _t1.* FROM \`shop\`.\`author\` AS _t1 WHERE TRUE) AS _t1 WHERE _t1.\`id\` = _t0.\`author_id\` LIMIT 1) AS \`author\` FROM (SELECT _t0.* FROM \`shop\`.\`article\` AS _t0 WHERE TRUE) AS _t0)) AS json",
+      }
+    `);
+    const authors: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author),
+      select: obj(col(author, 'name'), {
+        key: 'articles',
+        k: 'array',
+        mapping: AUTHOR_ARTICLES,
+        rows: rows(article, { where: cmp(article, 'rating', 'gt', lit(0)), orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(2) }),
+        select: obj(col(article, 'title')),
+      }),
+    };
+    expect(select(authors)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 0,
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\` FROM (SELECT _t1.*, _t1.\`id\` AS \`__svc_o0\` FROM \`shop\`.\`article\` AS _t1 WHERE (_t1.\`rating\` > CAST(@p1 AS INT64))) AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` ORDER BY _t1.\`__svc_o0\` ASC NULLS FIRST LIMIT 2) AS \`articles\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it("order by an object relationship's column and an array relationship's count", () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article, { orderBy: [{ path: [{ remote: author, mapping: ARTICLE_AUTHOR, filter: T }], column: 'name', dir: 'desc_nulls_last' }] }),
+      select: obj(col(article, 'id')),
+    };
+    expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, (SELECT _t1.\`name\` FROM \`shop\`.\`author\` AS _t1 WHERE _t1.\`id\` = _t0.\`author_id\` AND TRUE LIMIT 1) AS \`__svc_o0\` FROM \`shop\`.\`article\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json"`);
+    const byCount: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author, { orderBy: [{ path: [], column: 'id', agg: { remote: article, mapping: AUTHOR_ARTICLES, filter: T, fn: 'count' }, dir: 'desc' }] }),
+      select: obj(col(author, 'id')),
+    };
+    expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, (SELECT COUNT(*) FROM \`shop\`.\`article\` AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` AND TRUE) AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json"`);
+  });
+
+  it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(article, {
+        where: { t: 'and', of: [{ t: 'rel', remote: author, mapping: ARTICLE_AUTHOR, e: cmp(author, 'id', 'eq', session('x-svc-user-id')) }, cmp(article, 'rating', 'gte', session('x-svc-min'))] },
+        limit: variable('n'),
+        limitCap: 5,
+      }),
+      select: obj(col(article, 'id'), { ...col(article, 'rating'), asText: true } as FieldIR),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "session",
+            "name": "x-svc-user-id",
+          },
+          {
+            "k": "session",
+            "name": "x-svc-min",
+          },
+          {
+            "k": "var",
+            "name": "n",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\`, CAST(_t0.\`rating\` AS STRING) AS \`rating\` FROM (SELECT _t0.* FROM (SELECT _t0.*, ROW_NUMBER() OVER () AS \`__svc_n\` FROM (SELECT _t0.* FROM \`shop\`.\`article\` AS _t0 WHERE (EXISTS (SELECT 1 FROM \`shop\`.\`author\` AS _t1 WHERE _t1.\`id\` = _t0.\`author_id\` AND (_t1.\`id\` = CAST(@p1 AS INT64))) AND (_t0.\`rating\` >= CAST(@p2 AS INT64)))) AS _t0) AS _t0 WHERE _t0.\`__svc_n\` > 0 AND _t0.\`__svc_n\` - 0 <= COALESCE(CAST(@p3 AS INT64), 9223372036854775807) AND _t0.\`__svc_n\` - 0 <= 5) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it('_by_pk: one object or null', () => {
+    const ir: RootIR = { k: 'select', single: true, rows: rows(author, { where: cmp(author, 'id', 'eq', variable('id')) }), select: obj(col(author, 'id'), col(author, 'score')) };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "var",
+            "name": "id",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING((SELECT AS STRUCT _t0.\`id\` AS \`id\`, _t0.\`score\` AS \`score\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE (_t0.\`id\` = CAST(@p1 AS INT64))) AS _t0 LIMIT 1)) AS json",
+      }
+    `);
+  });
+
+  it('an aggregate: count, count(distinct), sum, max, nodes, the role limit capping the nodes only', () => {
+    const ir: RootIR = {
+      k: 'aggregate',
+      agg: {
+        rows: rows(article, { where: cmp(article, 'author_id', 'eq', lit(1)), limitCap: 3 }),
+        fields: [
+          {
+            key: 'aggregate',
+            k: 'aggregate',
+            fields: [
+              { key: 'count', k: 'count', distinct: false },
+              { key: 'authors', k: 'count', columns: ['author_id'], distinct: true },
+              { key: 'sum', k: 'fn', fn: 'sum', columns: [{ key: 'rating', column: 'rating', asText: true }] },
+              { key: 'max', k: 'fn', fn: 'max', columns: [{ key: 'title', column: 'title' }, { key: '__typename', typename: 'article_max_fields' }] },
+            ],
+          },
+          { key: 'nodes', k: 'nodes', select: obj(col(article, 'id')) },
+        ],
+      },
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 1,
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING((SELECT AS STRUCT STRUCT(COUNT(*) AS \`count\`, COUNT(DISTINCT _t0.\`author_id\`) AS \`authors\`, STRUCT(CAST(SUM(_t0.\`rating\`) AS STRING) AS \`rating\`) AS \`sum\`, STRUCT(MAX(_t0.\`title\`) AS \`title\`, 'article_max_fields' AS \`__typename\`) AS \`max\`) AS \`aggregate\`, ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.* FROM \`shop\`.\`article\` AS _t0 WHERE (_t0.\`author_id\` = CAST(@p1 AS INT64))) AS _t0 LIMIT 3) AS \`nodes\` FROM (SELECT _t0.* FROM \`shop\`.\`article\` AS _t0 WHERE (_t0.\`author_id\` = CAST(@p1 AS INT64))) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it('an array relationship aggregate', () => {
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author),
+      select: obj(col(author, 'name'), {
+        key: 'articles_aggregate',
+        k: 'array_aggregate',
+        mapping: AUTHOR_ARTICLES,
+        agg: { rows: rows(article), fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', distinct: false }] }] },
+      }),
+    };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, (SELECT AS STRUCT STRUCT(COUNT(*) AS \`count\`) AS \`aggregate\` FROM (SELECT _t1.* FROM \`shop\`.\`article\` AS _t1 WHERE TRUE) AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\`) AS \`articles_aggregate\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it('refuses subscriptions (live and streaming), JSON paths, _cast and unknown operators', () => {
+    const ir: RootIR = { k: 'select', single: false, rows: rows(author), select: obj(col(author, 'id')) };
+    expect(() => bq.compileSelect!(ir, { multiplexed: true })).toThrow('the bigquery source kind does not support subscriptions');
+    expect(() => select({ ...ir, cursor: true } as RootIR)).toThrow('does not support subscriptions');
+    expect(() => select({ ...ir, select: obj({ ...col(author, 'name'), path: lit(['a']) } as FieldIR) })).toThrow('does not support JSON paths');
+    expect(() => select({ ...ir, rows: rows(author, { where: cmp(author, 'name', 'ilike', lit('a')) }) })).toThrow('does not support the operator _ilike');
+    expect(bq.compileMutation).toBeUndefined();
+  });
+});

@@ -1,0 +1,358 @@
+/**
+ * Query IR -> GoogleSQL (BigQuery's standard SQL), one query per root field, read-only as in
+ * Hasura. The JSON is built by BigQuery with TO_JSON_STRING over STRUCT and ARRAY subqueries;
+ * every value is a named STRING parameter (@p1, @p2, ...) cast to its column's type; every
+ * identifier is in backticks; a table is `dataset`.`table` (the source's project is the client's
+ * default). See Note [GoogleSQL statements].
+ */
+import type { AggregateIR, BoolIR, CompiledQuery, FieldIR, ObjectIR, OrderDir, OrderItem, ParamSource, QualifiedTable, Redaction, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
+
+/*
+ * Note [GoogleSQL statements]
+ * A root field is one query whose one row has the field's JSON text as `json`:
+ *   list:      SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT <fields> FROM <rows> ORDER BY ...)) AS json
+ *   single:    SELECT TO_JSON_STRING((SELECT AS STRUCT <fields> FROM <rows> LIMIT 1)) AS json
+ *   aggregate: SELECT TO_JSON_STRING((SELECT AS STRUCT STRUCT(_a.a0 AS `count`, ...) AS `aggregate`,
+ *                ARRAY(...) AS `nodes` FROM (SELECT COUNT(*) AS a0, ... FROM (SELECT <values>
+ *                FROM <rows>) AS _x) AS _a)) AS json
+ * A STRUCT's field names are the output keys (backticked aliases, so any GraphQL name), an object
+ * relationship is a correlated `(SELECT AS STRUCT ... LIMIT 1)` (NULL: `null`), an array
+ * relationship a correlated ARRAY(SELECT AS STRUCT ...) (no rows: `[]`; TO_JSON_STRING writes an
+ * empty array, never NULL, for ARRAY()). <rows> is a subquery aliased like the table, with the
+ * order keys projected (`__svc_o0`), so field expressions read it as they would the table.
+ * BigQuery has NULLS FIRST/LAST; LIMIT and OFFSET take only literals and INT64 parameters, and
+ * parameters here are STRING: a literal limit or offset is written as a number, one from a
+ * variable is a ROW_NUMBER() window, and so is distinct_on (the first row of each partition).
+ * `global_select_limit` (the source's configuration, `SelectOptions.configuration`) caps the
+ * root field's rows, as Hasura's BigQuery backend does.
+ */
+
+/*
+ * Note [Correlation at the top]
+ * BigQuery runs a correlated subquery by turning it into a join, and refuses one it cannot turn
+ * ("Correlated subqueries that reference other tables are not supported unless they can be
+ * de-correlated"); a reference to the parent row from inside a FROM-clause subquery is the shape
+ * it turns least. So the rows of a relationship are read with the join to the parent row in the
+ * WHERE of the subquery that reads them (`ARRAY(SELECT AS STRUCT ... FROM (<rows>) AS _t1 WHERE
+ * _t1.author_id = _t0.id ORDER BY ... LIMIT 2)`), the rows themselves uncorrelated, and an
+ * aggregate's functions are computed in that same query. Only distinct_on, and a limit or offset
+ * from a variable, whose windows must see the parent's rows alone, put the join inside. Hasura's
+ * BigQuery backend avoids correlation altogether (joins over ARRAY_AGG grouped by the join
+ * columns); this compiler has not been run against BigQuery (plugins/bigquery/live.test.ts).
+ */
+
+export class UnsupportedQuery extends Error {
+  constructor(what: string) {
+    super(`the bigquery source kind does not support ${what}`);
+  }
+}
+
+/** An identifier in backticks (a backtick or backslash in it escaped). */
+export const quoteIdent = (name: string) => `\`${name.replace(/[`\\]/g, '\\$&')}\``;
+/** A string literal (GoogleSQL escapes with backslashes). */
+export const slit = (s: string) => `'${s.replace(/[\\']/g, '\\$&').replace(/\n/g, '\\n')}'`;
+const q = quoteIdent;
+const qt = (t: QualifiedTable) => `${q(t.schema)}.${q(t.name)}`;
+
+function count(v: Value | undefined): number | Value | undefined {
+  if (!v) return undefined;
+  if (v.k !== 'lit') return v;
+  if (v.v === null || v.v === undefined) return undefined;
+  return typeof v.v === 'number' && Number.isSafeInteger(v.v) && v.v >= 0 ? v.v : v;
+}
+
+const BINARY: Record<string, string> = { eq: '=', ne: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=' };
+const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=' };
+const AGGREGATES: Record<string, string> = {
+  sum: 'SUM',
+  avg: 'AVG',
+  max: 'MAX',
+  min: 'MIN',
+  stddev: 'STDDEV',
+  stddev_samp: 'STDDEV_SAMP',
+  stddev_pop: 'STDDEV_POP',
+  variance: 'VARIANCE',
+  var_samp: 'VAR_SAMP',
+  var_pop: 'VAR_POP',
+};
+/** Hasura's BigQuery orders: `asc` is nulls first and `desc` nulls last (BigQuery's own). */
+const DIRS: Record<OrderDir, string> = {
+  asc: 'ASC NULLS FIRST',
+  asc_nulls_first: 'ASC NULLS FIRST',
+  asc_nulls_last: 'ASC NULLS LAST',
+  desc: 'DESC NULLS LAST',
+  desc_nulls_first: 'DESC NULLS FIRST',
+  desc_nulls_last: 'DESC NULLS LAST',
+};
+
+function aggregateOf(fn: string, v: string): string {
+  const f = AGGREGATES[fn];
+  if (!f) throw new UnsupportedQuery(`the aggregate ${fn}`);
+  return `${f}(${v})`;
+}
+
+interface Rows {
+  from: string;
+  /** ` WHERE <the join to the parent row>`, or ''. */
+  where: string;
+  /** ` ORDER BY ...`, or ''. */
+  order: string;
+  /** ` LIMIT ... OFFSET ...`, or ''. */
+  tail: string;
+}
+
+class Compiler {
+  readonly params: ParamSource[] = [];
+  private n = 0;
+
+  alias(): string {
+    return `_t${this.n++}`;
+  }
+
+  param(v: Value, json = false): string {
+    if (v.k === 'object' || v.k === 'session_json') throw new UnsupportedQuery(`a value of kind ${v.k}`);
+    this.params.push(json ? { ...v, json: true } : v);
+    return `@p${this.params.length}`;
+  }
+
+  /** A value cast to the column's type (bytes are given as base64, as they are output). */
+  value(v: Value, scalar: ScalarType): string {
+    const p = this.param(v);
+    if (scalar.bindAs === 'STRING') return p;
+    if (scalar.bindAs === 'BYTES') return `FROM_BASE64(${p})`;
+    return `CAST(${p} AS ${scalar.bindAs})`;
+  }
+
+  redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string {
+    if (!redact) return expr;
+    return `(CASE WHEN ${this.bool('row' in redact ? redact.e : redact, t, t)} THEN ${expr} END)`;
+  }
+
+  join(mapping: readonly (readonly [string, string])[], a: string, t: string): string {
+    return mapping.map(([own, remote]) => `${a}.${q(remote)} = ${t}.${q(own)}`).join(' AND ');
+  }
+
+  bool(e: BoolIR, t: string, root: string): string {
+    switch (e.t) {
+      case 'true':
+        return 'TRUE';
+      case 'false':
+        return 'FALSE';
+      case 'and':
+        return e.of.length === 0 ? 'TRUE' : `(${e.of.map((x) => this.bool(x, t, root)).join(' AND ')})`;
+      case 'or':
+        return e.of.length === 0 ? 'FALSE' : `(${e.of.map((x) => this.bool(x, t, root)).join(' OR ')})`;
+      case 'not':
+        return `(NOT ${this.bool(e.e, t, root)})`;
+      case 'ccmp':
+        return `(${t}.${q(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${q(e.other)})`;
+      case 'rel': {
+        const a = this.alias();
+        return `EXISTS (SELECT 1 FROM ${qt(e.remote)} AS ${a} WHERE ${this.join(e.mapping, a, t)} AND ${this.bool(e.e, a, root)})`;
+      }
+      case 'exists': {
+        const a = this.alias();
+        return `EXISTS (SELECT 1 FROM ${qt(e.table)} AS ${a} WHERE ${this.bool(e.e, a, root)})`;
+      }
+      case 'cmp':
+        if (e.cast) throw new UnsupportedQuery('_cast');
+        return this.cmp(e, this.redacted(`${t}.${q(e.column)}`, e.redact, t));
+      case 'fcmp':
+      case 'frows':
+        throw new UnsupportedQuery('computed fields');
+    }
+  }
+
+  private cmp(e: { scalar: ScalarType; op: string; value: Value }, col: string): string {
+    // Hasura v2: a comparison with a null literal is no condition.
+    if (e.value.k === 'lit' && e.value.v === null) return 'TRUE';
+    if (e.op === 'is_null') {
+      if (e.value.k === 'lit') return e.value.v ? `(${col} IS NULL)` : `(${col} IS NOT NULL)`;
+      return `((${col} IS NULL) = CAST(${this.param(e.value)} AS BOOL))`;
+    }
+    if (e.op === 'in' || e.op === 'nin') {
+      // The list is one parameter, its JSON text; its items are read as text and cast.
+      const item = e.scalar.bindAs === 'STRING' ? '_v' : e.scalar.bindAs === 'BYTES' ? 'FROM_BASE64(_v)' : `CAST(_v AS ${e.scalar.bindAs})`;
+      const list = `(SELECT ${item} FROM UNNEST(JSON_VALUE_ARRAY(${this.param(e.value, e.value.k !== 'session')})) AS _v)`;
+      return e.op === 'in' ? `(${col} IN ${list})` : `(NOT (${col} IN ${list}))`;
+    }
+    // A pattern of the column's type (STRING, or BYTES given as base64).
+    if (e.op === 'like' || e.op === 'nlike') return `(${col} ${e.op === 'like' ? 'LIKE' : 'NOT LIKE'} ${this.value(e.value, e.scalar)})`;
+    const op = BINARY[e.op];
+    if (!op) throw new UnsupportedQuery(`the operator _${e.op}`);
+    return `(${col} ${op} ${this.value(e.value, e.scalar)})`;
+  }
+
+  private orderKey(o: OrderItem, t: string): string {
+    if (o.call) throw new UnsupportedQuery('order_by a computed field');
+    const build = (i: number, cur: string): string => {
+      if (i === o.path.length) {
+        if (o.agg) {
+          const a = this.alias();
+          const what = o.agg.fn === 'count' ? 'COUNT(*)' : aggregateOf(o.agg.fn, this.redacted(`${a}.${q(o.column)}`, o.redact, a));
+          return `(SELECT ${what} FROM ${qt(o.agg.remote)} AS ${a} WHERE ${this.join(o.agg.mapping, a, cur)} AND ${this.bool(o.agg.filter, a, a)})`;
+        }
+        return this.redacted(`${cur}.${q(o.column)}`, o.redact, cur);
+      }
+      const step = o.path[i]!;
+      const a = this.alias();
+      return `(SELECT ${build(i + 1, a)} FROM ${qt(step.remote)} AS ${a} WHERE ${this.join(step.mapping, a, cur)} AND ${this.bool(step.filter, a, a)} LIMIT 1)`;
+    };
+    return build(0, t);
+  }
+
+  /** The rows of a selection (Note [GoogleSQL statements], Note [Correlation at the top]):
+   * the FROM item aliased `t`, the join to the parent row and the order as the clauses of the
+   * query that reads it, and LIMIT/OFFSET. `cap`: a further cap (global_select_limit). */
+  rows(r: RowsIR, t: string, extraWhere?: string, cap?: number): Rows {
+    if (r.from) throw new UnsupportedQuery('functions');
+    const keys = r.orderBy.map((o) => this.orderKey(o, t));
+    const dist = r.distinctOn ?? [];
+    const distExprs = dist.map((c, i) => this.redacted(`${t}.${q(c)}`, r.distinctRedact?.[i], t));
+    const projected = [...keys.map((k, i) => `, ${k} AS \`__svc_o${i}\``), ...distExprs.map((d, i) => `, ${d} AS \`__svc_d${i}\``)].join('');
+    const terms = r.orderBy.map((o, i) => `${t}.\`__svc_o${i}\` ${DIRS[o.dir]}`);
+    const order = terms.length ? ` ORDER BY ${terms.join(', ')}` : '';
+    const over = (partition?: string) => [partition ? `PARTITION BY ${partition}` : '', terms.length ? `ORDER BY ${terms.join(', ')}` : ''].filter(Boolean).join(' ');
+    const base = (join: boolean) => `SELECT ${t}.*${projected} FROM ${qt(r.table)} AS ${t} WHERE ${[this.bool(r.where, t, t), ...(join && extraWhere ? [extraWhere] : [])].join(' AND ')}`;
+    const caps = [r.limitCap, cap].filter((x): x is number => x !== undefined);
+    const given = count(r.limit);
+    const offset = count(r.offset);
+    const literal = (given === undefined || typeof given === 'number') && (offset === undefined || typeof offset === 'number');
+    if (!dist.length && literal) {
+      const limit = [...caps, ...(typeof given === 'number' ? [given] : [])];
+      const tail = limit.length || offset !== undefined ? ` LIMIT ${limit.length ? Math.min(...limit) : '9223372036854775807'}${offset !== undefined ? ` OFFSET ${offset}` : ''}` : '';
+      return { from: `(${base(false)}) AS ${t}`, where: extraWhere ? ` WHERE ${extraWhere}` : '', order, tail };
+    }
+    // distinct_on, or a limit or offset from a variable: windows over the rows of this parent.
+    let sql = base(true);
+    if (dist.length) {
+      const partition = dist.map((_, i) => `${t}.\`__svc_d${i}\``).join(', ');
+      sql = `SELECT ${t}.* FROM (SELECT ${t}.*, ROW_NUMBER() OVER (${over(partition)}) AS \`__svc_dn\` FROM (${sql}) AS ${t}) AS ${t} WHERE ${t}.\`__svc_dn\` = 1`;
+    }
+    if (literal) {
+      const limit = [...caps, ...(typeof given === 'number' ? [given] : [])];
+      const tail = limit.length || offset !== undefined ? ` LIMIT ${limit.length ? Math.min(...limit) : '9223372036854775807'}${offset !== undefined ? ` OFFSET ${offset}` : ''}` : '';
+      return { from: `(${sql}) AS ${t}`, where: '', order, tail };
+    }
+    const off = offset === undefined ? '0' : typeof offset === 'number' ? String(offset) : `COALESCE(CAST(${this.param(offset)} AS INT64), 0)`;
+    const bounds: string[] = [];
+    if (typeof given === 'number') bounds.push(String(given));
+    else if (given) bounds.push(`COALESCE(CAST(${this.param(given)} AS INT64), 9223372036854775807)`);
+    for (const c of caps) bounds.push(String(c));
+    const upto = bounds.map((b) => ` AND ${t}.\`__svc_n\` - ${off} <= ${b}`).join('');
+    sql = `SELECT ${t}.* FROM (SELECT ${t}.*, ROW_NUMBER() OVER (${over()}) AS \`__svc_n\` FROM (${sql}) AS ${t}) AS ${t} WHERE ${t}.\`__svc_n\` > ${off}${upto}`;
+    return { from: `(${sql}) AS ${t}`, where: '', order, tail: '' };
+  }
+
+  /** The clauses that read the first of the rows. */
+  first(r: Rows, t: string): string {
+    return r.tail ? ` FROM ${this.derived(r, t)}${r.order} LIMIT 1` : ` FROM ${r.from}${r.where}${r.order} LIMIT 1`;
+  }
+
+  /** `FROM ... WHERE ... ORDER BY ... LIMIT ...` of rows read by a query of their own. */
+  clauses(r: Rows): string {
+    return ` FROM ${r.from}${r.where}${r.order}${r.tail}`;
+  }
+
+  /** The rows as one derived table (for a query that aggregates them or takes the first). */
+  private derived(r: Rows, t: string): string {
+    return r.where || r.tail ? `(SELECT ${t}.*${this.clauses(r)}) AS ${t}` : r.from;
+  }
+
+  object(o: ObjectIR, t: string): string {
+    if (o.fields.length === 0) throw new UnsupportedQuery('an empty selection');
+    return o.fields.map((f) => `${this.field(f, t)} AS ${q(f.key)}`).join(', ');
+  }
+
+  private field(f: FieldIR, t: string): string {
+    switch (f.k) {
+      case 'column': {
+        if (f.path) throw new UnsupportedQuery('JSON paths');
+        const col = `${t}.${q(f.column)}`;
+        return this.redacted(f.asText ? `CAST(${col} AS STRING)` : col, f.redact, t);
+      }
+      case 'typename':
+        return slit(f.name);
+      case 'object': {
+        const a = this.alias();
+        return `(SELECT AS STRUCT ${this.object(f.select, a)}${this.first(this.rows(f.rows, a, this.join(f.mapping, a, t)), a)})`;
+      }
+      case 'array': {
+        const a = this.alias();
+        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
+        return `ARRAY(SELECT AS STRUCT ${this.object(f.select, a)}${this.clauses(r)})`;
+      }
+      case 'array_aggregate': {
+        const a = this.alias();
+        return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
+      }
+      case 'computed':
+      case 'computed_rows':
+        throw new UnsupportedQuery('computed fields');
+    }
+  }
+
+  /** An aggregate selection as one STRUCT (Note [GoogleSQL statements]): the aggregates over
+   * the rows in the query's own FROM and WHERE (so that the join to the parent row is at the
+   * subquery's top, Note [Correlation at the top]), the nodes an ARRAY subquery of them. */
+  aggregate(g: AggregateIR, t: string, extraWhere: string | undefined, rootCap?: number): string {
+    const cap = g.rows.limitCap;
+    const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere);
+    const nodesCap = [cap, rootCap].filter((x): x is number => x !== undefined);
+    const fromRows = r.tail ? ` FROM ${this.derived(r, t)}` : ` FROM ${r.from}${r.where}`;
+    const parts = g.fields.map((f): string => {
+      switch (f.k) {
+        case 'typename':
+          return `${slit(f.name)} AS ${q(f.key)}`;
+        case 'nodes': {
+          // The same rows again, in a scope of their own (the alias shadows the aggregate's).
+          const limit = nodesCap.length ? Math.min(...nodesCap) : undefined;
+          const read = r.tail || limit !== undefined ? ` FROM ${this.derived(r, t)}${r.order}${limit !== undefined ? ` LIMIT ${limit}` : ''}` : this.clauses(r);
+          return `ARRAY(SELECT AS STRUCT ${this.object(f.select, t)}${read}) AS ${q(f.key)}`;
+        }
+        case 'aggregate': {
+          const ops = f.fields.map((op): string => {
+            if (op.k === 'typename') return `${slit(op.name)} AS ${q(op.key)}`;
+            if (op.k === 'count') {
+              const cols = (op.columns ?? []).map((c, i) => this.redacted(`${t}.${q(c)}`, op.redact?.[i], t));
+              if (cols.length > 1) throw new UnsupportedQuery('count of several columns');
+              return `COUNT(${cols.length === 0 ? '*' : `${op.distinct ? 'DISTINCT ' : ''}${cols[0]}`}) AS ${q(op.key)}`;
+            }
+            const inner = op.columns.map((c) => {
+              if (c.column === undefined) return `${slit(c.typename!)} AS ${q(c.key)}`;
+              const v = aggregateOf(op.fn, this.redacted(`${t}.${q(c.column)}`, c.redact, t));
+              return `${c.asText ? `CAST(${v} AS STRING)` : v} AS ${q(c.key)}`;
+            });
+            return `STRUCT(${inner.join(', ')}) AS ${q(op.key)}`;
+          });
+          return `STRUCT(${ops.join(', ')}) AS ${q(f.key)}`;
+        }
+      }
+    });
+    return `SELECT AS STRUCT ${parts.join(', ')}${fromRows}`;
+  }
+}
+
+/** A positive integer setting of the source's configuration (global_select_limit). */
+function globalLimit(configuration: Readonly<Record<string, unknown>> | undefined): number | undefined {
+  const g = configuration?.global_select_limit;
+  const n = typeof g === 'string' ? Number(g) : g;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
+}
+
+export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
+  // Live queries and streams: Hasura's BigQuery backend serves no subscriptions.
+  if (opts.multiplexed || (ir.k === 'select' && ir.cursor)) throw new UnsupportedQuery('subscriptions');
+  const c = new Compiler();
+  const t = c.alias();
+  const cap = globalLimit(opts.configuration);
+  let sql: string;
+  if (ir.k === 'aggregate') sql = `SELECT TO_JSON_STRING((${c.aggregate(ir.agg, t, undefined, cap)})) AS json`;
+  else {
+    const r = c.rows(ir.rows, t, undefined, cap);
+    sql = ir.single
+      ? `SELECT TO_JSON_STRING((SELECT AS STRUCT ${c.object(ir.select, t)}${c.first(r, t)})) AS json`
+      : `SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT ${c.object(ir.select, t)}${c.clauses(r)})) AS json`;
+  }
+  return { sql, params: c.params };
+}

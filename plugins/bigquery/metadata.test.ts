@@ -1,0 +1,193 @@
+/**
+ * The BigQuery kind end to end through the HTTP API, with a stand-in for BigQuery at the client
+ * boundary only (./test-support/stand-in.ts: INFORMATION_SCHEMA answered from hand-written
+ * fixtures, compiled queries answered with what the test says BigQuery would answer). Above the
+ * boundary everything is the real server: the metadata API, the framework's command groups under
+ * `bigquery_`, tables named `{dataset, name}` (Note [Table names of a kind]), the build, the
+ * GraphQL schema, planning, the GoogleSQL compiler, the kind's connection and errors. Whether
+ * BigQuery answers the compiled GoogleSQL as intended is live.test.ts's, with a real project.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { builtinPlugins } from '../../server/plugins.js';
+import { useServer } from '../../test/helpers.js';
+import { bigqueryKind, bigqueryPlugin } from './index.js';
+import { bigqueryStandIn, jsonAnswer } from './test-support/stand-in.js';
+
+const stand = bigqueryStandIn();
+// A service account key as Google's key files hold it (a fresh RSA key: the stand-in signs nothing).
+const PEM = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const KEY = { type: 'service_account', project_id: 'svc-test', client_email: 'svc@svc-test.iam.gserviceaccount.com', private_key: PEM };
+const s = useServer(undefined, {
+  plugins: builtinPlugins.map((p) => (p.name === 'bigquery' ? bigqueryPlugin(stand.driver) : p)),
+  env: { BQ_KEY: JSON.stringify(KEY), BQ_DATASETS: 'shop, sales' },
+});
+
+const source = 'bq';
+const ok = async (body: unknown) => {
+  const r = await s.metadata(body);
+  expect(r.status, r.text).toBe(200);
+  return r.body;
+};
+const configuration = { service_account: { from_env: 'BQ_KEY' }, project_id: 'svc-test', datasets: { from_env: 'BQ_DATASETS' }, global_select_limit: 100 };
+const exported = async () => (await s.metadata({ type: 'export_metadata', args: {} })).body.sources.find((x: { name: string }) => x.name === source);
+const lastSent = (match: (sql: string) => boolean) => stand.sent().filter((x) => match(x.sql)).at(-1);
+const shop = (name: string) => ({ dataset: 'shop', name });
+
+describe('bigquery_add_source', () => {
+  it('validates the configuration; what cannot be used makes the source inconsistent, refused', async () => {
+    expect(await s.metadata({ type: 'bigquery_add_source', args: { name: 'x', configuration: { service_account: '{}', datasets: ['shop'] } } })).toMatchObject({
+      status: 400,
+      body: { code: 'parse-failed', path: '$.args.configuration', error: 'key "project_id" not found' },
+    });
+    const reason = async (c: Record<string, unknown>) => {
+      const r = await s.metadata({ type: 'bigquery_add_source', args: { name: 'x', configuration: { ...configuration, ...c } } });
+      expect(r.status, r.text).toBe(400);
+      return r.body.internal[0].reason;
+    };
+    expect(await reason({ service_account: 'not json' })).toBe('Inconsistent object: service_account is not a JSON object (the key file of a service account)');
+    expect(await reason({ service_account: { client_email: 'a@b' } })).toBe('Inconsistent object: service_account must have "client_email" and "private_key" (the key file of a service account)');
+    expect(await reason({ service_account: { ...KEY, private_key: 'not a key' } })).toBe('Inconsistent object: service_account.private_key is not a PEM private key');
+    expect(await reason({ datasets: { from_env: 'NOT_SET' } })).toBe('Inconsistent object: environment variable "NOT_SET" not set');
+    expect(await reason({ service_account: { ...KEY, client_email: 'bad@svc-test.iam.gserviceaccount.com' } })).toBe('Inconsistent object: could not connect to the source: invalid_grant: Invalid JWT Signature.');
+    expect(await reason({ datasets: ['shop', 'nowhere'] })).toBe('Inconsistent object: could not connect to the source: Not found: Dataset svc-test:nowhere was not found in location US');
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body.sources.map((x: { name: string }) => x.name)).toEqual(['default']);
+  });
+
+  it('adds a source: the key and the datasets from the environment', async () => {
+    await ok({ type: 'bigquery_add_source', args: { name: source, configuration } });
+    expect(await exported()).toEqual({ name: source, kind: 'bigquery', tables: [], configuration });
+    expect(stand.configs.at(-1)).toMatchObject({ source, projectId: 'svc-test', credentials: { client_email: KEY.client_email } });
+  });
+});
+
+describe('tables named {dataset, name} (Note [Table names of a kind])', () => {
+  it('tracks tables by {dataset, name}; a bare name or {schema} is not a BigQuery table name', async () => {
+    await ok({ type: 'bigquery_track_table', args: { source, table: shop('author') } });
+    await ok({ type: 'bigquery_track_table', args: { source, table: shop('article') } });
+    await ok({ type: 'bigquery_track_table', args: { source, table: { dataset: 'sales', name: 'customer' } } });
+    expect(await s.metadata({ type: 'bigquery_track_table', args: { source, table: 'author' } })).toMatchObject({
+      status: 400,
+      body: { code: 'parse-failed', path: '$.args.table', error: 'expected a table name: an object {dataset, name}' },
+    });
+    expect(await s.metadata({ type: 'bigquery_track_table', args: { source, table: shop('ghost') } })).toMatchObject({
+      status: 400,
+      body: { code: 'not-exists', error: 'no such table/view exists in source: "shop.ghost"' },
+    });
+  });
+
+  it('relationships (manual, as Hasura\'s BigQuery) and permissions; export names tables by dataset', async () => {
+    await ok({ type: 'bigquery_create_object_relationship', args: { source, table: shop('article'), name: 'author', using: { manual_configuration: { remote_table: shop('author'), column_mapping: { author_id: 'id' } } } } });
+    await ok({ type: 'bigquery_create_array_relationship', args: { source, table: shop('author'), name: 'articles', using: { manual_configuration: { remote_table: shop('article'), column_mapping: { id: 'author_id' } } } } });
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('article'), role: 'user', permission: { columns: ['id', 'title'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, limit: 5 } } });
+    expect(await s.metadata({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'user', permission: { columns: ['id'], filter: { id: { _eq: 'one' } } } } })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringContaining('parsing Int64 failed') },
+    });
+    const e = await exported();
+    expect(e.tables.map((t: { table: unknown }) => t.table)).toEqual([shop('author'), shop('article'), { dataset: 'sales', name: 'customer' }]);
+    const article = e.tables.find((t: { table: { name: string } }) => t.table.name === 'article');
+    expect(article.object_relationships[0].using).toEqual({ manual_configuration: { remote_table: shop('author'), column_mapping: { author_id: 'id' }, insertion_order: null } });
+    // The export reads back as it is (replace_metadata of the exported document).
+    const doc = (await s.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
+    expect(await s.metadata({ type: 'replace_metadata', version: 2, args: { metadata: doc.metadata } })).toMatchObject({ status: 200 });
+    expect((await exported()).tables.map((t: { table: unknown }) => t.table)).toEqual([shop('author'), shop('article'), { dataset: 'sales', name: 'customer' }]);
+  });
+
+  it('the GraphQL schema: <dataset>_<table> root fields, Hasura\'s BigQuery scalars, no mutations', async () => {
+    const r = await s.gql(`{
+      q: __type(name: "query_root") { fields { name } }
+      a: __type(name: "shop_author") { fields { name type { name ofType { name } } } }
+      c: __type(name: "sales_customer") { fields { name type { name ofType { name } } } }
+    }`);
+    const names = r.data.q.fields.map((f: { name: string }) => f.name);
+    expect(names).toEqual(expect.arrayContaining(['shop_author', 'shop_author_aggregate', 'shop_author_by_pk', 'shop_article', 'sales_customer']));
+    const types = (t: { fields: { name: string; type: { name: string | null; ofType: { name: string } | null } }[] }) => Object.fromEntries(t.fields.map((f) => [f.name, f.type.name ?? f.type.ofType!.name]));
+    expect(types(r.data.a)).toMatchObject({ id: 'Int', name: 'String', born: 'Date', score: 'Decimal' });
+    expect(types(r.data.c)).toMatchObject({ customer_id: 'String', signed_up: 'Timestamp', tags: 'JSON', address: 'JSON' });
+    // Its comparison types are its own (Hasura's `<scalar>_BigQuery_comparison_exp`).
+    const cmp = await s.gql('{ s: __type(name: "String_BigQuery_comparison_exp") { inputFields { name } } g: __type(name: "shop_author_bool_exp") { inputFields { name type { name } } } }');
+    expect(cmp.data.s.inputFields.map((f: { name: string }) => f.name)).toEqual(['_eq', '_gt', '_gte', '_in', '_is_null', '_like', '_lt', '_lte', '_neq', '_nin', '_nlike']);
+    expect(cmp.data.g.inputFields.find((f: { name: string }) => f.name === 'id').type.name).toBe('Int_BigQuery_comparison_exp');
+    const m = await s.gql('mutation { insert_shop_author(objects: [{id: 9}]) { affected_rows } }');
+    expect(m.errors[0].message).toBe('no mutations exist');
+  });
+});
+
+describe('GraphQL over the stand-in', () => {
+  it('a query with a relationship, compiled to GoogleSQL, its parameters named, the global select limit applied', async () => {
+    stand.answer((sql) => sql.startsWith('SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.`name` AS `name`, ARRAY('), jsonAnswer([{ name: 'ann', articles: [{ title: 'a1' }] }]));
+    const r = await s.gql('{ shop_author(where: {name: {_like: "a%"}}, order_by: {id: asc}) { name articles { title } } }');
+    expect(r).toEqual({ data: { shop_author: [{ name: 'ann', articles: [{ title: 'a1' }] }] } });
+    const sent = lastSent((x) => x.includes('FROM `shop`.`author` AS _t0'))!;
+    expect(sent.params).toEqual(['a%']);
+    expect(sent.sql).toContain('WHERE _t1.`author_id` = _t0.`id`');
+    expect(sent.sql).toContain('LIMIT 100)');
+  });
+
+  it("a role's filter with its session variable; a bad value is data-exception", async () => {
+    stand.answer((sql) => sql.includes('FROM `shop`.`article` AS _t0 WHERE (_t0.`author_id` = CAST(@p1 AS INT64))'), jsonAnswer([{ id: 1, title: 'a1' }]));
+    expect(await s.gql('{ shop_article { id title } }', undefined, { 'x-svc-role': 'user', 'x-svc-user-id': '1' })).toEqual({ data: { shop_article: [{ id: 1, title: 'a1' }] } });
+    expect(lastSent((x) => x.includes('`shop`.`article` AS _t0 WHERE (_t0.`author_id`'))!).toMatchObject({ params: ['1'] });
+    stand.answer(
+      (sql) => sql.includes('CAST(@p1 AS INT64))') && sql.includes('`shop`.`article`'),
+      () => {
+        throw Object.assign(new Error('Bad int64 value: one'), { code: 400, errors: [{ reason: 'invalidQuery' }] });
+      },
+    );
+    const bad = await s.gql('{ shop_article { id } }', undefined, { 'x-svc-role': 'user', 'x-svc-user-id': 'one' });
+    expect(bad.errors[0]).toMatchObject({ message: 'Bad int64 value: one', extensions: { code: 'data-exception' } });
+  });
+
+  it('an aggregate; subscriptions are not-supported; explain is a dry run', async () => {
+    stand.answer((sql) => sql.startsWith('SELECT TO_JSON_STRING((SELECT AS STRUCT STRUCT(COUNT(*)'), jsonAnswer({ aggregate: { count: 4 } }));
+    expect(await s.gql('{ shop_article_aggregate { aggregate { count } } }')).toEqual({ data: { shop_article_aggregate: { aggregate: { count: 4 } } } });
+    const e = await s.request('POST', '/v1/graphql/explain', { query: { query: '{ shop_author_by_pk(id: 1) { name } }' } });
+    expect(e.status, e.text).toBe(200);
+    expect(e.body[0]).toMatchObject({ field: 'shop_author_by_pk', params: ['1'], plan: ['dry run: 1024 bytes would be processed', 'reads svc-test.shop.author'] });
+    expect(stand.queries.at(-1)!.sql.startsWith('-- dry run\nSELECT TO_JSON_STRING((SELECT AS STRUCT')).toBe(true);
+  });
+});
+
+describe('bigquery_run_sql', () => {
+  it('answers rows with a header; a CREATE reloads the source so the new table can be tracked', async () => {
+    stand.answer((sql) => sql === 'SELECT name FROM shop.author', { columns: ['name'], rows: [['ann'], ['bob']] });
+    expect(await ok({ type: 'bigquery_run_sql', args: { source, sql: 'SELECT name FROM shop.author' } })).toEqual({ result_type: 'TuplesOk', result: [['name'], ['ann'], ['bob']] });
+    stand.answer(
+      (sql) => sql.startsWith('CREATE TABLE shop.tag'),
+      () => {
+        const d = stand.catalog.shop!;
+        stand.catalog = {
+          ...stand.catalog,
+          shop: {
+            ...d,
+            tables: { ...d.tables, rows: [...d.tables.rows, ['tag', 'BASE TABLE']] },
+            columns: { ...d.columns, rows: [...d.columns.rows, ['tag', 'label', 1, 'NO', 'STRING']] },
+          },
+        };
+        return { columns: [], rows: [] };
+      },
+    );
+    expect(await ok({ type: 'bigquery_run_sql', args: { source, sql: 'CREATE TABLE shop.tag (label STRING NOT NULL)' } })).toEqual({ result_type: 'CommandOk', result: null });
+    await ok({ type: 'bigquery_track_table', args: { source, table: shop('tag') } });
+    const err = await s.metadata({ type: 'bigquery_run_sql', args: { source, sql: 'SELEC 1' } });
+    expect(err).toMatchObject({ status: 400, body: { code: 'unexpected', path: '$.args', internal: { reason: 'invalidQuery', statement: 'SELEC 1' } } });
+    expect(await s.metadata({ type: 'bigquery_run_sql', args: { source: 'default', sql: 'SELECT 1' } })).toMatchObject({ status: 400, body: { code: 'not-supported' } });
+  });
+
+  it('drops the source', async () => {
+    await ok({ type: 'bigquery_drop_source', args: { name: source } });
+    expect(await exported()).toBeUndefined();
+  });
+});
+
+describe("the real client (@google-cloud/bigquery) with a key Google does not know", () => {
+  it('fails the introspection with an error (no hang), which the build reports as an inconsistent source', async () => {
+    const conn = bigqueryKind().connect('real', { service_account: KEY, project_id: 'svc-test', datasets: ['shop'] }, {});
+    const t = Date.now();
+    // Offline: the token endpoint's name does not resolve; online: Google refuses the key.
+    await expect(conn.introspect()).rejects.toThrow(/oauth2\.googleapis\.com|invalid_grant|account/i);
+    expect(Date.now() - t).toBeLessThan(20_000);
+    await conn.close();
+  });
+});
