@@ -253,6 +253,14 @@ export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
   compileMutation,
+  // Note [Grouped aggregates in SQL] in ./compile-groups.ts: `count` compares as an Int, the
+  // statistics (avg...) as a Float, bound as float8 so that nothing is rounded on the way.
+  groups: {
+    count: { type: 'int4', udt: 'int4', typeSchema: 'pg_catalog', typeKind: 'base' },
+    float: { type: 'float8', udt: 'float8', typeSchema: 'pg_catalog', typeKind: 'base' },
+    floatInput: { type: 'float4', udt: 'float4', typeSchema: 'pg_catalog', typeKind: 'base' },
+    truncates: (t) => t.typeKind !== 'array' && isCatalogType(t, ['date', 'timestamp', 'timestamptz']),
+  },
   mutationFailure,
   classifyError,
   quoteIdent,

@@ -133,7 +133,9 @@ export type FieldIR =
   /** A scalar computed field: the call on the row. */
   | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf; scalar: ScalarType; asText?: boolean; redact?: Redaction }
   /** A set-returning computed field: its rows (`rows.from` is the call on the row). */
-  | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR };
+  | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR }
+  /** `<rel>_groups`: the array relationship's rows grouped (Note [Grouped aggregates]). */
+  | { key: string; k: 'array_groups'; mapping: readonly (readonly [string, string])[]; groups: GroupsIR };
 
 export interface ObjectIR {
   fields: FieldIR[];
@@ -162,7 +164,67 @@ export type AggregateOp =
  * the first order key of the last row (null when there is none), where the stream goes on. */
 export type RootIR =
   | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean; cursor?: boolean }
-  | { k: 'aggregate'; agg: AggregateIR };
+  | { k: 'aggregate'; agg: AggregateIR }
+  | { k: 'groups'; groups: GroupsIR };
+
+/*
+ * Note [Grouped aggregates]
+ * `<t>_groups` (and `<rel>_groups`) partitions the rows a role may see (its filter and the
+ * request's `where`, applied before grouping) by keys, and gives per group the keys' values and
+ * aggregates of its rows (the functions `<t>_aggregate_fields` offers). A key is a column of the
+ * table or of a row reached through object relationships (the remote's filter folded in, as for
+ * an order key: a row the role may not see gives null), optionally truncated to a unit of time.
+ * `having` filters the groups by aggregates, `orderBy` orders them (the keys, ascending, always
+ * follow as the last order keys, so that groups come in one order and live queries compare equal
+ * results equal), `limit`/`offset` window them, the permission's limit caps how many come.
+ * No key is one group of every row (as `_aggregate`). The schema side is
+ * plugins/database/schema/groups.ts, the SQL plugins/postgres/compile-groups.ts.
+ */
+
+/** A grouping key: `column` of the table, or of the row reached through `path` (object
+ * relationships, outermost first, as OrderItem's). */
+export interface GroupKeyIR {
+  path: OrderItem['path'];
+  column: string;
+  scalar: ScalarType;
+  /** The column's value truncated to this unit (date and time columns). */
+  truncate?: 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+  /** The column's inherited-role redaction on its own table (OrderItem's `redact`). */
+  redact?: BoolIR;
+}
+
+/** An aggregate of a group's rows: `count` of them, or `fn` of one column. */
+export interface AggregateTerm {
+  fn: string;
+  column?: string;
+  redact?: Redaction;
+}
+
+/** What a group's `keys` object holds: key `index`'s value, an object relationship's keys, `__typename`. */
+export type GroupKeyField =
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'key'; index: number; scalar: ScalarType; asText?: boolean }
+  | { key: string; k: 'object'; fields: GroupKeyField[] };
+
+export type GroupField =
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'keys'; fields: GroupKeyField[] }
+  | { key: string; k: 'aggregate'; fields: AggregateOp[] };
+
+export interface GroupsIR {
+  table: QualifiedTable;
+  /** The rows grouped: the role's filter and the request's `where`. */
+  where: BoolIR;
+  keys: GroupKeyIR[];
+  /** A condition on the columns `agg0`, `agg1`...: the values of `terms`, in order. */
+  having?: { terms: AggregateTerm[]; e: BoolIR };
+  /** Group order keys: a key by index, or an aggregate. */
+  orderBy: ({ k: 'key'; index: number; dir: OrderDir } | { k: 'agg'; term: AggregateTerm; dir: OrderDir })[];
+  limit?: Value;
+  limitCap?: number;
+  offset?: Value;
+  fields: GroupField[];
+}
 
 /** How `Dialect.compileSelect` compiles. `multiplexed`: one statement for many bindings of the
  * same parameters (live queries, Note [Live queries] in core/schema/contract.ts): the dialect's
