@@ -664,12 +664,12 @@ export function mutationFailure(e: unknown): { k: 'check' } | { k: 'zero'; index
   return m[1] === 'check' ? { k: 'check' } : { k: 'zero', index: Number(m[2]) };
 }
 
-interface Written {
+export interface Written {
   /** The CTEs holding the rows of one table written by this statement, in order. */
   ctes: string[];
 }
 
-class MutationCompiler extends Compiler {
+export class MutationCompiler extends Compiler {
   readonly with: string[] = [];
   /** CTEs whose `c` column is a check. */
   readonly checked: string[] = [];

@@ -7,6 +7,7 @@ import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
+import { compileNestedUpdate } from './compile-nested.js';
 import { quoteIdent } from './identifiers.js';
 
 const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
@@ -252,7 +253,9 @@ function classifyError(e: unknown): { code: ErrorCode; prefix?: string; internal
 export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
-  compileMutation,
+  // An update with writes through relationships (Note [Nested updates in SQL] in ./compile-nested.ts).
+  compileMutation: (ir) => (ir.k === 'update' && ir.nested?.length ? compileNestedUpdate(ir) : compileMutation(ir)),
+  nestedUpdates: true,
   // Note [Grouped aggregates in SQL] in ./compile-groups.ts: `count` compares as an Int, the
   // statistics (avg...) as a Float, bound as float8 so that nothing is rounded on the way.
   groups: {

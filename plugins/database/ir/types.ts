@@ -316,10 +316,41 @@ export interface UpdateIR {
   table: QualifiedTable;
   /** The rows to update: the request's where and the role's update filter. */
   where: BoolIR;
+  /** Empty only with `nested`: the rows are then not written, only the parents of its writes. */
   set: { column: string; scalar: ScalarType; op: UpdateOp; value?: Value }[];
   /** The role's update check on every updated row (its new values). */
   check: BoolIR;
   output: MutationOutput;
+  /** Writes through the relationships of the rows (`_nested`, Note [Nested updates] in
+   * plugins/database/schema/nested-update.ts); `key` is then the table's primary key. */
+  nested?: NestedWriteIR[];
+  key?: readonly string[];
+}
+
+/** The writes through one relationship of the rows another write of the mutation wrote (its
+ * parents): in this order, the deletes, the updates, the inserts (Note [Nested updates]). */
+export interface NestedWriteIR {
+  relationship: string;
+  /** Pairs (parent's column, remote's column). */
+  mapping: readonly (readonly [string, string])[];
+  table: QualifiedTable;
+  /** The remote table's primary key; none for a relationship that only inserts. */
+  key?: readonly string[];
+  /** The remote rows of the parents that match `where` (the request's and the role's filter). */
+  delete?: { where: BoolIR };
+  update?: { where: BoolIR; set: UpdateIR['set']; check: BoolIR; nested: NestedWriteIR[] };
+  /** Rows inserted for every parent, the remote's mapped columns taken from the parent. */
+  insert?: NestedInsertIR;
+}
+
+export interface NestedInsertIR {
+  /** Every column the rows may give, with its type (for the casts). */
+  columns: ReadonlyMap<string, { scalar: ScalarType }>;
+  /** Each row's values (a column left out takes its default) and the rows it brings through
+   * array relationships (inserted for it, as for a parent). */
+  rows: { values: ReadonlyMap<string, ColumnValue>; after: NestedWriteIR[] }[];
+  /** The role's insert check on every new row. */
+  check: BoolIR;
 }
 
 export interface DeleteIR {
