@@ -231,6 +231,8 @@ function compileSelect(ir: RootIR, opts: { multiplexed?: boolean } = {}): Compil
   // Without `batch` in the answer the framework answers subscriptions `not-supported`; a stream's
   // cursor is refused here for the same reason.
   if (opts.multiplexed || (ir.k === 'select' && ir.cursor)) throw new Unsupported('subscriptions');
+  // Grouped aggregates are offered only by a dialect with `groups`, which this one has not.
+  if (ir.k === 'groups') throw new Unsupported('grouped aggregates');
   const c = new MemoryCompiler();
   const root: Plan['root'] = ir.k === 'aggregate' ? { k: 'aggregate', agg: c.aggregate(ir.agg) } : { k: ir.single ? 'single' : 'list', rows: c.rows(ir.rows), select: c.object(ir.select) };
   return { sql: JSON.stringify({ memory: 1, root } satisfies Plan), params: c.params };

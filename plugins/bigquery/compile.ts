@@ -282,6 +282,9 @@ class Compiler {
         const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
         return `ARRAY(SELECT AS STRUCT ${this.object(f.select, a)}${this.clauses(r)})`;
       }
+      case 'array_groups':
+        // Never planned: the dialect does not offer grouped aggregates (Dialect.groups).
+        throw new UnsupportedQuery('grouped aggregates');
       case 'array_aggregate': {
         const a = this.alias();
         return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
@@ -348,6 +351,7 @@ export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQue
   const cap = globalLimit(opts.configuration);
   let sql: string;
   if (ir.k === 'aggregate') sql = `SELECT TO_JSON_STRING((${c.aggregate(ir.agg, t, undefined, cap)})) AS json`;
+  else if (ir.k === 'groups') throw new UnsupportedQuery('grouped aggregates');
   else {
     const r = c.rows(ir.rows, t, undefined, cap);
     sql = ir.single

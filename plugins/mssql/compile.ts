@@ -326,6 +326,9 @@ class Compiler {
         const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
         return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, a)} FROM ${r.from}${r.order} ${FOR_JSON_LIST}), N'[]'))`;
       }
+      case 'array_groups':
+        // Never planned: the dialect does not offer grouped aggregates (Dialect.groups).
+        throw new UnsupportedQuery('grouped aggregates');
       case 'array_aggregate': {
         const a = this.alias();
         return `JSON_QUERY((${this.aggregate(f.agg, a, this.join(f.mapping, a, t))}))`;
@@ -407,6 +410,7 @@ export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQue
   const t = c.alias();
   let sql: string;
   if (ir.k === 'aggregate') sql = `SELECT (${c.aggregate(ir.agg, t, undefined)}) AS [json]`;
+  else if (ir.k === 'groups') throw new UnsupportedQuery('grouped aggregates');
   else {
     const r = c.rows(ir.rows, t);
     if (ir.single) sql = `SELECT ISNULL((SELECT TOP (1) ${c.object(ir.select, t)} FROM ${r.from}${r.order} ${FOR_JSON_OBJECT}), N'null') AS [json]`;

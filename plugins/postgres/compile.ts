@@ -29,6 +29,7 @@ import type {
 } from '../database/index.js';
 import { parseJsonPath } from '../database/index.js';
 import { quoteIdent } from './identifiers.js';
+import { groupsSelect } from './compile-groups.js';
 
 /*
  * Note [One statement per root field]
@@ -517,6 +518,9 @@ class Compiler {
         const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));
         return `(select coalesce(json_agg(${this.object(f.select, a)}${r.order}), '[]') from ${r.from})`;
       }
+      // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
+      case 'array_groups':
+        return `(${groupsSelect(this, f.groups, { mapping: f.mapping, parent: t })})`;
     }
   }
 
@@ -585,6 +589,7 @@ export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQue
   const t = c.alias();
   let sql: string;
   if (ir.k === 'aggregate') sql = `select (${c.aggregate(ir.agg, t, undefined)})::text as json`;
+  else if (ir.k === 'groups') sql = `select (${groupsSelect(c, ir.groups)})::text as json`;
   else {
     const r = c.rows(ir.rows, t, undefined, undefined, ir.single);
     if (ir.single) sql = `select coalesce((select ${c.object(ir.select, t)} from ${r.from} limit 1)::text, 'null') as json`;
@@ -698,12 +703,12 @@ export function mutationFailure(e: unknown): { k: 'check' } | { k: 'zero'; index
   return m[1] === 'check' ? { k: 'check' } : { k: 'zero', index: Number(m[2]) };
 }
 
-interface Written {
+export interface Written {
   /** The CTEs holding the rows of one table written by this statement, in order. */
   ctes: string[];
 }
 
-class MutationCompiler extends Compiler {
+export class MutationCompiler extends Compiler {
   readonly with: string[] = [];
   /** CTEs whose `c` column is a check. */
   readonly checked: string[] = [];

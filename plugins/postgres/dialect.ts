@@ -7,6 +7,7 @@ import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
+import { compileNestedUpdate } from './compile-nested.js';
 import { quoteIdent } from './identifiers.js';
 
 const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
@@ -252,7 +253,17 @@ function classifyError(e: unknown): { code: ErrorCode; prefix?: string; internal
 export const postgresDialect: Dialect = {
   defaultSchema: 'public',
   compileSelect,
-  compileMutation,
+  // An update with writes through relationships (Note [Nested updates in SQL] in ./compile-nested.ts).
+  compileMutation: (ir) => (ir.k === 'update' && ir.nested?.length ? compileNestedUpdate(ir) : compileMutation(ir)),
+  nestedUpdates: true,
+  // Note [Grouped aggregates in SQL] in ./compile-groups.ts: `count` compares as an Int, the
+  // statistics (avg...) as a Float, bound as float8 so that nothing is rounded on the way.
+  groups: {
+    count: { type: 'int4', udt: 'int4', typeSchema: 'pg_catalog', typeKind: 'base' },
+    float: { type: 'float8', udt: 'float8', typeSchema: 'pg_catalog', typeKind: 'base' },
+    floatInput: { type: 'float4', udt: 'float4', typeSchema: 'pg_catalog', typeKind: 'base' },
+    truncates: (t) => t.typeKind !== 'array' && isCatalogType(t, ['date', 'timestamp', 'timestamptz']),
+  },
   mutationFailure,
   classifyError,
   quoteIdent,

@@ -136,7 +136,9 @@ export type FieldIR =
   /** A scalar computed field: the call on the row. */
   | { key: string; k: 'computed'; call: FunctionCallIR; row: RowOf; scalar: ScalarType; asText?: boolean; redact?: Redaction }
   /** A set-returning computed field: its rows (`rows.from` is the call on the row). */
-  | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR };
+  | { key: string; k: 'computed_rows'; row: RowOf; rows: RowsIR; select: ObjectIR }
+  /** `<rel>_groups`: the array relationship's rows grouped (Note [Grouped aggregates]). */
+  | { key: string; k: 'array_groups'; mapping: readonly (readonly [string, string])[]; groups: GroupsIR };
 
 export interface ObjectIR {
   fields: FieldIR[];
@@ -165,7 +167,67 @@ export type AggregateOp =
  * the first order key of the last row (null when there is none), where the stream goes on. */
 export type RootIR =
   | { k: 'select'; rows: RowsIR; select: ObjectIR; single: boolean; cursor?: boolean }
-  | { k: 'aggregate'; agg: AggregateIR };
+  | { k: 'aggregate'; agg: AggregateIR }
+  | { k: 'groups'; groups: GroupsIR };
+
+/*
+ * Note [Grouped aggregates]
+ * `<t>_groups` (and `<rel>_groups`) partitions the rows a role may see (its filter and the
+ * request's `where`, applied before grouping) by keys, and gives per group the keys' values and
+ * aggregates of its rows (the functions `<t>_aggregate_fields` offers). A key is a column of the
+ * table or of a row reached through object relationships (the remote's filter folded in, as for
+ * an order key: a row the role may not see gives null), optionally truncated to a unit of time.
+ * `having` filters the groups by aggregates, `orderBy` orders them (the keys, ascending, always
+ * follow as the last order keys, so that groups come in one order and live queries compare equal
+ * results equal), `limit`/`offset` window them, the permission's limit caps how many come.
+ * No key is one group of every row (as `_aggregate`). The schema side is
+ * plugins/database/schema/groups.ts, the SQL plugins/postgres/compile-groups.ts.
+ */
+
+/** A grouping key: `column` of the table, or of the row reached through `path` (object
+ * relationships, outermost first, as OrderItem's). */
+export interface GroupKeyIR {
+  path: OrderItem['path'];
+  column: string;
+  scalar: ScalarType;
+  /** The column's value truncated to this unit (date and time columns). */
+  truncate?: 'hour' | 'day' | 'week' | 'month' | 'quarter' | 'year';
+  /** The column's inherited-role redaction on its own table (OrderItem's `redact`). */
+  redact?: BoolIR;
+}
+
+/** An aggregate of a group's rows: `count` of them, or `fn` of one column. */
+export interface AggregateTerm {
+  fn: string;
+  column?: string;
+  redact?: Redaction;
+}
+
+/** What a group's `keys` object holds: key `index`'s value, an object relationship's keys, `__typename`. */
+export type GroupKeyField =
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'key'; index: number; scalar: ScalarType; asText?: boolean }
+  | { key: string; k: 'object'; fields: GroupKeyField[] };
+
+export type GroupField =
+  | { key: string; k: 'typename'; name: string }
+  | { key: string; k: 'keys'; fields: GroupKeyField[] }
+  | { key: string; k: 'aggregate'; fields: AggregateOp[] };
+
+export interface GroupsIR {
+  table: QualifiedTable;
+  /** The rows grouped: the role's filter and the request's `where`. */
+  where: BoolIR;
+  keys: GroupKeyIR[];
+  /** A condition on the columns `agg0`, `agg1`...: the values of `terms`, in order. */
+  having?: { terms: AggregateTerm[]; e: BoolIR };
+  /** Group order keys: a key by index, or an aggregate. */
+  orderBy: ({ k: 'key'; index: number; dir: OrderDir } | { k: 'agg'; term: AggregateTerm; dir: OrderDir })[];
+  limit?: Value;
+  limitCap?: number;
+  offset?: Value;
+  fields: GroupField[];
+}
 
 /** How `Dialect.compileSelect` compiles. `multiplexed`: one statement for many bindings of the
  * same parameters (live queries, Note [Live queries] in core/schema/contract.ts): the dialect's
@@ -261,10 +323,41 @@ export interface UpdateIR {
   table: QualifiedTable;
   /** The rows to update: the request's where and the role's update filter. */
   where: BoolIR;
+  /** Empty only with `nested`: the rows are then not written, only the parents of its writes. */
   set: { column: string; scalar: ScalarType; op: UpdateOp; value?: Value }[];
   /** The role's update check on every updated row (its new values). */
   check: BoolIR;
   output: MutationOutput;
+  /** Writes through the relationships of the rows (`_nested`, Note [Nested updates] in
+   * plugins/database/schema/nested-update.ts); `key` is then the table's primary key. */
+  nested?: NestedWriteIR[];
+  key?: readonly string[];
+}
+
+/** The writes through one relationship of the rows another write of the mutation wrote (its
+ * parents): in this order, the deletes, the updates, the inserts (Note [Nested updates]). */
+export interface NestedWriteIR {
+  relationship: string;
+  /** Pairs (parent's column, remote's column). */
+  mapping: readonly (readonly [string, string])[];
+  table: QualifiedTable;
+  /** The remote table's primary key; none for a relationship that only inserts. */
+  key?: readonly string[];
+  /** The remote rows of the parents that match `where` (the request's and the role's filter). */
+  delete?: { where: BoolIR };
+  update?: { where: BoolIR; set: UpdateIR['set']; check: BoolIR; nested: NestedWriteIR[] };
+  /** Rows inserted for every parent, the remote's mapped columns taken from the parent. */
+  insert?: NestedInsertIR;
+}
+
+export interface NestedInsertIR {
+  /** Every column the rows may give, with its type (for the casts). */
+  columns: ReadonlyMap<string, { scalar: ScalarType }>;
+  /** Each row's values (a column left out takes its default) and the rows it brings through
+   * array relationships (inserted for it, as for a parent). */
+  rows: { values: ReadonlyMap<string, ColumnValue>; after: NestedWriteIR[] }[];
+  /** The role's insert check on every new row. */
+  check: BoolIR;
 }
 
 export interface DeleteIR {

@@ -327,6 +327,20 @@ export interface Dialect {
   /** How inserts upsert (Note [Upsert arguments]): `on_conflict` (absent: the default), or
    * `if_matched` (Hasura's MSSQL upsert). */
   upsert?: 'on_conflict' | 'if_matched';
+  /** Grouped aggregates (`<t>_groups`, Note [Grouped aggregates] in ir/types.ts): offered when
+   * set, and then compiled by `compileSelect`. The types `having` compares with: `count`'s, and
+   * the statistics' (`avg`, `stddev`...; GraphQL Float). */
+  groups?: {
+    count: ColumnType;
+    /** The statistics' type as values are bound, and as GraphQL shows it (`Float_comparison_exp`). */
+    float: ColumnType;
+    floatInput: ColumnType;
+    /** Whether a column of this type may be truncated to a unit of time (`_truncate`). */
+    truncates(t: ColumnType): boolean;
+  };
+  /** Whether `compileMutation` compiles updates with writes through relationships
+   * (`_nested`, Note [Nested updates] in schema/nested-update.ts). */
+  nestedUpdates?: boolean;
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
   mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;

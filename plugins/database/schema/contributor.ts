@@ -14,6 +14,7 @@ import { namespaceField } from './namespace.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
 import { liveOf, streamRootFields } from './subscription.js';
+import { GroupsSchema } from './groups.js';
 
 /** Hasura's admin role: every table, no permission. */
 export const ADMIN_ROLE = 'admin';
@@ -22,6 +23,15 @@ type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subsc
 
 export function roleSchema(db: DatabaseService, role: string, build: BuildResult, types: TypeRegistry): RoleSchema {
   const rs = new RoleSchema(role, role === ADMIN_ROLE, db.resolved(build).sources.values(), types, db.inferFunctionPermissions, db.stringifyNumericTypes);
+  // `<rel>_groups` (./groups.ts): where the remote offers groups and no field of the table has the name.
+  const groups = new GroupsSchema(rs, types);
+  rs.groupsField = (t, r) => {
+    const remote = rs.remote(t, r);
+    const name = `${r.name}_groups`;
+    const taken = t.columns.some((c) => c.field === name) || t.computedFields.some((cf) => cf.name === name) || t.relationships.some((x) => x.name === name);
+    return r.kind === 'array' && !taken && groups.offered(remote) ? { ...groups.field(remote), description: 'Grouped aggregates of the relationship' } : undefined;
+  };
+  groupsOf.set(rs, groups);
   // Note [Joined fields] in ./joins.ts.
   const providers = db.joinedFields;
   if (providers.length > 0) {
@@ -39,13 +49,16 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
   return rs;
 }
 
+/** The role schema's GroupsSchema (set where the role schema is made). */
+const groupsOf = new WeakMap<RoleSchema, GroupsSchema>();
+
 /** `root`: the query root, or the subscription root, where the same fields are live queries
  * (Note [Live queries] in core/schema/contract.ts) as `subscription_root_fields` allows. */
 export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query'): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
   // Each field's type and arguments are made when the schema first reads them (Note [Lazy
   // query schemas] in core/schema/assembly.ts): a request reads those of the fields it selects.
-  const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate'>, t: RoleTable, make: () => FieldConfig) => {
+  const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate' | 'select_groups'>, t: RoleTable, make: () => FieldConfig) => {
     const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
     if (allowed && !allowed.includes(kind)) return;
     const rf = t.model.rootFields[kind];
@@ -64,6 +77,23 @@ export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' =
       add('select_by_pk', t, () => ({ type: rs.object(t), args: rs.pkArgs(t)!, description: `fetch data from the table: "${table}" using primary key columns` }));
     }
     if (t.aggregates) add('select_aggregate', t, () => ({ type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` }));
+  }
+  // `<t>_groups` (Note [The groups' shape] in ./groups.ts), after every other field, so that a
+  // field of that name (a table's own) keeps it. `query_root_fields` shows it with the aggregate.
+  const groups = groupsOf.get(rs);
+  for (const t of groups ? rs.tables.values() : []) {
+    if (!groups!.offered(t)) continue;
+    const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
+    if (allowed && !allowed.includes('select_aggregate')) continue;
+    const name = sourceNames(t.source).field(`${t.model.name}_groups`);
+    if (name in query) continue;
+    let config: FieldConfig | undefined;
+    query[name] = ofSource(t.source, {
+      get config() {
+        return (config ??= groups!.field(t));
+      },
+      plan: (input) => planned('select_groups', t, rs, input),
+    });
   }
   return query;
 }

@@ -39,6 +39,7 @@ import { spliceJoins, type PlannedJoin } from './joins.js';
 import { ofSource, sourceNames, tn } from './names.js';
 import { abstractVariables, generalise, shapeKey, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
+import { NestedSchema, ownSet, planNested, refuseKeyChange } from './nested-update.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
 
@@ -70,13 +71,17 @@ const isJsonb = (c: ResolvedColumn) => c.scalar.jsonUpdates === true;
 
 export class MutationSchema {
   private readonly write = new Map<string, WriteTable | null>();
+  /** `_nested` of updates (Note [Nested updates] in ./nested-update.ts). */
+  readonly nested: NestedSchema;
 
   constructor(
     readonly rs: RoleSchema,
     private readonly types: TypeRegistry,
     /** Note [Backend-only permissions]: whether the request may use them. */
     private readonly backendOnly = false,
-  ) {}
+  ) {
+    this.nested = new NestedSchema(this, types);
+  }
 
   private named<T extends GraphQLNamedType>(name: string, make: () => T): T {
     return (this.types.get(name) as T | undefined) ?? this.types.define(make());
@@ -324,7 +329,7 @@ export class MutationSchema {
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
-        fields: () => ({ ...(this.updateArgs(w) as GraphQLInputFieldConfigMap), where: { type: nn(this.rs.boolExp(w.t)), description: 'filter the rows which have to be updated' } }),
+        fields: () => ({ ...(this.updateArgs(w) as GraphQLInputFieldConfigMap), ...this.nested.arg(w), where: { type: nn(this.rs.boolExp(w.t)), description: 'filter the rows which have to be updated' } }),
       }),
     );
   }
@@ -358,7 +363,7 @@ export class MutationSchema {
         }
       }
       if (w.update && w.updateColumns.length + w.update.set.size > 0) {
-        const ops = this.updateArgs(w);
+        const ops = { ...this.updateArgs(w), ...this.nested.arg(w) };
         add('update', { type: response, args: { ...ops, where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } }, description: `update data of the table: ${table}` });
         const pk = this.pkColumnsInput(w);
         if (pk && t.hasObject) add('update_by_pk', { type: this.rs.object(t), args: { ...ops, pk_columns: { type: nn(pk) } }, description: `update single row of the table: ${table}` });
@@ -394,8 +399,8 @@ const UPDATE_ARGS: Record<string, UpdateOp> = {
 
 class MutationPlanner {
   constructor(
-    private readonly p: Planner,
-    private readonly ms: MutationSchema,
+    readonly p: Planner,
+    readonly ms: MutationSchema,
     private readonly field: string,
   ) {}
 
@@ -597,19 +602,28 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
     case 'update_by_pk': {
       const where = kind === 'update' ? planner.where(args.where, t) : mp.pkWhere(w, mp.objectOf(args.pk_columns, 'pk_columns'));
       const output = mp.output(field, w, single);
-      const set = mp.updateSet(w, args);
-      if (!set) return { irs: [{ empty: output }], planner };
-      return { irs: [{ k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output }], planner };
+      const path = `$.selectionSet.${field.name.value}.args`;
+      // Note [Nested updates] in ./nested-update.ts.
+      const set = ownSet(mp, w, args, path);
+      const nested = planNested(mp, w, args._nested, `${path}._nested`);
+      if (!set || (set.length === 0 && nested.length === 0)) return { irs: [{ empty: output }], planner };
+      if (nested.length > 0) refuseKeyChange(w, set, path);
+      const more = nested.length > 0 ? { nested, key: t.model.primaryKey! } : {};
+      return { irs: [{ k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, ...more }], planner };
     }
     case 'update_many': {
       const output = mp.output(field, w, false);
       const irs = mp.listOf(args.updates).map((u, i): MutationIR | { empty: MutationOutput } => {
         const o = mp.objectOf(u, 'updates') ?? {};
         // Hasura parses each update of the list at its index.
-        const set = mp.updateSet(w, o, `$.selectionSet.${field.name.value}.args.updates[${i}]`);
-        if (!set) return { empty: output };
+        const path = `$.selectionSet.${field.name.value}.args.updates[${i}]`;
+        const set = ownSet(mp, w, o, path);
+        const nested = planNested(mp, w, o._nested, `${path}._nested`);
+        if (!set || (set.length === 0 && nested.length === 0)) return { empty: output };
+        if (nested.length > 0) refuseKeyChange(w, set, path);
+        const more = nested.length > 0 ? { nested, key: t.model.primaryKey! } : {};
         // Every update of the list gets the role's filter and check (no CVE-2022-46792 here).
-        return { k: 'update', table: t.model.table, where: and(planner.where(o.where, t), w.update!.filter), set, check: w.update!.check, output };
+        return { k: 'update', table: t.model.table, where: and(planner.where(o.where, t), w.update!.filter), set, check: w.update!.check, output, ...more };
       });
       return { irs, planner };
     }

@@ -15,6 +15,7 @@ import type {
   CompiledQuery,
   FieldIR,
   FunctionCallIR,
+  GroupsIR,
   ObjectIR,
   OrderDir,
   OrderItem,
@@ -106,7 +107,7 @@ export class Planner {
   joinInput: JoinPlanInput | undefined;
 
   constructor(
-    private readonly rs: RoleSchema,
+    readonly rs: RoleSchema,
     private readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>,
     private readonly defaults: Readonly<Record<string, Arg>>,
     private readonly vars: Readonly<Record<string, unknown>> | undefined,
@@ -448,6 +449,14 @@ export class Planner {
         continue;
       }
       const rel = t.relationships.find((r) => r.name === name || (r.kind === 'array' && `${r.name}_aggregate` === name));
+      const grouped = !rel && groupsPlanning.plan && t.relationships.find((r) => r.kind === 'array' && `${r.name}_groups` === name);
+      if (grouped) {
+        // `<rel>_groups` (Note [Grouped aggregates] in ../ir/types.ts): only where the schema offers it.
+        const remote = this.rs.remote(t, grouped);
+        if (!this.rs.groupsField?.(t, grouped)) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
+        fields.push({ key, k: 'array_groups', mapping: grouped.mapping, groups: this.nested(key, () => groupsPlanning.plan!(this, node, remote)) });
+        continue;
+      }
       if (!rel) {
         const joined = this.rs.joined(t)[name];
         if (!joined) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
@@ -514,7 +523,7 @@ export class Planner {
     return { rows, fields };
   }
 
-  private aggregateOps(node: FieldNode, t: RoleTable): AggregateOp[] {
+  aggregateOps(node: FieldNode, t: RoleTable): AggregateOp[] {
     const out: AggregateOp[] = [];
     for (const [key, nodes] of node.selectionSet ? this.collect(node.selectionSet) : []) {
       const n = this.merged(nodes);
@@ -597,7 +606,11 @@ export function and(a: BoolIR, b: BoolIR): BoolIR {
 // ---------------------------------------------------------------------------------------------
 // Plans
 
-export type RootKind = 'select' | 'select_by_pk' | 'select_aggregate' | 'function' | 'function_aggregate';
+export type RootKind = 'select' | 'select_by_pk' | 'select_aggregate' | 'select_groups' | 'function' | 'function_aggregate';
+
+/** Plans `<t>_groups` and `<rel>_groups` (./groups.ts, which needs the planner, so it sets this
+ * when it is loaded; the contributor loads it, and only its schemas have such fields). */
+export const groupsPlanning: { plan?: (p: Planner, node: FieldNode, t: RoleTable) => GroupsIR } = {};
 
 /** Values of the operation's variable defaults, for variables the request leaves out. */
 export function defaultsOf(input: PlanInput): Record<string, Arg> {
@@ -616,6 +629,10 @@ export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanI
   // A tracked function's rows: the call is the FROM of the rows, the table's permission applies.
   const from = fn ? planner.call(fn.model.call, args.args) : undefined;
   if (kind === 'select_by_pk') return planner.byPk(field, t);
+  if (kind === 'select_groups') {
+    if (!groupsPlanning.plan) throw new SvcError('unexpected', 'grouped aggregates are not loaded');
+    return { k: 'groups', groups: groupsPlanning.plan(planner, field, t) };
+  }
   if (kind === 'select_aggregate' || kind === 'function_aggregate') {
     const agg = planner.aggregate(field, t);
     return { k: 'aggregate', agg: from ? { ...agg, rows: { ...agg.rows, from } } : agg };

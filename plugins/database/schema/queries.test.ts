@@ -216,11 +216,12 @@ describe('role user (row filter on a session variable, column lists)', () => {
     expect(types.has('author_aggregate')).toBe(false);
     // By name, as Hasura lists an object's fields (its set_table_is_enum cases show it).
     expect(types.get('article').fields.map((f: any) => f.name)).toEqual(['author', 'author_id', 'id', 'rating', 'title']);
-    expect(types.get('author').fields.map((f: any) => f.name)).toEqual(['articles', 'articles_aggregate', 'id', 'name']);
+    // `articles_groups`: grouped aggregates of the relationship (issue 30), where the role may aggregate articles.
+    expect(types.get('author').fields.map((f: any) => f.name)).toEqual(['articles', 'articles_aggregate', 'articles_groups', 'id', 'name']);
     expect(types.get('author').fields.find((f: any) => f.name === 'name').description).toBe('the name');
     expect(types.get('order_by').enumValues.map((v: any) => v.name)).toEqual(['asc', 'asc_nulls_first', 'asc_nulls_last', 'desc', 'desc_nulls_first', 'desc_nulls_last']);
     const roots = types.get('query_root').fields.map((f: any) => f.name).sort();
-    expect(roots).toEqual(['article', 'article_aggregate', 'article_by_pk', 'author', 'author_by_pk']);
+    expect(roots).toEqual(['article', 'article_aggregate', 'article_by_pk', 'article_groups', 'author', 'author_by_pk']);
   });
 });
 

@@ -18,6 +18,7 @@ import {
   GraphQLScalarType,
   GraphQLString,
   specifiedScalarTypes,
+  type GraphQLFieldConfig,
   type GraphQLFieldConfigArgumentMap,
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
@@ -159,6 +160,10 @@ export class RoleSchema {
    * by the contributor. */
   joinedOf: ((t: RoleTable) => Readonly<Record<string, JoinedField>> | undefined) | undefined;
   private readonly joinedMemo = new Map<RoleTable, Readonly<Record<string, JoinedField>>>();
+
+  /** `<rel>_groups` of an array relationship (./groups.ts), when the role gets it; set by the
+   * contributor. */
+  groupsField: ((t: RoleTable, r: ResolvedRelationship) => GraphQLFieldConfig<unknown, unknown> | undefined) | undefined;
 
   joined(t: RoleTable): Readonly<Record<string, JoinedField>> {
     if (!this.joinedOf) return NO_JOINED;
@@ -428,6 +433,8 @@ export class RoleSchema {
               if (remote.aggregates) {
                 fields[`${r.name}_aggregate`] = { type: nn(this.aggregate(remote)), args: this.selectArgs(remote), description: 'An aggregate relationship' };
               }
+              const groups = this.groupsField?.(t, r);
+              if (groups) fields[`${r.name}_groups`] = groups;
             }
           }
           for (const cf of t.computedFields) {
