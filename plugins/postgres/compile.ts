@@ -42,10 +42,12 @@ import { groupsSelect } from './compile-groups.js';
  *   aggregate: json_build_object('aggregate', json_build_object('count', count(*), ...),
  *                                'nodes', coalesce(json_agg(<object> order by <keys>), '[]'))
  * An object is json_build_object of its fields (row_to_json of a row of them beyond 50 fields,
- * json_build_object's argument limit); an object relationship is a correlated scalar subquery
- * (one row, by the join columns), an array relationship the list form over the remote table
- * filtered by the join columns. PostgreSQL plans both as nested loops on the join columns, as a
- * lateral join would be; nothing is fetched twice and there is no N+1 between Node and the server.
+ * json_build_object's argument limit); an object relationship is a LEFT JOIN where it matches
+ * at most one row (Note [Object relationships by joins]) and a correlated scalar subquery (one
+ * row, by the join columns) where it may match more; an array relationship is the list form over
+ * the remote table filtered by the join columns, which PostgreSQL plans as a nested loop on the
+ * join columns, as a lateral join would be; nothing is fetched twice and there is no N+1 between
+ * Node and the server.
  *
  * Note [Function calls]
  * A computed field or tracked function is called with each argument a text bind parameter cast to
@@ -83,6 +85,28 @@ import { groupsSelect } from './compile-groups.js';
  * (null where no row, or the role may not see it) and lets the planner hash-join; keys through
  * the same steps share one join. A step that is not unique, and every step after it, stays a
  * subquery with `limit 1`, as Hasura answers there (one of the matching rows).
+ */
+
+/*
+ * Note [Object relationships by joins]
+ * An object relationship in a selection was a correlated scalar subquery per row (`(select
+ * json_build_object(...) from (select ... where <join> and <filter>) limit 1)`): PostgreSQL runs
+ * it as a nested loop whatever the row count, and its `limit 1` can make it scan a small remote
+ * table per row. On Chinook's 3,503 tracks with album and genre that cost 82 ms of PostgreSQL's
+ * CPU per request against 14 ms with joins, and 2.1 ms against 1.1 ms on the nested query (the
+ * 16-core machine, bench:graphql and bench:shapes, 2026-11-26). Where the relationship's mapping
+ * covers a key of the remote table (`FieldIR.unique`), at most one remote row matches, so the
+ * remote table is LEFT JOINed where the parent rows are read (the FROM that reads the alias the
+ * object is built on, after its rows subquery), with the remote's row filter in the join
+ * condition, and the object is `case when <first remote join column> is null then null else
+ * <object> end` (a matched row has it non-null: it equals the parent's value). Nested object
+ * relationships join in the same FROM; array relationships stay correlated subqueries, whose
+ * own objects join in their FROM. A relationship that is not unique is the subquery still. The
+ * same rows are read either way, so counts and aggregates beside the nodes do not change. A
+ * join may read the parent rows in another order (a hash join), so a list joins only when its
+ * aggregate has an order of its own (`json_agg(... order by ...)`): a list without order_by, and
+ * a mutation's `returning`, keep the subqueries and the order of the rows as they are read,
+ * which clients of Hasura come to rely on. A single row (`_by_pk`, an object) always joins.
  */
 
 /*
@@ -127,6 +151,14 @@ export function arrayLiteral(x: unknown): string {
 /** A list of arrays as the JSON array of their array literals (`[["a"],["b","c"]]` ->
  * `["{\"a\"}","{\"b\",\"c\"}"]`), for `_in` on an array column. */
 const arrayLiterals = (x: unknown): string => JSON.stringify(Array.isArray(x) ? x.map((a) => (a === null ? null : arrayLiteral(a))) : [arrayLiteral(x)]);
+
+/** The joins an object collected (Note [Object relationships by joins]), to follow its FROM. */
+const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).join('');
+
+/** `joins` for the objects of a list whose aggregate has an order of its own, else none: a join
+ * may read the rows in another order, and a list without order_by keeps the order it had
+ * (the rows as read, Note [Object relationships by joins]). */
+const ordered = (r: { order: string }, joins: string[]): string[] | undefined => (r.order ? joins : undefined);
 
 /** The joins of a rows subquery's order keys (Note [Order keys by joins]): the SQL, and the
  * alias of each path of steps already joined. */
@@ -478,8 +510,11 @@ class Compiler {
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '' };
   }
 
-  object(o: ObjectIR, t: string): string {
-    const pairs = o.fields.map((f) => [f.key, this.field(f, t)] as const);
+  /** The JSON object of `o` on the row `t`. With `joins`, object relationships that match at
+   * most one row are joined in the FROM that reads `t` (the caller appends `joins`) instead of
+   * read by a subquery per row (Note [Object relationships by joins]). */
+  object(o: ObjectIR, t: string, joins?: string[]): string {
+    const pairs = o.fields.map((f) => [f.key, this.field(f, t, joins)] as const);
     if (pairs.length <= 50) return `json_build_object(${pairs.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`;
     return `(select row_to_json(_x) from (select ${pairs.map(([k, e]) => `${e} as ${quoteIdent(k)}`).join(', ')}) as _x)`;
   }
@@ -488,7 +523,7 @@ class Compiler {
     return mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${t}.${quoteIdent(own)}`).join(' and ');
   }
 
-  private field(f: FieldIR, t: string): string {
+  private field(f: FieldIR, t: string, joins?: string[]): string {
     switch (f.k) {
       case 'column': {
         const col = this.redacted(`${t}.${quoteIdent(f.column)}`, f.redact, t);
@@ -499,13 +534,23 @@ class Compiler {
         return lit(f.name);
       case 'object': {
         const a = this.alias();
+        if (joins && f.unique && f.mapping.length > 0) {
+          // Note [Object relationships by joins]: no row (or none the role may see) leaves the
+          // joined columns null, the first remote join column among them.
+          joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
+          return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${this.object(f.select, a, joins)} end`;
+        }
         const r = this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, true);
-        return `(select ${this.object(f.select, a)} from ${r.from} limit 1)`;
+        const inner: string[] = [];
+        const obj = this.object(f.select, a, inner);
+        return `(select ${obj} from ${r.from}${joined(inner)} limit 1)`;
       }
       case 'array': {
         const a = this.alias();
         const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
-        return `(select coalesce(json_agg(${this.object(f.select, a)}${r.order}), '[]') from ${r.from})`;
+        const inner: string[] = [];
+        const obj = this.object(f.select, a, ordered(r, inner));
+        return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${r.from}${joined(inner)})`;
       }
       case 'array_aggregate': {
         const a = this.alias();
@@ -516,7 +561,9 @@ class Compiler {
       case 'computed_rows': {
         const a = this.alias();
         const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));
-        return `(select coalesce(json_agg(${this.object(f.select, a)}${r.order}), '[]') from ${r.from})`;
+        const inner: string[] = [];
+        const obj = this.object(f.select, a, ordered(r, inner));
+        return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${r.from}${joined(inner)})`;
       }
       // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
       case 'array_groups':
@@ -528,6 +575,7 @@ class Compiler {
     // The permission's limit caps the nodes, not the rows aggregated (Hasura counts them all).
     const cap = g.rows.limitCap;
     const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined);
+    const nodeJoins: string[] = [];
     const parts = g.fields.map((f): [string, string] => {
       switch (f.k) {
         case 'typename':
@@ -535,9 +583,13 @@ class Compiler {
         case 'nodes':
           if (cap !== undefined) {
             // The same rows subquery again (its parameters are the same $n), capped.
-            return [f.key, `(select coalesce(json_agg(${this.object(f.select, t)}${r.order}), '[]') from (select * from ${r.from}${r.order} limit ${cap}) as ${t})`];
+            const inner: string[] = [];
+            const obj = this.object(f.select, t, ordered(r, inner));
+            return [f.key, `(select coalesce(json_agg(${obj}${r.order}), '[]') from (select * from ${r.from}${r.order} limit ${cap}) as ${t}${joined(inner)})`];
           }
-          return [f.key, `coalesce(json_agg(${this.object(f.select, t)}${r.order}), '[]')`];
+          // Joins at the aggregate's own FROM: each matches at most one row, so the rows counted
+          // and aggregated are the same.
+          return [f.key, `coalesce(json_agg(${this.object(f.select, t, ordered(r, nodeJoins))}${r.order}), '[]')`];
         case 'aggregate': {
           const ops = f.fields.map((op): [string, string] => {
             if (op.k === 'typename') return [op.key, lit(op.name)];
@@ -557,7 +609,7 @@ class Compiler {
         }
       }
     });
-    return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}`;
+    return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}${joined(nodeJoins)}`;
   }
 }
 
@@ -592,11 +644,13 @@ export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQue
   else if (ir.k === 'groups') sql = `select (${groupsSelect(c, ir.groups)})::text as json`;
   else {
     const r = c.rows(ir.rows, t, undefined, undefined, ir.single);
-    if (ir.single) sql = `select coalesce((select ${c.object(ir.select, t)} from ${r.from} limit 1)::text, 'null') as json`;
+    const joins: string[] = [];
+    const obj = c.object(ir.select, t, ir.single ? joins : ordered(r, joins));
+    if (ir.single) sql = `select coalesce((select ${obj} from ${r.from}${joined(joins)} limit 1)::text, 'null') as json`;
     else {
       // A stream's cursor: the first order key of the last row in the order of the list.
       const cursor = ir.cursor ? `, (array_agg((${t}."__svc_o0")::text${r.order}))[count(*)::int4] as cursor` : '';
-      sql = `select coalesce(json_agg(${c.object(ir.select, t)}${r.order}), '[]')::text as json${cursor} from ${r.from}`;
+      sql = `select coalesce(json_agg(${obj}${r.order}), '[]')::text as json${cursor} from ${r.from}${joined(joins)}`;
     }
   }
   if (!opts.multiplexed) return { sql, params: c.params };

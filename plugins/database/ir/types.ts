@@ -130,7 +130,9 @@ export type FieldIR =
    * parsed keys, or a variable holding the path's text. */
   | { key: string; k: 'column'; column: string; scalar: ScalarType; asText?: boolean; path?: Value; redact?: Redaction }
   | { key: string; k: 'typename'; name: string }
-  | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
+  /** `unique`: the mapping's remote columns hold a key of the remote table, so at most one row
+   * matches (Note [Object relationships by joins] in the PostgreSQL compiler). */
+  | { key: string; k: 'object'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR; unique?: boolean }
   | { key: string; k: 'array'; mapping: readonly (readonly [string, string])[]; select: ObjectIR; rows: RowsIR }
   | { key: string; k: 'array_aggregate'; mapping: readonly (readonly [string, string])[]; agg: AggregateIR }
   /** A scalar computed field: the call on the row. */

@@ -1,8 +1,10 @@
 /**
- * Order keys through object relationships (Note [Order keys by joins] in the PostgreSQL
- * compiler): through unique steps they are LEFT JOINs shared by the keys that pass the same
- * steps, with the remote's row filter in the join condition; a step that is not unique stays a
- * subquery with `limit 1`. The answers are checked against orders written by hand in SQL.
+ * Object relationships as joins (Notes [Order keys by joins] and [Object relationships by joins]
+ * in the PostgreSQL compiler): order keys through unique steps are LEFT JOINs shared by the keys
+ * that pass the same steps, and so are the objects of a selection whose list has an order (or
+ * is one row), with the remote's row filter in the join condition; a step that is not unique
+ * stays a subquery with `limit 1`, and so do the objects of a list without order_by. The answers
+ * are checked against SQL written by hand.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../../test/helpers.js';
@@ -101,5 +103,60 @@ describe('order_by through object relationships', () => {
     ]);
     const d = await gql('{ person(distinct_on: city_id, order_by: [{city_id: asc}, {city: {name: asc}}, {id: asc}]) { id } }');
     expect(d.person.map((p: { id: number }) => p.id)).toEqual(await ids('select distinct on (city_id) id from person order by city_id asc nulls last, id asc'));
+  });
+});
+
+describe('object relationships in a selection', () => {
+  /** Each person's city and its country as SQL says, null where there is none or the role may not see it. */
+  const expected = async (where: string, hidden: boolean) =>
+    (
+      await server.sql.unsafe(`
+        select p.id, c.name as city, k.name as country from person p
+        left join city c on c.id = p.city_id
+        left join country k on k.id = c.country_id ${hidden ? "and k.name <> 'Hidden'" : ''}
+        ${where} order by p.id`)
+    ).map((r) => ({ id: r.id, city: r.city === null ? null : { name: r.city, country: r.country === null ? null : { name: r.country } } }));
+  const q = '{ person(order_by: {id: asc}) { id city { name country { name } } } }';
+
+  it('an ordered list joins them (nested too), with null objects where no row matches', async () => {
+    expect((await gql(q)).person).toEqual(await expected('', false));
+    const sql = await explainSql(q);
+    expect(sql.match(/left join "public"\."city"/g)).toHaveLength(1);
+    expect(sql.match(/left join "public"\."country"/g)).toHaveLength(1);
+    expect(sql).not.toMatch(/limit 1\)/);
+  });
+
+  it("as a role: the remote's filter in the join makes the hidden country null", async () => {
+    const headers = { 'x-svc-role': 'user' };
+    const data = await gql(q, headers);
+    expect(data.person).toEqual(await expected('', true));
+    expect(data.person.some((p: any) => p.city?.name === 'Secret' && p.city.country === null)).toBe(true);
+  });
+
+  it('by primary key, inside an ordered array relationship, and beside aggregates', async () => {
+    const one = await gql('{ person_by_pk(id: 4) { id city { name country { name } } } }');
+    expect(one.person_by_pk).toEqual((await expected('where p.id = 4', false))[0]);
+    expect(await explainSql('{ person_by_pk(id: 4) { id city { name } } }')).toMatch(/left join "public"\."city"/);
+    await server.metadata({ type: 'pg_create_array_relationship', args: { table: 'country', name: 'cities', using: { foreign_key_constraint_on: { table: 'city', column: 'country_id' } } } });
+    const data = await gql('{ country(order_by: {id: asc}) { id cities(order_by: {id: asc}) { id country { name } } } }');
+    expect(data.country).toEqual([
+      { id: 1, cities: [{ id: 1, country: { name: 'Norway' } }, { id: 2, country: { name: 'Norway' } }] },
+      { id: 2, cities: [{ id: 3, country: { name: 'Chile' } }, { id: 6, country: { name: 'Chile' } }] },
+      { id: 3, cities: [{ id: 4, country: { name: 'Hidden' } }] },
+    ]);
+    const agg = await gql('{ person_aggregate(order_by: {id: asc}, where: {id: {_lte: 14}}) { aggregate { count } nodes { id city { name } } } }');
+    const rows = await expected('where p.id <= 14', false);
+    expect(agg.person_aggregate).toEqual({ aggregate: { count: 14 }, nodes: rows.map((r) => ({ id: r.id, city: r.city && { name: r.city.name } })) });
+  });
+
+  it('a list without order_by and a relationship that is not unique keep the subqueries', async () => {
+    const unordered = '{ person(where: {id: {_lte: 3}}) { id city { name } } }';
+    const sql = await explainSql(unordered);
+    expect(sql).not.toMatch(/left join/);
+    expect((await gql(unordered)).person).toHaveLength(3);
+    const home = '{ person(order_by: {id: asc}, where: {home: {_eq: "Bergen"}}) { id home_city { name country { name } } } }';
+    expect(await explainSql(home)).not.toMatch(/left join "public"\."city"/);
+    const data = await gql(home);
+    expect(data.person.every((p: any) => p.home_city.name === 'Bergen' && p.home_city.country.name === 'Norway')).toBe(true);
   });
 });

@@ -332,8 +332,7 @@ export class Planner {
         const rel = t.relationships.find((r) => r.name === k && r.kind === 'object');
         if (!rel) throw fail(`field "${k}" not found in type: '${tn(t, `_order_by`)}'`);
         const remote = this.rs.remote(t, rel);
-        // At most one remote row when the mapping's remote columns cover one of its keys.
-        const unique = remote.model.constraints.some((c) => c.columns.length > 0 && c.columns.every((col) => rel.mapping.some(([, r]) => r === col)));
+        const unique = uniqueJoin(remote, rel.mapping);
         out.push(...this.orderBy(val, remote, [...path, { remote: rel.remote, mapping: rel.mapping, filter: filterOf(remote), ...(unique ? { unique } : {}) }]));
       }
     }
@@ -466,7 +465,8 @@ export class Planner {
       const remote = this.rs.remote(t, rel);
       const args = this.args(node);
       if (rel.kind === 'object') {
-        fields.push({ key, k: 'object', mapping: rel.mapping, rows: { table: rel.remote, where: filterOf(remote), orderBy: [] }, select: this.nested(key, () => this.object(node.selectionSet, remote)) });
+        const unique = uniqueJoin(remote, rel.mapping);
+        fields.push({ key, k: 'object', mapping: rel.mapping, rows: { table: rel.remote, where: filterOf(remote), orderBy: [] }, select: this.nested(key, () => this.object(node.selectionSet, remote)), ...(unique ? { unique } : {}) });
       } else if (rel.name === name) {
         fields.push({ key, k: 'array', mapping: rel.mapping, rows: this.rows(remote, args), select: this.nested(key, () => this.object(node.selectionSet, remote)) });
       } else {
@@ -794,4 +794,10 @@ export function dbError(e: unknown, dialect: Pick<Dialect, 'classifyError'> | un
 /** For tests and tools: the statement a root field compiles to with these variables. */
 export function statementOf(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, vars: Record<string, unknown> = {}): CompiledQuery {
   return t.source.kind.dialect.compileSelect!(irFor(kind, t, rs, input, vars), { configuration: t.source.meta.configuration });
+}
+
+/** Whether at most one row of `remote` matches a row through `mapping`: its remote columns
+ * cover the remote's primary key or one of its unique constraints. */
+function uniqueJoin(remote: RoleTable, mapping: readonly (readonly [string, string])[]): boolean {
+  return remote.model.constraints.some((c) => c.columns.length > 0 && c.columns.every((col) => mapping.some(([, r]) => r === col)));
 }
