@@ -351,10 +351,13 @@ from (
         params: () => [],
         // Hasura's order: ascending, nulls last; the tracks without an album last.
         sql: `
-select coalesce(json_agg(x.j), '[]')::text
+select coalesce(json_agg(json_build_object('id', x.id, 'name', x.name, 'album', case when x.album_id is null then null else
+         json_build_object('title', x.title, 'artist', json_build_object('name', x.artist)) end)
+       order by x.artist asc nulls last, x.title asc nulls last, x.id), '[]')::text
 from (
-  select json_build_object('id', t.id, 'name', t.name, 'album', case when al.id is null then null else
-           json_build_object('title', al.title, 'artist', json_build_object('name', ar.name)) end) as j
+  -- The 50 rows first, their JSON after: built in the sorted subquery, it would be built for
+  -- all 3,503 tracks before the sort (on the 16-core machine 16 ms of PostgreSQL's CPU against 4).
+  select t.id, t.name, t.album_id, al.title, ar.name as artist
   from tracks t
   left join albums al on al.id = t.album_id
   left join artists ar on ar.id = al.artist_id

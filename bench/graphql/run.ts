@@ -532,8 +532,9 @@ async function mutationBench(sql: postgres.Sql) {
         await autocannon({ ...opts, duration: flags.warmup });
         await quiet();
         answered = tally.good + tally.bad;
-        // Room for three times the warm-up's rate.
-        if (m.rows === 'pool') await growPool(next + Math.ceil((3 * answered * flags.duration) / flags.warmup) + 4 * flags.connections + 1000, false);
+        // Room for three times the warm-up's rate, and at least 20,000 rows per second: a short
+        // warm-up on a large machine underestimated the run (a 1 s warm-up on 16 cores ran out).
+        if (m.rows === 'pool') await growPool(next + Math.max(Math.ceil((3 * answered * flags.duration) / flags.warmup), 20_000 * flags.duration) + 4 * flags.connections + 1000, false);
         await sql`checkpoint`;
       }
       const { result: r, cpu } = await cpuPerRequest(target.pid, () => autocannon({ ...opts, duration: flags.duration }), (r: any) => r.requests.total);
