@@ -1,9 +1,10 @@
 /**
  * The console's build for the tests that serve it: `npm run build:console` when console/dist has
- * no index.html, once for all test files (a lock folder keeps two files from building at once).
+ * no index.html or is older than a file of console/src (a stale build fails the browser tests of
+ * what changed since), once for all test files (a lock folder keeps two files from building at once).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -12,7 +13,11 @@ export const CONSOLE_DIST = join(ROOT, 'console', 'dist');
 const LOCK = join(ROOT, 'console', '.build-lock');
 
 export async function ensureConsoleBuilt(): Promise<void> {
-  const built = () => existsSync(join(CONSOLE_DIST, 'index.html'));
+  const index = join(CONSOLE_DIST, 'index.html');
+  const newest = (dir: string): number =>
+    Math.max(0, ...readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs)));
+  const sources = Math.max(newest(join(ROOT, 'console', 'src')), statSync(join(ROOT, 'console', 'index.html')).mtimeMs);
+  const built = () => existsSync(index) && statSync(index).mtimeMs >= sources;
   const end = Date.now() + 170_000;
   while (!built()) {
     try {
