@@ -68,7 +68,15 @@ async function benchOne(adminUrl: string, n: number) {
   const port = await freePort();
   const child = spawn(process.execPath, engineArgs(root), {
     cwd: root,
-    env: { PATH: process.env.PATH, SVC_GRAPHQL_DATABASE_URL: url, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'info' },
+    // The caller's SVC_GRAPHQL_* settings go to the engine (e.g. SVC_GRAPHQL_METADATA_HISTORY_LIMIT=0
+    // to time it without metadata history); the database, port and log level are the bench's.
+    env: {
+      PATH: process.env.PATH,
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('SVC_GRAPHQL_'))),
+      SVC_GRAPHQL_DATABASE_URL: url,
+      SVC_GRAPHQL_SERVER_PORT: String(port),
+      SVC_GRAPHQL_LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   // The server's own measure of each request (http-log duration), free of the client's noise.
