@@ -218,12 +218,13 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--version <version>', 'apply (or with --type down, revert) this migration only')
     .addOption(new Option('--type <direction>', 'with --version').choices(['up', 'down']).default('up'))
     .option('--skip-execution', 'record the migrations as applied (or not) without running their SQL')
-    .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean }, cmd: Command) => {
+    .option('--no-transaction', 'run each file as it is, statement by statement outside any transaction (CREATE INDEX CONCURRENTLY), and record it after: not atomic')
+    .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean; transaction: boolean }, cmd: Command) => {
       const { g, project, client } = ctx(cmd);
       if ([o.up, o.down, o.version].filter((x) => x !== undefined).length > 1) throw new ProjectError('give one of --up, --down and --version');
       const base = join(project.root, project.migrationsDirectory);
       for (const db of o.allDatabases ? subdirs(base) : [o.databaseName]) {
-        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
+        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, noTransaction: !o.transaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
       }
     });
 
