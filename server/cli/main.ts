@@ -5,7 +5,7 @@
  * tests run it in-process against a real server; svc.ts is the executable.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ApiError, Client } from './client.js';
 import { diffMetadata } from './diff.js';
@@ -52,7 +52,7 @@ function positiveOrAll(name: string) {
 export async function run(argv: string[], io: Io): Promise<number> {
   const program = new Command('svc');
   program
-    .description('Apply a Hasura CLI project (metadata, migrations, seeds) to a Svc engine')
+    .description('Create a Hasura CLI project, or apply one (metadata, migrations, seeds) to a Svc engine')
     .option('--endpoint <url>', 'the engine (env SVC_GRAPHQL_ENDPOINT, config.yaml endpoint; default http://localhost:8080)')
     .option('--admin-secret <secret>', 'the admin secret (env SVC_GRAPHQL_ADMIN_SECRET, config.yaml admin_secret)')
     .option('--dir <dir>', 'the project directory (with config.yaml, metadata/, migrations/, seeds/)', '.')
@@ -123,6 +123,29 @@ export async function run(argv: string[], io: Io): Promise<number> {
     }
     return { ...loaded, doc: withoutEmptySections(doc) };
   };
+
+  // --- init -----------------------------------------------------------------------------------
+  program
+    .command('init <dir>')
+    .description('create a project directory as `hasura init` does: config.yaml, metadata/ (version 3, every section empty), migrations/, seeds/')
+    .action(async (dirArg: string, _o: unknown, cmd: Command) => {
+      const g = cmd.optsWithGlobals() as Globals;
+      const dir = resolve(io.cwd, dirArg);
+      if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length)) {
+        throw new ProjectError(`${relative(io.cwd, dir) || '.'} exists already and is not an empty directory`);
+      }
+      mkdirSync(dir, { recursive: true });
+      // The Hasura CLI's config v3 (its `actions` block is what its codegen reads; kept so that a
+      // project made here also works with the Hasura CLI).
+      const config: Obj = { version: 3, endpoint: g.endpoint ?? 'http://localhost:8080' };
+      if (g.adminSecret) config.admin_secret = g.adminSecret;
+      Object.assign(config, { metadata_directory: 'metadata', actions: { kind: 'synchronous', handler_webhook_baseurl: 'http://localhost:3000' } });
+      writeFileSync(join(dir, 'config.yaml'), toYaml(config));
+      // every file of the tree, empty, as `metadata export` writes an empty metadata
+      const files = writeMetadataDir(join(dir, 'metadata'), { version: 3, sources: [] });
+      for (const d of ['migrations', 'seeds']) mkdirSync(join(dir, d), { recursive: true });
+      io.out(`created project ${relative(io.cwd, dir) || '.'}: config.yaml, metadata/ (${files.length} files), migrations/, seeds/`);
+    });
 
   // --- metadata -------------------------------------------------------------------------------
   const metadata = program.command('metadata').description('export, apply, diff and reload the metadata');
