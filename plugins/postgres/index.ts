@@ -110,3 +110,8 @@ export default definePlugin({
     k.route(pgDumpRoute(k));
   },
 });
+
+// For the CLI (server/cli/migration-sql.ts): a migration file is split and its transaction
+// control found as run_sql finds them.
+export { leadingWords, splitStatements } from './split.js';
+export { transactionControl } from './run-sql.js';

@@ -1,7 +1,8 @@
 /**
  * `--embedded`: the engine started inside the CLI's process for one command, when no server runs:
  * configured as `npm start` configures it (the same SVC_GRAPHQL_* variables; with no database URL
- * the embedded PostgreSQL on the data directory, `--data-dir` or ./.svc-data), served on a free
+ * the embedded PostgreSQL on the data directory, `--data-dir`, SVC_GRAPHQL_DATA_DIR or the
+ * project's .svc-data), served on a free
  * loopback port for the command's requests, and stopped after it. A data directory that a running
  * server uses is refused by the boot ("in use"): then the command is meant for that server
  * (--endpoint).
@@ -15,6 +16,8 @@ import type { Server } from 'node:http';
 export interface Embedded {
   endpoint: string;
   adminSecret?: string;
+  /** What it runs on, for the output: the database URL's variable or the data directory. */
+  describe: string;
   stop(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export async function startEmbedded(env: Record<string, string | undefined>, dat
   return {
     endpoint: `http://127.0.0.1:${info.port}`,
     adminSecret: config.adminSecret ?? undefined,
+    describe: config.databaseUrl ? 'on the database of SVC_GRAPHQL_DATABASE_URL' : `embedded PostgreSQL on ${config.dataDir}`,
     async stop() {
       await new Promise<void>((r) => {
         server.close(() => r());

@@ -5,7 +5,7 @@
  * tests run it in-process against a real server; svc.ts is the executable.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ApiError, Client } from './client.js';
 import { diffMetadata } from './diff.js';
@@ -52,7 +52,7 @@ function positiveOrAll(name: string) {
 export async function run(argv: string[], io: Io): Promise<number> {
   const program = new Command('svc');
   program
-    .description('Apply a Hasura CLI project (metadata, migrations, seeds) to a Svc engine')
+    .description('Create a Hasura CLI project, or apply one (metadata, migrations, seeds) to a Svc engine')
     .option('--endpoint <url>', 'the engine (env SVC_GRAPHQL_ENDPOINT, config.yaml endpoint; default http://localhost:8080)')
     .option('--admin-secret <secret>', 'the admin secret (env SVC_GRAPHQL_ADMIN_SECRET, config.yaml admin_secret)')
     .option('--dir <dir>', 'the project directory (with config.yaml, metadata/, migrations/, seeds/)', '.')
@@ -63,23 +63,48 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) });
 
-  // Note: the engine of --embedded is started before the command's action and stopped after it
-  // (in the finally below), never for `migrate create`, which needs none.
+  // Note [Which engine]: chosen before the command's action; the engine of --embedded (or of the
+  // automatic fallback) is stopped after it (in the finally below). Commands that need no engine
+  // (`migrate create`, `init`) start and probe nothing.
   let embedded: Embedded | undefined;
+  let client: Client | undefined;
   program.hook('preAction', async (_program, action) => {
     const g = action.optsWithGlobals() as Globals;
-    if (!(g.embedded || g.dataDir) || (action.name() === 'create' && action.parent?.name() === 'migrate')) return;
-    embedded = await startEmbedded(io.env, g.dataDir && resolve(io.cwd, g.dataDir), io.err);
+    if ((action.name() === 'create' && action.parent?.name() === 'migrate') || action.name() === 'init') return;
+    const project = readProject(resolve(io.cwd, g.dir));
+    const hasura = g.fromHasura ? (k: string) => io.env[`HASURA_GRAPHQL_${k}`] : () => undefined;
+    const secret = g.adminSecret ?? io.env.SVC_GRAPHQL_ADMIN_SECRET ?? hasura('ADMIN_SECRET') ?? project.adminSecret;
+    const given = g.endpoint ?? io.env.SVC_GRAPHQL_ENDPOINT ?? hasura('ENDPOINT');
+    const embed = async () => {
+      const dataDir = g.dataDir ? resolve(io.cwd, g.dataDir) : io.env.SVC_GRAPHQL_DATA_DIR ? undefined : join(project.root, '.svc-data');
+      embedded = await startEmbedded(io.env, dataDir, io.err);
+      client = new Client(embedded.endpoint, embedded.adminSecret);
+      return embedded;
+    };
+    if (g.embedded || g.dataDir) {
+      await embed();
+      return;
+    }
+    if (given !== undefined) {
+      client = new Client(given, secret);
+      return;
+    }
+    const endpoint = project.endpoint ?? `http://localhost:${io.env.SVC_GRAPHQL_SERVER_PORT ?? 8080}`;
+    const from = project.endpoint ? `config.yaml's endpoint ${endpoint}` : endpoint;
+    if (!isLoopback(endpoint) || (await answers(endpoint))) {
+      io.err(`svc: using the engine at ${from}`);
+      client = new Client(endpoint, secret);
+      return;
+    }
+    const e = await embed();
+    io.err(`svc: no engine answers at ${from}: started one embedded (${e.describe}) for this command`);
   });
 
   const ctx = (cmd: Command) => {
     const g = cmd.optsWithGlobals() as Globals;
     const project = readProject(resolve(io.cwd, g.dir));
-    if (embedded) return { g, project, client: new Client(embedded.endpoint, embedded.adminSecret) };
-    const hasura = g.fromHasura ? (k: string) => io.env[`HASURA_GRAPHQL_${k}`] : () => undefined;
-    const endpoint = g.endpoint ?? io.env.SVC_GRAPHQL_ENDPOINT ?? hasura('ENDPOINT') ?? project.endpoint ?? 'http://localhost:8080';
-    const secret = g.adminSecret ?? io.env.SVC_GRAPHQL_ADMIN_SECRET ?? hasura('ADMIN_SECRET') ?? project.adminSecret;
-    return { g, project, client: new Client(endpoint, secret) };
+    // (only the commands that need no engine run without one chosen: theirs is never called)
+    return { g, project, client: client ?? new Client('http://localhost:8080') };
   };
 
   const loadDoc = (project: ProjectConfig, g: Globals, file?: string): Loaded & { doc: Obj } => {
@@ -98,6 +123,29 @@ export async function run(argv: string[], io: Io): Promise<number> {
     }
     return { ...loaded, doc: withoutEmptySections(doc) };
   };
+
+  // --- init -----------------------------------------------------------------------------------
+  program
+    .command('init <dir>')
+    .description('create a project directory as `hasura init` does: config.yaml, metadata/ (version 3, every section empty), migrations/, seeds/')
+    .action(async (dirArg: string, _o: unknown, cmd: Command) => {
+      const g = cmd.optsWithGlobals() as Globals;
+      const dir = resolve(io.cwd, dirArg);
+      if (existsSync(dir) && (!statSync(dir).isDirectory() || readdirSync(dir).length)) {
+        throw new ProjectError(`${relative(io.cwd, dir) || '.'} exists already and is not an empty directory`);
+      }
+      mkdirSync(dir, { recursive: true });
+      // The Hasura CLI's config v3 (its `actions` block is what its codegen reads; kept so that a
+      // project made here also works with the Hasura CLI).
+      const config: Obj = { version: 3, endpoint: g.endpoint ?? 'http://localhost:8080' };
+      if (g.adminSecret) config.admin_secret = g.adminSecret;
+      Object.assign(config, { metadata_directory: 'metadata', actions: { kind: 'synchronous', handler_webhook_baseurl: 'http://localhost:3000' } });
+      writeFileSync(join(dir, 'config.yaml'), toYaml(config));
+      // every file of the tree, empty, as `metadata export` writes an empty metadata
+      const files = writeMetadataDir(join(dir, 'metadata'), { version: 3, sources: [] });
+      for (const d of ['migrations', 'seeds']) mkdirSync(join(dir, d), { recursive: true });
+      io.out(`created project ${relative(io.cwd, dir) || '.'}: config.yaml, metadata/ (${files.length} files), migrations/, seeds/`);
+    });
 
   // --- metadata -------------------------------------------------------------------------------
   const metadata = program.command('metadata').description('export, apply, diff and reload the metadata');
@@ -218,12 +266,13 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--version <version>', 'apply (or with --type down, revert) this migration only')
     .addOption(new Option('--type <direction>', 'with --version').choices(['up', 'down']).default('up'))
     .option('--skip-execution', 'record the migrations as applied (or not) without running their SQL')
-    .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean }, cmd: Command) => {
+    .option('--no-transaction', 'run each file as it is, statement by statement outside any transaction (CREATE INDEX CONCURRENTLY), and record it after: not atomic')
+    .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean; transaction: boolean }, cmd: Command) => {
       const { g, project, client } = ctx(cmd);
       if ([o.up, o.down, o.version].filter((x) => x !== undefined).length > 1) throw new ProjectError('give one of --up, --down and --version');
       const base = join(project.root, project.migrationsDirectory);
       for (const db of o.allDatabases ? subdirs(base) : [o.databaseName]) {
-        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
+        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, noTransaction: !o.transaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
       }
     });
 
@@ -282,6 +331,35 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return 1;
   } finally {
     await embedded?.stop();
+  }
+}
+
+/**
+ * Note [Which engine]
+ * The engine a command talks to: with --embedded or --data-dir, one started in this process; else
+ * the endpoint given (--endpoint, SVC_GRAPHQL_ENDPOINT, with --from-hasura HASURA_GRAPHQL_ENDPOINT),
+ * used as it is; else the default one, config.yaml's endpoint or http://localhost with the port a
+ * server started from the same environment listens on (SVC_GRAPHQL_SERVER_PORT, 8080). A default
+ * on this machine is tried first (any HTTP answer to /healthz counts): when nothing answers there,
+ * the engine is started embedded, as with --embedded, on the project's data directory. Either way
+ * the choice is said on stderr (stdout stays the command's: `metadata export -o json`). A remote
+ * default that does not answer is an error: starting a local engine in its place would apply the
+ * project to another database than the one meant.
+ */
+const isLoopback = (endpoint: string) => {
+  try {
+    return ['localhost', '127.0.0.1', '[::1]', '::1'].includes(new URL(endpoint).hostname);
+  } catch {
+    return false;
+  }
+};
+
+async function answers(endpoint: string): Promise<boolean> {
+  try {
+    await fetch(`${endpoint.replace(/\/+$/, '')}/healthz`, { signal: AbortSignal.timeout(3000) });
+    return true;
+  } catch {
+    return false;
   }
 }
 

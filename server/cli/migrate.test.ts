@@ -46,7 +46,8 @@ describe('svc migrate / seed', () => {
     const a = await svc(http(port.port), dir, ['migrate', 'apply']);
     expect(a.code).toBe(1);
     expect(a.out).toBe('default: applied 1000_create_author\ndefault: applied 2000_create_article');
-    expect(a.err).toMatch(/^error: default: migration 3000_broken \(up, migrations\/default\/3000_broken\/up\.sql\) failed and was rolled back: .*"nope"/);
+    // the file and the line of the statement that failed
+    expect(a.err).toMatch(/^error: default: migration 3000_broken \(up, migrations\/default\/3000_broken\/up\.sql:2\) failed and was rolled back: .*"nope"/);
     expect(await tables()).toEqual(['article', 'author']);
     expect(await recorded()).toEqual(['1000_create_author', '2000_create_article']);
 
@@ -75,7 +76,7 @@ describe('svc migrate / seed', () => {
     writeTree(dir, { 'migrations/default/2000_create_article/down.sql': 'drop table article;\nselect 1/0;\n' });
     const e = await svc(http(port.port), dir, ['migrate', 'apply', '--down', '1']);
     expect(e.code).toBe(1);
-    expect(e.err).toContain('migration 2000_create_article (down, migrations/default/2000_create_article/down.sql) failed and was rolled back');
+    expect(e.err).toContain('migration 2000_create_article (down, migrations/default/2000_create_article/down.sql:2) failed and was rolled back: query execution failed: division by zero (postgres-error at $.args)');
     expect(await tables()).toContain('article');
     expect(await recorded()).toEqual(['1000_create_author', '2000_create_article']);
 
@@ -88,6 +89,71 @@ describe('svc migrate / seed', () => {
     ]);
     expect((await svc(http(port.port), dir, ['migrate', 'apply', '--up', '0'])).err).toContain('--up takes a positive number or "all"');
     expect((await svc(http(port.port), dir, ['migrate', 'apply', '--up', '1', '--down', '1'])).err).toBe('error: give one of --up, --down and --version');
+  });
+
+  it('migrations with their own BEGIN ... COMMIT (as the Hasura CLI writes them) apply atomically with their record, up and down', async () => {
+    // (the tables and versions of this test: the other tests' stay in the database)
+    const mine = async () => (await tables()).filter((t) => ['account', 'ledger', 'c1', 'c2'].includes(t));
+    const mine7 = async () => (await recorded()).filter((v) => v.startsWith('700'));
+    const dir = writeTree(tempDir(), {
+      'config.yaml': 'version: 3\nendpoint: http://localhost:8080\n',
+      'migrations/default/7001_init/up.sql':
+        '-- written by the Hasura console\nBEGIN;\ncreate table account (id int primary key, owner text not null);\ninsert into account values (1, \'ann\');\nCOMMIT;\n',
+      'migrations/default/7001_init/down.sql': 'BEGIN TRANSACTION ISOLATION LEVEL SERIALIZABLE;\ndrop table account;\nEND;\n',
+      // fails at line 5 (a duplicate key) after creating a table: neither may remain, nor a record
+      'migrations/default/7002_dup/up.sql':
+        "begin;\ncreate table ledger (id int);\ninsert into account values (2, 'bo');\n\ninsert into account values (1, 'again');\ncommit;\n",
+      'migrations/default/7002_dup/down.sql': 'BEGIN;\ndrop table ledger;\nCOMMIT;\n',
+      // two transactions: cannot be all or nothing
+      'migrations/default/7003_two/up.sql': 'BEGIN;\ncreate table c1 (id int);\nCOMMIT;\nBEGIN;\ncreate table c2 (id int);\nCOMMIT;\n',
+      'migrations/default/7003_two/down.sql': 'drop table c1;\ndrop table c2;\n',
+    });
+    const a = await svc(http(port.port), dir, ['migrate', 'apply']);
+    expect(a.out).toBe('default: applied 7001_init');
+    expect(a.code).toBe(1);
+    expect(a.err).toBe(
+      'error: default: migration 7002_dup (up, migrations/default/7002_dup/up.sql:5) failed and was rolled back: query execution failed: duplicate key value violates unique constraint "account_pkey" (Key (id)=(1) already exists.) (postgres-error at $.args)',
+    );
+    expect(await mine()).toEqual(['account']);
+    expect((await s.sql`select id, owner from account order by id`).map((r) => `${r.id}:${r.owner}`)).toEqual(['1:ann']);
+    expect(await mine7()).toEqual(['7001_init']);
+
+    // the one with two transactions is refused before anything of it runs
+    const two = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7003']);
+    expect(two.code).toBe(1);
+    expect(two.err).toMatch(/^error: default: migration 7003_two \(up, migrations\/default\/7003_two\/up\.sql:3\) was not applied: COMMIT here cannot be applied all or nothing: .*--no-transaction/);
+    expect(await mine()).toEqual(['account']);
+    // --no-transaction runs it as written, and records it after
+    const nt = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7003', '--no-transaction']);
+    expect(nt.err).toBe('');
+    expect(nt.out).toBe('default: applied 7003_two');
+    expect(await mine()).toEqual(['account', 'c1', 'c2']);
+    expect(await mine7()).toEqual(['7001_init', '7003_two']);
+    // --no-transaction: a failure keeps what ran before it, and no record
+    writeTree(dir, { 'migrations/default/7002_dup/up.sql': 'create table ledger (id int);\nselect 1/0;\n' });
+    const ntf = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7002', '--no-transaction']);
+    expect(ntf.code).toBe(1);
+    expect(ntf.err).toContain('migration 7002_dup (up, migrations/default/7002_dup/up.sql) failed (--no-transaction: the statements before the failing one stay applied; not recorded): query execution failed: division by zero');
+    expect(await mine()).toContain('ledger');
+    expect(await mine7()).toEqual(['7001_init', '7003_two']);
+    await s.runSql('drop table ledger');
+
+    // fixed, 2000 applies inside its BEGIN ... COMMIT; then down, newest first, each with its own
+    writeTree(dir, { 'migrations/default/7002_dup/up.sql': "BEGIN;\ncreate table ledger (id int);\ninsert into account values (2, 'bo');\nCOMMIT;\n" });
+    expect((await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7002'])).out).toBe('default: applied 7002_dup');
+    expect(await mine7()).toEqual(['7001_init', '7002_dup', '7003_two']);
+    // a failing down inside BEGIN ... COMMIT keeps the table and the record
+    writeTree(dir, { 'migrations/default/7002_dup/down.sql': 'BEGIN;\ndrop table ledger;\nselect 1/0;\nCOMMIT;\n' });
+    const df = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7002', '--type', 'down']);
+    expect(df.err).toContain('migration 7002_dup (down, migrations/default/7002_dup/down.sql:3) failed and was rolled back: query execution failed: division by zero');
+    expect(await mine()).toContain('ledger');
+    expect(await mine7()).toEqual(['7001_init', '7002_dup', '7003_two']);
+    writeTree(dir, { 'migrations/default/7002_dup/down.sql': 'BEGIN;\ndrop table ledger;\nCOMMIT;\n' });
+    const down = await svc(http(port.port), dir, ['migrate', 'apply', '--down', 'all']);
+    expect(down.err).toBe('');
+    expect(down.out).toBe('default: reverted 7003_two\ndefault: reverted 7002_dup\ndefault: reverted 7001_init');
+    expect(await mine()).toEqual([]);
+    expect(await mine7()).toEqual([]);
   });
 
   it('migrate create writes <version>_<name>/up.sql, down.sql, from a file or empty', async () => {

@@ -18,7 +18,8 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { Client } from './client.js';
+import { ApiError, type Client } from './client.js';
+import { MigrationSqlError, prepareMigrationSql, type Prepared, type Statement } from './migration-sql.js';
 import { fromHasuraSql } from './from-hasura.js';
 
 /** A rewrite of the SQL before it runs (--from-hasura), told the file it comes from. */
@@ -93,18 +94,88 @@ export async function appliedVersions(client: Client, source: string): Promise<S
 
 const hasSql = (s: string | undefined) => !!s && s.replace(/--[^\n]*/g, '').trim() !== '';
 
-/** Applies one migration in one direction, its SQL and its record in one transaction. */
-async function step(client: Client, source: string, m: Migration, dir: 'up' | 'down', skipExecution: boolean, filter: SqlFilter, root: string): Promise<void> {
+/** A migration step that failed, with what to say: where, and whether it was rolled back. */
+class StepError extends Error {
+  constructor(readonly where: string, message: string, readonly outcome: 'rolled back' | 'refused' | 'partial') {
+    super(message);
+  }
+}
+
+/**
+ * Applies one migration in one direction, its SQL and its record in one transaction (Note [Where
+ * migrations are recorded]; an outer BEGIN ... COMMIT of the file taken off, Note [Migrations
+ * with their own transaction] in migration-sql.ts). With `noTransaction` the file runs as it is,
+ * statement by statement outside any transaction (its own BEGIN ... COMMIT included), and is
+ * recorded after it succeeded: Hasura's --no-transaction, for CREATE INDEX CONCURRENTLY and the
+ * like, not atomic.
+ */
+async function step(client: Client, source: string, m: Migration, dir: 'up' | 'down', o: { skipExecution: boolean; noTransaction: boolean; filter: SqlFilter }, root: string): Promise<void> {
+  const file = relative(root, join(m.dir, `${dir}.sql`));
   const raw = dir === 'up' ? m.up : m.down;
-  const sql = raw === undefined ? raw : filter(raw, relative(root, join(m.dir, `${dir}.sql`)));
+  const sql = raw === undefined ? raw : o.filter(raw, file);
   const record =
     dir === 'up'
       ? `insert into ${TABLE} (version, name) values (${m.version}, ${lit(m.name)})`
       : `delete from ${TABLE} where version = ${m.version}`;
-  const items = [];
-  if (!skipExecution && hasSql(sql)) items.push({ type: 'run_sql', args: { source, sql } });
-  items.push({ type: 'run_sql', args: { source, sql: record } });
-  await client.query({ type: 'bulk', args: items });
+  if (o.skipExecution || !hasSql(sql)) {
+    await client.runSql(source, record);
+    return;
+  }
+  if (o.noTransaction) {
+    try {
+      await client.query({ type: 'run_sql', args: { source, sql, no_transaction: true } });
+    } catch (e) {
+      throw new StepError(file, (e as Error).message, 'partial');
+    }
+    await client.runSql(source, record);
+    return;
+  }
+  let prepared: Prepared;
+  try {
+    prepared = prepareMigrationSql(sql!);
+  } catch (e) {
+    if (e instanceof MigrationSqlError) throw new StepError(`${file}:${e.line}`, e.message, 'refused');
+    throw e;
+  }
+  try {
+    await client.query({ type: 'bulk', args: [{ type: 'run_sql', args: { source, sql: prepared.sql } }, { type: 'run_sql', args: { source, sql: record } }] });
+  } catch (e) {
+    const line = e instanceof ApiError && e.body?.code === 'postgres-error' ? await locate(client, source, prepared.statements) : undefined;
+    throw new StepError(line === undefined ? file : `${file}:${line}`, (e as Error).message, 'rolled back');
+  }
+}
+
+/**
+ * The line of the statement of a failed migration that failed. The engine reports PostgreSQL's
+ * error for the whole SQL of a run_sql (as Hasura does), not which statement, so the first
+ * statements are run again, followed by one that always fails (rolling them back): the shortest
+ * run that fails before its last statement ends with the statement, found by bisection. Only
+ * after a failure, so a migration that applies costs one request; `check_metadata_consistency:
+ * false` spares the schema diffs of runs rolled back anyway. Undefined when it cannot be told
+ * (the first run fails as a whole, or none does).
+ */
+async function locate(client: Client, source: string, statements: Statement[]): Promise<number | undefined> {
+  const marker = 'svc migrate: finding the failing statement (rolled back)';
+  const guard = `do $svc$ begin raise exception '${marker}'; end $svc$`;
+  // true: the first k statements run (the guard failed, not one of them)
+  const runs = async (k: number) => {
+    const sql = [...statements.slice(0, k).map((s) => `${s.text}\n;`), guard].join('\n');
+    try {
+      await client.query({ type: 'run_sql', args: { source, sql, check_metadata_consistency: false } });
+    } catch (e) {
+      return (e as Error).message.includes(marker);
+    }
+    return false; // cannot be: the guard always fails
+  };
+  let lo = 0; // runs(lo) holds
+  let hi = statements.length; // runs(hi) does not, as the migration failed
+  if (!(await runs(0)) || (await runs(hi))) return undefined;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (await runs(mid)) lo = mid;
+    else hi = mid;
+  }
+  return statements[hi - 1]!.line;
 }
 
 export interface ApplyOptions {
@@ -113,6 +184,8 @@ export interface ApplyOptions {
   version?: string;
   type?: 'up' | 'down';
   skipExecution?: boolean;
+  /** Hasura's --no-transaction: each file as it is, outside any transaction, recorded after it. */
+  noTransaction?: boolean;
   filter?: SqlFilter;
 }
 
@@ -145,9 +218,16 @@ export async function applyMigrations(client: Client, source: string, dir: strin
   }
   for (const [m, d] of plan) {
     try {
-      await step(client, source, m, d, !!opts.skipExecution, opts.filter ?? asIs, root);
+      await step(client, source, m, d, { skipExecution: !!opts.skipExecution, noTransaction: !!opts.noTransaction, filter: opts.filter ?? asIs }, root);
     } catch (e) {
-      throw new Error(`${source}: migration ${m.version}_${m.name} (${d}, ${relative(root, join(m.dir, `${d}.sql`))}) failed and was rolled back: ${(e as Error).message}`);
+      if (!(e instanceof StepError)) throw e;
+      const outcome =
+        e.outcome === 'rolled back'
+          ? 'failed and was rolled back'
+          : e.outcome === 'refused'
+            ? 'was not applied'
+            : 'failed (--no-transaction: the statements before the failing one stay applied; not recorded)';
+      throw new Error(`${source}: migration ${m.version}_${m.name} (${d}, ${e.where}) ${outcome}: ${e.message}`);
     }
     log(`${source}: ${d === 'up' ? 'applied' : 'reverted'} ${m.version}_${m.name}`);
   }
