@@ -57,6 +57,7 @@ beforeAll(async () => {
       { type: 'add_remote_schema', args: { name: 'rs', definition: { url: '{{REMOTE_URL}}' } } },
       { type: 'pg_track_table', args: { table: 'note' } },
       { type: 'pg_create_select_permission', args: { table: 'note', role: 'reader', permission: { columns: ['id', 'body'], filter: {} } } },
+      { type: 'pg_create_remote_relationship', args: { table: 'note', name: 'u', definition: { to_remote_schema: { lhs_fields: ['id'], remote_schema: 'rs', remote_field: { user: { arguments: { id: '$id' } } } } } } },
       // r2 is a role by a table permission too: it stays one when its remote permission goes.
       { type: 'pg_create_select_permission', args: { table: 'note', role: 'r2', permission: { columns: ['id'], filter: {} } } },
       perm('r1', 'type User { id: Int name: String } type Query { hello: String user(id: Int): User }'),
@@ -121,6 +122,13 @@ describe('parents that agree', () => {
     expect(JSON.stringify(bodies.at(-1))).toContain('42');
     // The preset arguments are hidden from the role.
     expect((await gql('{ whoami(user_id: 1) }', 'presets', { 'user-id': '42' })).errors[0].message).toBe("'whoami' has no argument named 'user_id'");
+  });
+
+  it('reach the remote through a table\'s remote relationship too', async () => {
+    expect(await gql('{ note { id u { name } } }', 'same')).toEqual({ data: { note: [{ id: 1, u: { name: 'u1' } }] } });
+    expect((await gql('{ note { u { secret } } }', 'same')).errors[0].message).toBe("field 'secret' not found in type: 'User'");
+    // Without a remote permission through its parents, the role has the table but not the join.
+    expect((await gql('{ note { u { name } } }', 'none')).errors[0].message).toBe("field 'u' not found in type: 'note'");
   });
 
   it('nest: an inherited role of inherited roles that agree', async () => {
