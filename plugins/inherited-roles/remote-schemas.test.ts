@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSchema, graphql } from 'graphql';
-import { startServer, type TestServer } from '../../test/helpers.js';
+import { createDatabase, startServer, type TestServer } from '../../test/helpers.js';
 
 const SDL = `
   input Filter { id: Int, name: String }
@@ -189,4 +189,25 @@ describe('parents that differ', () => {
     expect(await conflicts()).toEqual([]);
     expect((await ok({ type: 'get_inconsistent_metadata', args: {} })).is_consistent).toBe(true);
   });
+});
+
+describe('without the remote-schemas plugin', () => {
+  it('inherited roles still work: the hook is optional', async () => {
+    const off = await startServer({ database: await createDatabase(), config: { disabledPlugins: ['remote-schemas'] } });
+    try {
+      await off.runSql('create table t (id int primary key); insert into t values (1);');
+      const r = await off.metadata({
+        type: 'bulk',
+        args: [
+          { type: 'pg_track_table', args: { table: 't' } },
+          { type: 'pg_create_select_permission', args: { table: 't', role: 'a', permission: { columns: ['id'], filter: {} } } },
+          { type: 'add_inherited_role', args: { role_name: 'ab', role_set: ['a'] } },
+        ],
+      });
+      expect(r.status, r.text).toBe(200);
+      expect(await off.gql('{ t { id } }', undefined, { 'x-svc-role': 'ab' })).toEqual({ data: { t: [{ id: 1 }] } });
+    } finally {
+      await off.stop();
+    }
+  }, 60_000);
 });
