@@ -8,22 +8,26 @@
  *     as Hasura's) and cycles among them (Hasura refuses the metadata: `cyclic-dependency`);
  *   - the roles, in order, given to the database plugin (DatabaseService.setRoleInheritance),
  *     which combines the parents' table and function permissions (Note [Inherited roles] in
- *     plugins/database/model/inherit.ts).
+ *     plugins/database/model/inherit.ts), and to the remote-schemas plugin when it is there
+ *     (RemoteSchemasService.setRoleInheritance), which gives the role its parents' remote schema
+ *     permission when they agree (Note [Inherited remote schema permissions] in
+ *     plugins/remote-schemas/inherit.ts).
  *
  * Note [Where inherited roles live]
  * The roles are metadata of their own, so they live here; but combining permissions is the
  * database plugin's business: its compiled permissions (model/resolved.ts) are what is combined,
  * its planner and SQL compiler apply the result (the CASE of a redacted column), and its build
  * caches table models that must not carry another plugin's state. So the database plugin has a
- * general hook, "these roles are made of those", and everything about tables stays there. Other
- * plugins with per-role permissions (remote schemas, actions) can read `resolveRoles` through this
- * plugin's export the same way.
+ * general hook, "these roles are made of those", and everything about tables stays there. The
+ * remote-schemas plugin has the same hook; other plugins with per-role permissions (actions) can
+ * read `resolveRoles` through this plugin's export.
  */
 import * as v from '../../core/valibot.js';
 import { definePlugin, type Metadata } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { nonEmptyText } from '../../core/validation.js';
 import { DatabaseToken } from '../database/index.js';
+import { RemoteSchemasToken } from '../remote-schemas/index.js';
 import { InheritedRoleSchema, InheritedRolesSectionSchema, inheritedRolesOf, resolveRoles, type InheritedRole } from './roles.js';
 
 export { resolveRoles, inheritedRolesOf, type InheritedRole, type ResolvedRoles } from './roles.js';
@@ -34,10 +38,14 @@ const dquote = (s: string) => JSON.stringify(s);
 
 export default definePlugin({
   name: 'inherited-roles',
-  after: ['database'],
+  // After remote-schemas when it is there (its hook below), without requiring it.
+  after: ['database', 'remote-schemas'],
+  requires: ['database'],
   setup(k) {
     const db = k.use(DatabaseToken);
     db.setRoleInheritance((md) => resolveRoles(md).ordered);
+    // Note [Inherited remote schema permissions] in plugins/remote-schemas/inherit.ts.
+    k.optional(RemoteSchemasToken)?.setRoleInheritance((md) => resolveRoles(md).ordered);
 
     // Hasura's export order: ..., rest_endpoints (80), api_limits (90), inherited_roles, ...
     k.metadataSection({ key: 'inherited_roles', order: 92, schema: InheritedRolesSectionSchema, empty: () => [] });

@@ -15,7 +15,7 @@
 import { GraphQLObjectType, isObjectType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
-import { definePlugin, type BuildContext, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
+import { definePlugin, token, type BuildContext, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { nameText, optionalComment } from '../../core/validation.js';
 import { ExposedTypes, signature, type Preset } from './customize.js';
@@ -23,8 +23,9 @@ import { DefinitionSchema, PermissionSchema, remoteSchemasOf, SectionSchema, wit
 import { planRemoteField } from './plan.js';
 import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
+import { inheritPermissions } from './inherit.js';
 import { allRelationships, readJoin, readSourceJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, walkPath } from './relationships.js';
-import { DatabaseToken, sourceNames, updateTableIfPresent, type DatabaseService, type QualifiedTable } from '../database/index.js';
+import { DatabaseToken, sourceNames, updateTableIfPresent, type DatabaseService, type InheritedRoleDef, type QualifiedTable } from '../database/index.js';
 
 const STEP = 'remote-schemas';
 const ADMIN = 'admin';
@@ -58,6 +59,16 @@ export interface RemoteBuild {
   /** The ids of the remote relationships that are inconsistent (not served). */
   readonly badRelationships: ReadonlySet<string>;
 }
+/** What other plugins may tell this one (`k.optional(RemoteSchemasToken)`). */
+export interface RemoteSchemasService {
+  /** Declares inherited roles (the inherited-roles plugin does): `roles` gives, for a metadata
+   * document, the inherited roles, every parent before its children (cycles and unknown parents
+   * left out); the build gives each the permissions of its parents on each remote where it has
+   * none of its own (Note [Inherited remote schema permissions] in ./inherit.ts). */
+  setRoleInheritance(roles: (md: Metadata) => readonly InheritedRoleDef[]): void;
+}
+export const RemoteSchemasToken = token<RemoteSchemasService>('remote-schemas');
+
 const EMPTY: RemoteBuild = { remotes: new Map(), failures: new Map(), permissions: new Map(), badRelationships: new Set() };
 
 const quoted = (s: string) => JSON.stringify(s);
@@ -74,6 +85,13 @@ export default definePlugin({
     /** Remotes introspected by an operation before its build (add_remote_schema checks the remote
      * first, as Hasura does): the build takes them rather than asking again. */
     const fresh = new WeakMap<object, ResolvedRemote>();
+    let inheritance: ((md: Metadata) => readonly InheritedRoleDef[]) | undefined;
+    k.provide(RemoteSchemasToken, {
+      setRoleInheritance(roles) {
+        if (inheritance) throw new Error('role inheritance is provided twice');
+        inheritance = roles;
+      },
+    });
 
     k.metadataSection({ key: 'remote_schemas', order: 20, schema: SectionSchema, empty: () => [] });
     // Note [Reload keys]: reload_metadata's reload_remote_schemas (true or a list, default true).
@@ -204,7 +222,7 @@ export default definePlugin({
       name: STEP,
       // The database's root fields are made from these (conflicts are checked against them).
       after: ['sources', 'root-fields'],
-      run: (ctx) => buildRemotes(k, ctx, fresh, db),
+      run: (ctx) => buildRemotes(k, ctx, fresh, db, inheritance?.(ctx.metadata) ?? []),
     });
 
     k.schemaContributor({
@@ -300,7 +318,7 @@ const keyOf = (d: object) => {
   return s;
 };
 
-async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<object, ResolvedRemote>, db: DatabaseService | undefined): Promise<RemoteBuild> {
+async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<object, ResolvedRemote>, db: DatabaseService | undefined, inherited: readonly InheritedRoleDef[]): Promise<RemoteBuild> {
   const list = remoteSchemasOf(ctx.metadata);
   const rels = db ? allRelationships(ctx.metadata) : [];
   if (list.length === 0 && rels.length === 0) return EMPTY;
@@ -443,6 +461,24 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
         continue;
       }
       byRole.set(p.role, got);
+    }
+    // Note [Inherited remote schema permissions] in ./inherit.ts.
+    if (inherited.length && byRole.size) {
+      const got = inheritPermissions(byRole, inherited);
+      for (const [role, p] of got.permissions) byRole.set(role, p);
+      for (const role of got.conflicts) {
+        const reason = `Could not inherit permission for the role '${role}' for the entity: 'remote schema: '${meta.name}''`;
+        const type = 'inherited role permission inconsistency';
+        ctx.inconsistent({
+          type,
+          name: role,
+          reason,
+          definition: undefined,
+          id: `inherited-permission:remote_schema:${meta.name}:${role}`,
+          objectless: true,
+          shown: { reason, name: role, type, entity: { remote_schema: meta.name } },
+        });
+      }
     }
     permissions.set(meta.name, byRole);
   }
