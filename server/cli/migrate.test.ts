@@ -180,8 +180,19 @@ describe('svc migrate / seed', () => {
     writeTree(dir, { 'seeds/default/3_bad.sql': "insert into fruit values (3, 'fig');\ninsert into fruit values (1, 'dup');\n" });
     const bad = await svc(http(port.port), dir, ['seed', 'apply', '--file', '3_bad.sql']);
     expect(bad.code).toBe(1);
-    expect(bad.err).toContain('seed seeds/default/3_bad.sql failed and was rolled back');
+    expect(bad.err).toContain('seed seeds/default/3_bad.sql:2 failed and was rolled back');
     expect((await s.sql`select count(*)::int as n from fruit`)[0]!.n).toBe(2);
+    // A seed with its own transaction applies as one; other transaction control is refused, nothing run.
+    writeTree(dir, {
+      'seeds/default/4_tx.sql': "BEGIN;\ninsert into fruit values (4, 'kiwi');\ninsert into fruit values (5, 'lime');\nCOMMIT;\n",
+      'seeds/default/5_two.sql': "insert into fruit values (6, 'plum');\nCOMMIT;\ninsert into fruit values (7, 'date');\n",
+    });
+    const tx = await svc(http(port.port), dir, ['seed', 'apply', '--file', '4_tx.sql']);
+    expect(tx).toMatchObject({ code: 0, out: 'default: applied seed 4_tx.sql' });
+    const two = await svc(http(port.port), dir, ['seed', 'apply', '--file', '5_two.sql']);
+    expect(two.code).toBe(1);
+    expect(two.err).toContain('seed seeds/default/5_two.sql:2 was not applied: COMMIT here cannot be applied all or nothing');
+    expect((await s.sql`select id from fruit order by id`).map((r) => r.id)).toEqual([1, 2, 4, 5]);
   });
 
   it('--from-hasura renames the session setting and its keys in migrations and seeds, and says so', async () => {

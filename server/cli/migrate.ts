@@ -243,7 +243,10 @@ export async function migrationStatus(client: Client, source: string, dir: strin
   return rows.sort((a, b) => (BigInt(a.version) < BigInt(b.version) ? -1 : 1));
 }
 
-/** `seed apply`: each file of `dir` (or the named ones) through run_sql, in file-name order. */
+/** `seed apply`: each file of `dir` (or the named ones) through run_sql, in file-name order,
+ * each in one transaction: an outer BEGIN ... COMMIT is taken off and other transaction control
+ * refused, as for a migration (Note [Migrations with their own transaction] in
+ * migration-sql.ts), and a failure names the line of the statement that failed. */
 export async function applySeeds(client: Client, source: string, dir: string, files: string[] | undefined, log: (s: string) => void, root: string, filter: SqlFilter = asIs): Promise<number> {
   const names = files?.length ? files : existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.sql')).sort() : [];
   if (!names.length) {
@@ -253,10 +256,19 @@ export async function applySeeds(client: Client, source: string, dir: string, fi
   for (const f of names) {
     const path = join(dir, f);
     if (!existsSync(path)) throw new Error(`seed ${relative(root, path)} not found`);
+    const file = relative(root, path);
+    let prepared: Prepared;
     try {
-      await client.runSql(source, filter(readFileSync(path, 'utf8'), relative(root, path)));
+      prepared = prepareMigrationSql(filter(readFileSync(path, 'utf8'), file));
     } catch (e) {
-      throw new Error(`${source}: seed ${relative(root, path)} failed and was rolled back: ${(e as Error).message}`);
+      if (e instanceof MigrationSqlError) throw new Error(`${source}: seed ${file}:${e.line} was not applied: ${e.message.replace(/the migration/g, 'the seed').replace(/Split the migration, or apply it with --no-transaction \(statement by statement, not atomic\)/, 'Split the seed')}`);
+      throw e;
+    }
+    try {
+      await client.runSql(source, prepared.sql);
+    } catch (e) {
+      const line = e instanceof ApiError && e.body?.code === 'postgres-error' ? await locate(client, source, prepared.statements) : undefined;
+      throw new Error(`${source}: seed ${line === undefined ? file : `${file}:${line}`} failed and was rolled back: ${(e as Error).message}`);
     }
     log(`${source}: applied seed ${f}`);
   }
