@@ -327,7 +327,7 @@ class Compiler {
         return `(${t}.${quoteIdent(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${quoteIdent(e.other)})`;
       case 'rel': {
         const a = this.alias();
-        const on = e.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${t}.${quoteIdent(own)}`).join(' and ');
+        const on = this.join(e.mapping, a, t);
         return `exists (select 1 from ${this.src(e.remote)} as ${a} where ${on} and ${this.bool(e.e, a, root)})`;
       }
       case 'exists': {
@@ -444,7 +444,7 @@ class Compiler {
         if (o.call) return this.redacted(this.call(o.call, cur), o.redact, cur);
         if (o.agg) {
           const a = this.alias();
-          const on = o.agg.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
+          const on = this.join(o.agg.mapping, a, cur);
           const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${this.redacted(`${a}.${quoteIdent(o.column)}`, o.redact, a)})`;
           return `(select ${what} from ${this.src(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
         }
@@ -452,7 +452,7 @@ class Compiler {
       }
       const step = o.path[i]!;
       const a = this.alias();
-      const on = step.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
+      const on = this.join(step.mapping, a, cur);
       return `(select ${build(i + 1, a)} from ${this.src(step.remote)} as ${a} where ${on} and ${this.bool(step.filter, a, a)} limit 1)`;
     };
     let cur = t;
@@ -465,7 +465,7 @@ class Compiler {
       let a = joins.aliases.get(signature);
       if (!a) {
         a = this.alias();
-        const on = step.mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${cur}.${quoteIdent(own)}`).join(' and ');
+        const on = this.join(step.mapping, a, cur);
         joins.sql.push(`left join ${this.src(step.remote)} as ${a} on ${on} and ${this.bool(step.filter, a, a)}`);
         joins.aliases.set(signature, a);
       }
@@ -547,10 +547,7 @@ class Compiler {
       }
       case 'array': {
         const a = this.alias();
-        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
-        const inner: string[] = [];
-        const obj = this.object(f.select, a, ordered(r, inner));
-        return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${r.from}${joined(inner)})`;
+        return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
       }
       case 'array_aggregate': {
         const a = this.alias();
@@ -560,15 +557,20 @@ class Compiler {
         return output(this.redacted(this.call(f.call, this.rowOf(f.row, t)), f.redact, t), f.scalar, f.asText);
       case 'computed_rows': {
         const a = this.alias();
-        const r = this.rows(f.rows, a, undefined, this.rowOf(f.row, t));
-        const inner: string[] = [];
-        const obj = this.object(f.select, a, ordered(r, inner));
-        return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${r.from}${joined(inner)})`;
+        return this.list(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
       }
       // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
       case 'array_groups':
         return `(${groupsSelect(this, f.groups, { mapping: f.mapping, parent: t })})`;
     }
+  }
+
+  /** The JSON list of `select` over the rows `r` read as `a` (from `r.from`, or `from`), its
+   * object relationships joined where the list has an order (Note [Object relationships by joins]). */
+  private list(select: ObjectIR, a: string, r: { from: string; order: string }, from = r.from): string {
+    const joins: string[] = [];
+    const obj = this.object(select, a, ordered(r, joins));
+    return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${from}${joined(joins)})`;
   }
 
   aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
@@ -583,9 +585,7 @@ class Compiler {
         case 'nodes':
           if (cap !== undefined) {
             // The same rows subquery again (its parameters are the same $n), capped.
-            const inner: string[] = [];
-            const obj = this.object(f.select, t, ordered(r, inner));
-            return [f.key, `(select coalesce(json_agg(${obj}${r.order}), '[]') from (select * from ${r.from}${r.order} limit ${cap}) as ${t}${joined(inner)})`];
+            return [f.key, this.list(f.select, t, r, `(select * from ${r.from}${r.order} limit ${cap}) as ${t}`)];
           }
           // Joins at the aggregate's own FROM: each matches at most one row, so the rows counted
           // and aggregated are the same.
