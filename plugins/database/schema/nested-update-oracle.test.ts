@@ -96,7 +96,10 @@ const specArb: fc.Arbitrary<Spec> = fc
           published: fc.boolean(),
           comments: fc.record({ insert: fc.array(fc.constantFrom('p', 'q'), { minLength: 1, maxLength: 2 }), delete: fc.boolean() }, { requiredKeys: [] }),
         },
-        { requiredKeys: ['where'] },
+        // An update needs at least one operator (`_inc` here), as every update does: one with
+        // `where` alone is refused ("at least any one of _set, _inc is expected"), which is not
+        // what this oracle checks (a CI run drew one).
+        { requiredKeys: ['where', 'inc'] },
       ),
       ins: fc.array(fc.record({ title: fc.constantFrom('n1', 'n2', 'n3'), rating: fc.integer({ min: 0, max: 7 }), published: fc.boolean(), comments: fc.array(fc.constantFrom('r', 's'), { maxLength: 2 }) }), { minLength: 1, maxLength: 2 }),
     },
