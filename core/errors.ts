@@ -50,6 +50,9 @@ export const ERROR_CODES = {
   // A change of a source (a table tracked) whose root fields collide with a remote schema's
   // (plugins/remote-schemas), Hasura's `remote-schema-conflicts`.
   'remote-schema-conflicts': 400,
+  // A bulk track or untrack (`<prefix>_track_tables`) with `allow_warnings: false` that left a
+  // table out: Hasura's `metadata-warnings`, with the warnings as `internal`.
+  'metadata-warnings': 400,
   // API limits (plugins/api-limits): Hasura's code for a client past its rate limit.
   'rate-limit-exceeded': 429,
   'not-found': 404,

@@ -23,6 +23,7 @@ import {
 } from '../model/meta.js';
 import { checkConstraintNames, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
 import type { DatabaseService } from '../model/service.js';
+import { bulkTables } from './bulk-tables.js';
 
 const success = { message: 'success' };
 
@@ -91,6 +92,8 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
       const ops: OperationDef[] = [
         { type: bind.name('track_table'), args: trackArgs, mutates: true, run: track },
         { type: bind.name('untrack_table'), args: untrackArgs, mutates: true, run: untrack },
+        bulkTables(bind, 'track_tables', trackArgs, track),
+        bulkTables(bind, 'untrack_tables', untrackArgs, untrack),
         { type: bind.name('set_table_is_enum'), legacy: bind.legacy('set_table_is_enum'), args: isEnumArgs, mutates: true, run: setIsEnum },
       ];
       const legacyTrack = bind.legacy('track_table');
