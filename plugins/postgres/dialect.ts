@@ -256,6 +256,7 @@ export const postgresDialect: Dialect = {
   // An update with writes through relationships (Note [Nested updates in SQL] in ./compile-nested.ts).
   compileMutation: (ir) => (ir.k === 'update' && ir.nested?.length ? compileNestedUpdate(ir) : compileMutation(ir)),
   nestedUpdates: true,
+  nestedInserts: true,
   // Note [Grouped aggregates in SQL] in ./compile-groups.ts: `count` compares as an Int, the
   // statistics (avg...) as a Float, bound as float8 so that nothing is rounded on the way.
   groups: {

@@ -341,6 +341,10 @@ export interface Dialect {
   /** Whether `compileMutation` compiles updates with writes through relationships
    * (`_nested`, Note [Nested updates] in schema/nested-update.ts). */
   nestedUpdates?: boolean;
+  /** Whether `compileMutation` compiles inserts through relationships (`MutationIR` rows with
+   * `before`/`after`): without it the schema offers no relationship fields in `<t>_insert_input`
+   * (and `_nested` no inserts), as Hasura's MSSQL schema has none. */
+  nestedInserts?: boolean;
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
   mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;

@@ -135,6 +135,7 @@ export class MutationSchema {
   /** Relationships the role may insert through: to tables it may insert into. */
   insertRelationships(w: WriteTable): { rel: ResolvedRelationship; remote: WriteTable }[] {
     const out: { rel: ResolvedRelationship; remote: WriteTable }[] = [];
+    if (!w.t.source.kind.dialect.nestedInserts) return out;
     for (const rel of w.t.model.relationships) {
       const remote = this.writeByKey(w.t.source.name, rel.remoteKey);
       if (remote?.insert && remote.insertColumns.length > 0) out.push({ rel, remote });
