@@ -69,6 +69,40 @@ export function plainValue(x: unknown): unknown {
   return x;
 }
 
+/** What readAllPages needs of a query job: Google's `Job.getQueryResults` without auto-pagination
+ * answers `[rows, nextQuery, response]`, `nextQuery.pageToken` set while more pages follow. */
+export interface PagedJob {
+  getQueryResults(options: Record<string, unknown>): Promise<unknown[]>;
+}
+
+/** The most rows one statement may answer: a guard against an answer that would exhaust memory
+ * (a GraphQL answer is far smaller; `bigquery_run_sql` should page with LIMIT beyond it). */
+export const MAX_ROWS = 1_000_000;
+
+/**
+ * Every page of a job's result, in order. BigQuery answers at most about 10 MB per page, so a
+ * run_sql over a larger result read only the first page would silently lose rows.
+ */
+export async function readAllPages(job: PagedJob, signal?: CancelSignal): Promise<BigQueryResult> {
+  let options: Record<string, unknown> = { autoPaginate: false };
+  let columns: string[] | undefined;
+  const rows: unknown[][] = [];
+  for (;;) {
+    if (signal?.aborted) throw signal.reason;
+    const res = await job.getQueryResults(options);
+    const page = (res[0] ?? []) as Record<string, unknown>[];
+    if (!columns) {
+      const fields = ((res[2] as { schema?: { fields?: { name?: string }[] } } | undefined)?.schema?.fields ?? []).map((f) => String(f.name));
+      columns = fields.length ? fields : Object.keys(page[0] ?? {});
+    }
+    for (const r of page) rows.push(columns.map((k) => r[k]));
+    if (rows.length > MAX_ROWS) throw new Error(`the statement answered more than ${MAX_ROWS} rows; page it with LIMIT and OFFSET`);
+    const next = res[1] as { pageToken?: string } | null | undefined;
+    if (!next?.pageToken) return { columns, rows };
+    options = { ...next, autoPaginate: false };
+  }
+}
+
 /** The boundary over Google's client. */
 export const googleDriver: BigQueryDriver = (c) => {
   let made: Promise<BigQuery> | undefined;
@@ -90,11 +124,7 @@ export const googleDriver: BigQueryDriver = (c) => {
       const cancel = () => void job.cancel().catch(() => {});
       signal?.addEventListener('abort', cancel, { once: true });
       try {
-        const res = await job.getQueryResults({ autoPaginate: false });
-        const rows = res[0] as Record<string, unknown>[];
-        const fields = ((res[2] as { schema?: { fields?: { name?: string }[] } } | undefined)?.schema?.fields ?? []).map((f) => String(f.name));
-        const columns = fields.length ? fields : Object.keys(rows[0] ?? {});
-        return { columns, rows: rows.map((r) => columns.map((k) => r[k])) };
+        return await readAllPages(job, signal);
       } finally {
         signal?.removeEventListener('abort', cancel);
       }
