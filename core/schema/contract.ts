@@ -177,6 +177,9 @@ export interface RootFieldDef {
   /** Type, arguments and description, as graphql-js takes them; no resolver. */
   config: Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
   plan(input: PlanInput): FieldPlan;
+  /** What defines the field, in Hasura's words (`table user in source default`): another
+   * plugin whose field collides with it names it in its inconsistency. */
+  owner?: string;
 }
 
 /** A root's fields by name, or a thunk of them: the engine calls a thunk only when a request

@@ -166,11 +166,30 @@ describe('action operations', () => {
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
     r = await s.metadata({ type: 'bulk', args: [{ type: 'set_custom_types', args: TYPES }, action('a6', { output_type: 'Nope' })] });
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
-    // A table's root field: refused, and the schema keeps serving.
+    // A table's root field: refused as Hasura refuses it (500 unexpected, naming both owners),
+    // and the schema keeps serving.
     r = await s.query(action('user', { type: 'query', output_type: 'UserId' }));
-    expect(r.body).toMatchObject({ code: 'invalid-configuration', error: 'Inconsistent object: in action "user"; the root field "user" conflicts with an existing root field' });
+    expect(r).toMatchObject({
+      status: 500,
+      body: {
+        code: 'unexpected',
+        path: '$.args',
+        error: "Encountered conflicting definitions in the selection set for 'query_root' for field 'user' defined in [action user, table user in source default]. Fields must not be defined more than once across all sources.",
+      },
+    });
     r = await s.query(action('insert_user', { output_type: 'UserId' }));
-    expect(r.body.code).toBe('invalid-configuration');
+    expect(r).toMatchObject({ status: 500, body: { code: 'unexpected' } });
+    expect(r.body.error).toContain("for 'mutation_root' for field 'insert_user' defined in [action insert_user, table user in source default]");
+    // The other order: a table tracked whose root field an action has (the action is blamed, the
+    // request that tracks the table refused the same way).
+    expect((await s.query(action('insert_gadget', { output_type: 'UserId' }))).status).toBe(200);
+    await s.runSql('create table gadget (id int primary key)');
+    r = await s.query({ type: 'track_table', args: { table: 'gadget' } });
+    expect(r).toMatchObject({ status: 500, body: { code: 'unexpected' } });
+    expect(r.body.error).toContain("for 'mutation_root' for field 'insert_gadget' defined in [action insert_gadget, table gadget in source default]");
+    expect((await s.tables()).map((t: any) => t.table.name)).not.toContain('gadget');
+    expect((await s.query({ type: 'drop_action', args: { name: 'insert_gadget' } })).status).toBe(200);
+    await s.runSql('drop table gadget');
     expect((await s.query(action('user_by_pk', { output_type: 'UserId' }))).status).toBe(200);
     expect((await s.gql('{ user(order_by: {id: asc}, limit: 1) { name } }')).data).toEqual({ user: [{ name: 'Clarke' }] });
   });

@@ -330,7 +330,8 @@ function nestedObjectFields(types: ResolvedTypes, o: ResolvedObject): string[] {
 }
 
 /** The admin's root field names that other plugins give (tables, functions, ...). */
-export type OtherRoots = () => { query: ReadonlySet<string>; mutation: ReadonlySet<string> } | undefined;
+/** The other plugins' root fields, by name, with their owners (RootFieldDef.owner) where known. */
+export type OtherRoots = () => { query: ReadonlyMap<string, string | undefined>; mutation: ReadonlyMap<string, string | undefined> } | undefined;
 
 /*
  * Note [Action root fields]
@@ -405,9 +406,24 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       continue;
     }
     if (roots) {
-      const taken = (d.type === 'query' || async ? roots.query.has(a.name) : false) || (d.type === 'mutation' ? roots.mutation.has(a.name) : false);
-      if (taken) {
-        fail(`the root field ${dq(a.name)} conflicts with an existing root field`);
+      const root = d.type === 'mutation' && roots.mutation.has(a.name) ? 'mutation' : (d.type === 'query' || async) && roots.query.has(a.name) ? 'query' : undefined;
+      if (root) {
+        // Hasura answers a request that makes such a collision with a 500 `unexpected` naming
+        // both owners, as the tables' own collisions (Note [Root field conflicts]).
+        const owners = [`action ${a.name}`, roots[root].get(a.name) ?? 'another root field'].sort();
+        ctx.inconsistent({
+          type: 'action',
+          name: `action ${a.name}`,
+          reason: `Inconsistent object: in action ${dq(a.name)}; the root field ${dq(a.name)} conflicts with an existing root field`,
+          definition: fullAction(a),
+          id: actionId(a.name),
+          remove: withoutAction(a.name),
+          error: {
+            code: 'unexpected',
+            status: 500,
+            message: `Encountered conflicting definitions in the selection set for '${root}_root' for field '${a.name}' defined in [${owners.join(', ')}]. Fields must not be defined more than once across all sources.`,
+          },
+        });
         continue;
       }
     }

@@ -175,7 +175,8 @@ export default definePlugin({
         return buildActions(ctx, db, k.env, catalog, () => {
           try {
             const r = k.roleRoots('admin', ctx);
-            return { query: new Set(r.query.keys()), mutation: new Set(r.mutation.keys()) };
+            const owners = (m: ReadonlyMap<string, { owner?: string }>) => new Map([...m].map(([n, f]) => [n, f.owner]));
+            return { query: owners(r.query), mutation: owners(r.mutation) };
           } catch {
             // Other plugins' fields collide among themselves: they report that; nothing to check against.
             return undefined;

@@ -9,7 +9,7 @@ import type { BuildResult, FieldPlan, PlanInput, RootFieldDef, SchemaContributio
 import type { DatabaseService } from '../model/service.js';
 import type { JoinedField } from '../model/types.js';
 import { MutationSchema } from './mutation.js';
-import { fieldSources, ofSource, sourceNames } from './names.js';
+import { fieldSources, ofSource, sourceNames, tableOwnerName } from './names.js';
 import { namespaceField } from './namespace.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
@@ -68,6 +68,7 @@ export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' =
         return (config ??= rf.comment ? { ...make(), description: rf.comment } : make());
       },
       plan: (input) => planned(kind, t, rs, input),
+      owner: tableOwnerName(t),
     });
   };
   for (const t of rs.tables.values()) {

@@ -36,7 +36,7 @@ import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRe
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { spliceJoins, type PlannedJoin } from './joins.js';
-import { ofSource, sourceNames, tn } from './names.js';
+import { ofSource, sourceNames, tableOwnerName, tn } from './names.js';
 import { abstractVariables, generalise, shapeKey, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 import { NestedSchema, ownSet, planNested, refuseKeyChange } from './nested-update.js';
@@ -347,7 +347,7 @@ export class MutationSchema {
       const rf = t.model.rootFields;
       const add = (kind: MutationKind, config: FieldConfig) => {
         const f = rf[kind];
-        out[sourceNames(t.source).field(f.name)] = ofSource(t.source, { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input) });
+        out[sourceNames(t.source).field(f.name)] = ofSource(t.source, { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input), owner: tableOwnerName(t) });
       };
       const response = this.mutationResponse(w);
       // An input object needs a field: a role whose every column is preset gets no insert field

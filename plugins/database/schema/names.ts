@@ -5,6 +5,7 @@
  */
 import type { RootFieldDef } from '../../../core/plugin.js';
 import { sourceNames } from '../model/naming.js';
+import { qtDisplay } from '../model/meta.js';
 import type { ResolvedSource, TableModel } from '../model/resolved.js';
 
 export { sourceNames, type SourceNames } from '../model/naming.js';
@@ -18,3 +19,8 @@ export function ofSource(source: Pick<ResolvedSource, 'name' | 'meta'>, def: Roo
   fieldSources.set(def, source);
   return def;
 }
+
+/** A table's root fields' owner in Hasura's words (RootFieldDef.owner), as the root-field
+ * conflicts of the metadata name it (metadata/tables.ts `tableOwner`). */
+export const tableOwnerName = (t: { source: Pick<ResolvedSource, 'name' | 'kind'>; model: Pick<TableModel, 'table'> }): string =>
+  `table ${qtDisplay(t.model.table, t.source.kind.dialect.defaultSchema)} in source ${t.source.name}`;
