@@ -2,8 +2,8 @@
  * BigQuery introspection from each configured dataset's INFORMATION_SCHEMA: its tables and views,
  * their columns, and their primary keys (BigQuery's unenforced constraints, where a table has
  * one). Foreign keys are not read: relationships are manual (`manual_configuration`), as in
- * Hasura's BigQuery backend. BigQuery has no object identities that survive a rename, so a table's
- * `oid` is a hash of its name (Note [Identities] below).
+ * Hasura's BigQuery backend. BigQuery has no object identities that survive a rename, so its
+ * tables have no `oid` (Note [Identities] below).
  */
 import { tableKey, type ColumnInfo, type Introspection, type TableInfo } from '../database/index.js';
 import { quoteIdent, slit } from './compile.js';
@@ -13,20 +13,12 @@ import type { BigQueryResult } from './driver.js';
 /*
  * Note [Identities]
  * The framework follows tables and columns across a schema change by `TableInfo.oid` and
- * `ColumnInfo.position` (plugins/database/metadata/schema-diff.ts). BigQuery has no object ids;
- * a table's oid is a 31-bit hash of `dataset.table`, stable while the name is, and a column's
- * position its ordinal_position. A renamed table is therefore seen as one dropped and another
- * created, never as a rename; the kind's run_sql does not diff schemas anyway (it reloads).
+ * `ColumnInfo.position` (plugins/database/metadata/schema-diff.ts). BigQuery has no object ids, so
+ * its tables have none and are followed by name (a made-up id, such as a hash of the name, could
+ * collide and make two tables one), and a column's position is its ordinal_position. A renamed
+ * table is therefore seen as one dropped and another created, never as a rename; the kind's
+ * run_sql does not diff schemas anyway (it reloads).
  */
-export function nameHash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h & 0x7fffffff;
-}
-
 export const tablesSql = (dataset: string) =>
   `SELECT table_name, table_type FROM ${quoteIdent(dataset)}.INFORMATION_SCHEMA.TABLES ORDER BY table_name`;
 export const columnsSql = (dataset: string) =>
@@ -48,7 +40,6 @@ export function assemble(dataset: string, tables: BigQueryResult, columns: BigQu
     out.set(name, {
       schema: dataset,
       name,
-      oid: nameHash(`${dataset}.${name}`),
       relation,
       columns: [],
       primaryKey: null,

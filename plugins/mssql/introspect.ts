@@ -100,7 +100,7 @@ export function assemble(tables: MssqlResult, columns: MssqlResult, keys: MssqlR
       // Views are read-only here (Hasura's MSSQL backend writes to tables only).
       viewInfo: view ? { insertable: false, updatable: false, deletable: false } : null,
     };
-    byId.set(info.oid, info);
+    byId.set(num(r.object_id), info);
     out.set(tableKey(info.schema, info.name), info);
   }
   for (const r of objects(columns)) {

@@ -4,7 +4,8 @@
  * introspection before and after it ran. Objects are followed by identity, not by name (as Hasura
  * does): a table by its oid, a column by its table's oid and its attnum, a function by its oid. So
  * a table that keeps its oid under another name is renamed, not dropped; a column dropped and
- * added again under the same name is a dropped column (its attnum changes).
+ * added again under the same name is a dropped column (its attnum changes). A kind without such
+ * identities (TableInfo.oid absent) has its tables and functions followed by name.
  */
 import { SvcError } from '../../../core/errors.js';
 import { findSource, qtDisplay, qtKey, sameTable, sourcesOf, tableKey, updateSource } from '../model/meta.js';
@@ -62,15 +63,15 @@ const qt = (t: { schema: string; name: string }): QualifiedTable => ({ schema: t
  * metadata was already inconsistent about them and the SQL did not change that.
  */
 export function diffSchema(before: Introspection, after: Introspection, tables: QualifiedTable[], functions: QualifiedFunction[]): SchemaDiff {
-  const afterTables = new Map<number, TableInfo>();
-  for (const t of after.tables.values()) afterTables.set(t.oid, t);
-  const nowOf = (t: TableInfo) => afterTables.get(t.oid);
+  const afterTables = new Map<unknown, TableInfo>();
+  for (const t of after.tables.values()) afterTables.set(identity(t), t);
+  const nowOf = (t: TableInfo) => afterTables.get(identity(t));
 
   const diff: SchemaDiff = { droppedTables: [], tables: [], droppedFunctions: [], renamedFunctions: [], overloadedFunctions: [], volatileFunctions: [] };
   for (const name of tables) {
     const old = before.tables.get(qtKey(name));
     if (!old) continue;
-    const now = afterTables.get(old.oid);
+    const now = afterTables.get(identity(old));
     if (!now) {
       diff.droppedTables.push(qt(old));
       continue;
@@ -79,13 +80,13 @@ export function diffSchema(before: Introspection, after: Introspection, tables: 
     if (td) diff.tables.push(td);
   }
 
-  const afterFunctions = new Map<number, FunctionInfo>();
-  for (const list of after.functions.values()) for (const f of list) afterFunctions.set(f.oid, f);
+  const afterFunctions = new Map<unknown, FunctionInfo>();
+  for (const list of after.functions.values()) for (const f of list) afterFunctions.set(identity(f), f);
   for (const name of functions) {
     const overloads = before.functions.get(qtKey(name)) ?? [];
     if (overloads.length !== 1) continue;
     const old = overloads[0]!;
-    const now = afterFunctions.get(old.oid);
+    const now = afterFunctions.get(identity(old));
     if (!now) {
       diff.droppedFunctions.push(qt(old));
       continue;
@@ -96,6 +97,9 @@ export function diffSchema(before: Introspection, after: Introspection, tables: 
   }
   return diff;
 }
+
+/** What an object is followed by: its kind's identity, else its name (TableInfo.oid). */
+const identity = (o: { schema: string; name: string; oid?: number | string }): unknown => o.oid ?? `\u0000${o.schema}\u0000${o.name}`;
 
 function diffTable(
   old: TableInfo,

@@ -92,7 +92,10 @@ export interface ForeignKeyInfo {
 export interface TableInfo {
   schema: string;
   name: string;
-  oid: number;
+  /** An identity that survives a rename (PostgreSQL's oid, SQL Server's object_id), by which a
+   * schema change is followed (metadata/schema-diff.ts); absent where the kind has none, and then
+   * the table is followed by its name (a rename is a drop and a create). */
+  oid?: number | string;
   relation: 'table' | 'view' | 'materialized_view' | 'foreign_table' | 'partitioned_table';
   columns: ColumnInfo[];
   primaryKey: { name: string; columns: string[] } | null;
@@ -116,7 +119,8 @@ export interface FunctionArgInfo {
 export interface FunctionInfo {
   schema: string;
   name: string;
-  oid: number;
+  /** As TableInfo.oid. */
+  oid?: number | string;
   args: FunctionArgInfo[];
   returnType: string;
   returnTypeSchema: string;
