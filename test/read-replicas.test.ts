@@ -1,6 +1,6 @@
 /**
  * Read replicas with a real streaming replica of Debian's PostgreSQL (test/streaming-replica.ts;
- * Note [Read replicas] in plugins/postgres/connection.ts): a row written through the engine on the
+ * Note [Read replicas] in plugins/database/model/replicas.ts): a row written through the engine on the
  * primary is read through the engine from the replica once replicated, and a replica stopped
  * under load fails no query. Skipped, saying so, where Debian's PostgreSQL is not installed.
  */

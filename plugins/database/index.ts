@@ -50,6 +50,7 @@ export {
   updateTableIfPresent,
 } from './model/meta.js';
 export { applySchemaChange } from './metadata/schema-diff.js';
+export { ReadReplicas, REPLICA_RETRY_MS, type Replica } from './model/replicas.js';
 export { parseJsonPath } from './ir/json-path.js';
 export { tableJoinTypes, type TableJoinTypes } from './schema/contributor.js';
 export { sourceNames } from './model/naming.js';

@@ -5,19 +5,23 @@
  */
 import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
-import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
+import { ReadReplicas, type Introspection, type SourceConnection, type SqlExecutor, type SqlTransaction } from '../database/index.js';
 import type { MssqlDriver, MssqlPool, MssqlResult, MssqlSession } from './driver.js';
+import { errorChain } from './dialect.js';
 import { nlit } from './identifiers.js';
 import { introspect } from './introspect.js';
 
 export type ConnectionString = string | { from_env: string };
 
+export interface MssqlConnectionInfo {
+  connection_string: ConnectionString;
+  pool_settings?: { max_connections?: number; total_max_connections?: number; idle_timeout?: number };
+  isolation_level?: 'read-uncommitted' | 'read-committed' | 'repeatable-read' | 'snapshot' | 'serializable';
+}
+
 export interface MssqlConfiguration {
-  connection_info: {
-    connection_string: ConnectionString;
-    pool_settings?: { max_connections?: number; total_max_connections?: number; idle_timeout?: number };
-    isolation_level?: 'read-uncommitted' | 'read-committed' | 'repeatable-read' | 'snapshot' | 'serializable';
-  };
+  connection_info: MssqlConnectionInfo;
+  read_replicas?: MssqlConnectionInfo[] | null;
 }
 
 /** The connection string, from the configuration or the environment variable it names. */
@@ -64,6 +68,22 @@ export class MssqlConnection implements SourceConnection {
     // Resolved now, so that a missing environment variable makes the source inconsistent at once.
     this.connectionString = resolveConnectionString(config.connection_info.connection_string, env);
     this.executor = { query: async <T>(text: string, params?: unknown[], opts?: { signal?: CancelSignal }) => rowObjects<T>(await this.raw(text, texts(params), opts?.signal)) };
+    // Note [Read replicas] in plugins/database: each replica a connection of its own, reads spread
+    // over them; a statement's own error is one SQL Server numbered (Note [MSSQL errors]).
+    this.replicaConnections = (config.read_replicas ?? []).map((info, i) => new MssqlConnection(`${name}-replica-${i + 1}`, { connection_info: info }, env, driver));
+    if (this.replicaConnections.length > 0) {
+      this.replicas = new ReadReplicas(this.replicaConnections, this.executor, (e) => errorChain(e).some((x) => x.number !== undefined));
+      this.readExecutor = this.replicas.executor;
+    }
+  }
+
+  private readonly replicaConnections: MssqlConnection[];
+  private readonly replicas?: ReadReplicas;
+  readonly readExecutor?: SqlExecutor;
+
+  /** Each replica: whether reads go to it now, the reads it could not serve, its pool (metrics). */
+  replicaStates(): { name: string; up: boolean; failures: number; inUse: number; max: number }[] {
+    return this.replicas?.states() ?? [];
   }
 
   private get(): MssqlPool {
@@ -135,6 +155,6 @@ export class MssqlConnection implements SourceConnection {
   async close(): Promise<void> {
     const p = this.pool;
     this.pool = undefined;
-    await p?.close();
+    await Promise.all([p?.close(), ...this.replicaConnections.map((r) => r.close())]);
   }
 }

@@ -39,7 +39,9 @@ export const MssqlConnectionInfoSchema = v.pipe(
   v.transform(withoutAbsent),
 );
 
-export const MssqlConfigSchema = v.looseObject({ connection_info: MssqlConnectionInfoSchema });
+/** Hasura v2's MSSQL configuration: `connection_info`, and `read_replicas`, connection infos of
+ * their own that serve the reads that may lag (Note [Read replicas] in plugins/database). */
+export const MssqlConfigSchema = v.looseObject({ connection_info: MssqlConnectionInfoSchema, read_replicas: setting(v.array(MssqlConnectionInfoSchema)) });
 
 /** The kind, with the driver its connections use (the real one, or a test's stand-in). */
 export function mssqlKind(driver: MssqlDriver = tediousDriver): SourceKind {

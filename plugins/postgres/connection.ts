@@ -5,7 +5,7 @@
 import postgres from 'postgres';
 import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
-import type { Introspection, SourceConnection, SqlExecutor, SqlTransaction } from '../database/index.js';
+import { ReadReplicas, type Introspection, type SourceConnection, type SqlExecutor, type SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
 
 export interface PgConnectionInfo {
@@ -240,9 +240,12 @@ export class PgConnection implements SourceConnection {
     this.prepared = config.connection_info.use_prepared_statements === true;
     this.statements = this.prepared ? { plain: PREPARED, asked: ASKED } : { plain: POOLED, asked: POOLED_ASKED };
     this.executor = this.makeExecutor(() => this.sql());
-    // Note [Read replicas]: each replica a connection of its own kind, reads spread over them.
-    this.replicas = (config.read_replicas ?? []).map((info, i) => ({ conn: new PgConnection(`${name}-replica-${i + 1}`, { connection_info: info }, env), downUntil: 0, failures: 0 }));
-    if (this.replicas.length > 0) this.readExecutor = { query: (text, params, opts) => this.readQuery(text, params, opts) };
+    // Note [Read replicas] in plugins/database: each replica a connection of its own kind.
+    this.replicaConnections = (config.read_replicas ?? []).map((info, i) => new PgConnection(`${name}-replica-${i + 1}`, { connection_info: info }, env));
+    if (this.replicaConnections.length > 0) {
+      this.replicas = new ReadReplicas(this.replicaConnections, this.executor, isStatementError);
+      this.readExecutor = this.replicas.executor;
+    }
     if (this.prepared) {
       this.listen = async (channel, onNotify, onListen) => {
         const r = await this.sql().listen(channel, onNotify, onListen);
@@ -363,53 +366,18 @@ export class PgConnection implements SourceConnection {
   async close(): Promise<void> {
     const p = this.pool;
     this.pool = undefined;
-    await Promise.all([p?.end({ timeout: 5 }), ...this.replicas.map((r) => r.conn.close())]);
+    await Promise.all([p?.end({ timeout: 5 }), ...this.replicaConnections.map((r) => r.close())]);
   }
 
-  /*
-   * Note [Read replicas]
-   * A source's `read_replicas` (Hasura v2's: connection infos beside `connection_info`, each with
-   * its own pool settings and prepared-statement setting) serve the reads that may see a replica's
-   * lag: GraphQL queries and subscription refetches (SourceConnection.readExecutor). Everything
-   * else stays on the primary: mutations and whatever runs in a request's transaction, run_sql,
-   * event capture and delivery, introspection, the catalog. Reads go round robin over the
-   * replicas; a replica that fails to connect or loses its connection (not a statement's own
-   * ERROR, which is the request's) is taken out for REPLICA_RETRY_MS and the read is tried on the
-   * next one, then on the primary when none is up; it is tried again after that time. A request
-   * that must read what it just wrote asks for the primary with the header
-   * `X-Svc-Read-From-Primary: true` (Hasura has no such way; a header, as the request is the
-   * unit that knows it, and no schema change is needed).
-   */
-  private readonly replicas: { conn: PgConnection; downUntil: number; failures: number }[];
-  private nextReplica = 0;
+  private readonly replicaConnections: PgConnection[];
+  private readonly replicas?: ReadReplicas;
   readonly readExecutor?: SqlExecutor;
-
-  private async readQuery<T>(text: string, params: unknown[] | undefined, opts: { prepare?: boolean; signal?: CancelSignal } | undefined): Promise<T[]> {
-    const n = this.replicas.length;
-    const start = this.nextReplica++ % n;
-    for (let i = 0; i < n; i++) {
-      const r = this.replicas[(start + i) % n]!;
-      if (r.downUntil > Date.now()) continue;
-      try {
-        return await r.conn.executor.query<T>(text, params, opts);
-      } catch (e) {
-        if (isStatementError(e) || opts?.signal?.aborted) throw e;
-        r.downUntil = Date.now() + REPLICA_RETRY_MS;
-        r.failures++;
-      }
-    }
-    return this.executor.query<T>(text, params, opts);
-  }
 
   /** Each replica: whether reads go to it now, the reads it could not serve, its pool (metrics). */
   replicaStates(): { name: string; up: boolean; failures: number; inUse: number; max: number }[] {
-    const now = Date.now();
-    return this.replicas.map((r) => ({ name: r.conn.name, up: r.downUntil <= now, failures: r.failures, ...r.conn.stats() }));
+    return this.replicas?.states() ?? [];
   }
 }
-
-/** How long a replica that failed is left out (Note [Read replicas]). */
-const REPLICA_RETRY_MS = 10_000;
 
 /** What a connection must not keep from one use to the next (what DISCARD ALL resets, but the
  * prepared statements of the driver). RESET ALL leaves the role and the session user alone. */

@@ -1,5 +1,5 @@
 /**
- * Read replicas (Note [Read replicas] in ./connection.ts): which statements go where, shown with
+ * Read replicas (Note [Read replicas] in plugins/database/model/replicas.ts): which statements go where, shown with
  * a "replica" that is another database with the same table and other rows (so that every answer
  * says where it was read), and a replica that is down. A streaming replica of Debian's
  * PostgreSQL is not set up here: the routing does not depend on how the replica is fed.

@@ -168,7 +168,7 @@ export interface SqlTransaction extends SqlExecutor {
 export interface SourceConnection {
   readonly executor: SqlExecutor;
   /** Where reads that may lag go (GraphQL queries and subscription refetches): a read replica
-   * when the source has some (Note [Read replicas] in plugins/postgres/connection.ts); absent:
+   * when the source has some (Note [Read replicas] in model/replicas.ts); absent:
    * the executor. */
   readonly readExecutor?: SqlExecutor;
   introspect(exec?: SqlExecutor): Promise<Introspection>;
@@ -188,7 +188,7 @@ export interface SourceConnection {
    * has none): `onNotify` gets each notification's payload, `onListen` runs whenever the LISTEN is
    * in place, the first time and after a reconnect (notifications may have been missed meanwhile). */
   listen?(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<{ unlisten(): Promise<void> }>;
-  /** Each read replica (Note [Read replicas] in plugins/postgres/connection.ts), for metrics:
+  /** Each read replica (Note [Read replicas] in model/replicas.ts), for metrics:
    * whether reads go to it now, the reads it could not serve, its pool. */
   replicaStates?(): { name: string; up: boolean; failures: number; inUse: number; max: number }[];
   /** Connections in use (by a statement or held by a transaction) and the pool's size, for metrics. */

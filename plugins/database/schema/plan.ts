@@ -739,7 +739,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
 }
 
 /** The request asks to read from the primary, not a replica (Note [Read replicas] in
- * plugins/postgres/connection.ts). */
+ * model/replicas.ts). */
 export const fromPrimary = (ctx: RunContext): boolean => ctx.headers['x-svc-read-from-primary']?.toLowerCase() === 'true';
 
 /**

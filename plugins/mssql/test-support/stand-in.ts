@@ -29,6 +29,8 @@ export interface Recorded {
   params: readonly (string | null)[];
   /** Whether it ran in a transaction (and which: its number). */
   tx?: number;
+  /** The server of the pool it was sent on (the connection string's Server). */
+  server?: string;
 }
 
 type Answer = MssqlResult | ((sql: string, params: readonly (string | null)[]) => MssqlResult);
@@ -74,7 +76,7 @@ export function standIn(catalog: Catalog = fixtureCatalog()): StandIn {
         if (server === 'unreachable') {
           throw Object.assign(new Error(`Failed to connect to ${server}:1433 - getaddrinfo ENOTFOUND ${server}`), { name: 'ConnectionError', code: 'ESOCKET' });
         }
-        statements.push({ sql, params: [...params], ...(tx !== undefined ? { tx } : {}) });
+        statements.push({ sql, params: [...params], ...(tx !== undefined ? { tx } : {}), ...(server ? { server } : {}) });
         if (sql === TABLES_SQL) return self.catalog.tables;
         if (sql === COLUMNS_SQL) return self.catalog.columns;
         if (sql === KEYS_SQL) return self.catalog.keys;
