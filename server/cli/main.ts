@@ -21,6 +21,8 @@ export interface Io {
   err(line: string): void;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** When a long-running command (`svc console`) stops; by default at SIGINT or SIGTERM. */
+  until?: Promise<unknown>;
 }
 
 interface Globals {
@@ -234,6 +236,31 @@ export async function run(argv: string[], io: Io): Promise<number> {
       const { client } = ctx(cmd);
       await client.metadata('drop_inconsistent_metadata', {});
       io.out('inconsistent objects dropped');
+    });
+
+  // --- console --------------------------------------------------------------------------------
+  program
+    .command('console')
+    .description('serve the console against the engine; what is changed in it is written into the project (migrations/<db>/, the metadata directory), as `hasura console` does')
+    .option('--console-port <port>', 'the port to serve it on', '9695')
+    .option('--address <address>', 'the address to listen on', '127.0.0.1')
+    .action(async (o: { consolePort: string; address: string }, cmd: Command) => {
+      const { project, client } = ctx(cmd);
+      if (!/^\d+$/.test(o.consolePort) || Number(o.consolePort) > 65535) throw new ProjectError(`--console-port: expected a port number, got "${o.consolePort}"`);
+      // (Note [The console of a project] in console-server.ts; loaded here only, as the engine is)
+      const { startConsoleServer } = await import('./console-server.js');
+      let server;
+      try {
+        server = await startConsoleServer({ endpoint: client.endpoint, project, port: Number(o.consolePort), address: o.address, log: io.err });
+      } catch (e) {
+        throw new Error(`svc console: cannot listen on ${o.address}:${o.consolePort}: ${(e as Error).message}`);
+      }
+      io.out(`svc console: ${server.url}/console (the engine at ${client.endpoint}; migrations and metadata are written to ${project.root})`);
+      try {
+        await (io.until ?? new Promise((r) => (process.once('SIGINT', r), process.once('SIGTERM', r))));
+      } finally {
+        await server.close();
+      }
     });
 
   // --- migrations and seeds -------------------------------------------------------------------
