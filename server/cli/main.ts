@@ -293,13 +293,15 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--version <version>', 'apply (or with --type down, revert) this migration only')
     .addOption(new Option('--type <direction>', 'with --version').choices(['up', 'down']).default('up'))
     .option('--skip-execution', 'record the migrations as applied (or not) without running their SQL')
-    .option('--no-transaction', 'run each file as it is, statement by statement outside any transaction (CREATE INDEX CONCURRENTLY), and record it after: not atomic')
+    .option('--no-transaction', 'run each file as it is, statement by statement outside any transaction (CREATE INDEX CONCURRENTLY), and record it after: not atomic (env SVC_GRAPHQL_NO_TRANSACTION=true)')
     .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean; transaction: boolean }, cmd: Command) => {
       const { g, project, client } = ctx(cmd);
       if ([o.up, o.down, o.version].filter((x) => x !== undefined).length > 1) throw new ProjectError('give one of --up, --down and --version');
+      // the flag, else its environment variable (read before anything runs: a bad value applies nothing)
+      const noTransaction = cmd.getOptionValueSource('transaction') === 'cli' ? !o.transaction : (envFlag('NO_TRANSACTION', g) ?? false);
       const base = join(project.root, project.migrationsDirectory);
       for (const db of o.allDatabases ? subdirs(base) : [o.databaseName]) {
-        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, noTransaction: !o.transaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
+        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, noTransaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
       }
     });
 
@@ -324,6 +326,21 @@ export async function run(argv: string[], io: Io): Promise<number> {
       const { g, project, client } = ctx(cmd);
       await applySeeds(client, o.databaseName, join(project.root, project.seedsDirectory, o.databaseName), o.file, io.out, project.root, g.fromHasura ? hasuraSqlFilter(io.out) : undefined);
     });
+
+  /** A boolean flag's environment variable: SVC_GRAPHQL_<name>, with --from-hasura then
+   * HASURA_GRAPHQL_<name> (as --endpoint and --admin-secret read theirs), in the words the
+   * server's boolean options take; undefined when unset or empty. */
+  function envFlag(name: string, g: Globals): boolean | undefined {
+    for (const variable of [`SVC_GRAPHQL_${name}`, ...(g.fromHasura ? [`HASURA_GRAPHQL_${name}`] : [])]) {
+      const raw = io.env[variable];
+      if (raw === undefined || raw.trim() === '') continue;
+      const x = raw.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(x)) return true;
+      if (['false', '0', 'no', 'off'].includes(x)) return false;
+      throw new ProjectError(`${variable}: expected a boolean (true or false), got "${raw}"`);
+    }
+    return undefined;
+  }
 
   function printDiff(lines: string[]) {
     if (!lines.length) io.out('no differences');
