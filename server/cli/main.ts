@@ -238,6 +238,52 @@ export async function run(argv: string[], io: Io): Promise<number> {
       io.out('inconsistent objects dropped');
     });
 
+  // --- deploy ---------------------------------------------------------------------------------
+  program
+    .command('deploy')
+    .description('apply the project as `hasura deploy` does: metadata apply, migrate apply (every database of migrations/), metadata reload; stops at the first failure; exit 2 when the metadata ends inconsistent')
+    .option('--allow-inconsistent-metadata', 'exit 0 even when the metadata is inconsistent at the end (the objects are listed either way)')
+    .option('--no-transaction', 'the migrations as with `migrate apply --no-transaction` (env SVC_GRAPHQL_NO_TRANSACTION=true)')
+    .action(async (o: { allowInconsistentMetadata?: boolean; transaction: boolean }, cmd: Command) => {
+      const { g, project, client } = ctx(cmd);
+      const noTransaction = cmd.getOptionValueSource('transaction') === 'cli' ? !o.transaction : (envFlag('NO_TRANSACTION', g) ?? false);
+      // Note [Deploy]: the metadata first, as Hasura's deploy does: the databases a migration runs
+      // on are sources of the metadata. Objects that the migrations create are missing until they
+      // ran, so this step accepts inconsistency; the reload after the migrations is what counts.
+      const loaded = loadDoc(project, g);
+      let applied: Obj;
+      try {
+        applied = await client.metadata('replace_metadata', { allow_inconsistent_metadata: true, metadata: loaded.doc }, 2);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        reportApiError(e, loaded, '$.args.metadata');
+        io.err('deploy: stopped at metadata apply (1/3): nothing was changed');
+        throw new Exit(1);
+      }
+      const pending = applied.is_consistent === false ? applied.inconsistent_objects.length : 0;
+      io.out(`deploy: 1/3 applied ${loaded.from}${pending ? ` (${pending} inconsistent object(s) until the migrations ran)` : ''}`);
+      const base = join(project.root, project.migrationsDirectory);
+      for (const db of subdirs(base)) {
+        try {
+          await applyMigrations(client, db, join(base, db), { noTransaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, (l) => io.out(`deploy: 2/3 ${l}`), project.root);
+        } catch (e) {
+          io.err(`error: ${(e as Error).message}`);
+          io.err('deploy: stopped at migrate apply (2/3): the metadata is applied, and the migrations before this one; the metadata was not reloaded');
+          throw new Exit(1);
+        }
+      }
+      if (!subdirs(base).length) io.out('deploy: 2/3 no migrations');
+      const r = await client.metadata('reload_metadata', {});
+      io.out('deploy: 3/3 metadata reloaded');
+      if (r && r.is_consistent === false) {
+        io.err(`the metadata is inconsistent: ${r.inconsistent_objects.length} object(s):`);
+        for (const line of describeInconsistencies(r.inconsistent_objects, loaded)) io.err(line);
+        if (!o.allowInconsistentMetadata) throw new Exit(2);
+        return;
+      }
+      io.out('deploy: done, the metadata is consistent');
+    });
+
   // --- console --------------------------------------------------------------------------------
   program
     .command('console')
