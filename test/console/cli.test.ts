@@ -1,7 +1,8 @@
 /**
  * The console served by `svc console` in Chromium (Note [The console of a project] in
- * server/cli/console-server.ts): a table created and a column added from the Data pages become
- * migrations of the project (up.sql as shown, down.sql the inverse), applied with their records;
+ * server/cli/console-server.ts): a table created, a column added and a column altered from the
+ * Data pages become migrations of the project (up.sql as shown, down.sql the inverse, which `svc
+ * migrate apply --type down` runs), applied with their records;
  * the metadata directory follows the tracking; a change with "This is a migration" unchecked writes
  * none; SQL run with "This is a migration" checked is written under its name, and SQL that fails
  * leaves no migration behind.
@@ -9,8 +10,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startConsoleServer } from '../../server/cli/console-server.js';
-import { readProject } from '../../server/cli/project.js';
+import { run } from '../../server/cli/main.js';
 import { svc, tempDir } from '../../server/cli/test-support.js';
 import { checkCleanRun, hasChromium, openConsole, SECRET, unlabelled, warnSkipped, type Console } from './harness.js';
 
@@ -28,7 +28,23 @@ describe.skipIf(!hasChromium)('the console of a CLI project (svc console)', () =
     const parent = tempDir('svc-console-browser-');
     expect((await svc('http://127.0.0.1:1', parent, ['init', 'app'])).code).toBe(0);
     dir = join(parent, 'app');
-    c = await openConsole('cli', { via: (engine) => startConsoleServer({ endpoint: engine, project: readProject(dir), port: 0, address: '127.0.0.1', log: (l) => logs.push(l) }) });
+    // `svc console --console-port 0` itself, in this process, in front of the test's engine
+    c = await openConsole('cli', {
+      via: async (engine) => {
+        let stop!: () => void;
+        const until = new Promise<void>((r) => (stop = r));
+        const out: string[] = [];
+        const done = run(['console', '--console-port', '0'], { out: (l) => out.push(l), err: (l) => logs.push(l), env: { SVC_GRAPHQL_ENDPOINT: engine }, cwd: dir, until });
+        const end = Date.now() + 30_000;
+        while (!out.length) {
+          if (Date.now() > end) throw new Error(`svc console did not start: ${logs.join('\n')}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const url = /^svc console: (http:\/\/[^ ]+)\/console /.exec(out[0]!)?.[1];
+        if (!url) throw new Error(`svc console said: ${out[0]}`);
+        return { url, close: async () => (stop(), void (await done)) };
+      },
+    });
   }, 240_000);
   afterAll(async () => c?.close());
 
@@ -61,7 +77,8 @@ describe.skipIf(!hasChromium)('the console of a CLI project (svc console)', () =
     await page.getByTestId('add-column').click();
     await page.getByTestId('add-col-name').fill('bio');
     await page.getByTestId('add-column-run').click();
-    await expect.poll(() => migrations().length).toBe(2);
+    await page.getByTestId('column-adder').waitFor({ state: 'detached' });
+    expect(migrations().length).toBe(2);
     const m = migrations()[1]!;
     expect(m).toMatch(/^\d+_alter_table_public_author_add_column_bio$/);
     expect(file(m, 'up.sql')).toBe('ALTER TABLE "public"."author" ADD COLUMN "bio" text;\n');
@@ -75,22 +92,44 @@ describe.skipIf(!hasChromium)('the console of a CLI project (svc console)', () =
     await expect.poll(() => page.getByTestId('columns').locator('tbody td:first-child').allTextContents()).toEqual(['id', 'name', 'bio', 'scratch']);
     expect(migrations().length).toBe(2);
     await c.shot('columns-added');
+
+    // altered: its down.sql is the inverse, which `svc migrate apply --type down` runs
+    await page.getByTestId('edit-col-name').click();
+    await page.getByTestId('col-name').fill('full_name');
+    await page.getByTestId('col-nullable').uncheck();
+    expect(await page.getByTestId('alter-column-migration').isChecked()).toBe(true);
+    await page.getByTestId('alter-column-run').click();
+    // (the files are written before the migration runs: the editor closes once it ran)
+    await page.getByTestId('column-editor').waitFor({ state: 'detached' });
+    expect(migrations().length).toBe(3);
+    const alter = migrations()[2]!;
+    expect(alter).toMatch(/^\d+_alter_table_public_author_alter_column_name$/);
+    expect(file(alter, 'up.sql')).toBe('ALTER TABLE "public"."author" ALTER COLUMN "name" SET NOT NULL;\nALTER TABLE "public"."author" RENAME COLUMN "name" TO "full_name";\n');
+    expect(file(alter, 'down.sql')).toBe('ALTER TABLE "public"."author" ALTER COLUMN "full_name" DROP NOT NULL;\nALTER TABLE "public"."author" RENAME COLUMN "full_name" TO "name";\n');
+    const nameColumn = async () => (await c.server.sql`select column_name::text as c, is_nullable::text as n from information_schema.columns where table_name = 'author' and column_name in ('name', 'full_name')`).map((r) => `${r.c} ${r.n}`);
+    expect(await nameColumn()).toEqual(['full_name NO']);
+    const version = alter.split('_')[0]!;
+    const down = await svc(c.base, dir, ['migrate', 'apply', '--version', version, '--type', 'down'], { SVC_GRAPHQL_ADMIN_SECRET: SECRET });
+    expect(down.out).toBe(`default: reverted ${alter}`);
+    expect(await nameColumn()).toEqual(['name YES']);
+    expect((await svc(c.base, dir, ['migrate', 'apply', '--version', version], { SVC_GRAPHQL_ADMIN_SECRET: SECRET })).out).toBe(`default: applied ${alter}`);
+    expect(await nameColumn()).toEqual(['full_name NO']);
   }, 60_000);
 
   it('runs SQL as a migration under its name; SQL that fails leaves none', async () => {
     const { page } = c;
     await page.getByTestId('nav-sql').click();
-    await page.getByTestId('sql-input').fill('create index author_name on author (name);');
+    await page.getByTestId('sql-input').fill('create index author_name on author (full_name);');
     await page.getByTestId('sql-migration').check();
     await page.getByTestId('sql-migration-name').fill('author_name_index');
     expect(await unlabelled(page)).toEqual([]);
     await c.shot('sql-as-migration');
     await page.getByTestId('sql-run').click();
     await page.getByTestId('sql-migration-written').waitFor();
-    const m = migrations()[2]!;
+    const m = migrations()[3]!;
     expect(m).toMatch(/^\d+_author_name_index$/);
     expect(await page.getByTestId('sql-migration-written').textContent()).toBe(`Migration written: migrations/default/${m}`);
-    expect(file(m, 'up.sql')).toBe('create index author_name on author (name);\n');
+    expect(file(m, 'up.sql')).toBe('create index author_name on author (full_name);\n');
     expect(file(m, 'down.sql')).toMatch(/^-- Could not auto-generate a down migration\./);
     expect((await c.server.sql`select to_regclass('public.author_name') is not null as e`)[0]!.e).toBe(true);
 
@@ -98,7 +137,7 @@ describe.skipIf(!hasChromium)('the console of a CLI project (svc console)', () =
     await page.getByTestId('sql-run').click();
     await page.getByTestId('error').getByText(/up\.sql:2\) failed and was rolled back: .*"nope"/).waitFor();
     await c.shot('sql-migration-failed');
-    expect(migrations().length).toBe(3);
+    expect(migrations().length).toBe(4);
     expect((await c.server.sql`select to_regclass('public.half') is not null as e`)[0]!.e).toBe(false);
 
     // the project's own view: every migration written is applied
