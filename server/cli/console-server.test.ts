@@ -198,6 +198,12 @@ describe('svc console (the command)', () => {
     const url = /^svc console: (http:\/\/127\.0\.0\.1:\d+)\/console /.exec(out[0]!)?.[1];
     expect(url).toBeDefined();
     expect((await fetch(`${url}/apis/project`)).status).toBe(200);
+    // a project where the migration cannot be written: said, and nothing runs
+    writeFileSync(join(dir, 'migrations'), 'not a folder');
+    const w = await fetch(`${url}/apis/migrate`, { method: 'POST', headers: { 'content-type': 'application/json', ...ADMIN }, body: JSON.stringify({ name: 'unwritten', up: 'create table unwritten (id int);' }) });
+    expect(w.status).toBe(500);
+    expect(await w.json()).toMatchObject({ code: 'unexpected', error: expect.stringMatching(/^svc console: the migration could not be written to migrations\/default: .*ENOTDIR/), path: '$' });
+    expect((await s.sql`select to_regclass('public.unwritten') is not null as e`)[0]!.e).toBe(false);
     const port = new URL(url!).port;
     // the same port again, while it is held
     const again = await svc(`http://127.0.0.1:${engine.port}`, dir, ['console', '--console-port', port]);

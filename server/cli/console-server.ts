@@ -154,7 +154,13 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
       const version = String(now > last ? now : last + 1n);
       const up = body.up.endsWith('\n') ? body.up : `${body.up}\n`;
       const down = body.down === undefined || body.down.trim() === '' ? commentedDown(body.up) : body.down.endsWith('\n') ? body.down : `${body.down}\n`;
-      const full = createMigration(dir, body.name, up, down, version);
+      let full: string;
+      try {
+        full = createMigration(dir, body.name, up, down, version);
+      } catch (e) {
+        // the project directory, not the request: not writable, a file where a folder goes
+        return c.json({ code: 'unexpected', error: `svc console: the migration could not be written to ${relative(project.root, dir) || '.'}: ${(e as Error).message}`, path: '$' }, 500);
+      }
       const lines: string[] = [];
       try {
         await applyMigrations(new Client(engine, secret), source, dir, { version, cascade: !!body.cascade }, (l) => lines.push(l), project.root);
@@ -214,7 +220,9 @@ export async function startConsoleServer(o: ConsoleServerOptions): Promise<Conso
     }
     const r = await send();
     if (r instanceof Response) return r;
-    return new Response(method === 'HEAD' ? null : r.bytes, { status: r.res.status, headers: r.out });
+    // (a Response with a body cannot have these statuses)
+    const empty = method === 'HEAD' || [204, 205, 304].includes(r.res.status);
+    return new Response(empty ? null : r.bytes, { status: r.res.status, headers: r.out });
   });
 
   let resolveInfo!: (i: AddressInfo) => void;
