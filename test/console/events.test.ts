@@ -317,6 +317,14 @@ describe.skipIf(!hasChromium)('the events, REST, allow-list and metadata areas o
       await page.getByTestId('trigger-article_changed').click();
       await expect.poll(() => page.getByTestId('event-logs-article_changed').locator('tbody tr').count(), { timeout: 15_000 }).toBe(1);
 
+      // a webhook from an environment variable the server does not have: refused, unchanged
+      await page.getByTestId('trigger-article_changed-webhook-kind').selectOption('env');
+      await page.getByTestId('trigger-article_changed-webhook').fill('SVC_TEST_UNSET_HOOK');
+      await page.getByTestId('trigger-article_changed-save').click();
+      await page.getByTestId('trigger-article_changed-form').getByTestId('error').getByText(/SVC_TEST_UNSET_HOOK/).waitFor();
+      expect((await triggers())[0].webhook).toBe(`${et.url}/events`);
+      expect((await triggers())[0].webhook_from_env).toBeUndefined();
+      await page.getByTestId('trigger-article_changed-webhook-kind').selectOption('url');
       // modified: no longer on update, another URL
       await page.getByTestId('trigger-article_changed-op-update').uncheck();
       await page.getByTestId('trigger-article_changed-webhook').fill(`${et.url}/v2`);
