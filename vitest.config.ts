@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 const ALONE = ['plugins/graphql/limits.test.ts'];
 // The console in Chromium: one browser at a time (each file drives one), beside nothing else of
 // the suite's: four at once on a two-core machine time out.
-const BROWSER = ['test/console-browser.test.ts', 'test/console/data.test.ts', 'test/console/schema.test.ts', 'test/console/events.test.ts'];
+const BROWSER = ['test/console-browser.test.ts', 'test/console/data.test.ts', 'test/console/schema.test.ts', 'test/console/events.test.ts', 'test/console/cli.test.ts'];
 
 export default defineConfig({
   test: {

@@ -270,3 +270,47 @@ export function selectRootField(entry: TableEntry): string {
 export function columnField(entry: TableEntry, column: string): string {
   return entry.configuration?.column_config?.[column]?.custom_name ?? column;
 }
+
+// ---------------------------------------------------------------------------------------------
+// A project's console (`svc console`, Note [The console of a project] in server/cli/console-server.ts).
+
+/** What `svc console` says of its project; null when the engine serves the console itself. */
+export interface CliProject {
+  cli: 'svc';
+  project: string;
+  metadata_directory: string;
+  migrations_directory: string;
+}
+
+let cli: Promise<CliProject | null> | undefined;
+
+/** Whether the console runs from a CLI project (asked once: GET /apis/project, which only the
+ * CLI's server answers). */
+export function cliProject(): Promise<CliProject | null> {
+  return (cli ??= fetch('/apis/project').then(
+    async (r) => {
+      if (r.status !== 200) return null;
+      const b = await r.json().catch(() => null);
+      return b && b.cli === 'svc' ? (b as CliProject) : null;
+    },
+    () => null,
+  ));
+}
+
+/** SQL run as a migration of the project: written to migrations/<source>/<version>_<name>/ and
+ * applied with its record, or neither. */
+export async function runMigration(m: { source: string; name: string; up: string; down?: string; cascade?: boolean }): Promise<{ version: string; name: string; directory: string; files: string[] }> {
+  const r = await post('/apis/migrate', m);
+  if (r.status !== 200) throw errorOf(r.status, r.body);
+  dispatchEvent(new Event(METADATA_CHANGED));
+  return r.body;
+}
+
+/** A migration's name from what it changes (letters, digits, `_`, `-`, `.`), as Hasura names them:
+ * create_table_public_author. */
+export function migrationName(...parts: string[]): string {
+  return parts
+    .join('_')
+    .replace(/[^\w.-]+/g, '_')
+    .slice(0, 120);
+}

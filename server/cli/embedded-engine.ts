@@ -42,12 +42,15 @@ export async function startEmbedded(env: Record<string, string | undefined>, dat
   let resolveInfo!: (i: AddressInfo) => void;
   const ready = new Promise<AddressInfo>((r) => (resolveInfo = r));
   const server = serve({ fetch: started.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolveInfo(info)) as Server;
+  // the GraphQL WebSocket too, as server/main.ts serves it (GraphiQL's subscriptions in `svc console`)
+  started.websocket.attach(server);
   const info = await ready;
   return {
     endpoint: `http://127.0.0.1:${info.port}`,
     adminSecret: config.adminSecret ?? undefined,
     describe: config.databaseUrl ? 'on the database of SVC_GRAPHQL_DATABASE_URL' : `embedded PostgreSQL on ${config.dataDir}`,
     async stop() {
+      await started.websocket.close(1000);
       await new Promise<void>((r) => {
         server.close(() => r());
         (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();

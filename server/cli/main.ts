@@ -21,6 +21,8 @@ export interface Io {
   err(line: string): void;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** When a long-running command (`svc console`) stops; by default at SIGINT or SIGTERM. */
+  until?: Promise<unknown>;
 }
 
 interface Globals {
@@ -236,6 +238,77 @@ export async function run(argv: string[], io: Io): Promise<number> {
       io.out('inconsistent objects dropped');
     });
 
+  // --- deploy ---------------------------------------------------------------------------------
+  program
+    .command('deploy')
+    .description('apply the project as `hasura deploy` does: metadata apply, migrate apply (every database of migrations/), metadata reload; stops at the first failure; exit 2 when the metadata ends inconsistent')
+    .option('--allow-inconsistent-metadata', 'exit 0 even when the metadata is inconsistent at the end (the objects are listed either way)')
+    .option('--no-transaction', 'the migrations as with `migrate apply --no-transaction` (env SVC_GRAPHQL_NO_TRANSACTION=true)')
+    .action(async (o: { allowInconsistentMetadata?: boolean; transaction: boolean }, cmd: Command) => {
+      const { g, project, client } = ctx(cmd);
+      const noTransaction = cmd.getOptionValueSource('transaction') === 'cli' ? !o.transaction : (envFlag('NO_TRANSACTION', g) ?? false);
+      // Note [Deploy]: the metadata first, as Hasura's deploy does: the databases a migration runs
+      // on are sources of the metadata. Objects that the migrations create are missing until they
+      // ran, so this step accepts inconsistency; the reload after the migrations is what counts.
+      const loaded = loadDoc(project, g);
+      let applied: Obj;
+      try {
+        applied = await client.metadata('replace_metadata', { allow_inconsistent_metadata: true, metadata: loaded.doc }, 2);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        reportApiError(e, loaded, '$.args.metadata');
+        io.err('deploy: stopped at metadata apply (1/3): nothing was changed');
+        throw new Exit(1);
+      }
+      const pending = applied.is_consistent === false ? applied.inconsistent_objects.length : 0;
+      io.out(`deploy: 1/3 applied ${loaded.from}${pending ? ` (${pending} inconsistent object(s) until the migrations ran)` : ''}`);
+      const base = join(project.root, project.migrationsDirectory);
+      for (const db of subdirs(base)) {
+        try {
+          await applyMigrations(client, db, join(base, db), { noTransaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, (l) => io.out(`deploy: 2/3 ${l}`), project.root);
+        } catch (e) {
+          io.err(`error: ${(e as Error).message}`);
+          io.err('deploy: stopped at migrate apply (2/3): the metadata is applied, and the migrations before this one; the metadata was not reloaded');
+          throw new Exit(1);
+        }
+      }
+      if (!subdirs(base).length) io.out('deploy: 2/3 no migrations');
+      const r = await client.metadata('reload_metadata', {});
+      io.out('deploy: 3/3 metadata reloaded');
+      if (r && r.is_consistent === false) {
+        io.err(`the metadata is inconsistent: ${r.inconsistent_objects.length} object(s):`);
+        for (const line of describeInconsistencies(r.inconsistent_objects, loaded)) io.err(line);
+        if (!o.allowInconsistentMetadata) throw new Exit(2);
+        return;
+      }
+      io.out('deploy: done, the metadata is consistent');
+    });
+
+  // --- console --------------------------------------------------------------------------------
+  program
+    .command('console')
+    .description('serve the console against the engine; what is changed in it is written into the project (migrations/<db>/, the metadata directory), as `hasura console` does')
+    .option('--console-port <port>', 'the port to serve it on', '9695')
+    .option('--address <address>', 'the address to listen on', '127.0.0.1')
+    .action(async (o: { consolePort: string; address: string }, cmd: Command) => {
+      const { project, client } = ctx(cmd);
+      if (!/^\d+$/.test(o.consolePort) || Number(o.consolePort) > 65535) throw new ProjectError(`--console-port: expected a port number, got "${o.consolePort}"`);
+      // (Note [The console of a project] in console-server.ts; loaded here only, as the engine is)
+      const { startConsoleServer } = await import('./console-server.js');
+      let server;
+      try {
+        server = await startConsoleServer({ endpoint: client.endpoint, project, port: Number(o.consolePort), address: o.address, log: io.err });
+      } catch (e) {
+        throw new Error(`svc console: cannot listen on ${o.address}:${o.consolePort}: ${(e as Error).message}`);
+      }
+      io.out(`svc console: ${server.url}/console (the engine at ${client.endpoint}; migrations and metadata are written to ${project.root})`);
+      try {
+        await (io.until ?? new Promise((r) => (process.once('SIGINT', r), process.once('SIGTERM', r))));
+      } finally {
+        await server.close();
+      }
+    });
+
   // --- migrations and seeds -------------------------------------------------------------------
   const database = () => new Option('--database-name <name>', 'the database (source) of the project').default('default');
   const migrate = program.command('migrate').description('create, apply and list migrations (migrations/<db>/<version>_<name>/up.sql, down.sql)');
@@ -266,13 +339,15 @@ export async function run(argv: string[], io: Io): Promise<number> {
     .option('--version <version>', 'apply (or with --type down, revert) this migration only')
     .addOption(new Option('--type <direction>', 'with --version').choices(['up', 'down']).default('up'))
     .option('--skip-execution', 'record the migrations as applied (or not) without running their SQL')
-    .option('--no-transaction', 'run each file as it is, statement by statement outside any transaction (CREATE INDEX CONCURRENTLY), and record it after: not atomic')
+    .option('--no-transaction', 'run each file as it is, statement by statement outside any transaction (CREATE INDEX CONCURRENTLY), and record it after: not atomic (env SVC_GRAPHQL_NO_TRANSACTION=true)')
     .action(async (o: { databaseName: string; allDatabases?: boolean; up?: number | 'all'; down?: number | 'all'; version?: string; type: 'up' | 'down'; skipExecution?: boolean; transaction: boolean }, cmd: Command) => {
       const { g, project, client } = ctx(cmd);
       if ([o.up, o.down, o.version].filter((x) => x !== undefined).length > 1) throw new ProjectError('give one of --up, --down and --version');
+      // the flag, else its environment variable (read before anything runs: a bad value applies nothing)
+      const noTransaction = cmd.getOptionValueSource('transaction') === 'cli' ? !o.transaction : (envFlag('NO_TRANSACTION', g) ?? false);
       const base = join(project.root, project.migrationsDirectory);
       for (const db of o.allDatabases ? subdirs(base) : [o.databaseName]) {
-        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, noTransaction: !o.transaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
+        await applyMigrations(client, db, join(base, db), { up: o.up, down: o.down, version: o.version, type: o.type, skipExecution: o.skipExecution, noTransaction, filter: g.fromHasura ? hasuraSqlFilter(io.out) : undefined }, io.out, project.root);
       }
     });
 
@@ -297,6 +372,21 @@ export async function run(argv: string[], io: Io): Promise<number> {
       const { g, project, client } = ctx(cmd);
       await applySeeds(client, o.databaseName, join(project.root, project.seedsDirectory, o.databaseName), o.file, io.out, project.root, g.fromHasura ? hasuraSqlFilter(io.out) : undefined);
     });
+
+  /** A boolean flag's environment variable: SVC_GRAPHQL_<name>, with --from-hasura then
+   * HASURA_GRAPHQL_<name> (as --endpoint and --admin-secret read theirs), in the words the
+   * server's boolean options take; undefined when unset or empty. */
+  function envFlag(name: string, g: Globals): boolean | undefined {
+    for (const variable of [`SVC_GRAPHQL_${name}`, ...(g.fromHasura ? [`HASURA_GRAPHQL_${name}`] : [])]) {
+      const raw = io.env[variable];
+      if (raw === undefined || raw.trim() === '') continue;
+      const x = raw.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(x)) return true;
+      if (['false', '0', 'no', 'off'].includes(x)) return false;
+      throw new ProjectError(`${variable}: expected a boolean (true or false), got "${raw}"`);
+    }
+    return undefined;
+  }
 
   function printDiff(lines: string[]) {
     if (!lines.length) io.out('no differences');

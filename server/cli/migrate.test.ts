@@ -169,6 +169,34 @@ describe('svc migrate / seed', () => {
     expect((await svc(http(port.port), dir, ['migrate', 'create', 'bad name'])).err).toContain('migration name "bad name"');
   });
 
+  it('SVC_GRAPHQL_NO_TRANSACTION=true is --no-transaction; a value that is no boolean applies nothing', async () => {
+    const mine = async () => (await tables()).filter((t) => ['e1', 'e2', 'e3', 'e4'].includes(t));
+    const mine71 = async () => (await recorded()).filter((v) => v.startsWith('710'));
+    const two = (a: string, b: string) => `BEGIN;\ncreate table ${a} (id int);\nCOMMIT;\nBEGIN;\ncreate table ${b} (id int);\nCOMMIT;\n`;
+    const dir = writeTree(tempDir(), {
+      'config.yaml': 'version: 3\n',
+      // two transactions each: applied only outside a transaction
+      'migrations/default/7101_two/up.sql': two('e1', 'e2'),
+      'migrations/default/7102_two/up.sql': two('e3', 'e4'),
+    });
+    const bad = await svc(http(port.port), dir, ['migrate', 'apply'], { SVC_GRAPHQL_NO_TRANSACTION: 'sometimes' });
+    expect(bad).toMatchObject({ code: 1, out: '', err: 'error: SVC_GRAPHQL_NO_TRANSACTION: expected a boolean (true or false), got "sometimes"' });
+    expect(await mine71()).toEqual([]);
+    // false (and unset, above in this file) keeps the transaction: refused
+    const f = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7101'], { SVC_GRAPHQL_NO_TRANSACTION: 'false' });
+    expect(f.err).toMatch(/7101_two .*was not applied: COMMIT here cannot be applied all or nothing/);
+    // Hasura's name is read with --from-hasura only
+    const h = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7101'], { HASURA_GRAPHQL_NO_TRANSACTION: 'true' });
+    expect(h.err).toMatch(/7101_two .*was not applied/);
+    expect(await mine()).toEqual([]);
+    const t = await svc(http(port.port), dir, ['migrate', 'apply', '--version', '7101'], { SVC_GRAPHQL_NO_TRANSACTION: 'true' });
+    expect(t).toMatchObject({ code: 0, out: 'default: applied 7101_two', err: '' });
+    const ht = await svc(http(port.port), dir, ['--from-hasura', 'migrate', 'apply'], { HASURA_GRAPHQL_NO_TRANSACTION: '1' });
+    expect(ht).toMatchObject({ code: 0, out: 'default: applied 7102_two' });
+    expect(await mine()).toEqual(['e1', 'e2', 'e3', 'e4']);
+    expect(await mine71()).toEqual(['7101_two', '7102_two']);
+  });
+
   it('seed apply runs seeds/<db>/*.sql in file-name order, each in one transaction', async () => {
     await s.runSql('create table fruit (id int primary key, name text)');
     const dir = writeTree(tempDir(), {

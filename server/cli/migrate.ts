@@ -96,8 +96,8 @@ const hasSql = (s: string | undefined) => !!s && s.replace(/--[^\n]*/g, '').trim
 
 /** A migration step that failed, with what to say: where, and whether it was rolled back. */
 class StepError extends Error {
-  constructor(readonly where: string, message: string, readonly outcome: 'rolled back' | 'refused' | 'partial') {
-    super(message);
+  constructor(readonly where: string, message: string, readonly outcome: 'rolled back' | 'refused' | 'partial', cause?: unknown) {
+    super(message, { cause });
   }
 }
 
@@ -109,7 +109,7 @@ class StepError extends Error {
  * recorded after it succeeded: Hasura's --no-transaction, for CREATE INDEX CONCURRENTLY and the
  * like, not atomic.
  */
-async function step(client: Client, source: string, m: Migration, dir: 'up' | 'down', o: { skipExecution: boolean; noTransaction: boolean; filter: SqlFilter }, root: string): Promise<void> {
+async function step(client: Client, source: string, m: Migration, dir: 'up' | 'down', o: { skipExecution: boolean; noTransaction: boolean; cascade: boolean; filter: SqlFilter }, root: string): Promise<void> {
   const file = relative(root, join(m.dir, `${dir}.sql`));
   const raw = dir === 'up' ? m.up : m.down;
   const sql = raw === undefined ? raw : o.filter(raw, file);
@@ -123,9 +123,9 @@ async function step(client: Client, source: string, m: Migration, dir: 'up' | 'd
   }
   if (o.noTransaction) {
     try {
-      await client.query({ type: 'run_sql', args: { source, sql, no_transaction: true } });
+      await client.query({ type: 'run_sql', args: { source, sql, no_transaction: true, ...(o.cascade ? { cascade: true } : {}) } });
     } catch (e) {
-      throw new StepError(file, (e as Error).message, 'partial');
+      throw new StepError(file, (e as Error).message, 'partial', e);
     }
     await client.runSql(source, record);
     return;
@@ -134,14 +134,14 @@ async function step(client: Client, source: string, m: Migration, dir: 'up' | 'd
   try {
     prepared = prepareMigrationSql(sql!);
   } catch (e) {
-    if (e instanceof MigrationSqlError) throw new StepError(`${file}:${e.line}`, e.message, 'refused');
+    if (e instanceof MigrationSqlError) throw new StepError(`${file}:${e.line}`, e.message, 'refused', e);
     throw e;
   }
   try {
-    await client.query({ type: 'bulk', args: [{ type: 'run_sql', args: { source, sql: prepared.sql } }, { type: 'run_sql', args: { source, sql: record } }] });
+    await client.query({ type: 'bulk', args: [{ type: 'run_sql', args: { source, sql: prepared.sql, ...(o.cascade ? { cascade: true } : {}) } }, { type: 'run_sql', args: { source, sql: record } }] });
   } catch (e) {
     const line = e instanceof ApiError && e.body?.code === 'postgres-error' ? await locate(client, source, prepared.statements) : undefined;
-    throw new StepError(line === undefined ? file : `${file}:${line}`, (e as Error).message, 'rolled back');
+    throw new StepError(line === undefined ? file : `${file}:${line}`, (e as Error).message, 'rolled back', e);
   }
 }
 
@@ -186,6 +186,9 @@ export interface ApplyOptions {
   skipExecution?: boolean;
   /** Hasura's --no-transaction: each file as it is, outside any transaction, recorded after it. */
   noTransaction?: boolean;
+  /** run_sql's cascade: metadata that depends on what the SQL drops goes too (the console's
+   * "cascade" of a drop written as a migration). */
+  cascade?: boolean;
   filter?: SqlFilter;
 }
 
@@ -218,7 +221,7 @@ export async function applyMigrations(client: Client, source: string, dir: strin
   }
   for (const [m, d] of plan) {
     try {
-      await step(client, source, m, d, { skipExecution: !!opts.skipExecution, noTransaction: !!opts.noTransaction, filter: opts.filter ?? asIs }, root);
+      await step(client, source, m, d, { skipExecution: !!opts.skipExecution, noTransaction: !!opts.noTransaction, cascade: !!opts.cascade, filter: opts.filter ?? asIs }, root);
     } catch (e) {
       if (!(e instanceof StepError)) throw e;
       const outcome =
@@ -227,7 +230,8 @@ export async function applyMigrations(client: Client, source: string, dir: strin
           : e.outcome === 'refused'
             ? 'was not applied'
             : 'failed (--no-transaction: the statements before the failing one stay applied; not recorded)';
-      throw new Error(`${source}: migration ${m.version}_${m.name} (${d}, ${e.where}) ${outcome}: ${e.message}`);
+      // the engine's answer stays reachable (`cause`): `svc console` passes its status on
+      throw new Error(`${source}: migration ${m.version}_${m.name} (${d}, ${e.where}) ${outcome}: ${e.message}`, { cause: e.cause });
     }
     log(`${source}: ${d === 'up' ? 'applied' : 'reverted'} ${m.version}_${m.name}`);
   }

@@ -3,8 +3,9 @@
  * invocation logs, deleted), one-off scheduled events (scheduled, delivered to a webhook on
  * loopback with their invocation shown, deleted), REST endpoints (created with their query,
  * called, modified, dropped), the allow-list (a collection, its queries, its scope; enforced with
- * --enable-allowlist), and inconsistent metadata fixed from the Metadata page (a remote schema
- * that went away: reloaded once it is back, dropped when it is not).
+ * --enable-allowlist), event triggers (created from the form, delivered, modified, deleted), and
+ * inconsistent metadata fixed from the Metadata page (a remote schema that went away: reloaded
+ * once it is back, dropped when it is not).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -256,6 +257,94 @@ describe.skipIf(!hasChromium)('the events, REST, allow-list and metadata areas o
     await expect.poll(() => page.getByTestId('nav-inconsistent').count()).toBe(0);
     await c.shot('consistent-again');
   }, 60_000);
+
+  it('creates an event trigger from the form, its events delivered and listed; modifies and deletes it', async () => {
+    const { page } = c;
+    const et = await serve();
+    const triggers = async () => (await md()).sources[0].tables.find((t: any) => t.table.name === 'article').event_triggers;
+    try {
+      await c.go('/events');
+      await page.getByTestId('new-trigger-open').click();
+      await page.getByTestId('new-trigger-name').fill('article_changed');
+      // the only tracked table, picked already
+      expect(await page.getByTestId('new-trigger-table').inputValue()).toBe('default.public.article');
+      await page.getByTestId('new-trigger-webhook').fill(`${et.url}/events`);
+      // no operation: refused before anything is sent
+      await page.getByTestId('new-trigger-save').click();
+      await page.getByTestId('new-trigger-form').getByTestId('error').getByText(/pick at least one operation/).waitFor();
+      expect(await triggers()).toBeUndefined();
+      await page.getByTestId('new-trigger-op-insert').check();
+      await page.getByTestId('new-trigger-op-update').check();
+      await page.getByTestId('new-trigger-update-columns').fill('title');
+      await page.getByTestId('new-trigger-op-manual').check();
+      await page.getByTestId('new-trigger-retry-num_retries').fill('3');
+      await page.getByTestId('new-trigger-retry-timeout_sec').fill('5');
+      await page.getByTestId('new-trigger-headers-add').click();
+      await page.getByTestId('new-trigger-headers-name-0').fill('X-Hook-Key');
+      await page.getByTestId('new-trigger-headers-value-0').fill('k1');
+      // a retry count that is no number: said, nothing sent
+      await page.getByTestId('new-trigger-retry-interval_sec').fill('soon');
+      await page.getByTestId('new-trigger-save').click();
+      await page.getByTestId('new-trigger-form').getByTestId('error').getByText('Retry interval (s): expected a whole number, got "soon"').waitFor();
+      await page.getByTestId('new-trigger-retry-interval_sec').fill('');
+      expect(await unlabelled(page)).toEqual([]);
+      await c.shot('event-trigger-form');
+      await page.getByTestId('new-trigger-save').click();
+      await page.getByTestId('trigger-article_changed-form').waitFor();
+      expect(await triggers()).toEqual([
+        {
+          name: 'article_changed',
+          definition: { insert: { columns: '*' }, update: { columns: ['title'] }, enable_manual: true },
+          retry_conf: { num_retries: 3, interval_sec: 10, timeout_sec: 5 },
+          webhook: `${et.url}/events`,
+          headers: [{ name: 'X-Hook-Key', value: 'k1' }],
+        },
+      ]);
+      // a second one of the same name: the engine's refusal shown
+      await page.getByTestId('new-trigger-open').click();
+      await page.getByTestId('new-trigger-name').fill('article_changed');
+      await page.getByTestId('new-trigger-op-delete').check();
+      await page.getByTestId('new-trigger-webhook').fill(`${et.url}/again`);
+      await page.getByTestId('new-trigger-save').click();
+      await page.getByTestId('new-trigger-form').getByTestId('error').getByText(/already exists/).waitFor();
+      expect((await triggers()).length).toBe(1);
+
+      // its events are delivered, and listed once it is opened again
+      await c.server.sql`insert into article (title) values ('delivered')`;
+      await expect.poll(() => et.bodies.length, { timeout: 15_000 }).toBe(1);
+      expect(et.bodies[0]).toMatchObject({ trigger: { name: 'article_changed' }, event: { op: 'INSERT', data: { new: { title: 'delivered' } } } });
+      await page.getByTestId('trigger-article_changed').click();
+      await page.getByTestId('trigger-article_changed').click();
+      await expect.poll(() => page.getByTestId('event-logs-article_changed').locator('tbody tr').count(), { timeout: 15_000 }).toBe(1);
+
+      // a webhook from an environment variable the server does not have: refused, unchanged
+      await page.getByTestId('trigger-article_changed-webhook-kind').selectOption('env');
+      await page.getByTestId('trigger-article_changed-webhook').fill('SVC_TEST_UNSET_HOOK');
+      await page.getByTestId('trigger-article_changed-save').click();
+      await page.getByTestId('trigger-article_changed-form').getByTestId('error').getByText(/SVC_TEST_UNSET_HOOK/).waitFor();
+      expect((await triggers())[0].webhook).toBe(`${et.url}/events`);
+      expect((await triggers())[0].webhook_from_env).toBeUndefined();
+      await page.getByTestId('trigger-article_changed-webhook-kind').selectOption('url');
+      // modified: no longer on update, another URL
+      await page.getByTestId('trigger-article_changed-op-update').uncheck();
+      await page.getByTestId('trigger-article_changed-webhook').fill(`${et.url}/v2`);
+      await page.getByTestId('trigger-article_changed-save').click();
+      await page.getByTestId('trigger-article_changed-form').getByTestId('ok').waitFor();
+      expect(await triggers()).toMatchObject([{ name: 'article_changed', definition: { insert: { columns: '*' }, enable_manual: true }, webhook: `${et.url}/v2`, retry_conf: { num_retries: 3, timeout_sec: 5 } }]);
+      expect((await triggers())[0].definition.update).toBeUndefined();
+      await c.shot('event-trigger-modified');
+
+      await page.getByTestId('trigger-delete-article_changed').click();
+      await page.getByTestId('trigger-article_changed').waitFor({ state: 'detached' });
+      await page.getByText('No event triggers.').waitFor();
+      expect(await triggers()).toBeUndefined();
+      // and gone from the database: an insert makes no event
+      await c.server.sql`insert into article (title) values ('unseen')`;
+      expect((await c.server.sql`select count(*)::int as n from svc_catalog.event_log where trigger_name = 'article_changed' and payload::text like '%unseen%'`)[0]!.n).toBe(0);
+    } finally {
+      et.server.close();
+    }
+  }, 90_000);
 
   it('every area is reached with Tab from the top, and every control on its page has a label', async () => {
     const { page } = c;

@@ -39,17 +39,23 @@ export function warnSkipped(file: string): void {
   if (!hasChromium) console.warn(`${file}: SKIPPED, no Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (Debian) to run the console's browser tests.`);
 }
 
-export async function openConsole(name: string, opts: Parameters<typeof startServer>[0] = {}): Promise<Console> {
+/** Something served in front of the engine (`svc console`'s server): given the engine's URL, the
+ * URL the browser opens instead, and how to stop it. */
+export type Front = (engine: string) => Promise<{ url: string; close(): Promise<void> }>;
+
+export async function openConsole(name: string, opts: Parameters<typeof startServer>[0] & { via?: Front } = {}): Promise<Console> {
   const shots = join(ROOT, 'test', 'artifacts', 'console', name);
   rmSync(shots, { recursive: true, force: true });
   mkdirSync(shots, { recursive: true });
   await ensureConsoleBuilt();
   const server = await startServer({ ...opts, config: { adminSecret: SECRET, ...opts.config } });
   let http: Listening | undefined;
+  let front: Awaited<ReturnType<Front>> | undefined;
   let browser: Browser | undefined;
   try {
     http = await listen(server);
-    const base = `http://127.0.0.1:${http.port}`;
+    front = opts.via ? await opts.via(`http://127.0.0.1:${http.port}`) : undefined;
+    const base = front?.url ?? `http://127.0.0.1:${http.port}`;
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     const page = await context.newPage();
@@ -90,6 +96,7 @@ export async function openConsole(name: string, opts: Parameters<typeof startSer
       },
       async close() {
         await browser?.close();
+        await front?.close();
         await http?.close();
         await server.stop();
       },
@@ -97,6 +104,7 @@ export async function openConsole(name: string, opts: Parameters<typeof startSer
     return c;
   } catch (e) {
     await browser?.close();
+    await front?.close();
     await http?.close();
     await server.stop();
     throw e;

@@ -3,10 +3,10 @@
  * through run_sql), and the new table tracked (pg_track_table) when asked.
  */
 import { useState } from 'react';
-import { metadata } from '../../api';
+import { metadata, migrationName } from '../../api';
 import { CheckField, SelectField, TextField } from '../../forms';
 import { ColumnFields, ColumnTypes, SqlChange } from './SqlChange';
-import { createTableSql, FK_ACTIONS, type Action, type ColumnSpec, type ForeignKeySpec } from './ddl';
+import { createTableSql, dropTableSql, FK_ACTIONS, type Action, type ColumnSpec, type ForeignKeySpec } from './ddl';
 
 const blank = (): ColumnSpec => ({ name: '', type: 'text', nullable: true, unique: false, default: '' });
 const list = (s: string) =>
@@ -76,6 +76,7 @@ export function CreateTable({ source, schema, onCreated }: { source: string; sch
       <SqlChange
         source={source}
         sql={spec}
+        migration={{ name: migrationName('create_table', schema, name.trim()), down: () => dropTableSql(schema, name.trim()) }}
         label="Create table"
         testid="new-table"
         onDone={async () => {

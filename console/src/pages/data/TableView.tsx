@@ -4,7 +4,7 @@
  * and then run through run_sql), rows, relationships and permissions.
  */
 import { useState } from 'react';
-import { metadata, tableEntry, type MetadataDoc, type QualifiedTable } from '../../api';
+import { metadata, migrationName, tableEntry, type MetadataDoc, type QualifiedTable } from '../../api';
 import { ErrorBox, Status, useAction, useLoad } from '../../components';
 import { TextField } from '../../forms';
 import { Link } from '../../router';
@@ -128,10 +128,26 @@ function Columns(props: { source: string; table: QualifiedTable; kind: 'table' |
         {isTable && (
           <>
             <TextField label="Rename to" value={newName} onChange={setNewName} testid="rename-table-to" />
-            <SqlChange source={source} sql={() => (newName.trim() === table.name ? '' : renameTableSql(table.schema, table.name, newName))} label="Rename table" testid="rename-table" onDone={() => props.onSchemaChange(newName.trim())} />
+            <SqlChange
+              source={source}
+              sql={() => (newName.trim() === table.name ? '' : renameTableSql(table.schema, table.name, newName))}
+              migration={{ name: migrationName('rename_table', table.schema, table.name), down: () => renameTableSql(table.schema, newName.trim(), table.name) }}
+              label="Rename table"
+              testid="rename-table"
+              onDone={() => props.onSchemaChange(newName.trim())}
+            />
           </>
         )}
-        <SqlChange source={source} sql={() => dropTableSql(table.schema, table.name, props.kind)} label={`Drop ${props.kind}`} testid="drop-table" danger offerCascade onDone={() => props.onSchemaChange()} />
+        <SqlChange
+          source={source}
+          sql={() => dropTableSql(table.schema, table.name, props.kind)}
+          migration={{ name: migrationName(`drop_${props.kind}`, table.schema, table.name) }}
+          label={`Drop ${props.kind}`}
+          testid="drop-table"
+          danger
+          offerCascade
+          onDone={() => props.onSchemaChange()}
+        />
       </section>
     </div>
   );
@@ -144,8 +160,29 @@ function ColumnEditor({ source, table, column, onDone }: { source: string; table
     <div className="editor wide" data-testid="column-editor">
       <h4>Column {column.column_name}</h4>
       <ColumnFields value={after} onChange={setAfter} testid="col" />
-      <SqlChange source={source} sql={() => alterColumnSql(table.schema, table.name, before, after, column.unique_constraint || undefined)} label="Save column" testid="alter-column" onDone={onDone} />
-      <SqlChange source={source} sql={() => dropColumnSql(table.schema, table.name, column.column_name)} label="Drop column" testid="drop-column" danger offerCascade onDone={onDone} />
+      <SqlChange
+        source={source}
+        sql={() => alterColumnSql(table.schema, table.name, before, after, column.unique_constraint || undefined)}
+        // The inverse: `after` back to `before`; a UNIQUE added here is dropped by the name it was
+        // added under, one dropped here is added back under its own.
+        migration={{
+          name: migrationName('alter_table', table.schema, table.name, 'alter_column', column.column_name),
+          down: () => alterColumnSql(table.schema, table.name, { ...after, name: after.name.trim() }, before, column.unique_constraint || `${table.name}_${before.name}_key`),
+        }}
+        label="Save column"
+        testid="alter-column"
+        onDone={onDone}
+      />
+      <SqlChange
+        source={source}
+        sql={() => dropColumnSql(table.schema, table.name, column.column_name)}
+        migration={{ name: migrationName('alter_table', table.schema, table.name, 'drop_column', column.column_name) }}
+        label="Drop column"
+        testid="drop-column"
+        danger
+        offerCascade
+        onDone={onDone}
+      />
     </div>
   );
 }
@@ -156,7 +193,14 @@ function AddColumn({ source, table, onDone }: { source: string; table: Qualified
     <div className="editor wide" data-testid="column-adder">
       <h4>New column</h4>
       <ColumnFields value={c} onChange={setC} testid="add-col" />
-      <SqlChange source={source} sql={() => addColumnSql(table.schema, table.name, c)} label="Add column" testid="add-column" onDone={onDone} />
+      <SqlChange
+        source={source}
+        sql={() => addColumnSql(table.schema, table.name, c)}
+        migration={{ name: migrationName('alter_table', table.schema, table.name, 'add_column', c.name.trim()), down: () => dropColumnSql(table.schema, table.name, c.name.trim()) }}
+        label="Add column"
+        testid="add-column"
+        onDone={onDone}
+      />
     </div>
   );
 }
