@@ -120,6 +120,10 @@ describe('svc console: the server in front of the engine', () => {
       [{ name: '../escape', up: 'select 1' }, '$.name'],
       [{ name: 'x', up: '   ' }, '$.up'],
       [{ name: 'x', up: 'select 1', source: '../../etc' }, '$.source'],
+      // One segment only: `..` would write beside migrations/, `.` into it.
+      [{ name: 'x', up: 'select 1', source: '..' }, '$.source'],
+      [{ name: 'x', up: 'select 1', source: '.' }, '$.source'],
+      [{ name: '..', up: 'select 1' }, '$.name'],
       [{ name: 'x', up: 'select 1', down: 3 }, '$.down'],
       [{ name: 'x', up: 'select 1', cascade: 'yes' }, '$.cascade'],
       [[1], '$'],

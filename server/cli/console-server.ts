@@ -61,7 +61,8 @@ type Obj = Record<string, any>;
 
 /** Metadata calls that change nothing (the console makes many: every page exports the metadata). */
 const READ_TYPE = /^(export_metadata|get_|[a-z]+_get_|introspect_|test_webhook_transform$|dump_internal_state$|list_|validate_)/;
-const NAME = /^[\w.-]+$/;
+/** A database's or a migration's name: one path segment, never `.` or `..` (nor hidden). */
+const NAME = /^[\w-][\w.-]*$/;
 
 /** Whether a forwarded request may have changed the metadata. */
 function mayChange(path: string, body: unknown): boolean {
