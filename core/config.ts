@@ -80,14 +80,6 @@ const OPTIONS = {
     schema: positiveInt,
     default: 1000,
   },
-  // Note [Metadata history] in core/catalog/store.ts: how many committed versions the catalog
-  // keeps (0: none, and the history operations are refused).
-  metadataHistoryLimit: {
-    flag: 'metadata-history-limit',
-    env: 'SVC_GRAPHQL_METADATA_HISTORY_LIMIT',
-    schema: positiveInt,
-    default: 1000,
-  },
   // Note [Draining]: seconds SIGTERM keeps serving with /healthz answering 503 before it stops
   // accepting connections.
   shutdownDrainTime: { flag: 'shutdown-drain-time', env: 'SVC_GRAPHQL_SHUTDOWN_DRAIN_TIME', schema: positiveInt, default: 0 },

@@ -5,6 +5,7 @@
  * imports everything from core/plugin.js. Nothing in here knows any feature.
  */
 import type * as v from 'valibot';
+import type postgres from 'postgres';
 import type { Context as HonoContext } from 'hono';
 import type { UnitOfWork } from './uow.js';
 import type { Logger } from './log.js';
@@ -234,3 +235,43 @@ export interface WorkerDef {
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Catalog extensions (Note [Catalog extensions] in core/catalog/store.ts)
+
+/** A row of the catalog: a section, or an element of a section that splits itself. */
+export type Part = [key: string, value: unknown];
+
+/** Who made a version: the types of its request's operations (a bulk's inner ones), the role of
+ * its session (null for the catalog's first version). */
+export interface VersionRecord {
+  operations: string[];
+  role: string | null;
+}
+
+/** The catalog as an extension reaches it (Note [Catalog extensions]). */
+export interface CatalogAccess {
+  readonly sql: postgres.Sql;
+  /** The catalog's schema, as an identifier fragment for postgres.js (`${c.schema}.my_table`). */
+  readonly schema: postgres.Helper<string>;
+  /** A document from its parts, as the catalog joins what it loads. */
+  join(parts: Part[]): Metadata;
+}
+
+/** A metadata write, as its extensions see it. */
+export interface CatalogWrite {
+  /** The resource_version the write replaced, and the one it made. */
+  previous: number;
+  next: number;
+  /** The keys of the parts written (their rows are in `metadata_part`) and removed. */
+  written: string[];
+  removed: string[];
+  record: VersionRecord;
+}
+
+/** Note [Catalog extensions]. */
+export interface CatalogExtension {
+  init?(tx: postgres.TransactionSql, c: CatalogAccess): Promise<void>;
+  saved?(tx: postgres.TransactionSql, c: CatalogAccess, write: CatalogWrite): Promise<void>;
+}
+

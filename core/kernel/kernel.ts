@@ -38,8 +38,7 @@ import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';
 import { Mutex } from './mutex.js';
-import { registerMetadataOperations } from './metadata-ops.js';
-import { registerHistoryOperations } from './history-ops.js';
+import { registerMetadataOperations, replaceWith } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed, type DryRunReport, type Items } from './pipeline.js';
 import { buildRoleSchema, roleSchema } from '../schema/assembly.js';
@@ -101,7 +100,6 @@ export class Kernel {
       opts.catalogSql,
       { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) },
       opts.catalogSchema,
-      this.config.metadataHistoryLimit,
     );
     this.api = this.makeApi('kernel');
     this.pipeline = new MetadataPipeline({
@@ -141,7 +139,6 @@ export class Kernel {
       throw new BootError((e as Error).message);
     }
     registerMetadataOperations(k);
-    registerHistoryOperations(k, k.catalog);
     for (const p of ordered) {
       await p.setup(k.makeApi(p.name));
       k.plugins.push(p.name);
@@ -200,6 +197,9 @@ export class Kernel {
       roleRoots: (role, build) => buildRoleSchema(role, { metadata: build.metadata, outputs: build.outputs, inconsistencies: [], schemas: new Map() }, k.contributors).roots,
       roleSchema: (role, build, backendOnly) => roleSchema(role, build, k.contributors, backendOnly),
       authNeedsRequest: () => k.auth.needsRequest,
+      catalogExtension: (def) => k.catalog.extend(def),
+      exportDocument: (md) => exportMetadata(md, k.sortedSections()),
+      replacement: (doc, allow, path) => replaceWith(k, doc, allow, path),
     };
   }
 
@@ -227,7 +227,6 @@ export class Kernel {
   private static async learnDisabledPlugins(k: Kernel, opts: KernelOptions, disabled: ReadonlySet<string>): Promise<void> {
     const scratch = new Kernel(opts);
     registerMetadataOperations(scratch);
-    registerHistoryOperations(scratch, scratch.catalog);
     let all: PluginDef[];
     try {
       all = orderByDeps(opts.plugins, 'plugin');

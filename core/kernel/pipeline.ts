@@ -23,7 +23,7 @@
  * lock and catch-up with other instances, the same resource_version check, the items' run with
  * `ctx.dryRun`, the build and the inconsistency policy; but its unit of work never commits
  * (`new UnitOfWork(true)`: commit() rolls back) and it stops before step 4. So the catalog is not
- * written (no new resource_version, no history entry, no epoch bump), nothing is swapped and no
+ * written (no new resource_version, no epoch bump, no catalog extension hears of it), nothing is swapped and no
  * plugin hears `metadataChanged`: other instances see nothing, and no worker (event delivery,
  * cron slots) sees a change. SQL run through the unit of work (run_sql, the legacy data
  * operations, event capture that a build installs, an operation's writes to its own tables) is
@@ -118,7 +118,8 @@ export interface Draft {
    * operation that defines each is (a bulk's item), when it is not the request itself. */
   defined: Map<string, string | undefined>;
   responses: OperationResult['response'][];
-  /** What the history records of the version this request makes (Note [Metadata history]). */
+  /** Who makes the version this request makes, for the catalog's extensions (Note [Catalog
+   * extensions] in core/catalog/store.ts). */
   record: VersionRecord;
 }
 
