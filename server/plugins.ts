@@ -1,5 +1,7 @@
 /** The built-in plugins, in no particular order (the kernel orders them by before/after). */
 import type { PluginDef } from '../core/plugin.js';
+import type { OptionOwner } from '../core/config.js';
+import { serverOptions } from './options.js';
 import graphql from '../plugins/graphql/index.js';
 import metadataHistory from '../plugins/metadata-history/index.js';
 import graphqlWs from '../plugins/graphql-ws/index.js';
@@ -23,3 +25,6 @@ import bigquery from '../plugins/bigquery/index.js';
 
 export const builtinPlugins: PluginDef[] = [graphql, metadataHistory, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas, mssql, bigquery];
 export { defaultSource };
+
+/** Every option the server reads: its own, then the plugins' (loadConfig, --help). */
+export const builtinOptions: OptionOwner[] = [serverOptions, ...builtinPlugins];
