@@ -141,7 +141,8 @@ export type ReloadSpec = Record<string, true | string[]>;
  * plugin declares a key (KernelApi.reloadKey) that its build steps read in `ctx.reload` (the
  * database plugin `sources`, the event triggers `event_triggers`), the argument that asks for it
  * (`reload_sources`: true, false or a list of names) and its default; `replace_metadata`
- * refreshes the keys that say `onReplace`. An argument no enabled plugin declares is accepted and
+ * refreshes the keys that say `onReplace`, the builds at boot and after another instance's change
+those that say `onSync`. An argument no enabled plugin declares is accepted and
  * does nothing (a server without remote schemas takes `reload_remote_schemas`, as Hasura's
  * clients send it).
  */
@@ -156,6 +157,9 @@ export interface ReloadKeyDef {
   onReplace?: boolean;
   /** On the legacy endpoint (/v1/query) the argument is not read: it is always refreshed. */
   alwaysOnLegacy?: boolean;
+  /** The builds at boot and after another instance's change (of the metadata, or of a source's
+   * schema: the catalog's epoch) refresh it too. */
+  onSync?: boolean;
 }
 
 export interface BuildContext {

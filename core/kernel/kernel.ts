@@ -17,6 +17,7 @@ import type {
   Metadata,
   OperationDef,
   PluginDef,
+  ReloadSpec,
   RouteDef,
   SchemaContributorDef,
   SectionDef,
@@ -273,7 +274,7 @@ export class Kernel {
     const loaded = await this.catalog.load();
     const metadata = this.normalizeStored(loaded.metadata);
     const uow = new UnitOfWork();
-    const build = await runBuild(this.steps, metadata, undefined, { sources: true }, uow, this.log);
+    const build = await runBuild(this.steps, metadata, undefined, this.syncReload(), uow, this.log);
     await uow.commit();
     this.committed = { metadata, resourceVersion: loaded.resourceVersion, epoch: loaded.epoch, build };
     if (build.inconsistencies.length) {
@@ -282,6 +283,11 @@ export class Kernel {
     this.events.emit('metadataChanged', build, loaded.resourceVersion);
     if (this.config.metadataSyncInterval > 0) this.scheduleSync();
     await this.startWorkers();
+  }
+
+  /** What the builds at boot and after another instance's change refresh (ReloadKeyDef.onSync). */
+  private syncReload(): ReloadSpec {
+    return Object.fromEntries(this.reloadKeys.filter((r) => r.onSync).map((r) => [r.key, true]));
   }
 
   private async startWorkers() {
@@ -349,8 +355,9 @@ export class Kernel {
     const loaded = stamp.resourceVersion !== c.resourceVersion ? await this.catalog.load() : { metadata: c.metadata, resourceVersion: c.resourceVersion, epoch: stamp.epoch };
     const metadata = loaded.metadata === c.metadata ? c.metadata : this.normalizeStored(loaded.metadata);
     const uow = new UnitOfWork();
-    // Another instance changed the metadata or a source's schema (run_sql): refresh the sources.
-    const build = await runBuild(this.steps, metadata, c.build, { sources: true }, uow, this.log);
+    // Another instance changed the metadata or a source's schema (run_sql): refresh what the
+    // plugins refresh then (the database plugin's sources).
+    const build = await runBuild(this.steps, metadata, c.build, this.syncReload(), uow, this.log);
     await uow.commit();
     this.committed = { metadata, resourceVersion: loaded.resourceVersion, epoch: loaded.epoch, build };
     this.log.info('metadata-sync', { message: 'rebuilt after a change made by another instance', resource_version: loaded.resourceVersion, epoch: loaded.epoch });
