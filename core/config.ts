@@ -50,7 +50,7 @@ const OPTIONS = {
     schema: positiveInt,
     default: 30,
   },
-  // Note [Request limits] in core/http/body.ts: every JSON endpoint's body, whoever serves it.
+  // Note [Request limits] in lib/http/body.ts: every JSON endpoint's body, whoever serves it.
   maxRequestBodySize: {
     flag: 'max-request-body-size',
     env: 'SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE',

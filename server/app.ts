@@ -10,7 +10,7 @@ import type { ApiName } from './options.js';
 import { jwtConfigs } from '../plugins/auth-jwt/index.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
-import { readJsonBody } from '../core/http/body.js';
+import { readJsonBody } from '../lib/http/body.js';
 
 export const VERSION = '0.1.0';
 
