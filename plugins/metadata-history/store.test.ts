@@ -75,9 +75,13 @@ async function readBack(s: ReturnType<typeof store>, rv: number) {
 }
 
 describe('the catalog history', () => {
-  it('keeps the last N versions exactly, pruning what only older ones needed', async () => {
-    const schema = 'history_random';
-    const limit = 6;
+  // A limit of 1 prunes after the statement that records (the version it prunes to is the new one).
+  it.each([
+    [6, 60],
+    [2, 20],
+    [1, 20],
+  ])('keeps the last %i versions exactly, pruning what only older ones needed (%i writes)', async (limit, steps) => {
+    const schema = `history_random_${limit}`;
     const st = store(schema, limit);
     let md: Metadata = { version: 3, a: { a: 1 }, b: { b: 1 }, c: { c: 1 } };
     expect(await st.init(md)).toBe(true);
@@ -86,7 +90,7 @@ describe('the catalog history', () => {
     const saved = new Map<number, Metadata>([[1, md]]);
     const r = rng(20261201);
     let rv = 1;
-    for (let step = 1; step <= 60; step++) {
+    for (let step = 1; step <= steps; step++) {
       md = mutate(md, r, step);
       const next = await st.save(md, rv, undefined, { operations: [`op${step}`], role: step % 2 ? 'admin' : 'ops' });
       expect(next).toBe(rv + 1);
@@ -107,7 +111,7 @@ describe('the catalog history', () => {
     }
     const { total, versions } = await st.history(100, 0);
     expect(total).toBe(limit);
-    expect(versions.map((x) => x.resourceVersion)).toEqual([rv, rv - 1, rv - 2, rv - 3, rv - 4, rv - 5]);
+    expect(versions.map((x) => x.resourceVersion)).toEqual(Array.from({ length: limit }, (_, i) => rv - i));
     expect(await st.historyRange()).toEqual({ oldest: rv - limit + 1, newest: rv });
     // Storage stays bounded: the oldest version's parts plus what the kept versions wrote, not a
     // copy of the document per version.

@@ -81,10 +81,16 @@ export class HistoryStore implements CatalogExtension {
   }
 
   /** Records the version a catalog write made: as the parts it wrote when the version before it
-   * is recorded (one statement), else whole; then prunes. */
+   * is recorded, else whole; and prunes. One statement in the common case, so that a write with
+   * the history costs the round trips it cost when the history was part of the catalog's own
+   * statements: the version's row, the check that the previous version is recorded, the parts
+   * copied from `metadata_part`, and the pruning (see `prune`; with a limit of 1 the version
+   * pruned to is this one, whose rows the statement cannot see yet, so it prunes after). */
   async saved(tx: postgres.TransactionSql, c: CatalogAccess, w: CatalogWrite): Promise<void> {
     if (this.limit <= 0) return;
     const s = c.schema;
+    const oldest = w.next - this.limit + 1;
+    const inline = this.limit > 1;
     const [row] = await tx`with h as (insert into ${s}.metadata_history (resource_version, operations, role)
           values (${w.next}, ${w.record.operations}::text[], ${w.record.role})),
         rec as (select exists (select 1 from ${s}.metadata_history where resource_version = ${w.previous}) as recorded),
@@ -92,12 +98,13 @@ export class HistoryStore implements CatalogExtension {
           select ${w.next}, k, null, null from unnest(${w.removed}::text[]) k where (select recorded from rec)),
         u as (insert into ${s}.metadata_history_part (resource_version, key, ord, value)
           select ${w.next}, p.key, p.ord, p.value from ${s}.metadata_part p
-          where p.key = any(${w.written}::text[]) and (select recorded from rec))
+          where p.key = any(${w.written}::text[]) and (select recorded from rec)),
+        gone as (delete from ${s}.metadata_history where resource_version < ${inline ? oldest : 0} returning resource_version),
+        pruned as (${this.pruneRows(tx, s, oldest)})
       select recorded from rec`;
     if (row!.recorded !== true) await this.snapshot(tx, c, undefined);
-    await this.prune(tx, c, w.next);
+    if (!inline) await this.prune(tx, c, w.next);
   }
-
   /** Records the catalog's current document whole as its version, forgetting the rest of the
    * history; `record` makes the version's row, else it is there. */
   private async snapshot(tx: postgres.TransactionSql, c: CatalogAccess, record: VersionRecord | undefined) {
@@ -119,14 +126,19 @@ export class HistoryStore implements CatalogExtension {
    * Drops the versions older than the newest `limit`. With O the oldest version kept, a part row
    * at or below O is needed only while it is its key's latest row at or below O and not a
    * removal; rows that stop being so are those of the keys written by the versions that left the
-   * window (above the previous oldest, up to O).
+   * window (above the previous oldest, up to O): `pruneRows`, after `gone` deleted their rows.
    */
   private async prune(tx: postgres.TransactionSql, c: CatalogAccess, newest: number) {
     const oldest = newest - this.limit + 1;
     if (oldest <= 1) return;
     const s = c.schema;
     await tx`with gone as (delete from ${s}.metadata_history where resource_version < ${oldest} returning resource_version)
-      delete from ${s}.metadata_history_part h
+      ${this.pruneRows(tx, s, oldest)}`;
+  }
+
+  /** The part rows only the versions in `gone` (a CTE of the statement) needed. */
+  private pruneRows(tx: postgres.TransactionSql, s: CatalogAccess['schema'], oldest: number) {
+    return tx`delete from ${s}.metadata_history_part h
       using (select distinct p.key from ${s}.metadata_history_part p
              where p.resource_version > (select min(resource_version) from gone) and p.resource_version <= ${oldest}) k
       where h.key = k.key and h.resource_version <= ${oldest}
