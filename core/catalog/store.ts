@@ -25,9 +25,9 @@
  */
 import type postgres from 'postgres';
 import type { CatalogAccess, CatalogExtension, CatalogWrite, Metadata, Part, VersionRecord } from '../types.js';
+import { SvcError } from '../errors.js';
 
 export type { Part, VersionRecord };
-import { SvcError } from '../errors.js';
 
 export const CATALOG_VERSION = '2';
 const LOCK_KEY = 7395001; // advisory lock that serialises catalog initialisation across instances
