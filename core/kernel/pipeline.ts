@@ -35,7 +35,7 @@
  * The answer is 200 `{dry_run: true, would_succeed, status, response, diff,
  * inconsistencies_added, inconsistencies_removed}`: `response` is the request's answer, or its
  * error body with `status` the HTTP status it would have had; `diff` the change of the exported
- * document (core/kernel/diff.ts); the inconsistencies those of the build against the committed
+ * document (lib/diff.ts); the inconsistencies those of the build against the committed
  * one. When the request fails before its draft is built, the last three are null. Errors about
  * the dry run itself (a malformed envelope or `dry_run`, a caller who may not run an item, an
  * item that cannot be dry-run) are answered as errors.
@@ -65,7 +65,7 @@ import { SvcError } from '../errors.js';
 import type { OperationRegistry } from '../registry/registry.js';
 import type { CatalogStore, VersionRecord } from '../catalog/store.js';
 import { newInconsistencies, publicInconsistency, runBuild } from '../schema-cache/build.js';
-import { diffDocuments, type Change } from './diff.js';
+import { diffDocuments, type Change } from '../../lib/diff.js';
 import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';

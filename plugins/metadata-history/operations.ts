@@ -8,7 +8,7 @@
 import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { BuildResult, KernelApi, OperationContext } from '../../core/plugin.js';
-import { diffDocuments } from '../../core/kernel/diff.js';
+import { diffDocuments } from '../../lib/diff.js';
 import { publicInconsistency } from '../../core/schema-cache/build.js';
 import type { HistoryStore, VersionInfo } from './store.js';
 
