@@ -15,7 +15,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'main',
-          include: ['test/**/*.test.ts', 'plugins/**/*.test.ts', 'core/**/*.test.ts', 'server/**/*.test.ts', 'plugin-template/**/*.test.ts'],
+          include: ['test/**/*.test.ts', 'plugins/**/*.test.ts', 'core/**/*.test.ts', 'lib/**/*.test.ts', 'server/**/*.test.ts', 'plugin-template/**/*.test.ts'],
           exclude: [...ALONE, ...BROWSER],
           // Files run in parallel, each on its own database of the one embedded cluster.
           fileParallelism: true,

@@ -2,12 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { ConfigError, helpText, loadConfig, optionSchemas } from './config.js';
-import { builtinPlugins } from '../server/plugins.js';
+import { builtinOptions, builtinPlugins } from '../server/plugins.js';
+import { serverOptions } from '../server/options.js';
 import { VERSION } from '../server/app.js';
 
 describe('loadConfig', () => {
   it('has working defaults', () => {
-    const c = loadConfig([], {});
+    const c = loadConfig([], {}, [serverOptions]);
     expect(c).toMatchObject({
       serverPort: 8080,
       serverHost: '0.0.0.0',
@@ -21,8 +22,10 @@ describe('loadConfig', () => {
       devMode: false,
       logLevel: 'info',
     });
-    // The GraphQL plugin's options are its own (Note [Options by plugin]).
+    // The GraphQL plugin's options are its own (Note [Options by plugin]), and so are the server's.
     expect(c).not.toHaveProperty('graphqlPlanCacheSize');
+    expect(loadConfig([], {})).not.toHaveProperty('serverPort');
+    expect(loadConfig([], {})).toMatchObject({ adminSecret: undefined, disabledPlugins: [], logLevel: 'info', maxJsonDepth: 100 });
     expect(loadConfig([], {}, builtinPlugins)).toMatchObject({ graphqlPlanCacheSize: 4000, graphqlMaxDepth: 50, websocketKeepalive: 5, enableRemoteSchemaPermissions: false });
   });
 
@@ -39,7 +42,7 @@ describe('loadConfig', () => {
       SVC_GRAPHQL_DEV_MODE: 'true',
       SVC_GRAPHQL_LOG_LEVEL: 'WARN',
     };
-    const c = loadConfig(['--server-port=9001', '--dev-mode', 'false', '--enable-remote-schema-permissions'], env, builtinPlugins);
+    const c = loadConfig(['--server-port=9001', '--dev-mode', 'false', '--enable-remote-schema-permissions'], env, builtinOptions);
     expect(c).toMatchObject({
       serverPort: 9001,
       databaseUrl: 'postgres://u:p@h:5432/db',
@@ -74,19 +77,19 @@ describe('loadConfig', () => {
   ];
   for (const [argv, env, message] of bad) {
     if (message === '') {
-      it('an empty env var counts as unset', () => expect(loadConfig(argv, env).serverHost).toBe('0.0.0.0'));
+      it('an empty env var counts as unset', () => expect(loadConfig(argv, env, builtinOptions).serverHost).toBe('0.0.0.0'));
       continue;
     }
     it(`refuses ${JSON.stringify(argv.length ? argv : env)}`, () => {
-      expect(() => loadConfig(argv, env, builtinPlugins)).toThrow(ConfigError);
-      expect(() => loadConfig(argv, env, builtinPlugins)).toThrow(message);
+      expect(() => loadConfig(argv, env, builtinOptions)).toThrow(ConfigError);
+      expect(() => loadConfig(argv, env, builtinOptions)).toThrow(message);
     });
   }
 });
 
 describe('--help and --version', () => {
   it('the help lists every option with its environment variable and default, plugins\' under their plugin', () => {
-    const text = helpText(builtinPlugins);
+    const text = helpText(builtinOptions);
     const lines = text.split('\n');
     for (const [flag, env, dflt] of [
       ['--server-port', 'SVC_GRAPHQL_SERVER_PORT', '8080'],
@@ -99,7 +102,7 @@ describe('--help and --version', () => {
       expect(lines.find((l) => l.startsWith(`${flag} `))?.split(/\s+/), flag).toEqual([flag, env, dflt]);
     }
     // Every option loadConfig knows is listed.
-    expect(lines.filter((l) => /^--[a-z]/.test(l) && !/^--(help|version) /.test(l))).toHaveLength(Object.keys(loadConfig([], {}, builtinPlugins)).length);
+    expect(lines.filter((l) => /^--[a-z]/.test(l) && !/^--(help|version) /.test(l))).toHaveLength(Object.keys(loadConfig([], {}, builtinOptions)).length);
     // A plugin's options come after a line naming it.
     expect(lines.indexOf('(plugin console)')).toBeLessThan(lines.findIndex((l) => l.startsWith('--enable-console ')));
     expect(lines.indexOf('(plugin console)')).toBeGreaterThan(lines.findIndex((l) => l.startsWith('--server-port ')));
@@ -110,12 +113,12 @@ describe('--help and --version', () => {
     expect(loadConfig([], { SVC_GRAPHQL_EVENTS_FETCH_INTERVAL: '7' }, builtinPlugins).eventsFetchInterval).toBe(7);
     expect(() => loadConfig(['--events-fetch-interval', '0'], {}, builtinPlugins)).toThrow('invalid value for --events-fetch-interval: "0": expected an integer of at least 1');
     expect(() => loadConfig(['--events-fetch-interval', '5'], {})).toThrow('unknown flag --events-fetch-interval');
-    expect(() => loadConfig([], {}, [{ name: 'a', options: { x: { flag: 'server-port', env: 'X', schema: optionSchemas.bool, default: false } } }])).toThrow('declared twice');
+    expect(() => loadConfig([], {}, [{ name: 'a', options: { x: { flag: 'admin-secret', env: 'X', schema: optionSchemas.bool, default: false } } }])).toThrow('declared twice');
   });
 
   it('the server prints them and exits 0, with or without the serve command', () => {
     const run = (...args: string[]) => execFileSync(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], { encoding: 'utf8' });
     expect(run('--version').trim()).toBe(VERSION);
-    expect(run('serve', '--help')).toBe(`${helpText(builtinPlugins)}\n`);
+    expect(run('serve', '--help')).toBe(`${helpText(builtinOptions)}\n`);
   }, 60_000);
 });

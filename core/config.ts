@@ -1,7 +1,8 @@
 /**
- * Server configuration: one table of options, each from a flag (`--server-port 8080` or
- * `--server-port=8080`) or an environment variable (`SVC_GRAPHQL_SERVER_PORT`); flags win.
- * Every value is validated with valibot at boot; a bad value names the flag or variable.
+ * Configuration: tables of options, each from a flag (`--log-level debug` or `--log-level=debug`)
+ * or an environment variable (`SVC_GRAPHQL_LOG_LEVEL`); flags win. Every value is validated with
+ * valibot at boot; a bad value names the flag or variable. The kernel's own options are below;
+ * the server's (server/options.ts) and each plugin's are declared by their owner.
  */
 import * as v from './valibot.js';
 
@@ -12,54 +13,17 @@ const bool = v.pipe(
   v.picklist(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], 'expected a boolean (true or false)'),
   v.transform((s) => ['true', '1', 'yes', 'on'].includes(s)),
 );
-const port = v.pipe(
-  v.string(),
-  v.trim(),
-  v.regex(/^\d+$/, 'expected a port number'),
-  v.transform(Number),
-  v.number(),
-  v.minValue(0, 'expected a port number between 0 and 65535'),
-  v.maxValue(65535, 'expected a port number between 0 and 65535'),
-);
 const positiveInt = v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'expected a non-negative integer'), v.transform(Number));
 const atLeastOne = v.pipe(positiveInt, v.minValue(1, 'expected an integer of at least 1'));
 const list = v.pipe(
   v.string(),
   v.transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
 );
-const pgUrl = v.pipe(
-  v.string(),
-  v.trim(),
-  v.regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL'),
-);
 const nonEmpty = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
 const httpUrl = v.pipe(v.string(), v.trim(), v.regex(/^https?:\/\/\S+$/, 'expected an http:// or https:// URL'));
 
-export const APIS = ['graphql', 'metadata', 'config', 'pgdump', 'developer'] as const;
-export type ApiName = (typeof APIS)[number];
-
 const OPTIONS = {
-  serverPort: { flag: 'server-port', env: 'SVC_GRAPHQL_SERVER_PORT', schema: port, default: 8080 },
-  serverHost: { flag: 'server-host', env: 'SVC_GRAPHQL_SERVER_HOST', schema: nonEmpty, default: '0.0.0.0' },
-  databaseUrl: { flag: 'database-url', env: 'SVC_GRAPHQL_DATABASE_URL', schema: pgUrl, default: undefined },
-  metadataDatabaseUrl: {
-    flag: 'metadata-database-url',
-    env: 'SVC_GRAPHQL_METADATA_DATABASE_URL',
-    schema: pgUrl,
-    default: undefined,
-  },
-  dataDir: { flag: 'data-dir', env: 'SVC_GRAPHQL_DATA_DIR', schema: nonEmpty, default: './.svc-data' },
-  embeddedPgPort: { flag: 'embedded-pg-port', env: 'SVC_GRAPHQL_EMBEDDED_PG_PORT', schema: port, default: 0 },
   adminSecret: { flag: 'admin-secret', env: 'SVC_GRAPHQL_ADMIN_SECRET', schema: nonEmpty, default: undefined, secret: true },
-  enabledApis: {
-    flag: 'enabled-apis',
-    env: 'SVC_GRAPHQL_ENABLED_APIS',
-    schema: v.pipe(
-      list,
-      v.array(v.picklist(APIS, `expected a comma-separated list of: ${APIS.join(', ')}`)),
-    ),
-    default: ['graphql', 'metadata', 'config', 'pgdump'] as ApiName[],
-  },
   disabledPlugins: { flag: 'disable-plugins', env: 'SVC_GRAPHQL_DISABLED_PLUGINS', schema: list, default: [] as string[] },
   unauthorizedRole: {
     flag: 'unauthorized-role',
@@ -80,24 +44,13 @@ const OPTIONS = {
     schema: positiveInt,
     default: 1000,
   },
-  // Note [Metadata history] in core/catalog/store.ts: how many committed versions the catalog
-  // keeps (0: none, and the history operations are refused).
-  metadataHistoryLimit: {
-    flag: 'metadata-history-limit',
-    env: 'SVC_GRAPHQL_METADATA_HISTORY_LIMIT',
-    schema: positiveInt,
-    default: 1000,
-  },
-  // Note [Draining]: seconds SIGTERM keeps serving with /healthz answering 503 before it stops
-  // accepting connections.
-  shutdownDrainTime: { flag: 'shutdown-drain-time', env: 'SVC_GRAPHQL_SHUTDOWN_DRAIN_TIME', schema: positiveInt, default: 0 },
   gracefulShutdownTimeout: {
     flag: 'graceful-shutdown-timeout',
     env: 'SVC_GRAPHQL_GRACEFUL_SHUTDOWN_TIMEOUT',
     schema: positiveInt,
     default: 30,
   },
-  // Note [Request limits] in core/http/body.ts.
+  // Note [Request limits] in lib/http/body.ts: every JSON endpoint's body, whoever serves it.
   maxRequestBodySize: {
     flag: 'max-request-body-size',
     env: 'SVC_GRAPHQL_MAX_REQUEST_BODY_SIZE',
@@ -110,7 +63,9 @@ const OPTIONS = {
 
 /*
  * Note [Options by plugin]
- * The kernel's own options are the table above. A plugin declares its own in its definition
+ * The kernel's own options are the table above; the server's (where it listens, the databases it
+ * boots on, the APIs it serves) are server/options.ts's, an owner named `server` listed first
+ * and without a heading by `--help`. A plugin declares its own in its definition
  * (PluginDef.options: flag, environment variable, valibot schema of the text, default, help), and
  * types them by adding them to ServerConfig (declaration merging:
  * `declare module '../../core/config.js' { interface ServerConfig extends OptionValues<typeof MY_OPTIONS> {} }`).
@@ -152,8 +107,9 @@ export interface OptionOwner {
 }
 
 function tables(plugins: readonly OptionOwner[]): [string, Readonly<Record<string, OptionDef>>][] {
-  const out: [string, Readonly<Record<string, OptionDef>>][] = [['server', OPTIONS as unknown as Record<string, OptionDef>]];
-  for (const p of plugins) if (p.options) out.push([p.name, p.options]);
+  const out: [string, Readonly<Record<string, OptionDef>>][] = [['kernel', OPTIONS as unknown as Record<string, OptionDef>]];
+  // The server's own (server/options.ts) come first in --help, then the kernel's, then plugins'.
+  for (const p of plugins) if (p.options) p.name === 'server' ? out.unshift([p.name, p.options]) : out.push([p.name, p.options]);
   return out;
 }
 
@@ -181,7 +137,7 @@ export function helpText(plugins: readonly OptionOwner[] = []): string {
     '',
     `${'flag'.padEnd(w0)}  ${'environment variable'.padEnd(w1)}  default`,
     ...sections.flatMap(([owner, rows]) => [
-      owner === 'server' ? '' : `\n(plugin ${owner})`,
+      owner === 'kernel' || owner === 'server' ? '' : `\n(plugin ${owner})`,
       ...rows.map((r) => `${r[0]!.padEnd(w0)}  ${r[1]!.padEnd(w1)}  ${r[2]}`),
     ]).filter((l, i) => i > 0 || l !== ''),
     '',

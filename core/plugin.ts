@@ -15,6 +15,8 @@ import type { UnitOfWork } from './uow.js';
 import type {
   AuthMode,
   BuildResult,
+  CatalogAccess,
+  CatalogExtension,
   BuildStepDef,
   Endpoint,
   Metadata,
@@ -194,6 +196,15 @@ export interface KernelApi {
   /** A service if some enabled plugin provides it, else undefined: for a plugin that works
    * with or without another (declare it in `after`, not `requires`). */
   optional<T>(t: Token<T>): T | undefined;
+  /** Keeps tables beside the catalog's, written in its transactions (Note [Catalog extensions]
+   * in core/catalog/store.ts). Returns the catalog, for the extension's own reads. */
+  catalogExtension(def: CatalogExtension): CatalogAccess;
+  /** A document in its exported form (export_metadata's). */
+  exportDocument(md: Metadata): Record<string, unknown>;
+  /** What replace_metadata does with a document, but its response (for an operation that
+   * applies a whole document): the parsed document (a 400 at `path` when it is not one), the
+   * reload of what the plugins refresh on a replace, its inconsistency policy, a new version. */
+  replacement(doc: unknown, allowInconsistent: boolean, path: string): Omit<OperationResult, 'response'>;
 }
 
 export interface PluginDef {

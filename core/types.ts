@@ -5,6 +5,7 @@
  * imports everything from core/plugin.js. Nothing in here knows any feature.
  */
 import type * as v from 'valibot';
+import type postgres from 'postgres';
 import type { Context as HonoContext } from 'hono';
 import type { UnitOfWork } from './uow.js';
 import type { Logger } from './log.js';
@@ -140,7 +141,8 @@ export type ReloadSpec = Record<string, true | string[]>;
  * plugin declares a key (KernelApi.reloadKey) that its build steps read in `ctx.reload` (the
  * database plugin `sources`, the event triggers `event_triggers`), the argument that asks for it
  * (`reload_sources`: true, false or a list of names) and its default; `replace_metadata`
- * refreshes the keys that say `onReplace`. An argument no enabled plugin declares is accepted and
+ * refreshes the keys that say `onReplace`, the builds at boot and after another instance's change
+those that say `onSync`. An argument no enabled plugin declares is accepted and
  * does nothing (a server without remote schemas takes `reload_remote_schemas`, as Hasura's
  * clients send it).
  */
@@ -155,6 +157,9 @@ export interface ReloadKeyDef {
   onReplace?: boolean;
   /** On the legacy endpoint (/v1/query) the argument is not read: it is always refreshed. */
   alwaysOnLegacy?: boolean;
+  /** The builds at boot and after another instance's change (of the metadata, or of a source's
+   * schema: the catalog's epoch) refresh it too. */
+  onSync?: boolean;
 }
 
 export interface BuildContext {
@@ -234,3 +239,43 @@ export interface WorkerDef {
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Catalog extensions (Note [Catalog extensions] in core/catalog/store.ts)
+
+/** A row of the catalog: a section, or an element of a section that splits itself. */
+export type Part = [key: string, value: unknown];
+
+/** Who made a version: the types of its request's operations (a bulk's inner ones), the role of
+ * its session (null for the catalog's first version). */
+export interface VersionRecord {
+  operations: string[];
+  role: string | null;
+}
+
+/** The catalog as an extension reaches it (Note [Catalog extensions]). */
+export interface CatalogAccess {
+  readonly sql: postgres.Sql;
+  /** The catalog's schema, as an identifier fragment for postgres.js (`${c.schema}.my_table`). */
+  readonly schema: postgres.Helper<string>;
+  /** A document from its parts, as the catalog joins what it loads. */
+  join(parts: Part[]): Metadata;
+}
+
+/** A metadata write, as its extensions see it. */
+export interface CatalogWrite {
+  /** The resource_version the write replaced, and the one it made. */
+  previous: number;
+  next: number;
+  /** The keys of the parts written (their rows are in `metadata_part`) and removed. */
+  written: string[];
+  removed: string[];
+  record: VersionRecord;
+}
+
+/** Note [Catalog extensions]. */
+export interface CatalogExtension {
+  init?(tx: postgres.TransactionSql, c: CatalogAccess): Promise<void>;
+  saved?(tx: postgres.TransactionSql, c: CatalogAccess, write: CatalogWrite): Promise<void>;
+}
+

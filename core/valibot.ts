@@ -5,7 +5,7 @@
  * `configuration: []` or `select: ["x"]` would pass as an empty object and be silently dropped;
  * Hasura's (aeson) parsers refuse them. Its record schema also skips the keys `__proto__`,
  * `constructor` and `prototype` without a word; here they are refused, so nothing the client sent
- * disappears unnoticed (Note [Request limits] in core/http/body.ts refuses `__proto__` anywhere).
+ * disappears unnoticed (Note [Request limits] in lib/http/body.ts refuses `__proto__` anywhere).
  */
 import * as v from 'valibot';
 

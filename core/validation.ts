@@ -17,7 +17,7 @@ export const GraphQLNameSchema = v.pipe(
   v.check(isGraphQLName, (issue) => `${String(issue.input)} is not valid GraphQL name`),
 );
 
-/** Limits on names and comments (Note [Request limits] in core/http/body.ts): far beyond any real
+/** Limits on names and comments (Note [Request limits] in lib/http/body.ts): far beyond any real
  * name, they keep megabyte-long roles or comments out of the catalog, the schema and the logs. */
 export const MAX_NAME_LENGTH = 1024;
 export const MAX_COMMENT_LENGTH = 65536;

@@ -6,11 +6,11 @@ import { Hono, type Context } from 'hono';
 import type { Kernel } from '../core/kernel/kernel.js';
 import type { Endpoint, Session } from '../core/plugin.js';
 import { encodeResponse, hasJsonText } from '../core/plugin.js';
-import type { ApiName } from '../core/config.js';
+import type { ApiName } from './options.js';
 import { jwtConfigs } from '../plugins/auth-jwt/index.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
-import { readJsonBody } from '../core/http/body.js';
+import { readJsonBody } from '../lib/http/body.js';
 
 export const VERSION = '0.1.0';
 

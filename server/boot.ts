@@ -13,6 +13,7 @@ import { Upgrades } from './upgrades.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
 import { withPluginDefaults } from '../core/config.js';
+import { withServerDefaults } from './options.js';
 
 export interface Running {
   kernel: Kernel;
@@ -38,7 +39,8 @@ export async function boot(opts: {
   /** Aborted (SIGTERM during boot): stop what was started and reject with the signal's reason. */
   signal?: AbortSignal;
 }): Promise<Running> {
-  const config = opts.config;
+  // The server's own options, at their default where unset (a configuration from defaultConfig).
+  const config = withServerDefaults(opts.config);
   const env = opts.env ?? process.env;
   const log = opts.log ?? createLogger(config.logLevel);
   let embedded: EmbeddedPg | undefined;

@@ -8,7 +8,7 @@
 import './production-mode.js';
 import { serve } from '@hono/node-server';
 import { ConfigError, helpText, loadConfig } from '../core/config.js';
-import { builtinPlugins } from './plugins.js';
+import { builtinOptions } from './plugins.js';
 import { createLogger, errorDetail } from '../core/log.js';
 import { BootError } from '../core/kernel/kernel.js';
 import { SvcError } from '../core/errors.js';
@@ -21,7 +21,7 @@ async function main() {
   // `svc serve ...`, as Hasura's `graphql-engine serve`: the only command.
   if (args[0] === 'serve') args = args.slice(1);
   if (args.includes('--help') || args.includes('-h')) {
-    process.stdout.write(`${helpText(builtinPlugins)}\n`);
+    process.stdout.write(`${helpText(builtinOptions)}\n`);
     return;
   }
   if (args.includes('--version')) {
@@ -30,7 +30,7 @@ async function main() {
   }
   let config;
   try {
-    config = loadConfig(args, process.env, builtinPlugins);
+    config = loadConfig(args, process.env, builtinOptions);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`svc: configuration error: ${e.message}\n`);

@@ -1,6 +1,9 @@
 /** The built-in plugins, in no particular order (the kernel orders them by before/after). */
 import type { PluginDef } from '../core/plugin.js';
+import type { OptionOwner } from '../core/config.js';
+import { serverOptions } from './options.js';
 import graphql from '../plugins/graphql/index.js';
+import metadataHistory from '../plugins/metadata-history/index.js';
 import graphqlWs from '../plugins/graphql-ws/index.js';
 import database from '../plugins/database/index.js';
 import postgres, { defaultSource } from '../plugins/postgres/index.js';
@@ -20,5 +23,8 @@ import remoteSchemas from '../plugins/remote-schemas/index.js';
 import mssql from '../plugins/mssql/index.js';
 import bigquery from '../plugins/bigquery/index.js';
 
-export const builtinPlugins: PluginDef[] = [graphql, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas, mssql, bigquery];
+export const builtinPlugins: PluginDef[] = [graphql, metadataHistory, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas, mssql, bigquery];
 export { defaultSource };
+
+/** Every option the server reads: its own, then the plugins' (loadConfig, --help). */
+export const builtinOptions: OptionOwner[] = [serverOptions, ...builtinPlugins];

@@ -1,5 +1,5 @@
 /**
- * What the metadata history costs (Note [Metadata history] in core/catalog/store.ts): the same
+ * What the metadata history costs (Note [Metadata history] in plugins/metadata-history/store.ts): the same
  * metadata as bench/metadata/run.ts (N tables, each with a relationship each way and two roles'
  * select permissions) on two engines in this process, one keeping the history (the default
  * limit) and one with it off, and pg_track_table / pg_untrack_table of one more table timed on

@@ -10,29 +10,24 @@
  * and writes only the parts that differ. Rows keep their `ord` where the order allows, so
  * appending or removing an element does not renumber the others.
  *
- * Note [Metadata history]
- * Every committed version is kept, up to `--metadata-history-limit` versions (0: none), so that
- * an operator can list, read, diff and roll back to them (core/kernel/history-ops.ts). A version
- * is not stored whole: `metadata_history_part` holds, per version, the parts that version wrote
- * (a removed part as a row whose value is null), which are exactly the rows the save writes to
- * `metadata_part`. The document of version V is then, for each key, its latest row at or below
- * V, unless that row is null. So recording a version costs what the catalog write costs, in the
- * same transaction (the rows come from the data-modifying statements themselves, nothing is sent
- * twice), and not the size of the document; a 2,000-table document is not copied per change.
- *   - The oldest kept version O reads the rows at or below it: they are its full document. When
- *     versions fall out of the window, the rows they alone needed are deleted, for the keys the
- *     dropped versions wrote only (an indexed range), so pruning is as cheap as a write.
- *   - A version is recorded as a delta only when the version before it is recorded. When it is
- *     not (the catalog was written by an instance with history off, or by an older engine), the
- *     history restarts: what it held is deleted and the new version is stored whole (copied from
- *     `metadata_part` inside PostgreSQL). The first boot of a catalog, or the first with history
- *     on, stores the current version whole the same way.
- *   - `metadata_history` has one row per kept version: when, which operations (the types of a
- *     request's items, a bulk's inner ones), and the role of the session.
+ * Note [Catalog extensions]
+ * A plugin may keep tables of its own beside the catalog's, in its schema, written with it (the
+ * metadata-history plugin keeps every committed version: Note [Metadata history] in
+ * plugins/metadata-history/store.ts). It registers a CatalogExtension (KernelApi.catalogExtension):
+ *   - `init` runs in the catalog's initialisation transaction, under its advisory lock, after the
+ *     catalog's own tables and first document are written: it creates its tables if missing;
+ *   - `saved` runs in the transaction of every metadata write, after the compare-and-set and the
+ *     parts are written and before the unit of work commits (Note [Unit of work] in core/uow.ts),
+ *     with the keys of the parts written and removed (their rows are in `metadata_part`, so an
+ *     extension copies them inside PostgreSQL and nothing is sent twice) and who made the version.
+ * A failing extension fails the write, which is rolled back whole. Nothing else calls them: an
+ * epoch bump (run_sql DDL) is no new version.
  */
 import type postgres from 'postgres';
-import type { Metadata } from '../plugin.js';
+import type { CatalogAccess, CatalogExtension, CatalogWrite, Metadata, Part, VersionRecord } from '../types.js';
 import { SvcError } from '../errors.js';
+
+export type { Part, VersionRecord };
 
 export const CATALOG_VERSION = '2';
 const LOCK_KEY = 7395001; // advisory lock that serialises catalog initialisation across instances
@@ -63,25 +58,6 @@ export interface CatalogState {
 export interface Stamp {
   resourceVersion: number;
   epoch: number;
-}
-
-export type Part = [key: string, value: unknown];
-
-/** What a version of the history says of itself (Note [Metadata history]). */
-export interface VersionInfo {
-  resourceVersion: number;
-  /** When it was committed (ISO 8601). */
-  time: string;
-  /** The types of the operations of the request that made it. */
-  operations: string[];
-  /** The role of the session that made it (null for the catalog's first version). */
-  role: string | null;
-}
-
-/** Who made a version, recorded with it. */
-export interface VersionRecord {
-  operations: string[];
-  role: string | null;
 }
 
 /** How a document is cut into parts and put back together (the kernel builds it from sections). */
@@ -116,9 +92,18 @@ export class CatalogStore {
     private readonly sql: postgres.Sql,
     private readonly codec: DocumentCodec,
     private readonly schema = 'svc_catalog',
-    /** How many versions the history keeps; 0 records none (Note [Metadata history]). */
-    readonly historyLimit = 1000,
-  ) {}
+  ) {
+    this.access = { sql, schema: sql(schema), join: (parts) => codec.join(parts) };
+  }
+
+  /** Note [Catalog extensions]: registered while the plugins are set up, before `init`. */
+  private readonly extensions: CatalogExtension[] = [];
+  readonly access: CatalogAccess;
+
+  extend(e: CatalogExtension): CatalogAccess {
+    this.extensions.push(e);
+    return this.access;
+  }
 
   private get s() {
     return this.sql(this.schema);
@@ -146,20 +131,6 @@ export class CatalogStore {
         key text primary key,
         ord float8 not null,
         value text not null)`;
-      // Note [Metadata history]. Tables an older engine does not know and leaves alone, so the
-      // catalog's version stays: such an engine writing is a gap, which restarts the history.
-      await tx`create table if not exists ${this.s}.metadata_history (
-        resource_version bigint primary key,
-        created_at timestamptz not null default now(),
-        operations text[] not null,
-        role text)`;
-      await tx`create table if not exists ${this.s}.metadata_history_part (
-        resource_version bigint not null,
-        key text not null,
-        ord float8,
-        value text,
-        primary key (key, resource_version))`;
-      await tx`create index if not exists metadata_history_part_version on ${this.s}.metadata_history_part (resource_version)`;
       let created = false;
       if (ver?.version === '1') {
         // Catalog version 1 held the whole document in one row.
@@ -172,28 +143,9 @@ export class CatalogStore {
         await this.writeAll(tx, initial, 1);
         created = true;
       }
-      if (this.historyLimit > 0) {
-        const [h] = await tx`select exists (select 1 from ${this.s}.metadata_history) as kept`;
-        if (!h!.kept) await this.snapshot(tx, { operations: [], role: null });
-      }
+      for (const e of this.extensions) await e.init?.(tx, this.access);
       return created;
     });
-  }
-
-  /** Records the catalog's current document whole as its version, forgetting the rest of the
-   * history (Note [Metadata history]); `record` makes the version's row, else it is there. */
-  private async snapshot(tx: postgres.TransactionSql, record: VersionRecord | undefined) {
-    await tx`delete from ${this.s}.metadata_history_part`;
-    if (record) {
-      await tx`delete from ${this.s}.metadata_history`;
-      await tx`insert into ${this.s}.metadata_history (resource_version, operations, role)
-        select resource_version, ${record.operations}::text[], ${record.role} from ${this.s}.state`;
-    } else {
-      // The current version's row is in; the versions before the gap cannot be read any more.
-      await tx`delete from ${this.s}.metadata_history where resource_version <> (select resource_version from ${this.s}.state)`;
-    }
-    await tx`insert into ${this.s}.metadata_history_part (resource_version, key, ord, value)
-      select s.resource_version, p.key, p.ord, p.value from ${this.s}.metadata_part p cross join ${this.s}.state s`;
   }
 
   private async writeAll(tx: postgres.TransactionSql, md: Metadata, resourceVersion: number) {
@@ -246,43 +198,20 @@ export class CatalogStore {
   async save(metadata: Metadata, expected: number, beforeCommit?: () => Promise<void>, record?: VersionRecord): Promise<number | null> {
     const parts = this.codec.split(metadata);
     const change = diffParts(this.lastParts, parts, this.stored);
-    const keep = this.historyLimit > 0 ? (record ?? { operations: [], role: null }) : undefined;
     const rv = await this.sql.begin(async (tx) => {
-      // The compare-and-set, with the version's history row and whether the version it follows
-      // is recorded (Note [Metadata history]), in one statement.
-      const rows = keep
-        ? await tx`with st as (
-              update ${this.s}.state set resource_version = resource_version + 1, updated_at = now()
-              where resource_version = ${expected} returning resource_version),
-            h as (insert into ${this.s}.metadata_history (resource_version, operations, role)
-              select resource_version, ${keep.operations}::text[], ${keep.role} from st)
-            select resource_version, exists (select 1 from ${this.s}.metadata_history where resource_version = ${expected}) as recorded from st`
-        : await tx`update ${this.s}.state set resource_version = resource_version + 1, updated_at = now()
-            where resource_version = ${expected} returning resource_version`;
+      const rows = await tx`update ${this.s}.state set resource_version = resource_version + 1, updated_at = now()
+        where resource_version = ${expected} returning resource_version`;
       if (rows.length === 0) return null;
       const next = Number(rows[0]!.resource_version);
-      const delta = keep !== undefined && rows[0]!.recorded === true;
-      if (change.deletes.length) {
-        if (delta) {
-          await tx`with d as (delete from ${this.s}.metadata_part where key = any(${change.deletes}::text[]) returning key)
-            insert into ${this.s}.metadata_history_part (resource_version, key, ord, value) select ${next}, key, null, null from d`;
-        } else await tx`delete from ${this.s}.metadata_part where key = any(${change.deletes}::text[])`;
-      }
+      if (change.deletes.length) await tx`delete from ${this.s}.metadata_part where key = any(${change.deletes}::text[])`;
       if (change.upserts.length) {
         const u = change.upserts;
-        if (delta) {
-          await tx`with u as (insert into ${this.s}.metadata_part (key, ord, value)
-              select * from unnest(${u.map((x) => x[0])}::text[], ${u.map((x) => x[1].ord)}::float8[], ${u.map((x) => x[1].json)}::text[])
-              on conflict (key) do update set ord = excluded.ord, value = excluded.value returning key, ord, value)
-            insert into ${this.s}.metadata_history_part (resource_version, key, ord, value) select ${next}, key, ord, value from u`;
-        } else {
-          await tx`insert into ${this.s}.metadata_part (key, ord, value)
-            select * from unnest(${u.map((x) => x[0])}::text[], ${u.map((x) => x[1].ord)}::float8[], ${u.map((x) => x[1].json)}::text[])
-            on conflict (key) do update set ord = excluded.ord, value = excluded.value`;
-        }
+        await tx`insert into ${this.s}.metadata_part (key, ord, value)
+          select * from unnest(${u.map((x) => x[0])}::text[], ${u.map((x) => x[1].ord)}::float8[], ${u.map((x) => x[1].json)}::text[])
+          on conflict (key) do update set ord = excluded.ord, value = excluded.value`;
       }
-      if (keep && !delta) await this.snapshot(tx, undefined);
-      if (keep) await this.prune(tx, next);
+      const write: CatalogWrite = { previous: expected, next, written: change.upserts.map((x) => x[0]), removed: change.deletes, record: record ?? { operations: [], role: null } };
+      for (const e of this.extensions) await e.saved?.(tx, this.access, write);
       if (beforeCommit) await beforeCommit();
       return next;
     });
@@ -293,66 +222,6 @@ export class CatalogStore {
     }
     return rv;
   }
-
-  /**
-   * Drops the versions older than the newest `historyLimit` (Note [Metadata history]). With O the
-   * oldest version kept, a part row at or below O is needed only while it is its key's latest
-   * row at or below O and not a removal; rows that stop being so are those of the keys written
-   * by the versions that left the window (above the previous oldest, up to O).
-   */
-  private async prune(tx: postgres.TransactionSql, newest: number) {
-    const oldest = newest - this.historyLimit + 1;
-    if (oldest <= 1) return;
-    await tx`with gone as (delete from ${this.s}.metadata_history where resource_version < ${oldest} returning resource_version)
-      delete from ${this.s}.metadata_history_part h
-      using (select distinct p.key from ${this.s}.metadata_history_part p
-             where p.resource_version > (select min(resource_version) from gone) and p.resource_version <= ${oldest}) k
-      where h.key = k.key and h.resource_version <= ${oldest}
-        and (h.value is null or exists (select 1 from ${this.s}.metadata_history_part n
-                                        where n.key = h.key and n.resource_version > h.resource_version and n.resource_version <= ${oldest}))`;
-  }
-
-  /** The kept versions, newest first, and how many there are. */
-  async history(limit: number, offset: number): Promise<{ total: number; versions: VersionInfo[] }> {
-    return this.sql.begin('isolation level repeatable read', async (tx) => {
-      const [count] = await tx`select count(*)::int as n from ${this.s}.metadata_history`;
-      const rows = await tx`select resource_version, created_at, operations, role from ${this.s}.metadata_history
-        order by resource_version desc limit ${limit} offset ${offset}`;
-      return { total: Number(count!.n), versions: rows.map(versionInfo) };
-    });
-  }
-
-  /** A kept version and its document, or undefined when the history does not have it. */
-  async version(resourceVersion: number): Promise<{ info: VersionInfo; metadata: Metadata } | undefined> {
-    return this.sql.begin('isolation level repeatable read', async (tx) => {
-      const [row] = await tx`select resource_version, created_at, operations, role from ${this.s}.metadata_history
-        where resource_version = ${resourceVersion}`;
-      if (!row) return undefined;
-      const rows = await tx`select key, value from (
-          select distinct on (key) key, ord, value from ${this.s}.metadata_history_part
-          where resource_version <= ${resourceVersion} order by key, resource_version desc) latest
-        where value is not null order by ord`;
-      const parts: Part[] = rows.map((r) => [r.key as string, JSON.parse(r.value as string)]);
-      return { info: versionInfo(row), metadata: this.codec.join(parts) };
-    });
-  }
-
-  /** The oldest and newest kept versions (undefined when none is). */
-  async historyRange(): Promise<{ oldest: number; newest: number } | undefined> {
-    return this.sql.begin(async (tx) => {
-      const [row] = await tx`select min(resource_version) as lo, max(resource_version) as hi from ${this.s}.metadata_history`;
-      return row?.lo == null ? undefined : { oldest: Number(row.lo), newest: Number(row.hi) };
-    });
-  }
-}
-
-function versionInfo(r: postgres.Row): VersionInfo {
-  return {
-    resourceVersion: Number(r.resource_version),
-    time: (r.created_at as Date).toISOString(),
-    operations: r.operations as string[],
-    role: (r.role as string | null) ?? null,
-  };
 }
 
 /**

@@ -17,6 +17,7 @@ import type {
   Metadata,
   OperationDef,
   PluginDef,
+  ReloadSpec,
   RouteDef,
   SchemaContributorDef,
   SectionDef,
@@ -38,8 +39,7 @@ import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';
 import { Mutex } from './mutex.js';
-import { registerMetadataOperations } from './metadata-ops.js';
-import { registerHistoryOperations } from './history-ops.js';
+import { registerMetadataOperations, replaceWith } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed, type DryRunReport, type Items } from './pipeline.js';
 import { buildRoleSchema, roleSchema } from '../schema/assembly.js';
@@ -101,7 +101,6 @@ export class Kernel {
       opts.catalogSql,
       { split: (md) => this.splitDocument(md), join: (parts) => this.joinDocument(parts) },
       opts.catalogSchema,
-      this.config.metadataHistoryLimit,
     );
     this.api = this.makeApi('kernel');
     this.pipeline = new MetadataPipeline({
@@ -141,7 +140,6 @@ export class Kernel {
       throw new BootError((e as Error).message);
     }
     registerMetadataOperations(k);
-    registerHistoryOperations(k, k.catalog);
     for (const p of ordered) {
       await p.setup(k.makeApi(p.name));
       k.plugins.push(p.name);
@@ -200,6 +198,9 @@ export class Kernel {
       roleRoots: (role, build) => buildRoleSchema(role, { metadata: build.metadata, outputs: build.outputs, inconsistencies: [], schemas: new Map() }, k.contributors).roots,
       roleSchema: (role, build, backendOnly) => roleSchema(role, build, k.contributors, backendOnly),
       authNeedsRequest: () => k.auth.needsRequest,
+      catalogExtension: (def) => k.catalog.extend(def),
+      exportDocument: (md) => exportMetadata(md, k.sortedSections()),
+      replacement: (doc, allow, path) => replaceWith(k, doc, allow, path),
     };
   }
 
@@ -227,7 +228,6 @@ export class Kernel {
   private static async learnDisabledPlugins(k: Kernel, opts: KernelOptions, disabled: ReadonlySet<string>): Promise<void> {
     const scratch = new Kernel(opts);
     registerMetadataOperations(scratch);
-    registerHistoryOperations(scratch, scratch.catalog);
     let all: PluginDef[];
     try {
       all = orderByDeps(opts.plugins, 'plugin');
@@ -274,7 +274,7 @@ export class Kernel {
     const loaded = await this.catalog.load();
     const metadata = this.normalizeStored(loaded.metadata);
     const uow = new UnitOfWork();
-    const build = await runBuild(this.steps, metadata, undefined, { sources: true }, uow, this.log);
+    const build = await runBuild(this.steps, metadata, undefined, this.syncReload(), uow, this.log);
     await uow.commit();
     this.committed = { metadata, resourceVersion: loaded.resourceVersion, epoch: loaded.epoch, build };
     if (build.inconsistencies.length) {
@@ -283,6 +283,11 @@ export class Kernel {
     this.events.emit('metadataChanged', build, loaded.resourceVersion);
     if (this.config.metadataSyncInterval > 0) this.scheduleSync();
     await this.startWorkers();
+  }
+
+  /** What the builds at boot and after another instance's change refresh (ReloadKeyDef.onSync). */
+  private syncReload(): ReloadSpec {
+    return Object.fromEntries(this.reloadKeys.filter((r) => r.onSync).map((r) => [r.key, true]));
   }
 
   private async startWorkers() {
@@ -350,8 +355,9 @@ export class Kernel {
     const loaded = stamp.resourceVersion !== c.resourceVersion ? await this.catalog.load() : { metadata: c.metadata, resourceVersion: c.resourceVersion, epoch: stamp.epoch };
     const metadata = loaded.metadata === c.metadata ? c.metadata : this.normalizeStored(loaded.metadata);
     const uow = new UnitOfWork();
-    // Another instance changed the metadata or a source's schema (run_sql): refresh the sources.
-    const build = await runBuild(this.steps, metadata, c.build, { sources: true }, uow, this.log);
+    // Another instance changed the metadata or a source's schema (run_sql): refresh what the
+    // plugins refresh then (the database plugin's sources).
+    const build = await runBuild(this.steps, metadata, c.build, this.syncReload(), uow, this.log);
     await uow.commit();
     this.committed = { metadata, resourceVersion: loaded.resourceVersion, epoch: loaded.epoch, build };
     this.log.info('metadata-sync', { message: 'rebuilt after a change made by another instance', resource_version: loaded.resourceVersion, epoch: loaded.epoch });

@@ -30,7 +30,7 @@ export interface MetadataOpsHost {
 
 /** What replace_metadata does with a document, but its response: the parsed document, the
  * reload of what the plugins refresh on a replace, its inconsistency policy and a new version.
- * rollback_metadata applies a kept version with it (core/kernel/history-ops.ts). */
+ * KernelApi.replacement gives it to plugins (rollback_metadata applies a kept version with it). */
 export function replaceWith(k: MetadataOpsHost, doc: unknown, allow: boolean, path: string) {
   return {
     metadata: k.parseDocument(doc, path),

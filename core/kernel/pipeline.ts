@@ -23,7 +23,7 @@
  * lock and catch-up with other instances, the same resource_version check, the items' run with
  * `ctx.dryRun`, the build and the inconsistency policy; but its unit of work never commits
  * (`new UnitOfWork(true)`: commit() rolls back) and it stops before step 4. So the catalog is not
- * written (no new resource_version, no history entry, no epoch bump), nothing is swapped and no
+ * written (no new resource_version, no epoch bump, no catalog extension hears of it), nothing is swapped and no
  * plugin hears `metadataChanged`: other instances see nothing, and no worker (event delivery,
  * cron slots) sees a change. SQL run through the unit of work (run_sql, the legacy data
  * operations, event capture that a build installs, an operation's writes to its own tables) is
@@ -35,7 +35,7 @@
  * The answer is 200 `{dry_run: true, would_succeed, status, response, diff,
  * inconsistencies_added, inconsistencies_removed}`: `response` is the request's answer, or its
  * error body with `status` the HTTP status it would have had; `diff` the change of the exported
- * document (core/kernel/diff.ts); the inconsistencies those of the build against the committed
+ * document (lib/diff.ts); the inconsistencies those of the build against the committed
  * one. When the request fails before its draft is built, the last three are null. Errors about
  * the dry run itself (a malformed envelope or `dry_run`, a caller who may not run an item, an
  * item that cannot be dry-run) are answered as errors.
@@ -65,7 +65,7 @@ import { SvcError } from '../errors.js';
 import type { OperationRegistry } from '../registry/registry.js';
 import type { CatalogStore, VersionRecord } from '../catalog/store.js';
 import { newInconsistencies, publicInconsistency, runBuild } from '../schema-cache/build.js';
-import { diffDocuments, type Change } from './diff.js';
+import { diffDocuments, type Change } from '../../lib/diff.js';
 import { UnitOfWork } from '../uow.js';
 import { parseEnvelope, type Envelope } from '../envelope/envelope.js';
 import { parseWith } from '../validation.js';
@@ -118,7 +118,8 @@ export interface Draft {
    * operation that defines each is (a bulk's item), when it is not the request itself. */
   defined: Map<string, string | undefined>;
   responses: OperationResult['response'][];
-  /** What the history records of the version this request makes (Note [Metadata history]). */
+  /** Who makes the version this request makes, for the catalog's extensions (Note [Catalog
+   * extensions] in core/catalog/store.ts). */
   record: VersionRecord;
 }
 

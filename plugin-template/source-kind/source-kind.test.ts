@@ -189,4 +189,22 @@ describe('the memory source kind (plugin-template/source-kind)', () => {
     // An error the dialect does not classify is the framework's default: `unexpected`, its message.
     expect(memoryDialect.classifyError!(new Error('x'))).toBeUndefined();
   });
+  it('captures no events (no SourceKind.events): no event-trigger operations, and a trigger on its table is inconsistent', async () => {
+    const trigger = { name: 'on_author', definition: { insert: { columns: '*' } }, webhook: 'http://localhost:1/hook', retry_conf: { num_retries: 0, interval_sec: 10, timeout_sec: 60 } };
+    const r = await s.metadata({ type: 'memory_create_event_trigger', args: { source, table: 'author', ...trigger } });
+    expect(r).toMatchObject({ status: 400, body: { code: 'parse-failed', path: '$.type', error: 'unknown operation type "memory_create_event_trigger"' } });
+    // PostgreSQL's are there (the kind provides capture).
+    expect((await s.metadata({ type: 'pg_get_event_logs', args: { name: 'nope' } })).body).toMatchObject({ code: 'not-exists' });
+    const { metadata } = (await s.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
+    const withTrigger = {
+      ...metadata,
+      sources: metadata.sources.map((x: any) => (x.name !== source ? x : { ...x, tables: x.tables.map((t: any) => (t.table.name === 'author' ? { ...t, event_triggers: [trigger] } : t)) })),
+    };
+    const put = await s.metadata({ type: 'replace_metadata', version: 2, args: { allow_inconsistent_metadata: true, metadata: withTrigger } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body.inconsistent_objects).toEqual([
+      expect.objectContaining({ type: 'event_trigger', reason: 'Inconsistent object: event triggers are not supported on sources of kind "memory"' }),
+    ]);
+    await ok({ type: 'replace_metadata', version: 2, args: { metadata } });
+  });
 });

@@ -163,7 +163,7 @@ export default definePlugin({
         if (actionsOf(ctx.metadata).some((a) => a.definition.kind === 'asynchronous')) {
           const home = sourcesOf(ctx.metadata).find((s) => s.name === 'default');
           const rs = home ? db.resolved(ctx).sources.get(home.name) : undefined;
-          if (rs?.connection && rs.kind.kind === 'postgres') {
+          if (rs?.connection && rs.kind.holdsEngineTables) {
             try {
               await ensureCatalog(rs.connection.executor);
               catalog = rs.connection.executor;

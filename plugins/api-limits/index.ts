@@ -71,7 +71,7 @@ export default definePlugin({
         if (db && limits.rate_limit && !limits.disabled) {
           const home = sourcesOf(ctx.metadata).find((s) => s.name === 'default');
           const rs = home ? db.resolved(ctx).sources.get(home.name) : undefined;
-          if (rs?.connection && rs.kind.kind === 'postgres') {
+          if (rs?.connection && rs.kind.holdsEngineTables) {
             try {
               await ensureCounters(rs.connection.executor);
               executor = rs.connection.executor;

@@ -12,8 +12,8 @@
  */
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWTHeaderParameters, type FlattenedJWSInput } from 'jose';
 import type { Logger } from '../../core/log.js';
-import { cacheLifetimeMs } from '../../core/http/expiry.js';
-import { readTextLimited } from '../../core/http/body.js';
+import { cacheLifetimeMs } from '../../lib/http/expiry.js';
+import { readTextLimited } from '../../lib/http/body.js';
 
 type Getter = ReturnType<typeof createLocalJWKSet>;
 

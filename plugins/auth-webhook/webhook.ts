@@ -26,8 +26,8 @@ import { createHash } from 'node:crypto';
 import type { Session } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
-import { cacheLifetimeMs } from '../../core/http/expiry.js';
-import { readTextLimited } from '../../core/http/body.js';
+import { cacheLifetimeMs } from '../../lib/http/expiry.js';
+import { readTextLimited } from '../../lib/http/body.js';
 
 export const MAX_ENTRIES = 10_000;
 

@@ -72,7 +72,7 @@ export default definePlugin({
     k.provide(DatabaseToken, db);
     // reload_metadata's reload_sources (Note [Reload keys]): introspect the sources again; the
     // legacy endpoint always does, and so does replace_metadata.
-    k.reloadKey({ key: 'sources', arg: 'reload_sources', default: true, onReplace: true, alwaysOnLegacy: true });
+    k.reloadKey({ key: 'sources', arg: 'reload_sources', default: true, onReplace: true, alwaysOnLegacy: true, onSync: true });
     k.metadataSection({
       key: 'sources',
       order: 10,

@@ -1,7 +1,8 @@
 /**
  * The `event-triggers` build step: checks every event trigger against its table and the
  * environment, records the inconsistent ones, reconciles the SQL side in each source (Note
- * [Reconciling capture] in capture.ts) and gives the worker what it delivers with.
+ * [Reconciling capture] in plugins/postgres/event-capture.ts, through the kind's EventCapture:
+ * Note [Event capture]) and gives the worker what it delivers with.
  */
 import * as v from '../../core/valibot.js';
 import type { BuildContext, BuildResult, InconsistentObject } from '../../core/plugin.js';
@@ -12,13 +13,14 @@ import {
   qtKey,
   sourcesOf,
   updateTableIfPresent,
+  type CaptureDef,
   type DatabaseService,
+  type EventCapture,
   type QualifiedTable,
   type SourceConnection,
   type SqlExecutor,
   type TableInfo,
 } from '../database/index.js';
-import { functionDef, reconcile, type FunctionDef } from './capture.js';
 import {
   DEFAULT_TIMEOUT_SEC,
   EventTriggerMetaSchema,
@@ -48,6 +50,8 @@ export interface ResolvedTrigger {
 
 export interface SourceTriggers {
   connection: SourceConnection;
+  /** The source kind's capture and event log. */
+  capture: EventCapture;
   /** Consistent triggers by name: the ones the worker delivers. */
   triggers: Map<string, ResolvedTrigger>;
   /** What capture was reconciled with; a build whose signature is the same skips it. */
@@ -120,12 +124,13 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
       ctx.inconsistent(o);
     };
     if (!rs?.connection || !rs.introspection) continue; // the source is inconsistent: reported by the framework
-    if (rs.kind.kind !== 'postgres') {
+    const capture = rs.kind.events;
+    if (!capture) {
       for (const t of withTriggers) for (const et of triggersOf(t)) report(t.table, et, `event triggers are not supported on sources of kind "${rs.kind.kind}"`);
       continue;
     }
     const triggers = new Map<string, ResolvedTrigger>();
-    const desired: FunctionDef[] = [];
+    const desired: CaptureDef[] = [];
     const names = new Set<string>();
     for (const t of withTriggers) {
       const key = qtKey(t.table);
@@ -152,7 +157,7 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
         }
         for (const op of OPS) {
           const spec = et.definition[opKey(op)];
-          if (spec) desired.push(functionDef(et, t.table, op, spec));
+          if (spec) desired.push(capture.define(et.name, t.table, op, spec));
         }
         if (!reportable) continue;
         try {
@@ -163,13 +168,13 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
         }
       }
     }
-    const signature = desired.map((d) => `${d.fn}@${qtKey(d.table)}#${d.hash}`).sort().join('\n');
+    const signature = desired.map((d) => `${d.id}@${qtKey(d.table)}#${d.hash}`).sort().join('\n');
     const before = previous?.sources.get(source.name);
     const reloaded = reload === true || (Array.isArray(reload) && reload.includes(source.name));
     let reconciled = signature;
     if (!before || before.signature !== signature || before.connection !== rs.connection || reloaded || db.inTransaction(ctx.uow, source.name)) {
       try {
-        await reconcileSource(ctx, db, source.name, rs.connection, desired, names);
+        await reconcileSource(ctx, db, capture, source.name, rs.connection, desired, names);
       } catch (e) {
         ctx.log.error('event-trigger', { source: source.name, message: 'could not set up event capture in the source', error: errorDetail(e) });
         reconciled = `failed:${signature}`;
@@ -180,7 +185,7 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
         }
       }
     }
-    out.sources.set(source.name, { connection: rs.connection, triggers, signature: reconciled });
+    out.sources.set(source.name, { connection: rs.connection, capture, triggers, signature: reconciled });
   }
   if (previous && ctx.previous) await dropLeftSources(ctx, previous, out);
   return out;
@@ -202,7 +207,7 @@ async function dropLeftSources(ctx: BuildContext, previous: EventTriggersBuild, 
         return { value: t, resource: t };
       });
       await inSavepoint(tx, async () => {
-        const r = await reconcile(name, tx, async () => tx, [], new Set());
+        const r = await before.capture.reconcile(name, tx, async () => tx, [], new Set());
         if (r.changed) ctx.log.info('event-trigger', { source: name, message: 'event capture removed with its source', archived: r.archived });
       });
     } catch (e) {
@@ -225,7 +230,7 @@ async function inSavepoint(tx: SqlExecutor, f: () => Promise<void>): Promise<voi
 
 /** Reconciles one source in a savepoint of the build's transaction on it, so that a failure
  * leaves the rest of the request's source work (run_sql) intact. */
-async function reconcileSource(ctx: BuildContext, db: DatabaseService, name: string, conn: SourceConnection, desired: FunctionDef[], keep: Set<string>) {
+async function reconcileSource(ctx: BuildContext, db: DatabaseService, capture: EventCapture, name: string, conn: SourceConnection, desired: CaptureDef[], keep: Set<string>) {
   const inTx = db.inTransaction(ctx.uow, name);
   let tx: SqlExecutor | undefined;
   const open = async () => {
@@ -237,7 +242,7 @@ async function reconcileSource(ctx: BuildContext, db: DatabaseService, name: str
   };
   const read = inTx ? await open() : conn.executor;
   try {
-    const r = await reconcile(name, read, open, desired, keep);
+    const r = await capture.reconcile(name, read, open, desired, keep);
     if (tx) await tx.query('release savepoint svc_event_triggers');
     if (r.changed) ctx.log.info('event-trigger', { source: name, message: 'event capture reconciled with the metadata', triggers: [...keep], archived: r.archived });
   } catch (e) {

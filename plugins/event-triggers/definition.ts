@@ -40,6 +40,10 @@ export interface EventTriggerMeta {
 export const DEFAULT_RETRY: RetryConf = { num_retries: 0, interval_sec: 10, timeout_sec: 60 };
 export const DEFAULT_TIMEOUT_SEC = 60;
 
+/** Seconds an event stays claimed by a delivery beyond its webhook timeout before another
+ * instance may take it (Note [Claiming events] in worker.ts). */
+export const LEASE_MARGIN_SEC = 10;
+
 /** PostgreSQL identifiers are at most 63 bytes: `notify_svc_` + name + `_INSERT` must fit. */
 export const MAX_TRIGGER_NAME_LENGTH = 42;
 

@@ -26,11 +26,11 @@ import {
   type SqlExecutor,
   type TableMeta,
 } from '../database/index.js';
-import { ensureCatalog } from './capture.js';
 import { removeTrigger, triggerId } from './build.js';
 import {
   createEventTriggerArgs,
   DEFAULT_TIMEOUT_SEC,
+  LEASE_MARGIN_SEC,
   DeleteEventTriggerArgs,
   GetEventByIdArgs,
   GetEventInvocationLogsArgs,
@@ -44,7 +44,6 @@ import {
   type OpSpec,
   type SubscribeColumns,
 } from './definition.js';
-import { eventById, eventLogs, insertManualEvent, invocationLogs, LEASE_MARGIN_SEC, redeliverEvent } from './events.js';
 
 const success = { message: 'success' };
 
@@ -79,8 +78,10 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
   };
 
   function operations(bind: KindBinding): OperationDef[] {
-    // Capture is PostgreSQL's (plpgsql triggers): other kinds get no event-trigger operations.
-    if (bind.kind.kind !== 'postgres') return [];
+    // Capture is the kind's (Note [Event capture]): a kind without it gets no event-trigger
+    // operations.
+    const capture = bind.kind.events;
+    if (!capture) return [];
 
     const defaultSchema = bind.kind.dialect.defaultSchema;
     const createArgs = createEventTriggerArgs(bind.table);
@@ -135,7 +136,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
       mutates: false,
       run: async (a: { event_id: string; source: string }, ctx) => {
         requireSource(ctx.metadata, a.source);
-        await redeliverEvent(await db.transaction(ctx, a.source), a.event_id, leaseOf(ctx, a.source));
+        await capture.redeliver(await db.transaction(ctx, a.source), a.event_id, leaseOf(ctx, a.source));
         return { response: success };
       },
     };
@@ -149,8 +150,8 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
         const { table, trigger } = requireTrigger(ctx.metadata, a.source, a.name);
         if (trigger.definition?.enable_manual !== true) throw new SvcError('not-supported', 'manual mode is not enabled for event trigger', { path: '$.args' });
         const tx = await db.transaction(ctx, a.source);
-        await ensureCatalog(tx);
-        const id = await insertManualEvent(tx, table.table, a.name, a.payload, ctx.session.variables);
+        await capture.ensureLog(tx);
+        const id = await capture.insertManual(tx, table.table, a.name, a.payload, ctx.session.variables);
         return { response: { event_id: id } };
       },
     };
@@ -161,7 +162,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
       mutates: false,
       run: async (a: { name: string; source: string; limit: number; offset: number; status?: 'processed' | 'pending' }, ctx) => {
         requireTrigger(ctx.metadata, a.source, a.name);
-        return { response: await eventLogs(await reader(ctx, a.source), a.name, a.status, a.limit, a.offset) };
+        return { response: await capture.events(await reader(ctx, a.source), a.name, a.status, a.limit, a.offset) };
       },
     };
 
@@ -171,7 +172,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
       mutates: false,
       run: async (a: { name: string; source: string; limit: number; offset: number }, ctx) => {
         requireTrigger(ctx.metadata, a.source, a.name);
-        return { response: await invocationLogs(await reader(ctx, a.source), a.name, a.limit, a.offset) };
+        return { response: await capture.invocations(await reader(ctx, a.source), a.name, a.limit, a.offset) };
       },
     };
 
@@ -181,7 +182,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
       mutates: false,
       run: async (a: { event_id: string; source: string; invocation_log_limit: number; invocation_log_offset: number }, ctx) => {
         requireSource(ctx.metadata, a.source);
-        return { response: await eventById(await reader(ctx, a.source), a.event_id, a.invocation_log_limit, a.invocation_log_offset) };
+        return { response: await capture.eventById(await reader(ctx, a.source), a.event_id, a.invocation_log_limit, a.invocation_log_offset) };
       },
     };
 

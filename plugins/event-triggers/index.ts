@@ -1,13 +1,15 @@
 /**
  * Event triggers (SPEC "Event trigger", "Events"): webhooks fired on row changes of tracked
- * tables in PostgreSQL sources, delivered at least once.
+ * tables, delivered at least once, in the sources whose kind captures row changes
+ * (SourceKind.events, Note [Event capture] in plugins/database/model/types.ts: PostgreSQL's).
  *   - metadata: a tracked table's `event_triggers` (exported and replaced with the table), checked
  *     against the table's columns and the environment in the build (an unset variable makes the
  *     trigger inconsistent, never a failed boot);
  *   - operations (command group of the database framework): create/delete, redeliver, invoke, and
  *     the event-log reads (group.ts);
- *   - capture: one plpgsql trigger per event trigger and operation writing to `svc_catalog.event_log`
- *     in the row change's transaction, reconciled from the metadata at every build (capture.ts);
+ *   - capture: the kind's (PostgreSQL: one plpgsql trigger per event trigger and operation writing
+ *     to `svc_catalog.event_log` in the row change's transaction, plugins/postgres/event-capture.ts),
+ *     reconciled from the metadata at every build (build.ts);
  *   - delivery: the `event-delivery` worker (worker.ts).
  *
  * What another plugin may use (cron triggers and scheduled events deliver the same way): the

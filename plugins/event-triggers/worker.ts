@@ -4,11 +4,9 @@
  * event to `delivered`, a later retry or `error` (Note [Claiming events]).
  */
 import { errorDetail, type Logger } from '../../core/log.js';
-import type { SqlExecutor } from '../database/index.js';
-import type { SourceConnection } from '../database/index.js';
-import { EVENT_LOG, INVOCATION_LOGS, NOTIFY_CHANNEL, NOTIFY_EVERY_SEC } from './capture.js';
+import type { ClaimedEvent as Claimed, EventCapture, SourceConnection, SqlExecutor } from '../database/index.js';
 import type { EventTriggersBuild, ResolvedTrigger, SourceTriggers } from './build.js';
-import { LEASE_MARGIN_SEC } from './events.js';
+import { LEASE_MARGIN_SEC } from './definition.js';
 import { drainDeliveries, invocationResponse, nextAttempt, postWebhook, Semaphore, type InFlightDelivery, type WebhookResult } from './webhook.js';
 
 /*
@@ -56,54 +54,6 @@ export interface WorkerOptions {
   graceMs: number;
 }
 
-interface Claimed {
-  id: string;
-  schema_name: string;
-  table_name: string;
-  trigger_name: string;
-  payload: string;
-  tries: number;
-  created_at: string;
-  token: string;
-}
-
-// No join in the claim's scan: the trigger names are an init plan and a claim's lease a lookup, so
-// that PostgreSQL walks event_log_fetch_events in its order and stops at the limit, however large
-// the backlog. `trigger_name || ''` keeps the index on trigger_name out of it: with the statistics
-// of a table that grows by 1,000 rows a second, PostgreSQL ANDed bitmaps of both indexes, reading
-// every entry of both (tens of thousands, the dead ones too: a bitmap scan never marks them dead),
-// and a claim took 10-20 ms instead of well under one (bench/events).
-const CLAIM = `
-with lease as materialized (select * from json_to_recordset($1::text::json) as x(name text, secs int))
-update ${EVENT_LOG} e set locked = now()
-where e.id in (
-  select l.id from ${EVENT_LOG} l
-  where l.delivered = false and l.error = false and l.archived = false
-    and l.trigger_name || '' = any(array(select name from lease))
-    and (l.locked is null or l.locked < now() - make_interval(secs => (select secs from lease where lease.name = l.trigger_name)))
-    and (l.next_retry_at is null or l.next_retry_at <= now())
-  order by l.locked nulls first, l.next_retry_at nulls first, l.created_at
-  limit $2
-  for update skip locked
-)
-returning e.id, e.schema_name, e.table_name, e.trigger_name, e.payload::text as payload, e.tries,
-  to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at, e.locked::text as token`;
-
-const RECORD = `
-with x as materialized (
-  select * from json_to_recordset($1::text::json) as x(id text, trigger_name text, status int, request json, response json,
-    duration_ms float8, token text, delivered boolean, error boolean, retry_in float8)
-), inv as (
-  insert into ${INVOCATION_LOGS} (event_id, trigger_name, status, request, response, duration_ms)
-  select id, trigger_name, status, request, response, duration_ms from x
-)
-update ${EVENT_LOG} e set tries = e.tries + 1, delivered = x.delivered, error = x.error, locked = null,
-  next_retry_at = case when x.retry_in is null then null else now() + make_interval(secs => x.retry_in) end
-from x where e.id = any($2::text[]) and e.id = x.id and e.locked = x.token::timestamptz`;
-
-/* \`e.id = any($2)\` (the batch's ids again) makes the event rows an index lookup: joined to the
- * recordset alone (estimated at 100 rows), PostgreSQL chose a hash join over a sequential scan of
- * event_log, whose cost grew with the table (bench/events: deliveries fell to 200/s). */
 
 /** Most outcomes written by one statement. */
 const MAX_RECORD_BATCH = 500;
@@ -119,12 +69,13 @@ interface Outcome {
 }
 
 interface OutcomeQueue {
+  /** The source kind's event log the batches are written to. */
+  capture: EventCapture;
   queued: Outcome[];
   /** Statements writing batches now (at most MAX_RECORD_WRITERS). */
   writers: number;
 }
 
-const RELEASE = `update ${EVENT_LOG} set locked = null where id = $1 and locked = $2::text::timestamptz`;
 
 /** A source's LISTEN (Note [Waking on commit]). */
 interface Listener {
@@ -145,6 +96,8 @@ export class EventWorker {
   private readonly inFlight = new Map<string, InFlightDelivery>();
   private readonly outcomes = new Map<SqlExecutor, OutcomeQueue>();
   private readonly listeners = new Map<SourceConnection, Listener>();
+  /** How long after a claim the loop keeps polling (ACTIVE_EXTRA_MS). */
+  private activeMs = ACTIVE_EXTRA_MS;
   /** Counters for tests and logs. */
   readonly stats = { claimed: 0, delivered: 0, failed: 0, errored: 0, released: 0 };
 
@@ -182,8 +135,9 @@ export class EventWorker {
 
   /*
    * Note [Waking on commit]
-   * A capture function runs `pg_notify(NOTIFY_CHANNEL, '')`, and so do manual events and
-   * redelivery: PostgreSQL delivers a notification when (and only if) the transaction commits.
+   * A transaction that writes events notifies the kind's channel (EventCapture.channel;
+   * PostgreSQL: a capture function runs `pg_notify`, and so do manual events and redelivery),
+   * and PostgreSQL delivers a notification when (and only if) the transaction commits.
    * The worker LISTENs on each source that has event triggers (SourceConnection.listen: a
    * connection of its own, listening again after a reconnect) and a notification starts a round
    * at once, so an event committed while the worker is idle waits for no polling interval. A
@@ -194,13 +148,13 @@ export class EventWorker {
    * (PreCommit_Notify holds a database-wide lock until after the commit's WAL flush): with a
    * notification per transaction, 1,000 single-row inserts a second from 8 connections fell to
    * ~400 a second on one disk (bench/events). So a session notifies at most once per
-   * NOTIFY_EVERY_SEC (the time of its last notification is the session setting
-   * `svc.event_notified_at`, set with the notification, so a rolled-back transaction resets it
-   * too), and a worker that claimed events in the last ACTIVE_MS (> NOTIFY_EVERY_SEC) keeps polling
-   * with short pauses (at most ACTIVE_PAUSE_MAX_MS): the transactions a session commits without
-   * notifying come within NOTIFY_EVERY_SEC of one it notified for, whose event (claimed by this
-   * worker or by another woken instance) made that worker active for ACTIVE_MS after it was
-   * claimed, which is after it was committed.
+   * the kind's `notifyEverySec` (PostgreSQL: the time of its last notification is the session
+   * setting `svc.event_notified_at`, set with the notification, so a rolled-back transaction
+   * resets it too), and a worker that claimed events in the last `activeMs` (notifyEverySec and
+   * ACTIVE_EXTRA_MS more) keeps polling with short pauses (at most ACTIVE_PAUSE_MAX_MS): the
+   * transactions a session commits without notifying come within notifyEverySec of one it
+   * notified for, whose event (claimed by this worker or by another woken instance) made that
+   * worker active for activeMs after it was claimed, which is after it was committed.
    *
    * Polling stays for what no notification announces (a retry's time, a lease that ran out, a
    * trigger that became consistent) and for a LISTEN that is not in place (not yet, or lost with
@@ -213,9 +167,11 @@ export class EventWorker {
   private syncListeners(sources: Iterable<[string, SourceTriggers]>): boolean {
     let allLive = true;
     const seen = new Set<SourceConnection>();
+    this.activeMs = ACTIVE_EXTRA_MS;
     for (const [source, st] of sources) {
       if (st.triggers.size === 0) continue;
       seen.add(st.connection);
+      this.activeMs = Math.max(this.activeMs, st.capture.notifyEverySec * 1000 + ACTIVE_EXTRA_MS);
       let l = this.listeners.get(st.connection);
       if (!l) {
         if (!st.connection.listen) {
@@ -225,7 +181,7 @@ export class EventWorker {
         const listener: Listener = { live: false, unlisten: undefined, dropped: false };
         this.listeners.set(st.connection, (l = listener));
         st.connection
-          .listen(NOTIFY_CHANNEL, () => this.poke(), () => {
+          .listen(st.capture.channel, () => this.poke(), () => {
             listener.live = true;
             this.poke();
           })
@@ -310,7 +266,7 @@ export class EventWorker {
       if (claimed > 0) lastClaimAt = at;
       const next = claimed > 0 ? Math.min(MIN_PAUSE_MS, interval) : pause === 0 ? interval : Math.min(pause * 2, interval);
       if (!listening) pause = next;
-      else if (at - lastClaimAt < ACTIVE_MS) pause = Math.min(next, ACTIVE_PAUSE_MAX_MS);
+      else if (at - lastClaimAt < this.activeMs) pause = Math.min(next, ACTIVE_PAUSE_MAX_MS);
       else pause = interval;
       await this.waitUntil(pause, false);
     }
@@ -339,7 +295,7 @@ export class EventWorker {
 
   private async claim(st: SourceTriggers, n: number): Promise<Claimed[]> {
     const lease = [...st.triggers.values()].map((t) => ({ name: t.meta.name, secs: t.timeoutSec + LEASE_MARGIN_SEC }));
-    return st.connection.executor.query<Claimed>(CLAIM, [JSON.stringify(lease), n], { prepare: true });
+    return st.capture.claim(st.connection.executor, lease, n);
   }
 
   private launch(source: string, st: SourceTriggers, e: Claimed): void {
@@ -368,24 +324,24 @@ export class EventWorker {
     // The configuration the event was claimed with: its lease was computed from its timeout.
     const trigger = st.triggers.get(e.trigger_name);
     if (!trigger) {
-      await this.release(exec, e);
+      await this.release(st.capture, exec, e);
       return;
     }
     const body = payloadText(e, trigger);
     const r = await postWebhook({ url: trigger.url, body, headers: trigger.headers, timeoutMs: trigger.timeoutSec * 1000, signal });
     if (r.status === undefined && r.error === 'aborted') {
-      await this.release(exec, e);
+      await this.release(st.capture, exec, e);
       return;
     }
     answered();
-    await this.record(exec, source, trigger, e, body, r);
+    await this.record(st.capture, exec, source, trigger, e, body, r);
   }
 
   /** Queues an outcome for the source's next batch; resolves once it is written (Note
    * [Recording outcomes]). */
-  private write(exec: SqlExecutor, id: string, json: string): Promise<void> {
+  private write(capture: EventCapture, exec: SqlExecutor, id: string, json: string): Promise<void> {
     let q = this.outcomes.get(exec);
-    if (!q) this.outcomes.set(exec, (q = { queued: [], writers: 0 }));
+    if (!q) this.outcomes.set(exec, (q = { capture, queued: [], writers: 0 }));
     const queue = q;
     const p = new Promise<void>((resolve, reject) => queue.queued.push({ id, json, resolve, reject }));
     if (queue.writers < MAX_RECORD_WRITERS) {
@@ -400,7 +356,7 @@ export class EventWorker {
       while (q.queued.length > 0) {
         const batch = q.queued.splice(0, MAX_RECORD_BATCH);
         try {
-          await exec.query(RECORD, [`[${batch.map((o) => o.json).join(',')}]`, batch.map((o) => o.id)], { prepare: true });
+          await q.capture.record(exec, batch.map((o) => o.json), batch.map((o) => o.id));
           for (const o of batch) o.resolve();
         } catch (e) {
           for (const o of batch) o.reject(e);
@@ -412,12 +368,12 @@ export class EventWorker {
     }
   }
 
-  private async release(exec: SqlExecutor, e: Claimed): Promise<void> {
+  private async release(capture: EventCapture, exec: SqlExecutor, e: Claimed): Promise<void> {
     this.stats.released++;
-    await exec.query(RELEASE, [e.id, e.token], { prepare: true });
+    await capture.release(exec, e.id, e.token);
   }
 
-  private async record(exec: SqlExecutor, source: string, trigger: ResolvedTrigger, e: Claimed, body: string, r: WebhookResult): Promise<void> {
+  private async record(capture: EventCapture, exec: SqlExecutor, source: string, trigger: ResolvedTrigger, e: Claimed, body: string, r: WebhookResult): Promise<void> {
     const request = `{"payload":${body},"headers":${JSON.stringify(trigger.meta.headers ?? [])},"version":"2"}`;
     const response = JSON.stringify(invocationResponse(r));
     let delivered = false;
@@ -432,7 +388,7 @@ export class EventWorker {
     const json =
       `{"id":${JSON.stringify(e.id)},"trigger_name":${JSON.stringify(e.trigger_name)},"status":${r.status ?? null},"request":${request},` +
       `"response":${response},"duration_ms":${r.durationMs},"token":${JSON.stringify(e.token)},"delivered":${delivered},"error":${error},"retry_in":${retryIn}}`;
-    await this.write(exec, e.id, json);
+    await this.write(capture, exec, e.id, json);
     const detail = {
       event_id: e.id,
       trigger_name: e.trigger_name,
@@ -465,8 +421,8 @@ export function payloadText(e: Pick<Claimed, 'id' | 'created_at' | 'trigger_name
 
 /** The shortest pause between two looks for events (Note [Polling for events]). */
 const MIN_PAUSE_MS = 5;
-/** How long a listening worker keeps polling after it claimed events, and its longest pause
- * then (Note [Waking on commit]). */
-const ACTIVE_MS = NOTIFY_EVERY_SEC * 1000 + 3000;
+/** A listening worker keeps polling after it claimed events for its sources' notifyEverySec and
+ * this much more, with this longest pause (Note [Waking on commit]). */
+const ACTIVE_EXTRA_MS = 3000;
 const ACTIVE_PAUSE_MAX_MS = 25;
 

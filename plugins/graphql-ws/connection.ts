@@ -9,7 +9,7 @@ import type { Session } from '../../core/plugin.js';
 import type { ServerConfig } from '../../core/config.js';
 import { SvcError } from '../../core/errors.js';
 import { errorDetail, type Logger } from '../../core/log.js';
-import { checkJsonLimits } from '../../core/http/body.js';
+import { checkJsonLimits } from '../../lib/http/body.js';
 import { jsonTypeName } from '../../core/validation.js';
 import { gqlError, type GqlError } from '../graphql/index.js';
 import type { GraphQLEngine } from '../graphql/index.js';

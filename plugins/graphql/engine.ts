@@ -11,8 +11,8 @@ import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, S
 import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
 import { errorDetail, type Logger } from '../../core/log.js';
-import { readJsonBody } from '../../core/http/body.js';
-import { clientAddress } from '../../core/http/client-address.js';
+import { readJsonBody } from '../../lib/http/body.js';
+import { clientAddress } from '../../lib/http/client-address.js';
 import { jsonTypeName } from '../../core/validation.js';
 import { UnitOfWork } from '../../core/uow.js';
 import { LruCache, type CacheStats } from './cache.js';

@@ -7,7 +7,7 @@
  */
 import { definePlugin, token, type KernelApi } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
-import { readJsonBody } from '../../core/http/body.js';
+import { readJsonBody } from '../../lib/http/body.js';
 import { GraphQLEngine } from './engine.js';
 import { GRAPHQL, type DocumentGateDef, type GraphQLService, type RequestGateDef } from './contract.js';
 import { GRAPHQL_OPTIONS } from './options.js';

@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL source kind (`pg_` operations, and the unprefixed legacy names on /v1/query):
- * connections, introspection, the dialect, run_sql.
+ * connections, introspection, the dialect, run_sql, event capture (./event-capture.ts).
  */
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
@@ -10,6 +10,7 @@ import { PgConnection, type PgConfiguration } from './connection.js';
 import { postgresDialect } from './dialect.js';
 import { runSqlOperations } from './run-sql.js';
 import { pgDumpRoute } from './pg-dump.js';
+import { postgresEvents } from './event-capture.js';
 
 const DatabaseUrl = v.union(
   [
@@ -71,6 +72,8 @@ export const postgresKind: SourceKind = {
   connect: (name, configuration, env) => new PgConnection(name, configuration as unknown as PgConfiguration, env),
   dialect: postgresDialect,
   operations: (bind) => runSqlOperations(bind),
+  events: postgresEvents,
+  holdsEngineTables: true,
 };
 
 /** The default source registered on first boot: the server's own database, from the environment. */

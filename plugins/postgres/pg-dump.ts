@@ -11,7 +11,7 @@ import * as v from '../../core/valibot.js';
 import type { KernelApi, RouteDef } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { parseWith } from '../../core/validation.js';
-import { readJsonBody } from '../../core/http/body.js';
+import { readJsonBody } from '../../lib/http/body.js';
 import { DatabaseToken, sourcesOf, type SourceMeta } from '../database/index.js';
 import { resolveDatabaseUrl, type PgConfiguration } from './connection.js';
 

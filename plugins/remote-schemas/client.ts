@@ -3,7 +3,7 @@
  * untrusted input (Note [Remote answers are untrusted]).
  */
 import { SvcError } from '../../core/errors.js';
-import { readStreamLimited } from '../../core/http/body.js';
+import { readStreamLimited } from '../../lib/http/body.js';
 
 /*
  * Note [Remote answers are untrusted]

@@ -8,9 +8,9 @@ import type { Context } from 'hono';
 import type { KernelApi } from '../../core/plugin.js';
 import { GRAPHQL } from '../graphql/index.js';
 import { SvcError } from '../../core/errors.js';
-import { checkJsonLimits, readBodyText } from '../../core/http/body.js';
+import { checkJsonLimits, readBodyText } from '../../lib/http/body.js';
 import { isGraphQLName } from '../../core/validation.js';
-import { clientAddress } from '../../core/http/client-address.js';
+import { clientAddress } from '../../lib/http/client-address.js';
 import type { EndpointsBuild, ResolvedEndpoint, VariableInfo } from './build.js';
 import { METHODS } from './trie.js';
 

@@ -107,7 +107,7 @@ export default definePlugin({
         const home = sourcesOf(ctx.metadata).find((s) => s.name === 'default');
         const rs = home ? resolved.sources.get(home.name) : undefined;
         let executor: SqlExecutor | undefined;
-        if (rs?.connection && rs.kind.kind === 'postgres') {
+        if (rs?.connection && rs.kind.holdsEngineTables) {
           try {
             await ensureCatalog(rs.connection.executor);
             executor = rs.connection.executor;

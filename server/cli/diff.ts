@@ -5,7 +5,7 @@
  */
 import { parse } from 'yaml';
 import { metadataToFiles } from './metadata-dir.js';
-import { diffValues } from '../../core/kernel/diff.js';
+import { diffValues } from '../../lib/diff.js';
 
 type Obj = Record<string, any>;
 

@@ -22,14 +22,14 @@ export interface Embedded {
 }
 
 export async function startEmbedded(env: Record<string, string | undefined>, dataDir: string | undefined, log: (line: string) => void): Promise<Embedded> {
-  const [{ serve }, { loadConfig }, { builtinPlugins }, { createLogger }, { boot, describeError }] = await Promise.all([
+  const [{ serve }, { loadConfig }, { builtinOptions }, { createLogger }, { boot, describeError }] = await Promise.all([
     import('@hono/node-server'),
     import('../../core/config.js'),
     import('../plugins.js'),
     import('../../core/log.js'),
     import('../boot.js'),
   ]);
-  const config = loadConfig(dataDir ? ['--data-dir', dataDir] : [], env, builtinPlugins);
+  const config = loadConfig(dataDir ? ['--data-dir', dataDir] : [], env, builtinOptions);
   // Only the engine's errors, as JSON lines on stderr: the command's output stays its own.
   const logger = createLogger('error', log);
   let running;

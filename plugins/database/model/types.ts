@@ -216,6 +216,122 @@ export interface SourceKind {
   dialect: Dialect;
   /** Extra operations specific to the kind (run_sql for postgres). */
   operations?: (bind: KindBinding) => OperationDef[];
+  /** Row changes captured into an event log, in the changing transaction (Note [Event capture]):
+   * the event-triggers plugin serves its operations for the kinds that provide it, and only
+   * those. PostgreSQL's: triggers in PL/pgSQL (plugins/postgres/event-capture.ts). */
+  events?: EventCapture;
+  /** The engine may keep its own tables in this kind's sources (the log of asynchronous
+   * actions, cron triggers and scheduled events, rate-limit counters): the plugins that keep
+   * them write PostgreSQL's SQL, so a kind says so when its sources speak it (PostgreSQL; a
+   * PostgreSQL-compatible kind could). They use the source `default` when it is such a kind. */
+  holdsEngineTables?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event capture (a kind's, for event triggers)
+
+/*
+ * Note [Event capture]
+ * An event trigger asks its source to write an event for every row change of a table, in the
+ * same transaction as the change (a committed change has its event, a rolled-back one none),
+ * into an event log the delivery worker claims from. Both are the kind's: `SourceKind.events`.
+ *   - `define` describes the capture of one trigger's operation on one table; the event-triggers
+ *     build step collects them from the metadata, and `reconcile` makes the source's capture what
+ *     they say, idempotently, reading what exists first (a capture changed by hand, or made by an
+ *     older engine, is made again; one the metadata no longer has is removed, and the pending
+ *     events of a trigger gone from the metadata are archived). A capture's `hash` changes when
+ *     what it installs does, so a build skips a source whose captures are unchanged.
+ *   - An event's payload is `{op, data: {old, new}, session_variables}`: `op` INSERT, UPDATE,
+ *     DELETE or MANUAL; `data` the row's columns (all, or the trigger's payload columns); the
+ *     session variables the transaction was opened with (SourceConnection.transaction `session`).
+ *     An UPDATE that changed none of the listened columns writes no event.
+ *   - The log: `claim` takes up to n pending events whose lease has run out (an event claimed by
+ *     two deliveries at once is not allowed: the claim's `token` fences its outcome), `record`
+ *     writes outcomes in one statement, `release` gives an event back. The rest are the reads and
+ *     changes of the operations (manual events, redelivery, the log reads).
+ *   - A source notifies `channel` when a transaction that wrote events commits (at most once per
+ *     session per `notifyEverySec`), so a worker that LISTENs (SourceConnection.listen) wakes at
+ *     once; a kind without notifications is polled.
+ */
+
+export type CaptureOp = 'INSERT' | 'UPDATE' | 'DELETE';
+
+/** What a trigger listens to: the columns whose change fires an UPDATE, and the columns the
+ * payload carries (`*`: all). */
+export interface CaptureSpec {
+  columns: '*' | string[];
+  payload?: '*' | string[];
+}
+
+/** One installed capture: a trigger's operation on a table. */
+export interface CaptureDef {
+  /** Unique in the source (PostgreSQL: the trigger function's name). */
+  readonly id: string;
+  readonly trigger: string;
+  readonly op: CaptureOp;
+  readonly table: QualifiedTable;
+  /** Changes when what is installed changes. */
+  readonly hash: string;
+}
+
+/** A claimed event. `payload` is the payload's JSON text, `created_at` ISO 8601 in UTC, `token`
+ * the claim's fence. */
+export interface ClaimedEvent {
+  id: string;
+  schema_name: string;
+  table_name: string;
+  trigger_name: string;
+  payload: string;
+  tries: number;
+  created_at: string;
+  token: string;
+}
+
+/** The outcome of a delivery, as `record` takes it (a JSON object per event). */
+export interface EventOutcome {
+  id: string;
+  trigger_name: string;
+  status: number | null;
+  /** The invocation's request and response, as logged. */
+  request: unknown;
+  response: unknown;
+  duration_ms: number;
+  /** The claim's token: the outcome is written only while the claim holds. */
+  token: string;
+  delivered: boolean;
+  error: boolean;
+  /** Seconds until the next try, or null for none. */
+  retry_in: number | null;
+}
+
+/** Note [Event capture]. Every `exec` is the source's; values are bind parameters. */
+export interface EventCapture {
+  /** The notification channel a committing transaction that wrote events notifies. */
+  readonly channel: string;
+  readonly notifyEverySec: number;
+  define(trigger: string, table: QualifiedTable, op: CaptureOp, spec: CaptureSpec): CaptureDef;
+  /** Makes the capture `source` made what `desired` says. `read` takes the first look (an
+   * unchanged source costs one query), `tx()` the transaction the changes are made in; `keep`:
+   * the triggers the metadata still has (their events are not archived). */
+  reconcile(source: string, read: SqlExecutor, tx: () => Promise<SqlExecutor>, desired: readonly CaptureDef[], keep: ReadonlySet<string>): Promise<{ changed: boolean; archived: string[] }>;
+  /** Creates the event log when it is missing (in a transaction); whether it did. */
+  ensureLog(exec: SqlExecutor): Promise<boolean>;
+  /** A manual event (`op: MANUAL`, `payload` as `new`); its id. */
+  insertManual(exec: SqlExecutor, table: QualifiedTable, trigger: string, payload: unknown, session: Record<string, string>): Promise<string>;
+  /** Delivers an event again from scratch; 400 not-exists when there is none, busy when a
+   * delivery holds it (claimed less than `leaseSec(trigger)` seconds ago). */
+  redeliver(exec: SqlExecutor, id: string, leaseSec: (trigger: string) => number): Promise<void>;
+  /** A trigger's events, newest first (`pending`: not delivered, failed or archived;
+   * `processed`: delivered or failed). */
+  events(exec: SqlExecutor, trigger: string, status: 'processed' | 'pending' | undefined, limit: number, offset: number): Promise<unknown[]>;
+  invocations(exec: SqlExecutor, trigger: string, limit: number, offset: number): Promise<unknown[]>;
+  /** An event and its invocations; 400 not-exists when there is none. */
+  eventById(exec: SqlExecutor, id: string, limit: number, offset: number): Promise<{ event: unknown; invocations: unknown[] }>;
+  /** Claims up to `n` pending events of the triggers in `lease` (a claim lasts its `secs`). */
+  claim(exec: SqlExecutor, lease: readonly { name: string; secs: number }[], n: number): Promise<ClaimedEvent[]>;
+  /** Writes outcomes (their JSON texts, EventOutcome's shape) and their invocation logs. */
+  record(exec: SqlExecutor, outcomes: readonly string[], ids: readonly string[]): Promise<void>;
+  release(exec: SqlExecutor, id: string, token: string): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------

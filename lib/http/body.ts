@@ -20,7 +20,7 @@
  * says where it was crossed. Limits on particular values (name and comment lengths, permission
  * limits) live in their schemas (core/validation.ts).
  */
-import { SvcError } from '../errors.js';
+import { SvcError } from '../../core/errors.js';
 
 export interface JsonLimits {
   maxRequestBodySize: number;

@@ -1,10 +1,10 @@
 /**
- * Request limits (Note [Request limits] in core/request/limits.ts) and values the metadata API
+ * Request limits (Note [Request limits] in lib/http/body.ts) and values the metadata API
  * must refuse: each malformed request of the hardening review answers a 400 in the SPEC's shape
  * naming what is wrong (never a 500), and leaves the metadata as it was.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startServer, useServer, type HttpResult } from '../../test/helpers.js';
+import { startServer, useServer, type HttpResult } from './helpers.js';
 
 const s = useServer(`
   create table author (id serial primary key, name text);

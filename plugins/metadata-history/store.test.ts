@@ -1,13 +1,14 @@
 /**
- * The catalog's history (Note [Metadata history]): versions stored as the parts each one wrote,
+ * The catalog's history (Note [Metadata history] in ./store.ts), a catalog extension: versions stored as the parts each one wrote,
  * read back whole, pruned to the limit, restarted after a gap. Random documents are saved one
  * after the other and every kept version is compared with what was saved.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { CatalogStore, type DocumentCodec } from './store.js';
-import type { Metadata } from '../plugin.js';
+import { CatalogStore, type DocumentCodec } from '../../core/catalog/store.js';
+import type { Metadata } from '../../core/plugin.js';
 import { createDatabase } from '../../test/helpers.js';
+import { HistoryStore } from './store.js';
 
 let sql: postgres.Sql;
 beforeAll(async () => {
@@ -56,32 +57,48 @@ function mutate(md: Metadata, r: () => number, step: number): Metadata {
 
 const keys = (md: Metadata) => Object.keys(md);
 
-async function readBack(store: CatalogStore, rv: number) {
-  const v = await store.version(rv);
+/** A catalog with the history as its extension (what the plugin registers), keeping `limit`. */
+function store(schema: string, limit: number) {
+  const catalog = new CatalogStore(sql, codec, schema);
+  const history = new HistoryStore(limit);
+  history.attach(catalog.extend(history));
+  return Object.assign(catalog, {
+    history: (l: number, o: number) => history.history(l, o),
+    version: (rv: number) => history.version(rv),
+    historyRange: () => history.historyRange(),
+  });
+}
+
+async function readBack(s: ReturnType<typeof store>, rv: number) {
+  const v = await s.version(rv);
   return v && { md: v.metadata, keys: keys(v.metadata), info: v.info };
 }
 
 describe('the catalog history', () => {
-  it('keeps the last N versions exactly, pruning what only older ones needed', async () => {
-    const schema = 'history_random';
-    const limit = 6;
-    const store = new CatalogStore(sql, codec, schema, limit);
+  // A limit of 1 prunes after the statement that records (the version it prunes to is the new one).
+  it.each([
+    [6, 60],
+    [2, 20],
+    [1, 20],
+  ])('keeps the last %i versions exactly, pruning what only older ones needed (%i writes)', async (limit, steps) => {
+    const schema = `history_random_${limit}`;
+    const st = store(schema, limit);
     let md: Metadata = { version: 3, a: { a: 1 }, b: { b: 1 }, c: { c: 1 } };
-    expect(await store.init(md)).toBe(true);
-    const loaded = await store.load();
+    expect(await st.init(md)).toBe(true);
+    const loaded = await st.load();
     expect(loaded.resourceVersion).toBe(1);
     const saved = new Map<number, Metadata>([[1, md]]);
     const r = rng(20261201);
     let rv = 1;
-    for (let step = 1; step <= 60; step++) {
+    for (let step = 1; step <= steps; step++) {
       md = mutate(md, r, step);
-      const next = await store.save(md, rv, undefined, { operations: [`op${step}`], role: step % 2 ? 'admin' : 'ops' });
+      const next = await st.save(md, rv, undefined, { operations: [`op${step}`], role: step % 2 ? 'admin' : 'ops' });
       expect(next).toBe(rv + 1);
       rv = next!;
       saved.set(rv, md);
       // Every kept version reads back as saved (values and key order); older ones are gone.
       for (let v = Math.max(1, rv - limit - 2); v <= rv; v++) {
-        const got = await readBack(store, v);
+        const got = await readBack(st, v);
         if (v <= rv - limit) {
           expect(got, `version ${v} at ${rv}`).toBeUndefined();
           continue;
@@ -92,10 +109,10 @@ describe('the catalog history', () => {
         if (v > 1) expect(got!.info).toMatchObject({ resourceVersion: v, operations: [`op${v - 1}`], role: (v - 1) % 2 ? 'admin' : 'ops' });
       }
     }
-    const { total, versions } = await store.history(100, 0);
+    const { total, versions } = await st.history(100, 0);
     expect(total).toBe(limit);
-    expect(versions.map((x) => x.resourceVersion)).toEqual([rv, rv - 1, rv - 2, rv - 3, rv - 4, rv - 5]);
-    expect(await store.historyRange()).toEqual({ oldest: rv - limit + 1, newest: rv });
+    expect(versions.map((x) => x.resourceVersion)).toEqual(Array.from({ length: limit }, (_, i) => rv - i));
+    expect(await st.historyRange()).toEqual({ oldest: rv - limit + 1, newest: rv });
     // Storage stays bounded: the oldest version's parts plus what the kept versions wrote, not a
     // copy of the document per version.
     const [{ n }] = await sql`select count(*)::int as n from ${sql(schema)}.metadata_history_part`;
@@ -104,14 +121,14 @@ describe('the catalog history', () => {
   });
 
   it('pages newest first, and records the first version of a new catalog', async () => {
-    const store = new CatalogStore(sql, codec, 'history_pages', 1000);
-    await store.init({ version: 3, x: 1 });
-    await store.load();
-    for (let i = 1; i <= 4; i++) await store.save({ version: 3, x: i + 1 }, i, undefined, { operations: ['a', 'b'], role: 'admin' });
-    const page = await store.history(2, 1);
+    const st = store('history_pages', 1000);
+    await st.init({ version: 3, x: 1 });
+    await st.load();
+    for (let i = 1; i <= 4; i++) await st.save({ version: 3, x: i + 1 }, i, undefined, { operations: ['a', 'b'], role: 'admin' });
+    const page = await st.history(2, 1);
     expect(page.total).toBe(5);
     expect(page.versions.map((v) => v.resourceVersion)).toEqual([4, 3]);
-    const first = await store.version(1);
+    const first = await st.version(1);
     expect(first).toMatchObject({ info: { resourceVersion: 1, operations: [], role: null }, metadata: { version: 3, x: 1 } });
     expect(typeof first!.info.time).toBe('string');
     expect(new Date(first!.info.time).getTime()).not.toBeNaN();
@@ -119,8 +136,8 @@ describe('the catalog history', () => {
 
   it('restarts after a version it did not record (an instance with the history off wrote)', async () => {
     const schema = 'history_gap';
-    const on = new CatalogStore(sql, codec, schema, 10);
-    const off = new CatalogStore(sql, codec, schema, 0);
+    const on = store(schema, 10);
+    const off = store(schema, 0);
     await on.init({ version: 3, a: 1, b: 2 });
     await off.init({ version: 3 });
     await on.load();
@@ -142,7 +159,7 @@ describe('the catalog history', () => {
 
   it('with the history off records nothing', async () => {
     const schema = 'history_off';
-    const off = new CatalogStore(sql, codec, schema, 0);
+    const off = store(schema, 0);
     await off.init({ version: 3, a: 1 });
     await off.load();
     expect(await off.save({ version: 3, a: 2 }, 1)).toBe(2);
@@ -153,11 +170,11 @@ describe('the catalog history', () => {
 
   it('a catalog that had no history starts it with its current version', async () => {
     const schema = 'history_late';
-    const off = new CatalogStore(sql, codec, schema, 0);
+    const off = store(schema, 0);
     await off.init({ version: 3, a: 1 });
     await off.load();
     await off.save({ version: 3, a: 2 }, 1);
-    const on = new CatalogStore(sql, codec, schema, 5);
+    const on = store(schema, 5);
     expect(await on.init({ version: 3 })).toBe(false);
     expect((await on.history(10, 0)).versions.map((v) => v.resourceVersion)).toEqual([2]);
     expect((await on.version(2))!.metadata).toEqual({ version: 3, a: 2 });

@@ -1,7 +1,8 @@
 /**
  * Structured differences between two JSON values: what `diff_metadata` and dry runs answer
  * (Note [Metadata diffs]), and what `svc metadata diff` prints per file (server/cli/diff.ts, with
- * arrays compared by position). It imports nothing, so that the kernel and the CLI can share it.
+ * arrays compared by position). It imports nothing: the kernel (dry runs), the metadata-history
+ * plugin and the CLI share it.
  *
  * Note [Metadata diffs]
  * A change is `{kind: 'added', path, value}`, `{kind: 'removed', path, value}` or

@@ -1,19 +1,16 @@
 /**
- * The operations on the metadata history (Note [Metadata history] in core/catalog/store.ts):
+ * The operations on the metadata history (Note [Metadata history] in ./store.ts):
  * get_metadata_history, get_metadata_version, diff_metadata and rollback_metadata. They read the
- * versions the catalog keeps; a rollback applies a kept document as replace_metadata applies one
- * (replaceWith in ./metadata-ops.ts), so it is a new version like any other change, checked the
- * same way, and other instances follow it as they follow any change.
+ * versions the history keeps; a rollback applies a kept document as replace_metadata applies one
+ * (KernelApi.replacement), so it is a new version like any other change, checked the same way,
+ * and other instances follow it as they follow any change.
  */
-import * as v from '../valibot.js';
-import { SvcError } from '../errors.js';
-import type { BuildResult, Metadata, OperationContext } from '../plugin.js';
-import type { CatalogStore, VersionInfo } from '../catalog/store.js';
-import { exportMetadata } from './document.js';
-import { consistency, replaceWith, type MetadataOpsHost } from './metadata-ops.js';
-import { diffDocuments } from './diff.js';
-
-type History = Pick<CatalogStore, 'history' | 'version' | 'historyRange' | 'historyLimit'>;
+import * as v from '../../core/valibot.js';
+import { SvcError } from '../../core/errors.js';
+import type { BuildResult, KernelApi, OperationContext } from '../../core/plugin.js';
+import { diffDocuments } from '../../lib/diff.js';
+import { publicInconsistency } from '../../core/schema-cache/build.js';
+import type { HistoryStore, VersionInfo } from './store.js';
 
 // Bounded where JSON numbers stop being exact integers (and far below PostgreSQL's bigint).
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -36,12 +33,12 @@ const RollbackArgs = v.object({ to_resource_version: version, allow_inconsistent
 
 const shown = (i: VersionInfo) => ({ resource_version: i.resourceVersion, time: i.time, operations: i.operations, role: i.role });
 
-export function registerHistoryOperations(k: MetadataOpsHost, history: History): void {
-  const add = (def: Parameters<MetadataOpsHost['registry']['add']>[0]) => k.registry.add(def, 'kernel');
-  const exportDoc = (md: Metadata) => exportMetadata(md, k.sortedSections());
+export function registerHistoryOperations(k: KernelApi, history: HistoryStore): void {
+  const add = k.operation.bind(k);
+  const exportDoc = k.exportDocument;
 
   const enabled = () => {
-    if (history.historyLimit === 0) {
+    if (history.limit === 0) {
       throw new SvcError('not-supported', 'the metadata history is off: --metadata-history-limit (SVC_GRAPHQL_METADATA_HISTORY_LIMIT) is 0', { path: '$.type' });
     }
   };
@@ -101,12 +98,13 @@ export function registerHistoryOperations(k: MetadataOpsHost, history: History):
       const found = await kept(a.to_resource_version, '$.args.to_resource_version');
       const allow = a.allow_inconsistent_metadata;
       return {
-        ...replaceWith(k, exportDoc(found.metadata), allow, '$.args'),
+        ...k.replacement(exportDoc(found.metadata), allow, '$.args'),
         response: (b: BuildResult, rv: number) => ({
           message: 'success',
           resource_version: rv,
           rolled_back_to: a.to_resource_version,
-          ...(allow ? consistency(b) : {}),
+          // As replace_metadata v2 answers with allow_inconsistent_metadata.
+          ...(allow ? { is_consistent: b.inconsistencies.length === 0, inconsistent_objects: b.inconsistencies.map(publicInconsistency) } : {}),
         }),
       };
     },

@@ -1,7 +1,7 @@
 /**
- * Golden HTTP tests of the metadata history (Note [Metadata history] in core/catalog/store.ts)
- * and its operations (core/kernel/history-ops.ts): versions recorded per request, retention,
- * reading, diffing and rolling back to a version, and another instance following a rollback.
+ * Golden HTTP tests of the metadata history (Note [Metadata history] in ./store.ts) and its
+ * operations (./operations.ts): versions recorded per request, retention, reading, diffing and
+ * rolling back to a version, another instance following a rollback, and the plugin disabled.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDatabase, startServer, useServer, type TestServer } from '../../test/helpers.js';
@@ -272,6 +272,45 @@ describe('with the history off', () => {
     const [{ n }] = await off.sql`select count(*)::int as n from svc_catalog.metadata_history`;
     expect(n).toBe(0);
   });
+});
+
+describe('with the plugin disabled', () => {
+  it('its operations answer not-supported, the kernel works, and enabling it again restarts the history', async () => {
+    const db = await createDatabase();
+    const off = await startServer({ database: db, config: { disabledPlugins: ['metadata-history'] } });
+    try {
+      for (const [type, args] of [
+        ['get_metadata_history', {}],
+        ['get_metadata_version', { resource_version: 1 }],
+        ['diff_metadata', { from: 1 }],
+        ['rollback_metadata', { to_resource_version: 1 }],
+      ] as const) {
+        expect(await m({ type, args }, off)).toEqual({
+          status: 400,
+          body: { code: 'not-supported', path: '$.type', error: `operation "${type}" is not supported: the plugin "metadata-history" is disabled` },
+        });
+      }
+      // The rest of the metadata API is untouched; the history's tables are never made.
+      await off.runSql('create table pet (id int primary key)');
+      expect(await m(track('pet'), off)).toMatchObject({ status: 200 });
+      expect(await m({ type: 'replace_metadata', args: (await exportV2(off)).metadata }, off)).toEqual(ok);
+      const [{ t }] = await off.sql`select to_regclass('svc_catalog.metadata_history')::text as t`;
+      expect(t).toBeNull();
+    } finally {
+      await off.stop();
+    }
+    // Enabled on the same catalog: the history starts at the version it finds.
+    const on = await startServer({ database: db });
+    try {
+      const rv = (await exportV2(on)).resource_version;
+      expect((await m({ type: 'get_metadata_history', args: {} }, on)).body).toMatchObject({ total: 1, versions: [{ resource_version: rv, operations: [], role: null }] });
+      expect(await m(untrack('pet'), on)).toMatchObject({ status: 200 });
+      const back = await m({ type: 'get_metadata_version', args: { resource_version: rv } }, on);
+      expect(back.body.metadata.sources[0].tables).toEqual([{ table: { schema: 'public', name: 'pet' } }]);
+    } finally {
+      await on.stop();
+    }
+  }, 60_000);
 });
 
 describe('several instances', () => {
