@@ -51,6 +51,17 @@ export {
 } from './model/meta.js';
 export { applySchemaChange } from './metadata/schema-diff.js';
 export { parseJsonPath } from './ir/json-path.js';
+// The default SQL compiler a SQL source kind's compiler extends (Note [The default SQL compiler]).
+export {
+  SqlCompiler,
+  UnsupportedQuery,
+  literalCount,
+  plainDecimal,
+  STANDARD_AGGREGATES,
+  STANDARD_OPERATORS,
+  type Joins,
+  type Mapping,
+} from './sql/compiler.js';
 export { tableJoinTypes, type TableJoinTypes } from './schema/contributor.js';
 export { sourceNames } from './model/naming.js';
 
