@@ -28,8 +28,8 @@ import type {
   Value,
 } from '../database/index.js';
 import { literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
-import { quoteIdent } from './identifiers.js';
-import { groupsSelect } from './compile-groups.js';
+import { DIRS, lit, output, quoteIdent } from './identifiers.js';
+import { aggregateJson, groupsSelect } from './compile-groups.js';
 
 /*
  * Note [One statement per root field]
@@ -123,7 +123,6 @@ import { groupsSelect } from './compile-groups.js';
  * that one statement serves every value. Test: plugins/database/schema/explain.test.ts.
  */
 
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
@@ -150,15 +149,6 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
  * may read the rows in another order, and a list without order_by keeps the order it had
  * (the rows as read, Note [Object relationships by joins]). */
 const ordered = (r: { order: string }, joins: string[]): string[] | undefined => (r.order ? joins : undefined);
-
-const DIRS: Record<string, string> = {
-  asc: 'asc nulls last',
-  asc_nulls_first: 'asc nulls first',
-  asc_nulls_last: 'asc nulls last',
-  desc: 'desc nulls first',
-  desc_nulls_first: 'desc nulls first',
-  desc_nulls_last: 'desc nulls last',
-};
 
 const BINARY: Record<string, string> = {
   eq: '=',
@@ -210,13 +200,6 @@ const GEO_PREDICATES: Record<string, string> = {
   st_3d_intersects: 'st_3dintersects',
   st_intersects_rast: 'st_intersects',
 };
-
-/** A value in the JSON output: big numbers as text when asked, PostGIS values as GeoJSON. */
-export function output(expr: string, scalar: ScalarType | undefined, asText: boolean | undefined): string {
-  if (asText) return `(${expr})::text`;
-  if (scalar?.category === 'geometry') return `st_asgeojson(${expr}, 15, 4)::json`;
-  return expr;
-}
 
 export { UnsupportedQuery };
 
@@ -530,23 +513,8 @@ class Compiler extends SqlCompiler {
           // Joins at the aggregate's own FROM: each matches at most one row, so the rows counted
           // and aggregated are the same.
           return [f.key, `coalesce(json_agg(${this.object(f.select, t, ordered(r, nodeJoins))}${r.order}), '[]')`];
-        case 'aggregate': {
-          const ops = f.fields.map((op): [string, string] => {
-            if (op.k === 'typename') return [op.key, lit(op.name)];
-            if (op.k === 'count') {
-              const cols = (op.columns ?? []).map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, op.redact?.[i], t));
-              const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
-              return [op.key, `count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`];
-            }
-            const inner = op.columns.map((c) => {
-              if (c.column === undefined) return `${lit(c.key)}, ${lit(c.typename!)}`;
-              const v = this.aggregateFn(op.fn, this.redacted(`${t}.${quoteIdent(c.column)}`, c.redact, t));
-              return `${lit(c.key)}, ${c.asText ? `(${v})::text` : v}`;
-            });
-            return [op.key, `json_build_object(${inner.join(', ')})`];
-          });
-          return [f.key, `json_build_object(${ops.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`];
-        }
+        case 'aggregate':
+          return [f.key, aggregateJson(this, f.fields, t)];
       }
     });
     return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}${joined(nodeJoins)}`;
