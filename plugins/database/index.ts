@@ -62,6 +62,8 @@ export {
   type Joins,
   type Mapping,
 } from './sql/compiler.js';
+// The IR cases every SQL kind's golden tests compile (plugins/<kind>/compile.test.ts).
+export { goldenCases, type GoldenFixture } from './sql/golden-cases.js';
 export { tableJoinTypes, type TableJoinTypes } from './schema/contributor.js';
 export { sourceNames } from './model/naming.js';
 
