@@ -167,8 +167,9 @@ export abstract class SqlCompiler {
   protected sql(strings: TemplateStringsArray, ...values: (string | number)[]): string {
     let parts: readonly string[] = strings;
     if (this.lowercaseKeywords) {
-      parts = lowered.get(strings) ?? strings.map((s) => s.toLowerCase());
-      lowered.set(strings, parts);
+      let low = lowered.get(strings);
+      if (!low) lowered.set(strings, (low = strings.map((s) => s.toLowerCase())));
+      parts = low;
     }
     let out = parts[0]!;
     for (let i = 0; i < values.length; i++) out += String(values[i]) + parts[i + 1]!;
