@@ -504,16 +504,15 @@ class MutationCompiler extends Compiler {
 
   /** The field's value from the written rows. */
   output(out: MutationOutput): string {
-    const where = (filter: BoolIR | undefined, t: string) => (filter && filter.t !== 'true' ? ` WHERE ${this.bool(filter, t, t)}` : '');
     if (out.k === 'single') {
       const t = this.alias();
-      return `ISNULL((SELECT TOP (1) ${this.object(out.select, t)} FROM ${W} AS ${t}${where(out.filter, t)} ${FOR_JSON_OBJECT}), N'null')`;
+      return `ISNULL((SELECT TOP (1) ${this.object(out.select, t)} FROM ${W} AS ${t}${this.filterWhere(out.filter, t)} ${FOR_JSON_OBJECT}), N'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${nlit(f.name)} AS ${q(f.key)}`;
       if (f.k === 'affected_rows') return `(SELECT COUNT(*) FROM ${W}) AS ${q(f.key)}`;
       const t = this.alias();
-      return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, t)} FROM ${W} AS ${t}${where(f.filter, t)} ${FOR_JSON_LIST}), N'[]')) AS ${q(f.key)}`;
+      return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, t)} FROM ${W} AS ${t}${this.filterWhere(f.filter, t)} ${FOR_JSON_LIST}), N'[]')) AS ${q(f.key)}`;
     });
     return `(SELECT ${parts.join(', ')} ${FOR_JSON_OBJECT})`;
   }

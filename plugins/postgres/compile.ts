@@ -864,16 +864,15 @@ export class MutationCompiler extends Compiler {
    * whose rows `affected_rows` counts. */
   output(out: MutationOutput, w: Written, affected: readonly string[] = w.ctes): string {
     const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
-    const where = (filter: BoolIR | undefined, t: string) => (filter && filter.t !== 'true' ? ` where ${this.bool(filter, t, t)}` : '');
     if (out.k === 'single') {
       const t = this.alias();
-      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t}${where(out.filter, t)} limit 1)::text, 'null')`;
+      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t}${this.filterWhere(out.filter, t)} limit 1)::text, 'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
       if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
       const t = this.alias();
-      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${where(f.filter, t)})`;
+      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${this.filterWhere(f.filter, t)})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }

@@ -399,6 +399,12 @@ export abstract class SqlCompiler {
     return [this.bool(where, t, t), ...(extraWhere ? [extraWhere] : [])].join(this.sql` AND `);
   }
 
+  /** ` WHERE <filter>` on the rows aliased `t`, or nothing for no filter or one that always
+   * holds (a mutation's `returning` under the role's select filter). */
+  filterWhere(filter: BoolIR | undefined, t: string): string {
+    return filter && filter.t !== 'true' ? this.sql` WHERE ${this.bool(filter, t, t)}` : '';
+  }
+
   /** The order keys and distinct_on expressions projected beside a row (`, <key> AS "__svc_o0"`),
    * so that the query reading the rows sorts and partitions by columns. */
   protected projectKeys(keys: readonly string[], distinct: readonly string[] = []): string {
