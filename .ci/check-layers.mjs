@@ -4,6 +4,7 @@
  * imports are dpdm's (resolved, type imports included); the rules are here. Tests are exempt.
  *   primitives  model/scalars.ts   table names, column and scalar types
  *   ir          ir/                the query and mutation IR
+ *   sql         sql/               the default SQL compiler over the IR, which SQL kinds extend
  *   contract    model/types.ts     what a source kind implements (its dialect compiles the IR)
  *   naming      model/naming.ts    GraphQL names of tables, columns, root fields, sources
  *   model       model/             the resolved model, the service, boolean expressions
@@ -20,6 +21,7 @@ import path from 'node:path';
 const LAYERS = [
   ['primitives', /^plugins\/database\/model\/scalars\.ts$/],
   ['ir', /^plugins\/database\/ir\//],
+  ['sql', /^plugins\/database\/sql\//],
   ['contract', /^plugins\/database\/model\/types\.ts$/],
   ['naming', /^plugins\/database\/model\/naming\.ts$/],
   ['model', /^plugins\/database\/model\//],

@@ -1,7 +1,7 @@
 /**
  * SQL golden tests of the GoogleSQL compiler, without BigQuery (none can be reached from the
- * development machines): the query IR cases of the PostgreSQL compiler's golden tests
- * (plugins/postgres/compile.test.ts), over the same two tables as BigQuery types them in a dataset
+ * development machines): the query IR cases every SQL kind's golden tests compile
+ * (plugins/database/sql/golden-cases.ts), over the two tables as BigQuery types them in a dataset
  * `shop`, compiled by `bigqueryDialect.compileSelect`, text and parameters compared with inline
  * snapshots. They pin what the compiler writes; whether BigQuery answers it as intended is
  * checked only by live.test.ts (SVC_TEST_BIGQUERY_*). The kind is read-only (no compileMutation),
@@ -9,30 +9,18 @@
  * live queries and streams are refused. Update with `npx vitest run plugins/bigquery/compile.test.ts -u`.
  */
 import { describe, expect, it } from 'vitest';
-import type { BoolIR, ColumnType, CompiledQuery, FieldIR, ObjectIR, QualifiedTable, RootIR, RowsIR, ScalarType, Value } from '../database/index.js';
+import type { ColumnType, CompiledQuery, RootIR } from '../database/index.js';
+import { goldenCases } from '../database/index.js';
 import { bigqueryDialect as bq, classifyError } from './dialect.js';
 
 const bqType = (type: string): ColumnType => ({ type, udt: /^[A-Z0-9]+/.exec(type)![0], typeSchema: 'bigquery', typeKind: 'base' });
-const columns = (types: Record<string, ColumnType>) => new Map(Object.entries(types).map(([name, type]) => [name, { type, scalar: bq.scalar(type) }]));
-
-const author: QualifiedTable = { schema: 'shop', name: 'author' };
-const article: QualifiedTable = { schema: 'shop', name: 'article' };
-const authorColumns = columns({ id: bqType('INT64'), name: bqType('STRING'), born: bqType('DATE'), score: bqType('NUMERIC(10, 2)'), photo: bqType('BYTES') });
-const articleColumns = columns({ id: bqType('INT64'), title: bqType('STRING'), author_id: bqType('INT64'), rating: bqType('INT64') });
-const columnOf = (t: QualifiedTable, column: string) => (t === author ? authorColumns : articleColumns).get(column)!;
-const scalarOf = (t: QualifiedTable, column: string): ScalarType => columnOf(t, column).scalar;
-
-const lit = (v: unknown): Value => ({ k: 'lit', v });
-const variable = (name: string): Value => ({ k: 'var', name });
-const session = (name: string): Value => ({ k: 'session', name });
-const T: BoolIR = { t: 'true' };
-
-const col = (t: QualifiedTable, column: string, key = column): FieldIR => ({ key, k: 'column', column, scalar: scalarOf(t, column) });
-const obj = (...fields: FieldIR[]): ObjectIR => ({ fields });
-const cmp = (t: QualifiedTable, column: string, op: string, value: Value): BoolIR => ({ t: 'cmp', column, ...columnOf(t, column), op, value });
-const rows = (table: QualifiedTable, r: Partial<RowsIR> = {}): RowsIR => ({ table, where: T, orderBy: [], ...r });
-const ARTICLE_AUTHOR = [['author_id', 'id']] as const;
-const AUTHOR_ARTICLES = [['id', 'author_id']] as const;
+const g = goldenCases({
+  schema: 'shop',
+  author: { id: bqType('INT64'), name: bqType('STRING'), born: bqType('DATE'), score: bqType('NUMERIC(10, 2)'), photo: bqType('BYTES') },
+  article: { id: bqType('INT64'), title: bqType('STRING'), author_id: bqType('INT64'), rating: bqType('INT64') },
+  scalar: (type) => bq.scalar(type),
+});
+const { author, lit, variable, col, obj, cmp, rows } = g;
 
 const select = (ir: RootIR, configuration?: Record<string, unknown>): CompiledQuery => bq.compileSelect!(ir, configuration ? { configuration } : undefined);
 
@@ -61,17 +49,7 @@ describe('scalars (Note [BigQuery scalars]) and errors', () => {
 
 describe('compileSelect', () => {
   it('a list: where, order_by, a literal limit, an offset from a variable', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author, {
-        where: { t: 'and', of: [cmp(author, 'name', 'eq', lit('ann')), cmp(author, 'id', 'gt', variable('min'))] },
-        orderBy: [{ path: [], column: 'born', dir: 'desc' }],
-        limit: lit(10),
-        offset: variable('skip'),
-      }),
-      select: obj(col(author, 'id'), col(author, 'name')),
-    };
+    const ir = g.select.list();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -103,22 +81,7 @@ describe('compileSelect', () => {
   });
 
   it('distinct_on, _in, _is_null, _like, _not, _or; bytes as base64', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        where: {
-          t: 'or',
-          of: [cmp(article, 'id', 'in', lit([1, 2, 3])), { t: 'not', e: cmp(article, 'rating', 'is_null', lit(true)) }, cmp(article, 'title', 'like', lit('%svc%'))],
-        },
-        distinctOn: ['author_id'],
-        orderBy: [
-          { path: [], column: 'author_id', dir: 'asc' },
-          { path: [], column: 'rating', dir: 'desc' },
-        ],
-      }),
-      select: obj(col(article, 'author_id'), col(article, 'title')),
-    };
+    const ir = g.select.distinctOn();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -144,35 +107,19 @@ describe('compileSelect', () => {
   });
 
   it('a comparison with a null literal is no condition (Hasura v2)', () => {
-    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'name', 'eq', lit(null)) }), select: obj(col(author, 'id')) };
+    const ir = g.select.nullLiteral();
     expect(select(ir).sql).toContain('WHERE TRUE');
   });
 
   it("object and array relationships (the remote table's filter in their rows), __typename", () => {
-    const articles: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article),
-      select: obj(col(article, 'title'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name'), { key: '__typename', k: 'typename', name: 'author' }) }),
-    };
+    const articles = g.select.objectRelationship();
     expect(select(articles)).toMatchInlineSnapshot(`
       {
         "params": [],
         "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`title\` AS \`title\`, (SELECT AS STRUCT _t1.\`name\` AS \`name\`, 'author' AS \`__typename\` FROM (SELECT _t1.* FROM \`shop\`.\`author\` AS _t1 WHERE TRUE) AS _t1 WHERE _t1.\`id\` = _t0.\`author_id\` LIMIT 1) AS \`author\` FROM (SELECT _t0.* FROM \`shop\`.\`article\` AS _t0 WHERE TRUE) AS _t0)) AS json",
       }
     `);
-    const authors: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author),
-      select: obj(col(author, 'name'), {
-        key: 'articles',
-        k: 'array',
-        mapping: AUTHOR_ARTICLES,
-        rows: rows(article, { where: cmp(article, 'rating', 'gt', lit(0)), orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(2) }),
-        select: obj(col(article, 'title')),
-      }),
-    };
+    const authors = g.select.arrayRelationship();
     expect(select(authors)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -187,33 +134,14 @@ describe('compileSelect', () => {
   });
 
   it("order by an object relationship's column and an array relationship's count", () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, { orderBy: [{ path: [{ remote: author, mapping: ARTICLE_AUTHOR, filter: T }], column: 'name', dir: 'desc_nulls_last' }] }),
-      select: obj(col(article, 'id')),
-    };
+    const ir = g.select.orderByRelationship(false);
     expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, (SELECT _t1.\`name\` FROM \`shop\`.\`author\` AS _t1 WHERE _t1.\`id\` = _t0.\`author_id\` AND TRUE LIMIT 1) AS \`__svc_o0\` FROM \`shop\`.\`article\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json"`);
-    const byCount: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author, { orderBy: [{ path: [], column: 'id', agg: { remote: article, mapping: AUTHOR_ARTICLES, filter: T, fn: 'count' }, dir: 'desc' }] }),
-      select: obj(col(author, 'id')),
-    };
+    const byCount = g.select.orderByCount();
     expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`id\` AS \`id\` FROM (SELECT _t0.*, (SELECT COUNT(*) FROM \`shop\`.\`article\` AS _t1 WHERE _t1.\`author_id\` = _t0.\`id\` AND TRUE) AS \`__svc_o0\` FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 ORDER BY _t0.\`__svc_o0\` DESC NULLS LAST)) AS json"`);
   });
 
   it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        where: { t: 'and', of: [{ t: 'rel', remote: author, mapping: ARTICLE_AUTHOR, e: cmp(author, 'id', 'eq', session('x-svc-user-id')) }, cmp(article, 'rating', 'gte', session('x-svc-min'))] },
-        limit: variable('n'),
-        limitCap: 5,
-      }),
-      select: obj(col(article, 'id'), { ...col(article, 'rating'), asText: true } as FieldIR),
-    };
+    const ir = g.select.roleFilter();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -236,7 +164,7 @@ describe('compileSelect', () => {
   });
 
   it('_by_pk: one object or null', () => {
-    const ir: RootIR = { k: 'select', single: true, rows: rows(author, { where: cmp(author, 'id', 'eq', variable('id')) }), select: obj(col(author, 'id'), col(author, 'score')) };
+    const ir = g.select.byPk('score');
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -251,25 +179,7 @@ describe('compileSelect', () => {
   });
 
   it('an aggregate: count, count(distinct), sum, max, nodes, the role limit capping the nodes only', () => {
-    const ir: RootIR = {
-      k: 'aggregate',
-      agg: {
-        rows: rows(article, { where: cmp(article, 'author_id', 'eq', lit(1)), limitCap: 3 }),
-        fields: [
-          {
-            key: 'aggregate',
-            k: 'aggregate',
-            fields: [
-              { key: 'count', k: 'count', distinct: false },
-              { key: 'authors', k: 'count', columns: ['author_id'], distinct: true },
-              { key: 'sum', k: 'fn', fn: 'sum', columns: [{ key: 'rating', column: 'rating', asText: true }] },
-              { key: 'max', k: 'fn', fn: 'max', columns: [{ key: 'title', column: 'title' }, { key: '__typename', typename: 'article_max_fields' }] },
-            ],
-          },
-          { key: 'nodes', k: 'nodes', select: obj(col(article, 'id')) },
-        ],
-      },
-    };
+    const ir = g.select.aggregate(false);
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -284,17 +194,7 @@ describe('compileSelect', () => {
   });
 
   it('an array relationship aggregate', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author),
-      select: obj(col(author, 'name'), {
-        key: 'articles_aggregate',
-        k: 'array_aggregate',
-        mapping: AUTHOR_ARTICLES,
-        agg: { rows: rows(article), fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', distinct: false }] }] },
-      }),
-    };
+    const ir = g.select.arrayAggregate();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [],
@@ -307,8 +207,8 @@ describe('compileSelect', () => {
     const ir: RootIR = { k: 'select', single: false, rows: rows(author), select: obj(col(author, 'id')) };
     expect(() => bq.compileSelect!(ir, { multiplexed: true })).toThrow('the bigquery source kind does not support subscriptions');
     expect(() => select({ ...ir, cursor: true } as RootIR)).toThrow('does not support subscriptions');
-    expect(() => select({ ...ir, select: obj({ ...col(author, 'name'), path: lit(['a']) } as FieldIR) })).toThrow('does not support JSON paths');
-    expect(() => select({ ...ir, rows: rows(author, { where: cmp(author, 'name', 'ilike', lit('a')) }) })).toThrow('does not support the operator _ilike');
+    expect(() => select(g.select.jsonPath('name'))).toThrow('does not support JSON paths');
+    expect(() => select(g.select.operator('ilike'))).toThrow('does not support the operator _ilike');
     expect(bq.compileMutation).toBeUndefined();
   });
 });

@@ -5,7 +5,8 @@
  * identifier is in backticks; a table is `dataset`.`table` (the source's project is the client's
  * default). See Note [GoogleSQL statements].
  */
-import type { AggregateIR, BoolIR, CompiledQuery, FieldIR, ObjectIR, OrderDir, OrderItem, ParamSource, QualifiedTable, Redaction, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
+import type { AggregateIR, CompiledQuery, FieldIR, ObjectIR, OrderDir, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
+import { literalCount, SqlCompiler, UnsupportedQuery as Unsupported } from '../database/index.js';
 
 /*
  * Note [GoogleSQL statements]
@@ -41,7 +42,7 @@ import type { AggregateIR, BoolIR, CompiledQuery, FieldIR, ObjectIR, OrderDir, O
  * columns); this compiler has not been run against BigQuery (plugins/bigquery/live.test.ts).
  */
 
-export class UnsupportedQuery extends Error {
+export class UnsupportedQuery extends Unsupported {
   constructor(what: string) {
     super(`the bigquery source kind does not support ${what}`);
   }
@@ -52,29 +53,6 @@ export const quoteIdent = (name: string) => `\`${name.replace(/[`\\]/g, '\\$&')}
 /** A string literal (GoogleSQL escapes with backslashes). */
 export const slit = (s: string) => `'${s.replace(/[\\']/g, '\\$&').replace(/\n/g, '\\n')}'`;
 const q = quoteIdent;
-const qt = (t: QualifiedTable) => `${q(t.schema)}.${q(t.name)}`;
-
-function count(v: Value | undefined): number | Value | undefined {
-  if (!v) return undefined;
-  if (v.k !== 'lit') return v;
-  if (v.v === null || v.v === undefined) return undefined;
-  return typeof v.v === 'number' && Number.isSafeInteger(v.v) && v.v >= 0 ? v.v : v;
-}
-
-const BINARY: Record<string, string> = { eq: '=', ne: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=' };
-const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=' };
-const AGGREGATES: Record<string, string> = {
-  sum: 'SUM',
-  avg: 'AVG',
-  max: 'MAX',
-  min: 'MIN',
-  stddev: 'STDDEV',
-  stddev_samp: 'STDDEV_SAMP',
-  stddev_pop: 'STDDEV_POP',
-  variance: 'VARIANCE',
-  var_samp: 'VAR_SAMP',
-  var_pop: 'VAR_POP',
-};
 /** Hasura's BigQuery orders: `asc` is nulls first and `desc` nulls last (BigQuery's own). */
 const DIRS: Record<OrderDir, string> = {
   asc: 'ASC NULLS FIRST',
@@ -84,12 +62,6 @@ const DIRS: Record<OrderDir, string> = {
   desc_nulls_first: 'DESC NULLS FIRST',
   desc_nulls_last: 'DESC NULLS LAST',
 };
-
-function aggregateOf(fn: string, v: string): string {
-  const f = AGGREGATES[fn];
-  if (!f) throw new UnsupportedQuery(`the aggregate ${fn}`);
-  return `${f}(${v})`;
-}
 
 interface Rows {
   from: string;
@@ -101,104 +73,43 @@ interface Rows {
   tail: string;
 }
 
-class Compiler {
-  readonly params: ParamSource[] = [];
-  private n = 0;
-
-  alias(): string {
-    return `_t${this.n++}`;
+/** GoogleSQL's compiler: the default SQL compiler (Note [The default SQL compiler] in
+ * plugins/database/sql/compiler.ts) with backticked identifiers, `@pn` STRING parameters, base64
+ * bytes, JSON_VALUE_ARRAY lists, STRUCT and ARRAY subqueries for JSON, and no subscriptions. */
+class Compiler extends SqlCompiler {
+  ident(name: string): string {
+    return q(name);
   }
 
-  param(v: Value, json = false): string {
+  string(s: string): string {
+    return slit(s);
+  }
+
+  protected paramRef(n: number): string {
+    return `@p${n}`;
+  }
+
+  protected override unsupported(what: string): Error {
+    return new UnsupportedQuery(what);
+  }
+
+  override param(v: Value, json = false): string {
     if (v.k === 'object' || v.k === 'session_json') throw new UnsupportedQuery(`a value of kind ${v.k}`);
-    this.params.push(json ? { ...v, json: true } : v);
-    return `@p${this.params.length}`;
+    return super.param(v, json);
   }
 
   /** A value cast to the column's type (bytes are given as base64, as they are output). */
-  value(v: Value, scalar: ScalarType): string {
+  override value(v: Value, scalar: ScalarType): string {
     const p = this.param(v);
     if (scalar.bindAs === 'STRING') return p;
     if (scalar.bindAs === 'BYTES') return `FROM_BASE64(${p})`;
     return `CAST(${p} AS ${scalar.bindAs})`;
   }
 
-  redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string {
-    if (!redact) return expr;
-    return `(CASE WHEN ${this.bool('row' in redact ? redact.e : redact, t, t)} THEN ${expr} END)`;
-  }
-
-  join(mapping: readonly (readonly [string, string])[], a: string, t: string): string {
-    return mapping.map(([own, remote]) => `${a}.${q(remote)} = ${t}.${q(own)}`).join(' AND ');
-  }
-
-  bool(e: BoolIR, t: string, root: string): string {
-    switch (e.t) {
-      case 'true':
-        return 'TRUE';
-      case 'false':
-        return 'FALSE';
-      case 'and':
-        return e.of.length === 0 ? 'TRUE' : `(${e.of.map((x) => this.bool(x, t, root)).join(' AND ')})`;
-      case 'or':
-        return e.of.length === 0 ? 'FALSE' : `(${e.of.map((x) => this.bool(x, t, root)).join(' OR ')})`;
-      case 'not':
-        return `(NOT ${this.bool(e.e, t, root)})`;
-      case 'ccmp':
-        return `(${t}.${q(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${q(e.other)})`;
-      case 'rel': {
-        const a = this.alias();
-        return `EXISTS (SELECT 1 FROM ${qt(e.remote)} AS ${a} WHERE ${this.join(e.mapping, a, t)} AND ${this.bool(e.e, a, root)})`;
-      }
-      case 'exists': {
-        const a = this.alias();
-        return `EXISTS (SELECT 1 FROM ${qt(e.table)} AS ${a} WHERE ${this.bool(e.e, a, root)})`;
-      }
-      case 'cmp':
-        if (e.cast) throw new UnsupportedQuery('_cast');
-        return this.cmp(e, this.redacted(`${t}.${q(e.column)}`, e.redact, t));
-      case 'fcmp':
-      case 'frows':
-        throw new UnsupportedQuery('computed fields');
-    }
-  }
-
-  private cmp(e: { scalar: ScalarType; op: string; value: Value }, col: string): string {
-    // Hasura v2: a comparison with a null literal is no condition.
-    if (e.value.k === 'lit' && e.value.v === null) return 'TRUE';
-    if (e.op === 'is_null') {
-      if (e.value.k === 'lit') return e.value.v ? `(${col} IS NULL)` : `(${col} IS NOT NULL)`;
-      return `((${col} IS NULL) = CAST(${this.param(e.value)} AS BOOL))`;
-    }
-    if (e.op === 'in' || e.op === 'nin') {
-      // The list is one parameter, its JSON text; its items are read as text and cast.
-      const item = e.scalar.bindAs === 'STRING' ? '_v' : e.scalar.bindAs === 'BYTES' ? 'FROM_BASE64(_v)' : `CAST(_v AS ${e.scalar.bindAs})`;
-      const list = `(SELECT ${item} FROM UNNEST(JSON_VALUE_ARRAY(${this.param(e.value, e.value.k !== 'session')})) AS _v)`;
-      return e.op === 'in' ? `(${col} IN ${list})` : `(NOT (${col} IN ${list}))`;
-    }
-    // A pattern of the column's type (STRING, or BYTES given as base64).
-    if (e.op === 'like' || e.op === 'nlike') return `(${col} ${e.op === 'like' ? 'LIKE' : 'NOT LIKE'} ${this.value(e.value, e.scalar)})`;
-    const op = BINARY[e.op];
-    if (!op) throw new UnsupportedQuery(`the operator _${e.op}`);
-    return `(${col} ${op} ${this.value(e.value, e.scalar)})`;
-  }
-
-  private orderKey(o: OrderItem, t: string): string {
-    if (o.call) throw new UnsupportedQuery('order_by a computed field');
-    const build = (i: number, cur: string): string => {
-      if (i === o.path.length) {
-        if (o.agg) {
-          const a = this.alias();
-          const what = o.agg.fn === 'count' ? 'COUNT(*)' : aggregateOf(o.agg.fn, this.redacted(`${a}.${q(o.column)}`, o.redact, a));
-          return `(SELECT ${what} FROM ${qt(o.agg.remote)} AS ${a} WHERE ${this.join(o.agg.mapping, a, cur)} AND ${this.bool(o.agg.filter, a, a)})`;
-        }
-        return this.redacted(`${cur}.${q(o.column)}`, o.redact, cur);
-      }
-      const step = o.path[i]!;
-      const a = this.alias();
-      return `(SELECT ${build(i + 1, a)} FROM ${qt(step.remote)} AS ${a} WHERE ${this.join(step.mapping, a, cur)} AND ${this.bool(step.filter, a, a)} LIMIT 1)`;
-    };
-    return build(0, t);
+  /** The list is one parameter, its JSON text; its items are read as text and cast. */
+  protected override inList(v: Value, scalar: ScalarType): string {
+    const item = scalar.bindAs === 'STRING' ? '_v' : scalar.bindAs === 'BYTES' ? 'FROM_BASE64(_v)' : `CAST(_v AS ${scalar.bindAs})`;
+    return `(SELECT ${item} FROM UNNEST(JSON_VALUE_ARRAY(${this.param(v, v.k !== 'session')})) AS _v)`;
   }
 
   /** The rows of a selection (Note [GoogleSQL statements], Note [Correlation at the top]):
@@ -208,15 +119,15 @@ class Compiler {
     if (r.from) throw new UnsupportedQuery('functions');
     const keys = r.orderBy.map((o) => this.orderKey(o, t));
     const dist = r.distinctOn ?? [];
-    const distExprs = dist.map((c, i) => this.redacted(`${t}.${q(c)}`, r.distinctRedact?.[i], t));
-    const projected = [...keys.map((k, i) => `, ${k} AS \`__svc_o${i}\``), ...distExprs.map((d, i) => `, ${d} AS \`__svc_d${i}\``)].join('');
+    const distExprs = this.distinctColumns(r, t);
+    const projected = this.projectKeys(keys, distExprs);
     const terms = r.orderBy.map((o, i) => `${t}.\`__svc_o${i}\` ${DIRS[o.dir]}`);
     const order = terms.length ? ` ORDER BY ${terms.join(', ')}` : '';
     const over = (partition?: string) => [partition ? `PARTITION BY ${partition}` : '', terms.length ? `ORDER BY ${terms.join(', ')}` : ''].filter(Boolean).join(' ');
-    const base = (join: boolean) => `SELECT ${t}.*${projected} FROM ${qt(r.table)} AS ${t} WHERE ${[this.bool(r.where, t, t), ...(join && extraWhere ? [extraWhere] : [])].join(' AND ')}`;
+    const base = (join: boolean) => `SELECT ${t}.*${projected} FROM ${this.table(r.table)} AS ${t} WHERE ${this.rowsWhere(r.where, t, join ? extraWhere : undefined)}`;
     const caps = [r.limitCap, cap].filter((x): x is number => x !== undefined);
-    const given = count(r.limit);
-    const offset = count(r.offset);
+    const given = literalCount(r.limit);
+    const offset = literalCount(r.offset);
     const literal = (given === undefined || typeof given === 'number') && (offset === undefined || typeof offset === 'number');
     if (!dist.length && literal) {
       const limit = [...caps, ...(typeof given === 'number' ? [given] : [])];
@@ -264,35 +175,20 @@ class Compiler {
     return o.fields.map((f) => `${this.field(f, t)} AS ${q(f.key)}`).join(', ');
   }
 
-  private field(f: FieldIR, t: string): string {
-    switch (f.k) {
-      case 'column': {
-        if (f.path) throw new UnsupportedQuery('JSON paths');
-        const col = `${t}.${q(f.column)}`;
-        return this.redacted(f.asText ? `CAST(${col} AS STRING)` : col, f.redact, t);
-      }
-      case 'typename':
-        return slit(f.name);
-      case 'object': {
-        const a = this.alias();
-        return `(SELECT AS STRUCT ${this.object(f.select, a)}${this.first(this.rows(f.rows, a, this.join(f.mapping, a, t)), a)})`;
-      }
-      case 'array': {
-        const a = this.alias();
-        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
-        return `ARRAY(SELECT AS STRUCT ${this.object(f.select, a)}${this.clauses(r)})`;
-      }
-      case 'array_groups':
-        // Never planned: the dialect does not offer grouped aggregates (Dialect.groups).
-        throw new UnsupportedQuery('grouped aggregates');
-      case 'array_aggregate': {
-        const a = this.alias();
-        return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
-      }
-      case 'computed':
-      case 'computed_rows':
-        throw new UnsupportedQuery('computed fields');
-    }
+  protected objectField(f: Extract<FieldIR, { k: 'object' }>, t: string): string {
+    const a = this.alias();
+    return `(SELECT AS STRUCT ${this.object(f.select, a)}${this.first(this.rows(f.rows, a, this.join(f.mapping, a, t)), a)})`;
+  }
+
+  protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
+    const a = this.alias();
+    const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
+    return `ARRAY(SELECT AS STRUCT ${this.object(f.select, a)}${this.clauses(r)})`;
+  }
+
+  protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
+    const a = this.alias();
+    return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
   }
 
   /** An aggregate selection as one STRUCT (Note [GoogleSQL statements]): the aggregates over
@@ -323,7 +219,7 @@ class Compiler {
             }
             const inner = op.columns.map((c) => {
               if (c.column === undefined) return `${slit(c.typename!)} AS ${q(c.key)}`;
-              const v = aggregateOf(op.fn, this.redacted(`${t}.${q(c.column)}`, c.redact, t));
+              const v = this.aggregateFn(op.fn, this.redacted(`${t}.${q(c.column)}`, c.redact, t));
               return `${c.asText ? `CAST(${v} AS STRING)` : v} AS ${q(c.key)}`;
             });
             return `STRUCT(${inner.join(', ')}) AS ${q(op.key)}`;
@@ -333,6 +229,26 @@ class Compiler {
       }
     });
     return `SELECT AS STRUCT ${parts.join(', ')}${fromRows}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Root fields (Note [GoogleSQL statements])
+
+  override compileRoot(ir: RootIR): CompiledQuery {
+    // Live queries and streams: Hasura's BigQuery backend serves no subscriptions.
+    if (this.options.multiplexed || (ir.k === 'select' && ir.cursor)) throw new UnsupportedQuery('subscriptions');
+    return super.compileRoot(ir);
+  }
+
+  protected rootSelect(ir: Extract<RootIR, { k: 'select' }>, t: string): string {
+    const r = this.rows(ir.rows, t, undefined, globalLimit(this.options.configuration));
+    return ir.single
+      ? `SELECT TO_JSON_STRING((SELECT AS STRUCT ${this.object(ir.select, t)}${this.first(r, t)})) AS json`
+      : `SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT ${this.object(ir.select, t)}${this.clauses(r)})) AS json`;
+  }
+
+  protected rootAggregate(g: AggregateIR, t: string): string {
+    return `SELECT TO_JSON_STRING((${this.aggregate(g, t, undefined, globalLimit(this.options.configuration))})) AS json`;
   }
 }
 
@@ -344,19 +260,5 @@ function globalLimit(configuration: Readonly<Record<string, unknown>> | undefine
 }
 
 export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
-  // Live queries and streams: Hasura's BigQuery backend serves no subscriptions.
-  if (opts.multiplexed || (ir.k === 'select' && ir.cursor)) throw new UnsupportedQuery('subscriptions');
-  const c = new Compiler();
-  const t = c.alias();
-  const cap = globalLimit(opts.configuration);
-  let sql: string;
-  if (ir.k === 'aggregate') sql = `SELECT TO_JSON_STRING((${c.aggregate(ir.agg, t, undefined, cap)})) AS json`;
-  else if (ir.k === 'groups') throw new UnsupportedQuery('grouped aggregates');
-  else {
-    const r = c.rows(ir.rows, t, undefined, cap);
-    sql = ir.single
-      ? `SELECT TO_JSON_STRING((SELECT AS STRUCT ${c.object(ir.select, t)}${c.first(r, t)})) AS json`
-      : `SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT ${c.object(ir.select, t)}${c.clauses(r)})) AS json`;
-  }
-  return { sql, params: c.params };
+  return new Compiler(opts).compileRoot(ir);
 }

@@ -52,6 +52,19 @@ export {
 export { applySchemaChange } from './metadata/schema-diff.js';
 export { ReadReplicas, REPLICA_RETRY_MS, type Replica } from './model/replicas.js';
 export { parseJsonPath } from './ir/json-path.js';
+// The default SQL compiler a SQL source kind's compiler extends (Note [The default SQL compiler]).
+export {
+  SqlCompiler,
+  UnsupportedQuery,
+  literalCount,
+  plainDecimal,
+  STANDARD_AGGREGATES,
+  STANDARD_OPERATORS,
+  type Joins,
+  type Mapping,
+} from './sql/compiler.js';
+// The IR cases every SQL kind's golden tests compile (plugins/<kind>/compile.test.ts).
+export { goldenCases, type GoldenFixture } from './sql/golden-cases.js';
 export { tableJoinTypes, type TableJoinTypes } from './schema/contributor.js';
 export { sourceNames } from './model/naming.js';
 

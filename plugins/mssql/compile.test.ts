@@ -1,7 +1,7 @@
 /**
  * SQL golden tests of the T-SQL compiler, without a server (none can run on the development
- * machines): the IR cases of the PostgreSQL compiler's golden tests (plugins/postgres/compile.test.ts),
- * over the same two tables as SQL Server types them, compiled by `mssqlDialect.compileSelect` /
+ * machines): the IR cases every SQL kind's golden tests compile (plugins/database/sql/golden-cases.ts),
+ * over the two tables as SQL Server types them, compiled by `mssqlDialect.compileSelect` /
  * `compileMutation`, text and parameters compared with inline snapshots. These pin what the
  * compiler writes; whether SQL Server answers it as intended is checked only by the live tests
  * (live.test.ts, with SVC_TEST_MSSQL_URL). Cases the kind refuses (JSON operators, nested
@@ -9,36 +9,25 @@
  * `npx vitest run plugins/mssql/compile.test.ts -u` and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { BoolIR, ColumnType, CompiledQuery, FieldIR, MutationIR, ObjectIR, QualifiedTable, RootIR, RowsIR, ScalarType, Value } from '../database/index.js';
+import type { BoolIR, ColumnType, CompiledQuery, MutationIR, RootIR } from '../database/index.js';
+import { goldenCases } from '../database/index.js';
 import { mssqlDialect as ms } from './dialect.js';
 import { plainDecimal } from './compile.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: author (id int, name nvarchar(100), born date, bio nvarchar(max), score decimal(10,2))
 // <- article (id int, title nvarchar(200), author_id int, rating bigint), as introspection
-// reports SQL Server's columns (type as printed, udt the system type).
+// reports SQL Server's columns (type as printed, udt the system type). The IR cases are the ones
+// every SQL kind's golden tests compile (plugins/database/sql/golden-cases.ts).
 
 const sys = (type: string, udt = type): ColumnType => ({ type, udt, typeSchema: 'sys', typeKind: 'base' });
-const columns = (types: Record<string, ColumnType>) => new Map(Object.entries(types).map(([name, type]) => [name, { type, scalar: ms.scalar(type) }]));
-
-const author: QualifiedTable = { schema: 'dbo', name: 'author' };
-const article: QualifiedTable = { schema: 'dbo', name: 'article' };
-const authorColumns = columns({ id: sys('int'), name: sys('nvarchar(100)', 'nvarchar'), born: sys('date'), bio: sys('nvarchar(max)', 'nvarchar'), score: sys('decimal(10,2)', 'decimal') });
-const articleColumns = columns({ id: sys('int'), title: sys('nvarchar(200)', 'nvarchar'), author_id: sys('int'), rating: sys('bigint') });
-const columnOf = (t: QualifiedTable, column: string) => (t === author ? authorColumns : articleColumns).get(column)!;
-const scalarOf = (t: QualifiedTable, column: string): ScalarType => columnOf(t, column).scalar;
-
-const lit = (v: unknown): Value => ({ k: 'lit', v });
-const variable = (name: string): Value => ({ k: 'var', name });
-const session = (name: string): Value => ({ k: 'session', name });
-const T: BoolIR = { t: 'true' };
-
-const col = (t: QualifiedTable, column: string, key = column): FieldIR => ({ key, k: 'column', column, scalar: scalarOf(t, column) });
-const obj = (...fields: FieldIR[]): ObjectIR => ({ fields });
-const cmp = (t: QualifiedTable, column: string, op: string, value: Value): BoolIR => ({ t: 'cmp', column, ...columnOf(t, column), op, value });
-const rows = (table: QualifiedTable, r: Partial<RowsIR> = {}): RowsIR => ({ table, where: T, orderBy: [], ...r });
-const ARTICLE_AUTHOR = [['author_id', 'id']] as const;
-const AUTHOR_ARTICLES = [['id', 'author_id']] as const;
+const g = goldenCases({
+  schema: 'dbo',
+  author: { id: sys('int'), name: sys('nvarchar(100)', 'nvarchar'), born: sys('date'), bio: sys('nvarchar(max)', 'nvarchar'), score: sys('decimal(10,2)', 'decimal') },
+  article: { id: sys('int'), title: sys('nvarchar(200)', 'nvarchar'), author_id: sys('int'), rating: sys('bigint') },
+  scalar: (type) => ms.scalar(type),
+});
+const { author, article, authorColumns, articleColumns, scalarOf, lit, variable, session, T, col, obj, cmp, rows, ARTICLE_AUTHOR, affected } = g;
 
 const select = (ir: RootIR, multiplexed = false): CompiledQuery => ms.compileSelect!(ir, multiplexed ? { multiplexed } : undefined);
 const mutation = (ir: MutationIR): CompiledQuery => ms.compileMutation!(ir);
@@ -73,17 +62,7 @@ describe('scalars (Note [MSSQL scalars])', () => {
 
 describe('compileSelect', () => {
   it('a list: where, order_by, a literal limit, an offset from a variable', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author, {
-        where: { t: 'and', of: [cmp(author, 'name', 'eq', lit('ann')), cmp(author, 'id', 'gt', variable('min'))] },
-        orderBy: [{ path: [], column: 'born', dir: 'desc' }],
-        limit: lit(10),
-        offset: variable('skip'),
-      }),
-      select: obj(col(author, 'id'), col(author, 'name')),
-    };
+    const ir = g.select.list();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -130,22 +109,7 @@ describe('compileSelect', () => {
   });
 
   it('distinct_on, _in, _is_null, _like, _not, _or', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        where: {
-          t: 'or',
-          of: [cmp(article, 'id', 'in', lit([1, 2, 3])), { t: 'not', e: cmp(article, 'rating', 'is_null', lit(true)) }, cmp(article, 'title', 'like', lit('%svc%'))],
-        },
-        distinctOn: ['author_id'],
-        orderBy: [
-          { path: [], column: 'author_id', dir: 'asc' },
-          { path: [], column: 'rating', dir: 'desc' },
-        ],
-      }),
-      select: obj(col(article, 'author_id'), col(article, 'title')),
-    };
+    const ir = g.select.distinctOn();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -169,37 +133,21 @@ describe('compileSelect', () => {
   });
 
   it('a comparison with a null literal is no condition (Hasura v2); _is_null from a variable', () => {
-    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'name', 'eq', lit(null)) }), select: obj(col(author, 'id')) };
+    const ir = g.select.nullLiteral();
     expect(select(ir).sql).toContain('WHERE (1 = 1)');
     const isNull: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'born', 'is_null', variable('b')) }), select: obj(col(author, 'id')) };
     expect(select(isNull).sql).toContain('WHERE (CASE WHEN _t0.[born] IS NULL THEN 1 ELSE 0 END = CAST(@p1 AS bit))');
   });
 
   it("object and array relationships (the remote table's filter in their rows), __typename", () => {
-    const articles: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article),
-      select: obj(col(article, 'title'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name'), { key: '__typename', k: 'typename', name: 'author' }) }),
-    };
+    const articles = g.select.objectRelationship();
     expect(select(articles)).toMatchInlineSnapshot(`
       {
         "params": [],
         "sql": "SELECT ISNULL((SELECT _t0.[title] AS [title], JSON_QUERY((SELECT TOP (1) _t1.[name] AS [name], N'author' AS [__typename] FROM (SELECT _t1.* FROM [dbo].[author] AS _t1 WHERE (1 = 1) AND _t1.[id] = _t0.[author_id]) AS _t1 FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES)) AS [author] FROM (SELECT _t0.* FROM [dbo].[article] AS _t0 WHERE (1 = 1)) AS _t0 FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]",
       }
     `);
-    const authors: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author),
-      select: obj(col(author, 'name'), {
-        key: 'articles',
-        k: 'array',
-        mapping: AUTHOR_ARTICLES,
-        rows: rows(article, { where: cmp(article, 'rating', 'gt', lit(0)), orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(2) }),
-        select: obj(col(article, 'title')),
-      }),
-    };
+    const authors = g.select.arrayRelationship();
     expect(select(authors)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -214,38 +162,14 @@ describe('compileSelect', () => {
   });
 
   it('order by an object relationship\'s column and by an array relationship\'s count', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        orderBy: [
-          { path: [{ remote: author, mapping: ARTICLE_AUTHOR, filter: T }], column: 'name', dir: 'desc_nulls_last' },
-          { path: [], column: 'id', dir: 'asc' },
-        ],
-      }),
-      select: obj(col(article, 'id')),
-    };
+    const ir = g.select.orderByRelationship(true);
     expect(select(ir).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.*, (SELECT TOP (1) _t1.[name] FROM [dbo].[author] AS _t1 WHERE _t1.[id] = _t0.[author_id] AND (1 = 1)) AS [__svc_o0], _t0.[id] AS [__svc_o1] FROM [dbo].[article] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] DESC, _t0.[__svc_o1] ASC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
-    const byCount: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author, { orderBy: [{ path: [], column: 'id', agg: { remote: article, mapping: AUTHOR_ARTICLES, filter: T, fn: 'count' }, dir: 'desc' }] }),
-      select: obj(col(author, 'id')),
-    };
+    const byCount = g.select.orderByCount();
     expect(select(byCount).sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id] FROM (SELECT _t0.*, (SELECT COUNT(*) FROM [dbo].[article] AS _t1 WHERE _t1.[author_id] = _t0.[id] AND (1 = 1)) AS [__svc_o0] FROM [dbo].[author] AS _t0 WHERE (1 = 1)) AS _t0 ORDER BY _t0.[__svc_o0] DESC FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
   });
 
   it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        where: { t: 'and', of: [{ t: 'rel', remote: author, mapping: ARTICLE_AUTHOR, e: cmp(author, 'id', 'eq', session('x-svc-user-id')) }, cmp(article, 'rating', 'gte', session('x-svc-min'))] },
-        limit: variable('n'),
-        limitCap: 5,
-      }),
-      select: obj(col(article, 'id'), { ...col(article, 'rating'), asText: true } as FieldIR),
-    };
+    const ir = g.select.roleFilter();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -268,7 +192,7 @@ describe('compileSelect', () => {
   });
 
   it('_by_pk: one object or null', () => {
-    const ir: RootIR = { k: 'select', single: true, rows: rows(author, { where: cmp(author, 'id', 'eq', variable('id')) }), select: obj(col(author, 'id'), col(author, 'score')) };
+    const ir = g.select.byPk('score');
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -283,26 +207,7 @@ describe('compileSelect', () => {
   });
 
   it('an aggregate: count, count(distinct), sum, max, nodes, the role limit capping the nodes only', () => {
-    const ir: RootIR = {
-      k: 'aggregate',
-      agg: {
-        rows: rows(article, { where: cmp(article, 'author_id', 'eq', lit(1)), limitCap: 3 }),
-        fields: [
-          {
-            key: 'aggregate',
-            k: 'aggregate',
-            fields: [
-              { key: 'count', k: 'count', distinct: false },
-              { key: 'authors', k: 'count', columns: ['author_id'], distinct: true },
-              { key: 'sum', k: 'fn', fn: 'sum', columns: [{ key: 'rating', column: 'rating', asText: true }] },
-              { key: 'avg', k: 'fn', fn: 'avg', columns: [{ key: 'rating', column: 'rating' }] },
-              { key: 'max', k: 'fn', fn: 'max', columns: [{ key: 'title', column: 'title' }, { key: '__typename', typename: 'article_max_fields' }] },
-            ],
-          },
-          { key: 'nodes', k: 'nodes', select: obj(col(article, 'id')) },
-        ],
-      },
-    };
+    const ir = g.select.aggregate(true);
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -317,17 +222,7 @@ describe('compileSelect', () => {
   });
 
   it('an array relationship aggregate', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author),
-      select: obj(col(author, 'name'), {
-        key: 'articles_aggregate',
-        k: 'array_aggregate',
-        mapping: AUTHOR_ARTICLES,
-        agg: { rows: rows(article), fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', distinct: false }] }] },
-      }),
-    };
+    const ir = g.select.arrayAggregate();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [],
@@ -337,7 +232,7 @@ describe('compileSelect', () => {
   });
 
   it('multiplexed (live queries): one statement for many bindings, one JSON parameter (Note [Multiplexed T-SQL])', () => {
-    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'id', 'eq', session('x-svc-user-id')) }), select: obj(col(author, 'name')) };
+    const ir = g.select.live();
     const q = select(ir, true);
     expect(q).toMatchInlineSnapshot(`
       {
@@ -369,9 +264,9 @@ describe('compileSelect', () => {
   });
 
   it('refuses what T-SQL has no counterpart for here: JSON paths, _cast, computed fields, unknown operators', () => {
-    const path: RootIR = { k: 'select', single: false, rows: rows(author), select: obj({ ...col(author, 'bio'), path: lit(['a']) } as FieldIR) };
+    const path = g.select.jsonPath('bio');
     expect(() => select(path)).toThrow('the mssql source kind does not support JSON paths');
-    const ilike: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'name', 'ilike', lit('a')) }), select: obj(col(author, 'id')) };
+    const ilike = g.select.operator('ilike');
     expect(() => select(ilike)).toThrow('does not support the operator _ilike');
     const cast: RootIR = { k: 'select', single: false, rows: rows(author, { where: { ...(cmp(author, 'id', 'eq', lit('1')) as Extract<BoolIR, { t: 'cmp' }>), cast: 'nvarchar' } }), select: obj(col(author, 'id')) };
     expect(() => select(cast)).toThrow('does not support _cast');
@@ -379,20 +274,9 @@ describe('compileSelect', () => {
 });
 
 describe('compileMutation', () => {
-  const affected = { key: 'affected_rows', k: 'affected_rows' } as const;
 
   it('an insert with if_matched (MERGE on the match columns, update columns, where), a check with a session variable, returning', () => {
-    const ir: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: author,
-        columns: authorColumns,
-        rows: [{ values: new Map([['id', { k: 'value', value: lit(1) }], ['name', { k: 'value', value: variable('name') }]]), before: [], after: [] }],
-        onConflict: { columns: ['id'], update: ['name'], where: cmp(author, 'born', 'is_null', lit(true)), check: T },
-        check: cmp(author, 'id', 'eq', session('x-svc-user-id')),
-      },
-      output: { k: 'multi', fields: [affected, { key: 'returning', k: 'returning', select: obj(col(author, 'id'), col(author, 'name')) }] },
-    };
+    const ir = g.mutation.upsert();
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -445,19 +329,7 @@ describe('compileMutation', () => {
   });
 
   it('an insert of several rows, one taking a default, without a check', () => {
-    const ir: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: author,
-        columns: authorColumns,
-        rows: [
-          { values: new Map([['name', { k: 'value', value: lit('ann') }], ['score', { k: 'value', value: lit(1.5) }]]), before: [], after: [] },
-          { values: new Map([['name', { k: 'value', value: lit('bob') }], ['score', { k: 'default' }]]), before: [], after: [] },
-        ],
-        check: T,
-      },
-      output: { k: 'multi', fields: [affected] },
-    };
+    const ir = g.mutation.rows('score', 1.5);
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -511,40 +383,12 @@ describe('compileMutation', () => {
   });
 
   it('refuses nested inserts (as Hasura\'s MSSQL backend does)', () => {
-    const nested: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: article,
-        columns: articleColumns,
-        rows: [
-          {
-            values: new Map([['title', { k: 'value', value: lit('nested') }]]),
-            before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [] }], check: T } }],
-            after: [],
-          },
-        ],
-        check: T,
-      },
-      output: { k: 'multi', fields: [affected] },
-    };
+    const nested = g.mutation.articleWithAuthor({ k: 'multi', fields: [affected] });
     expect(() => mutation(nested)).toThrow('the mssql source kind does not support nested inserts');
   });
 
   it("an update with _set and _inc, the role's filter and check, returning under the select filter", () => {
-    const ir: MutationIR = {
-      k: 'update',
-      table: article,
-      where: { t: 'and', of: [cmp(article, 'id', 'lt', variable('max')), cmp(article, 'author_id', 'eq', session('x-svc-user-id'))] },
-      set: [
-        { column: 'title', scalar: scalarOf(article, 'title'), op: 'set', value: lit('edited') },
-        { column: 'rating', scalar: scalarOf(article, 'rating'), op: 'inc', value: lit(1) },
-      ],
-      check: cmp(article, 'rating', 'lte', lit(10)),
-      output: {
-        k: 'multi',
-        fields: [affected, { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', session('x-svc-user-id')) }],
-      },
-    };
+    const ir = g.mutation.update();
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -593,7 +437,7 @@ describe('compileMutation', () => {
   });
 
   it('a delete, and delete_by_pk', () => {
-    const del: MutationIR = { k: 'delete', table: article, where: cmp(article, 'author_id', 'eq', session('x-svc-user-id')), output: { k: 'multi', fields: [affected, { key: '__typename', k: 'typename', name: 'article_mutation_response' }] } };
+    const del = g.mutation.delete();
     expect(mutation(del)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -605,7 +449,7 @@ describe('compileMutation', () => {
         "sql": "SET NOCOUNT ON; SET XACT_ABORT ON; BEGIN TRANSACTION; SELECT CAST(NULL AS nvarchar(10)) AS [__svc_action], _s.* INTO #svc_w FROM [dbo].[article] AS _s WHERE 1 = 0 UNION ALL SELECT CAST(NULL AS nvarchar(10)), _s.* FROM [dbo].[article] AS _s WHERE 1 = 0; DELETE _t0 OUTPUT N'DELETE', DELETED.* INTO #svc_w FROM [dbo].[article] AS _t0 WHERE (_t0.[author_id] = CAST(@p1 AS int)); SELECT (SELECT (SELECT COUNT(*) FROM #svc_w) AS [affected_rows], N'article_mutation_response' AS [__typename] FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES) AS [json]; DROP TABLE #svc_w; COMMIT TRANSACTION;",
       }
     `);
-    const byPk: MutationIR = { k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) } };
+    const byPk = g.mutation.deleteByPk();
     expect(mutation(byPk).sql).toMatchInlineSnapshot(`"SET NOCOUNT ON; SET XACT_ABORT ON; BEGIN TRANSACTION; SELECT CAST(NULL AS nvarchar(10)) AS [__svc_action], _s.* INTO #svc_w FROM [dbo].[article] AS _s WHERE 1 = 0 UNION ALL SELECT CAST(NULL AS nvarchar(10)), _s.* FROM [dbo].[article] AS _s WHERE 1 = 0; DELETE _t0 OUTPUT N'DELETE', DELETED.* INTO #svc_w FROM [dbo].[article] AS _t0 WHERE (_t0.[id] = CAST(@p1 AS int)); SELECT ISNULL((SELECT TOP (1) _t2.[title] AS [title] FROM #svc_w AS _t2 FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES), N'null') AS [json]; DROP TABLE #svc_w; COMMIT TRANSACTION;"`);
   });
 

@@ -7,7 +7,6 @@
 import type {
   AggregateIR,
   BoolIR,
-  ColumnValue,
   CompiledQuery,
   DeleteIR,
   FieldIR,
@@ -16,10 +15,7 @@ import type {
   MutationOutput,
   ObjectIR,
   OrderDir,
-  OrderItem,
-  ParamSource,
   QualifiedTable,
-  Redaction,
   RootIR,
   RowsIR,
   ScalarType,
@@ -27,6 +23,7 @@ import type {
   UpdateIR,
   Value,
 } from '../database/index.js';
+import { literalCount, plainDecimal, SqlCompiler, STANDARD_AGGREGATES, UnsupportedQuery as Unsupported } from '../database/index.js';
 import { quoteIdent as q, nlit } from './identifiers.js';
 
 /*
@@ -61,30 +58,15 @@ import { quoteIdent as q, nlit } from './identifiers.js';
  * [Literal limits] there), a variable stays a parameter.
  */
 
-export class UnsupportedQuery extends Error {
+export class UnsupportedQuery extends Unsupported {
   constructor(what: string) {
     super(`the mssql source kind does not support ${what}`);
   }
 }
 
-const qt = (t: QualifiedTable) => `${q(t.schema)}.${q(t.name)}`;
-
-/** A limit or offset: the number a literal is, or the value to bind. */
-function count(v: Value | undefined): number | Value | undefined {
-  if (!v) return undefined;
-  if (v.k !== 'lit') return v;
-  if (v.v === null || v.v === undefined) return undefined;
-  return typeof v.v === 'number' && Number.isSafeInteger(v.v) && v.v >= 0 ? v.v : v;
-}
-
-const BINARY: Record<string, string> = { eq: '=', ne: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=' };
-const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=' };
 /** Hasura's aggregate functions as T-SQL's. */
 const AGGREGATES: Record<string, string> = {
-  sum: 'SUM',
-  avg: 'AVG',
-  max: 'MAX',
-  min: 'MIN',
+  ...STANDARD_AGGREGATES,
   stddev: 'STDEV',
   stddev_samp: 'STDEV',
   stddev_pop: 'STDEVP',
@@ -95,31 +77,12 @@ const AGGREGATES: Record<string, string> = {
 /** Exact numeric types, whose text SQL Server reads without an exponent. */
 const EXACT = new Set(['decimal', 'numeric', 'money', 'smallmoney']);
 
-/** A number in exponent notation (`-2E-2`, how JSON may give a decimal) written out (`-0.02`);
- * digits are moved, never rounded. Other text is kept. */
-export function plainDecimal(x: unknown): string {
-  const text = String(x);
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d+)$/.exec(text);
-  if (!m) return text;
-  const [, sign, int = '', frac = '', exp] = m;
-  const digits = int + frac;
-  const point = int.length + Number(exp);
-  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
-}
+export { plainDecimal };
 
 const FOR_JSON_LIST = 'FOR JSON PATH, INCLUDE_NULL_VALUES';
 const FOR_JSON_OBJECT = 'FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES';
 const TRUE = '(1 = 1)';
 const FALSE = '(1 = 0)';
-
-/** An aggregate of one value (`_x.[v1]`): AVG of an integer would be an integer in T-SQL. */
-function aggregateOf(fn: string, v: string): string {
-  const f = AGGREGATES[fn];
-  if (!f) throw new UnsupportedQuery(`the aggregate ${fn}`);
-  return f === 'AVG' ? `AVG(${v} * 1.0)` : `${f}(${v})`;
-}
 
 /** The ORDER BY terms of a key in one of Hasura's MSSQL orders (Note [T-SQL statements]):
  * `asc` is nulls first and `desc` nulls last there (SQL Server's own order, as Hasura's MSSQL
@@ -142,118 +105,87 @@ interface Rows {
   reversed: string[];
 }
 
-class Compiler {
-  readonly params: ParamSource[] = [];
-  private n = 0;
-
-  /** How the statement reads its n-th parameter (1-based): @pn, or a column of the binding's row
-   * in a multiplexed statement (Note [Multiplexed T-SQL]). */
-  constructor(private readonly ref: (n: number) => string = (n) => `@p${n}`) {}
-
-  alias(): string {
-    return `_t${this.n++}`;
+/** T-SQL's compiler: the default SQL compiler (Note [The default SQL compiler] in
+ * plugins/database/sql/compiler.ts) with bracketed identifiers, `@pn` parameters, `(1 = 1)` for
+ * true, T-SQL's aggregates, TOP (1), OPENJSON lists and FOR JSON objects. */
+class Compiler extends SqlCompiler {
+  ident(name: string): string {
+    return q(name);
   }
 
-  param(v: Value, json = false, format?: (x: unknown) => string): string {
+  string(s: string): string {
+    return nlit(s);
+  }
+
+  protected paramRef(n: number): string {
+    return `@p${n}`;
+  }
+
+  /** A column of the binding's row (Note [Multiplexed T-SQL]). */
+  protected override muxRef(n: number): string {
+    return `${MUX}.[p${n}]`;
+  }
+
+  protected override unsupported(what: string): Error {
+    return new UnsupportedQuery(what);
+  }
+
+  protected override get textType(): string {
+    return 'nvarchar(max)';
+  }
+
+  protected override trueSql(): string {
+    return TRUE;
+  }
+
+  protected override falseSql(): string {
+    return FALSE;
+  }
+
+  override param(v: Value, json = false, format?: (x: unknown) => string): string {
     if (v.k === 'object' || v.k === 'session_json') throw new UnsupportedQuery(`a value of kind ${v.k}`);
-    this.params.push(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
-    return this.ref(this.params.length);
+    return super.param(v, json, format);
   }
 
   /** A value cast to the type of a column of `scalar`'s type (Note [MSSQL scalars] in dialect.ts);
    * a number for an exact numeric type written out (`1E-7` is no decimal to SQL Server). */
-  value(v: Value, scalar: ScalarType): string {
+  override value(v: Value, scalar: ScalarType): string {
     const p = this.param(v, false, EXACT.has(scalar.name) ? plainDecimal : undefined);
     return scalar.bindAs === 'nvarchar(max)' ? p : `CAST(${p} AS ${scalar.bindAs})`;
   }
 
-  redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string {
-    if (!redact) return expr;
-    return `(CASE WHEN ${this.bool('row' in redact ? redact.e : redact, t, t)} THEN ${expr} END)`;
+  // T-SQL has no boolean expressions as values: a predicate's truth is compared as a bit.
+  protected override isNull(col: string, v: Value): string {
+    return `(CASE WHEN ${col} IS NULL THEN 1 ELSE 0 END = CAST(${this.param(v)} AS bit))`;
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Boolean expressions (T-SQL predicates)
-
-  bool(e: BoolIR, t: string, root: string): string {
-    switch (e.t) {
-      case 'true':
-        return TRUE;
-      case 'false':
-        return FALSE;
-      case 'and':
-        return e.of.length === 0 ? TRUE : `(${e.of.map((x) => this.bool(x, t, root)).join(' AND ')})`;
-      case 'or':
-        return e.of.length === 0 ? FALSE : `(${e.of.map((x) => this.bool(x, t, root)).join(' OR ')})`;
-      case 'not':
-        return `(NOT ${this.bool(e.e, t, root)})`;
-      case 'ccmp':
-        return `(${t}.${q(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${q(e.other)})`;
-      case 'rel': {
-        const a = this.alias();
-        return `EXISTS (SELECT 1 FROM ${qt(e.remote)} AS ${a} WHERE ${this.join(e.mapping, a, t)} AND ${this.bool(e.e, a, root)})`;
-      }
-      case 'exists': {
-        const a = this.alias();
-        return `EXISTS (SELECT 1 FROM ${qt(e.table)} AS ${a} WHERE ${this.bool(e.e, a, root)})`;
-      }
-      case 'cmp':
-        if (e.cast) throw new UnsupportedQuery('_cast');
-        return this.cmp(e, this.redacted(`${t}.${q(e.column)}`, e.redact, t));
-      case 'fcmp':
-      case 'frows':
-        throw new UnsupportedQuery('computed fields');
-    }
+  /** A LIKE pattern is text, bound as it is. */
+  protected override pattern(v: Value): string {
+    return this.param(v);
   }
 
-  private cmp(e: { scalar: ScalarType; op: string; value: Value }, col: string): string {
-    // Hasura v2: a comparison with a null literal is no condition (`{_eq: null}` matches all).
-    if (e.value.k === 'lit' && e.value.v === null) return TRUE;
-    if (e.op === 'is_null') {
-      if (e.value.k === 'lit') return e.value.v ? `(${col} IS NULL)` : `(${col} IS NOT NULL)`;
-      return `(CASE WHEN ${col} IS NULL THEN 1 ELSE 0 END = CAST(${this.param(e.value)} AS bit))`;
-    }
-    if (e.op === 'in' || e.op === 'nin') {
-      // The list is one parameter, a JSON array (a session variable holds its JSON text).
-      const list = `(SELECT CAST([value] AS ${e.scalar.bindAs}) FROM OPENJSON(${this.param(e.value, e.value.k !== 'session')}))`;
-      return e.op === 'in' ? `(${col} IN ${list})` : `(NOT (${col} IN ${list}))`;
-    }
-    if (e.op === 'like' || e.op === 'nlike') return `(${col} ${e.op === 'like' ? 'LIKE' : 'NOT LIKE'} ${this.param(e.value)})`;
-    const op = BINARY[e.op];
-    if (!op) throw new UnsupportedQuery(`the operator _${e.op}`);
-    return `(${col} ${op} ${this.value(e.value, e.scalar)})`;
+  /** The list is one parameter, a JSON array (a session variable holds its JSON text). */
+  protected override inList(v: Value, scalar: ScalarType): string {
+    return `(SELECT CAST([value] AS ${scalar.bindAs}) FROM OPENJSON(${this.param(v, v.k !== 'session')}))`;
   }
 
-  join(mapping: readonly (readonly [string, string])[], a: string, t: string): string {
-    return mapping.map(([own, remote]) => `${a}.${q(remote)} = ${t}.${q(own)}`).join(' AND ');
+  protected override firstRow(select: string, rest: string): string {
+    return `(SELECT TOP (1) ${select} ${rest})`;
+  }
+
+  /** An aggregate of one value (`_x.[v1]`): AVG of an integer would be an integer in T-SQL. */
+  override aggregateFn(fn: string, v: string): string {
+    const f = AGGREGATES[fn];
+    if (!f) throw new UnsupportedQuery(`the aggregate ${fn}`);
+    return f === 'AVG' ? `AVG(${v} * 1.0)` : `${f}(${v})`;
   }
 
   // -------------------------------------------------------------------------------------------
   // Rows, objects, aggregates
 
-  /** An order key on alias `t`: a column, one through object relationships, an aggregate of an
-   * array relationship (subqueries, each with the remote table's filter). */
-  private orderKey(o: OrderItem, t: string): string {
-    if (o.call) throw new UnsupportedQuery('order_by a computed field');
-    const build = (i: number, cur: string): string => {
-      if (i === o.path.length) {
-        if (o.agg) {
-          const a = this.alias();
-          const what = o.agg.fn === 'count' ? 'COUNT(*)' : aggregateOf(o.agg.fn, this.redacted(`${a}.${q(o.column)}`, o.redact, a));
-          return `(SELECT ${what} FROM ${qt(o.agg.remote)} AS ${a} WHERE ${this.join(o.agg.mapping, a, cur)} AND ${this.bool(o.agg.filter, a, a)})`;
-        }
-        return this.redacted(`${cur}.${q(o.column)}`, o.redact, cur);
-      }
-      const step = o.path[i]!;
-      const a = this.alias();
-      return `(SELECT TOP (1) ${build(i + 1, a)} FROM ${qt(step.remote)} AS ${a} WHERE ${this.join(step.mapping, a, cur)} AND ${this.bool(step.filter, a, a)})`;
-    };
-    return build(0, t);
-  }
-
   /** A limit (with the role's cap) as a T-SQL expression, a number, or undefined. */
   private limitOf(r: RowsIR): number | string | undefined {
-    const given = count(r.limit);
+    const given = literalCount(r.limit);
     const cap = r.limitCap;
     if (typeof given === 'number') return cap === undefined ? given : Math.min(given, cap);
     if (given) {
@@ -270,10 +202,9 @@ class Compiler {
     if (r.from) throw new UnsupportedQuery('functions');
     const keys = r.orderBy.map((o) => this.orderKey(o, t));
     const dist = r.distinctOn ?? [];
-    const distExprs = dist.map((c, i) => this.redacted(`${t}.${q(c)}`, r.distinctRedact?.[i], t));
-    const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' AND ');
-    const projected = [...keys.map((k, i) => `, ${k} AS [__svc_o${i}]`), ...distExprs.map((d, i) => `, ${d} AS [__svc_d${i}]`)].join('');
-    let sql = `SELECT ${t}.*${projected} FROM ${qt(r.table)} AS ${t} WHERE ${where}`;
+    const distExprs = this.distinctColumns(r, t);
+    const where = this.rowsWhere(r.where, t, extraWhere);
+    let sql = `SELECT ${t}.*${this.projectKeys(keys, distExprs)} FROM ${this.table(r.table)} AS ${t} WHERE ${where}`;
     const terms = r.orderBy.flatMap((o, i) => orderTerms(`${t}.[__svc_o${i}]`, o.dir));
     const reversed = r.orderBy.flatMap((o, i) => orderTerms(`${t}.[__svc_o${i}]`, o.dir, true));
     const orderBy = terms.length ? terms.join(', ') : '(SELECT NULL)';
@@ -283,7 +214,7 @@ class Compiler {
       sql = `SELECT ${t}.* FROM (SELECT ${t}.*, ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY ${orderBy}) AS [__svc_dn] FROM (${sql}) AS ${t}) AS ${t} WHERE ${t}.[__svc_dn] = 1`;
     }
     const limit = this.limitOf(r);
-    const offset = count(r.offset);
+    const offset = literalCount(r.offset);
     if (typeof offset === 'number' && (limit === undefined || typeof limit === 'number')) {
       sql = `SELECT ${t}.* FROM (${sql}) AS ${t} ORDER BY ${orderBy} OFFSET ${offset} ROWS${limit === undefined ? '' : ` FETCH NEXT ${limit} ROWS ONLY`}`;
     } else if (offset !== undefined) {
@@ -304,39 +235,26 @@ class Compiler {
 
   /** A column's value as FOR JSON writes it: big numbers as text when asked, CLR types
    * (geography, geometry, hierarchyid) as their text (FOR JSON cannot write them). */
-  private columnOutput(expr: string, scalar: ScalarType, asText: boolean | undefined): string {
+  protected override outputValue(expr: string, scalar: ScalarType, asText: boolean | undefined): string {
     if (scalar.category === 'other' && ['geography', 'geometry', 'hierarchyid'].includes(scalar.name)) return `${expr}.ToString()`;
-    return asText ? `CAST(${expr} AS nvarchar(max))` : expr;
+    return super.outputValue(expr, scalar, asText);
   }
 
-  private field(f: FieldIR, t: string): string {
-    switch (f.k) {
-      case 'column':
-        if (f.path) throw new UnsupportedQuery('JSON paths');
-        return this.redacted(this.columnOutput(`${t}.${q(f.column)}`, f.scalar, f.asText), f.redact, t);
-      case 'typename':
-        return nlit(f.name);
-      case 'object': {
-        const a = this.alias();
-        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
-        return `JSON_QUERY((SELECT TOP (1) ${this.object(f.select, a)} FROM ${r.from}${r.order} ${FOR_JSON_OBJECT}))`;
-      }
-      case 'array': {
-        const a = this.alias();
-        const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
-        return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, a)} FROM ${r.from}${r.order} ${FOR_JSON_LIST}), N'[]'))`;
-      }
-      case 'array_groups':
-        // Never planned: the dialect does not offer grouped aggregates (Dialect.groups).
-        throw new UnsupportedQuery('grouped aggregates');
-      case 'array_aggregate': {
-        const a = this.alias();
-        return `JSON_QUERY((${this.aggregate(f.agg, a, this.join(f.mapping, a, t))}))`;
-      }
-      case 'computed':
-      case 'computed_rows':
-        throw new UnsupportedQuery('computed fields');
-    }
+  protected objectField(f: Extract<FieldIR, { k: 'object' }>, t: string): string {
+    const a = this.alias();
+    const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
+    return `JSON_QUERY((SELECT TOP (1) ${this.object(f.select, a)} FROM ${r.from}${r.order} ${FOR_JSON_OBJECT}))`;
+  }
+
+  protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
+    const a = this.alias();
+    const r = this.rows(f.rows, a, this.join(f.mapping, a, t));
+    return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, a)} FROM ${r.from}${r.order} ${FOR_JSON_LIST}), N'[]'))`;
+  }
+
+  protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
+    const a = this.alias();
+    return `JSON_QUERY((${this.aggregate(f.agg, a, this.join(f.mapping, a, t))}))`;
   }
 
   /** An aggregate selection as one FOR JSON object (Note [T-SQL statements]). The values
@@ -374,7 +292,7 @@ class Compiler {
             }
             const inner = op.columns.map((c) => {
               if (c.column === undefined) return `${nlit(c.typename!)} AS ${q(c.key)}`;
-              const v = agg(aggregateOf(op.fn, valueOf(this.redacted(`${t}.${q(c.column)}`, c.redact, t))));
+              const v = agg(this.aggregateFn(op.fn, valueOf(this.redacted(`${t}.${q(c.column)}`, c.redact, t))));
               return `${c.asText ? `CAST(${v} AS nvarchar(max))` : v} AS ${q(c.key)}`;
             });
             return `JSON_QUERY((SELECT ${inner.join(', ')} ${FOR_JSON_OBJECT})) AS ${q(op.key)}`;
@@ -385,6 +303,34 @@ class Compiler {
     });
     const inner = `SELECT 1 AS [one]${values.map((x) => `, ${x}`).join('')} FROM ${r.from}`;
     return `SELECT ${parts.join(', ')} FROM (SELECT ${aggs.join(', ')} FROM (${inner}) AS _x) AS _a ${FOR_JSON_OBJECT}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Root fields (Note [T-SQL statements])
+
+  protected rootSelect(ir: Extract<RootIR, { k: 'select' }>, t: string): string {
+    const r = this.rows(ir.rows, t);
+    if (ir.single) return `SELECT ISNULL((SELECT TOP (1) ${this.object(ir.select, t)} FROM ${r.from}${r.order} ${FOR_JSON_OBJECT}), N'null') AS [json]`;
+    // A stream's cursor: the first order key of the last row, as text (a parameter again).
+    const cursor = ir.cursor ? `, (SELECT TOP (1) CAST(${t}.[__svc_o0] AS nvarchar(max)) FROM ${r.from} ORDER BY ${r.reversed.join(', ')}) AS [cursor]` : '';
+    return `SELECT ISNULL((SELECT ${this.object(ir.select, t)} FROM ${r.from}${r.order} ${FOR_JSON_LIST}), N'[]') AS [json]${cursor}`;
+  }
+
+  protected rootAggregate(g: AggregateIR, t: string): string {
+    return `SELECT (${this.aggregate(g, t, undefined)}) AS [json]`;
+  }
+
+  /** Note [Multiplexed T-SQL]. */
+  protected override multiplex(sql: string, ir: RootIR): CompiledQuery {
+    const params = this.params;
+    const n = params.length;
+    const columns = ["[i] int N'$[0]'", ...params.map((_, i) => `[p${i + 1}] nvarchar(max) N'$[${i + 1}]'`)];
+    const out = ir.k === 'select' && ir.cursor ? '_svc_r.[json], _svc_r.[cursor]' : '_svc_r.[json]';
+    return {
+      sql: `SELECT ${MUX}.[i], ${out} FROM OPENJSON(@p1) WITH (${columns.join(', ')}) AS ${MUX} OUTER APPLY (${sql}) AS _svc_r ORDER BY ${MUX}.[i]`,
+      params,
+      batch: (rows) => [JSON.stringify(rows.map((r, i) => [i + 1, ...Array.from({ length: n }, (_, j) => r[j] ?? null)]))],
+    };
   }
 }
 
@@ -406,29 +352,7 @@ class Compiler {
 const MUX = '_svc_m';
 
 export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
-  const c = new Compiler(opts.multiplexed ? (n) => `${MUX}.[p${n}]` : undefined);
-  const t = c.alias();
-  let sql: string;
-  if (ir.k === 'aggregate') sql = `SELECT (${c.aggregate(ir.agg, t, undefined)}) AS [json]`;
-  else if (ir.k === 'groups') throw new UnsupportedQuery('grouped aggregates');
-  else {
-    const r = c.rows(ir.rows, t);
-    if (ir.single) sql = `SELECT ISNULL((SELECT TOP (1) ${c.object(ir.select, t)} FROM ${r.from}${r.order} ${FOR_JSON_OBJECT}), N'null') AS [json]`;
-    else {
-      // A stream's cursor: the first order key of the last row, as text (a parameter again).
-      const cursor = ir.cursor ? `, (SELECT TOP (1) CAST(${t}.[__svc_o0] AS nvarchar(max)) FROM ${r.from} ORDER BY ${r.reversed.join(', ')}) AS [cursor]` : '';
-      sql = `SELECT ISNULL((SELECT ${c.object(ir.select, t)} FROM ${r.from}${r.order} ${FOR_JSON_LIST}), N'[]') AS [json]${cursor}`;
-    }
-  }
-  if (!opts.multiplexed) return { sql, params: c.params };
-  const n = c.params.length;
-  const columns = ['[i] int N\'$[0]\'', ...c.params.map((_, i) => `[p${i + 1}] nvarchar(max) N'$[${i + 1}]'`)];
-  const out = ir.k === 'select' && ir.cursor ? '_svc_r.[json], _svc_r.[cursor]' : '_svc_r.[json]';
-  return {
-    sql: `SELECT ${MUX}.[i], ${out} FROM OPENJSON(@p1) WITH (${columns.join(', ')}) AS ${MUX} OUTER APPLY (${sql}) AS _svc_r ORDER BY ${MUX}.[i]`,
-    params: c.params,
-    batch: (rows) => [JSON.stringify(rows.map((r, i) => [i + 1, ...Array.from({ length: n }, (_, j) => r[j] ?? null)]))],
-  };
+  return new Compiler(opts).compileRoot(ir);
 }
 
 /*
@@ -487,12 +411,8 @@ class MutationCompiler extends Compiler {
   private insertCheck: BoolIR | undefined;
   private updateCheck: BoolIR | undefined;
 
-  private colValue(v: ColumnValue, scalar: ScalarType): string {
-    return v.k === 'default' ? 'DEFAULT' : this.value(v.value, scalar);
-  }
-
   private prepare(table: QualifiedTable) {
-    const src = qt(table);
+    const src = this.table(table);
     this.statements.push(
       `SELECT CAST(NULL AS nvarchar(10)) AS [__svc_action], _s.* INTO ${W} FROM ${src} AS _s WHERE 1 = 0 UNION ALL SELECT CAST(NULL AS nvarchar(10)), _s.* FROM ${src} AS _s WHERE 1 = 0`,
     );
@@ -513,12 +433,12 @@ class MutationCompiler extends Compiler {
       for (const r of ir.rows) for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
       if (cols.length === 0) {
         // Rows of defaults only: DEFAULT VALUES is one row, so one statement per row.
-        for (let i = 0; i < ir.rows.length; i++) this.statements.push(`INSERT INTO ${qt(ir.table)} OUTPUT N'INSERT', INSERTED.* INTO ${W} DEFAULT VALUES`);
+        for (let i = 0; i < ir.rows.length; i++) this.statements.push(`INSERT INTO ${this.table(ir.table)} OUTPUT N'INSERT', INSERTED.* INTO ${W} DEFAULT VALUES`);
         return;
       }
       const values = ir.rows.map((r) => `(${cols.map((c) => (r.values.has(c) ? this.colValue(r.values.get(c)!, columnOf(c).scalar) : 'DEFAULT')).join(', ')})`);
       for (let i = 0; i < values.length; i += 1000) {
-        this.statements.push(`INSERT INTO ${qt(ir.table)} (${cols.map(q).join(', ')}) OUTPUT N'INSERT', INSERTED.* INTO ${W} VALUES ${values.slice(i, i + 1000).join(', ')}`);
+        this.statements.push(`INSERT INTO ${this.table(ir.table)} (${cols.map(q).join(', ')}) OUTPUT N'INSERT', INSERTED.* INTO ${W} VALUES ${values.slice(i, i + 1000).join(', ')}`);
       }
       return;
     }
@@ -544,7 +464,7 @@ class MutationCompiler extends Compiler {
         cols.length === 0
           ? `(SELECT 1 AS [__svc_one]${rows.length > 1 ? ` UNION ALL SELECT 1`.repeat(rows.length - 1) : ''}) AS _s`
           : `(VALUES ${rows.map((r) => `(${cols.map((c) => this.colValue(r.values.get(c)!, columnOf(c).scalar)).join(', ')})`).join(', ')}) AS _s (${cols.map(q).join(', ')})`;
-      let sql = `MERGE INTO ${qt(ir.table)} WITH (HOLDLOCK) AS ${t} USING ${source} ON (${on})`;
+      let sql = `MERGE INTO ${this.table(ir.table)} WITH (HOLDLOCK) AS ${t} USING ${source} ON (${on})`;
       if (sets.length) sql += ` WHEN MATCHED${oc.where.t === 'true' ? '' : ` AND ${this.bool(oc.where, t, t)}`} THEN UPDATE SET ${sets.join(', ')}`;
       sql += cols.length ? ` WHEN NOT MATCHED THEN INSERT (${cols.map(q).join(', ')}) VALUES (${cols.map((c) => `_s.${q(c)}`).join(', ')})` : ' WHEN NOT MATCHED THEN INSERT DEFAULT VALUES';
       sql += ` OUTPUT $action, INSERTED.* INTO ${W}`;
@@ -556,29 +476,15 @@ class MutationCompiler extends Compiler {
     this.prepare(ir.table);
     this.updateCheck = ir.check;
     const t = this.alias();
-    const sets = ir.set.map((s) => {
-      const col = `${t}.${q(s.column)}`;
-      switch (s.op) {
-        case 'set':
-          return `${q(s.column)} = ${this.value(s.value!, s.scalar)}`;
-        case 'default':
-          return `${q(s.column)} = DEFAULT`;
-        case 'inc':
-          return `${q(s.column)} = ${col} + ${this.value(s.value!, s.scalar)}`;
-        case 'mul':
-          return `${q(s.column)} = ${col} * ${this.value(s.value!, s.scalar)}`;
-        default:
-          throw new UnsupportedQuery(`the update operator _${s.op}`);
-      }
-    });
+    const sets = ir.set.map((s) => this.setClause(s, t));
     if (sets.length === 0) throw new UnsupportedQuery('an update that sets nothing');
-    this.statements.push(`UPDATE ${t} SET ${sets.join(', ')} OUTPUT N'UPDATE', INSERTED.* INTO ${W} FROM ${qt(ir.table)} AS ${t} WHERE ${this.bool(ir.where, t, t)}`);
+    this.statements.push(`UPDATE ${t} SET ${sets.join(', ')} OUTPUT N'UPDATE', INSERTED.* INTO ${W} FROM ${this.table(ir.table)} AS ${t} WHERE ${this.bool(ir.where, t, t)}`);
   }
 
   delete(ir: DeleteIR) {
     this.prepare(ir.table);
     const t = this.alias();
-    this.statements.push(`DELETE ${t} OUTPUT N'DELETE', DELETED.* INTO ${W} FROM ${qt(ir.table)} AS ${t} WHERE ${this.bool(ir.where, t, t)}`);
+    this.statements.push(`DELETE ${t} OUTPUT N'DELETE', DELETED.* INTO ${W} FROM ${this.table(ir.table)} AS ${t} WHERE ${this.bool(ir.where, t, t)}`);
   }
 
   /** The THROW of a failed check (Note [T-SQL mutations]); none when every check holds. */
@@ -598,16 +504,15 @@ class MutationCompiler extends Compiler {
 
   /** The field's value from the written rows. */
   output(out: MutationOutput): string {
-    const where = (filter: BoolIR | undefined, t: string) => (filter && filter.t !== 'true' ? ` WHERE ${this.bool(filter, t, t)}` : '');
     if (out.k === 'single') {
       const t = this.alias();
-      return `ISNULL((SELECT TOP (1) ${this.object(out.select, t)} FROM ${W} AS ${t}${where(out.filter, t)} ${FOR_JSON_OBJECT}), N'null')`;
+      return `ISNULL((SELECT TOP (1) ${this.object(out.select, t)} FROM ${W} AS ${t}${this.filterWhere(out.filter, t)} ${FOR_JSON_OBJECT}), N'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${nlit(f.name)} AS ${q(f.key)}`;
       if (f.k === 'affected_rows') return `(SELECT COUNT(*) FROM ${W}) AS ${q(f.key)}`;
       const t = this.alias();
-      return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, t)} FROM ${W} AS ${t}${where(f.filter, t)} ${FOR_JSON_LIST}), N'[]')) AS ${q(f.key)}`;
+      return `JSON_QUERY(ISNULL((SELECT ${this.object(f.select, t)} FROM ${W} AS ${t}${this.filterWhere(f.filter, t)} ${FOR_JSON_LIST}), N'[]')) AS ${q(f.key)}`;
     });
     return `(SELECT ${parts.join(', ')} ${FOR_JSON_OBJECT})`;
   }

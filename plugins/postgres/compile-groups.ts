@@ -4,8 +4,9 @@
  * The statement's compiler (compile.ts) calls it with itself as the `SqlHost`, so that values,
  * aliases, filters and the rows a mutation wrote earlier are the statement's own.
  */
-import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, ScalarType, Value } from '../database/index.js';
-import { quoteIdent } from './identifiers.js';
+import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, Value } from '../database/index.js';
+import { literalCount } from '../database/index.js';
+import { DIRS, lit, output, quoteIdent } from './identifiers.js';
 
 /*
  * Note [Grouped aggregates in SQL]
@@ -38,34 +39,8 @@ export interface SqlHost {
   redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string;
 }
 
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
-const DIRS: Record<string, string> = {
-  asc: 'asc nulls last',
-  asc_nulls_first: 'asc nulls first',
-  asc_nulls_last: 'asc nulls last',
-  desc: 'desc nulls first',
-  desc_nulls_first: 'desc nulls first',
-  desc_nulls_last: 'desc nulls last',
-};
-
 /** The units a key may be truncated to: `date_trunc`'s, spliced only from this list. */
 const UNITS = new Set(['hour', 'day', 'week', 'month', 'quarter', 'year']);
-
-/** A limit or offset: the number a literal is (Note [Literal limits] in compile.ts), or the value to bind. */
-function count(v: Value | undefined): number | Value | undefined {
-  if (!v) return undefined;
-  if (v.k !== 'lit') return v;
-  if (v.v === null || v.v === undefined) return undefined;
-  return typeof v.v === 'number' && Number.isSafeInteger(v.v) && v.v >= 0 ? v.v : v;
-}
-
-/** A value in the JSON output (compile.ts `output`): big numbers as text when asked, PostGIS as GeoJSON. */
-function output(expr: string, scalar: ScalarType | undefined, asText: boolean | undefined): string {
-  if (asText) return `(${expr})::text`;
-  if (scalar?.category === 'geometry') return `st_asgeojson(${expr}, 15, 4)::json`;
-  return expr;
-}
 
 /** A key's value on the row `t` of the grouped table. */
 function keyExpr(c: SqlHost, k: GroupKeyIR, t: string): string {
@@ -95,7 +70,7 @@ function termExpr(c: SqlHost, term: AggregateTerm, t: string): string {
 }
 
 /** `aggregate { count sum {..} ... }` of a group: as compile.ts's `aggregate` builds it for `_aggregate`. */
-function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string {
+export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string {
   const parts = ops.map((op): string => {
     if (op.k === 'typename') return `${lit(op.key)}, ${lit(op.name)}`;
     if (op.k === 'count') {
@@ -152,13 +127,13 @@ export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly
   let window = `select ${a}.* from (${grouped}) as ${a}`;
   if (g.having) window += ` where ${c.bool(g.having.e, a, a)}`;
   // A literal limit or offset is written into the statement (Note [Literal limits] in compile.ts).
-  const given = count(g.limit);
+  const given = literalCount(g.limit);
   const cap = g.limitCap;
   let limit: string | undefined;
   if (typeof given === 'number') limit = String(cap === undefined ? given : Math.min(given, cap));
   else if (given) limit = cap === undefined ? `(${c.param(given)})::int8` : `least((${c.param(given)})::int8, ${cap})`;
   else if (cap !== undefined) limit = String(cap);
-  const skip = count(g.offset);
+  const skip = literalCount(g.offset);
   if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
   if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;

@@ -41,7 +41,6 @@ import { quoteIdent } from './identifiers.js';
 const CTE = '\u0000cte';
 const cteTable = (name: string): QualifiedTable => ({ schema: CTE, name });
 const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
-const qt = (t: QualifiedTable) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`;
 
 /** Some row of CTE `cte` has `pairs` (its column, the row's column) equal to the row's. */
 const inCte = (cte: string, pairs: readonly (readonly [string, string])[]): BoolIR => ({
@@ -69,7 +68,7 @@ class NestedCompiler extends MutationCompiler {
     const b = this.alias();
     const gone = entries.filter((e) => e.k !== 'insert' && e.key?.length);
     const kept = gone.map((e) => `not exists (select from ${e.cte} where ${e.key!.map((k) => `(${e.cte}.r).${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`);
-    const base = `select ${b}.* from ${qt(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
+    const base = `select ${b}.* from ${this.table(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
     return `(${base}${entries.filter((e) => e.k !== 'delete').map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
   }
 
@@ -98,7 +97,7 @@ class NestedCompiler extends MutationCompiler {
       // Not written: only the parents of what follows.
       cte = this.name();
       const t = this.alias();
-      this.with.push(`${cte} as (select ${t} as r from ${qt(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
+      this.with.push(`${cte} as (select ${t} as r from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
     }
     for (const n of ir.nested ?? []) this.through(n, cte);
     return { ctes: [cte] };
@@ -153,7 +152,7 @@ class NestedCompiler extends MutationCompiler {
       const select = [...cols.map((c) => `_v.${quoteIdent(c)}`), ...mapping.map(([own]) => `(_p.r).${quoteIdent(own)}`)].join(', ');
       const check = this.bool(ir.check, t, t);
       const sql =
-        `insert into ${qt(table)} as ${t} (${target}) select ${select} from ${parent} as _p, ` +
+        `insert into ${this.table(table)} as ${t} (${target}) select ${select} from ${parent} as _p, ` +
         `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${t} as r, ${check} as c`;
       this.with.push(`${cte} as (${sql})`);
       if (check !== 'true') this.checked.push(cte);

@@ -9,37 +9,26 @@
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { BoolIR, ColumnType, CompiledQuery, FieldIR, MutationIR, ObjectIR, QualifiedTable, RootIR, RowsIR, ScalarType, Value } from '../database/index.js';
+import type { ColumnType, CompiledQuery, MutationIR, RootIR } from '../database/index.js';
+import { goldenCases } from '../database/index.js';
 import { postgresDialect as pg } from './dialect.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: author (id, name, born, tags text[], info jsonb, prefs jsonb) <- article (id, title,
 // author_id, rating bigint); each column's type as introspection reports it, its scalar as the
-// dialect resolves it (as model/resolved.ts `resolveTableModel` does).
+// dialect resolves it (as model/resolved.ts `resolveTableModel` does). The IR cases are the ones
+// every SQL kind's golden tests compile (plugins/database/sql/golden-cases.ts); PostgreSQL's
+// own (nested inserts through an array relationship, jsonb operators) are built here.
 
 const base = (udt: string): ColumnType => ({ type: udt, udt, typeSchema: 'pg_catalog', typeKind: 'base' });
 const TEXT_ARRAY: ColumnType = { type: 'text[]', udt: '_text', typeSchema: 'pg_catalog', typeKind: 'array', elementKind: 'base' };
-const columns = (types: Record<string, ColumnType>) => new Map(Object.entries(types).map(([name, type]) => [name, { type, scalar: pg.scalar(type) }]));
-
-const author: QualifiedTable = { schema: 'public', name: 'author' };
-const article: QualifiedTable = { schema: 'public', name: 'article' };
-const authorColumns = columns({ id: base('int4'), name: base('text'), born: base('date'), tags: TEXT_ARRAY, info: base('jsonb'), prefs: base('jsonb') });
-const articleColumns = columns({ id: base('int4'), title: base('text'), author_id: base('int4'), rating: base('int8') });
-const columnOf = (t: QualifiedTable, column: string) => (t === author ? authorColumns : articleColumns).get(column)!;
-const scalarOf = (t: QualifiedTable, column: string): ScalarType => columnOf(t, column).scalar;
-
-const lit = (v: unknown): Value => ({ k: 'lit', v });
-const variable = (name: string): Value => ({ k: 'var', name });
-const session = (name: string): Value => ({ k: 'session', name });
-const T: BoolIR = { t: 'true' };
-
-const col = (t: QualifiedTable, column: string, key = column): FieldIR => ({ key, k: 'column', column, scalar: scalarOf(t, column) });
-const obj = (...fields: FieldIR[]): ObjectIR => ({ fields });
-const cmp = (t: QualifiedTable, column: string, op: string, value: Value): BoolIR => ({ t: 'cmp', column, ...columnOf(t, column), op, value });
-const rows = (table: QualifiedTable, r: Partial<RowsIR> = {}): RowsIR => ({ table, where: T, orderBy: [], ...r });
-/** The join of article.author (object) and author.articles (array): pairs (own, remote). */
-const ARTICLE_AUTHOR = [['author_id', 'id']] as const;
-const AUTHOR_ARTICLES = [['id', 'author_id']] as const;
+const g = goldenCases({
+  schema: 'public',
+  author: { id: base('int4'), name: base('text'), born: base('date'), tags: TEXT_ARRAY, info: base('jsonb'), prefs: base('jsonb') },
+  article: { id: base('int4'), title: base('text'), author_id: base('int4'), rating: base('int8') },
+  scalar: (type) => pg.scalar(type),
+});
+const { author, article, authorColumns, articleColumns, scalarOf, lit, T, col, obj, cmp, rows, ARTICLE_AUTHOR, AUTHOR_ARTICLES, affected } = g;
 
 const select = (ir: RootIR, multiplexed = false): CompiledQuery => pg.compileSelect!(ir, multiplexed ? { multiplexed } : undefined);
 const mutation = (ir: MutationIR): CompiledQuery => pg.compileMutation!(ir);
@@ -49,17 +38,7 @@ const mutation = (ir: MutationIR): CompiledQuery => pg.compileMutation!(ir);
 describe('compileSelect', () => {
   it('a list: where, order_by, a literal limit, an offset from a variable', () => {
     // { author(where: {name: {_eq: "ann"}, id: {_gt: $min}}, order_by: {born: desc}, limit: 10, offset: $skip) { id name } }
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author, {
-        where: { t: 'and', of: [cmp(author, 'name', 'eq', lit('ann')), cmp(author, 'id', 'gt', variable('min'))] },
-        orderBy: [{ path: [], column: 'born', dir: 'desc' }],
-        limit: lit(10),
-        offset: variable('skip'),
-      }),
-      select: obj(col(author, 'id'), col(author, 'name')),
-    };
+    const ir = g.select.list();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -92,26 +71,7 @@ describe('compileSelect', () => {
   });
 
   it('distinct_on, _in, _is_null, _like, _not, _or', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        where: {
-          t: 'or',
-          of: [
-            cmp(article, 'id', 'in', lit([1, 2, 3])),
-            { t: 'not', e: cmp(article, 'rating', 'is_null', lit(true)) },
-            cmp(article, 'title', 'like', lit('%svc%')),
-          ],
-        },
-        distinctOn: ['author_id'],
-        orderBy: [
-          { path: [], column: 'author_id', dir: 'asc' },
-          { path: [], column: 'rating', dir: 'desc' },
-        ],
-      }),
-      select: obj(col(article, 'author_id'), col(article, 'title')),
-    };
+    const ir = g.select.distinctOn();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -135,37 +95,20 @@ describe('compileSelect', () => {
   });
 
   it('a comparison with a null literal is no condition (Hasura v2)', () => {
-    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'name', 'eq', lit(null)) }), select: obj(col(author, 'id')) };
+    const ir = g.select.nullLiteral();
     expect(select(ir).sql).toContain('where true');
   });
 
   it("object and array relationships (the remote table's filter in their rows), __typename", () => {
     // { article { title author { name } } } and { author { name articles(order_by: {id: asc}, limit: 2) { title } } }
-    const articles: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article),
-      select: obj(col(article, 'title'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name'), { key: '__typename', k: 'typename', name: 'author' }) }),
-    };
+    const articles = g.select.objectRelationship();
     expect(select(articles)).toMatchInlineSnapshot(`
       {
         "params": [],
         "sql": "select coalesce(json_agg(json_build_object('title', _t0."title", 'author', (select json_build_object('name', _t1."name", '__typename', 'author') from (select _t1.* from "public"."author" as _t1 where true and _t1."id" = _t0."author_id") as _t1 limit 1))), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where true) as _t0",
       }
     `);
-    const authors: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author),
-      select: obj(col(author, 'name'), {
-        key: 'articles',
-        k: 'array',
-        mapping: AUTHOR_ARTICLES,
-        // The role's filter on article, folded in by the planner: {rating: {_gt: 0}}.
-        rows: rows(article, { where: cmp(article, 'rating', 'gt', lit(0)), orderBy: [{ path: [], column: 'id', dir: 'asc' }], limit: lit(2) }),
-        select: obj(col(article, 'title')),
-      }),
-    };
+    const authors = g.select.arrayRelationship();
     expect(select(authors)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -181,22 +124,7 @@ describe('compileSelect', () => {
 
   it("a role's filter with session variables, through a relationship, with its limit and big numbers as text", () => {
     // The role `user`: article's filter {author: {id: {_eq: X-Svc-User-Id}}, rating: {_gte: X-Svc-Min}}, limit 5.
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(article, {
-        where: {
-          t: 'and',
-          of: [
-            { t: 'rel', remote: author, mapping: ARTICLE_AUTHOR, e: cmp(author, 'id', 'eq', session('x-svc-user-id')) },
-            cmp(article, 'rating', 'gte', session('x-svc-min')),
-          ],
-        },
-        limit: variable('n'),
-        limitCap: 5,
-      }),
-      select: obj(col(article, 'id'), { ...col(article, 'rating'), asText: true } as FieldIR),
-    };
+    const ir = g.select.roleFilter();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -219,7 +147,7 @@ describe('compileSelect', () => {
   });
 
   it('_by_pk: one object or null', () => {
-    const ir: RootIR = { k: 'select', single: true, rows: rows(author, { where: cmp(author, 'id', 'eq', variable('id')) }), select: obj(col(author, 'id'), col(author, 'tags')) };
+    const ir = g.select.byPk('tags');
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -234,25 +162,7 @@ describe('compileSelect', () => {
   });
 
   it('an aggregate: count, count(distinct), sum, max, nodes, the role limit capping the nodes only', () => {
-    const ir: RootIR = {
-      k: 'aggregate',
-      agg: {
-        rows: rows(article, { where: cmp(article, 'author_id', 'eq', lit(1)), limitCap: 3 }),
-        fields: [
-          {
-            key: 'aggregate',
-            k: 'aggregate',
-            fields: [
-              { key: 'count', k: 'count', distinct: false },
-              { key: 'authors', k: 'count', columns: ['author_id'], distinct: true },
-              { key: 'sum', k: 'fn', fn: 'sum', columns: [{ key: 'rating', column: 'rating', asText: true }] },
-              { key: 'max', k: 'fn', fn: 'max', columns: [{ key: 'title', column: 'title' }, { key: '__typename', typename: 'article_max_fields' }] },
-            ],
-          },
-          { key: 'nodes', k: 'nodes', select: obj(col(article, 'id')) },
-        ],
-      },
-    };
+    const ir = g.select.aggregate(false);
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -267,17 +177,7 @@ describe('compileSelect', () => {
   });
 
   it('an array relationship aggregate', () => {
-    const ir: RootIR = {
-      k: 'select',
-      single: false,
-      rows: rows(author),
-      select: obj(col(author, 'name'), {
-        key: 'articles_aggregate',
-        k: 'array_aggregate',
-        mapping: AUTHOR_ARTICLES,
-        agg: { rows: rows(article), fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', distinct: false }] }] },
-      }),
-    };
+    const ir = g.select.arrayAggregate();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [],
@@ -287,7 +187,7 @@ describe('compileSelect', () => {
   });
 
   it('multiplexed (live queries): one statement for many bindings (Note [Multiplexed statements])', () => {
-    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: cmp(author, 'id', 'eq', session('x-svc-user-id')) }), select: obj(col(author, 'name')) };
+    const ir = g.select.live();
     const q = select(ir, true);
     expect(q).toMatchInlineSnapshot(`
       {
@@ -306,21 +206,10 @@ describe('compileSelect', () => {
 });
 
 describe('compileMutation', () => {
-  const affected = { key: 'affected_rows', k: 'affected_rows' } as const;
 
   it('an insert with on_conflict (update columns, where), a check with a session variable, returning', () => {
     // insert_author(objects: [{id: 1, name: $name}], on_conflict: {constraint: author_pkey, update_columns: [name], where: {born: {_is_null: true}}})
-    const ir: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: author,
-        columns: authorColumns,
-        rows: [{ values: new Map([['id', { k: 'value', value: lit(1) }], ['name', { k: 'value', value: variable('name') }]]), before: [], after: [] }],
-        onConflict: { constraint: 'author_pkey', columns: ['id'], update: ['name'], where: cmp(author, 'born', 'is_null', lit(true)), check: T },
-        check: cmp(author, 'id', 'eq', session('x-svc-user-id')),
-      },
-      output: { k: 'multi', fields: [affected, { key: 'returning', k: 'returning', select: obj(col(author, 'id'), col(author, 'name')) }] },
-    };
+    const ir = g.mutation.upsert('author_pkey');
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -347,19 +236,7 @@ describe('compileMutation', () => {
   });
 
   it('an insert of several rows, one taking a default, and array values, without a check', () => {
-    const ir: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: author,
-        columns: authorColumns,
-        rows: [
-          { values: new Map([['name', { k: 'value', value: lit('ann') }], ['tags', { k: 'value', value: lit(['a', 'b c']) }]]), before: [], after: [] },
-          { values: new Map([['name', { k: 'value', value: lit('bob') }], ['tags', { k: 'default' }]]), before: [], after: [] },
-        ],
-        check: T,
-      },
-      output: { k: 'multi', fields: [affected] },
-    };
+    const ir = g.mutation.rows('tags', ['a', 'b c']);
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -390,28 +267,10 @@ describe('compileMutation', () => {
   });
 
   it('a nested insert: an article with its author (object relationship) and an author with articles (array)', () => {
-    const articleWithAuthor: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: article,
-        columns: articleColumns,
-        rows: [
-          {
-            values: new Map([['title', { k: 'value', value: lit('nested') }]]),
-            before: [
-              {
-                relationship: 'author',
-                mapping: ARTICLE_AUTHOR,
-                insert: { table: author, columns: authorColumns, rows: [{ values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [] }], check: T },
-              },
-            ],
-            after: [],
-          },
-        ],
-        check: T,
-      },
-      output: { k: 'single', select: obj(col(article, 'id'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name')) }) },
-    };
+    const articleWithAuthor = g.mutation.articleWithAuthor({
+      k: 'single',
+      select: obj(col(article, 'id'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name')) }),
+    });
     expect(mutation(articleWithAuthor)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -487,20 +346,7 @@ describe('compileMutation', () => {
   });
 
   it("an update with _set and _inc, the role's filter and check, returning under the select filter", () => {
-    const ir: MutationIR = {
-      k: 'update',
-      table: article,
-      where: { t: 'and', of: [cmp(article, 'id', 'lt', variable('max')), cmp(article, 'author_id', 'eq', session('x-svc-user-id'))] },
-      set: [
-        { column: 'title', scalar: scalarOf(article, 'title'), op: 'set', value: lit('edited') },
-        { column: 'rating', scalar: scalarOf(article, 'rating'), op: 'inc', value: lit(1) },
-      ],
-      check: cmp(article, 'rating', 'lte', lit(10)),
-      output: {
-        k: 'multi',
-        fields: [affected, { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', session('x-svc-user-id')) }],
-      },
-    };
+    const ir = g.mutation.update();
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -583,7 +429,7 @@ describe('compileMutation', () => {
   });
 
   it('a delete, and delete_by_pk', () => {
-    const del: MutationIR = { k: 'delete', table: article, where: cmp(article, 'author_id', 'eq', session('x-svc-user-id')), output: { k: 'multi', fields: [affected, { key: '__typename', k: 'typename', name: 'article_mutation_response' }] } };
+    const del = g.mutation.delete();
     expect(mutation(del)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -599,7 +445,7 @@ describe('compileMutation', () => {
         "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), '__typename', 'article_mutation_response')::text end as json",
       }
     `);
-    const byPk: MutationIR = { k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) } };
+    const byPk = g.mutation.deleteByPk();
     expect(mutation(byPk)).toMatchInlineSnapshot(`
       {
         "params": [

@@ -8,28 +8,28 @@ import type {
   BoolIR,
   CompiledQuery,
   FieldIR,
-  ColumnValue,
   DeleteIR,
   FunctionCallIR,
+  GroupsIR,
   InsertIR,
+  Joins,
   MutationIR,
   MutationOutput,
   ObjectIR,
   OrderItem,
-  ParamSource,
   QualifiedTable,
-  Redaction,
   RootIR,
   RowOf,
   RowsIR,
   ScalarType,
   SelectOptions,
+  ColumnValue,
   UpdateIR,
   Value,
 } from '../database/index.js';
-import { parseJsonPath } from '../database/index.js';
-import { quoteIdent } from './identifiers.js';
-import { groupsSelect } from './compile-groups.js';
+import { literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
+import { DIRS, lit, output, quoteIdent } from './identifiers.js';
+import { aggregateJson, groupsSelect } from './compile-groups.js';
 
 /*
  * Note [One statement per root field]
@@ -123,16 +123,6 @@ import { groupsSelect } from './compile-groups.js';
  * that one statement serves every value. Test: plugins/database/schema/explain.test.ts.
  */
 
-/** A limit or offset: the number a literal is (Note [Literal limits]), or the value to bind. */
-function count(v: Value | undefined): number | Value | undefined {
-  if (!v) return undefined;
-  if (v.k !== 'lit') return v;
-  if (v.v === null || v.v === undefined) return undefined;
-  return typeof v.v === 'number' && Number.isSafeInteger(v.v) && v.v >= 0 ? v.v : v;
-}
-
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
-const qt = (t: QualifiedTable) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`;
 const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
@@ -160,22 +150,6 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
  * (the rows as read, Note [Object relationships by joins]). */
 const ordered = (r: { order: string }, joins: string[]): string[] | undefined => (r.order ? joins : undefined);
 
-/** The joins of a rows subquery's order keys (Note [Order keys by joins]): the SQL, and the
- * alias of each path of steps already joined. */
-interface Joins {
-  sql: string[];
-  aliases: Map<string, string>;
-}
-
-const DIRS: Record<string, string> = {
-  asc: 'asc nulls last',
-  asc_nulls_first: 'asc nulls first',
-  asc_nulls_last: 'asc nulls last',
-  desc: 'desc nulls first',
-  desc_nulls_first: 'desc nulls first',
-  desc_nulls_last: 'desc nulls last',
-};
-
 const BINARY: Record<string, string> = {
   eq: '=',
   ne: '<>',
@@ -199,7 +173,8 @@ const BINARY: Record<string, string> = {
   descendant: '<@',
   matches: '~',
 };
-const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt: '<', cgte: '>=', clte: '<=' };
+/** Pattern operators take text; the others a value of the column's type. */
+const PATTERNS = new Set(['like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'regex', 'iregex', 'nregex', 'niregex', 'matches']);
 
 /*
  * Note [GeoJSON]
@@ -209,20 +184,6 @@ const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt:
  * to the column's type (geometry or geography); a `_st_d_within` operand is one JSON object whose
  * `from`, `distance` and `use_spheroid` are read in SQL from the same parameter.
  */
-
-/** A number in exponent notation (`-2E-2`, a GraphQL Float) written out (`-0.02`) for types whose
- * input does not read exponents (money); digits are moved, never rounded. Other text is kept. */
-export function plainDecimal(x: unknown): string {
-  const s = String(x);
-  const m = /^([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d+)$/.exec(s);
-  if (!m) return s;
-  const [, sign, int = '', frac = '', exp] = m;
-  const digits = int + frac;
-  const point = int.length + Number(exp);
-  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
-  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
-}
 
 /** A JSON path (parsed keys, or a variable's text) as the text[] literal of `#>`. */
 const jsonPathLiteral = (x: unknown): string => arrayLiteral((Array.isArray(x) ? x : parseJsonPath(String(x))).map(String));
@@ -240,38 +201,71 @@ const GEO_PREDICATES: Record<string, string> = {
   st_intersects_rast: 'st_intersects',
 };
 
-/** A value in the JSON output: big numbers as text when asked, PostGIS values as GeoJSON. */
-function output(expr: string, scalar: ScalarType | undefined, asText: boolean | undefined): string {
-  if (asText) return `(${expr})::text`;
-  if (scalar?.category === 'geometry') return `st_asgeojson(${expr}, 15, 4)::json`;
-  return expr;
-}
+export { UnsupportedQuery };
 
-export class UnsupportedQuery extends Error {}
+/**
+ * PostgreSQL's compiler: the default SQL compiler (Note [The default SQL compiler] in
+ * plugins/database/sql/compiler.ts) in lower case, with `$n::text` parameters cast in SQL,
+ * PostgreSQL's operators (arrays, jsonb, ltree, PostGIS), computed fields and tracked functions,
+ * JSON built by json_build_object/json_agg, object relationships and order keys by joins, the
+ * rows a mutation wrote earlier in the statement, grouped aggregates and multiplexing.
+ */
+class Compiler extends SqlCompiler {
+  ident(name: string): string {
+    return quoteIdent(name);
+  }
 
-class Compiler {
-  readonly params: ParamSource[] = [];
-  private n = 0;
-
-  /** How a statement reads its n-th parameter (1-based): a bind parameter, or a column of the
-   * row of a multiplexed statement (Note [Multiplexed statements]). */
-  constructor(private readonly ref: (n: number) => string = (n) => `$${n}::text`) {}
-
-  alias(): string {
-    return `_t${this.n++}`;
+  string(s: string): string {
+    return lit(s);
   }
 
   /** A bind parameter, typed text for PostgreSQL: values go as text and are cast in SQL, and
    * the driver must not pick a serialiser from the type PostgreSQL would infer (postgres.js sends
    * the string 'true' for a bool parameter as false, and JSON-encodes a string for a json one). */
-  param(v: Value, json = false, format?: (x: unknown) => string): string {
-    this.params.push(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
-    return this.ref(this.params.length);
+  protected paramRef(n: number): string {
+    return `$${n}::text`;
+  }
+
+  /** A column of the binding's row (Note [Multiplexed statements]). */
+  protected override muxRef(n: number): string {
+    return `${MUX}."p${n}"`;
+  }
+
+  protected override get lowercaseKeywords(): boolean {
+    return true;
+  }
+
+  protected override unsupported(what: string): Error {
+    return new UnsupportedQuery(`${what} is not supported yet`);
+  }
+
+  override cast(expr: string, type: string): string {
+    return `(${expr})::${type}`;
+  }
+
+  protected override get textType(): string {
+    return 'text';
+  }
+
+  protected override get booleanType(): string {
+    return 'boolean';
+  }
+
+  protected override get operators(): Readonly<Record<string, string>> {
+    return BINARY;
+  }
+
+  protected override isPattern(op: string): boolean {
+    return PATTERNS.has(op);
+  }
+
+  protected override pattern(v: Value): string {
+    return `(${this.param(v)})::text`;
   }
 
   /** A value bound as text and cast to `scalar`'s type (an array given as a JSON array goes as
    * PostgreSQL's array literal). */
-  value(v: Value, scalar: ScalarType): string {
+  override value(v: Value, scalar: ScalarType): string {
     // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`, not `a`,
     // which is no JSON); a session variable holds the JSON text itself, as in Hasura.
     if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, v.k !== 'session')})::${scalar.bindAs}`;
@@ -287,63 +281,32 @@ class Compiler {
   /** A table as a FROM item: the table, and the rows this statement inserted into it before. A
    * row an upsert of the statement updated is read in its new version only: the table's version
    * of it (the same conflict key) is left out, else it would be read twice (old and new). */
-  src(t: QualifiedTable): string {
+  override src(t: QualifiedTable): string {
     const entries = this.overlay.get(tkey(t));
-    if (!entries) return qt(t);
+    if (!entries) return this.table(t);
     const b = this.alias();
     const replaced = entries.flatMap((e) =>
       e.key ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `(${e.cte}.r).${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
     );
-    const base = `select ${b}.* from ${qt(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
+    const base = `select ${b}.* from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
     return `(${base}${entries.map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
   }
 
-  /** `expr` of a row of `t`, or for an inherited role's redacted column the value only where the
-   * parents that allow it see the row (Note [Inherited roles] in plugins/database/model/inherit.ts). */
-  redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string {
-    if (!redact) return expr;
-    const cond = 'row' in redact ? this.bool(redact.e, t, t, this.rowOf(redact.row, t)) : this.bool(redact, t, t);
-    return `(case when ${cond} then ${expr} end)`;
+  // -------------------------------------------------------------------------------------------
+  // Boolean expressions: PostgreSQL's own operators and computed fields
+
+  protected override castColumn(expr: string, type: string): string {
+    return this.cast(expr, type);
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Boolean expressions
+  // `row` is a row of the table's own type here (the table, or a function returning its rows).
+  protected override fcmp(e: Extract<BoolIR, { t: 'fcmp' }>, row: string): string {
+    return this.cmp(e, this.call(e.call, row));
+  }
 
-  /** `row`: the row of the table's type where `t` is a selection's alias, whose columns are the
-   * table's and more (a computed field is called on it). */
-  bool(e: BoolIR, t: string, root: string, row?: string): string {
-    switch (e.t) {
-      case 'true':
-        return 'true';
-      case 'false':
-        return 'false';
-      case 'and':
-        return e.of.length === 0 ? 'true' : `(${e.of.map((x) => this.bool(x, t, root, row)).join(' and ')})`;
-      case 'or':
-        return e.of.length === 0 ? 'false' : `(${e.of.map((x) => this.bool(x, t, root, row)).join(' or ')})`;
-      case 'not':
-        return `(not ${this.bool(e.e, t, root, row)})`;
-      case 'ccmp':
-        return `(${t}.${quoteIdent(e.column)} ${COLUMN_CMP[e.op] ?? '='} ${e.root ? root : t}.${quoteIdent(e.other)})`;
-      case 'rel': {
-        const a = this.alias();
-        const on = this.join(e.mapping, a, t);
-        return `exists (select 1 from ${this.src(e.remote)} as ${a} where ${on} and ${this.bool(e.e, a, root)})`;
-      }
-      case 'exists': {
-        const a = this.alias();
-        return `exists (select 1 from ${this.src(e.table)} as ${a} where ${this.bool(e.e, a, root)})`;
-      }
-      case 'cmp':
-        return this.cmp(e, e.cast ? `(${this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t)})::${e.cast}` : this.redacted(`${t}.${quoteIdent(e.column)}`, e.redact, t));
-      // `t` is a row of the table's own type here (the table, or a function returning its rows).
-      case 'fcmp':
-        return this.cmp(e, this.call(e.call, row ?? t));
-      case 'frows': {
-        const a = this.alias();
-        return `exists (select 1 from ${this.call(e.call, row ?? t)} as ${a} where ${this.bool(e.e, a, root)})`;
-      }
-    }
+  protected override frows(e: Extract<BoolIR, { t: 'frows' }>, row: string, root: string): string {
+    const a = this.alias();
+    return `exists (select 1 from ${this.call(e.call, row)} as ${a} where ${this.bool(e.e, a, root)})`;
   }
 
   /** A function call (Note [Function calls]); `row` is the row expression of a `row` argument. */
@@ -356,12 +319,12 @@ class Compiler {
       }
       return `${named}(${this.param(a.value, a.value.k === 'session_json', a.array ? arrayLiteral : undefined)})::${a.bindAs}`;
     });
-    return `${qt(c.function)}(${args.join(', ')})`;
+    return `${this.table(c.function)}(${args.join(', ')})`;
   }
 
   /** A row of the table's type from alias `t`, whose columns are the table's and maybe more. */
-  rowOf(r: RowOf, t: string): string {
-    return `row(${r.columns.map((c) => `${t}.${quoteIdent(c)}`).join(', ')})::${qt(r.table)}`;
+  override rowOf(r: RowOf, t: string): string {
+    return `row(${r.columns.map((c) => `${t}.${quoteIdent(c)}`).join(', ')})::${this.table(r.table)}`;
   }
 
   /** A list operand (`_in`, `_has_keys_any`...) as json. A session variable may hold a JSON array
@@ -382,14 +345,8 @@ class Compiler {
     return f ? this.param(f) : 'null';
   }
 
-  /** `col <op> value`: `col` is a column of the row or a scalar computed field on it. */
-  private cmp(e: { scalar: ScalarType; op: string; value: Value }, col: string): string {
-    // Hasura v2: a comparison with a null literal is no condition (`{_eq: null}` matches all).
-    if (e.value.k === 'lit' && e.value.v === null) return 'true';
-    if (e.op === 'is_null') {
-      if (e.value.k === 'lit') return e.value.v ? `(${col} is null)` : `(${col} is not null)`;
-      return `((${col} is null) = (${this.param(e.value)})::boolean)`;
-    }
+  /** `_in` (arrays too), ltree's `_ancestor_any`, PostGIS predicates, jsonb's key operators. */
+  protected override cmpOperator(e: { scalar: ScalarType; op: string; value: Value }, col: string): string | undefined {
     if ((e.op === 'in' || e.op === 'nin') && e.scalar.array) {
       // A list of arrays (Note [Array columns] in dialect.ts): one JSON array of array literals,
       // each cast to the column's type (PostgreSQL has no array of arrays for `= any`).
@@ -423,55 +380,19 @@ class Compiler {
       const keys = `array(select json_array_elements_text(${this.listJson(e.value)}))`;
       return `(${col} ${e.op === 'has_keys_any' ? '?|' : '?&'} ${keys})`;
     }
-    const op = BINARY[e.op];
-    if (!op) throw new UnsupportedQuery(`the operator _${e.op} is not supported yet`);
-    // Pattern operators take text; the others a value of the column's type.
-    const rhs = ['like', 'nlike', 'ilike', 'nilike', 'similar', 'nsimilar', 'regex', 'iregex', 'nregex', 'niregex', 'matches'].includes(e.op)
-      ? `(${this.param(e.value)})::text`
-      : this.value(e.value, e.scalar);
-    return `(${col} ${op} ${rhs})`;
+    return undefined;
   }
 
   // -------------------------------------------------------------------------------------------
   // Rows, objects, aggregates
 
-  /** An order key on alias `t`: a column, or one reached through object relationships: joined
-   * in `joins` while each step is unique (Note [Order keys by joins]), then nested scalar
-   * subqueries, each with the remote table's filter. */
-  private orderKey(o: OrderItem, t: string, joins: Joins): string {
-    const build = (i: number, cur: string): string => {
-      if (i === o.path.length) {
-        if (o.call) return this.redacted(this.call(o.call, cur), o.redact, cur);
-        if (o.agg) {
-          const a = this.alias();
-          const on = this.join(o.agg.mapping, a, cur);
-          const what = o.agg.fn === 'count' ? 'count(*)' : `${o.agg.fn}(${this.redacted(`${a}.${quoteIdent(o.column)}`, o.redact, a)})`;
-          return `(select ${what} from ${this.src(o.agg.remote)} as ${a} where ${on} and ${this.bool(o.agg.filter, a, a)})`;
-        }
-        return this.redacted(`${cur}.${quoteIdent(o.column)}`, o.redact, cur);
-      }
-      const step = o.path[i]!;
-      const a = this.alias();
-      const on = this.join(step.mapping, a, cur);
-      return `(select ${build(i + 1, a)} from ${this.src(step.remote)} as ${a} where ${on} and ${this.bool(step.filter, a, a)} limit 1)`;
-    };
-    let cur = t;
-    let i = 0;
-    let signature = '';
-    for (; i < o.path.length && o.path[i]!.unique; i++) {
-      const step = o.path[i]!;
-      // Keys through the same steps share the joins (`{album: {artist: {name}}}, {album: {title}}`).
-      signature += `${JSON.stringify([step.remote, step.mapping, step.filter])}\n`;
-      let a = joins.aliases.get(signature);
-      if (!a) {
-        a = this.alias();
-        const on = this.join(step.mapping, a, cur);
-        joins.sql.push(`left join ${this.src(step.remote)} as ${a} on ${on} and ${this.bool(step.filter, a, a)}`);
-        joins.aliases.set(signature, a);
-      }
-      cur = a;
-    }
-    return build(i, cur);
+  /** Any aggregate function of PostgreSQL's by its name (the schema offers only Hasura's). */
+  override aggregateFn(fn: string, v: string): string {
+    return `${fn}(${v})`;
+  }
+
+  protected override orderCall(o: OrderItem, row: string): string {
+    return this.call(o.call!, row);
   }
 
   /**
@@ -480,6 +401,7 @@ class Compiler {
    * it decides which rows are read (distinct on, limit, offset) or where the caller reads the
    * rows without an order of its own (`firstRow`: `limit 1` of an object relationship or single
    * row); otherwise the aggregate's own `order by` is the one sort (Note [One sort per list]).
+   * Order keys through object relationships that match one row are joined (Note [Order keys by joins]).
    */
   rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string, firstRow = false): { from: string; order: string } {
     const joins: Joins = { sql: [], aliases: new Map() };
@@ -487,22 +409,21 @@ class Compiler {
     const dist = r.distinctOn ?? [];
     // DISTINCT ON needs its columns first in the order; an order that already starts with them
     // (as Hasura's validation asks of order_by) is not prefixed, which would be a second sort.
-    const distCols = dist.map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, r.distinctRedact?.[i], t));
+    const distCols = this.distinctColumns(r, t);
     const leading = new Set(keys.slice(0, distCols.length));
     const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
     const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
-    const where = [this.bool(r.where, t, t), ...(extraWhere ? [extraWhere] : [])].join(' and ');
-    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${t}.*`;
-    keys.forEach((k, i) => (sql += `, ${k} as "__svc_o${i}"`));
+    const where = this.rowsWhere(r.where, t, extraWhere);
+    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${t}.*${this.projectKeys(keys)}`;
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
     // A literal limit or offset is written into the statement (Note [Literal limits]).
-    const given = count(r.limit);
+    const given = literalCount(r.limit);
     const cap = r.limitCap;
     let limit: string | undefined;
     if (typeof given === 'number') limit = String(cap === undefined ? given : Math.min(given, cap));
     else if (given) limit = cap === undefined ? `(${this.param(given)})::int8` : `least((${this.param(given)})::int8, ${cap})`;
     else if (cap !== undefined) limit = String(cap);
-    const skip = count(r.offset);
+    const skip = literalCount(r.offset);
     if (innerOrder.length && (firstRow || dist.length > 0 || limit !== undefined || skip !== undefined)) sql += ` order by ${innerOrder.join(', ')}`;
     if (limit) sql += ` limit ${limit}`;
     if (skip !== undefined) sql += ` offset ${typeof skip === 'number' ? skip : `(${this.param(skip)})::int8`}`;
@@ -519,50 +440,52 @@ class Compiler {
     return `(select row_to_json(_x) from (select ${pairs.map(([k, e]) => `${e} as ${quoteIdent(k)}`).join(', ')}) as _x)`;
   }
 
-  private join(mapping: readonly (readonly [string, string])[], a: string, t: string): string {
-    return mapping.map(([own, remote]) => `${a}.${quoteIdent(remote)} = ${t}.${quoteIdent(own)}`).join(' and ');
+  protected override outputValue(expr: string, scalar: ScalarType | undefined, asText: boolean | undefined): string {
+    return output(expr, scalar, asText);
   }
 
-  private field(f: FieldIR, t: string, joins?: string[]): string {
-    switch (f.k) {
-      case 'column': {
-        const col = this.redacted(`${t}.${quoteIdent(f.column)}`, f.redact, t);
-        if (f.path) return `(${col} #> (${this.param(f.path, false, jsonPathLiteral)})::text[])`;
-        return output(col, f.scalar, f.asText);
-      }
-      case 'typename':
-        return lit(f.name);
-      case 'object': {
-        const a = this.alias();
-        if (joins && f.unique && f.mapping.length > 0) {
-          // Note [Object relationships by joins]: no row (or none the role may see) leaves the
-          // joined columns null, the first remote join column among them.
-          joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
-          return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${this.object(f.select, a, joins)} end`;
-        }
-        const r = this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, true);
-        const inner: string[] = [];
-        const obj = this.object(f.select, a, inner);
-        return `(select ${obj} from ${r.from}${joined(inner)} limit 1)`;
-      }
-      case 'array': {
-        const a = this.alias();
-        return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
-      }
-      case 'array_aggregate': {
-        const a = this.alias();
-        return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
-      }
-      case 'computed':
-        return output(this.redacted(this.call(f.call, this.rowOf(f.row, t)), f.redact, t), f.scalar, f.asText);
-      case 'computed_rows': {
-        const a = this.alias();
-        return this.list(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
-      }
-      // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
-      case 'array_groups':
-        return `(${groupsSelect(this, f.groups, { mapping: f.mapping, parent: t })})`;
+  protected override columnField(f: Extract<FieldIR, { k: 'column' }>, t: string): string {
+    const col = this.redacted(`${t}.${quoteIdent(f.column)}`, f.redact, t);
+    if (f.path) return `(${col} #> (${this.param(f.path, false, jsonPathLiteral)})::text[])`;
+    return output(col, f.scalar, f.asText);
+  }
+
+  protected objectField(f: Extract<FieldIR, { k: 'object' }>, t: string, joins?: string[]): string {
+    const a = this.alias();
+    if (joins && f.unique && f.mapping.length > 0) {
+      // Note [Object relationships by joins]: no row (or none the role may see) leaves the
+      // joined columns null, the first remote join column among them.
+      joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
+      return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${this.object(f.select, a, joins)} end`;
     }
+    const r = this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, true);
+    const inner: string[] = [];
+    const obj = this.object(f.select, a, inner);
+    return `(select ${obj} from ${r.from}${joined(inner)} limit 1)`;
+  }
+
+  protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
+    const a = this.alias();
+    return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
+  }
+
+  protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
+    const a = this.alias();
+    return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
+  }
+
+  protected override computedField(f: Extract<FieldIR, { k: 'computed' }>, t: string): string {
+    return output(this.redacted(this.call(f.call, this.rowOf(f.row, t)), f.redact, t), f.scalar, f.asText);
+  }
+
+  protected override computedRowsField(f: Extract<FieldIR, { k: 'computed_rows' }>, t: string): string {
+    const a = this.alias();
+    return this.list(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
+  }
+
+  // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
+  protected override groupsField(f: Extract<FieldIR, { k: 'array_groups' }>, t: string): string {
+    return `(${groupsSelect(this, f.groups, { mapping: f.mapping, parent: t })})`;
   }
 
   /** The JSON list of `select` over the rows `r` read as `a` (from `r.from`, or `from`), its
@@ -590,26 +513,46 @@ class Compiler {
           // Joins at the aggregate's own FROM: each matches at most one row, so the rows counted
           // and aggregated are the same.
           return [f.key, `coalesce(json_agg(${this.object(f.select, t, ordered(r, nodeJoins))}${r.order}), '[]')`];
-        case 'aggregate': {
-          const ops = f.fields.map((op): [string, string] => {
-            if (op.k === 'typename') return [op.key, lit(op.name)];
-            if (op.k === 'count') {
-              const cols = (op.columns ?? []).map((c, i) => this.redacted(`${t}.${quoteIdent(c)}`, op.redact?.[i], t));
-              const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
-              return [op.key, `count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`];
-            }
-            const inner = op.columns.map((c) => {
-              if (c.column === undefined) return `${lit(c.key)}, ${lit(c.typename!)}`;
-              const v = `${op.fn}(${this.redacted(`${t}.${quoteIdent(c.column)}`, c.redact, t)})`;
-              return `${lit(c.key)}, ${c.asText ? `(${v})::text` : v}`;
-            });
-            return [op.key, `json_build_object(${inner.join(', ')})`];
-          });
-          return [f.key, `json_build_object(${ops.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`];
-        }
+        case 'aggregate':
+          return [f.key, aggregateJson(this, f.fields, t)];
       }
     });
     return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}${joined(nodeJoins)}`;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Root fields (Note [One statement per root field])
+
+  protected rootSelect(ir: Extract<RootIR, { k: 'select' }>, t: string): string {
+    const r = this.rows(ir.rows, t, undefined, undefined, ir.single);
+    const joins: string[] = [];
+    const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins));
+    if (ir.single) return `select coalesce((select ${obj} from ${r.from}${joined(joins)} limit 1)::text, 'null') as json`;
+    // A stream's cursor: the first order key of the last row in the order of the list.
+    const cursor = ir.cursor ? `, (array_agg((${t}."__svc_o0")::text${r.order}))[count(*)::int4] as cursor` : '';
+    return `select coalesce(json_agg(${obj}${r.order}), '[]')::text as json${cursor} from ${r.from}${joined(joins)}`;
+  }
+
+  protected rootAggregate(g: AggregateIR, t: string): string {
+    return `select (${this.aggregate(g, t, undefined)})::text as json`;
+  }
+
+  protected override rootGroups(g: GroupsIR): string {
+    return `select (${groupsSelect(this, g)})::text as json`;
+  }
+
+  /** Note [Multiplexed statements]. */
+  protected override multiplex(sql: string, ir: RootIR): CompiledQuery {
+    const params = this.params;
+    const n = params.length;
+    const columns = n === 0 ? ['"p0"'] : params.map((_, i) => `"p${i + 1}"`);
+    const arrays = columns.map((_, i) => `($${i + 1}::text)::text[]`);
+    const out = ir.k === 'select' && ir.cursor ? '_svc_r."json", _svc_r."cursor"' : '_svc_r."json"';
+    return {
+      sql: `select ${MUX}."i", ${out} from unnest(${arrays.join(', ')}) with ordinality as ${MUX}(${columns.join(', ')}, "i") left join lateral (${sql}) as _svc_r on true order by ${MUX}."i"`,
+      params,
+      batch: (rows) => (n === 0 ? [arrayLiteral(rows.map(() => null))] : params.map((_, i) => arrayLiteral(rows.map((r) => r[i] ?? null)))),
+    };
   }
 }
 
@@ -637,32 +580,7 @@ class Compiler {
 const MUX = '_svc_m';
 
 export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
-  const c = new Compiler(opts.multiplexed ? (n) => `${MUX}."p${n}"` : undefined);
-  const t = c.alias();
-  let sql: string;
-  if (ir.k === 'aggregate') sql = `select (${c.aggregate(ir.agg, t, undefined)})::text as json`;
-  else if (ir.k === 'groups') sql = `select (${groupsSelect(c, ir.groups)})::text as json`;
-  else {
-    const r = c.rows(ir.rows, t, undefined, undefined, ir.single);
-    const joins: string[] = [];
-    const obj = c.object(ir.select, t, ir.single ? joins : ordered(r, joins));
-    if (ir.single) sql = `select coalesce((select ${obj} from ${r.from}${joined(joins)} limit 1)::text, 'null') as json`;
-    else {
-      // A stream's cursor: the first order key of the last row in the order of the list.
-      const cursor = ir.cursor ? `, (array_agg((${t}."__svc_o0")::text${r.order}))[count(*)::int4] as cursor` : '';
-      sql = `select coalesce(json_agg(${obj}${r.order}), '[]')::text as json${cursor} from ${r.from}${joined(joins)}`;
-    }
-  }
-  if (!opts.multiplexed) return { sql, params: c.params };
-  const n = c.params.length;
-  const columns = n === 0 ? ['"p0"'] : c.params.map((_, i) => `"p${i + 1}"`);
-  const arrays = columns.map((_, i) => `($${i + 1}::text)::text[]`);
-  const out = ir.k === 'select' && ir.cursor ? '_svc_r."json", _svc_r."cursor"' : '_svc_r."json"';
-  return {
-    sql: `select ${MUX}."i", ${out} from unnest(${arrays.join(', ')}) with ordinality as ${MUX}(${columns.join(', ')}, "i") left join lateral (${sql}) as _svc_r on true order by ${MUX}."i"`,
-    params: c.params,
-    batch: (rows) => (n === 0 ? [arrayLiteral(rows.map(() => null))] : c.params.map((_, i) => arrayLiteral(rows.map((r) => r[i] ?? null)))),
-  };
+  return new Compiler(opts).compileRoot(ir);
 }
 
 /*
@@ -779,11 +697,6 @@ export class MutationCompiler extends Compiler {
     return `_c${this.cte++}`;
   }
 
-  private colValue(v: ColumnValue, scalar: ScalarType): string {
-    return v.k === 'default' ? 'default' : this.value(v.value, scalar);
-  }
-
-
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
     if (!this.overlayOn) return;
     const k = tkey(table);
@@ -821,7 +734,7 @@ export class MutationCompiler extends Compiler {
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
     const joined = rows.every((r) => r.fixed.size > 0 && cols.every((c) => r.fixed.has(c) || (r.values.has(c) && r.values.get(c)!.k !== 'default')));
     const parents = new Set<string>();
-    let sql = `insert into ${qt(ir.table)} as ${t}`;
+    let sql = `insert into ${this.table(ir.table)} as ${t}`;
     if (cols.length === 0 && rows.length > 1) {
       // Rows of defaults only: `default values` is one row, so one column takes its default in
       // each (as Hasura writes every column, DEFAULT for those not given).
@@ -908,36 +821,33 @@ export class MutationCompiler extends Compiler {
     return { ctes };
   }
 
+  /** The jsonb operators of an update (`_append`, `_prepend`, `_delete_key`, `_delete_elem`,
+   * `_delete_at_path`), beside the default compiler's `_set` and `_inc`. */
+  override setClause(s: UpdateIR['set'][number], t: string): string {
+    const col = `${t}.${quoteIdent(s.column)}`;
+    const c = quoteIdent(s.column);
+    switch (s.op) {
+      case 'append':
+        return `${c} = ${col} || ${this.value(s.value!, s.scalar)}`;
+      case 'prepend':
+        return `${c} = ${this.value(s.value!, s.scalar)} || ${col}`;
+      case 'delete_key':
+        return `${c} = ${col} - (${this.param(s.value!)})::text`;
+      case 'delete_elem':
+        return `${c} = ${col} - (${this.param(s.value!)})::int4`;
+      case 'delete_at_path':
+        return `${c} = ${col} #- (${this.param(s.value!, false, arrayLiteral)})::text[]`;
+      default:
+        return super.setClause(s, t);
+    }
+  }
+
   update(ir: UpdateIR): Written {
     const name = this.name();
     const t = this.alias();
-    const sets = ir.set.map((s) => {
-      const col = `${t}.${quoteIdent(s.column)}`;
-      const c = quoteIdent(s.column);
-      const val = () => this.value(s.value!, s.scalar);
-      switch (s.op) {
-        case 'set':
-          return `${c} = ${val()}`;
-        case 'default':
-          return `${c} = default`;
-        case 'inc':
-          return `${c} = ${col} + ${val()}`;
-        case 'mul':
-          return `${c} = ${col} * ${val()}`;
-        case 'append':
-          return `${c} = ${col} || ${val()}`;
-        case 'prepend':
-          return `${c} = ${val()} || ${col}`;
-        case 'delete_key':
-          return `${c} = ${col} - (${this.param(s.value!)})::text`;
-        case 'delete_elem':
-          return `${c} = ${col} - (${this.param(s.value!)})::int4`;
-        case 'delete_at_path':
-          return `${c} = ${col} #- (${this.param(s.value!, false, arrayLiteral)})::text[]`;
-      }
-    });
+    const sets = ir.set.map((s) => this.setClause(s, t));
     const check = this.bool(ir.check, t, t);
-    const sql = `update ${qt(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${t} as r, ${check} as c`;
+    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${t} as r, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
     if (check !== 'true') this.checked.push(name);
     return { ctes: [name] };
@@ -946,7 +856,7 @@ export class MutationCompiler extends Compiler {
   delete(ir: DeleteIR): Written {
     const name = this.name();
     const t = this.alias();
-    this.with.push(`${name} as (delete from ${qt(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${t} as r)`);
+    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${t} as r)`);
     return { ctes: [name] };
   }
 
@@ -954,16 +864,15 @@ export class MutationCompiler extends Compiler {
    * whose rows `affected_rows` counts. */
   output(out: MutationOutput, w: Written, affected: readonly string[] = w.ctes): string {
     const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
-    const where = (filter: BoolIR | undefined, t: string) => (filter && filter.t !== 'true' ? ` where ${this.bool(filter, t, t)}` : '');
     if (out.k === 'single') {
       const t = this.alias();
-      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t}${where(out.filter, t)} limit 1)::text, 'null')`;
+      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t}${this.filterWhere(out.filter, t)} limit 1)::text, 'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
       if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
       const t = this.alias();
-      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${where(f.filter, t)})`;
+      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${this.filterWhere(f.filter, t)})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }
