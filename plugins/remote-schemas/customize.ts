@@ -35,6 +35,7 @@ import {
   type GraphQLType,
 } from 'graphql';
 import type { TypeRegistry } from '../../core/plugin.js';
+import type { JoinedField } from '../database/index.js';
 import type { Customization } from './definition.js';
 
 /** Marks on exposed types and fields: the remote's own name (Note [Two names]). */
@@ -175,6 +176,10 @@ export interface Preset {
   readonly type?: string;
 }
 
+/** Marks a relationship field of a remote's object type: its JoinedField (Note [Remote schema
+ * relationships] in ./schema-relationships.ts). */
+export const JOIN = 'svcRemoteJoin';
+
 /** The role's field as its permission (or the remote) defines it: a plan reads its arguments. */
 export const SOURCE_FIELD = 'svcRemoteField';
 /** The remote's name of the type a field belongs to (presets are keyed `Type.field`). */
@@ -204,6 +209,9 @@ export class ExposedTypes {
     private readonly types: TypeRegistry,
     /** Presets of the role's permission: by `Type.field` (arguments) or `Input` (input fields). */
     private readonly presets: ReadonlyMap<string, ReadonlyMap<string, Preset>> = new Map(),
+    /** The remote schema relationships of an object type (by the remote's name of the type) for
+     * the role (Note [Remote schema relationships] in ./schema-relationships.ts). */
+    private readonly joins?: (typeName: string) => Readonly<Record<string, JoinedField>> | undefined,
   ) {}
 
   /** An input type the role never sees: all its fields are preset. */
@@ -294,6 +302,12 @@ export class ExposedTypes {
         args: this.args(`${t.name}.${f.name}`, f.args),
         extensions: this.fieldExtensions(t.name, f),
       };
+    }
+    if (isObjectType(t) && this.joins) {
+      for (const [name, jf] of Object.entries(this.joins(t.name) ?? {})) {
+        if (out[name]) continue;
+        out[name] = { ...jf.config, extensions: { [JOIN]: jf } };
+      }
     }
     return out;
   }

@@ -8,6 +8,8 @@
 import {
   getNamedType,
   GraphQLList,
+  GraphQLNonNull,
+  type GraphQLFieldConfigArgumentMap,
   isListType,
   isNonNullType,
   isEnumType,
@@ -35,7 +37,7 @@ import type { BuildResult, Metadata, OperationDef, PlanInput, RootFieldDef, RunC
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
 import { ExposedTypes, type Preset } from './customize.js';
-import { exchange, makeConverter, mapTypenames, renameType, variablesFor, type Shape } from './plan.js';
+import { exchange, hasJoins, makeConverter, mapTypenames, renameType, spliceShapeJoins, variablesFor, type Shape } from './plan.js';
 import type { ResolvedRemote } from './remote.js';
 import type { RolePermission } from './permissions.js';
 
@@ -185,6 +187,8 @@ export interface RelationshipContext {
   permission: RolePermission | undefined;
   maxBytes: number;
   prioritizeData: boolean;
+  /** The remote's types' relationships for the role (Note [Remote schema relationships]). */
+  joins?: (typeName: string) => Readonly<Record<string, JoinedField>> | undefined;
 }
 
 /** The joined field of one relationship for one role, or undefined where the role may not use it. */
@@ -195,7 +199,7 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
   // Rules 6-8 of SPEC "Remote schema permission": a field the role cannot reach is not there.
   if (typeof levels === 'string') return undefined;
   const cz = rc.remote.customizer;
-  const ex = new ExposedTypes(source, cz, types, presets);
+  const ex = new ExposedTypes(source, cz, types, presets, rc.joins);
   const last = levels[levels.length - 1]!;
   let type = ex.wrap(last.field.type) as GraphQLOutputType;
   for (let i = levels.length - 2; i >= 0; i--) {
@@ -211,7 +215,7 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
     config: { type, args, description: `Remote relationship to ${rc.remote.name}` },
     columns: j.lhs,
     plan(node, input) {
-      const { convertField, sessionPresets, merges } = makeConverter(input.schema, input.fragments);
+      const { convertField, sessionPresets, merges } = makeConverter(input.schema, input.fragments, input);
       const exposedParent = ex.named(last.parent);
       const holder: Shape = { typenames: [], children: new Map() };
       const key = cz.fieldName(last.parent.name, last.field.name);
@@ -220,6 +224,7 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
         extensions: ex.fieldExtensions(last.parent.name, last.field),
       });
       const shape = holder.children.get(key) ?? { typenames: [], children: new Map() };
+      const joined = hasJoins(shape);
       // Rule 7: the join's arguments win over the client's and the presets of the same name.
       const ownArgs = (converted.arguments ?? []).filter((a) => !fixed.has(a.name.value));
       const used = new Set<string>();
@@ -279,12 +284,13 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
             throw e;
           }
           const rename = (t: string) => cz.typeName(t);
-          return index.map((n) => {
-            if (n === undefined) return null;
+          const values = rowsOf.map((_, n) => {
             let value = down(data[`r${n}`], 1);
             if (cz.renamesTypes) value = mapTypenames(value, shape, rename);
             return value ?? null;
           });
+          if (joined) await spliceShapeJoins(values, shape, ctx);
+          return index.map((n) => (n === undefined ? null : values[n]));
         },
       };
     },
@@ -323,7 +329,7 @@ export function registerRelationshipOperations(op: Op): void {
   const checkNew = (d: Record<string, unknown>) => {
     if (d.to_source !== undefined) {
       const sj = readSourceJoin({ name: '', definition: d });
-      if (typeof sj === 'string') throw new SvcError('not-supported', sj, { path: '$.args.definition.to_source' });
+      if (typeof sj === 'string') throw new SvcError('parse-failed', sj, { path: '$.args.definition.to_source' });
       return;
     }
     if (!readJoin({ name: '', definition: d })) throw new SvcError('parse-failed', 'expected to_remote_schema: {lhs_fields, remote_schema, remote_field}', { path: '$.args.definition' });
@@ -397,9 +403,9 @@ export function allRelationships(md: Metadata): { source: string; table: Qualifi
 
 /** The provider of joined fields (Note [Joined fields]): a table's relationships for a role. */
 export function relationshipProvider(
-  contextOf: (build: Pick<BuildResult, 'outputs'>, remote: string, role: string) => RelationshipContext | undefined,
+  contextOf: (build: Pick<BuildResult, 'metadata' | 'outputs'>, remote: string, role: string, types: TypeRegistry) => RelationshipContext | undefined,
   valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean,
-  target: (build: Pick<BuildResult, 'outputs'>, j: SourceJoin) => { rootName: string; keyField: string; keyScalar: string } | undefined,
+  target: (build: Pick<BuildResult, 'outputs'>, j: SourceJoin) => { rootName: string; keys: { field: string; scalar: string }[] } | undefined,
 ): JoinedFieldsProvider {
   return {
     fields(role, source, table, build, types, tableRoots) {
@@ -415,12 +421,14 @@ export function relationshipProvider(
           // Note [Joins to another source]: through the target's root field for this role.
           const tg = typeof sj === 'string' ? undefined : target(build, sj);
           const def = tg ? tableRoots()[tg.rootName] : undefined;
-          if (tg && def && typeof sj !== 'string') out[rel.name] = sourceJoinedField(sj, { name: tg.rootName, def }, tg.keyField, tg.keyScalar);
+          if (tg && def && typeof sj !== 'string') {
+            out[rel.name] = sourceJoinedField(sj, { root: () => def, rootName: tg.rootName, object: getNamedType(def.config.type) as GraphQLOutputType, args: def.config.args ?? {}, keys: tg.keys });
+          }
           continue;
         }
         const j = readJoin(rel);
         if (!j) continue;
-        const rc = contextOf(build, j.remoteSchema, role);
+        const rc = contextOf(build, j.remoteSchema, role, types);
         if (!rc) continue;
         const f = joinedField(j, rc, types);
         if (f) out[rel.name] = f;
@@ -435,7 +443,7 @@ export function relationshipProvider(
 /** The columns of this table a relationship joins on, whichever its target. */
 function lhsOf(r: RemoteRelationshipMeta): string[] {
   const sj = readSourceJoin(r);
-  if (sj && typeof sj !== 'string') return [sj.mapping[0]];
+  if (sj && typeof sj !== 'string') return sj.mapping.map(([from]) => from);
   return readJoin(r)?.lhs ?? [];
 }
 
@@ -492,8 +500,8 @@ export interface SourceJoin {
   source: string;
   table: QualifiedTable;
   kind: 'object' | 'array';
-  /** This table's column -> the target's column; one pair (the join machinery's key). */
-  mapping: [string, string];
+  /** Pairs of this side's field (a column, or a remote type's field) -> the target's column. */
+  mapping: [string, string][];
 }
 
 export function readSourceJoin(r: RemoteRelationshipMeta): SourceJoin | string | undefined {
@@ -503,74 +511,114 @@ export function readSourceJoin(r: RemoteRelationshipMeta): SourceJoin | string |
   const t = to.table;
   const table = typeof t === 'string' ? { schema: DEFAULT_SCHEMA, name: t } : t && typeof t === 'object' ? { schema: String((t as QualifiedTable).schema ?? DEFAULT_SCHEMA), name: String((t as QualifiedTable).name) } : undefined;
   const kind = to.relationship_type;
-  const mapping = Object.entries((to.field_mapping ?? {}) as Record<string, unknown>);
-  if (!table || (kind !== 'object' && kind !== 'array')) return 'to_source needs source, table, relationship_type (object or array) and field_mapping';
-  if (mapping.length !== 1 || typeof mapping[0]![1] !== 'string') return 'to_source joins on one column: field_mapping must have exactly one entry';
-  return { name: r.name, source, table, kind, mapping: [mapping[0]![0], mapping[0]![1] as string] };
+  const fm = to.field_mapping;
+  if (!table || (kind !== 'object' && kind !== 'array') || !fm || typeof fm !== 'object' || Array.isArray(fm)) return 'to_source needs source, table, relationship_type (object or array) and field_mapping';
+  const mapping = Object.entries(fm as Record<string, unknown>);
+  if (mapping.length === 0) return 'field_mapping must map at least one field to a column of the target table';
+  const bad = mapping.find(([, c]) => typeof c !== 'string');
+  if (bad) return `field_mapping: the column for ${JSON.stringify(bad[0])} must be a string`;
+  return { name: r.name, source, table, kind, mapping: mapping as [string, string][] };
+}
+
+/** The target table of a `to_source` join as a role sees it. */
+export interface SourceTarget {
+  /** The target's select root field (its name before any source namespace) for the role, made
+   * when the field is first planned. */
+  root: () => RootFieldDef | undefined;
+  rootName: string;
+  /** The table's object type and its select arguments, as the role sees them. */
+  object: GraphQLOutputType;
+  args: GraphQLFieldConfigArgumentMap;
+  /** Per mapping pair, the target column's GraphQL field name and scalar. */
+  keys: { field: string; scalar: string }[];
 }
 
 /*
  * Note [Joins to another source]
  * A relationship to a table of a source, maybe another database, is a joined field too (Note
- * [Joined fields] in plugins/database/schema/joins.ts): its values for a level of the answer come
+ * [Joined fields] in plugins/database/schema/joins.ts; from a remote schema's type, Note [Remote
+ * schema relationships] in ./schema-relationships.ts): its values for a level of the answer come
  * from the target table's own select root field for the role (so its permission applies), planned
- * once over a document of our making, `<root>(where: {_and: [{<column>: {_in: $__svc_keys}},
- * <the client's where>]}, order_by: ...) { __svc_key: <column> ...the client's selection }`, and
- * run once per level with the distinct join values bound: one statement, however many rows. The
- * rows are grouped by their key (an object relationship takes the first). The client's `limit`
- * and `offset` would apply to all parents at once, so the field offers only `where` and
- * `order_by`.
+ * once over a document of our making, `<root>(where: {_and: [{<column>: {_in: $__svc_keys_0}},
+ * ..., <the client's where>]}, order_by: ...) { __svc_key_0: <column> ... ...the client's
+ * selection }`, and run once per level with the distinct values of each join column bound: one
+ * statement, however many rows. With several column pairs the `_in`s may match a row whose
+ * tuple no parent has; the rows are grouped by their whole key tuple (as text, so that a remote's
+ * "1" meets a column's 1), which leaves those out. An object relationship takes the first row.
+ * The client's `limit` and `offset` would apply to all parents at once, so the field offers only
+ * `where` and `order_by`.
  */
-export function sourceJoinedField(j: SourceJoin, root: { name: string; def: RootFieldDef } , keyField: string, keyScalar: string): JoinedField {
-  const rootType = root.def.config.type;
-  const objectType = getNamedType(rootType) as GraphQLOutputType;
-  const args = root.def.config.args ?? {};
+const KEY_ALIAS = '__svc_key_';
+const KEY_VAR = '__svc_keys_';
+const keyText = (xs: readonly unknown[]) => JSON.stringify(xs.map((x) => (x === null || x === undefined ? null : typeof x === 'object' ? JSON.stringify(x) : String(x))));
+
+/** A join value as the target column's variable takes it: a remote's "1" for an Int column. */
+function coerceKey(x: unknown, scalar: string): unknown {
+  if (typeof x === 'string' && (scalar === 'Int' || scalar === 'Float') && x.trim() !== '' && Number.isFinite(Number(x))) return Number(x);
+  if (typeof x === 'number' && (scalar === 'String' || scalar === 'ID')) return String(x);
+  return x;
+}
+
+export function sourceJoinedField(j: SourceJoin, target: SourceTarget): JoinedField {
+  const object = target.object;
   return {
     config: {
-      type: j.kind === 'object' ? objectType : rootType,
-      args: j.kind === 'array' ? Object.fromEntries(Object.entries(args).filter(([n]) => n === 'where' || n === 'order_by')) : {},
+      type: j.kind === 'object' ? object : new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(object))),
+      args: j.kind === 'array' ? Object.fromEntries(Object.entries(target.args).filter(([n]) => n === 'where' || n === 'order_by')) : {},
       description: `Relationship to ${j.table.schema}.${j.table.name} in source ${j.source}`,
     },
-    columns: [j.mapping[0]],
+    columns: j.mapping.map(([from]) => from),
     plan(node, input) {
-      const KEY = '__svc_key';
-      const VAR = '__svc_keys';
+      const root = target.root();
+      if (!root) throw new SvcError('not-supported', `the relationship ${JSON.stringify(j.name)} cannot be joined: the select field of table ${JSON.stringify(j.table.name)} is not available`);
       const name = (value: string) => ({ kind: Kind.NAME, value }) as const;
-      const inKeys: ValueNode = { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name(keyField), value: { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name('_in'), value: { kind: Kind.VARIABLE, name: name(VAR) } }] } }] };
+      const obj = (fields: [string, ValueNode][]): ValueNode => ({ kind: Kind.OBJECT, fields: fields.map(([n, value]): ObjectFieldNode => ({ kind: Kind.OBJECT_FIELD, name: name(n), value })) });
+      const inKeys = target.keys.map((k, i) => obj([[k.field, obj([['_in', { kind: Kind.VARIABLE, name: name(`${KEY_VAR}${i}`) }]])]]));
       const userWhere = node.arguments?.find((a) => a.name.value === 'where')?.value;
-      const where: ValueNode = userWhere ? { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name('_and'), value: { kind: Kind.LIST, values: [inKeys, userWhere] } }] } : inKeys;
+      const conds = userWhere ? [...inKeys, userWhere] : inKeys;
+      const where: ValueNode = conds.length === 1 ? conds[0]! : obj([['_and', { kind: Kind.LIST, values: conds }]]);
       const orderBy = node.arguments?.find((a) => a.name.value === 'order_by');
       const field: FieldNode = {
         kind: Kind.FIELD,
-        name: name(root.name),
+        name: name(target.rootName),
         arguments: [{ kind: Kind.ARGUMENT, name: name('where'), value: where }, ...(orderBy ? [orderBy] : [])],
-        selectionSet: { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, alias: name(KEY), name: name(keyField) }, ...(node.selectionSet?.selections ?? [])] },
+        selectionSet: { kind: Kind.SELECTION_SET, selections: [...target.keys.map((k, i): FieldNode => ({ kind: Kind.FIELD, alias: name(`${KEY_ALIAS}${i}`), name: name(k.field) })), ...(node.selectionSet?.selections ?? [])] },
       };
-      const keysType: VariableDefinitionNode = {
+      const keysTypes: VariableDefinitionNode[] = target.keys.map((k, i) => ({
         kind: Kind.VARIABLE_DEFINITION,
-        variable: { kind: Kind.VARIABLE, name: name(VAR) },
-        type: { kind: Kind.LIST_TYPE, type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: name(keyScalar) } } },
-      };
-      const plan = root.def.plan({ ...(input as PlanInput), field, variableDefinitions: [...input.variableDefinitions, keysType] });
+        variable: { kind: Kind.VARIABLE, name: name(`${KEY_VAR}${i}`) },
+        type: { kind: Kind.LIST_TYPE, type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: name(k.scalar) } } },
+      }));
+      const plan = root.plan({ ...(input as PlanInput), field, variableDefinitions: [...input.variableDefinitions, ...keysTypes] });
+      const from = j.mapping.map(([f]) => f);
       return {
         async run(keys, ctx) {
-          const values = [...new Set(keys.map((k) => k[j.mapping[0]]).filter((x) => x !== null && x !== undefined))];
-          if (values.length === 0) return keys.map(() => null);
+          const live = keys.map((k) => from.every((c) => k[c] !== null && k[c] !== undefined));
+          if (!live.some(Boolean)) return keys.map(() => null);
+          const bound: Record<string, unknown> = {};
+          target.keys.forEach((k, i) => {
+            const seen = new Map<string, unknown>();
+            keys.forEach((row, n) => {
+              if (!live[n]) return;
+              const x = coerceKey(row[from[i]!], k.scalar);
+              seen.set(keyText([x]), x);
+            });
+            bound[`${KEY_VAR}${i}`] = [...seen.values()];
+          });
           // The request's context with the keys bound (its other parts as they are).
-          const withKeys = Object.create(ctx, { variables: { value: { ...ctx.variables, [VAR]: values } } }) as RunContext;
+          const withKeys = Object.create(ctx, { variables: { value: { ...ctx.variables, ...bound } } }) as RunContext;
           const rows = JSON.parse(await plan.run(withKeys)) as Record<string, unknown>[];
           const byKey = new Map<string, Record<string, unknown>[]>();
           for (const row of rows) {
-            const k = `${typeof row[KEY]}:${String(row[KEY])}`;
-            row[KEY] = undefined;
+            const k = keyText(target.keys.map((_, i) => row[`${KEY_ALIAS}${i}`]));
+            for (let i = 0; i < target.keys.length; i++) row[`${KEY_ALIAS}${i}`] = undefined;
             const list = byKey.get(k);
             if (list) list.push(row);
             else byKey.set(k, [row]);
           }
-          return keys.map((k) => {
-            const v = k[j.mapping[0]];
-            if (v === null || v === undefined) return null;
-            const found = byKey.get(`${typeof v}:${String(v)}`) ?? [];
+          return keys.map((k, n) => {
+            if (!live[n]) return null;
+            const found = byKey.get(keyText(from.map((c) => k[c]))) ?? [];
             return j.kind === 'object' ? (found[0] ?? null) : found;
           });
         },
