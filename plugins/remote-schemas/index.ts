@@ -12,7 +12,7 @@
  *   - a schema contributor: the remote's root fields (under its namespace when it has one), in
  *     the customized names, planned by ./plan.ts.
  */
-import { GraphQLObjectType, isObjectType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLObjectType, isObjectType, Kind, OperationTypeNode, type SelectionSetNode, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
 import { definePlugin, token, type BuildContext, type BuildResult, type TypeRegistry, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
@@ -26,6 +26,7 @@ import { rolePermission, type RolePermission } from './permissions.js';
 import { inheritPermissions } from './inherit.js';
 import { allRelationships, joinedField, readJoin, readSourceJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, sourceJoinedField, walkPath, type RelationshipContext, type RemoteRelationshipMeta } from './relationships.js';
 import { checkSchemaRelationship, registerSchemaRelationshipOperations, schemaJoins, schemaRelationshipId, schemaRelationshipsOf, schemaRelationshipUsers, withSchemaRelationship } from './schema-relationships.js';
+import { GRAPHQL } from '../graphql/index.js';
 import { DatabaseToken, sourceNames, tableJoinTypes, updateTableIfPresent, type DatabaseService, type InheritedRoleDef, type QualifiedTable } from '../database/index.js';
 
 const STEP = 'remote-schemas';
@@ -81,7 +82,7 @@ const notExists = (name: string) => new SvcError('not-exists', `remote schema wi
 
 export default definePlugin({
   name: 'remote-schemas',
-  after: ['database'],
+  after: ['database', 'graphql'],
   requires: [],
   options: REMOTE_SCHEMA_OPTIONS,
   setup(k) {
@@ -252,6 +253,50 @@ export default definePlugin({
           },
         ),
       );
+    }
+
+    // A subscription to a remote's field is refused as Hasura refuses it ("subscription to
+    // remote server is not supported"), before the operation is chosen: Hasura's subscription
+    // root offers the remotes' query fields and refuses them when it plans, which comes before
+    // its refusal of subscriptions over HTTP. A document gate sees the whole document, so a
+    // document with a subscription to a remote field is refused whichever operation it names.
+    const graphql = k.optional(GRAPHQL);
+    if (graphql) {
+      graphql.documentGate({
+        name: 'remote-subscriptions',
+        check({ document, role, build }) {
+          const rb = of(build);
+          if (rb.remotes.size === 0 || !document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION)) return undefined;
+          const names = new Set<string>();
+          for (const r of rb.remotes.values()) {
+            let schema: GraphQLSchema = r.schema;
+            if (role !== ADMIN && k.config.enableRemoteSchemaPermissions) {
+              const p = rb.permissions.get(r.name)?.get(role);
+              if (!p) continue;
+              schema = p.schema;
+            }
+            const q = schema.getQueryType();
+            if (r.customizer.namespace) names.add(r.customizer.namespace);
+            else if (q) for (const f of Object.keys(q.getFields())) names.add(r.customizer.fieldName(q.name, f));
+          }
+          const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+          const selects = (set: SelectionSetNode, seen: Set<string>): boolean =>
+            set.selections.some((x) => {
+              if (x.kind === Kind.FIELD) return names.has(x.name.value);
+              if (x.kind === Kind.INLINE_FRAGMENT) return selects(x.selectionSet, seen);
+              const f = fragments.get(x.name.value);
+              if (!f || seen.has(f.name.value)) return false;
+              seen.add(f.name.value);
+              return selects(f.selectionSet, seen);
+            });
+          for (const d of document.definitions) {
+            if (d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION && selects(d.selectionSet, new Set())) {
+              return { code: 'not-supported', message: 'subscription to remote server is not supported' };
+            }
+          }
+          return undefined;
+        },
+      });
     }
 
     k.buildStep<RemoteBuild>({

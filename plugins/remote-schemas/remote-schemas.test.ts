@@ -128,6 +128,18 @@ describe('remote schema operations', () => {
     expect(m).toEqual({ data: { rename: { name: 'Leia' } } });
   });
 
+  it("refuses a subscription to a remote's field as Hasura does, before the HTTP refusal", async () => {
+    const before = seen.bodies.length;
+    const r = await gql(`subscription { hero(id: "1") { id } }`);
+    expect(r).toEqual({ errors: [{ extensions: { code: 'not-supported', path: '$' }, message: 'subscription to remote server is not supported' }] });
+    const viaFragment = await gql(`subscription S { ...F } fragment F on subscription_root { hero(id: "1") { id } }`);
+    expect(viaFragment.errors[0].extensions.code).toBe('not-supported');
+    expect(seen.bodies.length).toBe(before);
+    // A subscription without remote fields is refused over HTTP as before.
+    const other = await gql(`subscription { nope }`);
+    expect(other.errors[0].extensions.code).toBe('unexpected-payload');
+  });
+
   it('sends the configured headers, the session variables and the client headers', async () => {
     const r = await gql(`{ echoHeaders }`, undefined, { ...ADMIN, 'x-svc-role': 'admin', 'x-svc-user-id': '7', 'x-custom': 'c', 'x-token': 'client' });
     const h = r.data.echoHeaders;
