@@ -176,6 +176,10 @@ export interface Preset {
   readonly type?: string;
 }
 
+/** A remote's scalar arguments and input fields take any scalar literal: the remote checks it
+ * (Note [Text literals at marked positions] in plugins/graphql/prepare.ts). */
+const UNCHECKED = { uncheckedLiteral: true } as const;
+
 /** Marks a relationship field of a remote's object type: its JoinedField (Note [Remote schema
  * relationships] in ./schema-relationships.ts). */
 export const JOIN = 'svcRemoteJoin';
@@ -279,7 +283,7 @@ export class ExposedTypes {
             if (hidden?.has(f.name)) continue;
             const named = getNamedType(f.type);
             if (isInputObjectType(named) && fullyPreset(named, this.presets)) continue;
-            fields[f.name] = { type: this.wrap(f.type) as GraphQLInputType, description: f.description, defaultValue: f.defaultValue, deprecationReason: f.deprecationReason };
+            fields[f.name] = { type: this.wrap(f.type) as GraphQLInputType, description: f.description, defaultValue: f.defaultValue, deprecationReason: f.deprecationReason, extensions: UNCHECKED };
           }
           return fields;
         },
@@ -325,7 +329,7 @@ export class ExposedTypes {
       if (hidden?.has(a.name)) continue;
       const named = getNamedType(a.type);
       if (isInputObjectType(named) && fullyPreset(named, this.presets)) continue;
-      const conf: GraphQLArgumentConfig = { type: this.wrap(a.type) as GraphQLInputType, description: a.description, deprecationReason: a.deprecationReason };
+      const conf: GraphQLArgumentConfig = { type: this.wrap(a.type) as GraphQLInputType, description: a.description, deprecationReason: a.deprecationReason, extensions: UNCHECKED };
       if (a.defaultValue !== undefined) conf.defaultValue = a.defaultValue;
       out[a.name] = conf;
     }

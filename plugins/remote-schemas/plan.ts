@@ -23,6 +23,7 @@ import {
   print,
   visit,
   type ArgumentNode,
+  type DirectiveNode,
   type DocumentNode,
   type FieldNode,
   type GraphQLField,
@@ -311,7 +312,7 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
     definitions.push({ kind: Kind.VARIABLE_DEFINITION, variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: p.variable } }, type: parseTypeText(p.type) });
   }
   const doc: DocumentNode = { kind: Kind.DOCUMENT, definitions: [{ ...body, variableDefinitions: definitions }] };
-  const text = print(doc);
+  const text = printOneLine(doc);
   const clientVariables = input.variableDefinitions.filter((d) => used.has(d.variable.name.value)).map((d) => d.variable.name.value);
   const mapTypes = cz.renamesTypes;
   const rename = (n: string) => cz.typeName(n);
@@ -496,4 +497,34 @@ export async function spliceShapeJoins(value: unknown, shape: Shape, ctx: RunCon
     for (const j of sh.joins ?? []) for (const o of objects) for (const c of j.columns) delete o[LHS_KEY + c];
   };
   clean(value, shape);
+}
+
+/*
+ * Note [The remote's document on one line]
+ * The document a root field sends its remote is printed on one line, as Hasura prints it
+ * (`query  { user(id: "1") { id } }`: the operation's type, its name (none: an empty one, hence
+ * two spaces), its variables, then the selection set, `{ ` and ` }` around selections that one
+ * space separates). The remote's errors come back with `locations` in that document, and the
+ * clients (and the conformance suite) read the same line and column as from Hasura.
+ */
+export function printOneLine(doc: DocumentNode): string {
+  const directives = (ds: readonly DirectiveNode[] | undefined) => (ds ?? []).map((d) => ` ${print(d)}`).join('');
+  const set = (s: SelectionSetNode): string => `{ ${s.selections.map(selection).join(' ')} }`;
+  const selection = (s: SelectionNode): string => {
+    if (s.kind === Kind.FIELD) {
+      const args = s.arguments?.length ? `(${s.arguments.map((a) => `${a.name.value}: ${print(a.value)}`).join(', ')})` : '';
+      return `${s.alias ? `${s.alias.value}: ` : ''}${s.name.value}${args}${directives(s.directives)}${s.selectionSet ? ` ${set(s.selectionSet)}` : ''}`;
+    }
+    if (s.kind === Kind.INLINE_FRAGMENT) return `...${s.typeCondition ? ` on ${s.typeCondition.name.value}` : ''}${directives(s.directives)} ${set(s.selectionSet)}`;
+    return `...${s.name.value}${directives(s.directives)}`;
+  };
+  return doc.definitions
+    .map((d) => {
+      if (d.kind === Kind.OPERATION_DEFINITION) {
+        const vars = d.variableDefinitions?.length ? `(${d.variableDefinitions.map((v) => print(v)).join(', ')})` : '';
+        return `${d.operation} ${d.name?.value ?? ''}${vars}${directives(d.directives)} ${set(d.selectionSet)}`;
+      }
+      return print(d);
+    })
+    .join(' ');
 }

@@ -128,6 +128,29 @@ describe('remote schema operations', () => {
     expect(m).toEqual({ data: { rename: { name: 'Leia' } } });
   });
 
+  it("passes a remote's scalar literals on unchecked, on one line as Hasura prints them", async () => {
+    const r = await gql(`{ whoami(user_id: "abc") }`);
+    // The remote's own error, with its location in the one-line document it got.
+    expect(seen.bodies.at(-1).query).toBe('query  { whoami(user_id: "abc") }');
+    expect(r.data).toBeNull();
+    expect(r.errors).toEqual([{ message: expect.stringMatching(/Int cannot represent/), locations: [{ line: 1, column: 26 }] }]);
+    // Input objects are still checked by the engine (their fields), and null for a non-null.
+    const badField = await gql(`{ filtered(filter: {nope: 1}) }`);
+    expect(badField.errors[0]).toEqual({ message: "field 'nope' not found in type: 'HeroFilter'", extensions: { code: 'validation-failed', path: '$.selectionSet.filtered.args.filter.nope' } });
+    const nul = await gql(`{ hero(id: null) { id } }`);
+    expect(nul.errors[0].extensions.code).toBe('validation-failed');
+  });
+
+  it('leaves out inline fragments of unknown types, and checks a variable of an unknown type where it is used', async () => {
+    const r = await gql(`{ hero(id: "1") { id ... on Nope { name } ... on Droid { primaryFunction } } }`);
+    expect(r).toEqual({ data: { hero: { id: '1', primaryFunction: 'Astromech' } } });
+    expect(seen.bodies.at(-1).query).not.toMatch(/Nope/);
+    const v = await gql(`query Q($f: Nope) { filtered(filter: $f) }`, { f: { limit: 1 } });
+    expect(v).toEqual({ errors: [{ message: "variable 'f' is declared as 'Nope', but used where 'HeroFilter' is expected", extensions: { code: 'validation-failed', path: '$.selectionSet.filtered.args.filter' } }] });
+    const unused = await gql(`query Q($f: Nope) { whoami }`);
+    expect(unused.errors[0].message).toMatch(/Unknown type "Nope"/);
+  });
+
   it("refuses a subscription to a remote's field as Hasura does, before the HTTP refusal", async () => {
     const before = seen.bodies.length;
     const r = await gql(`subscription { hero(id: "1") { id } }`);
