@@ -214,7 +214,7 @@ export default definePlugin({
       if (!db) return undefined;
       const database = db;
       let tables: ReturnType<typeof tableJoinTypes> | undefined;
-      return schemaJoins(of(build).schemaRelationships.get(remote), (rel) => {
+      return schemaJoins(of(build).schemaRelationships.get(remote), (rel, typeName) => {
         const sj = readSourceJoin(rel);
         if (sj && typeof sj !== 'string') {
           // Through the table's select field for the role: where it may not select the table
@@ -234,7 +234,8 @@ export default definePlugin({
         }
         const j = readJoin(rel);
         const rc = j ? contextOf(build, j.remoteSchema, role, types) : undefined;
-        return j && rc ? joinedField(j, rc, types) : undefined;
+        const owner = of(build).remotes.get(remote)?.customizer.typeName(typeName);
+        return j && rc ? joinedField(j, rc, types, owner) : undefined;
       });
     };
     if (db) {
@@ -250,6 +251,11 @@ export default definePlugin({
             const cols = sj.mapping.map(([, to]) => t?.columns.find((c) => c.name === to));
             if (!src || !t || cols.some((c) => !c)) return undefined;
             return { rootName: sourceNames(src).field(t.rootFields.select.name), keys: cols.map((c) => ({ field: c!.field, scalar: c!.scalar.graphql })) };
+          },
+          (build, source, table) => {
+            const src = db!.resolved(build).sources.get(source);
+            const t = src ? [...src.tables.values()].find((x) => x.meta.table.schema === table.schema && x.meta.table.name === table.name)?.model : undefined;
+            return src && t ? sourceNames(src).type(t.name) : undefined;
           },
         ),
       );

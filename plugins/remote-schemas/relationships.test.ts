@@ -127,6 +127,11 @@ describe('remote relationships', () => {
     // Profile 1 is alice: the join gives `name: "alice"`, the client `id: {eq: 3}`; both apply.
     const r = await s.gql(`{ profiles(where: {id: {_eq: 1}}) { userMessages(where: {id: {eq: 3}}) { id msg } } }`);
     expect(r).toEqual({ data: { profiles: [{ userMessages: [{ id: 3, msg: 'again' }] }] } });
+    // The argument the join fixes in part has a type of the relationship's own, as Hasura names it.
+    const t = await s.gql(`{ __type(name: "profiles") { fields { name args { name type { name } } } } }`);
+    expect(t.data.__type.fields.find((f: any) => f.name === 'userMessages').args).toEqual([{ name: 'where', type: { name: 'MessageWhere_remote_rel_profilesuserMessages' } }]);
+    const v = await s.gql(`query ($w: MessageWhere_remote_rel_profilesuserMessages) { profiles(where: {id: {_eq: 1}}) { userMessages(where: $w) { id } } }`, { w: { id: { eq: 3 } } });
+    expect(v).toEqual({ data: { profiles: [{ userMessages: [{ id: 3 }] }] } });
     // The join wins over the client on the same input field (rule 7).
     const r2 = await s.gql(`{ profiles(where: {id: {_eq: 1}}) { userMessages(where: {name: "bob"}) { id } } }`);
     expect(r2).toEqual({ data: { profiles: [{ userMessages: [{ id: 1 }, { id: 3 }] }] } });

@@ -9,6 +9,7 @@ import {
   getNamedType,
   GraphQLList,
   GraphQLNonNull,
+  GraphQLInputObjectType,
   type GraphQLFieldConfigArgumentMap,
   isListType,
   isNonNullType,
@@ -36,7 +37,7 @@ import { ExecErrors, SvcError } from '../../core/errors.js';
 import type { BuildResult, Metadata, OperationDef, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
-import { ExposedTypes, type Preset } from './customize.js';
+import { ExposedTypes, ORIGINAL, originalName, type Preset } from './customize.js';
 import { exchange, hasJoins, makeConverter, mapTypenames, renameType, spliceShapeJoins, variablesFor, type Shape } from './plan.js';
 import type { ResolvedRemote } from './remote.js';
 import type { RolePermission } from './permissions.js';
@@ -170,6 +171,31 @@ function mergeObjects(mine: ValueNode, join: ValueNode): ValueNode {
 }
 
 /*
+ * Note [Arguments the join fixes in part]
+ * An input object argument of which the join fixes some fields (`where: {id: {eq: "$id"}}`) is
+ * offered to the client under a type of the relationship's own, named as Hasura names it:
+ * `<input type>_remote_rel_<owner type><relationship>` (`MessageWhereInpObj_remote_rel_
+ * custom_authorsuserInfo`), with the input type's fields. It stands for the remote's type (its
+ * remote name mark), so the request is written as before.
+ */
+function partly(t: GraphQLInputType, suffix: string, types: TypeRegistry): GraphQLInputType {
+  if (isNonNullType(t)) return new GraphQLNonNull(partly(t.ofType as GraphQLInputType, suffix, types) as never);
+  if (isListType(t)) return new GraphQLList(partly(t.ofType as GraphQLInputType, suffix, types));
+  if (!isInputObjectType(t)) return t;
+  const name = `${t.name}${suffix}`;
+  const known = types.get(name);
+  if (known && isInputObjectType(known)) return known;
+  const copy = new GraphQLInputObjectType({
+    name,
+    description: t.description,
+    extensions: { [ORIGINAL]: originalName(t) },
+    fields: () => Object.fromEntries(Object.values(t.getFields()).map((f) => [f.name, { type: f.type, description: f.description, defaultValue: f.defaultValue, deprecationReason: f.deprecationReason, extensions: f.extensions }])),
+  });
+  types.define(copy);
+  return copy;
+}
+
+/*
  * Note [Batched remote joins]
  * A remote relationship's values for one level of an answer are fetched in one request: the
  * distinct join keys of the rows become aliased copies of the remote field (`r0: message(id: 1)
@@ -192,7 +218,9 @@ export interface RelationshipContext {
 }
 
 /** The joined field of one relationship for one role, or undefined where the role may not use it. */
-export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeRegistry): JoinedField | undefined {
+/** `owner`: the GraphQL name of the type that has the relationship (a table's, a remote type's),
+ * for the names of its arguments' types (Note [Arguments the join fixes in part]). */
+export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeRegistry, owner?: string): JoinedField | undefined {
   const source = rc.permission?.schema ?? rc.remote.schema;
   const presets: ReadonlyMap<string, ReadonlyMap<string, Preset>> = rc.permission?.presets ?? new Map();
   const levels = walkPath(source, j);
@@ -210,7 +238,12 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
   // (fields of an input object) stays, and the client's value is merged under the join's.
   const fixed = new Set(Object.entries(last.args).filter(([, x]) => x === null || typeof x !== 'object' || Array.isArray(x)).map(([n]) => n));
   // By name, as Hasura lists a relationship field's arguments.
-  const args = Object.fromEntries(Object.entries(ex.args(`${last.parent.name}.${last.field.name}`, last.field.args)).filter(([name]) => !fixed.has(name)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const args = Object.fromEntries(
+    Object.entries(ex.args(`${last.parent.name}.${last.field.name}`, last.field.args))
+      .filter(([name]) => !fixed.has(name))
+      .map(([name, a]) => [name, owner !== undefined && name in last.args ? { ...a, type: partly(a.type, `_remote_rel_${owner}${j.name}`, types) } : a] as const)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
   return {
     config: { type, args, description: `Remote relationship to ${rc.remote.name}` },
     columns: j.lhs,
@@ -227,8 +260,13 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
       const joined = hasJoins(shape);
       // Rule 7: the join's arguments win over the client's and the presets of the same name.
       const ownArgs = (converted.arguments ?? []).filter((a) => !fixed.has(a.name.value));
+      // A variable the client gives for an argument the join fixes in part is merged with the
+      // join's fields when the request runs (its value written in): the remote's document does
+      // not declare it, unless it is used elsewhere too.
+      const joinNames = new Set(Object.keys(last.args));
+      const inlined = (a: ArgumentNode) => joinNames.has(a.name.value) && a.value.kind === Kind.VARIABLE;
       const used = new Set<string>();
-      visit(converted, {
+      visit({ ...converted, arguments: ownArgs.filter((a) => !inlined(a)) }, {
         Variable(n) {
           used.add(n.name.value);
         },
@@ -238,19 +276,21 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
       const clientVariables = [...used].filter((n) => input.variableDefinitions.some((d) => d.variable.name.value === n));
       const argsOf = (lv: Level, row: Readonly<Record<string, unknown>>): ArgumentNode[] =>
         Object.entries(lv.args).map(([name, x]) => ({ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: name }, value: literal(x, row) }));
-      const chain = (i: number, row: Readonly<Record<string, unknown>>, alias: string | undefined): FieldNode => {
+      const chain = (i: number, row: Readonly<Record<string, unknown>>, alias: string | undefined, vars: Readonly<Record<string, unknown>>): FieldNode => {
         const lv = levels[i]!;
         const a = alias ? { kind: Kind.NAME, value: alias } as const : undefined;
         if (i === levels.length - 1) {
           const joinArgs = argsOf(lv, row);
           const merged = joinArgs.map((ja) => {
             const mine = ownArgs.find((o) => o.name.value === ja.name.value);
-            return mine ? { ...ja, value: mergeObjects(mine.value, ja.value) } : ja;
+            if (!mine) return ja;
+            const value = mine.value.kind === Kind.VARIABLE ? jsonLiteral(vars[mine.value.name.value]) : mine.value;
+            return { ...ja, value: mergeObjects(value, ja.value) };
           });
           const rest = ownArgs.filter((o) => !joinArgs.some((ja) => ja.name.value === o.name.value));
           return { ...converted, alias: a, arguments: [...merged, ...rest] };
         }
-        return { kind: Kind.FIELD, alias: a, name: { kind: Kind.NAME, value: lv.field.name }, arguments: argsOf(lv, row), selectionSet: { kind: Kind.SELECTION_SET, selections: [chain(i + 1, row, undefined)] } };
+        return { kind: Kind.FIELD, alias: a, name: { kind: Kind.NAME, value: lv.field.name }, arguments: argsOf(lv, row), selectionSet: { kind: Kind.SELECTION_SET, selections: [chain(i + 1, row, undefined, vars)] } };
       };
       const down = (value: unknown, i: number): unknown => {
         if (i >= levels.length) return value;
@@ -273,7 +313,7 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
             return n;
           });
           if (rowsOf.length === 0) return keys.map(() => null);
-          const selections: SelectionNode[] = rowsOf.map((row, n) => chain(0, row, `r${n}`));
+          const selections: SelectionNode[] = rowsOf.map((row, n) => chain(0, row, `r${n}`, ctx.variables));
           const text = print({ kind: Kind.DOCUMENT, definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: 'query' as never, variableDefinitions: definitions, selectionSet: { kind: Kind.SELECTION_SET, selections } }] });
           let data: Record<string, unknown>;
           try {
@@ -406,6 +446,7 @@ export function relationshipProvider(
   contextOf: (build: Pick<BuildResult, 'metadata' | 'outputs'>, remote: string, role: string, types: TypeRegistry) => RelationshipContext | undefined,
   valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean,
   target: (build: Pick<BuildResult, 'outputs'>, j: SourceJoin) => { rootName: string; keys: { field: string; scalar: string }[] } | undefined,
+  typeName: (build: Pick<BuildResult, 'outputs'>, source: string, table: QualifiedTable) => string | undefined,
 ): JoinedFieldsProvider {
   return {
     fields(role, source, table, build, types, tableRoots) {
@@ -430,7 +471,7 @@ export function relationshipProvider(
         if (!j) continue;
         const rc = contextOf(build, j.remoteSchema, role, types);
         if (!rc) continue;
-        const f = joinedField(j, rc, types);
+        const f = joinedField(j, rc, types, typeName(build, source, table));
         if (f) out[rel.name] = f;
       }
       return out;

@@ -179,7 +179,7 @@ export function checkSchemaRelationship(x: SchemaRelationship, env: SchemaRelati
 
 /** The joined fields of a remote's types for a role: `make` gives one relationship's field (or
  * undefined where the role may not use it); made once per type. */
-export function schemaJoins(byType: ReadonlyMap<string, readonly RemoteRelationshipMeta[]> | undefined, make: (rel: RemoteRelationshipMeta) => JoinedField | undefined): ((typeName: string) => Readonly<Record<string, JoinedField>> | undefined) | undefined {
+export function schemaJoins(byType: ReadonlyMap<string, readonly RemoteRelationshipMeta[]> | undefined, make: (rel: RemoteRelationshipMeta, typeName: string) => JoinedField | undefined): ((typeName: string) => Readonly<Record<string, JoinedField>> | undefined) | undefined {
   if (!byType || byType.size === 0) return undefined;
   const made = new Map<string, Record<string, JoinedField>>();
   return (typeName) => {
@@ -189,7 +189,7 @@ export function schemaJoins(byType: ReadonlyMap<string, readonly RemoteRelations
     if (!out) {
       out = {};
       for (const rel of rels) {
-        const f = make(rel);
+        const f = make(rel, typeName);
         if (f) out[rel.name] = f;
       }
       made.set(typeName, out);
