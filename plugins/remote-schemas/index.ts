@@ -25,7 +25,7 @@ import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from
 import { rolePermission, type RolePermission } from './permissions.js';
 import { inheritPermissions } from './inherit.js';
 import { allRelationships, joinedField, readJoin, readSourceJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, sourceJoinedField, walkPath, type RelationshipContext, type RemoteRelationshipMeta } from './relationships.js';
-import { checkSchemaRelationship, registerSchemaRelationshipOperations, schemaJoins, schemaRelationshipId, schemaRelationshipsOf, schemaRelationshipUsers, withSchemaRelationship } from './schema-relationships.js';
+import { checkSchemaRelationship, registerSchemaRelationshipOperations, schemaJoins, schemaRelationshipId, schemaRelationshipsOf, schemaRelationshipTargets, schemaRelationshipUsers, withSchemaRelationship } from './schema-relationships.js';
 import { GRAPHQL } from '../graphql/index.js';
 import { DatabaseToken, sourceNames, tableJoinTypes, updateTableIfPresent, type DatabaseService, type InheritedRoleDef, type QualifiedTable } from '../database/index.js';
 
@@ -240,7 +240,7 @@ export default definePlugin({
     };
     if (db) {
       registerRelationshipOperations(op);
-      db.registerGroup(relationshipGroup());
+      db.registerGroup(relationshipGroup(schemaRelationshipTargets));
       db.registerJoinedFields(
         relationshipProvider(
           contextOf,

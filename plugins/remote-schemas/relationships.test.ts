@@ -192,7 +192,19 @@ describe('remote relationships', () => {
       [3, [{ id: 3, name: 'carol' }]],
       [4, null],
     ]);
-    const badSecond = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'nope', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'id', name: 'nope' } } } } });
+    // The target table and its join column: refused without cascade, followed when renamed.
+    const untrack = await meta({ type: 'pg_untrack_table', args: { table: 'teams' } });
+    expect([untrack.status, untrack.body.code]).toEqual([400, 'dependency-error']);
+    expect(untrack.body.error).toMatch(/remote_relationship profiles.team in source "default"/);
+    await s.runSql('alter table teams rename column title to label');
+    const profiles = (await meta({ type: 'export_metadata', args: {} })).body.sources[0].tables.find((x: any) => x.table.name === 'profiles');
+    expect(profiles.remote_relationships.find((x: any) => x.name === 'team').definition.to_source.field_mapping).toEqual({ team_id: 'id' });
+    await s.runSql('alter table profiles rename column team_id to team_ref');
+    const renamed = (await meta({ type: 'export_metadata', args: {} })).body.sources[0].tables;
+    expect(renamed.find((x: any) => x.table.name === 'profiles').remote_relationships.find((x: any) => x.name === 'team').definition.to_source.field_mapping).toEqual({ team_ref: 'id' });
+    expect(renamed.find((x: any) => x.table.name === 'teams').remote_relationships.find((x: any) => x.name === 'members').definition.to_source.field_mapping).toEqual({ id: 'team_ref' });
+    expect((await s.gql(`{ profiles(where: {id: {_eq: 1}}) { team { label } } }`)).data).toEqual({ profiles: [{ team: { label: 'one' } }] });
+    const badSecond = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'nope', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_ref: 'id', name: 'nope' } } } } });
     expect([badSecond.status, badSecond.body.error]).toEqual([400, expect.stringMatching(/column "nope" does not exist in table "teams"/)]);
   });
 });

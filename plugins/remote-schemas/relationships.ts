@@ -488,28 +488,82 @@ function lhsOf(r: RemoteRelationshipMeta): string[] {
   return readJoin(r)?.lhs ?? [];
 }
 
-export function relationshipGroup(): CommandGroup {
+/** Whether a `to_source` relationship joins to this table, or (a column target) on this column. */
+export function joinsTo(sj: SourceJoin, target: DepTarget): boolean {
+  if (target.kind !== 'table' && target.kind !== 'column') return false;
+  if (sj.source !== target.source || sj.table.schema !== target.table.schema || sj.table.name !== target.table.name) return false;
+  return target.kind === 'table' || sj.mapping.some(([, c]) => c === target.column);
+}
+
+/** A `to_source` definition with a column of its target (`side: 'to'`) or of its own side
+ * (`'from'`) renamed. */
+export function renameMapped(rel: RemoteRelationshipMeta, side: 'from' | 'to', from: string, to: string): RemoteRelationshipMeta {
+  const d = rel.definition.to_source as Record<string, unknown>;
+  const fm = Object.entries((d.field_mapping ?? {}) as Record<string, string>).map(([a, b]) => (side === 'from' ? [a === from ? to : a, b] : [a, b === from ? to : b]));
+  return { ...rel, definition: { ...rel.definition, to_source: { ...d, field_mapping: Object.fromEntries(fm) } } };
+}
+
+/** Every table's relationships in a document, with their source and table. */
+function eachTable(md: Metadata): { source: string; table: TableMeta }[] {
+  return ((md.sources as { name: string; tables?: TableMeta[] }[] | undefined) ?? []).flatMap((s) => (s.tables ?? []).map((table) => ({ source: s.name, table })));
+}
+
+/** `others`: the dependents and renames of relationships kept elsewhere (the remote schemas'
+ * types' relationships to tables, ./schema-relationships.ts). */
+export function relationshipGroup(others?: { dependents(md: Metadata, target: DepTarget): Dependent[]; rename(md: Metadata, r: SchemaRename): Metadata }): CommandGroup {
   const relsIn = (md: Metadata, source: string, qt: QualifiedTable) => {
     const s = findSource(md, source);
     const t = s ? findTable(s, qt) : undefined;
     return t ? relsOf(t) : [];
   };
+  const dependent = (source: string, table: QualifiedTable, r: RemoteRelationshipMeta): Dependent => ({
+    id: `remote_relationship@${source}:${qtKey(table)}:${r.name}`,
+    description: `remote_relationship ${table.name}.${r.name} in source "${source}"`,
+    remove: (m: Metadata) => updateTableIfPresent(m, source, table, (t) => withRels(t, relsOf(t).filter((x) => x.name !== r.name))),
+  });
   return {
     name: 'remote-relationships',
     operations: () => [],
     dependents(md: Metadata, target: DepTarget): Dependent[] {
-      if (target.kind !== 'column' && target.kind !== 'computed_field') return [];
+      const out: Dependent[] = [];
+      // Joins to this table, or on this column of it, from any table (`to_source`).
+      for (const { source, table } of eachTable(md)) {
+        for (const r of relsOf(table)) {
+          const sj = readSourceJoin(r);
+          if (sj && typeof sj !== 'string' && joinsTo(sj, target)) out.push(dependent(source, table.table, r));
+        }
+      }
+      if (others) out.push(...others.dependents(md, target));
+      if (target.kind !== 'column' && target.kind !== 'computed_field') return out;
       const name = target.kind === 'column' ? target.column : target.name;
-      return relsIn(md, target.source, target.table)
-        .filter((r) => lhsOf(r).includes(name))
-        .map((r) => ({
-          id: `remote_relationship@${target.source}:${qtKey(target.table)}:${r.name}`,
-          description: `remote_relationship ${target.table.name}.${r.name} in source "${target.source}"`,
-          remove: (m: Metadata) => updateTableIfPresent(m, target.source, target.table, (t) => withRels(t, relsOf(t).filter((x) => x.name !== r.name))),
-        }));
+      for (const r of relsIn(md, target.source, target.table)) if (lhsOf(r).includes(name) && !out.some((d) => d.id === dependent(target.source, target.table, r).id)) out.push(dependent(target.source, target.table, r));
+      return out;
     },
     rename(md: Metadata, r: SchemaRename): Metadata {
       if (r.kind !== 'column') return md;
+      // The column as a join target of `to_source` relationships, and as their own join column.
+      for (const { source, table } of eachTable(md)) {
+        const target: DepTarget = { kind: 'column', source: r.source, table: r.table, column: r.from };
+        const own = source === r.source && table.table.schema === r.table.schema && table.table.name === r.table.name;
+        const touched = relsOf(table).some((x) => {
+          const sj = readSourceJoin(x);
+          return sj && typeof sj !== 'string' && (joinsTo(sj, target) || (own && sj.mapping.some(([a]) => a === r.from)));
+        });
+        if (!touched) continue;
+        md = updateTableIfPresent(md, source, table.table, (t) =>
+          withRels(
+            t,
+            relsOf(t).map((x) => {
+              const sj = readSourceJoin(x);
+              if (!sj || typeof sj === 'string') return x;
+              let y = joinsTo(sj, target) ? renameMapped(x, 'to', r.from, r.to) : x;
+              if (own && sj.mapping.some(([a]) => a === r.from)) y = renameMapped(y, 'from', r.from, r.to);
+              return y;
+            }),
+          ),
+        );
+      }
+      if (others) md = others.rename(md, r);
       const rels = relsIn(md, r.source, r.table);
       if (!rels.some((x) => readJoin(x)?.lhs.includes(r.from))) return md;
       const swap = (x: unknown): unknown => {

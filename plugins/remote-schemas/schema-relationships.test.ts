@@ -192,6 +192,25 @@ describe('remote schema relationships', () => {
     expect(desks.errors[0].message).toMatch(/desks/);
   });
 
+  it("follows its join column's rename, and goes with the target table only with cascade", async () => {
+    await s.runSql('alter table desks rename column city to town');
+    const exported = (await meta({ type: 'export_metadata', args: {} })).body;
+    const rels = exported.remote_schemas.find((r: any) => r.name === 'people').remote_relationships[0].relationships;
+    expect(rels.find((r: any) => r.name === 'desks').definition.to_source.field_mapping).toEqual({ teamId: 'team_id', city: 'town' });
+    expect((await s.gql(`{ person(id: "2") { desks { label } } }`)).data).toEqual({ person: { desks: [{ label: 'd2' }] } });
+    const refused = await meta({ type: 'pg_untrack_table', args: { table: 'desks' } });
+    expect([refused.status, refused.body.code]).toEqual([400, 'dependency-error']);
+    expect(refused.body.error).toMatch(/remote_schema_remote_relationship desks of type Person in remote schema people/);
+    const dropped = await s.query({ type: 'run_sql', args: { sql: 'alter table desks drop column town' } });
+    expect([dropped.status, dropped.body.code]).toEqual([400, 'dependency-error']);
+    expect((await meta({ type: 'pg_untrack_table', args: { table: 'desks', cascade: true } })).body).toEqual(ok);
+    const after = (await meta({ type: 'export_metadata', args: {} })).body.remote_schemas.find((r: any) => r.name === 'people');
+    expect(after.remote_relationships[0].relationships.map((r: any) => r.name)).toEqual(['team', 'orders']);
+    expect((await meta({ type: 'pg_track_table', args: { table: 'desks' } })).status).toBe(200);
+    await s.runSql('alter table desks rename column town to city');
+    expect((await rel('Person', 'desks', { to_source: { source: 'default', table: 'desks', relationship_type: 'array', field_mapping: { teamId: 'team_id', city: 'city' } } })).body).toEqual(ok);
+  });
+
   it('updates and deletes a relationship; replace_metadata keeps them', async () => {
     const upd = await rel('Person', 'team', { to_source: { ...team.to_source, relationship_type: 'array' } }, 'update_remote_schema_remote_relationship');
     expect(upd.body).toEqual(ok);

@@ -9,9 +9,9 @@ import * as v from '../../core/valibot.js';
 import { SvcError } from '../../core/errors.js';
 import type { Metadata, OperationDef } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
-import type { JoinedField } from '../database/index.js';
-import type { RemoteSchemaMeta, RemoteSchemaRelationships } from './definition.js';
-import { readJoin, readSourceJoin, walkPath, type RemoteRelationshipMeta } from './relationships.js';
+import type { DepTarget, Dependent, JoinedField, SchemaRename } from '../database/index.js';
+import { remoteSchemasOf, withRemoteSchemas, type RemoteSchemaMeta, type RemoteSchemaRelationships } from './definition.js';
+import { joinsTo, readJoin, readSourceJoin, renameMapped, walkPath, type RemoteRelationshipMeta } from './relationships.js';
 import type { ResolvedRemote } from './remote.js';
 
 /*
@@ -197,3 +197,40 @@ export function schemaJoins(byType: ReadonlyMap<string, readonly RemoteRelations
     return out;
   };
 }
+
+/** The remote schemas' relationships that join to a table or a column of one (for the database
+ * plugin's dependents: untrack_table, a column dropped by run_sql), and their join columns
+ * renamed with the table's. */
+export const schemaRelationshipTargets = {
+  dependents(md: Metadata, target: DepTarget): Dependent[] {
+    const out: Dependent[] = [];
+    for (const r of remoteSchemasOf(md)) {
+      for (const x of schemaRelationshipsOf(r)) {
+        const sj = readSourceJoin(x.rel);
+        if (!sj || typeof sj === 'string' || !joinsTo(sj, target)) continue;
+        out.push({
+          id: `remote_schema_remote_relationship@${JSON.stringify([r.name, x.typeName, x.rel.name])}`,
+          description: `remote_schema_remote_relationship ${x.rel.name} of type ${x.typeName} in remote schema ${r.name}`,
+          remove: (m: Metadata) => withRemoteSchemas(m, remoteSchemasOf(m).map((y) => (y.name === r.name ? withSchemaRelationship(y, x.typeName, x.rel.name, undefined) : y))),
+        });
+      }
+    }
+    return out;
+  },
+  rename(md: Metadata, rn: SchemaRename): Metadata {
+    if (rn.kind !== 'column') return md;
+    const target: DepTarget = { kind: 'column', source: rn.source, table: rn.table, column: rn.from };
+    let changed = false;
+    const next = remoteSchemasOf(md).map((r) => {
+      let out = r;
+      for (const x of schemaRelationshipsOf(r)) {
+        const sj = readSourceJoin(x.rel);
+        if (!sj || typeof sj === 'string' || !joinsTo(sj, target)) continue;
+        out = withSchemaRelationship(out, x.typeName, x.rel.name, renameMapped(x.rel, 'to', rn.from, rn.to));
+        changed = true;
+      }
+      return out;
+    });
+    return changed ? withRemoteSchemas(md, next) : md;
+  },
+};
