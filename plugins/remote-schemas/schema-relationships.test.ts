@@ -244,3 +244,33 @@ describe('remote schema relationships under a customization', () => {
     expect(t.data.__type.fields.map((f: any) => f.name)).toContain('team');
   });
 });
+
+describe('remote schema relationships with remote schema permissions', () => {
+  const p = useServer(`create table teams (id int primary key, title text not null); insert into teams values (1, 'red'), (2, 'blue');`, { config: { enableRemoteSchemaPermissions: true } });
+  const user = { 'x-svc-role': 'user' };
+  it("a role gets them where its permission has the type and it may use the target (the target remote's permission too)", async () => {
+    const m = (body: unknown) => p.metadata(body);
+    expect((await m({ type: 'pg_track_table', args: { table: 'teams' } })).status).toBe(200);
+    expect((await m({ type: 'pg_create_select_permission', args: { table: 'teams', role: 'user', permission: { columns: ['id', 'title'], filter: {} } } })).status).toBe(200);
+    for (const [name, u] of [['people', people.url], ['shop', shop.url]]) expect((await m({ type: 'add_remote_schema', args: { name, definition: { url: u } } })).status).toBe(200);
+    const perm = await m({ type: 'add_remote_schema_permissions', args: { remote_schema: 'people', role: 'user', definition: { schema: 'type Person { id: ID! name: String! teamId: Int } type Query { people: [Person!]! }' } } });
+    expect(perm.body).toEqual(ok);
+    expect((await m({ type: 'create_remote_schema_remote_relationship', args: { remote_schema: 'people', type_name: 'Person', name: 'team', definition: team } })).body).toEqual(ok);
+    expect((await m({ type: 'create_remote_schema_remote_relationship', args: { remote_schema: 'people', type_name: 'Person', name: 'orders', definition: { to_remote_schema: { remote_schema: 'shop', lhs_fields: ['id'], remote_field: { orders: { arguments: { personId: '$id' } } } } } } })).body).toEqual(ok);
+    // The teams' select permission lets it through; no permission on the shop: no `orders`.
+    const first = await p.gql(`{ people { name team { title } } }`, undefined, user);
+    expect(first.data?.people[2], JSON.stringify(first)).toEqual({ name: 'cy', team: { title: 'blue' } });
+    const noShop = await p.gql(`{ people { orders { id } } }`, undefined, user);
+    expect(noShop.errors[0]).toMatchObject({ extensions: { code: 'validation-failed' }, message: "field 'orders' not found in type: 'Person'" });
+    const shopPerm = await m({ type: 'add_remote_schema_permissions', args: { remote_schema: 'shop', role: 'user', definition: { schema: 'type Order { id: Int! personId: ID! } type Query { orders(personId: ID!): [Order!]! }' } } });
+    expect(shopPerm.body).toEqual(ok);
+    expect((await p.gql(`{ people { orders { id } } }`, undefined, user)).data.people[0]).toEqual({ orders: [{ id: 10 }, { id: 11 }] });
+    // What the shop's permission hides stays hidden through the relationship.
+    const item = await p.gql(`{ people { orders { item } } }`, undefined, user);
+    expect(item.errors[0].message).toBe("field 'item' not found in type: 'Order'");
+    // A role without select on teams does not get `team`.
+    expect((await m({ type: 'add_remote_schema_permissions', args: { remote_schema: 'people', role: 'guest', definition: { schema: 'type Person { id: ID! teamId: Int } type Query { people: [Person!]! }' } } })).body).toEqual(ok);
+    const guest = await p.gql(`{ people { team { title } } }`, undefined, { 'x-svc-role': 'guest' });
+    expect(guest.errors[0].message).toBe("field 'team' not found in type: 'Person'");
+  });
+});
