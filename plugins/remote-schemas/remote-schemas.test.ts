@@ -355,3 +355,41 @@ describe('a remote that is down at boot', () => {
     }
   }, 60_000);
 });
+
+describe('update_remote_schema with permissions set', () => {
+  let floaty: Server;
+  let floatyUrl = '';
+  let p: TestServer;
+  beforeAll(async () => {
+    const schema = buildSchema('type Query { whoami(user_id: Float): Int }');
+    floaty = createServer(async (req, res) => {
+      let text = '';
+      for await (const c of req) text += c;
+      const body = JSON.parse(text);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await graphql({ schema, source: body.query, variableValues: body.variables })));
+    });
+    await new Promise<void>((r) => floaty.listen(0, '127.0.0.1', r));
+    floatyUrl = `http://127.0.0.1:${(floaty.address() as AddressInfo).port}/graphql`;
+    p = await startServer({ config: { enableRemoteSchemaPermissions: true } });
+  }, 60_000);
+  afterAll(async () => {
+    await p?.stop();
+    floaty?.close();
+  });
+  // Hasura's test_update_remote_schema_details_with_permissions_set moves the remote to a second
+  // server whose schema still fits the permission (secondary_remote_schema_perms.js: user ids of
+  // type Int); the one whose ids are Float (..._error.js) is refused.
+  it('moves the remote to a server that still fits the permission; refuses one that does not', async () => {
+    expect((await p.metadata({ type: 'add_remote_schema', args: { name: 'sw', definition: { url: remote.url } } })).status).toBe(200);
+    expect((await p.metadata({ type: 'add_remote_schema_permissions', args: { remote_schema: 'sw', role: 'user', definition: { schema: 'type Query { whoami(user_id: Int): Int }' } } })).body).toEqual({ message: 'success' });
+    const moved = await p.metadata({ type: 'update_remote_schema', args: { name: 'sw', comment: 'moved', definition: { url: `${remote.url}?second`, forward_client_headers: true, timeout_seconds: 120 } } });
+    expect(moved.body).toEqual({ message: 'success' });
+    const exported = (await p.metadata({ type: 'export_metadata', args: {} })).body.remote_schemas[0];
+    expect([exported.definition.url, exported.comment, exported.definition.timeout_seconds]).toEqual([`${remote.url}?second`, 'moved', 120]);
+    expect(await p.gql('{ whoami(user_id: 3) }', undefined, { 'x-svc-role': 'user' })).toEqual({ data: { whoami: 3 } });
+    const refused = await p.metadata({ type: 'update_remote_schema', args: { name: 'sw', definition: { url: floatyUrl } } });
+    expect([refused.status, refused.body.error]).toEqual([400, 'cannot continue due to new inconsistent metadata']);
+    expect(refused.body.internal[0].type).toBe('remote_schema_permission');
+    expect((await p.metadata({ type: 'export_metadata', args: {} })).body.remote_schemas[0].definition.url).toBe(`${remote.url}?second`);
+  });
+});
