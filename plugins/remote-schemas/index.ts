@@ -646,7 +646,8 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
       }
       ctx.inconsistent({
         type: 'remote_schema_remote_relationship',
-        name: `remote_relationship ${x.rel.name} on type ${x.typeName} in remote schema ${meta.name}`,
+        // Hasura's moiName: the type, then the object.
+        name: `remote_schema_remote_relationship remote_relationship ${x.rel.name} on type ${x.typeName} in remote schema ${meta.name}`,
         reason: `Inconsistent object: in remote relationship ${quoted(x.rel.name)}: ${why}`,
         definition: { remote_schema: meta.name, type_name: x.typeName, name: x.rel.name, definition: x.rel.definition },
         id: schemaRelationshipId(meta.name, x.typeName, x.rel.name),

@@ -116,6 +116,7 @@ describe('remote schema relationships', () => {
       const r = await rel(type, name, def);
       expect(r.status, JSON.stringify(r.body)).toBe(400);
       expect(r.body.error).toMatch(why);
+      expect(r.body.internal[0]).toMatchObject({ type: 'remote_schema_remote_relationship', name: `remote_schema_remote_relationship remote_relationship ${name} on type ${type} in remote schema people`, definition: { remote_schema: 'people', type_name: type, name } });
     }
     expect((await rel('Person', 'orders', { to_remote_schema: { remote_schema: 'shop', lhs_fields: ['id'], remote_field: { orders: { arguments: { personId: '$id' } } } } })).body).toEqual(ok);
     const exported = (await meta({ type: 'export_metadata', args: {} })).body;
