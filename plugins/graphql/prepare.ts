@@ -16,8 +16,13 @@ import {
   ValuesOfCorrectTypeRule,
   getNamedType,
   isInputObjectType,
+  isScalarType,
   type ASTNode,
-  type GraphQLError,
+  GraphQLError,
+  BREAK,
+  print,
+  visit,
+  type VariableDefinitionNode,
   type GraphQLInputType,
   type ValueNode,
   type ASTVisitor,
@@ -164,8 +169,9 @@ export function validateDocument(
       if (refused) return { error: gqlError(refused.code, refused.message, refused.path ?? '$') };
     }
   }
-  const operation = selectOperation(document, operationName);
-  if (!('kind' in operation)) return { error: operation };
+  const chosen = selectOperation(document, operationName);
+  if (!('kind' in chosen)) return { error: chosen };
+  let operation = chosen;
   const kind = operation.operation as OperationKind;
   if (kind === 'subscription') {
     // Hasura (runGQ): subscriptions are served over websockets only.
@@ -176,6 +182,14 @@ export function validateDocument(
   // Note [Schemas without the mutation root]: a document that may introspect gets the full one
   // (`__schema`/`__type` anywhere in its text; `__typename` does not count).
   const schema = rs.schemaFor(kind, INTROSPECTS.test(query));
+  // Note [Inline fragments of unknown types].
+  const kept = withoutUnknownFragments(document, schema);
+  if (kept !== document) {
+    document = kept;
+    const again = selectOperation(document, operationName);
+    if (!('kind' in again)) return { error: again };
+    operation = again;
+  }
   const errors = validate(schema, document, RULES);
   if (errors.length > 0) return { error: fromValidationError(errors[0]!, document) };
   const textVariables = textVariablesOf.get(document) ?? NO_VARIABLES;
@@ -187,6 +201,34 @@ export function validateDocument(
 
 const INTROSPECTS = /__schema\b|__type\b/;
 
+/*
+ * Note [Inline fragments of unknown types]
+ * Hasura collects a selection set's fields from the inline fragments whose type condition applies
+ * to the object and leaves out the others (its parser's collectFields), so `... on Droid { ... }`
+ * where the schema has no `Droid` (a remote's type under its customized name `FooDroid`) is not an
+ * error: the fragment selects nothing. The document is validated and planned without such
+ * fragments (a copy; the client's document is not changed). A fragment definition on an unknown
+ * type is still graphql-js's error.
+ */
+function withoutUnknownFragments(document: DocumentNode, schema: GraphQLSchema): DocumentNode {
+  let unknown = false;
+  visit(document, {
+    InlineFragment(node) {
+      if (node.typeCondition && !schema.getType(node.typeCondition.name.value)) {
+        unknown = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  if (!unknown) return document;
+  return visit(document, {
+    InlineFragment(node) {
+      return node.typeCondition && !schema.getType(node.typeCondition.name.value) ? null : undefined;
+    },
+  });
+}
+
 /**
  * graphql-js's KnownTypeNamesRule, asking the schema for the names the document uses: graphql-js's
  * lists every type name of the schema up front (for suggestions), which would build a lazy
@@ -195,11 +237,33 @@ const INTROSPECTS = /__schema\b|__type\b/;
  */
 function KnownTypeNames(context: ValidationContext): ASTVisitor {
   const schema = context.getSchema();
+  const report = (...a: unknown[]) => (KnownTypeNamesRule(context) as { NamedType: (...a: unknown[]) => void }).NamedType(...a);
+  // Hasura does not look a variable's declared type up: it compares it with the type of each
+  // place the variable is used ("variable 'args' is declared as 'CharacterInputArgs!', but used
+  // where 'FooCharacterInputArgs!' is expected", at that argument). A variable of an unknown type
+  // gets that error at its first use; an unused one graphql-js's.
+  let unknownVariables: { def: VariableDefinitionNode; args: unknown[] }[] = [];
   return {
+    OperationDefinition: {
+      enter() {
+        unknownVariables = [];
+      },
+      leave(op) {
+        if (unknownVariables.length === 0) return;
+        const usages = context.getRecursiveVariableUsages(op);
+        for (const { def, args } of unknownVariables) {
+          const use = usages.find((u) => u.node.name.value === def.variable.name.value && u.type);
+          if (!use) report(...args);
+          else context.reportError(new GraphQLError(`Variable "$${def.variable.name.value}" of type "${print(def.type)}" used in position expecting type "${String(use.type)}".`, { nodes: [def, use.node] }));
+        }
+      },
+    },
     NamedType(node, key, parent, path, ancestors) {
       if (schema.getType(node.name.value)) return;
-      const visit = (KnownTypeNamesRule(context) as { NamedType: (...a: unknown[]) => void }).NamedType;
-      visit(node, key, parent, path, ancestors);
+      // The parent is not among the ancestors graphql-js gives.
+      const def = [parent, ...ancestors].find((a): a is VariableDefinitionNode => !!a && !Array.isArray(a) && (a as ASTNode).kind === Kind.VARIABLE_DEFINITION);
+      if (def) unknownVariables.push({ def, args: [node, key, parent, path, ancestors] });
+      else report(node, key, parent, path, ancestors);
     },
   };
 }
@@ -215,6 +279,10 @@ function KnownTypeNames(context: ValidationContext): ASTVisitor {
  * everything else, and its error for any other node. A variable used only at such positions
  * takes a string too, whatever scalar it is declared with (`$id: Int!` given `"5"`), as Hasura
  * reads variables by where they are used; one used anywhere else is coerced by its declared type.
+ * A scalar position marked `extensions: { uncheckedLiteral: true }` takes any scalar literal
+ * (not null, a list or an object): a remote schema's argument, whose literal goes to the remote
+ * as written and is the remote's to check, as Hasura passes a remote's scalar values on
+ * unchecked (its error comes back from the remote).
  */
 function ValuesOfCorrectType(context: ValidationContext): ASTVisitor {
   const allowed = new WeakSet<ASTNode>();
@@ -236,9 +304,11 @@ function ValuesOfCorrectType(context: ValidationContext): ASTVisitor {
   const inner = ValuesOfCorrectTypeRule(checked) as ASTVisitor & { ObjectField?: (...a: unknown[]) => unknown };
   const mark = (def: { type: GraphQLInputType; extensions?: Readonly<Record<string, unknown>> } | null | undefined, value: ValueNode) => {
     const text = def?.extensions?.textLiteral === true;
+    const unchecked = def?.extensions?.uncheckedLiteral === true && isScalarType(getNamedType(def.type));
     for (const v of value.kind === Kind.LIST ? [value, ...value.values] : [value]) {
       if (v.kind === Kind.VARIABLE) (text ? marked : plain).add(v.name.value);
       else if (text && v.kind === Kind.STRING && textFits(getNamedType(def!.type).name, v.value)) allowed.add(v);
+      else if (unchecked && v.kind !== Kind.NULL && v.kind !== Kind.LIST && v.kind !== Kind.OBJECT) allowed.add(v);
     }
   };
   return {

@@ -35,6 +35,7 @@ import {
   type GraphQLType,
 } from 'graphql';
 import type { TypeRegistry } from '../../core/plugin.js';
+import type { JoinedField } from '../database/index.js';
 import type { Customization } from './definition.js';
 
 /** Marks on exposed types and fields: the remote's own name (Note [Two names]). */
@@ -175,6 +176,14 @@ export interface Preset {
   readonly type?: string;
 }
 
+/** A remote's scalar arguments and input fields take any scalar literal: the remote checks it
+ * (Note [Text literals at marked positions] in plugins/graphql/prepare.ts). */
+const UNCHECKED = { uncheckedLiteral: true } as const;
+
+/** Marks a relationship field of a remote's object type: its JoinedField (Note [Remote schema
+ * relationships] in ./schema-relationships.ts). */
+export const JOIN = 'svcRemoteJoin';
+
 /** The role's field as its permission (or the remote) defines it: a plan reads its arguments. */
 export const SOURCE_FIELD = 'svcRemoteField';
 /** The remote's name of the type a field belongs to (presets are keyed `Type.field`). */
@@ -204,6 +213,9 @@ export class ExposedTypes {
     private readonly types: TypeRegistry,
     /** Presets of the role's permission: by `Type.field` (arguments) or `Input` (input fields). */
     private readonly presets: ReadonlyMap<string, ReadonlyMap<string, Preset>> = new Map(),
+    /** The remote schema relationships of an object type (by the remote's name of the type) for
+     * the role (Note [Remote schema relationships] in ./schema-relationships.ts). */
+    private readonly joins?: (typeName: string) => Readonly<Record<string, JoinedField>> | undefined,
   ) {}
 
   /** An input type the role never sees: all its fields are preset. */
@@ -271,7 +283,7 @@ export class ExposedTypes {
             if (hidden?.has(f.name)) continue;
             const named = getNamedType(f.type);
             if (isInputObjectType(named) && fullyPreset(named, this.presets)) continue;
-            fields[f.name] = { type: this.wrap(f.type) as GraphQLInputType, description: f.description, defaultValue: f.defaultValue, deprecationReason: f.deprecationReason };
+            fields[f.name] = { type: this.wrap(f.type) as GraphQLInputType, description: f.description, defaultValue: f.defaultValue, deprecationReason: f.deprecationReason, extensions: UNCHECKED };
           }
           return fields;
         },
@@ -295,6 +307,12 @@ export class ExposedTypes {
         extensions: this.fieldExtensions(t.name, f),
       };
     }
+    if (isObjectType(t) && this.joins) {
+      for (const [name, jf] of Object.entries(this.joins(t.name) ?? {})) {
+        if (out[name]) continue;
+        out[name] = { ...jf.config, extensions: { [JOIN]: jf } };
+      }
+    }
     return out;
   }
 
@@ -311,7 +329,7 @@ export class ExposedTypes {
       if (hidden?.has(a.name)) continue;
       const named = getNamedType(a.type);
       if (isInputObjectType(named) && fullyPreset(named, this.presets)) continue;
-      const conf: GraphQLArgumentConfig = { type: this.wrap(a.type) as GraphQLInputType, description: a.description, deprecationReason: a.deprecationReason };
+      const conf: GraphQLArgumentConfig = { type: this.wrap(a.type) as GraphQLInputType, description: a.description, deprecationReason: a.deprecationReason, extensions: UNCHECKED };
       if (a.defaultValue !== undefined) conf.defaultValue = a.defaultValue;
       out[a.name] = conf;
     }

@@ -30,6 +30,11 @@ export interface RemoteSchemaDef {
   customization?: Customization;
 }
 
+export interface RemoteSchemaRelationships {
+  type_name: string;
+  relationships: { name: string; definition: Record<string, unknown> }[];
+}
+
 export interface RemotePermission {
   role: string;
   definition: { schema: string };
@@ -41,8 +46,9 @@ export interface RemoteSchemaMeta {
   definition: RemoteSchemaDef;
   comment?: string;
   permissions?: RemotePermission[];
-  /** Remote schema relationships: kept as the client gave them (not served yet). */
-  remote_relationships?: unknown[];
+  /** Remote schema relationships, per type of the remote (its own name), as Hasura exports them
+   * (Note [Remote schema relationships] in ./schema-relationships.ts). */
+  remote_relationships?: RemoteSchemaRelationships[];
 }
 
 const opt = <S extends v.GenericSchema>(s: S) => v.optional(v.nullable(s));
@@ -115,13 +121,14 @@ export const RemoteSchemaSchema = v.pipe(
     definition: DefinitionSchema,
     comment: opt(commentText),
     permissions: opt(v.array(PermissionSchema)),
-    remote_relationships: opt(v.array(v.unknown())),
+    remote_relationships: opt(v.array(v.object({ type_name: nameText, relationships: v.array(v.object({ name: nameText, definition: v.record(v.string(), v.unknown()) })) }))),
   }),
   v.transform((r): RemoteSchemaMeta => {
     const out: RemoteSchemaMeta = { name: r.name, definition: r.definition };
     if (r.comment != null) out.comment = r.comment;
     if (r.permissions?.length) out.permissions = r.permissions.map((p) => compact(p) as RemotePermission);
-    if (r.remote_relationships?.length) out.remote_relationships = r.remote_relationships;
+    const rels = (r.remote_relationships ?? []).filter((x) => x.relationships.length > 0);
+    if (rels.length) out.remote_relationships = rels.map((x) => ({ type_name: x.type_name, relationships: x.relationships.map((y) => ({ name: y.name, definition: y.definition })) }));
     return out;
   }),
 );

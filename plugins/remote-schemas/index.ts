@@ -12,10 +12,10 @@
  *   - a schema contributor: the remote's root fields (under its namespace when it has one), in
  *     the customized names, planned by ./plan.ts.
  */
-import { GraphQLObjectType, isObjectType, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLObjectType, isObjectType, Kind, OperationTypeNode, type SelectionSetNode, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
-import { definePlugin, token, type BuildContext, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
+import { definePlugin, token, type BuildContext, type BuildResult, type TypeRegistry, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
 import { nameText, optionalComment } from '../../core/validation.js';
 import { ExposedTypes, signature, type Preset } from './customize.js';
@@ -24,8 +24,10 @@ import { planRemoteField } from './plan.js';
 import { exposedTypes, resolveRemote, rootFieldNames, type ResolvedRemote } from './remote.js';
 import { rolePermission, type RolePermission } from './permissions.js';
 import { inheritPermissions } from './inherit.js';
-import { allRelationships, readJoin, readSourceJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, walkPath } from './relationships.js';
-import { DatabaseToken, sourceNames, updateTableIfPresent, type DatabaseService, type InheritedRoleDef, type QualifiedTable } from '../database/index.js';
+import { allRelationships, joinedField, readJoin, readSourceJoin, registerRelationshipOperations, relationshipGroup, relationshipId, relationshipProvider, sourceJoinedField, walkPath, type RelationshipContext, type RemoteRelationshipMeta } from './relationships.js';
+import { checkSchemaRelationship, registerSchemaRelationshipOperations, schemaJoins, schemaRelationshipId, schemaRelationshipsOf, schemaRelationshipTargets, schemaRelationshipUsers, withSchemaRelationship } from './schema-relationships.js';
+import { GRAPHQL } from '../graphql/index.js';
+import { DatabaseToken, sourceNames, tableJoinTypes, updateTableIfPresent, type DatabaseService, type InheritedRoleDef, type QualifiedTable } from '../database/index.js';
 
 const STEP = 'remote-schemas';
 const ADMIN = 'admin';
@@ -58,6 +60,9 @@ export interface RemoteBuild {
   readonly permissions: ReadonlyMap<string, ReadonlyMap<string, RolePermission>>;
   /** The ids of the remote relationships that are inconsistent (not served). */
   readonly badRelationships: ReadonlySet<string>;
+  /** Per consistent remote, its types' relationships that are served, by type (Note [Remote
+   * schema relationships] in ./schema-relationships.ts). */
+  readonly schemaRelationships: ReadonlyMap<string, ReadonlyMap<string, readonly RemoteRelationshipMeta[]>>;
 }
 /** What other plugins may tell this one (`k.optional(RemoteSchemasToken)`). */
 export interface RemoteSchemasService {
@@ -69,7 +74,7 @@ export interface RemoteSchemasService {
 }
 export const RemoteSchemasToken = token<RemoteSchemasService>('remote-schemas');
 
-const EMPTY: RemoteBuild = { remotes: new Map(), failures: new Map(), permissions: new Map(), badRelationships: new Set() };
+const EMPTY: RemoteBuild = { remotes: new Map(), failures: new Map(), permissions: new Map(), badRelationships: new Set(), schemaRelationships: new Map() };
 
 const quoted = (s: string) => JSON.stringify(s);
 const idOf = (name: string) => `remote_schema:${name}`;
@@ -77,7 +82,7 @@ const notExists = (name: string) => new SvcError('not-exists', `remote schema wi
 
 export default definePlugin({
   name: 'remote-schemas',
-  after: ['database'],
+  after: ['database', 'graphql'],
   requires: [],
   options: REMOTE_SCHEMA_OPTIONS,
   setup(k) {
@@ -146,7 +151,7 @@ export default definePlugin({
       args: v.object({ name: nameText }),
       run(a, ctx) {
         if (!find(ctx.metadata, a.name)) throw notExists(a.name);
-        const users = remoteRelationshipUsers(ctx.metadata, a.name);
+        const users = [...remoteRelationshipUsers(ctx.metadata, a.name), ...schemaRelationshipUsers(remoteSchemasOf(ctx.metadata), a.name)];
         if (users.length) {
           throw new SvcError('dependency-error', `cannot drop due to the following dependent objects : ${users.join(', ')}`, { path: '$.args' });
         }
@@ -182,6 +187,7 @@ export default definePlugin({
     });
 
     registerPermissionOperations(k, find, replace, op);
+    registerSchemaRelationshipOperations(op, find, replace);
 
     // Remote relationships from tables (./relationships.ts), when the database plugin is there.
     let db: DatabaseService | undefined;
@@ -190,32 +196,113 @@ export default definePlugin({
     } catch {
       db = undefined;
     }
+    /** A remote as a role may join to it: its permission, its types' relationships. */
+    const contextOf = (build: Pick<BuildResult, 'metadata' | 'outputs'>, remote: string, role: string, types: TypeRegistry): RelationshipContext | undefined => {
+      const rb = of(build);
+      const r = rb.remotes.get(remote);
+      if (!r) return undefined;
+      let permission: RolePermission | undefined;
+      if (role !== ADMIN && k.config.enableRemoteSchemaPermissions) {
+        permission = rb.permissions.get(remote)?.get(role);
+        if (!permission) return undefined;
+      }
+      return { remote: r, permission, maxBytes: k.config.graphqlMaxResponseSize, prioritizeData: k.config.remoteSchemaPrioritizeData, joins: joinsOf(build, remote, role, types) };
+    };
+    /** Note [Remote schema relationships] in ./schema-relationships.ts: a remote's types'
+     * relationships for a role (none without the database plugin). */
+    const joinsOf = (build: Pick<BuildResult, 'metadata' | 'outputs'>, remote: string, role: string, types: TypeRegistry) => {
+      if (!db) return undefined;
+      const database = db;
+      let tables: ReturnType<typeof tableJoinTypes> | undefined;
+      return schemaJoins(of(build).schemaRelationships.get(remote), (rel, typeName) => {
+        const sj = readSourceJoin(rel);
+        if (sj && typeof sj !== 'string') {
+          // Through the table's select field for the role: where it may not select the table
+          // or a join column, the relationship is not in its schema.
+          tables ??= tableJoinTypes(database, role, build as BuildResult, types);
+          const t = tables(sj.source, sj.table.schema, sj.table.name);
+          const keys = sj.mapping.map(([, c]) => t?.columns.get(c));
+          if (!t?.selectField || keys.some((x) => !x)) return undefined;
+          const rootName = t.selectField;
+          return sourceJoinedField(sj, {
+            root: () => k.roleRoots(role, build).query.get(rootName),
+            rootName,
+            object: t.object,
+            args: t.selectArgs,
+            keys: keys.map((x) => ({ field: x!.field, scalar: x!.scalar })),
+          });
+        }
+        const j = readJoin(rel);
+        const rc = j ? contextOf(build, j.remoteSchema, role, types) : undefined;
+        const owner = of(build).remotes.get(remote)?.customizer.typeName(typeName);
+        return j && rc ? joinedField(j, rc, types, owner) : undefined;
+      });
+    };
     if (db) {
       registerRelationshipOperations(op);
-      db.registerGroup(relationshipGroup());
+      db.registerGroup(relationshipGroup(schemaRelationshipTargets));
       db.registerJoinedFields(
         relationshipProvider(
-          (build, remote, role) => {
-            const rb = of(build);
-            const r = rb.remotes.get(remote);
-            if (!r) return undefined;
-            let permission: RolePermission | undefined;
-            if (role !== ADMIN && k.config.enableRemoteSchemaPermissions) {
-              permission = rb.permissions.get(remote)?.get(role);
-              if (!permission) return undefined;
-            }
-            return { remote: r, permission, maxBytes: k.config.graphqlMaxResponseSize, prioritizeData: k.config.remoteSchemaPrioritizeData };
-          },
+          contextOf,
           (build, id) => !of(build).badRelationships.has(id),
           (build, sj) => {
             const src = db!.resolved(build).sources.get(sj.source);
             const t = src ? [...src.tables.values()].find((x) => x.meta.table.schema === sj.table.schema && x.meta.table.name === sj.table.name)?.model : undefined;
-            const col = t?.columns.find((c) => c.name === sj.mapping[1]);
-            if (!src || !t || !col) return undefined;
-            return { rootName: sourceNames(src).field(t.rootFields.select.name), keyField: col.field, keyScalar: col.scalar.graphql };
+            const cols = sj.mapping.map(([, to]) => t?.columns.find((c) => c.name === to));
+            if (!src || !t || cols.some((c) => !c)) return undefined;
+            return { rootName: sourceNames(src).field(t.rootFields.select.name), keys: cols.map((c) => ({ field: c!.field, scalar: c!.scalar.graphql })) };
+          },
+          (build, source, table) => {
+            const src = db!.resolved(build).sources.get(source);
+            const t = src ? [...src.tables.values()].find((x) => x.meta.table.schema === table.schema && x.meta.table.name === table.name)?.model : undefined;
+            return src && t ? sourceNames(src).type(t.name) : undefined;
           },
         ),
       );
+    }
+
+    // A subscription to a remote's field is refused as Hasura refuses it ("subscription to
+    // remote server is not supported"), before the operation is chosen: Hasura's subscription
+    // root offers the remotes' query fields and refuses them when it plans, which comes before
+    // its refusal of subscriptions over HTTP. A document gate sees the whole document, so a
+    // document with a subscription to a remote field is refused whichever operation it names.
+    const graphql = k.optional(GRAPHQL);
+    if (graphql) {
+      graphql.documentGate({
+        name: 'remote-subscriptions',
+        check({ document, role, build }) {
+          const rb = of(build);
+          if (rb.remotes.size === 0 || !document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION)) return undefined;
+          const names = new Set<string>();
+          for (const r of rb.remotes.values()) {
+            let schema: GraphQLSchema = r.schema;
+            if (role !== ADMIN && k.config.enableRemoteSchemaPermissions) {
+              const p = rb.permissions.get(r.name)?.get(role);
+              if (!p) continue;
+              schema = p.schema;
+            }
+            const q = schema.getQueryType();
+            if (r.customizer.namespace) names.add(r.customizer.namespace);
+            else if (q) for (const f of Object.keys(q.getFields())) names.add(r.customizer.fieldName(q.name, f));
+          }
+          const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+          const selects = (set: SelectionSetNode, seen: Set<string>): boolean =>
+            set.selections.some((x) => {
+              if (x.kind === Kind.FIELD) return names.has(x.name.value);
+              if (x.kind === Kind.INLINE_FRAGMENT) return selects(x.selectionSet, seen);
+              const f = fragments.get(x.name.value);
+              if (!f || seen.has(f.name.value)) return false;
+              seen.add(f.name.value);
+              return selects(f.selectionSet, seen);
+            });
+          for (const d of document.definitions) {
+            if (d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION && selects(d.selectionSet, new Set())) {
+              return { code: 'not-supported', message: 'subscription to remote server is not supported' };
+            }
+          }
+          return undefined;
+        },
+      });
     }
 
     k.buildStep<RemoteBuild>({
@@ -245,7 +332,7 @@ export default definePlugin({
             source = p.schema;
             presets = p.presets;
           }
-          const ex = new ExposedTypes(source, r.customizer, types, presets);
+          const ex = new ExposedTypes(source, r.customizer, types, presets, joinsOf(build, r.name, role, types));
           const cz = r.customizer;
           // Every type now (their fields stay thunks): a type only an interface or a union leads
           // to (`... on Droid`) must be in the schema, and a name lookup must find it.
@@ -288,8 +375,8 @@ export default definePlugin({
   },
 });
 
-/** The tables' remote relationships that name this remote (none are served yet; kept so that
- * a remote used by one is refused removal, as Hasura refuses it). */
+/** The tables' remote relationships that join to this remote (its removal is refused while
+ * there are some, as Hasura refuses it). */
 function remoteRelationshipUsers(md: Metadata, remote: string): string[] {
   const out: string[] = [];
   const sources = (md.sources as { name: string; tables?: { table: { schema?: string; name: string }; remote_relationships?: { name: string; definition?: Record<string, unknown> }[] }[] }[] | undefined) ?? [];
@@ -496,9 +583,13 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
       const from = tableOf(source, table);
       const to = tableOf(sj.source, sj.table);
       if (!to) why = `table ${quoted(`${sj.table.schema}.${sj.table.name}`)} is not tracked in source ${quoted(sj.source)}`;
-      else if (from && !from.info.columns.some((c) => c.name === sj.mapping[0])) why = `column ${quoted(sj.mapping[0])} does not exist in table ${quoted(table.name)}`;
-      else if (!to.info.columns.some((c) => c.name === sj.mapping[1])) why = `column ${quoted(sj.mapping[1])} does not exist in table ${quoted(sj.table.name)}`;
-      else if (from?.model && [...from.model.columns.map((c) => c.field), ...from.model.relationships.map((r) => r.name)].includes(rel.name)) why = `the name ${quoted(rel.name)} is already a field of table ${quoted(table.name)}`;
+      else {
+        const fromMissing = from ? sj.mapping.find(([c]) => !from.info.columns.some((x) => x.name === c)) : undefined;
+        const toMissing = sj.mapping.find(([, c]) => !to.info.columns.some((x) => x.name === c));
+        if (fromMissing) why = `column ${quoted(fromMissing[0])} does not exist in table ${quoted(table.name)}`;
+        else if (toMissing) why = `column ${quoted(toMissing[1])} does not exist in table ${quoted(sj.table.name)}`;
+      }
+      if (!why && from?.model && [...from.model.columns.map((c) => c.field), ...from.model.relationships.map((r) => r.name)].includes(rel.name)) why = `the name ${quoted(rel.name)} is already a field of table ${quoted(table.name)}`;
     } else if (!j) why = 'expected a relationship to a remote schema (remote_schema, remote_field and the join fields)';
     else {
       const r = remotes.get(j.remoteSchema);
@@ -533,7 +624,38 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
       }),
     });
   }
-  return { remotes, failures, permissions, badRelationships };
+  // Note [Remote schema relationships] in ./schema-relationships.ts: each checked against its
+  // remote's type, its target table or remote.
+  const schemaRelationships = new Map<string, Map<string, RemoteRelationshipMeta[]>>();
+  const env = {
+    remotes,
+    known: (name: string) => list.some((m) => m.name === name),
+    columns: (src: string, schema: string, name: string) => [...(resolvedSources?.get(src)?.tables.values() ?? [])].find((x) => x.meta.table.schema === schema && x.meta.table.name === name)?.info.columns.map((c) => c.name),
+  };
+  for (const meta of list) {
+    if (!remotes.has(meta.name)) continue;
+    for (const x of schemaRelationshipsOf(meta)) {
+      const why = db ? checkSchemaRelationship(x, env) : 'remote relationships need the database plugin';
+      if (!why) {
+        let byType = schemaRelationships.get(meta.name);
+        if (!byType) schemaRelationships.set(meta.name, (byType = new Map()));
+        const rels = byType.get(x.typeName);
+        if (rels) rels.push(x.rel);
+        else byType.set(x.typeName, [x.rel]);
+        continue;
+      }
+      ctx.inconsistent({
+        type: 'remote_schema_remote_relationship',
+        // Hasura's moiName: the type, then the object.
+        name: `remote_schema_remote_relationship remote_relationship ${x.rel.name} on type ${x.typeName} in remote schema ${meta.name}`,
+        reason: `Inconsistent object: in remote relationship ${quoted(x.rel.name)}: ${why}`,
+        definition: { remote_schema: meta.name, type_name: x.typeName, name: x.rel.name, definition: x.rel.definition },
+        id: schemaRelationshipId(meta.name, x.typeName, x.rel.name),
+        remove: (md) => withRemoteSchemas(md, remoteSchemasOf(md).map((r) => (r.name === meta.name ? withSchemaRelationship(r, x.typeName, x.rel.name, undefined) : r))),
+      });
+    }
+  }
+  return { remotes, failures, permissions, badRelationships, schemaRelationships };
 }
 
 function withoutPermission(r: RemoteSchemaMeta, role: string): RemoteSchemaMeta {

@@ -23,6 +23,7 @@ import {
   print,
   visit,
   type ArgumentNode,
+  type DirectiveNode,
   type DocumentNode,
   type FieldNode,
   type GraphQLField,
@@ -37,8 +38,9 @@ import {
 } from 'graphql';
 import { ExecErrors, SvcError } from '../../core/errors.js';
 import type { FieldPlan, PlanInput, RunContext } from '../../core/plugin.js';
+import type { JoinedField, JoinedFieldPlan, JoinPlanInput } from '../database/index.js';
 import { callRemote } from './client.js';
-import { ORIGINAL, PARENT, PRESETS, SOURCE_FIELD, fullyPreset, originalName, type Preset } from './customize.js';
+import { JOIN, ORIGINAL, PARENT, PRESETS, SOURCE_FIELD, fullyPreset, originalName, type Preset } from './customize.js';
 import type { ResolvedRemote } from './remote.js';
 
 export interface RemoteFieldSpec {
@@ -69,7 +71,21 @@ export interface RemoteFieldSpec {
 export interface Shape {
   typenames: string[];
   children: Map<string, Shape>;
+  /** The remote schema relationships selected at this place (Note [Remote schema relationships]
+   * in ./schema-relationships.ts). */
+  joins?: ShapeJoin[];
 }
+
+/** A relationship field of the objects at a place of the answer: the remote answers its join
+ * fields under hidden keys (LHS_KEY + the remote's field name); the join puts its value at `key`. */
+export interface ShapeJoin {
+  readonly key: string;
+  readonly columns: readonly string[];
+  readonly plan: JoinedFieldPlan;
+}
+
+/** The prefix of the hidden keys under which the remote answers a relationship's join fields. */
+export const LHS_KEY = '__svc_lhs_';
 
 /** The headers Hasura never forwards from the client (commonClientHeadersIgnored). */
 const IGNORED = new Set([
@@ -131,7 +147,8 @@ export interface Converter {
   readonly merges: { variable: string; type: GraphQLInputType; presets: PresetMap }[];
 }
 
-export function makeConverter(schema: GraphQLSchema, fragments: PlanInput['fragments']): Converter {
+/** `joins`: what plans the relationship fields of the selection (absent: they are not served). */
+export function makeConverter(schema: GraphQLSchema, fragments: PlanInput['fragments'], joins?: JoinPlanInput): Converter {
   const sessionPresets: { variable: string; session: string; type: string }[] = [];
   const merges: { variable: string; type: GraphQLInputType; presets: PresetMap }[] = [];
 
@@ -200,7 +217,13 @@ export function makeConverter(schema: GraphQLSchema, fragments: PlanInput['fragm
   const convertSet = (set: SelectionSetNode, parent: GraphQLNamedType, into: Shape, seen: ReadonlySet<string>): SelectionNode[] => {
     const out: SelectionNode[] = [];
     for (const s of set.selections) {
-      if (s.kind === Kind.FIELD) out.push(convertField(s, parent, into, seen));
+      const jf = s.kind === Kind.FIELD && isObjectType(parent) ? (parent.getFields()[s.name.value]?.extensions?.[JOIN] as JoinedField | undefined) : undefined;
+      if (s.kind === Kind.FIELD && jf) {
+        // Note [Remote schema relationships]: the join fields under hidden keys instead.
+        if (!joins) throw new SvcError('not-supported', `the remote relationship ${JSON.stringify(s.name.value)} cannot be selected here`);
+        for (const c of jf.columns) out.push({ kind: Kind.FIELD, alias: { kind: Kind.NAME, value: LHS_KEY + c }, name: { kind: Kind.NAME, value: c } });
+        (into.joins ??= []).push({ key: s.alias?.value ?? s.name.value, columns: jf.columns, plan: jf.plan(s, joins) });
+      } else if (s.kind === Kind.FIELD) out.push(convertField(s, parent, into, seen));
       else if (s.kind === Kind.INLINE_FRAGMENT) {
         const cond = s.typeCondition ? typeOf(s.typeCondition.name.value) : parent;
         const inner = cond ?? parent;
@@ -258,7 +281,7 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
   const used = new Set<string>();
   const shape: Shape = { typenames: [], children: new Map() };
   const schema = input.schema;
-  const { convertSet, convertField, sessionPresets, merges } = makeConverter(schema, input.fragments);
+  const { convertSet, convertField, sessionPresets, merges } = makeConverter(schema, input.fragments, input);
   const field = input.field;
   const responseKey = field.alias?.value ?? field.name.value;
   let selections: SelectionNode[];
@@ -289,11 +312,12 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
     definitions.push({ kind: Kind.VARIABLE_DEFINITION, variable: { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: p.variable } }, type: parseTypeText(p.type) });
   }
   const doc: DocumentNode = { kind: Kind.DOCUMENT, definitions: [{ ...body, variableDefinitions: definitions }] };
-  const text = print(doc);
+  const text = printOneLine(doc);
   const clientVariables = input.variableDefinitions.filter((d) => used.has(d.variable.name.value)).map((d) => d.variable.name.value);
   const mapTypes = cz.renamesTypes;
   const rename = (n: string) => cz.typeName(n);
   const opName = input.operationName;
+  const joined = hasJoins(shape);
 
   return {
     async run(ctx) {
@@ -303,6 +327,7 @@ export function planRemoteField(spec: RemoteFieldSpec, input: PlanInput): FieldP
       const data = await exchange(remote, ctx, payload, spec.maxBytes, spec.prioritizeData);
       let value: unknown = spec.namespaced ? data : (data as Record<string, unknown>)[responseKey];
       if (mapTypes) value = mapTypenames(value, shape, rename);
+      if (joined) await spliceShapeJoins(value, shape, ctx);
       return JSON.stringify(value ?? null);
     },
   };
@@ -421,3 +446,85 @@ export function mapTypenames(value: unknown, shape: Shape, rename: (n: string) =
   return o;
 }
 
+
+/** Whether a selection has remote schema relationships anywhere. */
+export function hasJoins(shape: Shape): boolean {
+  if (shape.joins?.length) return true;
+  for (const c of shape.children.values()) if (hasJoins(c)) return true;
+  return false;
+}
+
+/** Objects at a place of the answer (lists walked through) that carry a join's hidden keys: a
+ * place under an interface or union holds objects of other types too, which the remote answered
+ * without them. */
+function objectsAt(value: unknown, out: Record<string, unknown>[]): Record<string, unknown>[] {
+  if (Array.isArray(value)) for (const x of value) objectsAt(x, out);
+  else if (value !== null && typeof value === 'object') out.push(value as Record<string, unknown>);
+  return out;
+}
+
+/** The answer with the remote schema relationships' values in place, each join once for all the
+ * objects of its place (Note [Remote schema relationships] in ./schema-relationships.ts); the
+ * hidden join keys removed. */
+export async function spliceShapeJoins(value: unknown, shape: Shape, ctx: RunContext): Promise<void> {
+  const work: Promise<void>[] = [];
+  const walk = (v: unknown, sh: Shape) => {
+    if (v === null || v === undefined) return;
+    const objects = objectsAt(v, []);
+    for (const [k, child] of sh.children) {
+      const inner = objects.map((o) => o[k]).filter((x) => x !== undefined && x !== null);
+      if (inner.length) walk(inner, child);
+    }
+    for (const j of sh.joins ?? []) {
+      const first = LHS_KEY + j.columns[0];
+      const parents = objects.filter((o) => first in o);
+      if (parents.length === 0) continue;
+      const keys = parents.map((p) => Object.fromEntries(j.columns.map((c) => [c, p[LHS_KEY + c]])));
+      work.push(
+        j.plan.run(keys, ctx).then((values) => {
+          for (let i = 0; i < parents.length; i++) parents[i]![j.key] = values[i] ?? null;
+        }),
+      );
+    }
+  };
+  walk(value, shape);
+  await Promise.all(work);
+  // Removed after every join read them (two joins may share a field).
+  const clean = (v: unknown, sh: Shape) => {
+    if (v === null || v === undefined) return;
+    const objects = objectsAt(v, []);
+    for (const [k, child] of sh.children) clean(objects.map((o) => o[k]), child);
+    for (const j of sh.joins ?? []) for (const o of objects) for (const c of j.columns) delete o[LHS_KEY + c];
+  };
+  clean(value, shape);
+}
+
+/*
+ * Note [The remote's document on one line]
+ * The document a root field sends its remote is printed on one line, as Hasura prints it
+ * (`query  { user(id: "1") { id } }`: the operation's type, its name (none: an empty one, hence
+ * two spaces), its variables, then the selection set, `{ ` and ` }` around selections that one
+ * space separates). The remote's errors come back with `locations` in that document, and the
+ * clients (and the conformance suite) read the same line and column as from Hasura.
+ */
+export function printOneLine(doc: DocumentNode): string {
+  const directives = (ds: readonly DirectiveNode[] | undefined) => (ds ?? []).map((d) => ` ${print(d)}`).join('');
+  const set = (s: SelectionSetNode): string => `{ ${s.selections.map(selection).join(' ')} }`;
+  const selection = (s: SelectionNode): string => {
+    if (s.kind === Kind.FIELD) {
+      const args = s.arguments?.length ? `(${s.arguments.map((a) => `${a.name.value}: ${print(a.value)}`).join(', ')})` : '';
+      return `${s.alias ? `${s.alias.value}: ` : ''}${s.name.value}${args}${directives(s.directives)}${s.selectionSet ? ` ${set(s.selectionSet)}` : ''}`;
+    }
+    if (s.kind === Kind.INLINE_FRAGMENT) return `...${s.typeCondition ? ` on ${s.typeCondition.name.value}` : ''}${directives(s.directives)} ${set(s.selectionSet)}`;
+    return `...${s.name.value}${directives(s.directives)}`;
+  };
+  return doc.definitions
+    .map((d) => {
+      if (d.kind === Kind.OPERATION_DEFINITION) {
+        const vars = d.variableDefinitions?.length ? `(${d.variableDefinitions.map((v) => print(v)).join(', ')})` : '';
+        return `${d.operation} ${d.name?.value ?? ''}${vars}${directives(d.directives)} ${set(d.selectionSet)}`;
+      }
+      return print(d);
+    })
+    .join(' ');
+}

@@ -88,8 +88,8 @@ describe('remote relationships', () => {
     expect(badColumn.status).toBe(400);
     const newForm = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'byName', definition: { to_remote_schema: { lhs_fields: ['name'], remote_schema: 'msgs', remote_field: { messages: { arguments: { where: { name: '$name' } } } } } } } });
     expect(newForm.body).toEqual({ message: 'success' });
-    const twoColumns = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'ts', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'id', name: 'title' } } } } });
-    expect([twoColumns.status, twoColumns.body.code]).toEqual([400, 'not-supported']);
+    const noMapping = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'ts', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: {} } } } });
+    expect([noMapping.status, noMapping.body.code]).toEqual([400, 'parse-failed']);
     const exported = (await meta({ type: 'export_metadata', args: {} })).body;
     const table = exported.sources[0].tables.find((t: any) => t.table.name === 'profiles');
     expect(table.remote_relationships.map((r: any) => r.name)).toEqual(['message', 'byName']);
@@ -127,6 +127,11 @@ describe('remote relationships', () => {
     // Profile 1 is alice: the join gives `name: "alice"`, the client `id: {eq: 3}`; both apply.
     const r = await s.gql(`{ profiles(where: {id: {_eq: 1}}) { userMessages(where: {id: {eq: 3}}) { id msg } } }`);
     expect(r).toEqual({ data: { profiles: [{ userMessages: [{ id: 3, msg: 'again' }] }] } });
+    // The argument the join fixes in part has a type of the relationship's own, as Hasura names it.
+    const t = await s.gql(`{ __type(name: "profiles") { fields { name args { name type { name } } } } }`);
+    expect(t.data.__type.fields.find((f: any) => f.name === 'userMessages').args).toEqual([{ name: 'where', type: { name: 'MessageWhere_remote_rel_profilesuserMessages' } }]);
+    const v = await s.gql(`query ($w: MessageWhere_remote_rel_profilesuserMessages) { profiles(where: {id: {_eq: 1}}) { userMessages(where: $w) { id } } }`, { w: { id: { eq: 3 } } });
+    expect(v).toEqual({ data: { profiles: [{ userMessages: [{ id: 3 }] }] } });
     // The join wins over the client on the same input field (rule 7).
     const r2 = await s.gql(`{ profiles(where: {id: {_eq: 1}}) { userMessages(where: {name: "bob"}) { id } } }`);
     expect(r2).toEqual({ data: { profiles: [{ userMessages: [{ id: 1 }, { id: 3 }] }] } });
@@ -176,5 +181,30 @@ describe('remote relationships', () => {
     expect(a).toEqual({ data: { teams: [{ title: 'one', members: [{ id: 2 }, { id: 1 }] }] } });
     const bad = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'nope', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_id: 'nope' } } } } });
     expect(bad.status).toBe(400);
+    // Two column pairs: the rows whose whole tuple matches (each profile itself; a null name
+    // matches nothing and gets null without asking), one statement for the level.
+    const two = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'same', definition: { to_source: { source: 'default', table: 'profiles', relationship_type: 'array', field_mapping: { id: 'id', name: 'name' } } } } });
+    expect(two.body).toEqual({ message: 'success' });
+    const t = await s.gql(`{ profiles(where: {id: {_lte: 4}}, order_by: {id: asc}) { id same { id name } } }`);
+    expect(t.data.profiles.map((p: any) => [p.id, p.same])).toEqual([
+      [1, [{ id: 1, name: 'zed' }]],
+      [2, [{ id: 2, name: 'zed' }]],
+      [3, [{ id: 3, name: 'carol' }]],
+      [4, null],
+    ]);
+    // The target table and its join column: refused without cascade, followed when renamed.
+    const untrack = await meta({ type: 'pg_untrack_table', args: { table: 'teams' } });
+    expect([untrack.status, untrack.body.code]).toEqual([400, 'dependency-error']);
+    expect(untrack.body.error).toMatch(/remote_relationship profiles.team in source "default"/);
+    await s.runSql('alter table teams rename column title to label');
+    const profiles = (await meta({ type: 'export_metadata', args: {} })).body.sources[0].tables.find((x: any) => x.table.name === 'profiles');
+    expect(profiles.remote_relationships.find((x: any) => x.name === 'team').definition.to_source.field_mapping).toEqual({ team_id: 'id' });
+    await s.runSql('alter table profiles rename column team_id to team_ref');
+    const renamed = (await meta({ type: 'export_metadata', args: {} })).body.sources[0].tables;
+    expect(renamed.find((x: any) => x.table.name === 'profiles').remote_relationships.find((x: any) => x.name === 'team').definition.to_source.field_mapping).toEqual({ team_ref: 'id' });
+    expect(renamed.find((x: any) => x.table.name === 'teams').remote_relationships.find((x: any) => x.name === 'members').definition.to_source.field_mapping).toEqual({ id: 'team_ref' });
+    expect((await s.gql(`{ profiles(where: {id: {_eq: 1}}) { team { label } } }`)).data).toEqual({ profiles: [{ team: { label: 'one' } }] });
+    const badSecond = await meta({ type: 'pg_create_remote_relationship', args: { table: 'profiles', name: 'nope', definition: { to_source: { source: 'default', table: 'teams', relationship_type: 'object', field_mapping: { team_ref: 'id', name: 'nope' } } } } });
+    expect([badSecond.status, badSecond.body.error]).toEqual([400, expect.stringMatching(/column "nope" does not exist in table "teams"/)]);
   });
 });

@@ -8,6 +8,9 @@
 import {
   getNamedType,
   GraphQLList,
+  GraphQLNonNull,
+  GraphQLInputObjectType,
+  type GraphQLFieldConfigArgumentMap,
   isListType,
   isNonNullType,
   isEnumType,
@@ -34,8 +37,8 @@ import { ExecErrors, SvcError } from '../../core/errors.js';
 import type { BuildResult, Metadata, OperationDef, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
-import { ExposedTypes, type Preset } from './customize.js';
-import { exchange, makeConverter, mapTypenames, renameType, variablesFor, type Shape } from './plan.js';
+import { ExposedTypes, ORIGINAL, originalName, type Preset } from './customize.js';
+import { exchange, hasJoins, makeConverter, mapTypenames, renameType, spliceShapeJoins, variablesFor, type Shape } from './plan.js';
 import type { ResolvedRemote } from './remote.js';
 import type { RolePermission } from './permissions.js';
 
@@ -168,6 +171,31 @@ function mergeObjects(mine: ValueNode, join: ValueNode): ValueNode {
 }
 
 /*
+ * Note [Arguments the join fixes in part]
+ * An input object argument of which the join fixes some fields (`where: {id: {eq: "$id"}}`) is
+ * offered to the client under a type of the relationship's own, named as Hasura names it:
+ * `<input type>_remote_rel_<owner type><relationship>` (`MessageWhereInpObj_remote_rel_
+ * custom_authorsuserInfo`), with the input type's fields. It stands for the remote's type (its
+ * remote name mark), so the request is written as before.
+ */
+function partly(t: GraphQLInputType, suffix: string, types: TypeRegistry): GraphQLInputType {
+  if (isNonNullType(t)) return new GraphQLNonNull(partly(t.ofType as GraphQLInputType, suffix, types) as never);
+  if (isListType(t)) return new GraphQLList(partly(t.ofType as GraphQLInputType, suffix, types));
+  if (!isInputObjectType(t)) return t;
+  const name = `${t.name}${suffix}`;
+  const known = types.get(name);
+  if (known && isInputObjectType(known)) return known;
+  const copy = new GraphQLInputObjectType({
+    name,
+    description: t.description,
+    extensions: { [ORIGINAL]: originalName(t) },
+    fields: () => Object.fromEntries(Object.values(t.getFields()).map((f) => [f.name, { type: f.type, description: f.description, defaultValue: f.defaultValue, deprecationReason: f.deprecationReason, extensions: f.extensions }])),
+  });
+  types.define(copy);
+  return copy;
+}
+
+/*
  * Note [Batched remote joins]
  * A remote relationship's values for one level of an answer are fetched in one request: the
  * distinct join keys of the rows become aliased copies of the remote field (`r0: message(id: 1)
@@ -185,17 +213,21 @@ export interface RelationshipContext {
   permission: RolePermission | undefined;
   maxBytes: number;
   prioritizeData: boolean;
+  /** The remote's types' relationships for the role (Note [Remote schema relationships]). */
+  joins?: (typeName: string) => Readonly<Record<string, JoinedField>> | undefined;
 }
 
 /** The joined field of one relationship for one role, or undefined where the role may not use it. */
-export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeRegistry): JoinedField | undefined {
+/** `owner`: the GraphQL name of the type that has the relationship (a table's, a remote type's),
+ * for the names of its arguments' types (Note [Arguments the join fixes in part]). */
+export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeRegistry, owner?: string): JoinedField | undefined {
   const source = rc.permission?.schema ?? rc.remote.schema;
   const presets: ReadonlyMap<string, ReadonlyMap<string, Preset>> = rc.permission?.presets ?? new Map();
   const levels = walkPath(source, j);
   // Rules 6-8 of SPEC "Remote schema permission": a field the role cannot reach is not there.
   if (typeof levels === 'string') return undefined;
   const cz = rc.remote.customizer;
-  const ex = new ExposedTypes(source, cz, types, presets);
+  const ex = new ExposedTypes(source, cz, types, presets, rc.joins);
   const last = levels[levels.length - 1]!;
   let type = ex.wrap(last.field.type) as GraphQLOutputType;
   for (let i = levels.length - 2; i >= 0; i--) {
@@ -206,12 +238,17 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
   // (fields of an input object) stays, and the client's value is merged under the join's.
   const fixed = new Set(Object.entries(last.args).filter(([, x]) => x === null || typeof x !== 'object' || Array.isArray(x)).map(([n]) => n));
   // By name, as Hasura lists a relationship field's arguments.
-  const args = Object.fromEntries(Object.entries(ex.args(`${last.parent.name}.${last.field.name}`, last.field.args)).filter(([name]) => !fixed.has(name)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const args = Object.fromEntries(
+    Object.entries(ex.args(`${last.parent.name}.${last.field.name}`, last.field.args))
+      .filter(([name]) => !fixed.has(name))
+      .map(([name, a]) => [name, owner !== undefined && name in last.args ? { ...a, type: partly(a.type, `_remote_rel_${owner}${j.name}`, types) } : a] as const)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
   return {
     config: { type, args, description: `Remote relationship to ${rc.remote.name}` },
     columns: j.lhs,
     plan(node, input) {
-      const { convertField, sessionPresets, merges } = makeConverter(input.schema, input.fragments);
+      const { convertField, sessionPresets, merges } = makeConverter(input.schema, input.fragments, input);
       const exposedParent = ex.named(last.parent);
       const holder: Shape = { typenames: [], children: new Map() };
       const key = cz.fieldName(last.parent.name, last.field.name);
@@ -220,10 +257,16 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
         extensions: ex.fieldExtensions(last.parent.name, last.field),
       });
       const shape = holder.children.get(key) ?? { typenames: [], children: new Map() };
+      const joined = hasJoins(shape);
       // Rule 7: the join's arguments win over the client's and the presets of the same name.
       const ownArgs = (converted.arguments ?? []).filter((a) => !fixed.has(a.name.value));
+      // A variable the client gives for an argument the join fixes in part is merged with the
+      // join's fields when the request runs (its value written in): the remote's document does
+      // not declare it, unless it is used elsewhere too.
+      const joinNames = new Set(Object.keys(last.args));
+      const inlined = (a: ArgumentNode) => joinNames.has(a.name.value) && a.value.kind === Kind.VARIABLE;
       const used = new Set<string>();
-      visit(converted, {
+      visit({ ...converted, arguments: ownArgs.filter((a) => !inlined(a)) }, {
         Variable(n) {
           used.add(n.name.value);
         },
@@ -233,19 +276,21 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
       const clientVariables = [...used].filter((n) => input.variableDefinitions.some((d) => d.variable.name.value === n));
       const argsOf = (lv: Level, row: Readonly<Record<string, unknown>>): ArgumentNode[] =>
         Object.entries(lv.args).map(([name, x]) => ({ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: name }, value: literal(x, row) }));
-      const chain = (i: number, row: Readonly<Record<string, unknown>>, alias: string | undefined): FieldNode => {
+      const chain = (i: number, row: Readonly<Record<string, unknown>>, alias: string | undefined, vars: Readonly<Record<string, unknown>>): FieldNode => {
         const lv = levels[i]!;
         const a = alias ? { kind: Kind.NAME, value: alias } as const : undefined;
         if (i === levels.length - 1) {
           const joinArgs = argsOf(lv, row);
           const merged = joinArgs.map((ja) => {
             const mine = ownArgs.find((o) => o.name.value === ja.name.value);
-            return mine ? { ...ja, value: mergeObjects(mine.value, ja.value) } : ja;
+            if (!mine) return ja;
+            const value = mine.value.kind === Kind.VARIABLE ? jsonLiteral(vars[mine.value.name.value]) : mine.value;
+            return { ...ja, value: mergeObjects(value, ja.value) };
           });
           const rest = ownArgs.filter((o) => !joinArgs.some((ja) => ja.name.value === o.name.value));
           return { ...converted, alias: a, arguments: [...merged, ...rest] };
         }
-        return { kind: Kind.FIELD, alias: a, name: { kind: Kind.NAME, value: lv.field.name }, arguments: argsOf(lv, row), selectionSet: { kind: Kind.SELECTION_SET, selections: [chain(i + 1, row, undefined)] } };
+        return { kind: Kind.FIELD, alias: a, name: { kind: Kind.NAME, value: lv.field.name }, arguments: argsOf(lv, row), selectionSet: { kind: Kind.SELECTION_SET, selections: [chain(i + 1, row, undefined, vars)] } };
       };
       const down = (value: unknown, i: number): unknown => {
         if (i >= levels.length) return value;
@@ -268,7 +313,7 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
             return n;
           });
           if (rowsOf.length === 0) return keys.map(() => null);
-          const selections: SelectionNode[] = rowsOf.map((row, n) => chain(0, row, `r${n}`));
+          const selections: SelectionNode[] = rowsOf.map((row, n) => chain(0, row, `r${n}`, ctx.variables));
           const text = print({ kind: Kind.DOCUMENT, definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: 'query' as never, variableDefinitions: definitions, selectionSet: { kind: Kind.SELECTION_SET, selections } }] });
           let data: Record<string, unknown>;
           try {
@@ -279,12 +324,13 @@ export function joinedField(j: RemoteJoin, rc: RelationshipContext, types: TypeR
             throw e;
           }
           const rename = (t: string) => cz.typeName(t);
-          return index.map((n) => {
-            if (n === undefined) return null;
+          const values = rowsOf.map((_, n) => {
             let value = down(data[`r${n}`], 1);
             if (cz.renamesTypes) value = mapTypenames(value, shape, rename);
             return value ?? null;
           });
+          if (joined) await spliceShapeJoins(values, shape, ctx);
+          return index.map((n) => (n === undefined ? null : values[n]));
         },
       };
     },
@@ -323,7 +369,7 @@ export function registerRelationshipOperations(op: Op): void {
   const checkNew = (d: Record<string, unknown>) => {
     if (d.to_source !== undefined) {
       const sj = readSourceJoin({ name: '', definition: d });
-      if (typeof sj === 'string') throw new SvcError('not-supported', sj, { path: '$.args.definition.to_source' });
+      if (typeof sj === 'string') throw new SvcError('parse-failed', sj, { path: '$.args.definition.to_source' });
       return;
     }
     if (!readJoin({ name: '', definition: d })) throw new SvcError('parse-failed', 'expected to_remote_schema: {lhs_fields, remote_schema, remote_field}', { path: '$.args.definition' });
@@ -397,9 +443,10 @@ export function allRelationships(md: Metadata): { source: string; table: Qualifi
 
 /** The provider of joined fields (Note [Joined fields]): a table's relationships for a role. */
 export function relationshipProvider(
-  contextOf: (build: Pick<BuildResult, 'outputs'>, remote: string, role: string) => RelationshipContext | undefined,
+  contextOf: (build: Pick<BuildResult, 'metadata' | 'outputs'>, remote: string, role: string, types: TypeRegistry) => RelationshipContext | undefined,
   valid: (build: Pick<BuildResult, 'outputs'>, id: string) => boolean,
-  target: (build: Pick<BuildResult, 'outputs'>, j: SourceJoin) => { rootName: string; keyField: string; keyScalar: string } | undefined,
+  target: (build: Pick<BuildResult, 'outputs'>, j: SourceJoin) => { rootName: string; keys: { field: string; scalar: string }[] } | undefined,
+  typeName: (build: Pick<BuildResult, 'outputs'>, source: string, table: QualifiedTable) => string | undefined,
 ): JoinedFieldsProvider {
   return {
     fields(role, source, table, build, types, tableRoots) {
@@ -415,14 +462,16 @@ export function relationshipProvider(
           // Note [Joins to another source]: through the target's root field for this role.
           const tg = typeof sj === 'string' ? undefined : target(build, sj);
           const def = tg ? tableRoots()[tg.rootName] : undefined;
-          if (tg && def && typeof sj !== 'string') out[rel.name] = sourceJoinedField(sj, { name: tg.rootName, def }, tg.keyField, tg.keyScalar);
+          if (tg && def && typeof sj !== 'string') {
+            out[rel.name] = sourceJoinedField(sj, { root: () => def, rootName: tg.rootName, object: getNamedType(def.config.type) as GraphQLOutputType, args: def.config.args ?? {}, keys: tg.keys });
+          }
           continue;
         }
         const j = readJoin(rel);
         if (!j) continue;
-        const rc = contextOf(build, j.remoteSchema, role);
+        const rc = contextOf(build, j.remoteSchema, role, types);
         if (!rc) continue;
-        const f = joinedField(j, rc, types);
+        const f = joinedField(j, rc, types, typeName(build, source, table));
         if (f) out[rel.name] = f;
       }
       return out;
@@ -435,32 +484,86 @@ export function relationshipProvider(
 /** The columns of this table a relationship joins on, whichever its target. */
 function lhsOf(r: RemoteRelationshipMeta): string[] {
   const sj = readSourceJoin(r);
-  if (sj && typeof sj !== 'string') return [sj.mapping[0]];
+  if (sj && typeof sj !== 'string') return sj.mapping.map(([from]) => from);
   return readJoin(r)?.lhs ?? [];
 }
 
-export function relationshipGroup(): CommandGroup {
+/** Whether a `to_source` relationship joins to this table, or (a column target) on this column. */
+export function joinsTo(sj: SourceJoin, target: DepTarget): boolean {
+  if (target.kind !== 'table' && target.kind !== 'column') return false;
+  if (sj.source !== target.source || sj.table.schema !== target.table.schema || sj.table.name !== target.table.name) return false;
+  return target.kind === 'table' || sj.mapping.some(([, c]) => c === target.column);
+}
+
+/** A `to_source` definition with a column of its target (`side: 'to'`) or of its own side
+ * (`'from'`) renamed. */
+export function renameMapped(rel: RemoteRelationshipMeta, side: 'from' | 'to', from: string, to: string): RemoteRelationshipMeta {
+  const d = rel.definition.to_source as Record<string, unknown>;
+  const fm = Object.entries((d.field_mapping ?? {}) as Record<string, string>).map(([a, b]) => (side === 'from' ? [a === from ? to : a, b] : [a, b === from ? to : b]));
+  return { ...rel, definition: { ...rel.definition, to_source: { ...d, field_mapping: Object.fromEntries(fm) } } };
+}
+
+/** Every table's relationships in a document, with their source and table. */
+function eachTable(md: Metadata): { source: string; table: TableMeta }[] {
+  return ((md.sources as { name: string; tables?: TableMeta[] }[] | undefined) ?? []).flatMap((s) => (s.tables ?? []).map((table) => ({ source: s.name, table })));
+}
+
+/** `others`: the dependents and renames of relationships kept elsewhere (the remote schemas'
+ * types' relationships to tables, ./schema-relationships.ts). */
+export function relationshipGroup(others?: { dependents(md: Metadata, target: DepTarget): Dependent[]; rename(md: Metadata, r: SchemaRename): Metadata }): CommandGroup {
   const relsIn = (md: Metadata, source: string, qt: QualifiedTable) => {
     const s = findSource(md, source);
     const t = s ? findTable(s, qt) : undefined;
     return t ? relsOf(t) : [];
   };
+  const dependent = (source: string, table: QualifiedTable, r: RemoteRelationshipMeta): Dependent => ({
+    id: `remote_relationship@${source}:${qtKey(table)}:${r.name}`,
+    description: `remote_relationship ${table.name}.${r.name} in source "${source}"`,
+    remove: (m: Metadata) => updateTableIfPresent(m, source, table, (t) => withRels(t, relsOf(t).filter((x) => x.name !== r.name))),
+  });
   return {
     name: 'remote-relationships',
     operations: () => [],
     dependents(md: Metadata, target: DepTarget): Dependent[] {
-      if (target.kind !== 'column' && target.kind !== 'computed_field') return [];
+      const out: Dependent[] = [];
+      // Joins to this table, or on this column of it, from any table (`to_source`).
+      for (const { source, table } of eachTable(md)) {
+        for (const r of relsOf(table)) {
+          const sj = readSourceJoin(r);
+          if (sj && typeof sj !== 'string' && joinsTo(sj, target)) out.push(dependent(source, table.table, r));
+        }
+      }
+      if (others) out.push(...others.dependents(md, target));
+      if (target.kind !== 'column' && target.kind !== 'computed_field') return out;
       const name = target.kind === 'column' ? target.column : target.name;
-      return relsIn(md, target.source, target.table)
-        .filter((r) => lhsOf(r).includes(name))
-        .map((r) => ({
-          id: `remote_relationship@${target.source}:${qtKey(target.table)}:${r.name}`,
-          description: `remote_relationship ${target.table.name}.${r.name} in source "${target.source}"`,
-          remove: (m: Metadata) => updateTableIfPresent(m, target.source, target.table, (t) => withRels(t, relsOf(t).filter((x) => x.name !== r.name))),
-        }));
+      for (const r of relsIn(md, target.source, target.table)) if (lhsOf(r).includes(name) && !out.some((d) => d.id === dependent(target.source, target.table, r).id)) out.push(dependent(target.source, target.table, r));
+      return out;
     },
     rename(md: Metadata, r: SchemaRename): Metadata {
       if (r.kind !== 'column') return md;
+      // The column as a join target of `to_source` relationships, and as their own join column.
+      for (const { source, table } of eachTable(md)) {
+        const target: DepTarget = { kind: 'column', source: r.source, table: r.table, column: r.from };
+        const own = source === r.source && table.table.schema === r.table.schema && table.table.name === r.table.name;
+        const touched = relsOf(table).some((x) => {
+          const sj = readSourceJoin(x);
+          return sj && typeof sj !== 'string' && (joinsTo(sj, target) || (own && sj.mapping.some(([a]) => a === r.from)));
+        });
+        if (!touched) continue;
+        md = updateTableIfPresent(md, source, table.table, (t) =>
+          withRels(
+            t,
+            relsOf(t).map((x) => {
+              const sj = readSourceJoin(x);
+              if (!sj || typeof sj === 'string') return x;
+              let y = joinsTo(sj, target) ? renameMapped(x, 'to', r.from, r.to) : x;
+              if (own && sj.mapping.some(([a]) => a === r.from)) y = renameMapped(y, 'from', r.from, r.to);
+              return y;
+            }),
+          ),
+        );
+      }
+      if (others) md = others.rename(md, r);
       const rels = relsIn(md, r.source, r.table);
       if (!rels.some((x) => readJoin(x)?.lhs.includes(r.from))) return md;
       const swap = (x: unknown): unknown => {
@@ -492,8 +595,8 @@ export interface SourceJoin {
   source: string;
   table: QualifiedTable;
   kind: 'object' | 'array';
-  /** This table's column -> the target's column; one pair (the join machinery's key). */
-  mapping: [string, string];
+  /** Pairs of this side's field (a column, or a remote type's field) -> the target's column. */
+  mapping: [string, string][];
 }
 
 export function readSourceJoin(r: RemoteRelationshipMeta): SourceJoin | string | undefined {
@@ -503,74 +606,114 @@ export function readSourceJoin(r: RemoteRelationshipMeta): SourceJoin | string |
   const t = to.table;
   const table = typeof t === 'string' ? { schema: DEFAULT_SCHEMA, name: t } : t && typeof t === 'object' ? { schema: String((t as QualifiedTable).schema ?? DEFAULT_SCHEMA), name: String((t as QualifiedTable).name) } : undefined;
   const kind = to.relationship_type;
-  const mapping = Object.entries((to.field_mapping ?? {}) as Record<string, unknown>);
-  if (!table || (kind !== 'object' && kind !== 'array')) return 'to_source needs source, table, relationship_type (object or array) and field_mapping';
-  if (mapping.length !== 1 || typeof mapping[0]![1] !== 'string') return 'to_source joins on one column: field_mapping must have exactly one entry';
-  return { name: r.name, source, table, kind, mapping: [mapping[0]![0], mapping[0]![1] as string] };
+  const fm = to.field_mapping;
+  if (!table || (kind !== 'object' && kind !== 'array') || !fm || typeof fm !== 'object' || Array.isArray(fm)) return 'to_source needs source, table, relationship_type (object or array) and field_mapping';
+  const mapping = Object.entries(fm as Record<string, unknown>);
+  if (mapping.length === 0) return 'field_mapping must map at least one field to a column of the target table';
+  const bad = mapping.find(([, c]) => typeof c !== 'string');
+  if (bad) return `field_mapping: the column for ${JSON.stringify(bad[0])} must be a string`;
+  return { name: r.name, source, table, kind, mapping: mapping as [string, string][] };
+}
+
+/** The target table of a `to_source` join as a role sees it. */
+export interface SourceTarget {
+  /** The target's select root field (its name before any source namespace) for the role, made
+   * when the field is first planned. */
+  root: () => RootFieldDef | undefined;
+  rootName: string;
+  /** The table's object type and its select arguments, as the role sees them. */
+  object: GraphQLOutputType;
+  args: GraphQLFieldConfigArgumentMap;
+  /** Per mapping pair, the target column's GraphQL field name and scalar. */
+  keys: { field: string; scalar: string }[];
 }
 
 /*
  * Note [Joins to another source]
  * A relationship to a table of a source, maybe another database, is a joined field too (Note
- * [Joined fields] in plugins/database/schema/joins.ts): its values for a level of the answer come
+ * [Joined fields] in plugins/database/schema/joins.ts; from a remote schema's type, Note [Remote
+ * schema relationships] in ./schema-relationships.ts): its values for a level of the answer come
  * from the target table's own select root field for the role (so its permission applies), planned
- * once over a document of our making, `<root>(where: {_and: [{<column>: {_in: $__svc_keys}},
- * <the client's where>]}, order_by: ...) { __svc_key: <column> ...the client's selection }`, and
- * run once per level with the distinct join values bound: one statement, however many rows. The
- * rows are grouped by their key (an object relationship takes the first). The client's `limit`
- * and `offset` would apply to all parents at once, so the field offers only `where` and
- * `order_by`.
+ * once over a document of our making, `<root>(where: {_and: [{<column>: {_in: $__svc_keys_0}},
+ * ..., <the client's where>]}, order_by: ...) { __svc_key_0: <column> ... ...the client's
+ * selection }`, and run once per level with the distinct values of each join column bound: one
+ * statement, however many rows. With several column pairs the `_in`s may match a row whose
+ * tuple no parent has; the rows are grouped by their whole key tuple (as text, so that a remote's
+ * "1" meets a column's 1), which leaves those out. An object relationship takes the first row.
+ * The client's `limit` and `offset` would apply to all parents at once, so the field offers only
+ * `where` and `order_by`.
  */
-export function sourceJoinedField(j: SourceJoin, root: { name: string; def: RootFieldDef } , keyField: string, keyScalar: string): JoinedField {
-  const rootType = root.def.config.type;
-  const objectType = getNamedType(rootType) as GraphQLOutputType;
-  const args = root.def.config.args ?? {};
+const KEY_ALIAS = '__svc_key_';
+const KEY_VAR = '__svc_keys_';
+const keyText = (xs: readonly unknown[]) => JSON.stringify(xs.map((x) => (x === null || x === undefined ? null : typeof x === 'object' ? JSON.stringify(x) : String(x))));
+
+/** A join value as the target column's variable takes it: a remote's "1" for an Int column. */
+function coerceKey(x: unknown, scalar: string): unknown {
+  if (typeof x === 'string' && (scalar === 'Int' || scalar === 'Float') && x.trim() !== '' && Number.isFinite(Number(x))) return Number(x);
+  if (typeof x === 'number' && (scalar === 'String' || scalar === 'ID')) return String(x);
+  return x;
+}
+
+export function sourceJoinedField(j: SourceJoin, target: SourceTarget): JoinedField {
+  const object = target.object;
   return {
     config: {
-      type: j.kind === 'object' ? objectType : rootType,
-      args: j.kind === 'array' ? Object.fromEntries(Object.entries(args).filter(([n]) => n === 'where' || n === 'order_by')) : {},
+      type: j.kind === 'object' ? object : new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(object))),
+      args: j.kind === 'array' ? Object.fromEntries(Object.entries(target.args).filter(([n]) => n === 'where' || n === 'order_by')) : {},
       description: `Relationship to ${j.table.schema}.${j.table.name} in source ${j.source}`,
     },
-    columns: [j.mapping[0]],
+    columns: j.mapping.map(([from]) => from),
     plan(node, input) {
-      const KEY = '__svc_key';
-      const VAR = '__svc_keys';
+      const root = target.root();
+      if (!root) throw new SvcError('not-supported', `the relationship ${JSON.stringify(j.name)} cannot be joined: the select field of table ${JSON.stringify(j.table.name)} is not available`);
       const name = (value: string) => ({ kind: Kind.NAME, value }) as const;
-      const inKeys: ValueNode = { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name(keyField), value: { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name('_in'), value: { kind: Kind.VARIABLE, name: name(VAR) } }] } }] };
+      const obj = (fields: [string, ValueNode][]): ValueNode => ({ kind: Kind.OBJECT, fields: fields.map(([n, value]): ObjectFieldNode => ({ kind: Kind.OBJECT_FIELD, name: name(n), value })) });
+      const inKeys = target.keys.map((k, i) => obj([[k.field, obj([['_in', { kind: Kind.VARIABLE, name: name(`${KEY_VAR}${i}`) }]])]]));
       const userWhere = node.arguments?.find((a) => a.name.value === 'where')?.value;
-      const where: ValueNode = userWhere ? { kind: Kind.OBJECT, fields: [{ kind: Kind.OBJECT_FIELD, name: name('_and'), value: { kind: Kind.LIST, values: [inKeys, userWhere] } }] } : inKeys;
+      const conds = userWhere ? [...inKeys, userWhere] : inKeys;
+      const where: ValueNode = conds.length === 1 ? conds[0]! : obj([['_and', { kind: Kind.LIST, values: conds }]]);
       const orderBy = node.arguments?.find((a) => a.name.value === 'order_by');
       const field: FieldNode = {
         kind: Kind.FIELD,
-        name: name(root.name),
+        name: name(target.rootName),
         arguments: [{ kind: Kind.ARGUMENT, name: name('where'), value: where }, ...(orderBy ? [orderBy] : [])],
-        selectionSet: { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, alias: name(KEY), name: name(keyField) }, ...(node.selectionSet?.selections ?? [])] },
+        selectionSet: { kind: Kind.SELECTION_SET, selections: [...target.keys.map((k, i): FieldNode => ({ kind: Kind.FIELD, alias: name(`${KEY_ALIAS}${i}`), name: name(k.field) })), ...(node.selectionSet?.selections ?? [])] },
       };
-      const keysType: VariableDefinitionNode = {
+      const keysTypes: VariableDefinitionNode[] = target.keys.map((k, i) => ({
         kind: Kind.VARIABLE_DEFINITION,
-        variable: { kind: Kind.VARIABLE, name: name(VAR) },
-        type: { kind: Kind.LIST_TYPE, type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: name(keyScalar) } } },
-      };
-      const plan = root.def.plan({ ...(input as PlanInput), field, variableDefinitions: [...input.variableDefinitions, keysType] });
+        variable: { kind: Kind.VARIABLE, name: name(`${KEY_VAR}${i}`) },
+        type: { kind: Kind.LIST_TYPE, type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: name(k.scalar) } } },
+      }));
+      const plan = root.plan({ ...(input as PlanInput), field, variableDefinitions: [...input.variableDefinitions, ...keysTypes] });
+      const from = j.mapping.map(([f]) => f);
       return {
         async run(keys, ctx) {
-          const values = [...new Set(keys.map((k) => k[j.mapping[0]]).filter((x) => x !== null && x !== undefined))];
-          if (values.length === 0) return keys.map(() => null);
+          const live = keys.map((k) => from.every((c) => k[c] !== null && k[c] !== undefined));
+          if (!live.some(Boolean)) return keys.map(() => null);
+          const bound: Record<string, unknown> = {};
+          target.keys.forEach((k, i) => {
+            const seen = new Map<string, unknown>();
+            keys.forEach((row, n) => {
+              if (!live[n]) return;
+              const x = coerceKey(row[from[i]!], k.scalar);
+              seen.set(keyText([x]), x);
+            });
+            bound[`${KEY_VAR}${i}`] = [...seen.values()];
+          });
           // The request's context with the keys bound (its other parts as they are).
-          const withKeys = Object.create(ctx, { variables: { value: { ...ctx.variables, [VAR]: values } } }) as RunContext;
+          const withKeys = Object.create(ctx, { variables: { value: { ...ctx.variables, ...bound } } }) as RunContext;
           const rows = JSON.parse(await plan.run(withKeys)) as Record<string, unknown>[];
           const byKey = new Map<string, Record<string, unknown>[]>();
           for (const row of rows) {
-            const k = `${typeof row[KEY]}:${String(row[KEY])}`;
-            row[KEY] = undefined;
+            const k = keyText(target.keys.map((_, i) => row[`${KEY_ALIAS}${i}`]));
+            for (let i = 0; i < target.keys.length; i++) row[`${KEY_ALIAS}${i}`] = undefined;
             const list = byKey.get(k);
             if (list) list.push(row);
             else byKey.set(k, [row]);
           }
-          return keys.map((k) => {
-            const v = k[j.mapping[0]];
-            if (v === null || v === undefined) return null;
-            const found = byKey.get(`${typeof v}:${String(v)}`) ?? [];
+          return keys.map((k, n) => {
+            if (!live[n]) return null;
+            const found = byKey.get(keyText(from.map((c) => k[c]))) ?? [];
             return j.kind === 'object' ? (found[0] ?? null) : found;
           });
         },

@@ -128,6 +128,41 @@ describe('remote schema operations', () => {
     expect(m).toEqual({ data: { rename: { name: 'Leia' } } });
   });
 
+  it("passes a remote's scalar literals on unchecked, on one line as Hasura prints them", async () => {
+    const r = await gql(`{ whoami(user_id: "abc") }`);
+    // The remote's own error, with its location in the one-line document it got.
+    expect(seen.bodies.at(-1).query).toBe('query  { whoami(user_id: "abc") }');
+    expect(r.data).toBeNull();
+    expect(r.errors).toEqual([{ message: expect.stringMatching(/Int cannot represent/), locations: [{ line: 1, column: 26 }] }]);
+    // Input objects are still checked by the engine (their fields), and null for a non-null.
+    const badField = await gql(`{ filtered(filter: {nope: 1}) }`);
+    expect(badField.errors[0]).toEqual({ message: "field 'nope' not found in type: 'HeroFilter'", extensions: { code: 'validation-failed', path: '$.selectionSet.filtered.args.filter.nope' } });
+    const nul = await gql(`{ hero(id: null) { id } }`);
+    expect(nul.errors[0].extensions.code).toBe('validation-failed');
+  });
+
+  it('leaves out inline fragments of unknown types, and checks a variable of an unknown type where it is used', async () => {
+    const r = await gql(`{ hero(id: "1") { id ... on Nope { name } ... on Droid { primaryFunction } } }`);
+    expect(r).toEqual({ data: { hero: { id: '1', primaryFunction: 'Astromech' } } });
+    expect(seen.bodies.at(-1).query).not.toMatch(/Nope/);
+    const v = await gql(`query Q($f: Nope) { filtered(filter: $f) }`, { f: { limit: 1 } });
+    expect(v).toEqual({ errors: [{ message: "variable 'f' is declared as 'Nope', but used where 'HeroFilter' is expected", extensions: { code: 'validation-failed', path: '$.selectionSet.filtered.args.filter' } }] });
+    const unused = await gql(`query Q($f: Nope) { whoami }`);
+    expect(unused.errors[0].message).toMatch(/Unknown type "Nope"/);
+  });
+
+  it("refuses a subscription to a remote's field as Hasura does, before the HTTP refusal", async () => {
+    const before = seen.bodies.length;
+    const r = await gql(`subscription { hero(id: "1") { id } }`);
+    expect(r).toEqual({ errors: [{ extensions: { code: 'not-supported', path: '$' }, message: 'subscription to remote server is not supported' }] });
+    const viaFragment = await gql(`subscription S { ...F } fragment F on subscription_root { hero(id: "1") { id } }`);
+    expect(viaFragment.errors[0].extensions.code).toBe('not-supported');
+    expect(seen.bodies.length).toBe(before);
+    // A subscription without remote fields is refused over HTTP as before.
+    const other = await gql(`subscription { nope }`);
+    expect(other.errors[0].extensions.code).toBe('unexpected-payload');
+  });
+
   it('sends the configured headers, the session variables and the client headers', async () => {
     const r = await gql(`{ echoHeaders }`, undefined, { ...ADMIN, 'x-svc-role': 'admin', 'x-svc-user-id': '7', 'x-custom': 'c', 'x-token': 'client' });
     const h = r.data.echoHeaders;
@@ -319,4 +354,42 @@ describe('a remote that is down at boot', () => {
       await second.stop();
     }
   }, 60_000);
+});
+
+describe('update_remote_schema with permissions set', () => {
+  let floaty: Server;
+  let floatyUrl = '';
+  let p: TestServer;
+  beforeAll(async () => {
+    const schema = buildSchema('type Query { whoami(user_id: Float): Int }');
+    floaty = createServer(async (req, res) => {
+      let text = '';
+      for await (const c of req) text += c;
+      const body = JSON.parse(text);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await graphql({ schema, source: body.query, variableValues: body.variables })));
+    });
+    await new Promise<void>((r) => floaty.listen(0, '127.0.0.1', r));
+    floatyUrl = `http://127.0.0.1:${(floaty.address() as AddressInfo).port}/graphql`;
+    p = await startServer({ config: { enableRemoteSchemaPermissions: true } });
+  }, 60_000);
+  afterAll(async () => {
+    await p?.stop();
+    floaty?.close();
+  });
+  // Hasura's test_update_remote_schema_details_with_permissions_set moves the remote to a second
+  // server whose schema still fits the permission (secondary_remote_schema_perms.js: user ids of
+  // type Int); the one whose ids are Float (..._error.js) is refused.
+  it('moves the remote to a server that still fits the permission; refuses one that does not', async () => {
+    expect((await p.metadata({ type: 'add_remote_schema', args: { name: 'sw', definition: { url: remote.url } } })).status).toBe(200);
+    expect((await p.metadata({ type: 'add_remote_schema_permissions', args: { remote_schema: 'sw', role: 'user', definition: { schema: 'type Query { whoami(user_id: Int): Int }' } } })).body).toEqual({ message: 'success' });
+    const moved = await p.metadata({ type: 'update_remote_schema', args: { name: 'sw', comment: 'moved', definition: { url: `${remote.url}?second`, forward_client_headers: true, timeout_seconds: 120 } } });
+    expect(moved.body).toEqual({ message: 'success' });
+    const exported = (await p.metadata({ type: 'export_metadata', args: {} })).body.remote_schemas[0];
+    expect([exported.definition.url, exported.comment, exported.definition.timeout_seconds]).toEqual([`${remote.url}?second`, 'moved', 120]);
+    expect(await p.gql('{ whoami(user_id: 3) }', undefined, { 'x-svc-role': 'user' })).toEqual({ data: { whoami: 3 } });
+    const refused = await p.metadata({ type: 'update_remote_schema', args: { name: 'sw', definition: { url: floatyUrl } } });
+    expect([refused.status, refused.body.error]).toEqual([400, 'cannot continue due to new inconsistent metadata']);
+    expect(refused.body.internal[0].type).toBe('remote_schema_permission');
+    expect((await p.metadata({ type: 'export_metadata', args: {} })).body.remote_schemas[0].definition.url).toBe(`${remote.url}?second`);
+  });
 });
