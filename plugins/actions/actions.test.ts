@@ -413,7 +413,7 @@ describe('synchronous actions', () => {
     expect(call.headers['x-static']).toBe('replaced');
     expect(call.headers['x-gone']).toBeUndefined();
     expect(call.body.input).toEqual({ user: { name: 'Ann' } });
-    const bad = await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/x', output_type: '[UserId!]!', response_transform: { body: { action: 'transform', template: '{"a": {{ range }}' } } } } });
+    const bad = await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/x', output_type: '[UserId!]!', response_transform: { version: 2, body: { action: 'transform', template: '{"a": {{ range }}' } } } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/^Inconsistent object: in action "get_users"; response_transform: /);
   });
