@@ -273,6 +273,38 @@ describe('synchronous actions', () => {
     expect((await s.gql('mutation { create_user(user: {name: "x"}) { id } }', {}, u1)).errors[0].extensions.code).toBe('validation-failed');
   });
 
+  it('an inherited role sees an action any parent sees, through nested inherited roles, and only those', async () => {
+    h.routes['/get_user'] = { json: { id: 1 } };
+    h.routes['/create_user'] = { json: { id: 5 } };
+    const r = await s.metadata({
+      type: 'bulk',
+      args: [
+        // get_user's permission for `user` is the suite's own.
+        { type: 'create_action_permission', args: { action: 'create_user', role: 'writer' } },
+        { type: 'add_inherited_role', args: { role_name: 'reader_writer', role_set: ['user', 'writer'] } },
+        { type: 'add_inherited_role', args: { role_name: 'only_user', role_set: ['user'] } },
+        { type: 'add_inherited_role', args: { role_name: 'nested', role_set: ['only_user'] } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    const as = (role: string) => ({ 'x-svc-role': role, 'x-svc-user-id': '1' });
+    // From either parent; the relationship joins through the inherited role's table permissions.
+    expect((await s.gql('{ get_user(id: 1) { id user { name } } }', {}, as('reader_writer'))).data).toEqual({ get_user: { id: 1, user: { name: 'Clarke' } } });
+    expect((await s.gql('mutation { create_user(user: {name: "x"}) { id } }', {}, as('reader_writer'))).data).toEqual({ create_user: { id: 5 } });
+    expect(h.calls.at(-1)!.body.session_variables['x-svc-role']).toBe('reader_writer');
+    // Two levels down.
+    expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).data).toEqual({ get_user: { id: 1 } });
+    // Not what no parent sees (Hasura's message when the role has no mutation at all).
+    expect((await s.gql('mutation { create_user(user: {name: "x"}) { id } }', {}, as('nested'))).errors[0]).toMatchObject({ message: 'no mutations exist', extensions: { code: 'validation-failed' } });
+    expect((await s.gql('{ get_users { id } }', {}, as('reader_writer'))).errors[0].extensions.code).toBe('validation-failed');
+    // A parent's permission dropped: the inherited roles lose the action with it.
+    expect((await s.metadata({ type: 'drop_action_permission', args: { action: 'get_user', role: 'user' } })).status).toBe(200);
+    expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).errors[0].extensions.code).toBe('validation-failed');
+    // A permission of the inherited role's own stands alone.
+    expect((await s.metadata({ type: 'create_action_permission', args: { action: 'get_user', role: 'nested' } })).status).toBe(200);
+    expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).data).toEqual({ get_user: { id: 1 } });
+  });
+
   it('pass on a handler error (4xx) with its code and extensions', async () => {
     h.routes['/get_user'] = { status: 400, json: { message: 'bad id', code: 'invalid-id' } };
     expect((await s.gql('{ get_user(id: 1) { id } }')).errors).toEqual([{ message: 'bad id', extensions: { path: '$', code: 'invalid-id' } }]);

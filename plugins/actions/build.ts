@@ -8,7 +8,7 @@
 import { Kind, parseType, type TypeNode } from 'graphql';
 import type { BuildContext, Metadata } from '../../core/plugin.js';
 import { EnvError, resolveHeaders, resolveUrlTemplate, type HeaderConf } from '../event-triggers/index.js';
-import { tableKey, type DatabaseService, type ResolvedTable, type SqlExecutor } from '../database/index.js';
+import { tableKey, type DatabaseService, type InheritedRoleDef, type ResolvedTable, type SqlExecutor } from '../database/index.js';
 import {
   compileRequestTransform,
   compileResponseTransform,
@@ -405,3 +405,16 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
   return { types, actions, ...(catalog ? { catalog } : {}) };
 }
 
+
+/** The roles that see each action, with the inherited roles any of whose parents sees it
+ * (`roles` lists parents before children, so inheritance through several levels holds). */
+export function inheritActionRoles(b: ActionsBuild, roles: readonly InheritedRoleDef[]): ActionsBuild {
+  if (roles.length === 0) return b;
+  const actions = new Map<string, ResolvedAction>();
+  for (const [name, a] of b.actions) {
+    const set = new Set(a.roles);
+    for (const r of roles) if (!set.has(r.role) && r.parents.some((p) => set.has(p))) set.add(r.role);
+    actions.set(name, set.size === a.roles.size ? a : { ...a, roles: set });
+  }
+  return { ...b, actions };
+}
