@@ -305,6 +305,35 @@ describe('synchronous actions', () => {
     expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).data).toEqual({ get_user: { id: 1 } });
   });
 
+  it('refuse an asynchronous action whose output has relationships and nested objects, at its item of a bulk (Hasura\'s TestCreateActionNestedTypeWithRelation)', async () => {
+    // The suite's types stay (its actions need them).
+    const objects = [
+      ...TYPES.objects,
+      { name: 'UserIdObj', fields: [{ name: 'id', type: 'Int' }] },
+      { name: 'UserIdObj_Fail', fields: [{ name: 'id', type: 'Int!' }, { name: 'someNestedObj', type: 'UserIdObj' }], relationships: [{ name: 'relationship_failure', type: 'object', remote_table: 'user', field_mapping: { id: 'id' } }] },
+    ];
+    const create = (kind: string) => ({ type: 'create_action', args: { name: 'action_create_fail', definition: { kind, arguments: [{ name: 'someInput', type: 'String!' }], output_type: 'UserIdObj_Fail', handler: 'http://some.random/endpoint' } } });
+    const before = (await s.metadata({ type: 'export_metadata', args: {} })).body;
+    const reason = 'Inconsistent object: in action "action_create_fail"; Async action relations cannot be used with object fields: "someNestedObj"';
+    for (const send of [s.query, s.metadata]) {
+      const r = await send({ type: 'bulk', args: [{ type: 'set_custom_types', args: { ...TYPES, objects } }, create('asynchronous')] });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ code: 'invalid-configuration', error: reason, path: '$.args[1].args' });
+      expect(r.body.internal).toEqual([
+        expect.objectContaining({
+          type: 'action',
+          name: 'action action_create_fail',
+          reason,
+          definition: expect.objectContaining({ name: 'action_create_fail', definition: expect.objectContaining({ kind: 'asynchronous', timeout: 30, headers: [], forward_client_headers: false }) }),
+        }),
+      ]);
+    }
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body).toEqual(before);
+    // A synchronous action may: its relationships are joined wherever the object is.
+    const ok = await s.query({ type: 'bulk', args: [{ type: 'set_custom_types', args: { ...TYPES, objects } }, create('synchronous')] });
+    expect(ok.status, ok.text).toBe(200);
+  });
+
   it('pass on a handler error (4xx) with its code and extensions', async () => {
     h.routes['/get_user'] = { status: 400, json: { message: 'bad id', code: 'invalid-id' } };
     expect((await s.gql('{ get_user(id: 1) { id } }')).errors).toEqual([{ message: 'bad id', extensions: { path: '$', code: 'invalid-id' } }]);
