@@ -166,13 +166,32 @@ describe('action operations', () => {
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
     r = await s.metadata({ type: 'bulk', args: [{ type: 'set_custom_types', args: TYPES }, action('a6', { output_type: 'Nope' })] });
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
-    // A table's root field: refused, and the schema keeps serving.
+    // A table's root field: refused with Hasura's 500 and message (TestSchemaDuplication), and the
+    // schema keeps serving.
+    const before = (await s.metadata({ type: 'export_metadata', args: {} })).body;
     r = await s.query(action('user', { type: 'query', output_type: 'UserId' }));
-    expect(r.body).toMatchObject({ code: 'invalid-configuration', error: 'Inconsistent object: in action "user"; the root field "user" conflicts with an existing root field' });
+    expect(r.status).toBe(500);
+    expect(r.body).toMatchObject({
+      code: 'unexpected',
+      path: '$.args',
+      error: "Encountered conflicting definitions in the selection set for 'query_root' for field 'user' defined in [action user, table user in source default]. Fields must not be defined more than once across all sources.",
+    });
     r = await s.query(action('insert_user', { output_type: 'UserId' }));
-    expect(r.body.code).toBe('invalid-configuration');
+    expect(r.status).toBe(500);
+    expect(r.body.error).toMatch(/^Encountered conflicting definitions in the selection set for 'mutation_root' for field 'insert_user' defined in \[action insert_user, table user in source default\]/);
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body).toEqual(before);
     expect((await s.query(action('user_by_pk', { output_type: 'UserId' }))).status).toBe(200);
     expect((await s.gql('{ user(order_by: {id: asc}, limit: 1) { name } }')).data).toEqual({ user: [{ name: 'Clarke' }] });
+    // The other way round: tracking a table whose root field an action has is refused the same way.
+    await s.runSql('create table if not exists thing (id int primary key)');
+    expect((await s.query(action('delete_thing', { output_type: 'UserId' }))).status).toBe(200);
+    r = await s.query({ type: 'track_table', args: { name: 'thing' } });
+    expect(r.status).toBe(500);
+    expect(r.body).toMatchObject({
+      code: 'unexpected',
+      path: '$.args',
+      error: "Encountered conflicting definitions in the selection set for 'mutation_root' for field 'delete_thing' defined in [action delete_thing, table thing in source default]. Fields must not be defined more than once across all sources.",
+    });
   });
 
   it('update_action and drop_action name a missing action', async () => {

@@ -8,7 +8,7 @@
 import { Kind, parseType, type TypeNode } from 'graphql';
 import type { BuildContext, Metadata } from '../../core/plugin.js';
 import { EnvError, resolveHeaders, resolveUrlTemplate, type HeaderConf } from '../event-triggers/index.js';
-import { tableKey, type DatabaseService, type InheritedRoleDef, type ResolvedTable, type SqlExecutor } from '../database/index.js';
+import { rootFieldOwners, tableKey, type DatabaseService, type InheritedRoleDef, type ResolvedTable, type SqlExecutor } from '../database/index.js';
 import {
   compileRequestTransform,
   compileResponseTransform,
@@ -339,9 +339,16 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       continue;
     }
     if (roots) {
-      const taken = (d.type === 'query' || async ? roots.query.has(a.name) : false) || (d.type === 'mutation' ? roots.mutation.has(a.name) : false);
-      if (taken) {
-        fail(`the root field ${dq(a.name)} conflicts with an existing root field`);
+      const root = d.type === 'mutation' && roots.mutation.has(a.name) ? 'mutation' : (d.type === 'query' || async) && roots.query.has(a.name) ? 'query' : undefined;
+      if (root) {
+        // Hasura's message and its 500 `unexpected` (as the sources' own conflicts: Note in
+        // plugins/database/metadata/customization.ts), whichever request brings the second field:
+        // create_action, or track_table of a table whose root field is the action's name.
+        const owners = rootFieldOwners(ctx, root, a.name);
+        const reason = owners.length
+          ? `Encountered conflicting definitions in the selection set for '${root}_root' for field '${a.name}' defined in [${[`action ${a.name}`, ...owners].sort().join(', ')}]. Fields must not be defined more than once across all sources.`
+          : `Inconsistent object: in action ${dq(a.name)}; the root field ${dq(a.name)} conflicts with an existing root field`;
+        ctx.inconsistent({ type: 'action', name: `action ${a.name}`, reason, definition: fullAction(a), id: actionId(a.name), remove: withoutAction(a.name), error: { code: 'unexpected', status: 500 } });
         continue;
       }
     }

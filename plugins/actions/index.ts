@@ -172,7 +172,8 @@ export default definePlugin({
 
     k.buildStep({
       name: STEP,
-      after: ['sources'],
+      // root-fields: who gives a root field an action's name collides with (its message).
+      after: ['sources', 'root-fields'],
       async run(ctx) {
         // The log of asynchronous actions lives in the default PostgreSQL source, made when an
         // asynchronous action first needs it.

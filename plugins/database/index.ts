@@ -10,6 +10,7 @@ import { documentSources, sourcesSchema } from './metadata/section.js';
 import { registerRenameSource, sourcesGroup } from './metadata/sources.js';
 import { tablesGroup } from './metadata/tables.js';
 import { customizationGroup, reportRootFieldConflicts } from './metadata/customization.js';
+export { rootFieldOwners } from './metadata/customization.js';
 import { relationshipsGroup } from './metadata/relationships.js';
 import { computedFieldsGroup } from './metadata/computed-fields.js';
 import { functionsGroup } from './metadata/functions.js';

@@ -330,6 +330,14 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
   return { bySource, index, conflicts };
 }
 
+/** Who gives a root field of the sources (`table user in source default`, `namespace ...`), as
+ * the `root-fields` step indexed them: for another plugin's conflict message in Hasura's words
+ * (an action's name taken by a table's field). Empty before that step ran or for no owner. */
+export function rootFieldOwners(build: { outputs: ReadonlyMap<string, unknown> }, root: keyof RootFields, field: string): string[] {
+  const state = build.outputs.get('root-fields') as RootFieldState | undefined;
+  return state ? [...new Set(state.index.owners(fieldKey(root, field)))] : [];
+}
+
 /** The owners that differ between two lists: compared by reference outside the common prefix and
  * suffix, so an unchanged source costs a scan of pointers. */
 function diffOwners(prev: RootFieldOwner[], next: RootFieldOwner[], masked: Set<string>, changed: Map<string, RootFields>) {
