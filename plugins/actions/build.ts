@@ -9,9 +9,12 @@ import { Kind, parseType, type TypeNode } from 'graphql';
 import type { BuildContext, Metadata } from '../../core/plugin.js';
 import { EnvError, resolveHeaders, resolveUrlTemplate, type HeaderConf } from '../event-triggers/index.js';
 import { rootFieldOwners, tableKey, type DatabaseService, type InheritedRoleDef, type ResolvedTable, type SqlExecutor } from '../database/index.js';
+import * as v from '../../core/valibot.js';
 import {
   compileRequestTransform,
   compileResponseTransform,
+  RequestTransformSchema,
+  ResponseTransformSchema,
   TransformError,
   type CompiledRequestTransform,
   type CompiledResponseTransform,
@@ -365,14 +368,16 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
     let request: CompiledRequestTransform | undefined;
     let response: CompiledResponseTransform | undefined;
     try {
-      if (d.request_transform) request = compileRequestTransform(d.request_transform);
+      // Parsed again: a stored document is not re-validated at boot, and one written by an
+      // older version may hold a transform in a shape the schema now refuses.
+      if (d.request_transform) request = compileRequestTransform(storedTransform(RequestTransformSchema, d.request_transform));
     } catch (e) {
       if (!(e instanceof TransformError)) throw e;
       fail(`request_transform: ${e.message}`);
       continue;
     }
     try {
-      if (d.response_transform) response = compileResponseTransform(d.response_transform);
+      if (d.response_transform) response = compileResponseTransform(storedTransform(ResponseTransformSchema, d.response_transform));
     } catch (e) {
       if (!(e instanceof TransformError)) throw e;
       fail(`response_transform: ${e.message}`);
@@ -424,4 +429,12 @@ export function inheritActionRoles(b: ActionsBuild, roles: readonly InheritedRol
     actions.set(name, set.size === a.roles.size ? a : { ...a, roles: set });
   }
   return { ...b, actions };
+}
+
+/** A stored transform checked against its schema; a bad one is a TransformError (an
+ * inconsistency of its action). */
+function storedTransform<T>(schema: v.GenericSchema<unknown, T>, raw: unknown): T {
+  const r = v.safeParse(schema, raw);
+  if (!r.success) throw new TransformError([{ error_code: 'Parse Error', message: r.issues[0].message }]);
+  return r.output;
 }
