@@ -497,4 +497,34 @@ describe('synchronous actions', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/^Inconsistent object: in action "get_users"; response_transform: /);
   });
+
+  it('a transform that fails on a call is a GraphQL error (the list of errors for admins), never a 500', async () => {
+    const u = await s.query({
+      type: 'update_action',
+      args: {
+        name: 'get_users',
+        definition: {
+          type: 'query',
+          handler: '{{HANDLER}}/get_users',
+          output_type: '[UserId!]!',
+          // `head` of an empty string fails when applied, not when parsed.
+          request_transform: { version: 2, url: '{{$base_url}}/{{ head($body.input.nothing ?? "") }}' },
+        },
+      },
+    });
+    expect(u.status, u.text).toBe(200);
+    const calls = h.calls.length;
+    let r = await s.gql('{ get_users { id } }');
+    expect(r.errors[0]).toMatchObject({ message: 'request transform failed: url: head: empty string', extensions: { code: 'unexpected', internal: { transform_errors: [{ error_code: 'Function Error', message: 'head: empty string' }] } } });
+    expect(h.calls.length).toBe(calls);
+    expect((await s.metadata({ type: 'create_action_permission', args: { action: 'get_users', role: 'user' } })).status).toBe(200);
+    r = await s.gql('{ get_users { id } }', {}, { 'x-svc-role': 'user', 'x-svc-user-id': '1' });
+    expect(r.errors[0].message).toBe('request transform failed: url: head: empty string');
+    expect(r.errors[0].extensions.internal).toBeUndefined();
+    // A response transform that fails: the answer is refused with the details of the exchange.
+    await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/get_users', output_type: '[UserId!]!', response_transform: { version: 2, body: { action: 'transform', template: '{{ toUpper($body) }}' } } } } });
+    h.routes['/get_users'] = { json: [{ id: 1 }] };
+    r = await s.gql('{ get_users { id } }');
+    expect(r.errors[0]).toMatchObject({ message: 'response transform failed: body: toUpper: unexpected array', extensions: { code: 'unexpected', internal: { response: { status: 200 } } } });
+  });
 });
