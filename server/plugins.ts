@@ -19,11 +19,12 @@ import consolePlugin from '../plugins/console/index.js';
 import inheritedRoles from '../plugins/inherited-roles/index.js';
 import introspectionOptions from '../plugins/introspection-options/index.js';
 import actions from '../plugins/actions/index.js';
+import webhookTransforms from '../plugins/webhook-transforms/index.js';
 import remoteSchemas from '../plugins/remote-schemas/index.js';
 import mssql from '../plugins/mssql/index.js';
 import bigquery from '../plugins/bigquery/index.js';
 
-export const builtinPlugins: PluginDef[] = [graphql, metadataHistory, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas, mssql, bigquery];
+export const builtinPlugins: PluginDef[] = [graphql, metadataHistory, graphqlWs, database, postgres, eventTriggers, scheduledTriggers, queryCollections, restEndpoints, webhookTransforms, actions, apiLimits, authJwt, authWebhook, metrics, consolePlugin, inheritedRoles, introspectionOptions, remoteSchemas, mssql, bigquery];
 export { defaultSource };
 
 /** Every option the server reads: its own, then the plugins' (loadConfig, --help). */

@@ -32,6 +32,14 @@ describe('role schema', () => {
     expect(rs.schema.getMutationType()).toBeUndefined();
   });
 
+  it('lists root fields by name, whatever plugin gave them and in what order (as Hasura)', () => {
+    const a = contributor('a', () => ({ query: { user: field(GraphQLString), user_by_pk: field(GraphQLString) }, mutation: { update_b: field(GraphQLString), delete_b: field(GraphQLString) } }));
+    const b = contributor('b', () => ({ query: { multi: field(GraphQLString), User: field(GraphQLString), single_aggregate: field(GraphQLString) } }));
+    const rs = roleSchema('admin', build(), [a, b]);
+    expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['User', 'multi', 'single_aggregate', 'user', 'user_by_pk']);
+    expect(Object.keys(rs.schema.getMutationType()!.getFields())).toEqual(['delete_b', 'update_b']);
+  });
+
   it('a root field contributed twice names both plugins', () => {
     const c = (p: string) => contributor(p, () => ({ query: { hello: field(GraphQLString) } }));
     expect(() => roleSchema('admin', build(), [c('a'), c('b')])).toThrow('the query root field "hello" is contributed by both "a" and "b"');

@@ -231,10 +231,13 @@ function rootType(name: string, defs: ReadonlyMap<string, RootFieldDef>): GraphQ
     }
     return f;
   };
+  // Hasura lists a type's fields by name (its ObjectInfo keeps them sorted), whatever plugin gave
+  // them: introspection and the SDL show the roots in that order (code point order, as Text's).
+  let names: string[] | undefined;
   const fields = new Proxy({} as GraphQLFieldMap<unknown, unknown>, {
     get: (_, n) => (typeof n === 'string' ? field(n) : undefined),
     has: (_, n) => typeof n === 'string' && defs.has(n),
-    ownKeys: () => [...defs.keys()],
+    ownKeys: () => (names ??= [...defs.keys()].sort()),
     getOwnPropertyDescriptor: (_, n) => {
       const f = typeof n === 'string' ? field(n) : undefined;
       return f ? { value: f, writable: false, enumerable: true, configurable: true } : undefined;

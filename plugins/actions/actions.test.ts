@@ -166,32 +166,32 @@ describe('action operations', () => {
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
     r = await s.metadata({ type: 'bulk', args: [{ type: 'set_custom_types', args: TYPES }, action('a6', { output_type: 'Nope' })] });
     expect(r.body).toMatchObject({ code: 'invalid-configuration', path: '$.args[1].args' });
-    // A table's root field: refused as Hasura refuses it (500 unexpected, naming both owners),
-    // and the schema keeps serving.
+    // A table's root field: refused with Hasura's 500 and message (TestSchemaDuplication), and the
+    // schema keeps serving.
+    const before = (await s.metadata({ type: 'export_metadata', args: {} })).body;
     r = await s.query(action('user', { type: 'query', output_type: 'UserId' }));
-    expect(r).toMatchObject({
-      status: 500,
-      body: {
-        code: 'unexpected',
-        path: '$.args',
-        error: "Encountered conflicting definitions in the selection set for 'query_root' for field 'user' defined in [action user, table user in source default]. Fields must not be defined more than once across all sources.",
-      },
+    expect(r.status).toBe(500);
+    expect(r.body).toMatchObject({
+      code: 'unexpected',
+      path: '$.args',
+      error: "Encountered conflicting definitions in the selection set for 'query_root' for field 'user' defined in [action user, table user in source default]. Fields must not be defined more than once across all sources.",
     });
     r = await s.query(action('insert_user', { output_type: 'UserId' }));
-    expect(r).toMatchObject({ status: 500, body: { code: 'unexpected' } });
-    expect(r.body.error).toContain("for 'mutation_root' for field 'insert_user' defined in [action insert_user, table user in source default]");
-    // The other order: a table tracked whose root field an action has (the action is blamed, the
-    // request that tracks the table refused the same way).
-    expect((await s.query(action('insert_gadget', { output_type: 'UserId' }))).status).toBe(200);
-    await s.runSql('create table gadget (id int primary key)');
-    r = await s.query({ type: 'track_table', args: { table: 'gadget' } });
-    expect(r).toMatchObject({ status: 500, body: { code: 'unexpected' } });
-    expect(r.body.error).toContain("for 'mutation_root' for field 'insert_gadget' defined in [action insert_gadget, table gadget in source default]");
-    expect((await s.tables()).map((t: any) => t.table.name)).not.toContain('gadget');
-    expect((await s.query({ type: 'drop_action', args: { name: 'insert_gadget' } })).status).toBe(200);
-    await s.runSql('drop table gadget');
+    expect(r.status).toBe(500);
+    expect(r.body.error).toMatch(/^Encountered conflicting definitions in the selection set for 'mutation_root' for field 'insert_user' defined in \[action insert_user, table user in source default\]/);
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body).toEqual(before);
     expect((await s.query(action('user_by_pk', { output_type: 'UserId' }))).status).toBe(200);
     expect((await s.gql('{ user(order_by: {id: asc}, limit: 1) { name } }')).data).toEqual({ user: [{ name: 'Clarke' }] });
+    // The other way round: tracking a table whose root field an action has is refused the same way.
+    await s.runSql('create table if not exists thing (id int primary key)');
+    expect((await s.query(action('delete_thing', { output_type: 'UserId' }))).status).toBe(200);
+    r = await s.query({ type: 'track_table', args: { name: 'thing' } });
+    expect(r.status).toBe(500);
+    expect(r.body).toMatchObject({
+      code: 'unexpected',
+      path: '$.args',
+      error: "Encountered conflicting definitions in the selection set for 'mutation_root' for field 'delete_thing' defined in [action delete_thing, table thing in source default]. Fields must not be defined more than once across all sources.",
+    });
   });
 
   it('update_action and drop_action name a missing action', async () => {
@@ -290,6 +290,67 @@ describe('synchronous actions', () => {
     expect((await s.gql('{ get_users { id } }', {}, u1)).errors[0].extensions.code).toBe('validation-failed');
     expect((await s.gql('{ get_user(id: 1) { articles { title } } }', {}, u1)).errors[0].extensions.code).toBe('validation-failed');
     expect((await s.gql('mutation { create_user(user: {name: "x"}) { id } }', {}, u1)).errors[0].extensions.code).toBe('validation-failed');
+  });
+
+  it('an inherited role sees an action any parent sees, through nested inherited roles, and only those', async () => {
+    h.routes['/get_user'] = { json: { id: 1 } };
+    h.routes['/create_user'] = { json: { id: 5 } };
+    const r = await s.metadata({
+      type: 'bulk',
+      args: [
+        // get_user's permission for `user` is the suite's own.
+        { type: 'create_action_permission', args: { action: 'create_user', role: 'writer' } },
+        { type: 'add_inherited_role', args: { role_name: 'reader_writer', role_set: ['user', 'writer'] } },
+        { type: 'add_inherited_role', args: { role_name: 'only_user', role_set: ['user'] } },
+        { type: 'add_inherited_role', args: { role_name: 'nested', role_set: ['only_user'] } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    const as = (role: string) => ({ 'x-svc-role': role, 'x-svc-user-id': '1' });
+    // From either parent; the relationship joins through the inherited role's table permissions.
+    expect((await s.gql('{ get_user(id: 1) { id user { name } } }', {}, as('reader_writer'))).data).toEqual({ get_user: { id: 1, user: { name: 'Clarke' } } });
+    expect((await s.gql('mutation { create_user(user: {name: "x"}) { id } }', {}, as('reader_writer'))).data).toEqual({ create_user: { id: 5 } });
+    expect(h.calls.at(-1)!.body.session_variables['x-svc-role']).toBe('reader_writer');
+    // Two levels down.
+    expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).data).toEqual({ get_user: { id: 1 } });
+    // Not what no parent sees (Hasura's message when the role has no mutation at all).
+    expect((await s.gql('mutation { create_user(user: {name: "x"}) { id } }', {}, as('nested'))).errors[0]).toMatchObject({ message: 'no mutations exist', extensions: { code: 'validation-failed' } });
+    expect((await s.gql('{ get_users { id } }', {}, as('reader_writer'))).errors[0].extensions.code).toBe('validation-failed');
+    // A parent's permission dropped: the inherited roles lose the action with it.
+    expect((await s.metadata({ type: 'drop_action_permission', args: { action: 'get_user', role: 'user' } })).status).toBe(200);
+    expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).errors[0].extensions.code).toBe('validation-failed');
+    // A permission of the inherited role's own stands alone.
+    expect((await s.metadata({ type: 'create_action_permission', args: { action: 'get_user', role: 'nested' } })).status).toBe(200);
+    expect((await s.gql('{ get_user(id: 1) { id } }', {}, as('nested'))).data).toEqual({ get_user: { id: 1 } });
+  });
+
+  it('refuse an asynchronous action whose output has relationships and nested objects, at its item of a bulk (Hasura\'s TestCreateActionNestedTypeWithRelation)', async () => {
+    // The suite's types stay (its actions need them).
+    const objects = [
+      ...TYPES.objects,
+      { name: 'UserIdObj', fields: [{ name: 'id', type: 'Int' }] },
+      { name: 'UserIdObj_Fail', fields: [{ name: 'id', type: 'Int!' }, { name: 'someNestedObj', type: 'UserIdObj' }], relationships: [{ name: 'relationship_failure', type: 'object', remote_table: 'user', field_mapping: { id: 'id' } }] },
+    ];
+    const create = (kind: string) => ({ type: 'create_action', args: { name: 'action_create_fail', definition: { kind, arguments: [{ name: 'someInput', type: 'String!' }], output_type: 'UserIdObj_Fail', handler: 'http://some.random/endpoint' } } });
+    const before = (await s.metadata({ type: 'export_metadata', args: {} })).body;
+    const reason = 'Inconsistent object: in action "action_create_fail"; Async action relations cannot be used with object fields: "someNestedObj"';
+    for (const send of [s.query, s.metadata]) {
+      const r = await send({ type: 'bulk', args: [{ type: 'set_custom_types', args: { ...TYPES, objects } }, create('asynchronous')] });
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ code: 'invalid-configuration', error: reason, path: '$.args[1].args' });
+      expect(r.body.internal).toEqual([
+        expect.objectContaining({
+          type: 'action',
+          name: 'action action_create_fail',
+          reason,
+          definition: expect.objectContaining({ name: 'action_create_fail', definition: expect.objectContaining({ kind: 'asynchronous', timeout: 30, headers: [], forward_client_headers: false }) }),
+        }),
+      ]);
+    }
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body).toEqual(before);
+    // A synchronous action may: its relationships are joined wherever the object is.
+    const ok = await s.query({ type: 'bulk', args: [{ type: 'set_custom_types', args: { ...TYPES, objects } }, create('synchronous')] });
+    expect(ok.status, ok.text).toBe(200);
   });
 
   it('pass on a handler error (4xx) with its code and extensions', async () => {
@@ -432,8 +493,38 @@ describe('synchronous actions', () => {
     expect(call.headers['x-static']).toBe('replaced');
     expect(call.headers['x-gone']).toBeUndefined();
     expect(call.body.input).toEqual({ user: { name: 'Ann' } });
-    const bad = await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/x', output_type: '[UserId!]!', response_transform: { body: { action: 'transform', template: '{"a": {{ range }}' } } } } });
+    const bad = await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/x', output_type: '[UserId!]!', response_transform: { version: 2, body: { action: 'transform', template: '{"a": {{ range }}' } } } } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/^Inconsistent object: in action "get_users"; response_transform: /);
+  });
+
+  it('a transform that fails on a call is a GraphQL error (the list of errors for admins), never a 500', async () => {
+    const u = await s.query({
+      type: 'update_action',
+      args: {
+        name: 'get_users',
+        definition: {
+          type: 'query',
+          handler: '{{HANDLER}}/get_users',
+          output_type: '[UserId!]!',
+          // `head` of an empty string fails when applied, not when parsed.
+          request_transform: { version: 2, url: '{{$base_url}}/{{ head($body.input.nothing ?? "") }}' },
+        },
+      },
+    });
+    expect(u.status, u.text).toBe(200);
+    const calls = h.calls.length;
+    let r = await s.gql('{ get_users { id } }');
+    expect(r.errors[0]).toMatchObject({ message: 'request transform failed: url: head: empty string', extensions: { code: 'unexpected', internal: { transform_errors: [{ error_code: 'Function Error', message: 'head: empty string' }] } } });
+    expect(h.calls.length).toBe(calls);
+    expect((await s.metadata({ type: 'create_action_permission', args: { action: 'get_users', role: 'user' } })).status).toBe(200);
+    r = await s.gql('{ get_users { id } }', {}, { 'x-svc-role': 'user', 'x-svc-user-id': '1' });
+    expect(r.errors[0].message).toBe('request transform failed: url: head: empty string');
+    expect(r.errors[0].extensions.internal).toBeUndefined();
+    // A response transform that fails: the answer is refused with the details of the exchange.
+    await s.query({ type: 'update_action', args: { name: 'get_users', definition: { type: 'query', handler: '{{HANDLER}}/get_users', output_type: '[UserId!]!', response_transform: { version: 2, body: { action: 'transform', template: '{{ toUpper($body) }}' } } } } });
+    h.routes['/get_users'] = { json: [{ id: 1 }] };
+    r = await s.gql('{ get_users { id } }');
+    expect(r.errors[0]).toMatchObject({ message: 'response transform failed: body: toUpper: unexpected array', extensions: { code: 'unexpected', internal: { response: { status: 200 } } } });
   });
 });

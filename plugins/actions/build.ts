@@ -8,8 +8,17 @@
 import { Kind, parseType, type TypeNode } from 'graphql';
 import type { BuildContext, Metadata } from '../../core/plugin.js';
 import { EnvError, resolveHeaders, resolveUrlTemplate, type HeaderConf } from '../event-triggers/index.js';
-import { tableKey, type DatabaseService, type ResolvedTable, type SqlExecutor } from '../database/index.js';
-import { compileTemplate, compileTextTemplate, KritiError, type Template } from './kriti.js';
+import { tableKey, type DatabaseService, type InheritedRoleDef, type ResolvedTable, type SqlExecutor } from '../database/index.js';
+import * as v from '../../core/valibot.js';
+import {
+  compileRequestTransform,
+  compileResponseTransform,
+  RequestTransformSchema,
+  ResponseTransformSchema,
+  TransformError,
+  type CompiledRequestTransform,
+  type CompiledResponseTransform,
+} from '../webhook-transforms/index.js';
 import {
   actionsOf,
   customTypesOf,
@@ -85,81 +94,9 @@ export interface ResolvedAction {
   readonly timeoutMs: number;
   /** Roles with a permission. */
   readonly roles: ReadonlySet<string>;
-  /** Hasura's `request_transform`. */
-  readonly request?: RequestTransform;
-  /** Hasura's `response_transform` body: a template of the handler's answer. */
-  readonly responseBody?: Template;
-}
-
-type TextTemplate = ReturnType<typeof compileTextTemplate>;
-
-/** Hasura's `request_transform`, compiled: what of the request it rewrites. */
-export interface RequestTransform {
-  /** A template of the payload, or no body at all. */
-  readonly body?: Template | 'remove';
-  readonly method?: string;
-  readonly url?: TextTemplate;
-  /** Query parameters (name, value template), or the whole query string as a template. */
-  readonly query?: readonly [string, TextTemplate][] | TextTemplate;
-  readonly addHeaders?: readonly [string, TextTemplate][];
-  /** Lower-cased names of headers not to send. */
-  readonly removeHeaders?: ReadonlySet<string>;
-}
-
-function text(src: unknown, which: string): TextTemplate {
-  if (typeof src !== 'string') throw new KritiError(`${which}: expected a text template`);
-  try {
-    return compileTextTemplate(src);
-  } catch (e) {
-    if (e instanceof KritiError) throw new KritiError(`${which}: ${e.message}`);
-    throw e;
-  }
-}
-
-function requestTransform(t: unknown): RequestTransform | undefined {
-  if (t === undefined || t === null) return undefined;
-  const o = t as { method?: unknown; url?: unknown; query_params?: unknown; request_headers?: unknown };
-  const body = transformBody(t, 'request_transform');
-  const out: { -readonly [K in keyof RequestTransform]: RequestTransform[K] } = {};
-  if (body) out.body = body;
-  if (o.method != null) {
-    if (typeof o.method !== 'string' || !/^(GET|POST|PUT|PATCH|DELETE)$/i.test(o.method)) throw new KritiError('request_transform: method must be GET, POST, PUT, PATCH or DELETE');
-    out.method = o.method.toUpperCase();
-  }
-  if (o.url != null) out.url = text(o.url, 'request_transform.url');
-  if (o.query_params != null) {
-    out.query = typeof o.query_params === 'string' ? text(o.query_params, 'request_transform.query_params') : Object.entries(o.query_params as Record<string, unknown>).map(([k, v]) => [k, text(v, `request_transform.query_params.${k}`)] as [string, TextTemplate]);
-  }
-  if (o.request_headers != null) {
-    const h = o.request_headers as { add_headers?: Record<string, unknown>; remove_headers?: unknown[] };
-    if (h.add_headers) out.addHeaders = Object.entries(h.add_headers).map(([k, v]) => [k, text(v, `request_transform.request_headers.${k}`)] as [string, TextTemplate]);
-    if (h.remove_headers) out.removeHeaders = new Set(h.remove_headers.map((x) => String(x).toLowerCase()));
-  }
-  return Object.keys(out).length ? out : undefined;
-}
-
-/** The body template of a transform: version 1 has it as the `body` text, version 2 as
- * `body: {action: 'transform', template}` (or `action: 'remove'`). */
-function transformBody(t: unknown, which: string): Template | 'remove' | undefined {
-  if (t === undefined || t === null) return undefined;
-  const o = t as { version?: unknown; template_engine?: unknown; body?: unknown };
-  if (o.template_engine !== undefined && o.template_engine !== 'Kriti') throw new KritiError(`${which}: unknown template engine ${JSON.stringify(o.template_engine)}`);
-  const body = o.body;
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string') return compile(body, which);
-  const b = body as { action?: unknown; template?: unknown };
-  if (b.action === 'remove') return 'remove';
-  if (b.action === 'transform' && typeof b.template === 'string') return compile(b.template, which);
-  throw new KritiError(`${which}: the body must be {action: "transform", template} or {action: "remove"}`);
-}
-
-function compile(src: string, which: string): Template {
-  try {
-    return compileTemplate(src);
-  } catch (e) {
-    if (e instanceof KritiError) throw new KritiError(`${which}: ${e.message}`);
-    throw e;
-  }
+  /** Hasura's `request_transform` and `response_transform` (plugins/webhook-transforms). */
+  readonly request?: CompiledRequestTransform;
+  readonly response?: CompiledResponseTransform;
 }
 
 export interface ActionsBuild {
@@ -437,18 +374,23 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
         continue;
       }
     }
-    let request: RequestTransform | undefined;
-    let responseBody: Template | undefined;
+    let request: CompiledRequestTransform | undefined;
+    let response: CompiledResponseTransform | undefined;
     try {
-      request = requestTransform(d.request_transform);
-      const r = transformBody(d.response_transform, 'response_transform');
-      responseBody = r === 'remove' ? undefined : r;
+      // Parsed again: a stored document is not re-validated at boot, and one written by an
+      // older version may hold a transform in a shape the schema now refuses.
+      if (d.request_transform) request = compileRequestTransform(storedTransform(RequestTransformSchema, d.request_transform));
     } catch (e) {
-      if (e instanceof KritiError) {
-        fail(e.message);
-        continue;
-      }
-      throw e;
+      if (!(e instanceof TransformError)) throw e;
+      fail(`request_transform: ${e.message}`);
+      continue;
+    }
+    try {
+      if (d.response_transform) response = compileResponseTransform(storedTransform(ResponseTransformSchema, d.response_transform));
+    } catch (e) {
+      if (!(e instanceof TransformError)) throw e;
+      fail(`response_transform: ${e.message}`);
+      continue;
     }
     let url: string;
     let headers: [string, string][];
@@ -477,10 +419,31 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       timeoutMs: (d.timeout ?? DEFAULT_TIMEOUT_SEC) * 1000,
       roles: new Set((a.permissions ?? []).map((p) => p.role)),
       ...(request ? { request } : {}),
-      ...(responseBody ? { responseBody } : {}),
+      ...(response ? { response } : {}),
     });
   }
   if (usedPg.size !== types.pgScalars.size) types = { ...types, pgScalars: usedPg };
   return { types, actions, ...(catalog ? { catalog } : {}) };
 }
 
+
+/** The roles that see each action, with the inherited roles any of whose parents sees it
+ * (`roles` lists parents before children, so inheritance through several levels holds). */
+export function inheritActionRoles(b: ActionsBuild, roles: readonly InheritedRoleDef[]): ActionsBuild {
+  if (roles.length === 0) return b;
+  const actions = new Map<string, ResolvedAction>();
+  for (const [name, a] of b.actions) {
+    const set = new Set(a.roles);
+    for (const r of roles) if (!set.has(r.role) && r.parents.some((p) => set.has(p))) set.add(r.role);
+    actions.set(name, set.size === a.roles.size ? a : { ...a, roles: set });
+  }
+  return { ...b, actions };
+}
+
+/** A stored transform checked against its schema; a bad one is a TransformError (an
+ * inconsistency of its action). */
+function storedTransform<T>(schema: v.GenericSchema<unknown, T>, raw: unknown): T {
+  const r = v.safeParse(schema, raw);
+  if (!r.success) throw new TransformError([{ error_code: 'Parse Error', message: r.issues[0].message }]);
+  return r.output;
+}

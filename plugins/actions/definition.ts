@@ -9,6 +9,7 @@ import { parseType } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { GraphQLNameSchema, nameText, optionalComment } from '../../core/validation.js';
 import { HeaderConfSchema, type HeaderConf } from '../event-triggers/index.js';
+import { RequestTransformSchema, ResponseTransformSchema, type RequestTransformDef, type ResponseTransformDef } from '../webhook-transforms/index.js';
 
 // ---------------------------------------------------------------------------------------------
 // Custom types
@@ -194,8 +195,8 @@ export interface ActionDefinition {
   kind?: 'synchronous' | 'asynchronous';
   /** Seconds; left out when the default (30). */
   timeout?: number;
-  request_transform?: unknown;
-  response_transform?: unknown;
+  request_transform?: RequestTransformDef;
+  response_transform?: ResponseTransformDef;
 }
 
 export interface ActionPermission {
@@ -222,8 +223,8 @@ export const ActionDefinitionSchema = v.pipe(
     type: v.optional(v.nullable(v.picklist(['query', 'mutation'], 'expected "query" or "mutation"'))),
     kind: v.optional(v.nullable(v.picklist(['synchronous', 'asynchronous'], 'expected "synchronous" or "asynchronous"'))),
     timeout: v.optional(v.nullable(v.pipe(v.number(), v.integer('timeout must be an integer'), v.minValue(1, 'timeout must be positive'), v.maxValue(86400, 'timeout is too large')))),
-    request_transform: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
-    response_transform: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+    request_transform: v.optional(v.nullable(RequestTransformSchema)),
+    response_transform: v.optional(v.nullable(ResponseTransformSchema)),
   }),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const d = dataset.value;

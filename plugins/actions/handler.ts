@@ -9,7 +9,7 @@ import { Kind, parseType, type TypeNode } from 'graphql';
 import { SvcError } from '../../core/errors.js';
 import type { Session } from '../../core/plugin.js';
 import { postWebhook } from '../event-triggers/index.js';
-import { KritiError } from './kriti.js';
+import { applyRequestTransform, applyResponseTransform, TransformError } from '../webhook-transforms/index.js';
 import { BUILTIN_SCALARS, type ResolvedAction, type ResolvedTypes } from './build.js';
 
 /** Bytes of a handler's answer that are read; a longer one is refused (Note [Handler answers]). */
@@ -123,31 +123,19 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
   let url = c.action.url;
   let method: string | undefined;
   let headers = sent;
+  let requestContext: unknown = null;
   const t = c.action.request;
   if (t) {
-    const vars = { $body: payload, $session_variables: payload.session_variables, $base_url: c.action.url };
     try {
-      let b: unknown = payload;
-      if (t.body) {
-        b = t.body === 'remove' ? undefined : t.body.render(vars);
-        body_ = b === undefined ? '' : JSON.stringify(b);
-      }
-      if (t.url) url = t.url.render(vars);
-      if (t.query) {
-        const u = new URL(url);
-        if (Array.isArray(t.query)) for (const [k, v] of t.query as readonly [string, { render(x: Record<string, unknown>): string }][]) u.searchParams.set(k, v.render(vars));
-        else u.search = (t.query as { render(x: Record<string, unknown>): string }).render(vars);
-        url = u.toString();
-      }
-      if (t.removeHeaders) headers = headers.filter(([n]) => !t.removeHeaders!.has(n.toLowerCase()));
-      if (t.addHeaders) headers = [...headers.filter(([n]) => !t.addHeaders!.some(([a]) => a.toLowerCase() === n.toLowerCase())), ...t.addHeaders.map(([n, v]) => [n, v.render(vars)] as [string, string])];
-      method = t.method;
+      const out = applyRequestTransform(t, { url: c.action.url, payload, payloadText: body_, sessionVariables: payload.session_variables as Record<string, string>, headers: sent });
+      ({ url, method, body: body_, headers } = out.call);
+      requestContext = out.context;
       // The URL is shown as the handler template gives it when the transform keeps it (the
       // resolved one may hold a secret from the environment).
-      transformed = { url: t.url || t.query ? url : c.action.meta.definition.handler, method: method ?? 'POST', body: b ?? null, headers: headers.map(([name]) => ({ name, value: '<redacted>' })) };
+      transformed = { url: t.url || t.query ? url : c.action.meta.definition.handler, method, body: out.bodyValue, headers: headers.map(([name]) => ({ name, value: '<redacted>' })) };
     } catch (e) {
-      if (!(e instanceof KritiError) && !(e instanceof TypeError)) throw e;
-      throw new SvcError('unexpected', `request transform failed: ${(e as Error).message}`);
+      if (!(e instanceof TransformError)) throw e;
+      throw new SvcError('unexpected', `request transform failed: ${e.message}`, { internal: { error: 'request transform failed', transform_errors: e.bundle } });
     }
   }
   const r = await postWebhook({ url, ...(method ? { method } : {}), body: body_, headers, timeoutMs: c.action.timeoutMs, maxBodyBytes: MAX_RESPONSE_BYTES, ...(c.signal ? { signal: c.signal } : {}) });
@@ -167,11 +155,11 @@ export async function callHandler(c: HandlerCall, types: ResolvedTypes): Promise
   } catch {
     throw unexpected('not a valid json response from webhook', c, payload, sent, response(text), transformed);
   }
-  if (c.action.responseBody) {
+  if (c.action.response) {
     try {
-      body = c.action.responseBody.render({ $body: body, $request: { body: payload, url: c.action.url }, $session_variables: payload.session_variables });
+      body = applyResponseTransform(c.action.response, { body, status: r.status, request: requestContext, sessionVariables: payload.session_variables as Record<string, string> });
     } catch (e) {
-      if (!(e instanceof KritiError)) throw e;
+      if (!(e instanceof TransformError)) throw e;
       throw unexpected(`response transform failed: ${e.message}`, c, payload, sent, response(body), transformed);
     }
   }

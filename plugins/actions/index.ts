@@ -12,10 +12,10 @@
  */
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import { SvcError } from '../../core/errors.js';
-import { definePlugin, type Metadata, type OperationContext } from '../../core/plugin.js';
-import { DatabaseToken, sourcesOf, type SqlExecutor } from '../database/index.js';
+import { definePlugin, token, type Metadata, type OperationContext } from '../../core/plugin.js';
+import { DatabaseToken, sourcesOf, type InheritedRoleDef, type SqlExecutor } from '../database/index.js';
 import { AsyncActions, ensureCatalog } from './async.js';
-import { actionId, buildActions, CUSTOM_TYPES_ID, STEP } from './build.js';
+import { actionId, buildActions, CUSTOM_TYPES_ID, inheritActionRoles, STEP } from './build.js';
 import {
   actionsOf,
   ActionsSectionSchema,
@@ -30,6 +30,16 @@ import { actionsBuildOf, actionsContributor } from './schema.js';
 
 export { STEP as ACTIONS_STEP, type ActionsBuild, type ResolvedAction } from './build.js';
 export type { ActionMeta, CustomTypes } from './definition.js';
+
+/** What other plugins may tell this one (`k.optional(ActionsToken)`). */
+export interface ActionsService {
+  /** Declares inherited roles (the inherited-roles plugin does): `roles` gives, for a metadata
+   * document, the inherited roles, every parent before its children. An inherited role sees an
+   * action when it or any of its parents has a permission for it (Hasura v2; an action's
+   * permission has no content, so there is nothing to combine). */
+  setRoleInheritance(roles: (md: Metadata) => readonly InheritedRoleDef[]): void;
+}
+export const ActionsToken = token<ActionsService>('actions');
 
 const SUCCESS = { message: 'success' };
 const withActions = (md: Metadata, list: ActionMeta[]): Metadata => ({ ...md, actions: list });
@@ -58,6 +68,13 @@ export default definePlugin({
   requires: ['database', 'event-triggers'],
   setup(k) {
     const db = k.use(DatabaseToken);
+    let inheritance: ((md: Metadata) => readonly InheritedRoleDef[]) | undefined;
+    k.provide(ActionsToken, {
+      setRoleInheritance(roles) {
+        if (inheritance) throw new Error('role inheritance is provided twice');
+        inheritance = roles;
+      },
+    });
     const asyncActions = new AsyncActions(() => actionsBuildOf(k.state().build), k.log, {
       fetchIntervalMs: k.config.asyncActionsFetchInterval,
       batchSize: k.config.asyncActionsFetchBatchSize,
@@ -155,7 +172,8 @@ export default definePlugin({
 
     k.buildStep({
       name: STEP,
-      after: ['sources'],
+      // root-fields: who gives a root field an action's name collides with (its message).
+      after: ['sources', 'root-fields'],
       async run(ctx) {
         // The log of asynchronous actions lives in the default PostgreSQL source, made when an
         // asynchronous action first needs it.
@@ -172,7 +190,7 @@ export default definePlugin({
             }
           }
         }
-        return buildActions(ctx, db, k.env, catalog, () => {
+        const built = await buildActions(ctx, db, k.env, catalog, () => {
           try {
             const r = k.roleRoots('admin', ctx);
             const owners = (m: ReadonlyMap<string, { owner?: string }>) => new Map([...m].map(([n, f]) => [n, f.owner]));
@@ -182,6 +200,7 @@ export default definePlugin({
             return undefined;
           }
         });
+        return inheritance ? inheritActionRoles(built, inheritance(ctx.metadata)) : built;
       },
     });
 

@@ -33,6 +33,13 @@ import {
   type EventTriggerMeta,
 } from './definition.js';
 import { EnvError, resolveEnv, resolveHeaders, resolveUrlTemplate } from './webhook.js';
+import {
+  compileRequestTransform,
+  compileResponseTransform,
+  TransformError,
+  type CompiledRequestTransform,
+  type CompiledResponseTransform,
+} from '../webhook-transforms/index.js';
 
 export const STEP = 'event-triggers';
 
@@ -46,6 +53,9 @@ export interface ResolvedTrigger {
   numRetries: number;
   intervalSec: number;
   timeoutSec: number;
+  /** Hasura's `request_transform` and `response_transform`, compiled (plugins/webhook-transforms). */
+  request?: CompiledRequestTransform;
+  response?: CompiledResponseTransform;
 }
 
 export interface SourceTriggers {
@@ -99,7 +109,20 @@ export function resolveTrigger(source: string, table: QualifiedTable, t: EventTr
     numRetries: t.retry_conf.num_retries,
     intervalSec: t.retry_conf.interval_sec,
     timeoutSec: t.retry_conf.timeout_sec ?? DEFAULT_TIMEOUT_SEC,
+    ...(t.request_transform ? { request: transform('request_transform', () => compileRequestTransform(t.request_transform!)) } : {}),
+    ...(t.response_transform ? { response: transform('response_transform', () => compileResponseTransform(t.response_transform!)) } : {}),
   };
+}
+
+/** A transform whose templates do not parse makes the trigger inconsistent (as an unset
+ * variable does), with the reason naming the transform. */
+function transform<T>(which: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof TransformError) throw new TransformError(e.bundle, `${which}: ${e.message}`);
+    throw e;
+  }
 }
 
 export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService, env: Readonly<Record<string, string | undefined>>): Promise<EventTriggersBuild> {
@@ -163,7 +186,7 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
         try {
           triggers.set(et.name, resolveTrigger(source.name, t.table, et, env));
         } catch (e) {
-          if (!(e instanceof EnvError)) throw e;
+          if (!(e instanceof EnvError) && !(e instanceof TransformError)) throw e;
           report(t.table, et, `in table "${qtDisplay(t.table, defaultSchema)}": in event trigger "${et.name}": ${e.message}`);
         }
       }

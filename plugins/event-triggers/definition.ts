@@ -5,6 +5,7 @@
 import * as v from '../../core/valibot.js';
 import { nonEmptyText } from '../../core/validation.js';
 import { SourceNameSchema, type QualifiedNameSchema, type QualifiedTable } from '../database/index.js';
+import { RequestTransformSchema, ResponseTransformSchema, type RequestTransformDef, type ResponseTransformDef } from '../webhook-transforms/index.js';
 import { HeaderConfSchema, type HeaderConf } from './webhook.js';
 
 export type Op = 'INSERT' | 'UPDATE' | 'DELETE';
@@ -26,7 +27,7 @@ export interface RetryConf {
 }
 
 /** An event trigger as stored and exported. Keys Hasura has and this engine does not use
- * (`request_transform`, `cleanup_config`, ...) are kept as they came. */
+ * (`cleanup_config`, `trigger_on_replication`, ...) are kept as they came. */
 export interface EventTriggerMeta {
   name: string;
   definition: { insert?: OpSpec; update?: OpSpec; delete?: OpSpec; enable_manual?: boolean };
@@ -34,6 +35,9 @@ export interface EventTriggerMeta {
   webhook?: string;
   webhook_from_env?: string;
   headers?: HeaderConf[];
+  /** Hasura's webhook transforms (plugins/webhook-transforms), in its export shape. */
+  request_transform?: RequestTransformDef;
+  response_transform?: ResponseTransformDef;
   [key: string]: unknown;
 }
 
@@ -100,6 +104,8 @@ export const EventTriggerMetaSchema: v.GenericSchema<unknown, EventTriggerMeta> 
     webhook: v.optional(v.nullable(v.string())),
     webhook_from_env: v.optional(v.nullable(v.string())),
     headers: v.optional(v.nullable(v.array(HeaderConfSchema))),
+    request_transform: v.optional(v.nullable(RequestTransformSchema)),
+    response_transform: v.optional(v.nullable(ResponseTransformSchema)),
   }),
   v.transform((t) => orderTrigger(t as unknown as EventTriggerMeta)),
 );
@@ -110,12 +116,15 @@ export const EventTriggersKeySchema = v.pipe(
   v.transform((list) => (list && list.length > 0 ? list : undefined)),
 );
 
-/** Hasura's export order: name, definition, retry_conf, webhook, webhook_from_env, headers, the rest. */
+/** Hasura's export order: name, definition, retry_conf, webhook, webhook_from_env, headers,
+ * request_transform, response_transform, the rest. */
 export function orderTrigger(t: EventTriggerMeta): EventTriggerMeta {
   const out: Record<string, unknown> = { name: t.name, definition: t.definition, retry_conf: t.retry_conf };
   if (t.webhook != null) out.webhook = t.webhook;
   if (t.webhook_from_env != null) out.webhook_from_env = t.webhook_from_env;
   if (t.headers != null && t.headers.length > 0) out.headers = t.headers;
+  if (t.request_transform != null) out.request_transform = t.request_transform;
+  if (t.response_transform != null) out.response_transform = t.response_transform;
   for (const [k, val] of Object.entries(t)) if (!(k in out) && val != null && k !== 'headers' && k !== 'webhook' && k !== 'webhook_from_env') out[k] = val;
   return out as EventTriggerMeta;
 }
@@ -130,7 +139,7 @@ const emptyList = (spec: OpSpec | null | undefined) =>
       ? 'found empty payload specification'
       : undefined;
 
-const KEPT_KEYS = ['request_transform', 'response_transform', 'cleanup_config', 'trigger_on_replication'];
+const KEPT_KEYS = ['cleanup_config', 'trigger_on_replication'];
 
 /** `pg_create_event_trigger` (legacy `create_event_trigger`): Hasura's CreateEventTriggerQuery,
  * its checks in its order and words. `table` is the source kind's TableName schema (`bind.table`). */
@@ -147,6 +156,8 @@ export const createEventTriggerArgs = (table: QualifiedNameSchema) => v.pipe(
     webhook: v.optional(v.nullable(v.string())),
     webhook_from_env: v.optional(v.nullable(v.string())),
     headers: v.optional(v.nullable(v.array(HeaderConfSchema))),
+    request_transform: v.optional(v.nullable(RequestTransformSchema)),
+    response_transform: v.optional(v.nullable(ResponseTransformSchema)),
     replace: v.optional(v.nullable(v.boolean())),
   }),
   v.rawCheck(({ dataset, addIssue }) => {
@@ -181,6 +192,8 @@ export const createEventTriggerArgs = (table: QualifiedNameSchema) => v.pipe(
       webhook: a.webhook ?? undefined,
       webhook_from_env: a.webhook_from_env ?? undefined,
       headers: a.headers ?? undefined,
+      request_transform: a.request_transform ?? undefined,
+      response_transform: a.response_transform ?? undefined,
       ...kept,
     });
     return { source: a.source, table: a.table as QualifiedTable, replace: a.replace ?? false, trigger };

@@ -6,6 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Received {
+  method: string;
+  /** The path and query string. */
+  url: string;
   headers: http.IncomingHttpHeaders;
   body: any;
   at: number;
@@ -63,7 +66,7 @@ export async function startHook(): Promise<TestHook> {
       } catch {
         /* not JSON */
       }
-      const r = { headers: req.headers, body, at: Date.now() };
+      const r = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, at: Date.now() };
       hook.received.push(r);
       hook.open++;
       hook.maxOpen = Math.max(hook.maxOpen, hook.open);

@@ -103,7 +103,7 @@ describe('create_event_trigger / pg_create_event_trigger', () => {
     expect((await triggersOf())[0].webhook).toBe('{{WEBHOOK_URL}}/new');
   });
 
-  it('keeps Hasura\'s keys it does not apply (request_transform, cleanup_config, ...)', async () => {
+  it('keeps Hasura\'s keys it does not apply (cleanup_config, ...) and its transforms (applied: transform.test.ts)', async () => {
     const extra = { request_transform: { version: 2, template_engine: 'Kriti' }, cleanup_config: { schedule: '0 0 * * *', clear_older_than: 168 } };
     expect(await create({ ...base, ...extra })).toMatchObject(ok);
     expect((await triggersOf())[0]).toMatchObject(extra);

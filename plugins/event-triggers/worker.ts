@@ -8,6 +8,7 @@ import type { ClaimedEvent as Claimed, EventCapture, SourceConnection, SqlExecut
 import type { EventTriggersBuild, ResolvedTrigger, SourceTriggers } from './build.js';
 import { LEASE_MARGIN_SEC } from './definition.js';
 import { drainDeliveries, invocationResponse, nextAttempt, postWebhook, Semaphore, type InFlightDelivery, type WebhookResult } from './webhook.js';
+import { applyRequestTransform, applyResponseTransform, TransformError, type WebhookCall } from '../webhook-transforms/index.js';
 
 /*
  * Note [Claiming events]
@@ -328,12 +329,46 @@ export class EventWorker {
       return;
     }
     const body = payloadText(e, trigger);
-    const r = await postWebhook({ url: trigger.url, body, headers: trigger.headers, timeoutMs: trigger.timeoutSec * 1000, signal });
+    let call: WebhookCall = { method: 'POST', url: trigger.url, body, headers: trigger.headers };
+    let payload: { event?: { session_variables?: Record<string, unknown> | null } } | undefined;
+    let requestContext: unknown = null;
+    if (trigger.request || trigger.response) payload = JSON.parse(body) as typeof payload;
+    const sessionVariables = payload?.event?.session_variables ?? null;
+    if (trigger.request) {
+      try {
+        const out = applyRequestTransform(trigger.request, { url: trigger.url, payload, payloadText: body, sessionVariables, headers: trigger.headers });
+        call = out.call;
+        requestContext = out.context;
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        // Note [Transform failures]
+        answered();
+        await this.record(st.capture, exec, source, trigger, e, body, { ok: false, headers: [], body: '', truncated: false, error: JSON.stringify(err.bundle), durationMs: 0 }, true);
+        return;
+      }
+    }
+    let r = await postWebhook({ url: call.url, method: call.method, body: call.body, headers: call.headers, timeoutMs: trigger.timeoutSec * 1000, signal });
     if (r.status === undefined && r.error === 'aborted') {
       await this.release(st.capture, exec, e);
       return;
     }
     answered();
+    if (trigger.response && r.ok && r.status !== undefined) {
+      let answer: unknown = null;
+      try {
+        answer = JSON.parse(r.body);
+      } catch {
+        /* not JSON: the template sees null, as in Hasura */
+      }
+      try {
+        r = { ...r, body: JSON.stringify(applyResponseTransform(trigger.response, { body: answer, status: r.status, request: requestContext, sessionVariables }) ?? null) };
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        // Note [Transform failures]
+        const { retryAfterSec: _r, ...rest } = r;
+        r = { ...rest, ok: false, status: 500, body: JSON.stringify(err.bundle), headers: [] };
+      }
+    }
     await this.record(st.capture, exec, source, trigger, e, body, r);
   }
 
@@ -373,13 +408,15 @@ export class EventWorker {
     await capture.release(exec, e.id, e.token);
   }
 
-  private async record(capture: EventCapture, exec: SqlExecutor, source: string, trigger: ResolvedTrigger, e: Claimed, body: string, r: WebhookResult): Promise<void> {
+  /** Writes an attempt's outcome; `final` ends the event in error whatever its retries left. */
+  private async record(capture: EventCapture, exec: SqlExecutor, source: string, trigger: ResolvedTrigger, e: Claimed, body: string, r: WebhookResult, final = false): Promise<void> {
     const request = `{"payload":${body},"headers":${JSON.stringify(trigger.meta.headers ?? [])},"version":"2"}`;
     const response = JSON.stringify(invocationResponse(r));
     let delivered = false;
     let error = false;
     let retryIn: number | null = null;
     if (r.ok) delivered = true;
+    else if (final) error = true;
     else {
       const next = nextAttempt({ numRetries: trigger.numRetries, intervalSec: trigger.intervalSec }, e.tries, r.retryAfterSec);
       if ('error' in next) error = true;
@@ -409,6 +446,22 @@ export class EventWorker {
     }
   }
 }
+
+/*
+ * Note [Transform failures]
+ * A trigger's transforms are compiled in the build (a template that does not parse makes the
+ * trigger inconsistent), but applying one can still fail on an event: an unbound variable, a
+ * function given the wrong type, a URL template that gives no URL. Such a failure never crashes
+ * the worker or leaves the event claimed:
+ *   - a request transform that fails sends nothing, and the event ends in `error` at once (the
+ *     same event would fail the same way on every retry; Hasura's PESetError). Hasura records no
+ *     invocation for it; here one is recorded, so that the reason can be read where deliveries
+ *     are read: status null, and a `client_error` whose message is Hasura's TransformErrorBundle
+ *     as JSON text (`[{"error_code": ..., "message": ...}]`);
+ *   - a response transform that fails makes a delivered answer a failed attempt, as Hasura's
+ *     `HOther` error: status 500, the bundle as the message, and the trigger's retries apply.
+ * The invocation's `request` is the payload before the transform, as Hasura records it.
+ */
 
 /** Hasura's delivery payload, with the event's JSON spliced as PostgreSQL gave it. */
 export function payloadText(e: Pick<Claimed, 'id' | 'created_at' | 'trigger_name' | 'schema_name' | 'table_name' | 'payload' | 'tries'>, trigger: Pick<ResolvedTrigger, 'numRetries'>): string {

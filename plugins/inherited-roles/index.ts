@@ -11,7 +11,8 @@
  *     plugins/database/model/inherit.ts), and to the remote-schemas plugin when it is there
  *     (RemoteSchemasService.setRoleInheritance), which gives the role its parents' remote schema
  *     permission when they agree (Note [Inherited remote schema permissions] in
- *     plugins/remote-schemas/inherit.ts).
+ *     plugins/remote-schemas/inherit.ts), and to the actions plugin when it is there
+ *     (ActionsService.setRoleInheritance): an inherited role sees an action any parent sees.
  *
  * Note [Where inherited roles live]
  * The roles are metadata of their own, so they live here; but combining permissions is the
@@ -19,8 +20,8 @@
  * its planner and SQL compiler apply the result (the CASE of a redacted column), and its build
  * caches table models that must not carry another plugin's state. So the database plugin has a
  * general hook, "these roles are made of those", and everything about tables stays there. The
- * remote-schemas plugin has the same hook; other plugins with per-role permissions (actions) can
- * read `resolveRoles` through this plugin's export.
+ * remote-schemas and actions plugins have the same hook; another plugin with per-role permissions
+ * can take the same way (or read `resolveRoles` through this plugin's export).
  */
 import * as v from '../../core/valibot.js';
 import { definePlugin, type Metadata } from '../../core/plugin.js';
@@ -28,6 +29,7 @@ import { SvcError } from '../../core/errors.js';
 import { nonEmptyText } from '../../core/validation.js';
 import { DatabaseToken } from '../database/index.js';
 import { RemoteSchemasToken } from '../remote-schemas/index.js';
+import { ActionsToken } from '../actions/index.js';
 import { InheritedRoleSchema, InheritedRolesSectionSchema, inheritedRolesOf, resolveRoles, type InheritedRole } from './roles.js';
 
 export { resolveRoles, inheritedRolesOf, type InheritedRole, type ResolvedRoles } from './roles.js';
@@ -38,14 +40,16 @@ const dquote = (s: string) => JSON.stringify(s);
 
 export default definePlugin({
   name: 'inherited-roles',
-  // After remote-schemas when it is there (its hook below), without requiring it.
-  after: ['database', 'remote-schemas'],
+  // After remote-schemas and actions when they are there (their hooks below), without requiring them.
+  after: ['database', 'remote-schemas', 'actions'],
   requires: ['database'],
   setup(k) {
     const db = k.use(DatabaseToken);
     db.setRoleInheritance((md) => resolveRoles(md).ordered);
     // Note [Inherited remote schema permissions] in plugins/remote-schemas/inherit.ts.
     k.optional(RemoteSchemasToken)?.setRoleInheritance((md) => resolveRoles(md).ordered);
+    // An inherited role sees an action any of its parents sees (Hasura v2).
+    k.optional(ActionsToken)?.setRoleInheritance((md) => resolveRoles(md).ordered);
 
     // Hasura's export order: ..., rest_endpoints (80), api_limits (90), inherited_roles, ...
     k.metadataSection({ key: 'inherited_roles', order: 92, schema: InheritedRolesSectionSchema, empty: () => [] });

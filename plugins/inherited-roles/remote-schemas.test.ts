@@ -191,9 +191,10 @@ describe('parents that differ', () => {
   });
 });
 
-describe('without the remote-schemas plugin', () => {
+// The remote-schemas and actions plugins' inheritance hooks are both optional.
+describe.each(['remote-schemas', 'actions'])('without the %s plugin', (plugin) => {
   it('inherited roles still work: the hook is optional', async () => {
-    const off = await startServer({ database: await createDatabase(), config: { disabledPlugins: ['remote-schemas'] } });
+    const off = await startServer({ database: await createDatabase(), config: { disabledPlugins: [plugin] } });
     try {
       await off.runSql('create table t (id int primary key); insert into t values (1);');
       const r = await off.metadata({

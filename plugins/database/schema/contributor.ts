@@ -132,7 +132,9 @@ export function functionRootFields(rs: RoleSchema): { query: Record<string, Root
     const args = m.call.inputs.length
       ? { args: { type: new GraphQLNonNull(rs.functionArgs(names.type(`${m.name}_args`), m.call.inputs)), description: `input parameters for function ${fn}` }, ...rs.selectArgs(t) }
       : rs.selectArgs(t);
-    const list = new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t))));
+    // Hasura (its issue 6631): a function that returns one row (not SETOF) gives the row or null,
+    // as `_by_pk` does; a SETOF function a list. Both have `_aggregate`.
+    const list = m.returnsSet ? new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))) : rs.object(t);
     const def = (kind: 'function' | 'function_aggregate', config: FieldConfig, rf: RoleFunction): RootFieldDef =>
       ofSource(f.source, {
         config: m.description ? { ...config, description: m.description } : config,

@@ -69,7 +69,11 @@ describe('admin', () => {
     expect(await q('{ articles_from(args: {max_id: 1}) { id } b: articles_from(args: {min_id: 3}) { id } c: articles_from(args: {}, order_by: {id: asc}) { id } }')).toEqual({
       data: { articles_from: [{ id: 1 }], b: [{ id: 3 }], c: [{ id: 1 }, { id: 2 }, { id: 3 }] },
     });
-    expect(await q('{ first_article { id } }')).toEqual({ data: { first_article: [{ id: 1 }] } });
+    // One row, not a list (Hasura's issue 6631); its aggregate still there.
+    expect(await q('{ first_article { id title } first_article_aggregate { aggregate { count } } }')).toEqual({ data: { first_article: { id: 1, title: expect.any(String) }, first_article_aggregate: { aggregate: { count: 1 } } } });
+    const t = await q('{ __type(name: "query_root") { fields { name type { kind name } } } }');
+    expect(t.data.__type.fields.find((f: any) => f.name === 'first_article').type).toEqual({ kind: 'OBJECT', name: 'article' });
+    expect(t.data.__type.fields.find((f: any) => f.name === 'everything').type).toEqual({ kind: 'NON_NULL', name: null });
     // `args` itself is required (Hasura: a non-null input object), even when every argument has a default.
     expect((await q('{ articles_from { id } }')).errors?.[0]?.extensions?.code).toBe('validation-failed');
     const r = await q('{ search_articles(args: {}) { id } }');

@@ -638,7 +638,8 @@ export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanI
     return { k: 'aggregate', agg: from ? { ...agg, rows: { ...agg.rows, from } } : agg };
   }
   const rows = planner.rows(t, args);
-  return { k: 'select', single: false, rows: from ? { ...rows, from } : rows, select: planner.object(field.selectionSet, t) };
+  // A function that returns one row (not SETOF) answers it or null (contributor.ts).
+  return { k: 'select', single: fn ? !fn.model.returnsSet : false, rows: from ? { ...rows, from } : rows, select: planner.object(field.selectionSet, t) };
 }
 
 /** A bind parameter's text (values go as text and are cast in SQL to the column's type). */

@@ -4,12 +4,33 @@
  * strings with `{{ }}` interpolated, `{{ range i, x := expr }} value {{ end }}` (an array of the
  * value for each item) and `{{ if c }} a {{ elif d }} b {{ else }} c {{ end }}`. Expressions:
  * paths (`$body.a[0]['b']`, range variables), literals, `( )`, `==` `!=` `>` `<` `>=` `<=`, `&&`
- * `||`, `not`, `??` (default when null or missing), and the functions `not`, `empty`, `length`,
- * `toString`, `toUpper`, `toLower`. A template is parsed once (per action and build) and
- * evaluated per call; an error (a syntax error, a missing path) is a KritiError with a message.
+ * `||`, `not`, `??` (default when null or missing), and the functions `not`, `empty`, `length`
+ * (`size`), `toString`, `toUpper`, `toLower`, `toTitle`, `toCaseFold`, `inverse`, `head`, `tail`,
+ * `concat`, `toPairs`, `fromPairs`, `removeNulls`, `escapeUri` and `getSessionVariable`. A
+ * template is parsed once (per action or trigger and build) and evaluated per call; an error (a
+ * syntax error, an unbound variable, a function given the wrong type) is a KritiError.
  */
 
-export class KritiError extends Error {}
+/** Kriti's error kinds, as its errors name them in `error_code`. */
+export type KritiErrorCode = 'Parse Error' | 'Type Error' | 'Invalid Path Error' | 'Function Error';
+
+export class KritiError extends Error {
+  constructor(
+    message: string,
+    readonly code: KritiErrorCode = 'Parse Error',
+  ) {
+    super(message);
+  }
+
+  /** Kriti's rendered error (the elements of Hasura's TransformErrorBundle). */
+  toJSON(): { error_code: string; message: string } {
+    return { error_code: this.code, message: this.message };
+  }
+}
+
+/** The variable that holds the session variables for `getSessionVariable` (Hasura gives the
+ * function the session even where no `$session_variables` variable is bound: responses). */
+export const SESSION_VAR = '\u0000session';
 
 type Expr =
   | { k: 'lit'; v: unknown }
@@ -95,8 +116,9 @@ function parseExpr(src: string): Expr {
         i += src[i] === '?' ? 2 : 1;
         if (src[i] === '[') continue;
         steps.push(ident());
-      } else if (src[i] === '[') {
-        i++;
+      } else if (src[i] === '[' || src.startsWith('?[', i)) {
+        // `?[` is Kriti's optional index: a missing step is null either way here.
+        i += src[i] === '?' ? 2 : 1;
         ws();
         if (src[i] === '"' || src[i] === "'") steps.push(stringLit());
         else {
@@ -137,7 +159,7 @@ function evalExpr(e: Expr, env: ReadonlyMap<string, unknown>): unknown {
     case 'lit':
       return e.v;
     case 'path': {
-      if (!env.has(e.root)) throw new KritiError(`unbound variable "${e.root}"`);
+      if (!env.has(e.root)) throw new KritiError(`unbound variable "${e.root}"`, 'Invalid Path Error');
       let v: unknown = env.get(e.root);
       for (const s of e.steps) {
         if (v === null || v === undefined || typeof v !== 'object') return MISSING;
@@ -148,26 +170,8 @@ function evalExpr(e: Expr, env: ReadonlyMap<string, unknown>): unknown {
     }
     case 'not':
       return !truthy(evalExpr(e.a, env));
-    case 'call': {
-      const a = value(evalExpr(e.a, env));
-      switch (e.f) {
-        case 'not':
-          return !truthy(a);
-        case 'empty':
-          return a === null || a === '' || (Array.isArray(a) && a.length === 0) || (typeof a === 'object' && Object.keys(a as object).length === 0);
-        case 'length':
-        case 'size':
-          return typeof a === 'string' || Array.isArray(a) ? a.length : typeof a === 'object' && a !== null ? Object.keys(a).length : 0;
-        case 'toString':
-          return typeof a === 'string' ? a : JSON.stringify(a);
-        case 'toUpper':
-          return String(a).toUpperCase();
-        case 'toLower':
-          return String(a).toLowerCase();
-        default:
-          throw new KritiError(`unknown function "${e.f}"`);
-      }
-    }
+    case 'call':
+      return callFunction(e.f, value(evalExpr(e.a, env)), env);
     case 'bin': {
       if (e.op === '??') {
         const a = evalExpr(e.a, env);
@@ -196,6 +200,86 @@ function evalExpr(e: Expr, env: ReadonlyMap<string, unknown>): unknown {
 }
 
 const value = (v: unknown) => (v === MISSING ? null : v);
+
+const isObject = (a: unknown): a is Record<string, unknown> => typeof a === 'object' && a !== null && !Array.isArray(a);
+const typeError = (f: string, a: unknown) => new KritiError(`${f}: unexpected ${Array.isArray(a) ? 'array' : a === null ? 'null' : typeof a}`, 'Type Error');
+
+/** Kriti's basic functions and Hasura's `getSessionVariable` (Data.Aeson.Kriti.Functions). */
+function callFunction(f: string, a: unknown, env: ReadonlyMap<string, unknown>): unknown {
+  switch (f) {
+    case 'not':
+      return !truthy(a);
+    case 'empty':
+      return a === null || a === '' || (Array.isArray(a) && a.length === 0) || (isObject(a) && Object.keys(a).length === 0);
+    case 'length':
+    case 'size':
+      if (typeof a === 'string' || Array.isArray(a)) return a.length;
+      if (isObject(a)) return Object.keys(a).length;
+      if (typeof a === 'number') return a;
+      throw typeError(f, a);
+    case 'toString':
+      return typeof a === 'string' ? a : JSON.stringify(a);
+    case 'toUpper':
+    case 'toLower':
+    case 'toCaseFold':
+    case 'toTitle':
+      if (typeof a !== 'string') throw typeError(f, a);
+      if (f === 'toUpper') return a.toUpperCase();
+      if (f === 'toTitle') return a.toLowerCase().replace(/(^|\s)(\S)/g, (_, s: string, c: string) => s + c.toUpperCase());
+      return a.toLowerCase();
+    case 'inverse':
+      if (typeof a === 'string') return [...a].reverse().join('');
+      if (Array.isArray(a)) return [...a].reverse();
+      if (typeof a === 'number') return 1 / a;
+      if (typeof a === 'boolean') return !a;
+      if (a === null || isObject(a)) return a;
+      throw typeError(f, a);
+    case 'head':
+      if (typeof a === 'string' || Array.isArray(a)) {
+        if (a.length === 0) throw new KritiError(`head: empty ${typeof a === 'string' ? 'string' : 'array'}`, 'Function Error');
+        return a[0];
+      }
+      throw typeError(f, a);
+    case 'tail':
+      if (typeof a === 'string' || Array.isArray(a)) return a.slice(1);
+      throw typeError(f, a);
+    case 'concat': {
+      if (!Array.isArray(a)) throw typeError(f, a);
+      if (a.every((x) => typeof x === 'string')) return a.join('');
+      if (a.every((x) => Array.isArray(x))) return (a as unknown[][]).flat();
+      if (a.every(isObject)) return Object.assign({}, ...a);
+      throw new KritiError('concat: expected an array of strings, of arrays or of objects', 'Type Error');
+    }
+    case 'toPairs':
+      if (!isObject(a)) throw typeError(f, a);
+      return Object.entries(a);
+    case 'fromPairs': {
+      if (!Array.isArray(a)) throw typeError(f, a);
+      const out: Record<string, unknown> = {};
+      for (const p of a) {
+        if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'string') throw new KritiError('fromPairs: expected an array of [key, value] pairs', 'Type Error');
+        out[p[0]] = p[1];
+      }
+      return out;
+    }
+    case 'removeNulls':
+      if (Array.isArray(a)) return a.filter((x) => x !== null);
+      if (isObject(a)) return Object.fromEntries(Object.entries(a).filter(([, x]) => x !== null));
+      throw typeError(f, a);
+    case 'escapeUri':
+      if (typeof a !== 'string') throw typeError(f, a);
+      return encodeURIComponent(a);
+    case 'getSessionVariable': {
+      if (typeof a !== 'string') throw typeError(f, a);
+      const s = env.get(SESSION_VAR) ?? env.get('$session_variables');
+      const name = a.toLowerCase();
+      if (isObject(s)) for (const [k, x] of Object.entries(s)) if (k.toLowerCase() === name) return x;
+      throw new KritiError(`Session variable "${a}" not found`, 'Function Error');
+    }
+    default:
+      throw new KritiError(`unknown function "${f}"`, 'Function Error');
+  }
+}
 const truthy = (v: unknown) => v === true;
 
 // ---------------------------------------------------------------------------------------------
