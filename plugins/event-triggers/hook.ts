@@ -78,3 +78,20 @@ export async function startHook(): Promise<TestHook> {
   hook.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return hook;
 }
+
+/** The value `f` gives once it gives one (polled every 50 ms), or a timeout error. */
+export async function until<T>(f: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The rows run_sql answers for `sql`, as objects of text (the tests read the event log with it). */
+export async function sqlRows(s: { runSql(sql: string): Promise<{ result?: unknown }> }, sql: string): Promise<Record<string, string>[]> {
+  const [head, ...data] = (await s.runSql(sql)).result as string[][];
+  return data.map((row) => Object.fromEntries(head!.map((h, i) => [h, row[i]!])));
+}

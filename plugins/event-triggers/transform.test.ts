@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
-import { okAnswer, startHook, type TestHook } from './hook.js';
+import { okAnswer, sqlRows, startHook, until, type TestHook } from './hook.js';
 
 const s = useServer(`create table item (id serial primary key, name text, qty int);`, { env: { HEADER_SECRET: 's3cret' }, config: { eventsFetchInterval: 50 } });
 
@@ -19,21 +19,7 @@ afterAll(async () => {
   await hook?.close();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(f: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(50);
-  }
-}
-const rows = async (sql: string) => {
-  const r = (await s.runSql(sql)).result as string[][];
-  const [head, ...data] = r;
-  return data.map((row) => Object.fromEntries(head!.map((h, i) => [h, row[i]])));
-};
+const rows = (sql: string) => sqlRows(s, sql);
 const events = (trigger: string) => rows(`select id, delivered, error, tries from svc_catalog.event_log where trigger_name = '${trigger}' order by created_at`);
 const invocations = async (trigger: string) => (await s.metadata({ type: 'pg_get_event_invocation_logs', args: { name: trigger } })).body as any[];
 
