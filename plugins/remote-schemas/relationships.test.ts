@@ -5,9 +5,8 @@
  * per relationship and level, however many rows), and refusal where joins are not served.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildSchema, graphql } from 'graphql';
+import { buildSchema } from 'graphql';
+import { serveGraphQL, type TestGraphQLServer } from '../../test/graphql-server.js';
 import { useServer } from '../../test/helpers.js';
 
 const SDL = `
@@ -30,9 +29,9 @@ const MESSAGES = [
 const match = (m: (typeof MESSAGES)[number], where?: { id?: { eq?: number }; name?: string }) =>
   (where?.id?.eq === undefined || m.id === where.id.eq) && (where?.name === undefined || m.name === where.name);
 
-let server: Server;
+let remote: TestGraphQLServer;
 let url = '';
-const bodies: any[] = [];
+let bodies: any[] = [];
 
 beforeAll(async () => {
   const schema = buildSchema(SDL);
@@ -44,18 +43,11 @@ beforeAll(async () => {
       throw new Error('intentional-error');
     },
   };
-  server = createServer(async (req, res) => {
-    let text = '';
-    for await (const c of req) text += c;
-    const body = JSON.parse(text);
-    if (body.operationName !== 'IntrospectionQuery') bodies.push(body);
-    const result = await graphql({ schema, source: body.query, variableValues: body.variables, rootValue: root });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+  remote = await serveGraphQL(schema, root);
+  url = remote.url;
+  bodies = remote.bodies;
 });
-afterAll(() => server?.close());
+afterAll(() => remote?.close());
 
 const s = useServer(`
   create table profiles (id serial primary key, name text);

@@ -6,9 +6,8 @@
  * errors, export and replace, and removal refused while another remote's relationship uses it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildSchema, graphql, type GraphQLInterfaceType, type GraphQLSchema } from 'graphql';
+import { buildSchema, type GraphQLInterfaceType } from 'graphql';
+import { serveGraphQL, type TestGraphQLServer } from '../../test/graphql-server.js';
 import { useServer } from '../../test/helpers.js';
 
 const PEOPLE_SDL = `
@@ -33,38 +32,18 @@ const ORDERS = [
   { id: 12, personId: '3', item: 'pen' },
 ];
 
-interface Remote {
-  server: Server;
-  url: string;
-  bodies: { query: string; variables?: unknown }[];
-}
-
-async function serve(schema: GraphQLSchema, root: Record<string, unknown>): Promise<Remote> {
-  const bodies: Remote['bodies'] = [];
-  const server = createServer(async (req, res) => {
-    let text = '';
-    for await (const c of req) text += c;
-    const body = JSON.parse(text);
-    if (body.operationName !== 'IntrospectionQuery') bodies.push(body);
-    const result = await graphql({ schema, source: body.query, variableValues: body.variables, rootValue: root });
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, bodies, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql` };
-}
-
-let people: Remote;
-let shop: Remote;
+let people: TestGraphQLServer;
+let shop: TestGraphQLServer;
 
 beforeAll(async () => {
   const peopleSchema = buildSchema(PEOPLE_SDL);
   (peopleSchema.getType('Named') as GraphQLInterfaceType).resolveType = (x: { id?: string }) => (x.id ? 'Person' : 'Robot');
-  people = await serve(peopleSchema, {
+  people = await serveGraphQL(peopleSchema, {
     people: () => PEOPLE,
     person: ({ id }: { id: string }) => PEOPLE.find((p) => p.id === id) ?? null,
     named: () => [PEOPLE[0], { name: 'robo' }, PEOPLE[2]],
   });
-  shop = await serve(buildSchema(SHOP_SDL), { orders: ({ personId }: { personId: string }) => ORDERS.filter((o) => o.personId === personId) });
+  shop = await serveGraphQL(buildSchema(SHOP_SDL), { orders: ({ personId }: { personId: string }) => ORDERS.filter((o) => o.personId === personId) });
 });
 afterAll(() => {
   people?.server.close();

@@ -5,13 +5,12 @@
  * tracked in the same request; `allow_warnings: false` turns any warning into a failed request.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { buildSchema, graphql } from 'graphql';
+import { buildSchema } from 'graphql';
+import { serveGraphQL, type TestGraphQLServer } from '../../../test/graphql-server.js';
 import { startServer, type TestServer } from '../../../test/helpers.js';
 
 let s: TestServer;
-let remote: Server;
+let remote: TestGraphQLServer;
 let remoteUrl: string;
 
 const names = async () => (await s.tables()).map((x: any) => x.table.name).sort();
@@ -19,19 +18,8 @@ const t = (name: string, extra: Record<string, unknown> = {}) => ({ table: { sch
 
 beforeAll(async () => {
   // A remote schema whose root field `user` a table named "user" would collide with.
-  const schema = buildSchema('type Query { user(id: Int): String }');
-  remote = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', async () => {
-      const { query, variables } = JSON.parse(body);
-      const out = await graphql({ schema, source: query, variableValues: variables, rootValue: { user: () => 'remote' } });
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify(out));
-    });
-  });
-  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
-  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/graphql`;
+  remote = await serveGraphQL(buildSchema('type Query { user(id: Int): String }'), { user: () => 'remote' });
+  remoteUrl = remote.url;
   s = await startServer();
   await s.runSql(`
     create table "user" (id int primary key);
@@ -44,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.stop();
-  await new Promise((r) => remote?.close(r));
+  await remote?.close();
 });
 beforeEach(async () => {
   expect(await s.metadata({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
