@@ -640,8 +640,10 @@ export interface SourceTarget {
  * statement, however many rows. With several column pairs the `_in`s may match a row whose
  * tuple no parent has; the rows are grouped by their whole key tuple (as text, so that a remote's
  * "1" meets a column's 1), which leaves those out. An object relationship takes the first row.
- * The client's `limit` and `offset` would apply to all parents at once, so the field offers only
- * `where` and `order_by`.
+ * An array relationship's `limit` and `offset` are each parent's: they are not given to the
+ * statement (where they would count the rows of all parents together) but applied to each
+ * parent's rows, in the order `order_by` gave them. `distinct_on` is not offered: it too would
+ * apply across parents.
  */
 const KEY_ALIAS = '__svc_key_';
 const KEY_VAR = '__svc_keys_';
@@ -654,12 +656,22 @@ function coerceKey(x: unknown, scalar: string): unknown {
   return x;
 }
 
+/** A joined array field's `limit` or `offset` (a literal or a variable; GraphQL validated it as
+ * an Int), undefined when not given or null; a negative one is refused, as the select field's is. */
+function perParentCount(arg: ValueNode | undefined, ctx: RunContext, name: string): number | undefined {
+  if (!arg) return undefined;
+  const x = arg.kind === Kind.VARIABLE ? ctx.variables[arg.name.value] : arg.kind === Kind.INT ? Number(arg.value) : null;
+  if (x === null || x === undefined) return undefined;
+  if (typeof x !== 'number' || !Number.isInteger(x) || x < 0) throw new SvcError('validation-failed', `expecting a non-negative integer for ${JSON.stringify(name)}`);
+  return x;
+}
+
 export function sourceJoinedField(j: SourceJoin, target: SourceTarget): JoinedField {
   const object = target.object;
   return {
     config: {
       type: j.kind === 'object' ? object : new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(object))),
-      args: j.kind === 'array' ? Object.fromEntries(Object.entries(target.args).filter(([n]) => n === 'where' || n === 'order_by')) : {},
+      args: j.kind === 'array' ? Object.fromEntries(Object.entries(target.args).filter(([n]) => n === 'where' || n === 'order_by' || n === 'limit' || n === 'offset')) : {},
       description: `Relationship to ${j.table.schema}.${j.table.name} in source ${j.source}`,
     },
     columns: j.mapping.map(([from]) => from),
@@ -686,8 +698,12 @@ export function sourceJoinedField(j: SourceJoin, target: SourceTarget): JoinedFi
       }));
       const plan = root.plan({ ...(input as PlanInput), field, variableDefinitions: [...input.variableDefinitions, ...keysTypes] });
       const from = j.mapping.map(([f]) => f);
+      const limitArg = node.arguments?.find((a) => a.name.value === 'limit')?.value;
+      const offsetArg = node.arguments?.find((a) => a.name.value === 'offset')?.value;
       return {
         async run(keys, ctx) {
+          const limit = perParentCount(limitArg, ctx, 'limit');
+          const offset = perParentCount(offsetArg, ctx, 'offset') ?? 0;
           const live = keys.map((k) => from.every((c) => k[c] !== null && k[c] !== undefined));
           if (!live.some(Boolean)) return keys.map(() => null);
           const bound: Record<string, unknown> = {};
@@ -714,7 +730,7 @@ export function sourceJoinedField(j: SourceJoin, target: SourceTarget): JoinedFi
           return keys.map((k, n) => {
             if (!live[n]) return null;
             const found = byKey.get(keyText(from.map((c) => k[c]))) ?? [];
-            return j.kind === 'object' ? (found[0] ?? null) : found;
+            return j.kind === 'object' ? (found[0] ?? null) : limit === undefined && offset === 0 ? found : found.slice(offset, limit === undefined ? undefined : offset + limit);
           });
         },
       };

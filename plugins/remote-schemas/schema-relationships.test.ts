@@ -145,6 +145,13 @@ describe('remote schema relationships', () => {
       // A null join field: null, without asking (as the tables' joins answer it).
       { name: 'di', desks: null },
     ]);
+    // limit and offset are each parent's (Note [Joins to another source]), from literals or variables.
+    const limited = await s.gql(`{ people { name desks(order_by: {label: desc}, limit: 1) { label } } }`);
+    expect(limited.data.people.map((p: any) => p.desks)).toEqual([[{ label: 'd4' }], [{ label: 'd2' }], [{ label: 'd3' }], null]);
+    const paged = await s.gql(`query($l: Int, $o: Int) { people { desks(order_by: {label: asc}, limit: $l, offset: $o) { label } } }`, { l: 5, o: 1 });
+    expect(paged.data.people.map((p: any) => p.desks)).toEqual([[{ label: 'd4' }], [], [], null]);
+    const negative = await s.gql(`{ people { desks(limit: -1) { label } } }`);
+    expect(negative.errors[0]).toMatchObject({ extensions: { code: 'validation-failed' } });
     const filtered = await s.gql(`{ person(id: "1") { desks(where: {label: {_eq: "d4"}}) { label } } }`);
     expect(filtered).toEqual({ data: { person: { desks: [{ label: 'd4' }] } } });
     const named = await s.gql(`{ named { name ... on Person { team { title } } } }`);
