@@ -30,6 +30,8 @@ export interface DocumentGateInput {
   readonly cost: DocumentCost;
   /** The document's text, as the client sent it (or as it was saved). */
   readonly query: string;
+  /** The operation the request names (plans are cached per operation too); undefined for none. */
+  readonly operationName?: string;
   readonly role: string;
   readonly build: BuildResult;
 }

@@ -165,7 +165,7 @@ export function validateDocument(
 ): Prepared | Failed {
   if (opts.gates) {
     for (const g of opts.gates) {
-      const refused = g.check({ document, query, role: rs.role, build, cost });
+      const refused = g.check({ document, query, operationName, role: rs.role, build, cost });
       if (refused) return { error: gqlError(refused.code, refused.message, refused.path ?? '$') };
     }
   }

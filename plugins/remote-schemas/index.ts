@@ -12,7 +12,7 @@
  *   - a schema contributor: the remote's root fields (under its namespace when it has one), in
  *     the customized names, planned by ./plan.ts.
  */
-import { GraphQLObjectType, isObjectType, Kind, OperationTypeNode, type SelectionSetNode, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
+import { GraphQLObjectType, isObjectType, Kind, OperationTypeNode, type OperationDefinitionNode, type SelectionSetNode, type GraphQLField, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
 import { definePlugin, token, type BuildContext, type BuildResult, type TypeRegistry, type InconsistentObject, type KernelApi, type Metadata, type OperationDef, type RootFieldDef, type RootFieldMap, type SchemaContribution } from '../../core/plugin.js';
@@ -270,9 +270,13 @@ export default definePlugin({
     if (graphql) {
       graphql.documentGate({
         name: 'remote-subscriptions',
-        check({ document, role, build }) {
+        check({ document, operationName, role, build }) {
           const rb = of(build);
-          if (rb.remotes.size === 0 || !document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION)) return undefined;
+          // The operation the request runs (the named one, or the only one); a document whose
+          // other operations subscribe to remote fields is not refused for them.
+          const ops = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+          const op = operationName === undefined ? (ops.length === 1 ? ops[0] : undefined) : ops.find((d) => d.name?.value === operationName);
+          if (rb.remotes.size === 0 || op?.operation !== OperationTypeNode.SUBSCRIPTION) return undefined;
           const names = new Set<string>();
           for (const r of rb.remotes.values()) {
             let schema: GraphQLSchema = r.schema;
@@ -295,12 +299,7 @@ export default definePlugin({
               seen.add(f.name.value);
               return selects(f.selectionSet, seen);
             });
-          for (const d of document.definitions) {
-            if (d.kind === Kind.OPERATION_DEFINITION && d.operation === OperationTypeNode.SUBSCRIPTION && selects(d.selectionSet, new Set())) {
-              return { code: 'not-supported', message: 'subscription to remote server is not supported' };
-            }
-          }
-          return undefined;
+          return selects(op.selectionSet, new Set()) ? { code: 'not-supported', message: 'subscription to remote server is not supported' } : undefined;
         },
       });
     }

@@ -158,6 +158,11 @@ describe('remote schema operations', () => {
     const viaFragment = await gql(`subscription S { ...F } fragment F on subscription_root { hero(id: "1") { id } }`);
     expect(viaFragment.errors[0].extensions.code).toBe('not-supported');
     expect(seen.bodies.length).toBe(before);
+    // Only the operation the request runs is judged: a query beside such a subscription runs.
+    const both = await s.request('POST', '/v1/graphql', { query: `query Q { whoami } subscription S { hero(id: "1") { id } }`, operationName: 'Q' }, ADMIN);
+    expect(both.body).toEqual({ data: { whoami: -1 } });
+    const chosen = await s.request('POST', '/v1/graphql', { query: `query Q { whoami } subscription S { hero(id: "1") { id } }`, operationName: 'S' }, ADMIN);
+    expect(chosen.body.errors[0].extensions.code).toBe('not-supported');
     // A subscription without remote fields is refused over HTTP as before.
     const other = await gql(`subscription { nope }`);
     expect(other.errors[0].extensions.code).toBe('unexpected-payload');
