@@ -14,6 +14,7 @@
  * one row of a per-table catalog (the least any implementation pays for (b)).
  *
  *   npx tsx bench/metadata/run.ts [N ...]        (default: 100 1000 2000)
+ *   BENCH_ENGINE_FLAGS='--cpu-prof --cpu-prof-dir=DIR' to profile the engine.
  *   BENCH_DATABASE_URL=postgres://... to use an external server instead of an embedded one.
  */
 import { spawn } from 'node:child_process';
@@ -66,7 +67,9 @@ async function benchOne(adminUrl: string, n: number) {
   await sql.unsafe(ddl.join(';\n'));
 
   const port = await freePort();
-  const child = spawn(process.execPath, engineArgs(root), {
+  // BENCH_ENGINE_FLAGS: Node flags for the engine's process (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p').
+  const nodeFlags = (process.env.BENCH_ENGINE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeFlags, ...engineArgs(root)], {
     cwd: root,
     // The caller's SVC_GRAPHQL_* settings go to the engine (e.g. SVC_GRAPHQL_METADATA_HISTORY_LIMIT=0
     // to time it without metadata history); the database, port and log level are the bench's.
