@@ -183,16 +183,21 @@ const POOLED_ASKED = { prepare: false, simple: false, ...ALONE } as const;
  * Parse+Describe, before Bind+Execute: a statement not prepared yet takes two) finds nothing
  * running and is lost, and the statement then runs to its end (a clean-clone CI run saw a
  * 20 s pg_sleep finish). So the cancel is sent again every CANCEL_RETRY_MS until the statement
- * has settled, at most CANCEL_TRIES times. */
+ * has settled, at most CANCEL_TRIES times (through postgres.js's own canceller: its public
+ * cancel() sends only the first). */
 async function cancellable<T>(start: () => postgres.PendingQuery<postgres.Row[]>, signal: CancelSignal | undefined): Promise<T> {
   if (!signal) return (await start()) as T;
   if (signal.aborted) throw signal.reason;
   const q = start();
+  // postgres.js sends one cancel: Query.cancel() drops its canceller after the first call, so a
+  // second call did nothing. Its canceller, kept here, sends another (it takes the query).
+  const canceller = (q as unknown as { canceller?: (query: unknown) => Promise<unknown> | undefined }).canceller;
   let settled = false;
   let tries = 0;
   const cancel = () => {
     if (settled) return;
-    void q.cancel();
+    if (tries === 0 || typeof canceller !== 'function') void q.cancel();
+    else void canceller(q)?.catch(() => {});
     if (++tries < CANCEL_TRIES) setTimeout(cancel, CANCEL_RETRY_MS).unref();
   };
   signal.addEventListener('abort', cancel, { once: true });
