@@ -222,7 +222,10 @@ const ROOTS: [keyof RootFields, string][] = [
  * follows the change: each build keeps an index from root field to owners, as a layer over the
  * previous build's (owners whose fields object changed are masked and re-added), so a build only
  * looks up the fields of the owners that changed and of the conflicts already known. Layers are
- * flattened every FLATTEN_DEPTH builds (a flatten costs every field of every owner). A conflict
+ * flattened every FLATTEN_DEPTH builds, and when a quarter of the owners or more changed (a
+ * flatten costs every field of every owner once; a lookup through layers, one step per layer, so
+ * a change of every owner through deep layers cost replace_metadata at 2,000 tables about a
+ * second). A conflict
  * is reported as an inconsistency that an operation introducing it turns into Hasura's 500
  * `unexpected`.
  */
@@ -310,20 +313,28 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
   }
   const prev = ctx.previous?.outputs.get('root-fields') as RootFieldState | undefined;
   const all = () => new Map([...bySource.values()].flat().map((o) => [o.owner, o.fields]));
-  let index: FieldIndex;
-  let candidates: Iterable<string>;
-  if (!prev || prev.index.depth >= FLATTEN_DEPTH) {
-    const owners = all();
-    index = FieldIndex.of(owners);
-    candidates = addedFields(owners.keys(), owners).keys();
-  } else {
+  let index: FieldIndex | undefined;
+  let candidates: Iterable<string> = [];
+  if (prev && prev.index.depth < FLATTEN_DEPTH) {
     const masked = new Set<string>();
     const changed = new Map<string, RootFields>();
     for (const [name, list] of bySource) diffOwners(prev.bySource.get(name) ?? [], list, masked, changed);
     for (const [name, list] of prev.bySource) if (!bySource.has(name)) diffOwners(list, [], masked, changed);
-    const added = addedFields(changed.keys(), changed);
-    index = new FieldIndex(prev.index, masked, added, prev.index.depth + 1);
-    candidates = new Set([...prev.conflicts, ...added.keys()]);
+    // A layer costs each lookup a walk down every layer below it, and a change of most owners
+    // (replace_metadata: every table entry is new) looks up every field: then a flat index,
+    // which costs every field once, is the cheaper (Note [Root field conflicts]).
+    let total = 0;
+    for (const list of bySource.values()) total += list.length;
+    if (changed.size * 4 <= total) {
+      const added = addedFields(changed.keys(), changed);
+      index = new FieldIndex(prev.index, masked, added, prev.index.depth + 1);
+      candidates = new Set([...prev.conflicts, ...added.keys()]);
+    }
+  }
+  if (!index) {
+    const owners = all();
+    index = FieldIndex.of(owners);
+    candidates = addedFields(owners.keys(), owners).keys();
   }
   const conflicts = [...candidates].filter((k) => index.owners(k).length > 1);
   if (conflicts.length) reportConflicts(ctx, [...all()], new Set(conflicts), index);
