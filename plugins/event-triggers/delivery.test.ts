@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDatabase, startServer, useServer } from '../../test/helpers.js';
-import { okAnswer, sqlRows, startHook, until, type TestHook } from './hook.js';
+import { okAnswer, resetItemTrigger, sqlRows, startHook, until, type TestHook } from './hook.js';
 
 const s = useServer(
   `create table item (id serial primary key, name text, qty int);
@@ -33,13 +33,7 @@ async function trigger(name: string, extra: Record<string, unknown> = {}) {
   expect(r.status, r.text).toBe(200);
 }
 
-beforeEach(async () => {
-  hook.answer = okAnswer;
-  hook.received.length = 0;
-  await s.query({ type: 'clear_metadata', args: {} });
-  expect((await s.query({ type: 'track_table', args: { name: 'item' } })).status).toBe(200);
-  await s.runSql('truncate item; delete from svc_catalog.event_log; delete from svc_catalog.event_invocation_logs').catch(() => s.runSql('truncate item'));
-});
+beforeEach(() => resetItemTrigger(s, hook));
 
 describe('delivery', () => {
   it('POSTs Hasura\'s payload with the trigger\'s headers, and records the invocation', async () => {

@@ -95,3 +95,18 @@ export async function sqlRows(s: { runSql(sql: string): Promise<{ result?: unkno
   const [head, ...data] = (await s.runSql(sql)).result as string[][];
   return data.map((row) => Object.fromEntries(head!.map((h, i) => [h, row[i]!])));
 }
+
+/** Before each test of a file on the table `item` with a trigger's webhook `hook`: the hook
+ * answers 200 again and forgets what it received, the metadata has `item` tracked alone, and the
+ * table and the event log are empty. */
+export async function resetItemTrigger(
+  s: { query(body: unknown): Promise<{ status: number }>; runSql(sql: string): Promise<unknown> },
+  hook: TestHook,
+): Promise<void> {
+  hook.answer = okAnswer;
+  hook.received.length = 0;
+  await s.query({ type: 'clear_metadata', args: {} });
+  const tracked = await s.query({ type: 'track_table', args: { name: 'item' } });
+  if (tracked.status !== 200) throw new Error(`track_table item answered ${tracked.status}`);
+  await s.runSql('truncate item; delete from svc_catalog.event_log; delete from svc_catalog.event_invocation_logs').catch(() => s.runSql('truncate item'));
+}

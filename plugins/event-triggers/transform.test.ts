@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
-import { okAnswer, sqlRows, startHook, until, type TestHook } from './hook.js';
+import { okAnswer, resetItemTrigger, sqlRows, startHook, until, type TestHook } from './hook.js';
 
 const s = useServer(`create table item (id serial primary key, name text, qty int);`, { env: { HEADER_SECRET: 's3cret' }, config: { eventsFetchInterval: 50 } });
 
@@ -27,13 +27,7 @@ async function trigger(name: string, extra: Record<string, unknown>) {
   return s.metadata({ type: 'pg_create_event_trigger', args: { name, table: 'item', webhook: '{{HOOK}}/hook', insert: { columns: '*' }, ...extra } });
 }
 
-beforeEach(async () => {
-  hook.answer = okAnswer;
-  hook.received.length = 0;
-  await s.query({ type: 'clear_metadata', args: {} });
-  expect((await s.query({ type: 'track_table', args: { name: 'item' } })).status).toBe(200);
-  await s.runSql('truncate item; delete from svc_catalog.event_log; delete from svc_catalog.event_invocation_logs').catch(() => s.runSql('truncate item'));
-});
+beforeEach(() => resetItemTrigger(s, hook));
 
 describe('event trigger transforms', () => {
   it('rewrite method, URL, query parameters, headers and a Kriti body; stored and exported as Hasura exports them', async () => {

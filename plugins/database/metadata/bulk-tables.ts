@@ -21,7 +21,8 @@
  */
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
-import type { BuildResult, Metadata, OperationContext, OperationDef, OperationResult } from '../../../core/plugin.js';
+import type { Metadata, OperationContext, OperationDef, OperationResult } from '../../../core/plugin.js';
+import { newInconsistencies } from '../../../core/schema-cache/build.js';
 import type { KindBinding } from '../model/types.js';
 import { qtKey, SourceNameSchema } from '../model/meta.js';
 
@@ -87,7 +88,7 @@ export function bulkTables<A extends TableArgs>(
         for (const { t } of items) doc = (await single(t, { ...ctx, metadata: doc })).metadata ?? doc;
         return doc;
       };
-      const fresh = async (items: typeof passed) => newSince(ctx.current, await ctx.build(await replay(items)));
+      const fresh = async (items: typeof passed) => newInconsistencies(ctx.current, await ctx.build(await replay(items)));
       let broken = await fresh(passed);
       if (broken.length > 0) {
         // A table named by a new inconsistency is left out with its reasons (Note [Tables left out of a bulk track]).
@@ -125,10 +126,4 @@ export function bulkTables<A extends TableArgs>(
     };
   };
   return { type: bind.name(name), args, mutates: true, run };
-}
-
-/** The inconsistencies of `next` that the committed build did not have (by id). */
-function newSince(current: BuildResult, next: BuildResult) {
-  const had = new Set(current.inconsistencies.map((o) => o.id));
-  return next.inconsistencies.filter((o) => !had.has(o.id) && !o.objectless);
 }

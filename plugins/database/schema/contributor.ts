@@ -68,7 +68,10 @@ export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' =
         return (config ??= rf.comment ? { ...make(), description: rf.comment } : make());
       },
       plan: (input) => planned(kind, t, rs, input),
-      owner: tableOwnerName(t),
+      // Read only where another plugin's field collides with this one: made then.
+      get owner() {
+        return tableOwnerName(t);
+      },
     });
   };
   for (const t of rs.tables.values()) {

@@ -347,7 +347,11 @@ export class MutationSchema {
       const rf = t.model.rootFields;
       const add = (kind: MutationKind, config: FieldConfig) => {
         const f = rf[kind];
-        out[sourceNames(t.source).field(f.name)] = ofSource(t.source, { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input), owner: tableOwnerName(t) });
+        out[sourceNames(t.source).field(f.name)] = ofSource(t.source, { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input),
+          get owner() {
+            return tableOwnerName(t);
+          },
+        });
       };
       const response = this.mutationResponse(w);
       // An input object needs a field: a role whose every column is preset gets no insert field
