@@ -229,7 +229,10 @@ it('writes what the nested update intends, all of it or nothing, for admin and a
     }),
     { numRuns: 80 },
   );
-  // Both outcomes were tried, and most mutations wrote something.
+  // Both outcomes were tried, and many mutations wrote something. The bounds are loose on purpose:
+  // in 2,000 draws of 80 specs from specArb (outcomes from intended(), no server), writes ranged
+  // 25..~50 (median 39) and failures 19..~50 (median 34); a bound of 30 writes failed a CI run
+  // (28) about one run in 40.
   expect(failures).toBeGreaterThan(5);
-  expect(writes).toBeGreaterThan(30);
+  expect(writes).toBeGreaterThan(12);
 }, 180_000);
