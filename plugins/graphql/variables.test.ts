@@ -96,8 +96,9 @@ describe('coerceValid (Note [Coercing valid variables])', () => {
         }),
         { numRuns: 3000 },
       );
-      // The generator reaches both sides.
-      expect(valid).toBeGreaterThan(100);
+      // The generator reaches both sides. 30 draws of 3,000 per operation gave 111..162 valid
+      // values on the first (the fewest), 2,233..2,323 on the second (the most).
+      expect(valid).toBeGreaterThan(50);
       expect(valid).toBeLessThan(2900);
     });
   }

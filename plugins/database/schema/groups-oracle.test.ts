@@ -187,5 +187,7 @@ it('answers random groupings as the hand-written GROUP BY does, for several role
     { numRuns: 120 },
   );
   // The random cases are not all empty answers (which would compare equal whatever the engine did).
-  expect(nonEmpty).toBeGreaterThan(50);
+  // The bound is loose on purpose: 150 draws of 120 specs through oracleSql alone gave 43..81
+  // non-empty answers (median 60), so a bound of 50 failed about one run in 25.
+  expect(nonEmpty).toBeGreaterThan(25);
 }, 120_000);
