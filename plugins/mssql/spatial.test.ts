@@ -124,4 +124,15 @@ describe('geometry and geography columns (Note [MSSQL spatial values])', () => {
     expect(sent.sql).toContain('VALUES (@p1, CAST(@p2 AS geometry), CAST(@p3 AS geography))');
     expect(sent.params).toEqual(['x', 'POINT (3 4)', 'POINT (10 50)']);
   });
+
+  it('functions and stored procedures, as Hasura\'s open-source MSSQL backend: none (docs/source-kinds.md)', async () => {
+    expect(await s.metadata({ type: 'mssql_track_function', args: { source, function: 'place_near' } })).toMatchObject({
+      status: 400,
+      body: { code: 'invalid-configuration', error: 'Inconsistent object: in function "place_near": no such function exists: "place_near"' },
+    });
+    expect(await s.metadata({ type: 'mssql_track_stored_procedure', args: { source, stored_procedure: 'sp_tables', configuration: { exposed_as: 'query' }, arguments: {}, returns: 'tables' } })).toMatchObject({
+      status: 400,
+      body: { error: expect.stringContaining('unknown operation type') },
+    });
+  });
 });
