@@ -169,7 +169,7 @@ class Compiler extends SqlCompiler {
   }
 
   /** The `_st_*` operators as a method of the column's value (Note [MSSQL spatial values] in
-   * ./geo.ts): `(<col>).STIntersects(geometry::STGeomFromText(@p1, (<col>).STSrid)) = 1`; the
+   * ./geo.ts): `<col>.STIntersects(geometry::STGeomFromText(@p1, <col>.STSrid)) = 1`; the
    * generic comparisons, which SQL Server has not for these types, refused. */
   protected override cmpOperator(e: { scalar: ScalarType; op: string; value: Value }, col: string): string | undefined {
     const st = ST_METHODS[e.op];
@@ -180,8 +180,11 @@ class Compiler extends SqlCompiler {
     if (!st || (st.geometryOnly && e.scalar.name !== 'geometry')) {
       throw new UnsupportedQuery(`the operator _${e.op} on a column of type ${e.scalar.name} (SQL Server cannot compare ${e.scalar.name} values with it; use _st_equals)`);
     }
-    const value = `${e.scalar.name}::STGeomFromText(${this.param(e.value, false, WKT[e.scalar.name])}, (${col}).STSrid)`;
-    return `((${col}).${st.method}(${value}) = 1)`;
+    // A column is the receiver as it is (`_t0.[g].STSrid`, SQL Server's documented form); an
+    // expression (an inherited role's CASE) in parentheses, as Hasura writes every receiver.
+    const recv = /^_t\d+\.\[(?:[^\]]|\]\])*\]$/.test(col) ? col : `(${col})`;
+    const value = `${e.scalar.name}::STGeomFromText(${this.param(e.value, false, WKT[e.scalar.name])}, ${recv}.STSrid)`;
+    return `(${recv}.${st.method}(${value}) = 1)`;
   }
 
   /** The list is one parameter, a JSON array (a session variable holds its JSON text). */

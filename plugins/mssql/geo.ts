@@ -28,7 +28,8 @@ import { plainDecimal } from '../database/index.js';
  *   error 6522 (a .NET error in geometry's Parse), a `data-exception` (Note [MSSQL errors]).
  * - Comparison. Hasura writes `(<col>).STIntersects(<the text>) = 1`, and SQL Server converts the
  *   text implicitly with `geometry::Parse`, whose SRID is 0 (geography's: 4326). Svc writes
- *   `(<col>).STIntersects(geometry::STGeomFromText(@p1, (<col>).STSrid)) = 1`: the same method,
+ *   `<col>.STIntersects(geometry::STGeomFromText(@p1, <col>.STSrid)) = 1` (an inherited role's
+ *   redacted column, a CASE expression, in parentheses as Hasura writes it): the same method,
  *   the value read in the SRID of the row's own value. This differs from Hasura only for
  *   geometry values stored with an SRID other than 0 (or geography other than 4326), which
  *   Hasura's SRID-0 value never matches (SQL Server answers NULL for two SRIDs); WKT carries no

@@ -57,8 +57,8 @@ describe('geometry and geography columns (Note [MSSQL spatial values])', () => {
     );
     expect(r).toEqual({ data: { place: [{ id: 1, location: 'POINT (1 1)', area: null }] } });
     const sent = lastSent((x) => x.includes(PLACE))!;
-    expect(sent.sql).toContain('((_t0.[location]).STIntersects(geometry::STGeomFromText(@p1, (_t0.[location]).STSrid)) = 1)');
-    expect(sent.sql).toContain('((_t0.[area]).STWithin(geography::STGeomFromText(@p2, (_t0.[area]).STSrid)) = 1)');
+    expect(sent.sql).toContain('(_t0.[location].STIntersects(geometry::STGeomFromText(@p1, _t0.[location].STSrid)) = 1)');
+    expect(sent.sql).toContain('(_t0.[area].STWithin(geography::STGeomFromText(@p2, _t0.[area].STSrid)) = 1)');
     expect(sent.sql).toContain('_t0.[location].STAsText() AS [location], _t0.[area].STAsText() AS [area]');
     expect(sent.params).toEqual(['POLYGON ((0 0, 0 2, 2 2, 2 0, 0 0))', 'POLYGON ((0 0, 10 0, 10 10, 0 10, 0 0))']);
   });
