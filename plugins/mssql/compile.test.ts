@@ -9,7 +9,7 @@
  * `npx vitest run plugins/mssql/compile.test.ts -u` and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { BoolIR, ColumnType, CompiledQuery, MutationIR, RootIR } from '../database/index.js';
+import type { BoolIR, ColumnType, CompiledQuery, MutationIR, RootIR, Value } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { mssqlDialect as ms } from './dialect.js';
 import { plainDecimal } from './compile.js';
@@ -457,5 +457,125 @@ describe('compileMutation', () => {
     expect(ms.mutationFailure!({ number: 51000, message: 'svc:check' })).toEqual({ k: 'check' });
     expect(ms.mutationFailure!({ number: 266, message: 'Transaction count after EXECUTE ...', precedingErrors: [{ number: 51000, message: 'svc:check' }] })).toEqual({ k: 'check' });
     expect(ms.mutationFailure!({ number: 2627, message: "Violation of PRIMARY KEY constraint 'PK_author'." })).toBeUndefined();
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Spatial columns (Note [MSSQL spatial values] in ./geo.ts): place (id int, location geometry,
+// area geography), as introspection reports SQL Server's CLR types (system_type_id 240, named by
+// their own names).
+
+describe('geometry and geography (Note [MSSQL spatial values])', () => {
+  const place = { schema: 'dbo', name: 'place' };
+  const geometry = sys('geometry');
+  const geography = sys('geography');
+  const placeCol = (column: string) => {
+    const type = column === 'location' ? geometry : column === 'area' ? geography : sys('int');
+    return { type, scalar: ms.scalar(type) };
+  };
+  const gcmp = (column: string, op: string, value: Value): BoolIR => ({ t: 'cmp', column, ...placeCol(column), op, value });
+  const gcol = (column: string) => ({ key: column, k: 'column' as const, column, scalar: placeCol(column).scalar });
+  const listOf = (where: BoolIR): RootIR => ({ k: 'select', single: false, rows: rows(place, { where }), select: obj(gcol('id'), gcol('location'), gcol('area')) });
+
+  it('maps the types as Hasura does: custom scalars of their own names, comparable, checked as WKT or GeoJSON', () => {
+    expect(ms.scalar(geometry)).toMatchObject({ name: 'geometry', graphql: 'geometry', comparable: true, bindAs: 'geometry', category: 'other' });
+    expect(ms.scalar(geography)).toMatchObject({ name: 'geography', graphql: 'geography', comparable: true, bindAs: 'geography' });
+    const parse = ms.scalar(geometry).parse;
+    expect(parse('POINT (1 2)')).toBeUndefined();
+    expect(parse({ type: 'Point', coordinates: [1, 2] })).toBeUndefined();
+    expect(parse(3)).toBe('parsing geometry failed, expected WKT text or a GeoJSON geometry: $: expected a GeoJSON geometry object, but encountered Number');
+    expect(parse({ type: 'Feature', geometry: null })).toBe(
+      'parsing geometry failed, expected WKT text or a GeoJSON geometry: $.type: expected one of Point, LineString, Polygon, MultiPoint, MultiLineString, MultiPolygon, GeometryCollection, but encountered "Feature"',
+    );
+    expect(parse({ type: 'Point', coordinates: [1] })).toBe('parsing geometry failed, expected WKT text or a GeoJSON geometry: $.coordinates: a position is an array of 2 to 4 numbers');
+  });
+
+  it('offers the _st_* operators as Hasura: five on both types, _st_crosses and _st_touches on geometry only', () => {
+    const offered = (t: ColumnType) => Object.entries(ms.operators).filter(([, spec]) => !spec.guard || spec.guard.ok(t)).map(([op]) => op).sort();
+    expect(offered(geometry)).toEqual(['st_contains', 'st_crosses', 'st_equals', 'st_intersects', 'st_overlaps', 'st_touches', 'st_within']);
+    expect(offered(geography)).toEqual(['st_contains', 'st_equals', 'st_intersects', 'st_overlaps', 'st_within']);
+    expect(offered(sys('int'))).toEqual([]);
+  });
+
+  it('compiles each operator to the SQL Server method on the column, the value read as WKT in the row\'s SRID; outputs WKT', () => {
+    const q = select(listOf({ t: 'and', of: [gcmp('location', 'st_intersects', variable('poly')), gcmp('area', 'st_within', lit('POLYGON ((0 0, 0 1, 1 1, 0 0))'))] }));
+    expect(q.sql).toMatchInlineSnapshot(`"SELECT ISNULL((SELECT _t0.[id] AS [id], _t0.[location].STAsText() AS [location], _t0.[area].STAsText() AS [area] FROM (SELECT _t0.* FROM [dbo].[place] AS _t0 WHERE ((_t0.[location].STIntersects(geometry::STGeomFromText(@p1, _t0.[location].STSrid)) = 1) AND (_t0.[area].STWithin(geography::STGeomFromText(@p2, _t0.[area].STSrid)) = 1))) AS _t0 FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]') AS [json]"`);
+    expect(q.params).toEqual([
+      { k: 'var', name: 'poly', format: expect.any(Function) },
+      { k: 'lit', v: 'POLYGON ((0 0, 0 1, 1 1, 0 0))', format: expect.any(Function) },
+    ]);
+    for (const [op, method] of [['st_contains', 'STContains'], ['st_crosses', 'STCrosses'], ['st_equals', 'STEquals'], ['st_overlaps', 'STOverlaps'], ['st_touches', 'STTouches']] as const) {
+      expect(select(listOf(gcmp('location', op, lit('POINT (1 1)')))).sql).toContain(`(_t0.[location].${method}(geometry::STGeomFromText(@p1, _t0.[location].STSrid)) = 1)`);
+    }
+    // A session variable is a parameter like any other (its text: WKT or GeoJSON).
+    expect(select(listOf(gcmp('area', 'st_intersects', session('x-svc-area')))).params).toEqual([{ k: 'session', name: 'x-svc-area', format: expect.any(Function) }]);
+    // An inherited role's redacted column: the CASE in parentheses is the receiver (Hasura's form).
+    const redacted = { ...(gcmp('location', 'st_within', lit('POINT (1 1)')) as Extract<BoolIR, { t: 'cmp' }>), redact: gcmp('id', 'gt', lit(1)) };
+    expect(select(listOf(redacted)).sql).toContain(
+      '(((CASE WHEN (_t0.[id] > CAST(@p1 AS int)) THEN _t0.[location] END)).STWithin(geometry::STGeomFromText(@p2, ((CASE WHEN (_t0.[id] > CAST(@p1 AS int)) THEN _t0.[location] END)).STSrid)) = 1)',
+    );
+    // _is_null is SQL Server's own and works on these types.
+    expect(select(listOf(gcmp('location', 'is_null', lit(true)))).sql).toContain('WHERE (_t0.[location] IS NULL)');
+  });
+
+  it('binds a GeoJSON value as its WKT, text as it is; refuses anything else with parse-failed', () => {
+    const format = select(listOf(gcmp('location', 'st_within', variable('g')))).params[0]!.format!;
+    expect(format('POINT (1 2)')).toBe('POINT (1 2)');
+    expect(format({ type: 'Point', coordinates: [1, 2] })).toBe('POINT (1 2)');
+    expect(format({ type: 'Point', coordinates: [1e-7, 2, 3] })).toBe('POINT (0.0000001 2 3)');
+    expect(format({ type: 'LineString', coordinates: [[0, 0], [2, 2]] })).toBe('LINESTRING (0 0, 2 2)');
+    expect(format({ type: 'Polygon', coordinates: [[[1, 1], [1, 3], [3, 3], [3, 1], [1, 1]]], crs: { type: 'name', properties: { name: 'EPSG:4326' } } })).toBe('POLYGON ((1 1, 1 3, 3 3, 3 1, 1 1))');
+    expect(format({ type: 'MultiPoint', coordinates: [[1, 2], [3, 4]] })).toBe('MULTIPOINT ((1 2), (3 4))');
+    expect(format({ type: 'MultiLineString', coordinates: [[[0, 0], [1, 1]], [[2, 2], [3, 3]]] })).toBe('MULTILINESTRING ((0 0, 1 1), (2 2, 3 3))');
+    expect(format({ type: 'MultiPolygon', coordinates: [[[[0, 0], [0, 1], [1, 1], [0, 0]]], [[[5, 5], [5, 6], [6, 6], [5, 5]]]] })).toBe('MULTIPOLYGON (((0 0, 0 1, 1 1, 0 0)), ((5 5, 5 6, 6 6, 5 5)))');
+    expect(format({ type: 'GeometryCollection', geometries: [{ type: 'Point', coordinates: [1, 2] }, { type: 'LineString', coordinates: [] }] })).toBe('GEOMETRYCOLLECTION (POINT (1 2), LINESTRING EMPTY)');
+    // A session variable's GeoJSON text.
+    expect(format('{"type":"Point","coordinates":[4,5]}')).toBe('POINT (4 5)');
+    const refused = (x: unknown) => {
+      try {
+        format(x);
+      } catch (e) {
+        return { code: (e as { code?: string }).code, message: (e as Error).message };
+      }
+      return undefined;
+    };
+    expect(refused(12)).toEqual({ code: 'parse-failed', message: 'parsing geometry failed, expected WKT text or a GeoJSON geometry: $: expected a GeoJSON geometry object, but encountered Number' });
+    expect(refused({ type: 'Polygon', coordinates: [[[0, 0], [1, 1], [0, 0]]] })).toEqual({
+      code: 'parse-failed',
+      message: 'parsing geometry failed, expected WKT text or a GeoJSON geometry: $.coordinates[0]: expected at least 4 positions',
+    });
+    expect(refused({ type: 'LineString', coordinates: [[0, 'a'], [1, 1]] })?.message).toContain('$.coordinates[0]: a position is an array of 2 to 4 numbers');
+    expect(refused('{not json')?.code).toBe('parse-failed');
+  });
+
+  it('refuses the comparisons SQL Server has not for these types (Hasura offers them; SQL Server fails them)', () => {
+    for (const op of ['eq', 'ne', 'gt', 'lte', 'in', 'nin']) {
+      expect(() => select(listOf(gcmp('location', op, lit('POINT (1 1)'))))).toThrow(`does not support the operator _${op} on a column of type geometry`);
+    }
+    // geography has no STCrosses / STTouches (the schema does not offer them either).
+    expect(() => select(listOf(gcmp('area', 'st_touches', lit('POINT (1 1)'))))).toThrow('does not support the operator _st_touches on a column of type geography');
+    // An _st_* operator on another type never reaches the compiler; if it did, it is refused.
+    expect(() => select(listOf(gcmp('id', 'st_within', lit(1))))).toThrow('does not support the operator _st_within on a column of type int');
+  });
+
+  it('writes spatial values as WKT cast to the column type (Parse: SRID 0 for geometry, 4326 for geography), and returns them as WKT', () => {
+    const columns = new Map(['id', 'location', 'area'].map((c) => [c, { name: c, ...placeCol(c) }]));
+    const ir = {
+      k: 'insert',
+      insert: {
+        table: place,
+        columns,
+        rows: [{ values: new Map([['location', { k: 'value', value: variable('loc') }], ['area', { k: 'value', value: lit({ type: 'Point', coordinates: [10, 50] }) }]]), before: [], after: [] }],
+        check: T,
+      },
+      output: { k: 'multi', fields: [{ key: 'returning', k: 'returning', select: obj(gcol('id'), gcol('location')), filter: T }] },
+    } as unknown as MutationIR;
+    const q = mutation(ir);
+    expect(q.sql).toMatchInlineSnapshot(`"SET NOCOUNT ON; SET XACT_ABORT ON; BEGIN TRANSACTION; SELECT CAST(NULL AS nvarchar(10)) AS [__svc_action], _s.* INTO #svc_w FROM [dbo].[place] AS _s WHERE 1 = 0 UNION ALL SELECT CAST(NULL AS nvarchar(10)), _s.* FROM [dbo].[place] AS _s WHERE 1 = 0; INSERT INTO [dbo].[place] ([location], [area]) OUTPUT N'INSERT', INSERTED.* INTO #svc_w VALUES (CAST(@p1 AS geometry), CAST(@p2 AS geography)); SELECT (SELECT JSON_QUERY(ISNULL((SELECT _t1.[id] AS [id], _t1.[location].STAsText() AS [location] FROM #svc_w AS _t1 FOR JSON PATH, INCLUDE_NULL_VALUES), N'[]')) AS [returning] FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES) AS [json]; DROP TABLE #svc_w; COMMIT TRANSACTION;"`);
+    expect(q.params.map((p) => p.format?.(p.k === 'lit' ? p.v : 'LINESTRING (0 0, 1 1)'))).toEqual(['LINESTRING (0 0, 1 1)', 'POINT (10 50)']);
+  });
+
+  it('classifies a WKT SQL Server cannot read (6522, a .NET error in geometry::Parse) as the client\'s data-exception', () => {
+    expect(ms.classifyError!({ number: 6522, message: 'A .NET Framework error occurred during execution of user-defined routine or aggregate "geometry": System.FormatException: 24114: The label POINTY in the input well-known text (WKT) is not valid.' })).toEqual({ code: 'data-exception', internal: { error_number: 6522 } });
   });
 });

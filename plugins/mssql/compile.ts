@@ -24,6 +24,7 @@ import type {
   Value,
 } from '../database/index.js';
 import { literalCount, plainDecimal, SqlCompiler, STANDARD_AGGREGATES, UnsupportedQuery as Unsupported } from '../database/index.js';
+import { GEO_TYPES, ST_METHODS, wktOf } from './geo.js';
 import { quoteIdent as q, nlit } from './identifiers.js';
 
 /*
@@ -78,6 +79,9 @@ const AGGREGATES: Record<string, string> = {
 const EXACT = new Set(['decimal', 'numeric', 'money', 'smallmoney']);
 
 export { plainDecimal };
+
+/** How a spatial value is bound: its WKT (Note [MSSQL spatial values] in ./geo.ts). */
+const WKT: Record<string, (x: unknown) => string> = { geometry: wktOf('geometry'), geography: wktOf('geography') };
 
 const FOR_JSON_LIST = 'FOR JSON PATH, INCLUDE_NULL_VALUES';
 const FOR_JSON_OBJECT = 'FOR JSON PATH, WITHOUT_ARRAY_WRAPPER, INCLUDE_NULL_VALUES';
@@ -150,7 +154,7 @@ class Compiler extends SqlCompiler {
   /** A value cast to the type of a column of `scalar`'s type (Note [MSSQL scalars] in dialect.ts);
    * a number for an exact numeric type written out (`1E-7` is no decimal to SQL Server). */
   override value(v: Value, scalar: ScalarType): string {
-    const p = this.param(v, false, EXACT.has(scalar.name) ? plainDecimal : undefined);
+    const p = this.param(v, false, EXACT.has(scalar.name) ? plainDecimal : WKT[scalar.name]);
     return scalar.bindAs === 'nvarchar(max)' ? p : `CAST(${p} AS ${scalar.bindAs})`;
   }
 
@@ -162,6 +166,25 @@ class Compiler extends SqlCompiler {
   /** A LIKE pattern is text, bound as it is. */
   protected override pattern(v: Value): string {
     return this.param(v);
+  }
+
+  /** The `_st_*` operators as a method of the column's value (Note [MSSQL spatial values] in
+   * ./geo.ts): `<col>.STIntersects(geometry::STGeomFromText(@p1, <col>.STSrid)) = 1`; the
+   * generic comparisons, which SQL Server has not for these types, refused. */
+  protected override cmpOperator(e: { scalar: ScalarType; op: string; value: Value }, col: string): string | undefined {
+    const st = ST_METHODS[e.op];
+    if (!GEO_TYPES.has(e.scalar.name)) {
+      if (st) throw new UnsupportedQuery(`the operator _${e.op} on a column of type ${e.scalar.name}`);
+      return super.cmpOperator(e, col);
+    }
+    if (!st || (st.geometryOnly && e.scalar.name !== 'geometry')) {
+      throw new UnsupportedQuery(`the operator _${e.op} on a column of type ${e.scalar.name} (SQL Server cannot compare ${e.scalar.name} values with it; use _st_equals)`);
+    }
+    // A column is the receiver as it is (`_t0.[g].STSrid`, SQL Server's documented form); an
+    // expression (an inherited role's CASE) in parentheses, as Hasura writes every receiver.
+    const recv = /^_t\d+\.\[(?:[^\]]|\]\])*\]$/.test(col) ? col : `(${col})`;
+    const value = `${e.scalar.name}::STGeomFromText(${this.param(e.value, false, WKT[e.scalar.name])}, ${recv}.STSrid)`;
+    return `(${recv}.${st.method}(${value}) = 1)`;
   }
 
   /** The list is one parameter, a JSON array (a session variable holds its JSON text). */
@@ -233,10 +256,12 @@ class Compiler extends SqlCompiler {
     return o.fields.map((f) => `${this.field(f, t)} AS ${q(f.key)}`).join(', ');
   }
 
-  /** A column's value as FOR JSON writes it: big numbers as text when asked, CLR types
-   * (geography, geometry, hierarchyid) as their text (FOR JSON cannot write them). */
+  /** A column's value as FOR JSON writes it: big numbers as text when asked, CLR types as their
+   * text (FOR JSON cannot write them): the spatial ones as WKT, `STAsText()`, as Hasura's MSSQL
+   * backend reads them (Note [MSSQL spatial values] in ./geo.ts), hierarchyid as `ToString()`. */
   protected override outputValue(expr: string, scalar: ScalarType, asText: boolean | undefined): string {
-    if (scalar.category === 'other' && ['geography', 'geometry', 'hierarchyid'].includes(scalar.name)) return `${expr}.ToString()`;
+    if (scalar.category === 'other' && GEO_TYPES.has(scalar.name)) return `${expr}.STAsText()`;
+    if (scalar.category === 'other' && scalar.name === 'hierarchyid') return `${expr}.ToString()`;
     return super.outputValue(expr, scalar, asText);
   }
 

@@ -6,6 +6,7 @@
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
+import { GEO_TYPES, parseGeo, ST_METHODS } from './geo.js';
 import { quoteIdent } from './identifiers.js';
 
 /*
@@ -37,8 +38,9 @@ for (const [category, names] of Object.entries({
 }
 /** SQL Server's CLR types: FOR JSON cannot write them (they are output as their text, compile.ts). */
 export const CLR_TYPES = new Set(['geography', 'geometry', 'hierarchyid']);
-/** Types SQL Server cannot compare with `=` (or at all). */
-const INCOMPARABLE = new Set(['text', 'ntext', 'image', 'xml', 'geography', 'geometry', 'sql_variant']);
+/** Types SQL Server cannot compare with `=` (or at all). The spatial types are not among them
+ * though `=` fails on them too: they have their own operators (Note [MSSQL spatial values]). */
+const INCOMPARABLE = new Set(['text', 'ntext', 'image', 'xml', 'sql_variant']);
 
 const expect = (ok: (val: unknown) => boolean, haskell: string, json: string) => (val: unknown) =>
   ok(val) ? undefined : `parsing ${haskell} failed, expected ${json}, but encountered ${jsonTypeName(val)}`;
@@ -99,7 +101,7 @@ export function scalar(t: ColumnType): ScalarType {
     // A type whose name is no GraphQL name (an alias type's odd name) is shown as a String.
     graphql: GRAPHQL[t.udt] ?? (/^[_A-Za-z][_0-9A-Za-z]*$/.test(t.udt) ? t.udt : 'String'),
     comparable: !INCOMPARABLE.has(t.udt),
-    parse: PARSERS[t.udt] ?? (STRINGS.includes(t.udt) || t.udt === 'uniqueidentifier' ? parseText : () => undefined),
+    parse: PARSERS[t.udt] ?? (GEO_TYPES.has(t.udt) ? parseGeo(t.udt) : undefined) ?? (STRINGS.includes(t.udt) || t.udt === 'uniqueidentifier' ? parseText : () => undefined),
     bindAs: bindAs(t),
     ...(big ? { bigNumber: true, stringify: true } : {}),
   };
@@ -109,10 +111,15 @@ export function scalar(t: ColumnType): ScalarType {
 
 const stringOk: OperatorSpec['guard'] = { ok: (t) => STRINGS.includes(t.udt), expected: STRINGS.map((n) => `"${n}"`).join(', ') };
 
-/** Hasura's MSSQL operators beside the generic ones (its geometry operators are not built). */
+const geoOk: OperatorSpec['guard'] = { ok: (t) => GEO_TYPES.has(t.udt), expected: '"geometry", "geography"' };
+const geometryOk: OperatorSpec['guard'] = { ok: (t) => t.udt === 'geometry', expected: '"geometry"' };
+
+/** Hasura's MSSQL operators beside the generic ones: `_like`, `_nlike` on strings, the `_st_*`
+ * on the spatial types (Note [MSSQL spatial values] in ./geo.ts). */
 const OPERATORS: Record<string, OperatorSpec> = {
   like: { operand: 'one', guard: stringOk },
   nlike: { operand: 'one', guard: stringOk },
+  ...Object.fromEntries(Object.entries(ST_METHODS).map(([op, m]) => [op, { operand: 'one', guard: m.geometryOnly ? geometryOk : geoOk } satisfies OperatorSpec])),
 };
 
 /*
@@ -128,7 +135,9 @@ const OPERATORS: Record<string, OperatorSpec> = {
  * number in `internal`. A connection that fails (a `ConnectionError`) is left to the framework's
  * default. Our own raised errors (the permission check) are `mutationFailure`'s.
  */
-const DATA_EXCEPTIONS = new Set([220, 232, 241, 242, 244, 245, 248, 295, 296, 517, 8114, 8115, 8152, 2628, 8169, 9413, 13609, 3621]);
+// 6522: a .NET error in a CLR routine; the only ones Svc's statements call are the spatial
+// types' (a WKT SQL Server cannot read, Note [MSSQL spatial values]).
+const DATA_EXCEPTIONS = new Set([6522, 220, 232, 241, 242, 244, 245, 248, 295, 296, 517, 8114, 8115, 8152, 2628, 8169, 9413, 13609, 3621]);
 
 /** The errors a failed statement carries, the first one first (Note [MSSQL errors]). */
 export function errorChain(e: unknown): { number?: number; message: string }[] {
