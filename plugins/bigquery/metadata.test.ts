@@ -251,6 +251,15 @@ describe('computed fields: table functions by argument mapping (Note [Computed f
     const sent = lastSent((x) => x.includes('WHERE EXISTS'))!;
     expect(sent.sql).toContain('WHERE EXISTS (SELECT 1 FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM `shop`.`all_articles`(`author_id` => _t0.`id`))) AS _t1 WHERE (_t1.`title` = @p1))');
     expect(sent.params).toEqual(['a2']);
+    // In a role's filter too (a stored boolean expression), and not listable in computed_fields.
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'writer', permission: { columns: ['name'], filter: { all_articles: { title: { _eq: 'X-Svc-Title' } } } } } });
+    stand.answer((sql) => sql.includes('`shop`.`all_articles`(`author_id` => _t0.`id`))) AS _t1 WHERE (_t1.`title` = @p1)'), jsonAnswer([{ name: 'bob' }]));
+    expect(await s.gql('{ shop_author { name } }', undefined, { 'x-svc-role': 'writer', 'x-svc-title': 'b1' })).toEqual({ data: { shop_author: [{ name: 'bob' }] } });
+    expect(lastSent((x) => x.includes('`shop`.`all_articles`('))!.params).toEqual(['b1']);
+    const listed = await s.metadata({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'lister', permission: { columns: ['name'], filter: {}, computed_fields: ['all_articles'] } } });
+    expect(listed.status, listed.text).toBe(400);
+    expect(JSON.stringify(listed.body)).toContain('select permissions on computed field \\"all_articles\\" are auto-derived from the permissions on its returning table \\"shop.article\\" and cannot be specified manually');
+    await ok({ type: 'bigquery_drop_select_permission', args: { source, table: shop('author'), role: 'writer' } });
     await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'all_articles' } });
   });
 

@@ -557,7 +557,12 @@ function field(name: string, val: unknown, t: Ref, root: Ref, ctx: ModelContext)
   if (!cf || cf.call.inputs.length > 0) throw new UnsupportedFilter(name);
   const call: FunctionCallIR = {
     function: cf.call.function,
-    args: cf.call.params.map((p) => (p.k === 'row' ? { k: 'row' } : { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs })),
+    args: cf.call.params.map((p): FunctionCallIR['args'][number] => {
+      if (p.k === 'row') return { k: 'row' };
+      // A call by argument mapping: its arguments are all the row's columns here, each named.
+      if (p.k === 'column') return { k: 'column', column: p.column, bindAs: p.arg.scalar.bindAs, ...(p.arg.name !== null ? { name: p.arg.name } : {}) };
+      return { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs };
+    }),
   };
   if (cf.returns.k === 'table') {
     const target = ctx.tracked.get(cf.returns.key);
