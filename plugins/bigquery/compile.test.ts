@@ -9,7 +9,7 @@
  * live queries and streams are refused. Update with `npx vitest run plugins/bigquery/compile.test.ts -u`.
  */
 import { describe, expect, it } from 'vitest';
-import type { ColumnType, CompiledQuery, RootIR } from '../database/index.js';
+import type { ColumnType, CompiledQuery, RootIR, RowsIR } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { bigqueryDialect as bq, classifyError } from './dialect.js';
 
@@ -210,5 +210,104 @@ describe('compileSelect', () => {
     expect(() => select(g.select.jsonPath('name'))).toThrow('does not support JSON paths');
     expect(() => select(g.select.operator('ilike'))).toThrow('does not support the operator _ilike');
     expect(bq.compileMutation).toBeUndefined();
+  });
+});
+
+describe('computed fields: table functions by argument mapping (Note [Table functions])', () => {
+  const article = g.article;
+  const fn = { schema: 'shop', name: 'author_articles' };
+  // author { articles_by(args: {min_rating: 3}, where: {title: {_like: "%a%"}}, order_by: {id: desc}, limit: 2) { title } }
+  const computed = (r: Partial<RowsIR> = {}): RootIR => ({
+    k: 'select',
+    single: false,
+    rows: rows(author),
+    select: obj(col(author, 'name'), {
+      key: 'articles_by',
+      k: 'computed_rows',
+      row: { table: author, columns: ['id', 'name', 'born', 'score', 'photo'] },
+      rows: rows(article, {
+        from: { function: fn, args: [{ k: 'column', column: 'id', bindAs: 'INT64', name: 'author_id' }, { k: 'value', value: lit(3), bindAs: 'INT64', name: 'min_rating' }] },
+        ...r,
+      }),
+      select: obj(col(article, 'title')),
+    }),
+  });
+
+  it('calls the function with named arguments, the mapped one the parent row\'s column, through UNNEST(ARRAY(...))', () => {
+    expect(select(computed())).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 3,
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\` FROM (SELECT _t1.* FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM \`shop\`.\`author_articles\`(\`author_id\` => _t0.\`id\`, \`min_rating\` => CAST(@p1 AS INT64)))) AS _t1 WHERE TRUE) AS _t1) AS \`articles_by\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it('its rows are read as a table\'s: where, order_by, a literal limit, the global select limit on the root and on them (as Hasura\'s)', () => {
+    const ir = computed({ where: cmp(article, 'title', 'like', lit('%a%')), orderBy: [{ path: [], column: 'id', dir: 'desc' }], limit: lit(2) });
+    expect(select(ir, { global_select_limit: 10 })).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 3,
+          },
+          {
+            "k": "lit",
+            "v": "%a%",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\` FROM (SELECT _t1.*, _t1.\`id\` AS \`__svc_o0\` FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM \`shop\`.\`author_articles\`(\`author_id\` => _t0.\`id\`, \`min_rating\` => CAST(@p1 AS INT64)))) AS _t1 WHERE (_t1.\`title\` LIKE @p2)) AS _t1 ORDER BY _t1.\`__svc_o0\` DESC NULLS LAST LIMIT 2) AS \`articles_by\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 LIMIT 10)) AS json",
+      }
+    `);
+  });
+
+  it('a limit from a variable is a window over the call\'s rows', () => {
+    expect(select(computed({ limit: variable('n') }))).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 3,
+          },
+          {
+            "k": "var",
+            "name": "n",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\` FROM (SELECT _t1.* FROM (SELECT _t1.*, ROW_NUMBER() OVER () AS \`__svc_n\` FROM (SELECT _t1.* FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM \`shop\`.\`author_articles\`(\`author_id\` => _t0.\`id\`, \`min_rating\` => CAST(@p1 AS INT64)))) AS _t1 WHERE TRUE) AS _t1) AS _t1 WHERE _t1.\`__svc_n\` > 0 AND _t1.\`__svc_n\` - 0 <= COALESCE(CAST(@p2 AS INT64), 9223372036854775807)) AS _t1) AS \`articles_by\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it('in a where: EXISTS over the call\'s rows, the mapped column the filtered row\'s', () => {
+    const call = { function: fn, args: [{ k: 'column' as const, column: 'id', bindAs: 'INT64', name: 'author_id' }, { k: 'value' as const, value: lit(3), bindAs: 'INT64', name: 'min_rating' }] };
+    const ir: RootIR = { k: 'select', single: false, rows: rows(author, { where: { t: 'frows', call, e: cmp(article, 'title', 'eq', lit('x')) } }), select: obj(col(author, 'name')) };
+    expect(select(ir)).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "lit",
+            "v": 3,
+          },
+          {
+            "k": "lit",
+            "v": "x",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE EXISTS (SELECT 1 FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM \`shop\`.\`author_articles\`(\`author_id\` => _t0.\`id\`, \`min_rating\` => CAST(@p1 AS INT64)))) AS _t1 WHERE (_t1.\`title\` = @p2))) AS _t0)) AS json",
+      }
+    `);
+  });
+
+  it('refuses what BigQuery calls cannot take: an unnamed argument, a row argument, a column outside a row', () => {
+    const bad = (args: NonNullable<RowsIR['from']>['args']): RootIR => ({ k: 'select', single: false, rows: rows(article, { from: { function: fn, args } }), select: obj(col(article, 'title')) });
+    expect(() => select(bad([{ k: 'value', value: lit(1), bindAs: 'INT64' }]))).toThrow('the bigquery source kind does not support an unnamed function argument');
+    expect(() => select(bad([{ k: 'row', name: 'r' }]))).toThrow('does not support a row argument');
+    expect(() => select(bad([{ k: 'column', column: 'id', bindAs: 'INT64', name: 'author_id' }]))).toThrow('does not support a column argument outside a row');
   });
 });

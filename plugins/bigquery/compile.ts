@@ -5,7 +5,7 @@
  * identifier is in backticks; a table is `dataset`.`table` (the source's project is the client's
  * default). See Note [GoogleSQL statements].
  */
-import type { AggregateIR, CompiledQuery, FieldIR, ObjectIR, OrderDir, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
+import type { AggregateIR, BoolIR, CompiledQuery, FieldIR, FunctionCallIR, ObjectIR, OrderDir, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
 import { literalCount, SqlCompiler, UnsupportedQuery as Unsupported } from '../database/index.js';
 
 /*
@@ -114,9 +114,10 @@ class Compiler extends SqlCompiler {
 
   /** The rows of a selection (Note [GoogleSQL statements], Note [Correlation at the top]):
    * the FROM item aliased `t`, the join to the parent row and the order as the clauses of the
-   * query that reads it, and LIMIT/OFFSET. `cap`: a further cap (global_select_limit). */
-  rows(r: RowsIR, t: string, extraWhere?: string, cap?: number): Rows {
-    if (r.from) throw new UnsupportedQuery('functions');
+   * query that reads it, and LIMIT/OFFSET. `cap`: a further cap (global_select_limit). `parent`:
+   * the alias of the row a computed field's call reads its columns from (Note [Table functions]). */
+  rows(r: RowsIR, t: string, extraWhere?: string, cap?: number, parent?: string): Rows {
+    const source = r.from ? this.tableFunction(r.from, parent) : this.table(r.table);
     const keys = r.orderBy.map((o) => this.orderKey(o, t));
     const dist = r.distinctOn ?? [];
     const distExprs = this.distinctColumns(r, t);
@@ -124,7 +125,7 @@ class Compiler extends SqlCompiler {
     const terms = r.orderBy.map((o, i) => `${t}.\`__svc_o${i}\` ${DIRS[o.dir]}`);
     const order = terms.length ? ` ORDER BY ${terms.join(', ')}` : '';
     const over = (partition?: string) => [partition ? `PARTITION BY ${partition}` : '', terms.length ? `ORDER BY ${terms.join(', ')}` : ''].filter(Boolean).join(' ');
-    const base = (join: boolean) => `SELECT ${t}.*${projected} FROM ${this.table(r.table)} AS ${t} WHERE ${this.rowsWhere(r.where, t, join ? extraWhere : undefined)}`;
+    const base = (join: boolean) => `SELECT ${t}.*${projected} FROM ${source} AS ${t} WHERE ${this.rowsWhere(r.where, t, join ? extraWhere : undefined)}`;
     const caps = [r.limitCap, cap].filter((x): x is number => x !== undefined);
     const given = literalCount(r.limit);
     const offset = literalCount(r.offset);
@@ -153,6 +154,43 @@ class Compiler extends SqlCompiler {
     const upto = bounds.map((b) => ` AND ${t}.\`__svc_n\` - ${off} <= ${b}`).join('');
     sql = `SELECT ${t}.* FROM (SELECT ${t}.*, ROW_NUMBER() OVER (${over()}) AS \`__svc_n\` FROM (${sql}) AS ${t}) AS ${t} WHERE ${t}.\`__svc_n\` > ${off}${upto}`;
     return { from: `(${sql}) AS ${t}`, where: '', order, tail: '' };
+  }
+
+  /*
+   * Note [Table functions]
+   * A computed field's rows (Note [Computed fields by argument mapping] in plugins/database) are
+   * those of a call of a table function, every argument named (`a_id => _t0.\`id\``), a mapped
+   * one the parent row's column, a user's one a parameter cast to the argument's type. As Hasura's
+   * BigQuery backend does (its `fromComputedFieldSelect`), the call's rows are packed and unpacked,
+   * `UNNEST(ARRAY(SELECT AS STRUCT * FROM <call>))`, since BigQuery refuses a LIMIT right after a
+   * table function (hasura/graphql-engine#8562); the rows are then read as a table's (where, order,
+   * limits, the return table's permission, and global_select_limit as for a root field). Not run
+   * against BigQuery (live.test.ts).
+   */
+  tableFunction(c: FunctionCallIR, parent: string | undefined): string {
+    const args = c.args.map((a) => {
+      if (a.name === undefined) throw new UnsupportedQuery('an unnamed function argument');
+      const named = `${q(a.name)} => `;
+      if (a.k === 'row') throw new UnsupportedQuery('a row argument');
+      if (a.k === 'column') {
+        if (parent === undefined) throw new UnsupportedQuery('a column argument outside a row');
+        return named + `${parent}.${q(a.column)}`;
+      }
+      return named + (a.bindAs === 'STRING' ? this.param(a.value) : a.bindAs === 'BYTES' ? `FROM_BASE64(${this.param(a.value)})` : `CAST(${this.param(a.value)} AS ${a.bindAs})`);
+    });
+    return `UNNEST(ARRAY(SELECT AS STRUCT * FROM ${this.table(c.function)}(${args.join(', ')})))`;
+  }
+
+  /** A computed field in a boolean expression (`frows`): some row of the call satisfies `e`. */
+  protected override frows(e: Extract<BoolIR, { t: 'frows' }>, row: string, root: string): string {
+    const a = this.alias();
+    return `EXISTS (SELECT 1 FROM ${this.tableFunction(e.call, row)} AS ${a} WHERE ${this.bool(e.e, a, root)})`;
+  }
+
+  protected override computedRowsField(f: Extract<FieldIR, { k: 'computed_rows' }>, t: string): string {
+    const a = this.alias();
+    // Hasura's BigQuery backend caps a computed field's rows with global_select_limit too.
+    return `ARRAY(SELECT AS STRUCT ${this.object(f.select, a)}${this.clauses(this.rows(f.rows, a, undefined, globalLimit(this.options.configuration), t))})`;
   }
 
   /** The clauses that read the first of the rows. */

@@ -120,6 +120,10 @@ export const bigqueryDialect: Dialect = {
     nlike: { operand: 'one', guard: stringOk },
   },
   sessionArgument: () => false,
+  // Hasura's BigQuery computed fields: table functions by argument mapping (Note [Computed fields
+  // by argument mapping] in plugins/database), and no functions as root fields.
+  computedFieldArguments: 'mapping',
+  trackedFunctions: false,
   enumTable: {
     isText: (t) => t.udt.toUpperCase() === 'STRING',
     valuesQuery: (table, key, comment) =>

@@ -5,7 +5,7 @@
  * Hasura's BigQuery backend. BigQuery has no object identities that survive a rename, so its
  * tables have no `oid` (Note [Identities] below).
  */
-import { tableKey, type ColumnInfo, type Introspection, type TableInfo } from '../database/index.js';
+import { tableKey, type ColumnInfo, type FunctionInfo, type Introspection, type TableInfo } from '../database/index.js';
 import { quoteIdent, slit } from './compile.js';
 import { baseType } from './dialect.js';
 import type { BigQueryResult } from './driver.js';
@@ -25,6 +25,18 @@ export const columnsSql = (dataset: string) =>
   `SELECT table_name, column_name, ordinal_position, is_nullable, data_type FROM ${quoteIdent(dataset)}.INFORMATION_SCHEMA.COLUMNS ORDER BY table_name, ordinal_position`;
 export const keysSql = (dataset: string) =>
   `SELECT k.table_name, k.constraint_name, k.column_name, k.ordinal_position FROM ${quoteIdent(dataset)}.INFORMATION_SCHEMA.KEY_COLUMN_USAGE AS k JOIN ${quoteIdent(dataset)}.INFORMATION_SCHEMA.TABLE_CONSTRAINTS AS c ON c.constraint_name = k.constraint_name AND c.table_name = k.table_name WHERE c.constraint_type = ${slit('PRIMARY KEY')} ORDER BY k.table_name, k.ordinal_position`;
+
+/** The dataset's routines (functions, table functions, procedures): their kind, the return type
+ * and the DDL. A table function's result columns are read from `data_type` (`TABLE<id INT64,
+ * title STRING>`) only when its DDL declares them (RETURNS TABLE<...>): without it, BigQuery
+ * infers them from the body, and Hasura (which reads the REST API's `returnTableType`, set only
+ * when declared) asks for `return_table`. */
+export const routinesSql = (dataset: string) =>
+  `SELECT specific_name, routine_name, routine_type, data_type, ddl FROM ${quoteIdent(dataset)}.INFORMATION_SCHEMA.ROUTINES ORDER BY routine_name`;
+/** Their arguments, in order (the result row, `is_result` YES, left out); `data_type` is NULL
+ * for an argument of ANY TYPE. */
+export const parametersSql = (dataset: string) =>
+  `SELECT specific_name, ordinal_position, parameter_name, data_type FROM ${quoteIdent(dataset)}.INFORMATION_SCHEMA.PARAMETERS WHERE is_result = ${slit('NO')} ORDER BY specific_name, ordinal_position`;
 
 type Row = Record<string, unknown>;
 const objects = (r: BigQueryResult): Row[] => r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]])));
@@ -83,10 +95,82 @@ export function assemble(dataset: string, tables: BigQueryResult, columns: BigQu
   return [...out.values()];
 }
 
+/** Splits the fields of a printed `TABLE<a INT64, b STRUCT<x STRING, y INT64>>` at its top-level
+ * commas: [{name, type}], or undefined when it is not a TABLE<...>. */
+export function tableFields(printed: string | null | undefined): { name: string; type: string }[] | undefined {
+  const m = /^\s*TABLE\s*<([\s\S]*)>\s*$/i.exec(printed ?? '');
+  if (!m) return undefined;
+  const out: { name: string; type: string }[] = [];
+  let depth = 0;
+  let start = 0;
+  const body = m[1]!;
+  const push = (end: number) => {
+    const f = body.slice(start, end).trim();
+    if (!f) return;
+    const sp = /^(`(?:[^`\\]|\\.)*`|\S+)\s+([\s\S]+)$/.exec(f);
+    out.push(sp ? { name: sp[1]!.replace(/^`|`$/g, ''), type: sp[2]!.trim() } : { name: f, type: '' });
+  };
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '<' || c === '(') depth++;
+    else if (c === '>' || c === ')') depth--;
+    else if (c === ',' && depth === 0) {
+      push(i);
+      start = i + 1;
+    }
+  }
+  push(body.length);
+  return out;
+}
+
+const ROUTINE_KINDS: Record<string, string> = { FUNCTION: 'f', 'TABLE FUNCTION': 't', PROCEDURE: 'p', 'AGGREGATE FUNCTION': 'a' };
+
+/** One dataset's routines from the answers of routinesSql and parametersSql (Note [Identities]:
+ * no oid). BigQuery has no overloads; its functions have no volatility, and are read as stable. */
+export function assembleRoutines(dataset: string, routines: BigQueryResult, parameters: BigQueryResult): FunctionInfo[] {
+  const args = new Map<string, FunctionInfo['args']>();
+  for (const r of objects(parameters)) {
+    const key = String(r.specific_name);
+    const list = args.get(key) ?? [];
+    const type = r.data_type == null ? '' : String(r.data_type);
+    list.push({ name: r.parameter_name == null ? null : String(r.parameter_name), type: type && baseType(type), typeSchema: 'bigquery', typeKind: 'base', hasDefault: false });
+    args.set(key, list);
+  }
+  return objects(routines).map((r): FunctionInfo => {
+    const kind = ROUTINE_KINDS[String(r.routine_type)] ?? 'f';
+    const printed = r.data_type == null ? '' : String(r.data_type);
+    const declared = /\bRETURNS\s+TABLE\s*</i.test(String(r.ddl ?? ''));
+    const returnColumns = kind === 't' && declared ? tableFields(printed) : undefined;
+    return {
+      schema: dataset,
+      name: String(r.routine_name),
+      args: args.get(String(r.specific_name)) ?? [],
+      returnType: kind === 't' ? 'TABLE' : baseType(printed),
+      returnTypeSchema: 'bigquery',
+      returnTypeKind: kind === 't' ? 'composite' : 'base',
+      returnsSet: kind === 't',
+      variadic: false,
+      volatility: 'stable',
+      kind,
+      description: null,
+      ...(returnColumns ? { returnColumns } : {}),
+    };
+  });
+}
+
 /** Reads every dataset (concurrently: each is a job of its own). */
 export async function introspect(datasets: readonly string[], run: (sql: string) => Promise<BigQueryResult>): Promise<Introspection> {
-  const per = await Promise.all(datasets.map(async (d) => assemble(d, ...(await Promise.all([run(tablesSql(d)), run(columnsSql(d)), run(keysSql(d))])))));
+  const per = await Promise.all(
+    datasets.map(async (d) => {
+      const [t, c, k, r, p] = await Promise.all([run(tablesSql(d)), run(columnsSql(d)), run(keysSql(d)), run(routinesSql(d)), run(parametersSql(d))]);
+      return { tables: assemble(d, t, c, k), routines: assembleRoutines(d, r, p) };
+    }),
+  );
   const tables = new Map<string, TableInfo>();
-  for (const t of per.flat()) tables.set(tableKey(t.schema, t.name), t);
-  return { tables, functions: new Map(), types: new Map() };
+  const functions = new Map<string, FunctionInfo[]>();
+  for (const d of per) {
+    for (const t of d.tables) tables.set(tableKey(t.schema, t.name), t);
+    for (const f of d.routines) functions.set(tableKey(f.schema, f.name), [...(functions.get(tableKey(f.schema, f.name)) ?? []), f]);
+  }
+  return { tables, functions, types: new Map() };
 }

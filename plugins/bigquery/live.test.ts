@@ -83,6 +83,23 @@ describe.skipIf(!ready)(`the bigquery kind against real BigQuery (skipped: set $
     expect(role).toEqual({ data: { [field(article)]: [{ id: 1, title: 'a1' }, { id: 3, title: 'a2' }] } });
   });
 
+  it('a computed field over a table function (argument_mapping, return_table), in a selection and a where', async () => {
+    const tvf = { dataset, name: `${prefix}_rated` };
+    // The call's rows are Note [Table functions]'s UNNEST(ARRAY(...)); whether BigQuery takes the
+    // parent's column as the argument of a correlated table-function call is what this checks.
+    await sql(`CREATE TABLE FUNCTION \`${dataset}\`.\`${tvf.name}\`(author INT64, min_rating INT64) AS (SELECT * FROM \`${dataset}\`.\`${article.name}\` AS a WHERE a.author_id = author AND a.rating >= min_rating)`);
+    await ok({ type: 'bigquery_add_computed_field', args: { source, table: author, name: 'rated', definition: { function: tvf, argument_mapping: { author: 'id' }, return_table: article } } });
+    const r = await s.gql(`{ ${field(author)}(order_by: {id: asc}) { name rated(args: {min_rating: 6}, order_by: {id: asc}) { title } } }`);
+    expect(r).toEqual({ data: { [field(author)]: [{ name: 'ann', rated: [{ title: 'a3' }] }, { name: 'bob', rated: [{ title: 'b1' }] }, { name: 'cy', rated: [] }] } });
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: author, name: 'rated' } });
+    await sql(`CREATE OR REPLACE TABLE FUNCTION \`${dataset}\`.\`${tvf.name}\`(author INT64) AS (SELECT * FROM \`${dataset}\`.\`${article.name}\` AS a WHERE a.author_id = author)`);
+    await ok({ type: 'bigquery_add_computed_field', args: { source, table: author, name: 'written', definition: { function: tvf, argument_mapping: { author: 'id' }, return_table: article } } });
+    const w = await s.gql(`{ ${field(author)}(where: {written: {title: {_eq: "b1"}}}) { name } }`);
+    expect(w).toEqual({ data: { [field(author)]: [{ name: 'bob' }] } });
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: author, name: 'written' } });
+    await sql(`DROP TABLE FUNCTION \`${dataset}\`.\`${tvf.name}\``);
+  });
+
   it('explain is a dry run', async () => {
     const r = await s.request('POST', '/v1/graphql/explain', { query: { query: `{ ${field(author)} { name } }` } });
     expect(r.status, r.text).toBe(200);

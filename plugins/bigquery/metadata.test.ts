@@ -149,6 +149,130 @@ describe('GraphQL over the stand-in', () => {
   });
 });
 
+describe('computed fields: table functions by argument mapping (Note [Computed fields by argument mapping])', () => {
+  const add = (name: string, definition: Record<string, unknown>, table = shop('author')) => s.metadata({ type: 'bigquery_add_computed_field', args: { source, table, name, definition } });
+  const reasonOf = async (name: string, definition: Record<string, unknown>) => {
+    const r = await add(name, definition);
+    expect(r.status, r.text).toBe(400);
+    return r.body.internal[0].reason as string;
+  };
+  const fn = (name: string) => ({ dataset: 'shop', name });
+  const cannot = (name: string) => `Inconsistent object: in table "shop.author": in computed field "${name}": the computed field "${name}" cannot be added to table "shop.author" `;
+
+  it("adds one as Hasura's BigQuery does: {function, argument_mapping, return_table}, exported by dataset", async () => {
+    await ok({ type: 'bigquery_add_computed_field', args: { source, table: shop('author'), name: 'articles_by', definition: { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('article') }, comment: 'articles of at least a rating' } });
+    const author = (await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'author');
+    expect(author.computed_fields).toEqual([{ name: 'articles_by', definition: { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('article') }, comment: 'articles of at least a rating' }]);
+    // The export reads back as it is.
+    const doc = (await s.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
+    expect(await s.metadata({ type: 'replace_metadata', version: 2, args: { metadata: doc.metadata } })).toMatchObject({ status: 200 });
+    expect((await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'author').computed_fields).toEqual(author.computed_fields);
+    expect(await add('articles_by', { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('article') })).toMatchObject({
+      status: 400,
+      body: { code: 'already-exists', error: 'computed field "articles_by" already exists in table "shop.author"' },
+    });
+  });
+
+  it("refuses PostgreSQL's definition keys and a malformed mapping (parse-failed)", async () => {
+    expect(await add('x', { function: fn('author_articles'), table_argument: 'author_id', argument_mapping: {} })).toMatchObject({ status: 400, body: { code: 'parse-failed', path: '$.args.definition.table_argument' } });
+    expect(await add('x', { function: fn('author_articles'), return_table: shop('article') })).toMatchObject({ status: 400, body: { code: 'parse-failed', path: '$.args.definition' } });
+    expect(await add('x', { function: fn('author_articles'), argument_mapping: { author_id: 1 }, return_table: shop('article') })).toMatchObject({ status: 400, body: { code: 'parse-failed' } });
+  });
+
+  it("what the function cannot be is refused with Hasura's reasons, the metadata unchanged", async () => {
+    const before = await exported();
+    expect(await reasonOf('x', { function: fn('ghost'), argument_mapping: {}, return_table: shop('article') })).toBe('Inconsistent object: in table "shop.author": in computed field "x": no such function exists: "shop.ghost"');
+    // A mapping that names no argument of the function and a column the table does not have: both reasons.
+    expect(await reasonOf('x', { function: fn('author_articles'), argument_mapping: { writer: 'id', author_id: 'author_id' }, return_table: shop('article') })).toBe(
+      cannot('x') + 'for the following reasons:\n  • the argument "writer" is not one of function "shop.author_articles" input arguments\n  • the column "author_id" does not exist in table "shop.author"\n',
+    );
+    // A scalar function is no table function.
+    expect(await reasonOf('x', { function: fn('name_length'), argument_mapping: { s: 'name' }, return_table: shop('article') })).toBe(cannot('x') + 'because function "shop.name_length" is not a TABLE_VALUED_FUNCTION');
+    expect(await reasonOf('x', { function: fn('author_articles'), argument_mapping: { author_id: 'id' } })).toBe(cannot('x') + "because function \"shop.author_articles\" is not defined with 'RETURNS TABLE'. Expecting return table name.");
+    expect(await reasonOf('x', { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('author_names') })).toBe(cannot('x') + 'because function "shop.author_articles" returning set of table "shop.author_names" is not tracked');
+    expect(await reasonOf('x', { function: fn('article_titles'), argument_mapping: { a_id: 'id' }, return_table: shop('article') })).toBe(cannot('x') + 'because return table "shop.article" is not required as the function "shop.article_titles" returns arbitrary column fields');
+    expect(await reasonOf('x', { function: fn('article_titles'), argument_mapping: { a_id: 'id' } })).toBe(cannot('x') + "because function \"shop.article_titles\" declares its result columns (RETURNS TABLE<...>), which Svc does not serve as a computed field yet");
+    expect(await reasonOf('x', { function: fn('no_args'), argument_mapping: {}, return_table: shop('article') })).toBe(cannot('x') + 'because function "shop.no_args" has no input arguments defined');
+    expect(await reasonOf('x', { function: fn('anything'), argument_mapping: { x: 'id' }, return_table: shop('article') })).toBe(cannot('x') + 'because argument "x" has no data type defined in the function "shop.anything"');
+    expect(await reasonOf('1x', { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('article') })).toBe(cannot('1x') + 'because "1x" is not valid GraphQL name');
+    expect(await exported()).toEqual(before);
+  });
+
+  it('bigquery_track_function is refused, as Hasura refuses SQL functions on BigQuery', async () => {
+    const r = await s.metadata({ type: 'bigquery_track_function', args: { source, function: fn('author_articles') } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.internal[0].reason).toBe('Inconsistent object: in function "shop.author_articles": SQL Functions are not supported for bigquery source');
+    expect((await exported()).functions).toBeUndefined();
+  });
+
+  it('the GraphQL field: the unmapped arguments as `args`, the return table\'s rows and filter, compiled as a named call', async () => {
+    const r = await s.gql(`{ a: __type(name: "shop_author") { fields { name description args { name type { ofType { name } } } type { ofType { ofType { ofType { name } } } } } }
+      i: __type(name: "articles_by_shop_author_args") { inputFields { name type { name } } } }`);
+    const field = r.data.a.fields.find((f: { name: string }) => f.name === 'articles_by');
+    expect(field.description).toBe('articles of at least a rating');
+    expect(field.type.ofType.ofType.ofType.name).toBe('shop_article');
+    expect(field.args.map((a: { name: string }) => a.name)).toEqual(['args', 'distinct_on', 'limit', 'offset', 'order_by', 'where']);
+    expect(r.data.i.inputFields).toEqual([{ name: 'min_rating', type: { name: 'Int' } }]);
+
+    stand.answer((sql) => sql.includes('`shop`.`author_articles`('), jsonAnswer([{ name: 'ann', articles_by: [{ title: 'a2' }] }]));
+    const q = await s.gql('{ shop_author { name articles_by(args: {min_rating: 3}, where: {title: {_like: "a%"}}, limit: 1) { title } } }');
+    expect(q).toEqual({ data: { shop_author: [{ name: 'ann', articles_by: [{ title: 'a2' }] }] } });
+    const sent = lastSent((x) => x.includes('`shop`.`author_articles`('))!;
+    expect(sent.params).toEqual(['3', 'a%']);
+    expect(sent.sql).toContain('FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM `shop`.`author_articles`(`author_id` => _t0.`id`, `min_rating` => CAST(@p1 AS INT64)))) AS _t1 WHERE (_t1.`title` LIKE @p2)');
+    // The global select limit caps the computed field's rows too (as Hasura's).
+    expect(sent.sql).toContain('LIMIT 1) AS `articles_by`');
+    // Without `args` the function's own argument cannot be left out (BigQuery's have no defaults).
+    const missing = await s.gql('{ shop_author { articles_by { title } } }');
+    expect(missing.errors).toEqual([{ message: "missing required field 'args'", extensions: { code: 'validation-failed', path: '$.selectionSet.shop_author.selectionSet.articles_by.args.args' } }]);
+  });
+
+  it("a role sees it where it may select the return table, and the return table's filter applies", async () => {
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'user', permission: { columns: ['id', 'name'], filter: {} } } });
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'guest', permission: { columns: ['id', 'name'], filter: {} } } });
+    const fields = async (role: string) => (await s.gql('{ __type(name: "shop_author") { fields { name } } }', undefined, { 'x-svc-role': role })).data.__type.fields.map((f: { name: string }) => f.name);
+    expect(await fields('user')).toContain('articles_by');
+    expect(await fields('guest')).not.toContain('articles_by');
+    stand.answer((sql) => sql.includes('`shop`.`author_articles`('), jsonAnswer([{ articles_by: [] }]));
+    await s.gql('{ shop_author { articles_by(args: {min_rating: 1}) { id } } }', undefined, { 'x-svc-role': 'user', 'x-svc-user-id': '7' });
+    const sent = lastSent((x) => x.includes('`shop`.`author_articles`('))!;
+    expect(sent.params).toEqual(['1', '7']);
+    expect(sent.sql).toContain('AS _t1 WHERE (_t1.`author_id` = CAST(@p2 AS INT64))');
+  });
+
+  it('one whose arguments are all mapped is in the bool_exp too (Hasura allows no arguments there): EXISTS over the call', async () => {
+    await ok({ type: 'bigquery_add_computed_field', args: { source, table: shop('author'), name: 'all_articles', definition: { function: fn('all_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('article') } } });
+    const exp = await s.gql('{ __type(name: "shop_author_bool_exp") { inputFields { name type { name } } } }');
+    const names = exp.data.__type.inputFields.map((f: { name: string }) => f.name);
+    expect(names).toContain('all_articles');
+    expect(names).not.toContain('articles_by');
+    stand.answer((sql) => sql.includes('WHERE EXISTS (SELECT 1 FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM `shop`.`all_articles`('), jsonAnswer([{ name: 'ann' }]));
+    expect(await s.gql('{ shop_author(where: {all_articles: {title: {_eq: "a2"}}}) { name } }')).toEqual({ data: { shop_author: [{ name: 'ann' }] } });
+    const sent = lastSent((x) => x.includes('WHERE EXISTS'))!;
+    expect(sent.sql).toContain('WHERE EXISTS (SELECT 1 FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM `shop`.`all_articles`(`author_id` => _t0.`id`))) AS _t1 WHERE (_t1.`title` = @p1))');
+    expect(sent.params).toEqual(['a2']);
+    // In a role's filter too (a stored boolean expression), and not listable in computed_fields.
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'writer', permission: { columns: ['name'], filter: { all_articles: { title: { _eq: 'X-Svc-Title' } } } } } });
+    stand.answer((sql) => sql.includes('`shop`.`all_articles`(`author_id` => _t0.`id`))) AS _t1 WHERE (_t1.`title` = @p1)'), jsonAnswer([{ name: 'bob' }]));
+    expect(await s.gql('{ shop_author { name } }', undefined, { 'x-svc-role': 'writer', 'x-svc-title': 'b1' })).toEqual({ data: { shop_author: [{ name: 'bob' }] } });
+    expect(lastSent((x) => x.includes('`shop`.`all_articles`('))!.params).toEqual(['b1']);
+    const listed = await s.metadata({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'lister', permission: { columns: ['name'], filter: {}, computed_fields: ['all_articles'] } } });
+    expect(listed.status, listed.text).toBe(400);
+    expect(JSON.stringify(listed.body)).toContain('select permissions on computed field \\"all_articles\\" are auto-derived from the permissions on its returning table \\"shop.article\\" and cannot be specified manually');
+    await ok({ type: 'bigquery_drop_select_permission', args: { source, table: shop('author'), role: 'writer' } });
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'all_articles' } });
+  });
+
+  it('drops it; dropping it again is not-exists', async () => {
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'articles_by' } });
+    expect((await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'author').computed_fields).toBeUndefined();
+    expect(await s.metadata({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'articles_by' } })).toMatchObject({
+      status: 400,
+      body: { code: 'not-exists', error: 'computed field "articles_by" does not exist', path: '$.args.name' },
+    });
+  });
+});
+
 describe('bigquery_run_sql', () => {
   it('answers rows with a header; a CREATE reloads the source so the new table can be tracked', async () => {
     stand.answer((sql) => sql === 'SELECT name FROM shop.author', { columns: ['name'], rows: [['ann'], ['bob']] });

@@ -317,6 +317,8 @@ class Compiler extends SqlCompiler {
         if (row === undefined) throw new UnsupportedQuery('a row argument outside a row');
         return named + row;
       }
+      // PostgreSQL's computed fields take the row (Dialect.computedFieldArguments), never columns.
+      if (a.k === 'column') throw new UnsupportedQuery('a column argument');
       return `${named}(${this.param(a.value, a.value.k === 'session_json', a.array ? arrayLiteral : undefined)})::${a.bindAs}`;
     });
     return `${this.table(c.function)}(${args.join(', ')})`;

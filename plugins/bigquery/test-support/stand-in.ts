@@ -11,9 +11,13 @@
  */
 import { readFileSync } from 'node:fs';
 import type { BigQueryClientConfig, BigQueryDriver, BigQueryResult } from '../driver.js';
-import { columnsSql, keysSql, tablesSql } from '../introspect.js';
+import { columnsSql, keysSql, parametersSql, routinesSql, tablesSql } from '../introspect.js';
 
-export type Catalog = Record<string, Record<'tables' | 'columns' | 'keys', BigQueryResult>>;
+/** Per dataset; `routines` and `parameters` absent: the dataset has none. */
+export type Catalog = Record<string, Record<'tables' | 'columns' | 'keys', BigQueryResult> & Partial<Record<'routines' | 'parameters', BigQueryResult>>>;
+
+const noRoutines: BigQueryResult = { columns: ['specific_name', 'routine_name', 'routine_type', 'data_type', 'ddl'], rows: [] };
+const noParameters: BigQueryResult = { columns: ['specific_name', 'ordinal_position', 'parameter_name', 'data_type'], rows: [] };
 
 export function fixtureCatalog(): Catalog {
   const { _comment, ...catalog } = JSON.parse(readFileSync(new URL('./fixtures/catalog.json', import.meta.url), 'utf8')) as Catalog & { _comment?: unknown };
@@ -59,6 +63,8 @@ export function bigqueryStandIn(catalog: Catalog = fixtureCatalog()): BigQuerySt
           if (sql === tablesSql(dataset)) return d.tables;
           if (sql === columnsSql(dataset)) return d.columns;
           if (sql === keysSql(dataset)) return d.keys;
+          if (sql === routinesSql(dataset)) return d.routines ?? noRoutines;
+          if (sql === parametersSql(dataset)) return d.parameters ?? noParameters;
         }
         if (sql === 'SELECT 1') return { columns: ['f0_'], rows: [[1]] };
         const a = answers.find((x) => x.match(sql));

@@ -38,7 +38,12 @@ export interface FunctionCallIR {
   function: QualifiedTable;
   /** `array`: the argument is of an array type, given as a JSON array (Note [Array columns] in
    * plugins/postgres/dialect.ts). */
-  args: ({ k: 'row'; name?: string } | { k: 'value'; value: Value; bindAs: string; name?: string; array?: true })[];
+  args: (
+    | { k: 'row'; name?: string }
+    /** A column of the row the call is made on (a computed field's `argument_mapping`). */
+    | { k: 'column'; column: string; bindAs: string; name?: string }
+    | { k: 'value'; value: Value; bindAs: string; name?: string; array?: true }
+  )[];
 }
 
 /** The row a computed field is called on, when its table's alias is not the table itself: a row

@@ -97,6 +97,56 @@ export function checkComputedField(
   return reasons.length > 0 ? { reasons } : { returns };
 }
 
+/*
+ * Note [Computed fields by argument mapping]
+ * A kind whose dialect says `computedFieldArguments: 'mapping'` (BigQuery) has Hasura's BigQuery
+ * computed fields: a table-valued function (FunctionInfo.kind 't') called with some of its
+ * arguments each given a column of the row (`argument_mapping: {arg: column}`), the others the
+ * user's (`args`), and returning the rows of a tracked table (`return_table`). The definition is
+ * `{function, argument_mapping, return_table?}` (no `table_argument`, `session_argument`), and it
+ * is checked as Hasura's `buildComputedFieldInfo` for BigQuery does (its messages, all the
+ * reasons that it gathers): the function must be a table-valued function with named and typed
+ * arguments, every mapped argument an argument of it and every mapped column a column of the
+ * table; a function that declares its result columns (`RETURNS TABLE<...>`) must not be given
+ * `return_table`, and one that declares none must be. Hasura serves the former with an object
+ * type made from the declared columns; Svc does not yet, and reports such a computed field
+ * inconsistent (docs/source-kinds.md, BigQuery). The call is compiled with named arguments, the
+ * mapped ones the parent row's columns (FunctionCallIR `column` arguments).
+ */
+
+/** Checks a computed field by argument mapping (Note [Computed fields by argument mapping]). */
+export function checkMappedComputedField(
+  table: QualifiedTable,
+  columns: readonly string[],
+  cf: ComputedFieldMeta,
+  fn: FunctionInfo,
+  isTracked: (key: string) => boolean,
+  dialect: Dialect,
+): { returns: ComputedFieldReturn } | { reasons: string[] } {
+  const qf = quoted(cf.definition.function, dialect.defaultSchema);
+  const reasons: string[] = [];
+  if (!isGraphQLName(cf.name)) reasons.push(`"${cf.name}" is not valid GraphQL name`);
+  if (fn.kind !== 't') reasons.push(`function ${qf} is not a TABLE_VALUED_FUNCTION`);
+  // Hasura stops (`refute`) at a function without arguments, or an argument without a name or type.
+  if (fn.args.length === 0) return { reasons: [...reasons, `function ${qf} has no input arguments defined`] };
+  for (const a of fn.args) {
+    if (a.name === null || a.name === '') return { reasons: [...reasons, `function ${qf} has at least one argument without name`] };
+    if (a.type === '') return { reasons: [...reasons, `argument "${a.name}" has no data type defined in the function ${qf}`] };
+  }
+  for (const [arg, column] of Object.entries(cf.definition.argument_mapping ?? {})) {
+    if (!fn.args.some((a) => a.name === arg)) reasons.push(`the argument "${arg}" is not one of function ${qf} input arguments`);
+    if (!columns.includes(column)) reasons.push(`the column "${column}" does not exist in table ${quoted(table, dialect.defaultSchema)}`);
+  }
+  const rows = cf.definition.return_table;
+  if (fn.returnColumns) {
+    if (rows) return { reasons: [...reasons, `return table ${quoted(rows, dialect.defaultSchema)} is not required as the function ${qf} returns arbitrary column fields`] };
+    return { reasons: [...reasons, `function ${qf} declares its result columns (RETURNS TABLE<...>), which Svc does not serve as a computed field yet`] };
+  }
+  if (!rows) return { reasons: [...reasons, `function ${qf} is not defined with 'RETURNS TABLE'. Expecting return table name.`] };
+  if (!isTracked(qtKey(rows))) return { reasons: [...reasons, `function ${qf} returning set of table ${quoted(rows, dialect.defaultSchema)} is not tracked`] };
+  return reasons.length > 0 ? { reasons } : { returns: { table: rows } };
+}
+
 /** Why a computed field's name clashes with another field of the table (Hasura's field conflicts). */
 function fieldConflict(t: TableMeta, info: TableInfo, name: string): string | undefined {
   const relationships = [...(t.object_relationships ?? []), ...(t.array_relationships ?? [])];
@@ -130,7 +180,11 @@ function resolveTable(ctx: TableResolveContext): void {
       report(context + fn);
       continue;
     }
-    const checked = checkComputedField(table, cf, fn, ctx.introspection, (key) => ctx.tracked.get(key)?.info !== undefined, ctx.kind.dialect);
+    const isTracked = (key: string) => ctx.tracked.get(key)?.info !== undefined;
+    const checked =
+      ctx.kind.dialect.computedFieldArguments === 'mapping'
+        ? checkMappedComputedField(table, ctx.info.columns.map((c) => c.name), cf, fn, isTracked, ctx.kind.dialect)
+        : checkComputedField(table, cf, fn, ctx.introspection, isTracked, ctx.kind.dialect);
     if ('reasons' in checked) {
       report(`${context}the computed field "${cf.name}" cannot be added to table ${quoted(table, defaultSchema)} ${reasonMessage(checked.reasons)}`);
       continue;
@@ -145,11 +199,19 @@ const addArgs = (bind: KindBinding) =>
   v.object({
     table: bind.table,
     name: nameText,
-    definition: v.object({
-      function: bind.function,
-      table_argument: v.nullish(nameText),
-      session_argument: v.nullish(nameText),
-    }),
+    definition:
+      bind.kind.dialect.computedFieldArguments === 'mapping'
+        ? // Hasura's BigQuery ComputedFieldDefinition (Note [Computed fields by argument mapping]).
+          v.strictObject({
+            function: bind.function,
+            argument_mapping: v.record(nameText, nameText),
+            return_table: v.optional(bind.table),
+          })
+        : v.object({
+            function: bind.function,
+            table_argument: v.nullish(nameText),
+            session_argument: v.nullish(nameText),
+          }),
     comment: optionalComment,
     source: SourceNameSchema,
   });
@@ -169,9 +231,12 @@ export function computedFieldsGroup(db: DatabaseService): CommandGroup {
     if ((table.computed_fields ?? []).some((c) => c.name === a.name)) {
       throw new SvcError('already-exists', `computed field "${a.name}" already exists in table ${quoted(a.table, defaultSchema)}`, { path: '$.args.name' });
     }
-    const definition: ComputedFieldMeta['definition'] = { function: a.definition.function };
-    if (a.definition.table_argument != null) definition.table_argument = a.definition.table_argument;
-    if (a.definition.session_argument != null) definition.session_argument = a.definition.session_argument;
+    const given = a.definition as ComputedFieldMeta['definition'];
+    const definition: ComputedFieldMeta['definition'] = { function: given.function };
+    if (given.table_argument != null) definition.table_argument = given.table_argument;
+    if (given.session_argument != null) definition.session_argument = given.session_argument;
+    if (given.argument_mapping !== undefined) definition.argument_mapping = given.argument_mapping;
+    if (given.return_table !== undefined) definition.return_table = given.return_table;
     const entry: ComputedFieldMeta = { name: a.name, definition };
     if (a.comment != null) entry.comment = a.comment;
     return {

@@ -126,6 +126,8 @@ function resolveFunction(ctx: FunctionResolveContext): FunctionInfo | undefined 
     });
     return undefined;
   };
+  // A kind that serves no functions as root fields (BigQuery, as Hasura's) refuses every one.
+  if (ctx.kind.dialect.trackedFunctions === false) return fail(`in function ${quoted(qf, defaultSchema)}: SQL Functions are not supported for ${ctx.kind.kind} source`);
   const info = singleOverload(ctx.introspection, qf, defaultSchema);
   if (typeof info === 'string') return fail(`in function ${quoted(qf, defaultSchema)}: ${info}`);
   const errors = integrityErrors(ctx.fn, info, ctx.introspection, ctx.kind.dialect);

@@ -23,6 +23,9 @@ const computedFieldSchema = (defaultSchema: string, namespace?: string) => v.obj
     function: qualifiedFunctionSchema(defaultSchema, namespace),
     table_argument: v.optional(v.nullable(v.string())),
     session_argument: v.optional(v.nullable(v.string())),
+    // Note [Computed fields by argument mapping] in ./computed-fields.ts (BigQuery's).
+    argument_mapping: v.optional(v.record(v.string(), v.string())),
+    return_table: v.optional(qualifiedTableSchema(defaultSchema, namespace)),
   }),
   comment,
 });
@@ -200,7 +203,7 @@ export function documentSources(sources: readonly SourceMeta[], kinds: ReadonlyM
         const o: TableMeta = { ...t, table: name(t.table) as TableMeta['table'] };
         if (t.object_relationships) o.object_relationships = rels(t.object_relationships);
         if (t.array_relationships) o.array_relationships = rels(t.array_relationships);
-        if (t.computed_fields) o.computed_fields = t.computed_fields.map((c) => ({ ...c, definition: { ...c.definition, function: name(c.definition.function) as TableMeta['table'] } }));
+        if (t.computed_fields) o.computed_fields = t.computed_fields.map((c) => ({ ...c, definition: { ...c.definition, function: name(c.definition.function) as TableMeta['table'], ...(c.definition.return_table ? { return_table: name(c.definition.return_table) as TableMeta['table'] } : {}) } }));
         return o;
       }),
     };

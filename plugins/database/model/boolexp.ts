@@ -193,6 +193,13 @@ function computedResult(view: SourceView, cf: ComputedFieldMeta): ComputedResult
   const overloads = view.functions?.get(qtKey(cf.definition.function));
   if (!overloads || overloads.length !== 1) return undefined;
   const fn: FunctionInfo = overloads[0]!;
+  // Note [Computed fields by argument mapping]: the rows are the return table's, the unmapped
+  // arguments the user's.
+  const mapping = cf.definition.argument_mapping;
+  if (mapping !== undefined) {
+    const rows = cf.definition.return_table;
+    return rows && view.table(rows) ? { table: rows, inputArgs: fn.args.some((a) => a.name === null || !(a.name in mapping)) } : undefined;
+  }
   const tableArg = cf.definition.table_argument;
   const inputArgs = fn.args.some((a, i) => (tableArg ? a.name !== tableArg : i !== 0) && a.name !== cf.definition.session_argument);
   const returned = { schema: fn.returnTypeSchema, name: fn.returnType };

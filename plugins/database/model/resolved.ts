@@ -172,7 +172,8 @@ export interface ResolvedFunctionArg {
  * user argument, the table row (computed fields) or the session variables as json. */
 export interface ResolvedFunctionCall {
   function: QualifiedFunction;
-  params: { k: 'input' | 'row' | 'session'; arg: ResolvedFunctionArg }[];
+  /** `column`: the argument is the row's column (`argument_mapping`). */
+  params: ({ k: 'input' | 'row' | 'session'; arg: ResolvedFunctionArg } | { k: 'column'; arg: ResolvedFunctionArg; column: string })[];
   /** The user arguments alone: the fields of `args`. */
   inputs: ResolvedFunctionArg[];
 }
@@ -446,6 +447,29 @@ function resolveComputedFields(meta: TableMeta, ctx: ModelContext): ResolvedComp
 function resolveComputedField(cf: ComputedFieldMeta, ctx: ModelContext): ResolvedComputedField | undefined {
   const fn = onlyOverload(ctx.introspection, cf.definition.function);
   if (!fn) return undefined;
+  if (ctx.dialect.computedFieldArguments === 'mapping') {
+    // Note [Computed fields by argument mapping]: mapped arguments are the row's columns, the
+    // others the user's; the rows are the return table's (the build checked both).
+    const rows = cf.definition.return_table;
+    if (!rows) return undefined;
+    const mapping = cf.definition.argument_mapping ?? {};
+    const params: ResolvedFunctionCall['params'] = [];
+    const inputs: ResolvedFunctionArg[] = [];
+    for (const arg of functionArgs(fn, ctx.dialect)) {
+      const column = arg.name === null ? undefined : mapping[arg.name];
+      if (column !== undefined) params.push({ k: 'column', arg, column });
+      else {
+        params.push({ k: 'input', arg });
+        inputs.push(arg);
+      }
+    }
+    return {
+      name: cf.name,
+      description: cf.comment ?? `A computed field, executes function "${qtDisplayName(cf.definition.function, ctx.dialect)}"`,
+      call: { function: cf.definition.function, params, inputs },
+      returns: { k: 'table', table: rows, key: qtKey(rows) },
+    };
+  }
   const call = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
   const rows = { schema: fn.returnTypeSchema, name: fn.returnType };
   const returnsTable = fn.returnTypeKind === 'composite' && ctx.introspection.tables.has(qtKey(rows));
@@ -533,7 +557,12 @@ function field(name: string, val: unknown, t: Ref, root: Ref, ctx: ModelContext)
   if (!cf || cf.call.inputs.length > 0) throw new UnsupportedFilter(name);
   const call: FunctionCallIR = {
     function: cf.call.function,
-    args: cf.call.params.map((p) => (p.k === 'row' ? { k: 'row' } : { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs })),
+    args: cf.call.params.map((p): FunctionCallIR['args'][number] => {
+      if (p.k === 'row') return { k: 'row' };
+      // A call by argument mapping: its arguments are all the row's columns here, each named.
+      if (p.k === 'column') return { k: 'column', column: p.column, bindAs: p.arg.scalar.bindAs, ...(p.arg.name !== null ? { name: p.arg.name } : {}) };
+      return { k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs };
+    }),
   };
   if (cf.returns.k === 'table') {
     const target = ctx.tracked.get(cf.returns.key);

@@ -32,7 +32,16 @@ export interface RelationshipMeta {
 
 export interface ComputedFieldMeta {
   name: string;
-  definition: { function: QualifiedFunction; table_argument?: string | null; session_argument?: string | null };
+  /** `table_argument`/`session_argument`: a kind whose functions take the row (PostgreSQL);
+   * `argument_mapping`/`return_table`: a kind whose functions take columns (BigQuery), Note
+   * [Computed fields by argument mapping] in plugins/database/metadata/computed-fields.ts. */
+  definition: {
+    function: QualifiedFunction;
+    table_argument?: string | null;
+    session_argument?: string | null;
+    argument_mapping?: Record<string, string>;
+    return_table?: QualifiedTable;
+  };
   comment?: string | null;
 }
 
@@ -132,8 +141,12 @@ export interface FunctionInfo {
   /** Whether the last argument is VARIADIC. */
   variadic: boolean;
   volatility: 'immutable' | 'stable' | 'volatile';
-  /** 'f' function, 'p' procedure, 'a' aggregate, 'w' window */
+  /** 'f' function, 'p' procedure, 'a' aggregate, 'w' window, 't' table-valued function (BigQuery's
+   * TABLE FUNCTION) */
   kind: string;
+  /** A table-valued function's declared result columns (BigQuery's `RETURNS TABLE<...>`), in
+   * order; absent when it declares none (its rows are then a tracked table's, `return_table`). */
+  returnColumns?: { name: string; type: string }[];
   description: string | null;
 }
 
@@ -423,6 +436,15 @@ export interface Dialect {
   /** Whether an argument of this type can receive the session variables (Hasura: `json` for a
    * tracked function's `session_argument`, `json` or `jsonb` for a computed field's). */
   sessionArgument(type: ColumnType, of: 'function' | 'computed_field'): boolean;
+  /** How the kind's computed fields get the table's row: `row` (the default: one argument of the
+   * table's row type, `table_argument`, as PostgreSQL's) or `mapping` (some arguments each given
+   * a column, `argument_mapping`, and the rows' table named, `return_table`, as BigQuery's table
+   * functions): Note [Computed fields by argument mapping] in plugins/database/metadata/computed-fields.ts. */
+  computedFieldArguments?: 'row' | 'mapping';
+  /** `false`: the kind serves no functions as root fields (`<prefix>_track_function` is refused by
+   * the build: "SQL Functions are not supported for <kind> source", as Hasura's BigQuery and MSSQL
+   * backends say); its functions may still back computed fields. Default: tracked. */
+  trackedFunctions?: boolean;
   /** Enum tables (`is_enum`): whether a key or comment column has the text type they need, and
    * the query that reads the values (columns `value` and `comment`, as text). */
   enumTable: {

@@ -241,7 +241,8 @@ export class Planner {
     if (given !== undefined && given !== null && !isObj(given)) throw fail('expected an object for "args"');
     const obj = (given ?? {}) as Record<string, Arg>;
     const args: FunctionCallIR['args'] = [];
-    let named = false;
+    // A call by argument mapping names every argument (Note [Computed fields by argument mapping]).
+    let named = c.params.some((p) => p.k === 'column');
     const nameOf = (name: string | null) => {
       if (!named) return {};
       if (name === null) throw new SvcError('not-supported', 'Only last set of positional arguments can be omitted');
@@ -249,6 +250,7 @@ export class Planner {
     };
     for (const p of c.params) {
       if (p.k === 'row') args.push({ k: 'row', ...nameOf(p.arg.name) });
+      else if (p.k === 'column') args.push({ k: 'column', column: p.column, bindAs: p.arg.scalar.bindAs, ...nameOf(p.arg.name) });
       else if (p.k === 'session') args.push({ k: 'value', value: { k: 'session_json' }, bindAs: p.arg.scalar.bindAs, ...nameOf(p.arg.name) });
       else {
         const v = obj[p.arg.field];
