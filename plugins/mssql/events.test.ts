@@ -418,7 +418,7 @@ describe('delivery and the log operations', () => {
     const [outcome] = JSON.parse(rec.params[0]!) as Record<string, unknown>[];
     expect(rec.params).toHaveLength(1);
     expect(outcome).toMatchObject({ id, trigger_name: 'deliver', status: 200, token, delivered: true, error: false, retry_in: null });
-    const claim = stand.statements.findLast((x) => x.sql === CLAIM && x.params[0]!.includes('"deliver"'))!;
+    const claim = stand.statements.filter((x) => x.sql === CLAIM && x.params[0]!.includes('"deliver"')).at(-1)!;
     expect(JSON.parse(claim.params[0]!)).toEqual([{ name: 'deliver', secs: expect.any(Number) }]);
     expect(Number(claim.params[1])).toBeGreaterThan(0);
   });
