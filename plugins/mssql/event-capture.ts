@@ -389,8 +389,12 @@ COMMIT TRANSACTION;`;
 
 export const RELEASE = `UPDATE ${EVENT_LOG} SET [locked] = NULL, [token] = NULL WHERE [id] = TRY_CONVERT(uniqueidentifier, @p1) AND [token] = TRY_CONVERT(uniqueidentifier, @p2)`;
 
-/** T-SQL savepoints: SAVE TRANSACTION and ROLLBACK TRANSACTION <name>; none is released. */
-const savepoint = (name: string) => ({ set: `SAVE TRANSACTION ${quoteIdent(name)}`, release: null, rollback: `ROLLBACK TRANSACTION ${quoteIdent(name)}` });
+/** T-SQL savepoints: SAVE TRANSACTION and ROLLBACK TRANSACTION <name>; none is released. The
+ * name is the build's constant, a plain identifier (checked, not quoted). */
+const savepoint = (name: string) => {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,31}$/.test(name)) throw new Error(`not a savepoint name: ${name}`);
+  return { set: `SAVE TRANSACTION ${name}`, release: null, rollback: `ROLLBACK TRANSACTION ${name}` };
+};
 
 /** MS SQL Server's event capture and log (SourceKind.events). No `channel`: the worker polls. */
 export const mssqlEvents: EventCapture = {

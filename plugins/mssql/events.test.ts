@@ -288,7 +288,7 @@ describe('mssql_create_event_trigger and mssql_delete_event_trigger', () => {
     expect(sent().map((x) => [x.tx === undefined ? 'pool' : 'tx', x.sql.split('\n')[0]!.slice(0, 60), x.params])).toEqual([
       ['pool', READ_TRIGGERS.slice(0, 60), [ownerLine(source)]],
       ['pool', HAS_CATALOG.slice(0, 60), []],
-      ['tx', 'SAVE TRANSACTION [svc_event_triggers]', []],
+      ['tx', 'SAVE TRANSACTION svc_event_triggers', []],
       ['tx', "EXEC sp_getapplock @Resource = N'svc_event_capture', @LockMo", []],
       ['tx', HAS_CATALOG.slice(0, 60), []],
       ['tx', READ_TRIGGERS.slice(0, 60), [ownerLine(source)]],
@@ -371,7 +371,7 @@ describe('mssql_create_event_trigger and mssql_delete_event_trigger', () => {
     const r = await s.metadata(create('broken'));
     expect(r.status).toBe(400);
     expect(r.body.internal[0].reason).toContain('could not set up the event trigger in the source');
-    expect(sent().some((x) => x.sql === 'ROLLBACK TRANSACTION [svc_event_triggers]')).toBe(true);
+    expect(sent().some((x) => x.sql === 'ROLLBACK TRANSACTION svc_event_triggers')).toBe(true);
     expect(stand.ends.at(-1)).toBe('rollback');
     expect(await triggersOf('author')).toEqual([]);
   });
@@ -455,5 +455,22 @@ describe('delivery and the log operations', () => {
     const r = mark();
     await ok({ type: 'mssql_redeliver_event', args: { source, event_id: '0b9f3c2e-6a53-4bb5-9a27-3f0c1b2a4d11' } });
     expect(r().find((x) => x.sql === REDELIVER)).toMatchObject({ params: ['0b9f3c2e-6a53-4bb5-9a27-3f0c1b2a4d11'] });
+  });
+});
+
+describe('a source dropped', () => {
+  it('takes its triggers with it, in a transaction on its last connection', async () => {
+    await ok(create('last', { delete: { columns: '*' } }));
+    expect(model.triggers.map((t) => t.name).sort()).toEqual(['notify_svc_last_DELETE', 'notify_svc_last_INSERT']);
+    const sent = mark();
+    await ok({ type: 'mssql_drop_source', args: { name: source, cascade: true } });
+    expect(sent().filter((x) => /^(SAVE|DROP|UPDATE)/.test(x.sql)).map((x) => [x.sql.slice(0, 60), x.params, x.tx !== undefined])).toEqual([
+      ['SAVE TRANSACTION svc_event_triggers', [], true],
+      ['DROP TRIGGER IF EXISTS [dbo].[notify_svc_last_INSERT]', [], true],
+      ['DROP TRIGGER IF EXISTS [dbo].[notify_svc_last_DELETE]', [], true],
+      ['UPDATE [svc_catalog].[event_log] SET [archived] = 1 WHERE [t', ['["last"]'], true],
+    ]);
+    expect(model.triggers).toEqual([]);
+    expect(stand.ends.at(-1)).toBe('commit');
   });
 });
