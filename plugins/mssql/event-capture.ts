@@ -94,7 +94,7 @@ async function ensureCatalog(exec: SqlExecutor): Promise<boolean> {
  *     statement changed has no old row: its event has `old: null` (Hasura's MSSQL spec too).
  *   - An UPDATE fires only when a listened column changed: `NOT EXISTS (SELECT new INTERSECT
  *     SELECT old)`, which treats two NULLs as equal; types SQL Server cannot compare (xml, text,
- *     ntext, image) are compared as nvarchar(max)/varbinary(max).
+ *     ntext, image, geography, geometry) are compared as nvarchar(max)/varbinary(max).
  *   - Session variables: Hasura's MSSQL triggers record none (its payload has op and data only).
  *     Svc writes `session_variables: null`: SESSION_CONTEXT outlives a transaction on a pooled
  *     connection and a single-statement mutation runs on the pool (connection.ts), so it could
@@ -113,7 +113,9 @@ export function triggerOf(name: string): { trigger: string; op: Op } | undefined
 /** The first line of a trigger's body: which source made it. */
 export const ownerLine = (source: string) => `-- svc event trigger of source ${JSON.stringify(source)}\n`;
 
-const UNCOMPARABLE: Record<string, string> = { xml: 'nvarchar(max)', text: 'nvarchar(max)', ntext: 'nvarchar(max)', image: 'varbinary(max)' };
+/** Types INTERSECT cannot compare, and what they are compared as (CLR spatial types by their
+ * serialized bytes). */
+const UNCOMPARABLE: Record<string, string> = { xml: 'nvarchar(max)', text: 'nvarchar(max)', ntext: 'nvarchar(max)', image: 'varbinary(max)', geography: 'varbinary(max)', geometry: 'varbinary(max)' };
 const CLR = new Set(['geography', 'geometry', 'hierarchyid']);
 
 export interface TriggerDef extends CaptureDef {

@@ -192,6 +192,13 @@ describe('the capture triggers (golden T-SQL)', () => {
     expect(triggerDef('t', T, 'DELETE', { columns: '*' }, AUTHOR).hash).toBe(triggerDef('t', T, 'DELETE', { columns: '*' }, AUTHOR).hash);
   });
 
+  it('UPDATE on every column compares the types INTERSECT cannot as text or bytes', () => {
+    const d = triggerDef('t', T, 'UPDATE', { columns: '*' }, AUTHOR);
+    expect(d.body).toContain(
+      'NOT EXISTS (SELECT i.[id], i.[name], CAST(i.[doc] AS nvarchar(max)), CAST(i.[place] AS varbinary(max)) INTERSECT SELECT d.[id], d.[name], CAST(d.[doc] AS nvarchar(max)), CAST(d.[place] AS varbinary(max)))',
+    );
+  });
+
   it('refuses an update trigger without a primary key (Hasura\'s message)', () => {
     expect(() => triggerDef('t', T, 'UPDATE', { columns: '*' }, { ...AUTHOR, primaryKey: null })).toThrow('Update event triggers for MS-SQL sources are only supported on tables with primary keys');
     expect(() => triggerDef('t', T, 'INSERT', { columns: '*' }, { ...AUTHOR, primaryKey: null })).not.toThrow();
