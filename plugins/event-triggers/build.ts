@@ -178,10 +178,19 @@ export async function buildEventTriggers(ctx: BuildContext, db: DatabaseService,
           if (reportable) report(t.table, et, `in table "${qtDisplay(t.table, defaultSchema)}": in event trigger "${et.name}": ${problem}`);
           continue;
         }
-        for (const op of OPS) {
-          const spec = et.definition[opKey(op)];
-          if (spec) desired.push(capture.define(et.name, t.table, op, spec));
+        // A kind may refuse a capture it cannot make (MSSQL: an update trigger on a table
+        // without a primary key): that trigger is inconsistent, the rest go on.
+        const defs: CaptureDef[] = [];
+        try {
+          for (const op of OPS) {
+            const spec = et.definition[opKey(op)];
+            if (spec) defs.push(capture.define(et.name, t.table, op, spec, info));
+          }
+        } catch (e) {
+          if (reportable) report(t.table, et, `in table "${qtDisplay(t.table, defaultSchema)}": in event trigger "${et.name}": ${(e as Error).message}`);
+          continue;
         }
+        desired.push(...defs);
         if (!reportable) continue;
         try {
           triggers.set(et.name, resolveTrigger(source.name, t.table, et, env));
@@ -229,7 +238,7 @@ async function dropLeftSources(ctx: BuildContext, previous: EventTriggersBuild, 
         const t = await before.connection.transaction();
         return { value: t, resource: t };
       });
-      await inSavepoint(tx, async () => {
+      await inSavepoint(before.capture, tx, async () => {
         const r = await before.capture.reconcile(name, tx, async () => tx, [], new Set());
         if (r.changed) ctx.log.info('event-trigger', { source: name, message: 'event capture removed with its source', archived: r.archived });
       });
@@ -239,14 +248,30 @@ async function dropLeftSources(ctx: BuildContext, previous: EventTriggersBuild, 
   }
 }
 
-async function inSavepoint(tx: SqlExecutor, f: () => Promise<void>): Promise<void> {
-  await tx.query('savepoint svc_event_triggers');
+/** The savepoint the build reconciles in, in the kind's words (EventCapture.savepoint). */
+function savepointOf(capture: EventCapture) {
+  const sp = capture.savepoint?.(SAVEPOINT) ?? { set: `savepoint ${SAVEPOINT}`, release: `release savepoint ${SAVEPOINT}`, rollback: `rollback to savepoint ${SAVEPOINT}` };
+  return {
+    set: (tx: SqlExecutor) => tx.query(sp.set),
+    release: async (tx: SqlExecutor) => {
+      if (sp.release !== null) await tx.query(sp.release);
+    },
+    rollback: async (tx: SqlExecutor) => {
+      await tx.query(sp.rollback).catch(() => {});
+      if (sp.release !== null) await tx.query(sp.release).catch(() => {});
+    },
+  };
+}
+const SAVEPOINT = 'svc_event_triggers';
+
+async function inSavepoint(capture: EventCapture, tx: SqlExecutor, f: () => Promise<void>): Promise<void> {
+  const sp = savepointOf(capture);
+  await sp.set(tx);
   try {
     await f();
-    await tx.query('release savepoint svc_event_triggers');
+    await sp.release(tx);
   } catch (e) {
-    await tx.query('rollback to savepoint svc_event_triggers').catch(() => {});
-    await tx.query('release savepoint svc_event_triggers').catch(() => {});
+    await sp.rollback(tx);
     throw e;
   }
 }
@@ -255,24 +280,22 @@ async function inSavepoint(tx: SqlExecutor, f: () => Promise<void>): Promise<voi
  * leaves the rest of the request's source work (run_sql) intact. */
 async function reconcileSource(ctx: BuildContext, db: DatabaseService, capture: EventCapture, name: string, conn: SourceConnection, desired: CaptureDef[], keep: Set<string>) {
   const inTx = db.inTransaction(ctx.uow, name);
+  const sp = savepointOf(capture);
   let tx: SqlExecutor | undefined;
   const open = async () => {
     if (!tx) {
       tx = await db.transaction(ctx, name);
-      await tx.query('savepoint svc_event_triggers');
+      await sp.set(tx);
     }
     return tx;
   };
   const read = inTx ? await open() : conn.executor;
   try {
     const r = await capture.reconcile(name, read, open, desired, keep);
-    if (tx) await tx.query('release savepoint svc_event_triggers');
+    if (tx) await sp.release(tx);
     if (r.changed) ctx.log.info('event-trigger', { source: name, message: 'event capture reconciled with the metadata', triggers: [...keep], archived: r.archived });
   } catch (e) {
-    if (tx) {
-      await tx.query('rollback to savepoint svc_event_triggers').catch(() => {});
-      await tx.query('release savepoint svc_event_triggers').catch(() => {});
-    }
+    if (tx) await sp.rollback(tx);
     throw e;
   }
 }

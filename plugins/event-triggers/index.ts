@@ -1,14 +1,16 @@
 /**
  * Event triggers (SPEC "Event trigger", "Events"): webhooks fired on row changes of tracked
  * tables, delivered at least once, in the sources whose kind captures row changes
- * (SourceKind.events, Note [Event capture] in plugins/database/model/types.ts: PostgreSQL's).
+ * (SourceKind.events, Note [Event capture] in plugins/database/model/types.ts: PostgreSQL's and
+ * MS SQL Server's).
  *   - metadata: a tracked table's `event_triggers` (exported and replaced with the table), checked
  *     against the table's columns and the environment in the build (an unset variable makes the
  *     trigger inconsistent, never a failed boot);
  *   - operations (command group of the database framework): create/delete, redeliver, invoke, and
  *     the event-log reads (group.ts);
  *   - capture: the kind's (PostgreSQL: one plpgsql trigger per event trigger and operation writing
- *     to `svc_catalog.event_log` in the row change's transaction, plugins/postgres/event-capture.ts),
+ *     to `svc_catalog.event_log` in the row change's transaction, plugins/postgres/event-capture.ts;
+ *     MSSQL: T-SQL AFTER triggers, plugins/mssql/event-capture.ts),
  *     reconciled from the metadata at every build (build.ts);
  *   - delivery: the `event-delivery` worker (worker.ts).
  *

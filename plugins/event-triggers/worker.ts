@@ -175,7 +175,7 @@ export class EventWorker {
       this.activeMs = Math.max(this.activeMs, st.capture.notifyEverySec * 1000 + ACTIVE_EXTRA_MS);
       let l = this.listeners.get(st.connection);
       if (!l) {
-        if (!st.connection.listen) {
+        if (!st.connection.listen || st.capture.channel === undefined) {
           allLive = false;
           continue;
         }

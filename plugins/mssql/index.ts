@@ -2,7 +2,7 @@
  * The MS SQL Server source kind (`mssql_` operations), on the source-kind contract
  * (docs/source-kinds.md): a driver over `mssql` (tedious) behind a small boundary (./driver.ts),
  * introspection from sys.* (./introspect.ts), the T-SQL dialect and compiler (./dialect.ts,
- * ./compile.ts) and `mssql_run_sql` (./run-sql.ts).
+ * ./compile.ts), `mssql_run_sql` (./run-sql.ts) and event capture (./event-capture.ts).
  */
 import * as v from '../../core/valibot.js';
 import { definePlugin, type PluginDef } from '../../core/plugin.js';
@@ -10,6 +10,7 @@ import { DatabaseToken, type SourceKind } from '../database/index.js';
 import { MssqlConnection, type MssqlConfiguration } from './connection.js';
 import { mssqlDialect } from './dialect.js';
 import { tediousDriver, type MssqlDriver } from './driver.js';
+import { mssqlEvents } from './event-capture.js';
 import { runSqlOperations } from './run-sql.js';
 
 export type { MssqlDriver, MssqlPool, MssqlResult, MssqlSession, MssqlClientConfig } from './driver.js';
@@ -57,6 +58,8 @@ export function mssqlKind(driver: MssqlDriver = tediousDriver): SourceKind {
     },
     dialect: mssqlDialect,
     operations: (bind) => runSqlOperations(bind),
+    // Event triggers (Note [MSSQL capture triggers] in ./event-capture.ts).
+    events: mssqlEvents,
   };
 }
 

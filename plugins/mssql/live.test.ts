@@ -6,17 +6,19 @@
  * has been run against a server yet. They make a schema of their own (svc_live_<random>), track
  * its tables, and run the GraphQL shapes the golden tests pin (queries, relationships,
  * aggregates, permissions, inserts, upserts, updates, deletes, checks, violations, the spatial
- * operators) for real.
+ * operators) and event triggers (capture, delivery to a local webhook, the log operations) for
+ * real.
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
+import { startHook, until } from '../event-triggers/hook.js';
 
 const URL_ENV = 'SVC_TEST_MSSQL_URL';
 const url = process.env[URL_ENV];
 
 describe.skipIf(!url)(`the mssql kind against a real SQL Server (skipped: set ${URL_ENV} to a connection string to run)`, () => {
-  const s = useServer(undefined, { env: { [URL_ENV]: url } });
+  const s = useServer(undefined, { env: { [URL_ENV]: url }, config: { eventsFetchInterval: 100 } });
   const schema = `svc_live_${randomBytes(4).toString('hex')}`;
   const source = 'live';
   const user = (id: number) => ({ 'x-svc-role': 'user', 'x-svc-user-id': String(id) });
@@ -171,6 +173,48 @@ describe.skipIf(!url)(`the mssql kind against a real SQL Server (skipped: set ${
     expect(bad.errors[0].extensions.code).toBe('data-exception');
     const eq = await s.gql(`{ ${name('place')}(where: {location: {_eq: "POINT (1 1)"}}) { id } }`);
     expect(eq.errors[0].extensions.code).toBe('not-supported');
+  });
+
+  it('event triggers: capture in the changing transaction, delivery, the log, idempotent reconcile, removal', async () => {
+    const hook = await startHook();
+    try {
+      s.env.HOOK = hook.url;
+      await ok({
+        type: 'mssql_create_event_trigger',
+        args: { source, name: `${schema}_ev`, table: t('author'), webhook: '{{HOOK}}', insert: { columns: '*' }, update: { columns: ['score'] }, delete: { columns: '*' }, enable_manual: true },
+      });
+      // Reconcile again: no change, the trigger stays.
+      await ok({ type: 'reload_metadata', args: { reload_sources: [source] } });
+      await sql(`INSERT INTO ${schema}.author (name) VALUES (N'eve')`);
+      await sql(`UPDATE ${schema}.author SET born = '2000-01-01' WHERE name = N'eve'`); // not a listened column: no event
+      await sql(`UPDATE ${schema}.author SET score = 3 WHERE name = N'eve'`);
+      await sql(`DELETE FROM ${schema}.author WHERE name = N'eve'`);
+      const got = await hook.waitFor(3, 30_000);
+      const ops = got.map((r) => [r.body.event.op, r.body.event.data]);
+      expect(ops).toEqual(
+        expect.arrayContaining([
+          ['INSERT', { old: null, new: expect.objectContaining({ name: 'eve', score: null }) }],
+          ['UPDATE', { old: expect.objectContaining({ score: null }), new: expect.objectContaining({ score: 3 }) }],
+          ['DELETE', { old: expect.objectContaining({ name: 'eve', score: 3 }), new: null }],
+        ]),
+      );
+      expect(got[0]!.body).toMatchObject({ table: { schema, name: 'author' }, trigger: { name: `${schema}_ev` }, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/) });
+      const logs = await until(async () => {
+        const l = (await ok({ type: 'mssql_get_event_logs', args: { source, name: `${schema}_ev` } })) as { delivered: boolean; id: string }[];
+        return l.length === 3 && l.every((e) => e.delivered) && l;
+      }, 30_000);
+      const byId = await ok({ type: 'mssql_get_event_by_id', args: { source, event_id: logs[0]!.id } });
+      expect(byId.invocations[0]).toMatchObject({ http_status: 200, event_id: logs[0]!.id });
+      const manual = await ok({ type: 'mssql_invoke_event_trigger', args: { source, name: `${schema}_ev`, payload: { id: 1 } } });
+      await hook.waitFor(4, 30_000);
+      expect(hook.received.at(-1)!.body).toMatchObject({ id: manual.event_id, event: { op: 'MANUAL', data: { old: null, new: { id: 1 } } } });
+      await until(async () => (await s.metadata({ type: 'mssql_redeliver_event', args: { source, event_id: manual.event_id } })).status === 200, 30_000);
+      await hook.waitFor(5, 30_000);
+      await ok({ type: 'mssql_delete_event_trigger', args: { source, name: `${schema}_ev` } });
+      expect((await sql(`SELECT COUNT(*) AS n FROM sys.triggers WHERE name LIKE N'notify[_]svc[_]${schema}%'`)).result[1]).toEqual([0]);
+    } finally {
+      await hook.close();
+    }
   });
 
   it('drops what it made', async () => {

@@ -319,10 +319,18 @@ export interface EventOutcome {
 
 /** Note [Event capture]. Every `exec` is the source's; values are bind parameters. */
 export interface EventCapture {
-  /** The notification channel a committing transaction that wrote events notifies. */
-  readonly channel: string;
+  /** The notification channel a committing transaction that wrote events notifies; absent when
+   * the kind has no notifications (MS SQL Server): the worker polls. */
+  readonly channel?: string;
   readonly notifyEverySec: number;
-  define(trigger: string, table: QualifiedTable, op: CaptureOp, spec: CaptureSpec): CaptureDef;
+  /** The statements that set a savepoint `name` in a transaction of the kind, release it (null:
+   * the kind releases none) and roll back to it. Absent: PostgreSQL's (`savepoint`, `release
+   * savepoint`, `rollback to savepoint`). The build reconciles in one. */
+  savepoint?(name: string): { set: string; release: string | null; rollback: string };
+  /** The capture of a trigger's operation on a table, with the table as introspected (`info`:
+   * its columns and primary key, for a kind that must name them). May throw an Error whose
+   * message says why the trigger cannot be captured: the trigger is then inconsistent. */
+  define(trigger: string, table: QualifiedTable, op: CaptureOp, spec: CaptureSpec, info?: TableInfo): CaptureDef;
   /** Makes the capture `source` made what `desired` says. `read` takes the first look (an
    * unchanged source costs one query), `tx()` the transaction the changes are made in; `keep`:
    * the triggers the metadata still has (their events are not archived). */
