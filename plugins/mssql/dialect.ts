@@ -7,6 +7,7 @@ import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
 import { quoteIdent } from './identifiers.js';
+import { MSSQL_AGGREGATES } from './aggregates.js';
 
 /*
  * Note [MSSQL scalars]
@@ -160,6 +161,8 @@ export function classifyError(e: unknown): ReturnType<NonNullable<Dialect['class
 }
 
 export const mssqlDialect: Dialect = {
+  // Note [Aggregates of a kind] in plugins/database.
+  aggregates: MSSQL_AGGREGATES,
   defaultSchema: 'dbo',
   // Hasura's MSSQL types: `String_MSSQL_comparison_exp` (its operators are not PostgreSQL's).
   comparisonTypeInfix: '_MSSQL',

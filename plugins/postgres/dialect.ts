@@ -5,10 +5,11 @@
  */
 import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
-import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
+import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType, TypeKind } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
 import { compileNestedUpdate } from './compile-nested.js';
 import { quoteIdent } from './identifiers.js';
+import { PG_AGGREGATES } from './aggregates.js';
 
 const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
 const GEO_TYPES = ['geometry', 'geography'];
@@ -87,7 +88,7 @@ const scalars = new Map<string, ScalarType>();
 
 /** Element kinds shown as a list: an array of a row type stays opaque (its element would be a
  * scalar named like the table's object type). */
-const LIST_ELEMENTS = new Set(['base', 'enum', 'domain', 'range', 'multirange']);
+const LIST_ELEMENTS = new Set<TypeKind>(['base', 'enum', 'domain', 'other']);
 
 /** The element type of an array type (Note [Array columns]). */
 function elementOf(t: ColumnType): ColumnType | undefined {
@@ -251,6 +252,8 @@ function classifyError(e: unknown): { code: ErrorCode; prefix?: string; internal
 }
 
 export const postgresDialect: Dialect = {
+  // Note [Aggregates of a kind] in plugins/database.
+  aggregates: PG_AGGREGATES,
   defaultSchema: 'public',
   compileSelect,
   // An update with writes through relationships (Note [Nested updates in SQL] in ./compile-nested.ts).

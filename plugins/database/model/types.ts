@@ -7,9 +7,9 @@ import type { FieldNode, FragmentDefinitionNode, GraphQLFieldConfig, GraphQLSche
 import type { BuildContext, BuildResult, CancelSignal, InconsistentObject, Metadata, OperationDef, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { ErrorCode } from '../../../core/errors.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
-import type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
+import type { AggregateFunction, Aggregates, ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
 
-export type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind };
+export type { AggregateFunction, Aggregates, ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind };
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -444,6 +444,10 @@ export interface Dialect {
    * PostgreSQL's); Hasura's MSSQL `_MSSQL`, BigQuery `_BigQuery`. Kinds whose operators differ
    * must not share these types: one schema may hold sources of several kinds. */
   comparisonTypeInfix?: string;
+  /** The aggregate functions the kind offers, by the name GraphQL shows, with the columns each
+   * applies to and what its compiler writes (Note [Aggregates of a kind] in model/scalars.ts):
+   * absent, DEFAULT_AGGREGATES (Hasura's ten by ScalarType.category). */
+  aggregates?: Aggregates;
   /** How inserts upsert (Note [Upsert arguments]): `on_conflict` (absent: the default), or
    * `if_matched` (Hasura's MSSQL upsert). */
   upsert?: 'on_conflict' | 'if_matched';
