@@ -384,9 +384,9 @@ export class RoleSchema {
     return this.named(name, () => {
       const fields: GraphQLInputFieldConfigMap = {};
       for (const a of [...inputs.filter((x) => x.hasDefault), ...inputs.filter((x) => !x.hasDefault)]) {
-        // A row-typed argument is given as its text form (`"(1,'a')"`): a scalar named after the
-        // type would clash with the table's object type.
-        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.valueType(a.scalar), ...columnValue(a.scalar) };
+        // The argument's scalar is the dialect's (Dialect.argumentScalar: PostgreSQL gives a
+        // row-typed one as text).
+        fields[a.field] = { type: this.valueType(a.scalar), ...columnValue(a.scalar) };
       }
       return new GraphQLInputObjectType({ name, fields });
     });
