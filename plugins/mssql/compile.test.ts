@@ -14,6 +14,8 @@ import { goldenCases } from '../database/index.js';
 import { mssqlDialect as ms } from './dialect.js';
 import { plainDecimal } from './compile.js';
 import { MSSQL_AGGREGATES as mssqlAggregates } from './aggregates.js';
+import { assemble } from './introspect.js';
+import { fixtureCatalog } from './test-support/stand-in.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: author (id int, name nvarchar(100), born date, bio nvarchar(max), score decimal(10,2))
@@ -52,6 +54,21 @@ describe('scalars (Note [MSSQL scalars])', () => {
       var_pop: ['VARP', 'float'], var_samp: ['VAR', 'float'], variance: ['VAR', 'float'], max: ['MAX', 'column'], min: ['MIN', 'column'],
     });
     expect(ms.aggregates).toBe(aggs);
+  });
+
+  it('introspection maps an alias type to the domain kind over its system type (Note [Type kinds])', () => {
+    const cat = fixtureCatalog();
+    // `CREATE TYPE dbo.email FROM varchar(320)`: a column of it reports the alias and its system type.
+    const columns = { ...cat.columns, rows: cat.columns.rows.map((r) => (r[2] === 'email' ? [r[0], r[1], r[2], 'email', 'varchar', 'dbo', ...r.slice(6)] : r)) };
+    const intro = assemble(cat.tables, columns, cat.keys, cat.foreign_keys);
+    const customer = [...intro.tables.values()].find((t) => t.name === 'customer')!;
+    expect(customer.columns.map((c) => [c.name, c.udt, c.typeSchema, c.typeKind])).toEqual([
+      ['customer_id', 'uniqueidentifier', 'sys', 'base'],
+      ['email', 'varchar', 'dbo', 'domain'],
+      ['notes', 'nvarchar', 'sys', 'base'],
+    ]);
+    // Its scalar is the system type's.
+    expect(ms.scalar(customer.columns[1]!)).toMatchObject({ name: 'varchar', graphql: 'String' });
   });
 
   it('compiles the statistics in T-SQL names, and refuses a name it does not offer', () => {
