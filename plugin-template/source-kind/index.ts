@@ -243,6 +243,10 @@ export const memoryDialect: Dialect = {
   quoteIdent: (id) => JSON.stringify(id),
   scalar: (t) => SCALARS[t.udt as MemoryType] ?? { ...SCALARS.text, name: t.udt, comparable: false },
   operators: {},
+  // Its compiler counts rows and nothing else, so it offers no aggregate function (`sum`, `max`...:
+  // Note [Aggregates of a kind] in plugins/database); without this the defaults would be offered
+  // and refused when planned.
+  aggregates: {},
   sessionArgument: () => false,
   enumTable: {
     isText: (t) => t.udt === 'text',

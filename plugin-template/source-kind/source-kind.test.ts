@@ -182,6 +182,18 @@ describe('the memory source kind (plugin-template/source-kind)', () => {
     expect(m.errors[0].message).toBe('no mutations exist');
   });
 
+  it('offers no aggregate function but count, since it declares none (Dialect.aggregates)', async () => {
+    const r = await s.gql('{ __type(name: "article_aggregate_fields") { fields { name } } }');
+    expect(r.data.__type.fields.map((f: { name: string }) => f.name)).toEqual(['count']);
+    const bad = await s.gql('{ article_aggregate { aggregate { max { id } } } }');
+    expect(bad.errors[0].message).toMatch(/max/);
+  });
+
+  it("is no source for the legacy data operations of /v1/query, which are PostgreSQL's", async () => {
+    const r = await s.query({ type: 'select', args: { source, table: 'author', columns: ['id'] } });
+    expect(r).toMatchObject({ status: 400, body: { code: 'not-supported', error: `source "${source}" is of kind "memory": the legacy data operations serve sources of kind "postgres"`, path: '$.args.source' } });
+  });
+
   it('explains its plans its own way (SourceConnection.explain), and classifies its errors (Dialect.classifyError)', async () => {
     const r = await s.request('POST', '/v1/graphql/explain', { query: { query: '{ article { id } }' } });
     expect(r.status, r.text).toBe(200);

@@ -25,6 +25,17 @@ const { author, lit, variable, col, obj, cmp, rows } = g;
 const select = (ir: RootIR, configuration?: Record<string, unknown>): CompiledQuery => bq.compileSelect!(ir, configuration ? { configuration } : undefined);
 
 describe('scalars (Note [BigQuery scalars]) and errors', () => {
+  it("offers the aggregates Hasura's BigQuery backend does, per type (Note [BigQuery aggregates])", () => {
+    const aggs = bq.aggregates!;
+    const offered = (type: string) => Object.keys(aggs).filter((fn) => aggs[fn]!.applies(bq.scalar(bqType(type)))).sort();
+    const NUMERIC = ['avg', 'max', 'min', 'stddev', 'stddev_pop', 'stddev_samp', 'sum', 'var_pop', 'var_samp', 'variance'];
+    for (const t of ['INT64', 'FLOAT64', 'NUMERIC(10, 2)', 'BIGNUMERIC']) expect(offered(t), t).toEqual(NUMERIC);
+    for (const t of ['STRING', 'BOOL', 'BYTES', 'DATE', 'DATETIME', 'TIME', 'TIMESTAMP']) expect(offered(t), t).toEqual(['max', 'min']);
+    for (const t of ['GEOGRAPHY', 'JSON', 'ARRAY<STRING>', 'STRUCT<a INT64>']) expect(offered(t), t).toEqual([]);
+    expect(aggs.stddev_pop).toMatchObject({ fn: 'STDDEV_POP', result: 'float' });
+    expect(aggs.sum).toMatchObject({ fn: 'SUM', result: 'column' });
+  });
+
   it('maps BigQuery types as Hasura does', () => {
     const s = (type: string) => bq.scalar(bqType(type));
     expect(s('STRING')).toMatchObject({ graphql: 'String', bindAs: 'STRING', category: 'string' });

@@ -5,8 +5,9 @@
  * identifier is in backticks; a table is `dataset`.`table` (the source's project is the client's
  * default). See Note [GoogleSQL statements].
  */
-import type { AggregateIR, BoolIR, CompiledQuery, FieldIR, FunctionCallIR, ObjectIR, OrderDir, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
+import type { AggregateIR, Aggregates, BoolIR, CompiledQuery, FieldIR, FunctionCallIR, ObjectIR, OrderDir, RootIR, RowsIR, ScalarType, SelectOptions, Value } from '../database/index.js';
 import { literalCount, SqlCompiler, UnsupportedQuery as Unsupported } from '../database/index.js';
+import { BIGQUERY_AGGREGATES } from './aggregates.js';
 
 /*
  * Note [GoogleSQL statements]
@@ -77,6 +78,11 @@ interface Rows {
  * plugins/database/sql/compiler.ts) with backticked identifiers, `@pn` STRING parameters, base64
  * bytes, JSON_VALUE_ARRAY lists, STRUCT and ARRAY subqueries for JSON, and no subscriptions. */
 class Compiler extends SqlCompiler {
+  /** BigQuery's aggregate functions (Note [BigQuery aggregates]). */
+  protected override get aggregates(): Aggregates {
+    return BIGQUERY_AGGREGATES;
+  }
+
   ident(name: string): string {
     return q(name);
   }

@@ -6,6 +6,7 @@
 import { jsonTypeName } from '../../core/validation.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
 import { compileSelect, quoteIdent } from './compile.js';
+import { BIGQUERY_AGGREGATES } from './aggregates.js';
 
 /*
  * Note [BigQuery scalars]
@@ -107,6 +108,8 @@ export function classifyError(e: unknown): ReturnType<NonNullable<Dialect['class
 }
 
 export const bigqueryDialect: Dialect = {
+  // Note [Aggregates of a kind] in plugins/database.
+  aggregates: BIGQUERY_AGGREGATES,
   // Every table name has its dataset (Note [Table names of a kind] in plugins/database: BigQuery
   // names are {dataset, name}, the dataset required): there is no default one.
   defaultSchema: '',

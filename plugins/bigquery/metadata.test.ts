@@ -112,6 +112,27 @@ describe('tables named {dataset, name} (Note [Table names of a kind])', () => {
     const m = await s.gql('mutation { insert_shop_author(objects: [{id: 9}]) { affected_rows } }');
     expect(m.errors[0].message).toBe('no mutations exist');
   });
+
+  it("aggregates as Hasura's BigQuery backend offers them (Note [BigQuery aggregates]): max and min on a BOOL column too", async () => {
+    const r = await s.gql(`{
+      f: __type(name: "shop_article_aggregate_fields") { fields { name } }
+      max: __type(name: "shop_article_max_fields") { fields { name type { name } } }
+      sum: __type(name: "shop_article_sum_fields") { fields { name type { name } } }
+      avg: __type(name: "shop_article_avg_fields") { fields { name type { name } } }
+    }`);
+    expect(r.data.f.fields.map((f: { name: string }) => f.name)).toEqual(['count', 'avg', 'max', 'min', 'stddev', 'stddev_pop', 'stddev_samp', 'sum', 'var_pop', 'var_samp', 'variance']);
+    const fields = (t: { fields: { name: string; type: { name: string } }[] }) => Object.fromEntries(t.fields.map((f) => [f.name, f.type.name]));
+    expect(fields(r.data.max)).toEqual({ id: 'Int', title: 'String', author_id: 'Int', rating: 'Int', published: 'Boolean' });
+    expect(fields(r.data.sum)).toEqual({ id: 'Int', author_id: 'Int', rating: 'Int' });
+    expect(fields(r.data.avg)).toEqual({ id: 'Float', author_id: 'Float', rating: 'Float' });
+    stand.answer((sql) => sql.includes('MAX(_t0.`published`) AS `published`'), jsonAnswer({ aggregate: { max: { published: true }, stddev_pop: { rating: 0.5 } } }));
+    const q = await s.gql('{ shop_article_aggregate { aggregate { max { published } stddev_pop { rating } } } }');
+    expect(q).toEqual({ data: { shop_article_aggregate: { aggregate: { max: { published: true }, stddev_pop: { rating: 0.5 } } } } });
+    expect(lastSent((x) => x.includes('MAX(_t0.`published`)'))!.sql).toContain('STDDEV_POP(_t0.`rating`) AS `rating`');
+    // A column the function does not apply to is not in its type.
+    const bad = await s.gql('{ shop_article_aggregate { aggregate { sum { published } } } }');
+    expect(bad.errors[0].message).toMatch(/published/);
+  });
 });
 
 describe('GraphQL over the stand-in', () => {

@@ -24,6 +24,7 @@ import { DEFAULT_SOURCE_KIND } from './model/types.js';
 // may import. They import this file only, never the folders below it.
 export { DatabaseToken, DatabaseService, SOURCES_STEP } from './model/service.js';
 export { DEFAULT_SOURCE_KIND } from './model/types.js';
+export { DEFAULT_AGGREGATES, hasuraAggregates, isNumericScalar, isOrderedScalar, STANDARD_AGGREGATES } from './model/scalars.js';
 export type * from './model/types.js';
 export type * from './model/resolved.js';
 export type * from './ir/types.js';
@@ -58,7 +59,6 @@ export {
   UnsupportedQuery,
   literalCount,
   plainDecimal,
-  STANDARD_AGGREGATES,
   STANDARD_OPERATORS,
   type Joins,
   type Mapping,

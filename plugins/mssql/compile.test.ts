@@ -13,6 +13,9 @@ import type { BoolIR, ColumnType, CompiledQuery, MutationIR, RootIR, Value } fro
 import { goldenCases } from '../database/index.js';
 import { mssqlDialect as ms } from './dialect.js';
 import { plainDecimal } from './compile.js';
+import { MSSQL_AGGREGATES as mssqlAggregates } from './aggregates.js';
+import { assemble } from './introspect.js';
+import { fixtureCatalog } from './test-support/stand-in.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: author (id int, name nvarchar(100), born date, bio nvarchar(max), score decimal(10,2))
@@ -33,6 +36,51 @@ const select = (ir: RootIR, multiplexed = false): CompiledQuery => ms.compileSel
 const mutation = (ir: MutationIR): CompiledQuery => ms.compileMutation!(ir);
 
 describe('scalars (Note [MSSQL scalars])', () => {
+  it("offers the aggregates Hasura's MSSQL backend does, per type (Note [MSSQL aggregates])", () => {
+    const aggs = mssqlAggregates;
+    const offered = (type: string, udt = type) => Object.keys(aggs).filter((fn) => aggs[fn]!.applies(ms.scalar(sys(type, udt))));
+    const NUMERIC = ['avg', 'max', 'min', 'stddev', 'stddev_pop', 'stddev_samp', 'sum', 'var_pop', 'var_samp', 'variance'];
+    for (const t of ['tinyint', 'smallint', 'int', 'bigint', 'float', 'real']) expect(offered(t).sort(), t).toEqual(NUMERIC);
+    expect(offered('decimal(10,2)', 'decimal').sort()).toEqual(NUMERIC);
+    // money is no number to Hasura's backend: max and min only.
+    expect(offered('money').sort()).toEqual(['max', 'min']);
+    expect(offered('nvarchar(100)', 'nvarchar').sort()).toEqual(['max', 'min']);
+    expect(offered('datetime2(3)', 'datetime2').sort()).toEqual(['max', 'min']);
+    expect(offered('hierarchyid').sort()).toEqual(['max', 'min']);
+    // Hasura's exceptions, and what SQL Server cannot compare.
+    for (const t of ['bit', 'uniqueidentifier', 'varbinary', 'binary', 'timestamp', 'text', 'ntext', 'xml', 'geography', 'image']) expect(offered(t), t).toEqual([]);
+    expect(Object.fromEntries(Object.entries(aggs).map(([k, a]) => [k, [a.fn, a.result]]))).toEqual({
+      avg: ['AVG', 'float'], stddev: ['STDEV', 'float'], stddev_pop: ['STDEVP', 'float'], stddev_samp: ['STDEV', 'float'], sum: ['SUM', 'column'],
+      var_pop: ['VARP', 'float'], var_samp: ['VAR', 'float'], variance: ['VAR', 'float'], max: ['MAX', 'column'], min: ['MIN', 'column'],
+    });
+    expect(ms.aggregates).toBe(aggs);
+  });
+
+  it('introspection maps an alias type to the domain kind over its system type (Note [Type kinds])', () => {
+    const cat = fixtureCatalog();
+    // `CREATE TYPE dbo.email FROM varchar(320)`: a column of it reports the alias and its system type.
+    const columns = { ...cat.columns, rows: cat.columns.rows.map((r) => (r[2] === 'email' ? [r[0], r[1], r[2], 'email', 'varchar', 'dbo', ...r.slice(6)] : r)) };
+    const intro = assemble(cat.tables, columns, cat.keys, cat.foreign_keys);
+    const customer = [...intro.tables.values()].find((t) => t.name === 'customer')!;
+    expect(customer.columns.map((c) => [c.name, c.udt, c.typeSchema, c.typeKind])).toEqual([
+      ['customer_id', 'uniqueidentifier', 'sys', 'base'],
+      ['email', 'varchar', 'dbo', 'domain'],
+      ['notes', 'nvarchar', 'sys', 'base'],
+    ]);
+    // Its scalar is the system type's.
+    expect(ms.scalar(customer.columns[1]!)).toMatchObject({ name: 'varchar', graphql: 'String' });
+  });
+
+  it('compiles the statistics in T-SQL names, and refuses a name it does not offer', () => {
+    const ir = g.select.aggregate(false) as Extract<RootIR, { k: 'aggregate' }>;
+    const fields = ir.agg.fields.map((f) => (f.k === 'aggregate' ? { ...f, fields: [{ key: 'sp', k: 'fn' as const, fn: 'stddev_pop', columns: [{ key: 'rating', column: 'rating' }] }, { key: 'v', k: 'fn' as const, fn: 'variance', columns: [{ key: 'rating', column: 'rating' }] }] } : f));
+    const sql = select({ ...ir, agg: { ...ir.agg, fields } }).sql;
+    expect(sql).toContain('STDEVP(_x.[v0])');
+    expect(sql).toContain('VAR(_x.[v1])');
+    const bad = ir.agg.fields.map((f) => (f.k === 'aggregate' ? { ...f, fields: [{ key: 'm', k: 'fn' as const, fn: 'median', columns: [{ key: 'rating', column: 'rating' }] }] } : f));
+    expect(() => select({ ...ir, agg: { ...ir.agg, fields: bad } })).toThrow('the mssql source kind does not support the aggregate median');
+  });
+
   it('maps types as Hasura does, and casts values to the column type', () => {
     const s = (type: string, udt = type) => ms.scalar(sys(type, udt));
     expect(s('int').graphql).toBe('Int');

@@ -5,6 +5,7 @@
  * identifier is in brackets. See Note [T-SQL statements] and Note [T-SQL mutations].
  */
 import type {
+  Aggregates,
   AggregateIR,
   BoolIR,
   CompiledQuery,
@@ -23,7 +24,8 @@ import type {
   UpdateIR,
   Value,
 } from '../database/index.js';
-import { literalCount, plainDecimal, SqlCompiler, STANDARD_AGGREGATES, UnsupportedQuery as Unsupported } from '../database/index.js';
+import { literalCount, plainDecimal, SqlCompiler, UnsupportedQuery as Unsupported } from '../database/index.js';
+import { MSSQL_AGGREGATES } from './aggregates.js';
 import { GEO_TYPES, ST_METHODS, wktOf } from './geo.js';
 import { quoteIdent as q, nlit } from './identifiers.js';
 
@@ -65,16 +67,6 @@ export class UnsupportedQuery extends Unsupported {
   }
 }
 
-/** Hasura's aggregate functions as T-SQL's. */
-const AGGREGATES: Record<string, string> = {
-  ...STANDARD_AGGREGATES,
-  stddev: 'STDEV',
-  stddev_samp: 'STDEV',
-  stddev_pop: 'STDEVP',
-  variance: 'VAR',
-  var_samp: 'VAR',
-  var_pop: 'VARP',
-};
 /** Exact numeric types, whose text SQL Server reads without an exponent. */
 const EXACT = new Set(['decimal', 'numeric', 'money', 'smallmoney']);
 
@@ -196,11 +188,16 @@ class Compiler extends SqlCompiler {
     return `(SELECT TOP (1) ${select} ${rest})`;
   }
 
+  /** SQL Server's aggregate functions (Note [MSSQL aggregates]). */
+  protected override get aggregates(): Aggregates {
+    return MSSQL_AGGREGATES;
+  }
+
   /** An aggregate of one value (`_x.[v1]`): AVG of an integer would be an integer in T-SQL. */
   override aggregateFn(fn: string, v: string): string {
-    const f = AGGREGATES[fn];
+    const f = Object.hasOwn(MSSQL_AGGREGATES, fn) ? MSSQL_AGGREGATES[fn] : undefined;
     if (!f) throw new UnsupportedQuery(`the aggregate ${fn}`);
-    return f === 'AVG' ? `AVG(${v} * 1.0)` : `${f}(${v})`;
+    return f.fn === 'AVG' ? `AVG(${v} * 1.0)` : `${f.fn}(${v})`;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } fr
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
 import { GEO_TYPES, parseGeo, ST_METHODS } from './geo.js';
 import { quoteIdent } from './identifiers.js';
+import { MSSQL_AGGREGATES } from './aggregates.js';
 
 /*
  * Note [MSSQL scalars]
@@ -169,6 +170,8 @@ export function classifyError(e: unknown): ReturnType<NonNullable<Dialect['class
 }
 
 export const mssqlDialect: Dialect = {
+  // Note [Aggregates of a kind] in plugins/database.
+  aggregates: MSSQL_AGGREGATES,
   defaultSchema: 'dbo',
   // Hasura's MSSQL types: `String_MSSQL_comparison_exp` (its operators are not PostgreSQL's).
   comparisonTypeInfix: '_MSSQL',

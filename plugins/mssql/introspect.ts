@@ -113,7 +113,9 @@ export function assemble(tables: MssqlResult, columns: MssqlResult, keys: MssqlR
       type: printedType(system, num(r.max_length), num(r.precision), num(r.scale)),
       udt: system,
       typeSchema: text(r.type_schema) ?? 'sys',
-      typeKind: 'base',
+      // Note [Type kinds] in plugins/database: an alias type (CREATE TYPE ... FROM int) is a
+      // domain over its system type, which `udt` names; every other column type is a base type.
+      typeKind: String(r.type_name) !== system ? 'domain' : 'base',
       nullable: bool(r.is_nullable),
       hasDefault: bool(r.has_default) || bool(r.is_identity),
       isIdentity: bool(r.is_identity),

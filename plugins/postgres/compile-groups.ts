@@ -7,6 +7,7 @@
 import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, Value } from '../database/index.js';
 import { literalCount } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent } from './identifiers.js';
+import { pgAggregate } from './aggregates.js';
 
 /*
  * Note [Grouped aggregates in SQL]
@@ -66,7 +67,7 @@ function keyExpr(c: SqlHost, k: GroupKeyIR, t: string): string {
 function termExpr(c: SqlHost, term: AggregateTerm, t: string): string {
   if (term.fn === 'count' && term.column === undefined) return 'count(*)';
   if (term.column === undefined) throw new Error(`the aggregate ${term.fn} needs a column`);
-  return `${term.fn}(${c.redacted(`${t}.${quoteIdent(term.column)}`, term.redact, t)})`;
+  return `${term.fn === 'count' ? 'count' : pgAggregate(term.fn)}(${c.redacted(`${t}.${quoteIdent(term.column)}`, term.redact, t)})`;
 }
 
 /** `aggregate { count sum {..} ... }` of a group: as compile.ts's `aggregate` builds it for `_aggregate`. */
@@ -80,7 +81,7 @@ export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string
     }
     const inner = op.columns.map((col) => {
       if (col.column === undefined) return `${lit(col.key)}, ${lit(col.typename!)}`;
-      const v = `${op.fn}(${c.redacted(`${t}.${quoteIdent(col.column)}`, col.redact, t)})`;
+      const v = `${pgAggregate(op.fn)}(${c.redacted(`${t}.${quoteIdent(col.column)}`, col.redact, t)})`;
       return `${lit(col.key)}, ${col.asText ? `(${v})::text` : v}`;
     });
     return `${lit(op.key)}, json_build_object(${inner.join(', ')})`;

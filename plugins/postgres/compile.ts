@@ -4,6 +4,7 @@
  * is built by PostgreSQL and returned as text, so Node never parses or re-serialises rows.
  */
 import type {
+  Aggregates,
   AggregateIR,
   BoolIR,
   CompiledQuery,
@@ -30,6 +31,7 @@ import type {
 import { literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent } from './identifiers.js';
 import { aggregateJson, groupsSelect } from './compile-groups.js';
+import { PG_AGGREGATES } from './aggregates.js';
 
 /*
  * Note [One statement per root field]
@@ -388,9 +390,9 @@ class Compiler extends SqlCompiler {
   // -------------------------------------------------------------------------------------------
   // Rows, objects, aggregates
 
-  /** Any aggregate function of PostgreSQL's by its name (the schema offers only Hasura's). */
-  override aggregateFn(fn: string, v: string): string {
-    return `${fn}(${v})`;
+  /** PostgreSQL's aggregate functions, in its lower-case names (./aggregates.ts). */
+  protected override get aggregates(): Aggregates {
+    return PG_AGGREGATES;
   }
 
   protected override orderCall(o: OrderItem, row: string): string {

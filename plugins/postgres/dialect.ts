@@ -5,10 +5,12 @@
  */
 import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
-import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType } from '../database/index.js';
+import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType, TypeKind } from '../database/index.js';
 import { compileMutation, compileSelect, mutationFailure } from './compile.js';
 import { compileNestedUpdate } from './compile-nested.js';
 import { quoteIdent } from './identifiers.js';
+import { PG_AGGREGATES } from './aggregates.js';
+import { legacyValue } from './legacy-values.js';
 
 const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
 const GEO_TYPES = ['geometry', 'geography'];
@@ -87,7 +89,7 @@ const scalars = new Map<string, ScalarType>();
 
 /** Element kinds shown as a list: an array of a row type stays opaque (its element would be a
  * scalar named like the table's object type). */
-const LIST_ELEMENTS = new Set(['base', 'enum', 'domain', 'range', 'multirange']);
+const LIST_ELEMENTS = new Set<TypeKind>(['base', 'enum', 'domain', 'other']);
 
 /** The element type of an array type (Note [Array columns]). */
 function elementOf(t: ColumnType): ColumnType | undefined {
@@ -250,7 +252,23 @@ function classifyError(e: unknown): { code: ErrorCode; prefix?: string; internal
   return { code: sqlstate?.startsWith('22') ? 'data-exception' : 'postgres-error', internal };
 }
 
+/** A row-typed function argument: given as its text (`"(1,'a')"`, a record literal the cast to
+ * the type reads), a GraphQL String, since a scalar named after the row type would clash with the
+ * table's object type (Dialect.argumentScalar). */
+const rowArguments = new Map<string, ScalarType>();
+function argumentScalar(t: ColumnType): ScalarType {
+  const s = scalar(t);
+  if (t.typeKind !== 'composite') return s;
+  let r = rowArguments.get(s.bindAs);
+  if (!r) rowArguments.set(s.bindAs, (r = { ...s, graphql: 'String' }));
+  return r;
+}
+
 export const postgresDialect: Dialect = {
+  // Note [Aggregates of a kind] in plugins/database.
+  aggregates: PG_AGGREGATES,
+  argumentScalar,
+  legacyValue,
   defaultSchema: 'public',
   compileSelect,
   // An update with writes through relationships (Note [Nested updates in SQL] in ./compile-nested.ts).

@@ -24,6 +24,8 @@ beforeAll(async () => {
     create function search(q text, lim int default 10) returns setof author as $$ select * from author where name ilike q limit lim $$ language sql stable;
     create function bump(a author) returns int as $$ select a.id + 1 $$ language sql immutable;
     create function noisy() returns void as $$ begin end $$ language plpgsql;
+    create domain positive as int check (value > 0);
+    create table span (id positive, during int4range, periods int4range[], counts positive[]);
   `);
   await sql.end();
   conn = new PgConnection('t', { connection_info: { database_url: db.url } }, {});
@@ -47,6 +49,17 @@ describe('introspection', () => {
       ['meta', 'jsonb', true, true, 'base'],
     ]);
     expect(a.columns[1]!.description).toBe('full name');
+  });
+
+  it("maps pg_type.typtype to the kind-neutral type kinds (Note [Type kinds]): domains, ranges as other, arrays with their element's kind, void as pseudo", () => {
+    const span = intro.tables.get(tableKey('public', 'span'))!;
+    expect(span.columns.map((c) => [c.name, c.udt, c.typeKind, c.elementKind ?? null])).toEqual([
+      ['id', 'positive', 'domain', null],
+      ['during', 'int4range', 'other', null],
+      ['periods', '_int4range', 'array', 'other'],
+      ['counts', '_positive', 'array', 'domain'],
+    ]);
+    expect(intro.functions.get(tableKey('public', 'noisy'))![0]).toMatchObject({ returnType: 'void', returnTypeKind: 'pseudo' });
   });
 
   it('describes composite and cross-schema foreign keys in column order', () => {

@@ -8,11 +8,13 @@ import { tableKey, type FunctionInfo, type Introspection, type SqlExecutor, type
 const EXCLUDED = `n.nspname not in ('pg_catalog', 'information_schema', 'svc_catalog', 'hdb_catalog')
   and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp\\_%'`;
 
-/** The generic TypeKind of a pg_type row `t` (arrays as `array` only where `arrays`). */
+/** The TypeKind of a pg_type row `t` (Note [Type kinds] in plugins/database: typtype b, c, d,
+ * e, p are base, composite, domain, enum, pseudo; ranges and multiranges are other), arrays as
+ * `array` only where `arrays`. */
 const typeKind = (t: string, arrays: boolean) =>
   `case${arrays ? ` when ${t}.typcategory = 'A' then 'array'` : ''} when ${t}.typtype = 'b' then 'base' when ${t}.typtype = 'c' then 'composite'
     when ${t}.typtype = 'd' then 'domain' when ${t}.typtype = 'e' then 'enum' when ${t}.typtype = 'p' then 'pseudo'
-    when ${t}.typtype = 'r' then 'range' else 'multirange' end`;
+    else 'other' end`;
 
 /** The TypeKind of the element of an array type `t` (null for other types). */
 const elementKind = (t: string) => `case when ${t}.typcategory = 'A' then (select ${typeKind('et', false)} from pg_type et where et.oid = ${t}.typelem) end`;

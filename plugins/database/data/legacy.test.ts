@@ -300,3 +300,27 @@ describe('in a bulk', () => {
     expect(await ok({ type: 'count', args: { table: 'item', where: { name: 'four' } } })).toEqual({ count: 0 });
   });
 });
+
+describe('the source a request names (Hasura\'s DMLQuery `source`)', () => {
+  it('runs on the named source, `default` when none; an unknown source is not-exists', async () => {
+    // A second PostgreSQL source on the same database, with only `author` tracked, as `writer`.
+    const add = await server.metadata({ type: 'pg_add_source', args: { name: 'again', configuration: { connection_info: { database_url: { from_env: 'SVC_GRAPHQL_DATABASE_URL' } } } } });
+    expect(add.status, add.text).toBe(200);
+    try {
+      const track = await server.metadata({ type: 'pg_track_table', args: { source: 'again', table: 'author', configuration: { custom_name: 'writer' } } });
+      expect(track.status, track.text).toBe(200);
+      expect(await select({ source: 'again', table: 'author', columns: ['name'], where: { id: 3 } })).toEqual([{ name: 'Carol' }]);
+      expect(await ok({ type: 'count', args: { source: 'again', table: 'author', where: { id: { $lte: 3 } } } })).toEqual({ count: 3 });
+      // `article` is tracked in `default` only.
+      expect(await server.query({ type: 'select', args: { source: 'again', table: 'article', columns: ['id'] } })).toMatchObject({ status: 400, body: { code: 'not-exists' } });
+      expect(await select({ source: 'default', table: 'article', columns: ['id'], where: { id: 1 } })).toEqual([{ id: 1 }]);
+      expect(await server.query({ type: 'select', args: { source: 'nope', table: 'author', columns: ['id'] } })).toMatchObject({
+        status: 400,
+        body: { code: 'not-exists', error: 'source with name "nope" does not exist', path: '$.args.source' },
+      });
+      expect(await server.query({ type: 'insert', args: { source: 'nope', table: 'author', objects: [{ name: 'Zed' }] } })).toMatchObject({ status: 400, body: { path: '$.args.source' } });
+    } finally {
+      expect((await server.metadata({ type: 'pg_drop_source', args: { name: 'again' } })).status).toBe(200);
+    }
+  });
+});

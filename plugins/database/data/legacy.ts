@@ -11,7 +11,7 @@ import { SvcError } from '../../../core/errors.js';
 import { JsonText, type OperationContext, type OperationDef } from '../../../core/plugin.js';
 import type { BoolIR, ColumnValue, Redaction, CompiledQuery, FieldIR, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, ObjectIR, OrderDir, OrderItem, RootIR, RowsIR, UpdateIR, UpdateOp, Value } from '../ir/types.js';
 import { BoolExpError, checkBoolExp, dquote, type SourceView } from '../model/boolexp.js';
-import { findTable, qtDisplay, qtKey, requireSource, type QualifiedNameSchema } from '../model/meta.js';
+import { findTable, qtDisplay, qtKey, requireSource, SourceNameSchema, type QualifiedNameSchema } from '../model/meta.js';
 import { compileStoredBoolExp, resolveTableModel, UnsupportedFilter, type ModelContext, type ResolvedRelationship, type SelectPermissionIR, type TableModel, type UpdatePermissionIR } from '../model/resolved.js';
 import type { DatabaseService } from '../model/service.js';
 import type { CommandGroup, Dialect, Introspection, KindBinding, QualifiedTable, ScalarType, SourceKind, SourceMeta, SqlExecutor, TableInfo, TableMeta } from '../model/types.js';
@@ -149,9 +149,14 @@ class Scope {
   }
 }
 
-async function scopeFor(db: DatabaseService, ctx: OperationContext, sourceName: string): Promise<Scope> {
+/** The scope of a request on the source it names (Hasura's DMLQuery `source`, `default` when
+ * absent), which must be of the kind that owns the legacy operations. */
+async function scopeFor(db: DatabaseService, ctx: OperationContext, sourceName: string, legacyKind: SourceKind): Promise<Scope> {
   const source = requireSource(ctx.metadata, sourceName);
   const kind = db.kindOf(source);
+  if (kind !== legacyKind) {
+    throw new SvcError('not-supported', `source "${sourceName}" is of kind "${kind.kind}": the legacy data operations serve sources of kind "${legacyKind.kind}"`, { path: '$.args.source' });
+  }
   const dirty = db.inTransaction(ctx.uow, sourceName);
   const intro = await db.introspection(ctx, sourceName);
   const committed = db.resolved(ctx.current).sources.get(sourceName);
@@ -374,6 +379,8 @@ function objectIR(s: Scope, cols: readonly unknown[], m: TableModel, path: strin
 
 const selectArgs = (table: QualifiedNameSchema) =>
   v.object({
+    // Hasura's DMLQuery: the source, `default` when not given.
+    source: SourceNameSchema,
     table,
     columns: v.array(v.unknown()),
     ...Window,
@@ -381,6 +388,8 @@ const selectArgs = (table: QualifiedNameSchema) =>
 
 const countArgs = (table: QualifiedNameSchema) =>
   v.object({
+    // Hasura's DMLQuery: the source, `default` when not given.
+    source: SourceNameSchema,
     table,
     where: v.optional(v.unknown()),
     distinct: v.optional(v.array(v.string())),
@@ -398,6 +407,8 @@ const Returning = v.optional(v.nullable(v.array(v.string())));
 
 const insertArgs = (table: QualifiedNameSchema) =>
   v.object({
+    // Hasura's DMLQuery: the source, `default` when not given.
+    source: SourceNameSchema,
     table,
     objects: v.array(v.record(v.string(), v.unknown())),
     returning: Returning,
@@ -409,6 +420,8 @@ const UpdValues = v.optional(v.nullable(v.record(v.string(), v.unknown())));
 
 const updateArgs = (table: QualifiedNameSchema) =>
   v.object({
+    // Hasura's DMLQuery: the source, `default` when not given.
+    source: SourceNameSchema,
     table,
     // Required, as Hasura's `o .: "where"` requires it: `{}` updates every row, a missing where is
     // the parse error `key "where" not found`.
@@ -424,6 +437,8 @@ const updateArgs = (table: QualifiedNameSchema) =>
 
 const deleteArgs = (table: QualifiedNameSchema) =>
   v.object({
+    // Hasura's DMLQuery: the source, `default` when not given.
+    source: SourceNameSchema,
     table,
     where: v.record(v.string(), v.unknown()),
     returning: Returning,
@@ -448,7 +463,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
       };
 
       const select: OperationDef<SelectArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, 'default');
+        const s = await scopeFor(db, ctx, a.source, bind.kind);
         const m = s.table(a.table);
         const ir: RootIR = { k: 'select', single: false, rows: rowsIR(s, m, a, '$.args'), select: objectIR(s, a.columns, m, '$.args.columns') };
         const q = compileSelect(s, ir);
@@ -458,7 +473,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
       };
 
       const count: OperationDef<CountArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, 'default');
+        const s = await scopeFor(db, ctx, a.source, bind.kind);
         const m = s.table(a.table);
         const perm = s.selectPerm(m);
         const columns = a.distinct?.map((c, i) => s.column(m, c, perm?.columns, 'select', `$.args.distinct[${i}]`).name);
@@ -496,17 +511,17 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
       };
 
       const insert: OperationDef<InsertArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, 'default');
+        const s = await scopeFor(db, ctx, a.source, bind.kind);
         return mutate(s, ctx, insertIR(s, s.table(a.table), a));
       };
 
       const update: OperationDef<UpdateArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, 'default');
+        const s = await scopeFor(db, ctx, a.source, bind.kind);
         return mutate(s, ctx, updateIR(s, s.table(a.table), a));
       };
 
       const del: OperationDef<DeleteArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, 'default');
+        const s = await scopeFor(db, ctx, a.source, bind.kind);
         return mutate(s, ctx, deleteIR(s, s.table(a.table), a));
       };
 
@@ -524,41 +539,11 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
 // ---------------------------------------------------------------------------------------------
 // Values of the writes
 
-/*
- * Note [Numeric values of the legacy writes]
- * Hasura binds the values of `insert` and `update` as prepared arguments in PostgreSQL's binary
- * format (`binRHSBuilder`); postgresql-binary's numeric encoder gives a fractional number a scale
- * rounded up to a multiple of 4 digits (the base-10000 digits of the wire format): 1.1 is bound
- * as 1.1000, so `$mul: {price: 1.1}` on 45 gives 49.5000 and an inserted 4.25 is stored as
- * 4.2500. A JSON number for a `numeric` column is bound here as that text. (The request's JSON
- * was parsed into doubles, so a number written with trailing zeros, `2.0`, arrives as 2 and
- * keeps scale 0 where Hasura, reading its text, would give 2.0000.)
- */
-
-/** A client's value for a column of type `t`, bound as Hasura binds it. */
-function lit(val: unknown, t: ScalarType): Value {
-  return { k: 'lit', v: typeof val === 'number' && Number.isFinite(val) && t.bindAs === '"pg_catalog"."numeric"' ? hasuraNumeric(val) : val };
-}
-
-/** The decimal text of `n` with the scale postgresql-binary's numeric encoder gives it: the
- * exponent of `digits × 10^exp` rounded down to a multiple of 4 (Note [Numeric values of the
- * legacy writes]). */
-function hasuraNumeric(n: number): string {
-  const [mantissa, e = '0'] = String(n).split('e');
-  const negative = mantissa!.startsWith('-');
-  const [int, frac = ''] = mantissa!.replace('-', '').split('.');
-  let digits = int! + frac;
-  let exp = Number(e) - frac.length;
-  const r = ((exp % 4) + 4) % 4;
-  digits += '0'.repeat(r);
-  exp -= r;
-  let text: string;
-  if (exp >= 0) text = digits + '0'.repeat(exp);
-  else {
-    const padded = digits.padStart(1 - exp, '0');
-    text = `${padded.slice(0, exp)}.${padded.slice(exp)}`;
-  }
-  return negative ? `-${text}` : text;
+/** A client's value for a column of type `t`, bound as the kind binds the legacy writes' values
+ * (Dialect.legacyValue; PostgreSQL: Note [Numeric values of the legacy writes] in
+ * plugins/postgres/legacy-values.ts). */
+function lit(val: unknown, t: ScalarType, dialect: Dialect): Value {
+  return { k: 'lit', v: dialect.legacyValue ? dialect.legacyValue(val, t) : val };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -594,7 +579,7 @@ function insertIR(s: Scope, m: TableModel, a: InsertArgs): MutationIR {
   const rows: InsertRowIR[] = a.objects.map((o) => {
     const values = new Map<string, ColumnValue>();
     for (const c of all) {
-      const val = presets.get(c) ?? (Object.hasOwn(o, c) ? lit(o[c], columns.get(c)!.scalar) : undefined);
+      const val = presets.get(c) ?? (Object.hasOwn(o, c) ? lit(o[c], columns.get(c)!.scalar, s.kind.dialect) : undefined);
       if (val) values.set(c, { k: 'value', value: val });
     }
     return { values, before: [], after: [] };
@@ -689,7 +674,7 @@ function updateIR(s: Scope, m: TableModel, a: UpdateArgs): MutationIR {
       if (ops.includes(key)) continue; // `$default` naming a column twice
       ops.push(key);
       given.set(c, ops);
-      set.push(op === 'default' ? { column: c, scalar: col.scalar, op } : { column: c, scalar: col.scalar, op, value: lit(val, col.scalar) });
+      set.push(op === 'default' ? { column: c, scalar: col.scalar, op } : { column: c, scalar: col.scalar, op, value: lit(val, col.scalar, s.kind.dialect) });
     }
   }
   const twice = [...given].filter(([, ops]) => ops.length > 1);

@@ -401,7 +401,7 @@ const functionArgs = (fn: FunctionInfo, dialect: Dialect) => {
   let positional = 1;
   return fn.args.map((a): ResolvedFunctionArg => {
     const type: ColumnType = { type: a.type, udt: a.type, typeSchema: a.typeSchema, typeKind: a.typeKind, elementKind: a.elementKind };
-    return { field: a.name ?? `arg_${positional++}`, name: a.name, type, scalar: dialect.scalar(type), hasDefault: a.hasDefault };
+    return { field: a.name ?? `arg_${positional++}`, name: a.name, type, scalar: dialect.argumentScalar?.(type) ?? dialect.scalar(type), hasDefault: a.hasDefault };
   });
 };
 

@@ -7,9 +7,9 @@ import type { FieldNode, FragmentDefinitionNode, GraphQLFieldConfig, GraphQLSche
 import type { BuildContext, BuildResult, CancelSignal, InconsistentObject, Metadata, OperationDef, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { ErrorCode } from '../../../core/errors.js';
 import type { CompiledQuery, MutationIR, RootIR, SelectOptions } from '../ir/types.js';
-import type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
+import type { AggregateFunction, Aggregates, ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind } from './scalars.js';
 
-export type { ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind };
+export type { AggregateFunction, Aggregates, ColumnInfo, ColumnType, QualifiedFunction, QualifiedTable, ScalarCategory, ScalarType, TypeKind };
 
 // ---------------------------------------------------------------------------------------------
 // Metadata shapes (as exported)
@@ -474,6 +474,20 @@ export interface Dialect {
    * PostgreSQL's); Hasura's MSSQL `_MSSQL`, BigQuery `_BigQuery`. Kinds whose operators differ
    * must not share these types: one schema may hold sources of several kinds. */
   comparisonTypeInfix?: string;
+  /** The scalar of a function argument of this type (a tracked function's or computed field's
+   * `args`), where it is not a column's: absent, `scalar`. PostgreSQL gives a row-typed
+   * (`composite`) argument as its text (`"(1,'a')"`), a GraphQL String: a scalar named after the
+   * type would clash with the table's object type. */
+  argumentScalar?(type: ColumnType): ScalarType;
+  /** A client's JSON value for a column of type `scalar` in the legacy writes (`/v1/query`
+   * `insert`, `update`, for the kind with `legacy`), as the kind binds it: absent, as given.
+   * PostgreSQL gives a number for a `numeric` column the scale Hasura's binary encoder gives it
+   * (Note [Numeric values of the legacy writes] in plugins/postgres/legacy-values.ts). */
+  legacyValue?(value: unknown, scalar: ScalarType): unknown;
+  /** The aggregate functions the kind offers, by the name GraphQL shows, with the columns each
+   * applies to and what its compiler writes (Note [Aggregates of a kind] in model/scalars.ts):
+   * absent, DEFAULT_AGGREGATES (Hasura's ten by ScalarType.category). */
+  aggregates?: Aggregates;
   /** How inserts upsert (Note [Upsert arguments]): `on_conflict` (absent: the default), or
    * `if_matched` (Hasura's MSSQL upsert). */
   upsert?: 'on_conflict' | 'if_matched';

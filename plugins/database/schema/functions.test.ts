@@ -24,6 +24,7 @@ create function add_article(title text, author_id int) returns setof article as 
   insert into article (title, author_id) values (title, author_id) returning *
 $$ language sql volatile;
 create function first_article() returns article as $$ select * from article order by id limit 1 $$ language sql stable;
+create function articles_after(a article) returns setof article as $$ select * from article where id > a.id $$ language sql stable;
 `;
 
 const PERMS = [
@@ -34,6 +35,7 @@ const PERMS = [
   { type: 'pg_track_function', args: { function: 'my_articles', configuration: { session_argument: 'hasura_session' } } },
   { type: 'pg_track_function', args: { function: 'add_article' } },
   { type: 'pg_track_function', args: { function: 'first_article' } },
+  { type: 'pg_track_function', args: { function: 'articles_after' } },
   {
     type: 'pg_create_select_permission',
     args: { table: 'article', role: 'user', permission: { columns: ['id', 'title', 'author_id'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, allow_aggregations: true } },
@@ -119,6 +121,14 @@ describe('admin', () => {
     expect(f.search_articles.args.map((a: any) => a.name)).toEqual(['args', 'distinct_on', 'limit', 'offset', 'order_by', 'where']);
     expect(f.search_articles.args[0].type).toEqual({ kind: 'NON_NULL', ofType: { name: 'search_articles_args' } });
     expect(r.data.a.inputFields).toEqual([{ name: 'search', type: { name: 'String' } }]);
+  });
+
+  it("takes a row-typed argument as PostgreSQL's record text, a String (Dialect.argumentScalar)", async () => {
+    const r = await q('{ __type(name: "articles_after_args") { inputFields { name type { name } } } }');
+    expect(r.data.__type.inputFields).toEqual([{ name: 'a', type: { name: 'String' } }]);
+    expect(await q('query ($a: String) { articles_after(args: {a: $a}, where: {id: {_lte: 3}}, order_by: {id: asc}) { id } }', { a: '(1,x,1,h)' })).toEqual({ data: { articles_after: [{ id: 2 }, { id: 3 }] } });
+    const bad = await q('{ articles_after(args: {a: "not a row"}) { id } }');
+    expect(bad.errors[0].extensions.code).toBe('data-exception');
   });
 });
 

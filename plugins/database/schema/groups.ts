@@ -215,9 +215,9 @@ export class GroupsSchema {
         description: `Boolean expression over the aggregates of a group of "${t.model.table.name}". All fields are combined with a logical 'AND'.`,
         fields: () => {
           const fields: GraphQLInputFieldConfigMap = { _and: { type: list(nn(self)) }, _not: { type: self }, _or: { type: list(nn(self)) }, count: { type: cmp(caps.count) } };
-          for (const [fn, cols] of aggregateColumns(t)) {
+          for (const [fn, cols, def] of aggregateColumns(t)) {
             const fnName = tn(t, `_group_${fn}_having_exp`);
-            const keepsType = fn === 'sum' || fn === 'max' || fn === 'min';
+            const keepsType = def.result === 'column';
             fields[fn] = {
               type: this.named(fnName, () =>
                 new GraphQLInputObjectType({
@@ -345,15 +345,16 @@ class GroupsPlanner {
         if (e) parts.push({ t: 'not', e });
       } else if (k === 'count') compare({ fn: 'count' }, caps.count, val);
       else {
-        const cols = aggregateColumns(t).find(([fn]) => fn === k)?.[1];
-        if (!cols) throw fail(`field "${k}" not found in type: '${tn(t, '_group_having_exp')}'`);
+        const agg = aggregateColumns(t).find(([fn]) => fn === k);
+        if (!agg) throw fail(`field "${k}" not found in type: '${tn(t, '_group_having_exp')}'`);
+        const [, cols, def] = agg;
         const given = this.p.shape(val);
         if (given === null) continue;
         if (!isObj(given)) throw fail(`expected an object for "${k}"`);
         for (const [field, ops] of Object.entries(given)) {
           const c = cols.find((x) => x.field === field);
           if (!c) throw fail(`field "${field}" not found in type: '${tn(t, `_group_${k}_having_exp`)}'`);
-          const keepsType = k === 'sum' || k === 'max' || k === 'min';
+          const keepsType = def.result === 'column';
           const r = redactionOf(t, c.name);
           compare({ fn: k, column: c.name, ...(r ? { redact: r } : {}) }, keepsType ? c.type : caps.float, ops);
         }

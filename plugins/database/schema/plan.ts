@@ -31,7 +31,7 @@ import type { Dialect, JoinedField, JoinPlanInput, SqlExecutor, SqlTransaction }
 import type { ResolvedSource } from '../model/resolved.js';
 import { tn } from './names.js';
 import { parseJsonPath } from '../ir/json-path.js';
-import { isComparable, isNumeric, NUMERIC_AGGREGATES, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
+import { aggregateColumns, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
 import { valueAt } from './shapes.js';
 import { JOIN_KEY, spliceJoins, type PlannedJoin } from './joins.js';
 
@@ -542,8 +542,9 @@ export class Planner {
         out.push({ key, k: 'count', columns, distinct: this.shape(args.distinct) === true, ...(redact?.some((r) => r) ? { redact } : {}) });
         continue;
       }
-      const numeric = (NUMERIC_AGGREGATES as readonly string[]).includes(name);
-      if (!numeric && name !== 'max' && name !== 'min') throw fail(`field "${name}" not found in type: '${tn(t, `_aggregate_fields`)}'`);
+      // The kind's aggregates, with the columns each applies to (Note [Aggregates of a kind]).
+      const cols = aggregateColumns(t).find(([fn]) => fn === name)?.[1];
+      if (!cols) throw fail(`field "${name}" not found in type: '${tn(t, `_aggregate_fields`)}'`);
       const columns: { key: string; column?: string; typename?: string }[] = [];
       for (const [ckey, cnodes] of n.selectionSet ? this.collect(n.selectionSet) : []) {
         const cname = cnodes[0]!.name.value;
@@ -551,8 +552,8 @@ export class Planner {
           columns.push({ key: ckey, typename: `${tn(t, `_${name}_fields`)}` });
           continue;
         }
-        const col = this.column(t, cname);
-        if (!(numeric ? isNumeric(col.scalar) : isComparable(col.scalar))) throw fail(`field "${cname}" not found in type: '${tn(t, `_${name}_fields`)}'`);
+        const col = cols.find((c) => c.field === cname);
+        if (!col) throw fail(`field "${cname}" not found in type: '${tn(t, `_${name}_fields`)}'`);
         // As Hasura: by the column's type (the avg of an integer column stays a number).
         const r = redactionOf(t, col.name);
         columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });

@@ -27,7 +27,8 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import type { TypeRegistry } from '../../../core/plugin.js';
-import type { Dialect, EnumValue, JoinedField, OperatorSpec, ScalarType } from '../model/types.js';
+import type { AggregateFunction, Aggregates, Dialect, EnumValue, JoinedField, OperatorSpec, ScalarType } from '../model/types.js';
+import { DEFAULT_AGGREGATES } from '../model/scalars.js';
 import type { ResolvedSource } from '../model/resolved.js';
 import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
@@ -128,22 +129,20 @@ export const ORDER_BY_VALUES = {
   desc_nulls_last: 'in descending order, nulls last',
 } as const;
 
-/** Aggregate functions over numeric columns (Hasura's `<t>_<fn>_fields`); sum keeps the column's type. */
-export const NUMERIC_AGGREGATES = ['avg', 'stddev', 'stddev_pop', 'stddev_samp', 'sum', 'var_pop', 'var_samp', 'variance'] as const;
-const COMPARABLE_AGGREGATES = ['max', 'min'] as const;
+/** The aggregate functions of a table's kind (Note [Aggregates of a kind] in model/scalars.ts). */
+export const aggregatesOf = (t: RoleTable): Aggregates => t.source.kind.dialect.aggregates ?? DEFAULT_AGGREGATES;
 
-export const isNumeric = (s: ScalarType) => s.category === 'numeric';
-export const isComparable = (s: ScalarType) => s.category === 'numeric' || s.category === 'string' || s.category === 'datetime';
-
-/** The aggregate functions over a table's columns the role may select, with their columns. */
-export function aggregateColumns(t: RoleTable): [string, ResolvedColumn[]][] {
-  const numeric = t.columns.filter((c) => isNumeric(c.scalar));
-  // Enum references have no max/min in Hasura (they are not of a comparable scalar type).
-  const comparable = t.columns.filter((c) => isComparable(c.scalar) && !t.enums.has(c.name));
-  const out: [string, ResolvedColumn[]][] = [];
-  for (const fn of [...NUMERIC_AGGREGATES, ...COMPARABLE_AGGREGATES].sort()) {
-    const cols = (COMPARABLE_AGGREGATES as readonly string[]).includes(fn) ? comparable : numeric;
-    if (cols.length) out.push([fn, cols]);
+/** The aggregate functions over a table's columns the role may select, with their columns, by
+ * name; each with its definition. */
+export function aggregateColumns(t: RoleTable): [string, ResolvedColumn[], AggregateFunction][] {
+  const aggregates = aggregatesOf(t);
+  // Enum references have no aggregates in Hasura (they are not of a scalar type).
+  const candidates = t.columns.filter((c) => !t.enums.has(c.name));
+  const out: [string, ResolvedColumn[], AggregateFunction][] = [];
+  for (const fn of Object.keys(aggregates).sort()) {
+    const def = aggregates[fn]!;
+    const cols = candidates.filter((c) => def.applies(c.scalar));
+    if (cols.length) out.push([fn, cols, def]);
   }
   return out;
 }
@@ -385,9 +384,9 @@ export class RoleSchema {
     return this.named(name, () => {
       const fields: GraphQLInputFieldConfigMap = {};
       for (const a of [...inputs.filter((x) => x.hasDefault), ...inputs.filter((x) => !x.hasDefault)]) {
-        // A row-typed argument is given as its text form (`"(1,'a')"`): a scalar named after the
-        // type would clash with the table's object type.
-        fields[a.field] = { type: a.type.typeKind === 'composite' ? GraphQLString : this.valueType(a.scalar), ...columnValue(a.scalar) };
+        // The argument's scalar is the dialect's (Dialect.argumentScalar: PostgreSQL gives a
+        // row-typed one as text).
+        fields[a.field] = { type: this.valueType(a.scalar), ...columnValue(a.scalar) };
       }
       return new GraphQLInputObjectType({ name, fields });
     });
@@ -611,14 +610,14 @@ export class RoleSchema {
             // Without a column it may select, a role counts rows only (Hasura: no `columns` argument).
             count: { type: nn(GraphQLInt), args: t.columns.length ? { columns: { type: list(nn(this.selectColumn(t))) }, distinct: { type: GraphQLBoolean } } : {} },
           };
-          for (const [fn, cols] of aggregateColumns(t)) fields[fn] = { type: this.fnFields(t, fn, cols) };
+          for (const [fn, cols, def] of aggregateColumns(t)) fields[fn] = { type: this.fnFields(t, fn, cols, def) };
           return fields;
         },
       }),
     );
   }
 
-  private fnFields(t: RoleTable, fn: string, cols: ResolvedColumn[]): GraphQLObjectType {
+  private fnFields(t: RoleTable, fn: string, cols: ResolvedColumn[], def: AggregateFunction): GraphQLObjectType {
     const name = `${tn(t, `_${fn}_fields`)}`;
     return this.named(name, () =>
       new GraphQLObjectType({
@@ -628,7 +627,7 @@ export class RoleSchema {
           Object.fromEntries(
             cols.map((c) => {
               // sum, max and min keep the column's type; the statistics are Float.
-              const type = fn === 'sum' || fn === 'max' || fn === 'min' ? this.scalar(c.scalar) : GraphQLFloat;
+              const type = def.result === 'column' ? this.scalar(c.scalar) : GraphQLFloat;
               return [c.field, { type }];
             }),
           ),

@@ -5,7 +5,7 @@
  * T-SQL's (plugins/mssql) and GoogleSQL's (plugins/bigquery) compilers extend it. See Note [The
  * default SQL compiler]; the list of methods and what each returns is in docs/source-kinds.md.
  */
-import type { ScalarType, QualifiedTable } from '../model/scalars.js';
+import { DEFAULT_AGGREGATES, type Aggregates, type ScalarType, type QualifiedTable } from '../model/scalars.js';
 import type {
   AggregateIR,
   BoolIR,
@@ -89,20 +89,6 @@ const COLUMN_CMP: Record<string, string> = { ceq: '=', cne: '<>', cgt: '>', clt:
 
 /** The comparison operators every SQL kind has, as they are written. */
 export const STANDARD_OPERATORS: Readonly<Record<string, string>> = { eq: '=', ne: '<>', gt: '>', lt: '<', gte: '>=', lte: '<=', like: 'LIKE', nlike: 'NOT LIKE' };
-
-/** Hasura's aggregate functions as standard SQL's. */
-export const STANDARD_AGGREGATES: Readonly<Record<string, string>> = {
-  sum: 'SUM',
-  avg: 'AVG',
-  max: 'MAX',
-  min: 'MIN',
-  stddev: 'STDDEV',
-  stddev_samp: 'STDDEV_SAMP',
-  stddev_pop: 'STDDEV_POP',
-  variance: 'VARIANCE',
-  var_samp: 'VAR_SAMP',
-  var_pop: 'VAR_POP',
-};
 
 /** The literal parts of a template in lower case, computed once per template. */
 const lowered = new WeakMap<TemplateStringsArray, readonly string[]>();
@@ -336,11 +322,17 @@ export abstract class SqlCompiler {
     return this.sql`(SELECT ${select} ${rest} LIMIT 1)`;
   }
 
-  /** An aggregate function of Hasura's (`sum`, `stddev_pop`...) on `v`. */
+  /** The kind's aggregate functions (Note [Aggregates of a kind]): its dialect's `aggregates`. */
+  protected get aggregates(): Aggregates {
+    return DEFAULT_AGGREGATES;
+  }
+
+  /** The aggregate function GraphQL names `fn` (`sum`, `stddev_pop`...) on `v`, as the kind's
+   * `aggregates` write it. */
   aggregateFn(fn: string, v: string): string {
-    const f = STANDARD_AGGREGATES[fn];
+    const f = Object.hasOwn(this.aggregates, fn) ? this.aggregates[fn] : undefined;
     if (!f) throw this.unsupported(`the aggregate ${fn}`);
-    return `${f}(${v})`;
+    return `${f.fn}(${v})`;
   }
 
   /** An order key by a scalar computed field of the row `row`. */
