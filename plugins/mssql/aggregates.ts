@@ -16,13 +16,14 @@ import { hasuraAggregates, type Aggregates, type ScalarType } from '../database/
  *   exceptions), and but those SQL Server cannot compare at all (ScalarType.comparable: text,
  *   ntext, image, xml, geography, geometry, sql_variant), which Hasura offers and SQL Server
  *   refuses ("Operand data type text is invalid for max operator"); and but rowversion (reported
- *   as `timestamp`), a binary(8).
+ *   as `timestamp`), a binary(8). geometry and geography are `comparable` for their `_st_*`
+ *   operators (Note [MSSQL spatial values] in ./geo.ts), not ordered: named here too.
  * Written as T-SQL names them: STDEV and STDEVP, VAR and VARP (`stddev` and `variance` are the
  * samples', as in PostgreSQL); AVG of an integer column is an integer in T-SQL, so the compiler
  * averages the value times 1.0 (./compile.ts aggregateFn).
  */
 const NUMERIC = new Set(['tinyint', 'smallint', 'int', 'bigint', 'decimal', 'numeric', 'float', 'real']);
-const NOT_ORDERED = new Set(['binary', 'varbinary', 'bit', 'uniqueidentifier', 'timestamp']);
+const NOT_ORDERED = new Set(['binary', 'varbinary', 'bit', 'uniqueidentifier', 'timestamp', 'geometry', 'geography']);
 
 export const MSSQL_AGGREGATES: Aggregates = hasuraAggregates(
   (s: ScalarType) => NUMERIC.has(s.name),
