@@ -41,7 +41,9 @@ import { aggregateJson, groupsSelect } from './compile-groups.js';
  *   single:    <object>                                    (`_by_pk`: at most one row)
  *   aggregate: json_build_object('aggregate', json_build_object('count', count(*), ...),
  *                                'nodes', coalesce(json_agg(<object> order by <keys>), '[]'))
- * An object is json_build_object of its fields (row_to_json of a row of them beyond 50 fields,
+ * An object is a row of its fields, a lateral sub-select in the FROM that reads the rows,
+ * which the aggregate reads whole (Note [Objects from rows]); where a row cannot carry its keys,
+ * json_build_object of its fields (row_to_json of a row of them beyond 50 fields,
  * json_build_object's argument limit); an object relationship is a LEFT JOIN where it matches
  * at most one row (Note [Object relationships by joins]) and a correlated scalar subquery (one
  * row, by the join columns) where it may match more; an array relationship is the list form over
@@ -244,7 +246,7 @@ export { UnsupportedQuery };
  * PostgreSQL's compiler: the default SQL compiler (Note [The default SQL compiler] in
  * plugins/database/sql/compiler.ts) in lower case, with `$n::text` parameters cast in SQL,
  * PostgreSQL's operators (arrays, jsonb, ltree, PostGIS), computed fields and tracked functions,
- * JSON built by json_build_object/json_agg, object relationships and order keys by joins, the
+ * JSON built from rows by json_agg/to_json (Note [Objects from rows]), object relationships and order keys by joins, the
  * rows a mutation wrote earlier in the statement, grouped aggregates and multiplexing.
  */
 class Compiler extends SqlCompiler {
