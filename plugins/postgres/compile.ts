@@ -170,8 +170,9 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
  * An object keeps json_build_object where a row cannot carry its keys faithfully
  * (`rowFaithful`): a key over 63 bytes (NAMEDATALEN truncates a column name, and two keys could
  * then collide), no field at all (kept as json_build_object()'s `{}` for clarity), and more
- * fields than a target list may have. Where no FROM is at hand (a grouped aggregate's nodes)
- * the object stays json_build_object too.
+ * fields than a target list may have. The objects an aggregate builds (`aggregate { count sum
+ * {...} }`, a group's keys and aggregate: compile-groups.ts) stay json_build_object: one per
+ * statement or group, not per row.
  */
 
 /** Whether the object of `o` can be a row (Note [Objects from rows]). */
