@@ -55,7 +55,7 @@ describe('compileSelect', () => {
             "name": "skip",
           },
         ],
-        "sql": "select coalesce(json_agg(json_build_object('id', _t0."id", 'name', _t0."name") order by _t0."__svc_o0" desc nulls first), '[]')::text as json from (select _t0.*, _t0."born" as "__svc_o0" from "public"."author" as _t0 where ((_t0."name" = ($1::text)::"pg_catalog"."text") and (_t0."id" > ($2::text)::"pg_catalog"."int4")) order by _t0."born" desc nulls first limit 10 offset ($3::text)::int8) as _t0",
+        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" desc nulls first), '[]')::text as json from (select _t0.*, _t0."born" as "__svc_o0" from "public"."author" as _t0 where ((_t0."name" = ($1::text)::"pg_catalog"."text") and (_t0."id" > ($2::text)::"pg_catalog"."int4")) order by _t0."born" desc nulls first limit 10 offset ($3::text)::int8) as _t0 cross join lateral (select _t0."id" as "id", _t0."name" as "name") as _t1",
       }
     `);
   });
@@ -65,7 +65,7 @@ describe('compileSelect', () => {
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [],
-        "sql": "select coalesce(json_agg(json_build_object('name', _t0."name") order by _t0."__svc_o0" asc nulls first), '[]')::text as json from (select _t0.*, _t0."name" as "__svc_o0" from "public"."author" as _t0 where true) as _t0",
+        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" asc nulls first), '[]')::text as json from (select _t0.*, _t0."name" as "__svc_o0" from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name") as _t1",
       }
     `);
   });
@@ -89,7 +89,7 @@ describe('compileSelect', () => {
             "v": "%svc%",
           },
         ],
-        "sql": "select coalesce(json_agg(json_build_object('author_id', _t0."author_id", 'title', _t0."title") order by _t0."__svc_o0" asc nulls last, _t0."__svc_o1" desc nulls first), '[]')::text as json from (select distinct on (_t0."author_id") _t0.*, _t0."author_id" as "__svc_o0", _t0."rating" as "__svc_o1" from "public"."article" as _t0 where ((_t0."id" = any(array(select json_array_elements_text(($1::text)::json))::"pg_catalog"."int4"[])) or (not (_t0."rating" is null)) or (_t0."title" like ($2::text)::text)) order by _t0."author_id" asc nulls last, _t0."rating" desc nulls first) as _t0",
+        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" asc nulls last, _t0."__svc_o1" desc nulls first), '[]')::text as json from (select distinct on (_t0."author_id") _t0.*, _t0."author_id" as "__svc_o0", _t0."rating" as "__svc_o1" from "public"."article" as _t0 where ((_t0."id" = any(array(select json_array_elements_text(($1::text)::json))::"pg_catalog"."int4"[])) or (not (_t0."rating" is null)) or (_t0."title" like ($2::text)::text)) order by _t0."author_id" asc nulls last, _t0."rating" desc nulls first) as _t0 cross join lateral (select _t0."author_id" as "author_id", _t0."title" as "title") as _t1",
       }
     `);
   });
@@ -105,7 +105,7 @@ describe('compileSelect', () => {
     expect(select(articles)).toMatchInlineSnapshot(`
       {
         "params": [],
-        "sql": "select coalesce(json_agg(json_build_object('title', _t0."title", 'author', (select json_build_object('name', _t1."name", '__typename', 'author') from (select _t1.* from "public"."author" as _t1 where true and _t1."id" = _t0."author_id") as _t1 limit 1))), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where true) as _t0",
+        "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where true) as _t0 cross join lateral (select _t0."title" as "title", (select _t3 from (select _t2.* from "public"."author" as _t2 where true and _t2."id" = _t0."author_id") as _t2 cross join lateral (select _t2."name" as "name", 'author'::text as "__typename") as _t3 limit 1) as "author") as _t1",
       }
     `);
     const authors = g.select.arrayRelationship();
@@ -117,7 +117,7 @@ describe('compileSelect', () => {
             "v": 0,
           },
         ],
-        "sql": "select coalesce(json_agg(json_build_object('name', _t0."name", 'articles', (select coalesce(json_agg(json_build_object('title', _t1."title") order by _t1."__svc_o0" asc nulls last), '[]') from (select _t1.*, _t1."id" as "__svc_o0" from "public"."article" as _t1 where (_t1."rating" > ($1::text)::"pg_catalog"."int8") and _t1."author_id" = _t0."id" order by _t1."id" asc nulls last limit 2) as _t1))), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0",
+        "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name", (select coalesce(json_agg(_t3 order by _t2."__svc_o0" asc nulls last), '[]') from (select _t2.*, _t2."id" as "__svc_o0" from "public"."article" as _t2 where (_t2."rating" > ($1::text)::"pg_catalog"."int8") and _t2."author_id" = _t0."id" order by _t2."id" asc nulls last limit 2) as _t2 cross join lateral (select _t2."title" as "title") as _t3) as "articles") as _t1",
       }
     `);
   });
@@ -141,7 +141,7 @@ describe('compileSelect', () => {
             "name": "n",
           },
         ],
-        "sql": "select coalesce(json_agg(json_build_object('id', _t0."id", 'rating', (_t0."rating")::text)), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where (exists (select 1 from "public"."author" as _t1 where _t1."id" = _t0."author_id" and (_t1."id" = ($1::text)::"pg_catalog"."int4")) and (_t0."rating" >= ($2::text)::"pg_catalog"."int8")) limit least(($3::text)::int8, 5)) as _t0",
+        "sql": "select coalesce(json_agg(_t2), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where (exists (select 1 from "public"."author" as _t1 where _t1."id" = _t0."author_id" and (_t1."id" = ($1::text)::"pg_catalog"."int4")) and (_t0."rating" >= ($2::text)::"pg_catalog"."int8")) limit least(($3::text)::int8, 5)) as _t0 cross join lateral (select _t0."id" as "id", (_t0."rating")::text as "rating") as _t2",
       }
     `);
   });
@@ -156,7 +156,7 @@ describe('compileSelect', () => {
             "name": "id",
           },
         ],
-        "sql": "select coalesce((select json_build_object('id', _t0."id", 'tags', _t0."tags") from (select _t0.* from "public"."author" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4")) as _t0 limit 1)::text, 'null') as json",
+        "sql": "select coalesce((select to_json(_t1) from (select _t0.* from "public"."author" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4")) as _t0 cross join lateral (select _t0."id" as "id", _t0."tags" as "tags") as _t1 limit 1)::text, 'null') as json",
       }
     `);
   });
@@ -171,7 +171,7 @@ describe('compileSelect', () => {
             "v": 1,
           },
         ],
-        "sql": "select (select json_build_object('aggregate', json_build_object('count', count(*), 'authors', count(distinct _t0."author_id"), 'sum', json_build_object('rating', (sum(_t0."rating"))::text), 'max', json_build_object('title', max(_t0."title"), '__typename', 'article_max_fields')), 'nodes', (select coalesce(json_agg(json_build_object('id', _t0."id")), '[]') from (select * from (select _t0.* from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4")) as _t0 limit 3) as _t0)) from (select _t0.* from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4")) as _t0)::text as json",
+        "sql": "select (select json_build_object('aggregate', json_build_object('count', count(*), 'authors', count(distinct _t0."author_id"), 'sum', json_build_object('rating', (sum(_t0."rating"))::text), 'max', json_build_object('title', max(_t0."title"), '__typename', 'article_max_fields')), 'nodes', (select coalesce(json_agg(_t1), '[]') from (select * from (select _t0.* from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4")) as _t0 limit 3) as _t0 cross join lateral (select _t0."id" as "id") as _t1)) from (select _t0.* from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4")) as _t0)::text as json",
       }
     `);
   });
@@ -181,7 +181,7 @@ describe('compileSelect', () => {
     expect(select(ir)).toMatchInlineSnapshot(`
       {
         "params": [],
-        "sql": "select coalesce(json_agg(json_build_object('name', _t0."name", 'articles_aggregate', (select json_build_object('aggregate', json_build_object('count', count(*))) from (select _t1.* from "public"."article" as _t1 where true and _t1."author_id" = _t0."id") as _t1))), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0",
+        "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name", (select json_build_object('aggregate', json_build_object('count', count(*))) from (select _t2.* from "public"."article" as _t2 where true and _t2."author_id" = _t0."id") as _t2) as "articles_aggregate") as _t1",
       }
     `);
   });
@@ -198,7 +198,7 @@ describe('compileSelect', () => {
             "name": "x-svc-user-id",
           },
         ],
-        "sql": "select _svc_m."i", _svc_r."json" from unnest(($1::text)::text[]) with ordinality as _svc_m("p1", "i") left join lateral (select coalesce(json_agg(json_build_object('name', _t0."name")), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where (_t0."id" = (_svc_m."p1")::"pg_catalog"."int4")) as _t0) as _svc_r on true order by _svc_m."i"",
+        "sql": "select _svc_m."i", _svc_r."json" from unnest(($1::text)::text[]) with ordinality as _svc_m("p1", "i") left join lateral (select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where (_t0."id" = (_svc_m."p1")::"pg_catalog"."int4")) as _t0 cross join lateral (select _t0."name" as "name") as _t1) as _svc_r on true order by _svc_m."i"",
       }
     `);
     expect(q.batch!([['1'], ['2'], [null]])).toEqual(['{"1","2",NULL}']);
@@ -230,7 +230,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("id", "name") values (($1::text)::"pg_catalog"."int4", ($2::text)::"pg_catalog"."text") on conflict on constraint "author_pkey" do update set "name" = excluded."name" where (_t0."born" is null) returning _t0 as r, (case when _t0.xmax = 0 then (_t0."id" = ($3::text)::"pg_catalog"."int4") else true end) as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(json_build_object('id', _t1."id", 'name', _t1."name")), '[]') from (select (_c0.r).* from _c0) as _t1))::text end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("id", "name") values (($1::text)::"pg_catalog"."int4", ($2::text)::"pg_catalog"."text") on conflict on constraint "author_pkey" do update set "name" = excluded."name" where (_t0."born" is null) returning _t0 as r, (case when _t0.xmax = 0 then (_t0."id" = ($3::text)::"pg_catalog"."int4") else true end) as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(_t2), '[]') from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."id" as "id", _t1."name" as "name") as _t2))::text end as json",
       }
     `);
   });
@@ -287,7 +287,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", (_c0.r)."id")) as _v returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else coalesce((select json_build_object('id', _t2."id", 'author', (select json_build_object('name', _t3."name") from (select _t3.* from (select _t4.* from "public"."author" as _t4 union all select (_c0.r).* from _c0) as _t3 where true and _t3."id" = _t2."author_id") as _t3 limit 1)) from (select (_c1.r).* from _c1) as _t2 limit 1)::text, 'null') end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", (_c0.r)."id")) as _v returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else coalesce((select to_json(_t3) from (select (_c1.r).* from _c1) as _t2 cross join lateral (select _t2."id" as "id", (select _t6 from (select _t4.* from (select _t5.* from "public"."author" as _t5 union all select (_c0.r).* from _c0) as _t4 where true and _t4."id" = _t2."author_id") as _t4 cross join lateral (select _t4."name" as "name") as _t6 limit 1) as "author") as _t3 limit 1)::text, 'null') end as json",
       }
     `);
     const authorWithArticles: MutationIR = {
@@ -379,7 +379,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = ($1::text)::"pg_catalog"."text", "rating" = _t0."rating" + ($2::text)::"pg_catalog"."int8" where ((_t0."id" < ($4::text)::"pg_catalog"."int4") and (_t0."author_id" = ($5::text)::"pg_catalog"."int4")) returning _t0 as r, (_t0."rating" <= ($3::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(json_build_object('id', _t1."id", 'rating', _t1."rating")), '[]') from (select (_c0.r).* from _c0) as _t1 where (_t1."author_id" = ($6::text)::"pg_catalog"."int4")))::text end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = ($1::text)::"pg_catalog"."text", "rating" = _t0."rating" + ($2::text)::"pg_catalog"."int8" where ((_t0."id" < ($4::text)::"pg_catalog"."int4") and (_t0."author_id" = ($5::text)::"pg_catalog"."int4")) returning _t0 as r, (_t0."rating" <= ($3::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(_t2), '[]') from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."id" as "id", _t1."rating" as "rating") as _t2 where (_t1."author_id" = ($6::text)::"pg_catalog"."int4")))::text end as json",
       }
     `);
   });
@@ -423,7 +423,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (update "public"."author" as _t0 set "info" = _t0."info" || ($1::text)::"pg_catalog"."jsonb", "prefs" = _t0."prefs" #- ($2::text)::text[] where (_t0."id" = ($3::text)::"pg_catalog"."int4") returning _t0 as r, true as c) select case when (select v from _svc_s) is null then null else coalesce((select json_build_object('info', _t1."info") from (select (_c0.r).* from _c0) as _t1 limit 1)::text, 'null') end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (update "public"."author" as _t0 set "info" = _t0."info" || ($1::text)::"pg_catalog"."jsonb", "prefs" = _t0."prefs" #- ($2::text)::text[] where (_t0."id" = ($3::text)::"pg_catalog"."int4") returning _t0 as r, true as c) select case when (select v from _svc_s) is null then null else coalesce((select to_json(_t2) from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."info" as "info") as _t2 limit 1)::text, 'null') end as json",
       }
     `);
   });
@@ -458,7 +458,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else coalesce((select json_build_object('title', _t1."title") from (select (_c0.r).* from _c0) as _t1 limit 1)::text, 'null') end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else coalesce((select to_json(_t2) from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."title" as "title") as _t2 limit 1)::text, 'null') end as json",
       }
     `);
   });

@@ -43,7 +43,9 @@ import { PG_AGGREGATES } from './aggregates.js';
  *   single:    <object>                                    (`_by_pk`: at most one row)
  *   aggregate: json_build_object('aggregate', json_build_object('count', count(*), ...),
  *                                'nodes', coalesce(json_agg(<object> order by <keys>), '[]'))
- * An object is json_build_object of its fields (row_to_json of a row of them beyond 50 fields,
+ * An object is a row of its fields, a lateral sub-select in the FROM that reads the rows,
+ * which the aggregate reads whole (Note [Objects from rows]); where a row cannot carry its keys,
+ * json_build_object of its fields (row_to_json of a row of them beyond 50 fields,
  * json_build_object's argument limit); an object relationship is a LEFT JOIN where it matches
  * at most one row (Note [Object relationships by joins]) and a correlated scalar subquery (one
  * row, by the join columns) where it may match more; an array relationship is the list form over
@@ -147,6 +149,44 @@ const arrayLiterals = (x: unknown): string => JSON.stringify(Array.isArray(x) ? 
 /** The joins an object collected (Note [Object relationships by joins]), to follow its FROM. */
 const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).join('');
 
+/*
+ * Note [Objects from rows]
+ * json_build_object('k', v, ...) pays per row for its variadic arguments (each argument's type
+ * and output function looked up again); an object that is a row of columns named by the
+ * response keys does not: composite_to_json reads the names and output functions once per row
+ * type. On Chinook's 3,503 tracks with four fields json_agg of a row costs PostgreSQL 0.58x the
+ * CPU of json_agg(json_build_object(...)) (`npm run bench:shapes`, docs/benchmarks.md). So an
+ * object is a lateral sub-select of its fields, aliased by their keys in selection order,
+ *   from (<rows>) as _t0 <joins> cross join lateral (select _t0."id" as "id", ...) as _t5
+ * and the aggregate reads the row: json_agg(_t5 order by ...), to_json(_t5) for a single row.
+ * The sub-select has no FROM, so PostgreSQL pulls it up into the query: it is no join, only a
+ * ROW(...) expression carrying the column names, evaluated where the row is read (inside the
+ * CASE of a joined object relationship too), and the rows keep their order. Order keys stay
+ * columns of the rows subquery, outside the row, so they are never keys of the object. A nested
+ * object (a joined object relationship, or a subquery's first row) is a record column of the
+ * parent's row, which composite_to_json writes as an object; `__typename` is a text constant.
+ * Values are the same expressions as before (stringified numerics cast to text, GeoJSON as
+ * json), and composite_to_json and json_build_object write each value with the same function,
+ * so the data is the same; the text differs in whitespace only (`{"id":1}` where
+ * json_build_object wrote `{"id" : 1}`, and json_agg of rows separates them with ", \n ").
+ * An object keeps json_build_object where a row cannot carry its keys faithfully
+ * (`rowFaithful`): a key over 63 bytes (NAMEDATALEN truncates a column name, and two keys could
+ * then collide), no field at all (kept as json_build_object()'s `{}` for clarity), and more
+ * fields than a target list may have. The objects an aggregate builds (`aggregate { count sum
+ * {...} }`, a group's keys and aggregate: compile-groups.ts) stay json_build_object: one per
+ * statement or group, not per row.
+ */
+
+/** Whether the object of `o` can be a row (Note [Objects from rows]). */
+function rowFaithful(o: ObjectIR): boolean {
+  if (o.fields.length === 0 || o.fields.length > 1600) return false;
+  for (const f of o.fields) if (Buffer.byteLength(f.key, 'utf8') > 63) return false;
+  return true;
+}
+
+/** A single object as json: a row (an alias of `from`) through to_json, else the expression. */
+const toJson = (obj: string, from: readonly string[]): string => (from.length > 0 && /^_t\d+$/.test(obj) ? `to_json(${obj})` : obj);
+
 /** `joins` for the objects of a list whose aggregate has an order of its own, else none: a join
  * may read the rows in another order, and a list without order_by keeps the order it had
  * (the rows as read, Note [Object relationships by joins]). */
@@ -209,7 +249,7 @@ export { UnsupportedQuery };
  * PostgreSQL's compiler: the default SQL compiler (Note [The default SQL compiler] in
  * plugins/database/sql/compiler.ts) in lower case, with `$n::text` parameters cast in SQL,
  * PostgreSQL's operators (arrays, jsonb, ltree, PostGIS), computed fields and tracked functions,
- * JSON built by json_build_object/json_agg, object relationships and order keys by joins, the
+ * JSON built from rows by json_agg/to_json (Note [Objects from rows]), object relationships and order keys by joins, the
  * rows a mutation wrote earlier in the statement, grouped aggregates and multiplexing.
  */
 class Compiler extends SqlCompiler {
@@ -437,11 +477,28 @@ class Compiler extends SqlCompiler {
 
   /** The JSON object of `o` on the row `t`. With `joins`, object relationships that match at
    * most one row are joined in the FROM that reads `t` (the caller appends `joins`) instead of
-   * read by a subquery per row (Note [Object relationships by joins]). */
-  object(o: ObjectIR, t: string, joins?: string[]): string {
-    const pairs = o.fields.map((f) => [f.key, this.field(f, t, joins)] as const);
+   * read by a subquery per row (Note [Object relationships by joins]). With `from`, the object
+   * is a row (Note [Objects from rows]): a lateral sub-select pushed onto `from`, which the
+   * caller appends to the FROM that reads `t` after `joins`, and the result is that row (a
+   * record, which json_agg, to_json and a parent row write as a JSON object). */
+  object(o: ObjectIR, t: string, joins?: string[], from?: string[]): string {
+    if (from && rowFaithful(o)) {
+      const x = this.alias();
+      const cols = o.fields.map((f) => `${this.field(f, t, joins, from)} as ${quoteIdent(f.key)}`);
+      from.push(`cross join lateral (select ${cols.join(', ')}) as ${x}`);
+      return x;
+    }
+    const pairs = o.fields.map((f) => [f.key, this.field(f, t, joins, from)] as const);
     if (pairs.length <= 50) return `json_build_object(${pairs.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')})`;
     return `(select row_to_json(_x) from (select ${pairs.map(([k, e]) => `${e} as ${quoteIdent(k)}`).join(', ')}) as _x)`;
+  }
+
+  /** An output field; `from`: the laterals of objects from rows (Note [Objects from rows]),
+   * which object relationships joined in the same FROM use too. */
+  override field(f: FieldIR, t: string, joins?: string[], from?: string[]): string {
+    if (f.k === 'typename') return `${lit(f.name)}::text`;
+    if (f.k === 'object') return this.objectField(f, t, joins, from);
+    return super.field(f, t, joins);
   }
 
   protected override outputValue(expr: string, scalar: ScalarType | undefined, asText: boolean | undefined): string {
@@ -454,18 +511,20 @@ class Compiler extends SqlCompiler {
     return output(col, f.scalar, f.asText);
   }
 
-  protected objectField(f: Extract<FieldIR, { k: 'object' }>, t: string, joins?: string[]): string {
+  protected objectField(f: Extract<FieldIR, { k: 'object' }>, t: string, joins?: string[], from?: string[]): string {
     const a = this.alias();
     if (joins && f.unique && f.mapping.length > 0) {
       // Note [Object relationships by joins]: no row (or none the role may see) leaves the
-      // joined columns null, the first remote join column among them.
+      // joined columns null, the first remote join column among them. Its row's lateral goes
+      // after the join, in the same FROM (Note [Objects from rows]).
       joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
-      return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${this.object(f.select, a, joins)} end`;
+      return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${this.object(f.select, a, joins, from)} end`;
     }
     const r = this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, true);
     const inner: string[] = [];
-    const obj = this.object(f.select, a, inner);
-    return `(select ${obj} from ${r.from}${joined(inner)} limit 1)`;
+    const rowsFrom: string[] = [];
+    const obj = this.object(f.select, a, inner, rowsFrom);
+    return `(select ${obj} from ${r.from}${joined(inner)}${joined(rowsFrom)} limit 1)`;
   }
 
   protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
@@ -496,8 +555,9 @@ class Compiler extends SqlCompiler {
    * object relationships joined where the list has an order (Note [Object relationships by joins]). */
   private list(select: ObjectIR, a: string, r: { from: string; order: string }, from = r.from): string {
     const joins: string[] = [];
-    const obj = this.object(select, a, ordered(r, joins));
-    return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${from}${joined(joins)})`;
+    const rowsFrom: string[] = [];
+    const obj = this.object(select, a, ordered(r, joins), rowsFrom);
+    return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${from}${joined(joins)}${joined(rowsFrom)})`;
   }
 
   aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
@@ -505,6 +565,7 @@ class Compiler extends SqlCompiler {
     const cap = g.rows.limitCap;
     const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined);
     const nodeJoins: string[] = [];
+    const nodeRows: string[] = [];
     const parts = g.fields.map((f): [string, string] => {
       switch (f.k) {
         case 'typename':
@@ -516,12 +577,12 @@ class Compiler extends SqlCompiler {
           }
           // Joins at the aggregate's own FROM: each matches at most one row, so the rows counted
           // and aggregated are the same.
-          return [f.key, `coalesce(json_agg(${this.object(f.select, t, ordered(r, nodeJoins))}${r.order}), '[]')`];
+          return [f.key, `coalesce(json_agg(${this.object(f.select, t, ordered(r, nodeJoins), nodeRows)}${r.order}), '[]')`];
         case 'aggregate':
           return [f.key, aggregateJson(this, f.fields, t)];
       }
     });
-    return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}${joined(nodeJoins)}`;
+    return `select json_build_object(${parts.map(([k, e]) => `${lit(k)}, ${e}`).join(', ')}) from ${r.from}${joined(nodeJoins)}${joined(nodeRows)}`;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -530,11 +591,12 @@ class Compiler extends SqlCompiler {
   protected rootSelect(ir: Extract<RootIR, { k: 'select' }>, t: string): string {
     const r = this.rows(ir.rows, t, undefined, undefined, ir.single);
     const joins: string[] = [];
-    const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins));
-    if (ir.single) return `select coalesce((select ${obj} from ${r.from}${joined(joins)} limit 1)::text, 'null') as json`;
+    const rowsFrom: string[] = [];
+    const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins), rowsFrom);
+    if (ir.single) return `select coalesce((select ${toJson(obj, rowsFrom)} from ${r.from}${joined(joins)}${joined(rowsFrom)} limit 1)::text, 'null') as json`;
     // A stream's cursor: the first order key of the last row in the order of the list.
     const cursor = ir.cursor ? `, (array_agg((${t}."__svc_o0")::text${r.order}))[count(*)::int4] as cursor` : '';
-    return `select coalesce(json_agg(${obj}${r.order}), '[]')::text as json${cursor} from ${r.from}${joined(joins)}`;
+    return `select coalesce(json_agg(${obj}${r.order}), '[]')::text as json${cursor} from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
   }
 
   protected rootAggregate(g: AggregateIR, t: string): string {
@@ -870,13 +932,17 @@ export class MutationCompiler extends Compiler {
     const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
     if (out.k === 'single') {
       const t = this.alias();
-      return `coalesce((select ${this.object(out.select, t)} from (${rows}) as ${t}${this.filterWhere(out.filter, t)} limit 1)::text, 'null')`;
+      const from: string[] = [];
+      const obj = this.object(out.select, t, undefined, from);
+      return `coalesce((select ${toJson(obj, from)} from (${rows}) as ${t}${joined(from)}${this.filterWhere(out.filter, t)} limit 1)::text, 'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
       if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
       const t = this.alias();
-      return `${lit(f.key)}, (select coalesce(json_agg(${this.object(f.select, t)}), '[]') from (${rows}) as ${t}${this.filterWhere(f.filter, t)})`;
+      const from: string[] = [];
+      const obj = this.object(f.select, t, undefined, from);
+      return `${lit(f.key)}, (select coalesce(json_agg(${obj}), '[]') from (${rows}) as ${t}${joined(from)}${this.filterWhere(f.filter, t)})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }

@@ -120,6 +120,35 @@ describe('admin', () => {
     ).toEqual({ data: { a: { __typename: 'author', id: 1, n: 'Alice' }, b: [{ __typename: 'article', t: 'B1' }] } });
   });
 
+  it('objects from rows (Note [Objects from rows]): keys in selection order, case and keywords kept, nulls and empty lists', async () => {
+    const r = await server.request('POST', '/v1/graphql', {
+      query: `{ author(order_by: {id: asc}, limit: 2) { Z: id select: name __typename none: articles(where: {id: {_eq: 99}}) { id }
+        first: articles(order_by: {id: asc}, limit: 1) { t: title author { from: name } } agg: articles_aggregate { aggregate { count } } email }
+        missing: author_by_pk(id: 99) { id } }`,
+    });
+    expect(r.status, r.text).toBe(200);
+    const data = JSON.parse(r.text).data;
+    expect(Object.keys(data.author[0])).toEqual(['Z', 'select', '__typename', 'none', 'first', 'agg', 'email']);
+    expect(data).toEqual({
+      author: [
+        { Z: 1, select: 'Alice', __typename: 'author', none: [], first: [{ t: 'A1', author: { from: 'Alice' } }], agg: { aggregate: { count: 3 } }, email: 'alice@x' },
+        { Z: 2, select: 'Bob', __typename: 'author', none: [], first: [{ t: 'B1', author: { from: 'Bob' } }], agg: { aggregate: { count: 2 } }, email: 'bob@x' },
+      ],
+      missing: null,
+    });
+  });
+
+  it('response keys over 63 bytes (NAMEDATALEN) are kept whole, also where they share their first 63', async () => {
+    const k63 = 'k'.repeat(63);
+    const [k64a, k64b] = [`${k63}a`, `${k63}b`];
+    const doc = `{ author_by_pk(id: 1) { ${k64a}: id ${k64b}: name ${k63}: email articles(order_by: {id: asc}, limit: 1) { ${k63}: title ${k64a}: id } } }`;
+    const r = await server.request('POST', '/v1/graphql', { query: doc });
+    expect(r.status, r.text).toBe(200);
+    const row = JSON.parse(r.text).data.author_by_pk;
+    expect(Object.keys(row)).toEqual([k64a, k64b, k63, 'articles']);
+    expect(row).toEqual({ [k64a]: 1, [k64b]: 'Alice', [k63]: 'alice@x', articles: [{ [k63]: 'A1', [k64a]: 1 }] });
+  });
+
   it('variables: leaf values, whole where and order_by objects, defaults, null', async () => {
     const doc = 'query ($id: Int!, $lim: Int = 1) { article(where: {author_id: {_eq: $id}}, order_by: {id: asc}, limit: $lim) { id } }';
     expect(await q(doc, { id: 2 })).toEqual({ data: { article: [{ id: 3 }] } });
