@@ -317,7 +317,7 @@ describe('bigquery_run_sql', () => {
     await ok({ type: 'bigquery_track_table', args: { source, table: shop('tag') } });
     const err = await s.metadata({ type: 'bigquery_run_sql', args: { source, sql: 'SELEC 1' } });
     expect(err).toMatchObject({ status: 400, body: { code: 'unexpected', path: '$.args', internal: { reason: 'invalidQuery', statement: 'SELEC 1' } } });
-    expect(await s.metadata({ type: 'bigquery_run_sql', args: { source: 'default', sql: 'SELECT 1' } })).toMatchObject({ status: 400, body: { code: 'not-supported' } });
+    expect(await s.metadata({ type: 'bigquery_run_sql', args: { source: 'default', sql: 'SELECT 1' } })).toMatchObject({ status: 400, body: { code: 'not-exists', error: 'source with name "default" does not exist' } });
   });
 
   it('drops the source', async () => {

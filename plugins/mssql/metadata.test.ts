@@ -89,6 +89,29 @@ describe('mssql_add_source', () => {
     // Another kind's operations do not reach it.
     expect(await s.metadata({ type: 'pg_drop_source', args: { name: source } })).toMatchObject({ status: 400, body: { code: 'not-exists' } });
   });
+
+  it("refuses a kind's operation on a source of another kind as a source that does not exist, as Hasura's askSourceInfo does", async () => {
+    await s.runSql('create table if not exists public.other_kind (id int primary key)');
+    const refused = (source: string, path = '$.args.source') => ({ status: 400, body: { code: 'not-exists', error: `source with name "${source}" does not exist`, path } });
+    // The fuzzer's find: mssql_redeliver_event on the (PostgreSQL) source `default` reached
+    // MSSQL's capture with PostgreSQL's connection, a 500.
+    for (const body of [
+      { type: 'mssql_redeliver_event', args: { event_id: 'author' } },
+      { type: 'mssql_get_event_by_id', args: { event_id: '1' } },
+      { type: 'mssql_track_table', args: { table: { schema: 'public', name: 'other_kind' } } },
+      { type: 'mssql_run_sql', args: { sql: 'SELECT 1' } },
+    ]) {
+      expect(await s.metadata(body), body.type).toMatchObject(refused('default'));
+    }
+    for (const body of [
+      { type: 'pg_track_table', args: { source, table: 'author' } },
+      { type: 'pg_redeliver_event', args: { source, event_id: 'author' } },
+      { type: 'pg_create_select_permission', args: { source, table: 'author', role: 'user', permission: { columns: '*', filter: {} } } },
+    ]) {
+      expect(await s.metadata(body), body.type).toMatchObject(refused(source));
+    }
+    expect((await s.metadata({ type: 'export_metadata', args: {} })).body.sources.find((x: { name: string }) => x.name === 'default').tables ?? []).not.toContainEqual(expect.objectContaining({ table: { schema: 'public', name: 'other_kind' } }));
+  });
 });
 
 describe('tables, relationships, permissions, customization through the mssql_ command groups', () => {
@@ -356,7 +379,7 @@ describe('mssql_run_sql', () => {
     // Words in strings and comments are not statements.
     stand.answer((sql) => sql.startsWith("SELECT 'commit'"), { columns: ['x'], rows: [['commit']] });
     expect((await s.metadata({ type: 'mssql_run_sql', args: { source, sql: "SELECT 'commit' AS x -- rollback" } })).status).toBe(200);
-    expect(await s.metadata({ type: 'mssql_run_sql', args: { source: 'default', sql: 'SELECT 1' } })).toMatchObject({ status: 400, body: { code: 'not-supported', error: 'source "default" is not a mssql source' } });
+    expect(await s.metadata({ type: 'mssql_run_sql', args: { source: 'default', sql: 'SELECT 1' } })).toMatchObject({ status: 400, body: { code: 'not-exists', error: 'source with name "default" does not exist' } });
     expect(await s.metadata({ type: 'mssql_run_sql', args: { source: 'nope', sql: 'SELECT 1' } })).toMatchObject({ status: 400, body: { code: 'not-exists' } });
   });
 

@@ -150,13 +150,11 @@ class Scope {
 }
 
 /** The scope of a request on the source it names (Hasura's DMLQuery `source`, `default` when
- * absent), which must be of the kind that owns the legacy operations. */
-async function scopeFor(db: DatabaseService, ctx: OperationContext, sourceName: string, legacyKind: SourceKind): Promise<Scope> {
+ * absent). A source of another kind than the one owning the legacy operations never gets here:
+ * to them it does not exist (Note [Operations of a kind] in model/service.ts). */
+async function scopeFor(db: DatabaseService, ctx: OperationContext, sourceName: string): Promise<Scope> {
   const source = requireSource(ctx.metadata, sourceName);
   const kind = db.kindOf(source);
-  if (kind !== legacyKind) {
-    throw new SvcError('not-supported', `source "${sourceName}" is of kind "${kind.kind}": the legacy data operations serve sources of kind "${legacyKind.kind}"`, { path: '$.args.source' });
-  }
   const dirty = db.inTransaction(ctx.uow, sourceName);
   const intro = await db.introspection(ctx, sourceName);
   const committed = db.resolved(ctx.current).sources.get(sourceName);
@@ -463,7 +461,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
       };
 
       const select: OperationDef<SelectArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, a.source, bind.kind);
+        const s = await scopeFor(db, ctx, a.source);
         const m = s.table(a.table);
         const ir: RootIR = { k: 'select', single: false, rows: rowsIR(s, m, a, '$.args'), select: objectIR(s, a.columns, m, '$.args.columns') };
         const q = compileSelect(s, ir);
@@ -473,7 +471,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
       };
 
       const count: OperationDef<CountArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, a.source, bind.kind);
+        const s = await scopeFor(db, ctx, a.source);
         const m = s.table(a.table);
         const perm = s.selectPerm(m);
         const columns = a.distinct?.map((c, i) => s.column(m, c, perm?.columns, 'select', `$.args.distinct[${i}]`).name);
@@ -511,17 +509,17 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
       };
 
       const insert: OperationDef<InsertArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, a.source, bind.kind);
+        const s = await scopeFor(db, ctx, a.source);
         return mutate(s, ctx, insertIR(s, s.table(a.table), a));
       };
 
       const update: OperationDef<UpdateArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, a.source, bind.kind);
+        const s = await scopeFor(db, ctx, a.source);
         return mutate(s, ctx, updateIR(s, s.table(a.table), a));
       };
 
       const del: OperationDef<DeleteArgs>['run'] = async (a, ctx) => {
-        const s = await scopeFor(db, ctx, a.source, bind.kind);
+        const s = await scopeFor(db, ctx, a.source);
         return mutate(s, ctx, deleteIR(s, s.table(a.table), a));
       };
 

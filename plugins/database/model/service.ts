@@ -26,7 +26,7 @@ import type {
   TableInfo,
   TableMeta,
 } from './types.js';
-import { qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSchema, removeTable, sourcesOf } from './meta.js';
+import { findSource, qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSchema, removeTable, sourcesOf } from './meta.js';
 import type { SchemaRename } from './types.js';
 import { DEFAULT_SOURCE_KIND } from './types.js';
 import { renameOwnEntry } from './rename.js';
@@ -98,8 +98,8 @@ export class DatabaseService {
     if (this.kinds.has(kind.kind)) throw new Error(`source kind "${kind.kind}" is registered twice`);
     this.kinds.set(kind.kind, kind);
     const bind = this.binding(kind);
-    for (const g of this.groups) this.registerOps(g.operations(bind));
-    if (kind.operations) this.registerOps(kind.operations(bind));
+    for (const g of this.groups) this.registerOps(kind, g.operations(bind));
+    if (kind.operations) this.registerOps(kind, kind.operations(bind));
   }
 
   /** Schemas of the keys of a tracked table's entry that other plugins own (`event_triggers`),
@@ -127,15 +127,41 @@ export class DatabaseService {
 
   registerGroup(group: CommandGroup): void {
     this.groups.push(group);
-    for (const kind of this.kinds.values()) this.registerOps(group.operations(this.binding(kind)));
+    for (const kind of this.kinds.values()) this.registerOps(kind, group.operations(this.binding(kind)));
   }
 
   get commandGroups(): readonly CommandGroup[] {
     return this.groups;
   }
 
-  private registerOps(ops: OperationDef[]) {
-    for (const op of ops) this.k.operation(op);
+  private registerOps(kind: SourceKind, ops: OperationDef[]) {
+    for (const op of ops) this.k.operation(this.ofKind(kind, op));
+  }
+
+  /*
+   * Note [Operations of a kind]
+   * A kind's operations (`mssql_track_table`, `pg_redeliver_event`, the kind's own) take the
+   * source they act on in `args.source`, `default` when absent. A source of another kind is, to
+   * them, a source that does not exist: Hasura looks a source up with its backend's type
+   * (askSourceInfo) and answers `source with name "..." does not exist`. Checked here once for
+   * every operation a kind is bound to, before its run, so that no operation reaches a source
+   * with another kind's SQL (the fuzzer found `mssql_redeliver_event` on the PostgreSQL source
+   * `default` answering 500). `<prefix>_add_source` and `_drop_source` name theirs in `name`
+   * and check it themselves.
+   */
+  private ofKind(kind: SourceKind, op: OperationDef): OperationDef {
+    const run = op.run;
+    return {
+      ...op,
+      run: (args, ctx) => {
+        const name = (args as { source?: unknown } | undefined)?.source;
+        if (typeof name === 'string') {
+          const source = findSource(ctx.metadata, name);
+          if (source && this.kinds.get(source.kind ?? DEFAULT_SOURCE_KIND) !== kind) throw new SvcError('not-exists', `source with name "${name}" does not exist`, { path: '$.args.source' });
+        }
+        return run(args, ctx);
+      },
+    };
   }
 
   binding(kind: SourceKind): KindBinding {
