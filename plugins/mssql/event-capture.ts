@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
-import type { CaptureDef, CaptureSpec, ClaimedEvent, EventCapture, QualifiedTable, SqlExecutor, TableInfo } from '../database/index.js';
+import { invocationOf, type CaptureDef, type CaptureSpec, type ClaimedEvent, type EventCapture, type InvocationRow, type QualifiedTable, type SqlExecutor, type TableInfo } from '../database/index.js';
 import { nlit, quoteIdent } from './identifiers.js';
 
 type Op = CaptureDef['op'];
@@ -285,23 +285,8 @@ interface EventRow {
   archived: boolean | number;
 }
 
-interface InvocationRow {
-  id: string;
-  trigger_name: string;
-  event_id: string;
-  http_status: number | null;
-  request: string | null;
-  response: string | null;
-  duration_ms: number | null;
-  created_at: string;
-}
 
 const eventOf = (r: EventRow) => ({ ...r, payload: JSON.parse(r.payload), delivered: !!r.delivered, error: !!r.error, archived: !!r.archived });
-const invocationOf = (r: InvocationRow) => ({
-  ...r,
-  request: r.request === null ? null : JSON.parse(r.request),
-  response: r.response === null ? null : JSON.parse(r.response),
-});
 
 export const INSERT_MANUAL = `SET NOCOUNT ON;
 DECLARE @id uniqueidentifier = NEWID();

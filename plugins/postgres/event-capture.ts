@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
-import type { CaptureDef, CaptureSpec, ClaimedEvent, EventCapture, QualifiedTable, SqlExecutor } from '../database/index.js';
+import { invocationOf, type CaptureDef, type CaptureSpec, type ClaimedEvent, type EventCapture, type InvocationRow, type QualifiedTable, type SqlExecutor } from '../database/index.js';
 
 type Op = CaptureDef['op'];
 type SubscribeColumns = CaptureSpec['columns'];
@@ -325,23 +325,8 @@ interface EventRow {
   archived: boolean;
 }
 
-interface InvocationRow {
-  id: string;
-  trigger_name: string;
-  event_id: string;
-  http_status: number | null;
-  request: string | null;
-  response: string | null;
-  duration_ms: number | null;
-  created_at: string;
-}
 
 const eventOf = (r: EventRow) => ({ ...r, payload: JSON.parse(r.payload) });
-const invocationOf = (r: InvocationRow) => ({
-  ...r,
-  request: r.request === null ? null : JSON.parse(r.request),
-  response: r.response === null ? null : JSON.parse(r.response),
-});
 
 /** Inserts a manual event (`op: MANUAL`, the payload as `new`); returns its id. */
 async function insertManualEvent(exec: SqlExecutor, table: QualifiedTable, trigger: string, payload: unknown, session: Record<string, string>): Promise<string> {
