@@ -163,8 +163,9 @@ export interface KernelApi {
   execute(endpoint: Endpoint, body: unknown, session: Session): Promise<unknown>;
   /** The session of a request: admin secret, JWT or webhook (core/auth/session.ts). `request`
    * is the GraphQL request (or batch) when there is one, which webhook POST mode sends to the
-   * hook. Throws an SvcError to refuse (401, 400 invalid-jwt, ..., 500 for a failing hook). */
-  authenticate(headers: Headers, request?: unknown): Promise<Session>;
+   * hook. Throws an SvcError to refuse (401, 400 invalid-jwt, ..., 500 for a failing hook).
+   * `headers`: a Headers, or name-value pairs (lib/http/node-request.ts `headerPairs`). */
+  authenticate(headers: Headers | Iterable<[string, string]>, request?: unknown): Promise<Session>;
   /** Synchronous and partial: resolves the admin secret and requests without credentials, and
    * refuses a JWT or webhook request as not admin (access-denied). Only for admin-only routes
    * that cannot wait; prefer `authenticate`. */

@@ -41,7 +41,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
   const cfg = kernel.config;
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
   const session = (c: Context): Promise<Session> => kernel.authenticate(c.req.raw.headers);
-  const readJson = (c: Context) => readJsonBody(c.req.raw, cfg);
+  const readJson = (c: Context) => readJsonBody(c, cfg);
   const notFound = (c: Context) => c.json({ path: '$', error: 'resource does not exist', code: 'not-found' }, 404);
 
   app.use('*', async (c, next) => {

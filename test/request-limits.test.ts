@@ -3,6 +3,8 @@
  * must refuse: each malformed request of the hardening review answers a 400 in the SPEC's shape
  * naming what is wrong (never a 500), and leaves the metadata as it was.
  */
+import net from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startServer, useServer, type HttpResult } from './helpers.js';
 
@@ -146,6 +148,76 @@ describe('limits: body size, configured', () => {
     expect400(await t.metadata(body({ type: 'export_metadata', args: { a: nest(8, 1, '[', ']') } })), 'bad-request', /deeper than the limit of 8 levels/);
     expect400(await t.metadata({ type: 'export_metadata', args: { a: Array(11).fill(1) } }), 'bad-request', /has 11 items, more than the limit of 10/);
     expect((await t.metadata({ type: 'export_metadata', args: {} })).status).toBe(200);
+  });
+});
+
+describe('requests read from the Node request (lib/http/node-request.ts, body.ts readBodyText)', () => {
+  // As server/main.ts serves the app: the body and the session's headers come from the Node
+  // request beneath hono's (app.request in the other tests has none).
+  let server: ServerType;
+  let port: number;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => {
+      server = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+        port = info.port;
+        resolve();
+      });
+    });
+    await s.runSql("insert into author (name) values ('Ann')");
+    const perm = { type: 'pg_create_select_permission', args: { table: 'author', role: 'reader', permission: { columns: ['name'], filter: { id: { _eq: 'X-Svc-Author-Id' } } } } };
+    expect((await s.metadata(perm)).status).toBe(200);
+    before = await exported();
+  });
+  afterAll(async () => {
+    await new Promise((r) => server?.close(r));
+  });
+
+  /** Sends `parts` over one raw connection, `gapMs` apart, then waits for the answer (`wait`) or
+   * closes it at once; the whole answer, or '' if none came. */
+  function raw(parts: (string | Buffer)[], gapMs = 20, wait = true): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const sock = net.connect(port, '127.0.0.1', async () => {
+        for (const p of parts) {
+          sock.write(p);
+          await new Promise((r) => setTimeout(r, gapMs));
+        }
+        // The server closes the connection after its answer (Connection: close).
+        if (!wait) sock.destroy();
+      });
+      sock.on('data', (d) => chunks.push(d));
+      sock.on('error', reject);
+      sock.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+  }
+  const head = (length: number, headers = '') => `POST /v1/graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n${headers}Content-Length: ${length}\r\n\r\n`;
+
+  it('a body sent in many pieces, one character split across two of them, is read whole', async () => {
+    const text = JSON.stringify({ query: 'query ($n: String) { author { name } e: __typename @include(if: true) }', variables: { n: 'é€😀' } });
+    const bytes = Buffer.from(text, 'utf8');
+    const cut = bytes.indexOf(0xf0) + 2; // inside the four bytes of 😀
+    const answer = await raw([head(bytes.length), bytes.subarray(0, 10), bytes.subarray(10, cut), bytes.subarray(cut)]);
+    expect(answer).toMatch(/^HTTP\/1.1 200/);
+    expect(answer).toContain('{"data":{"author":[{"name":"Ann"}]');
+  });
+
+  it("the session's headers: names in any case, values trimmed, a repeated one joined", async () => {
+    const body = JSON.stringify({ query: '{ author { name } }' });
+    const as = async (headers: string) => (await raw([head(Buffer.byteLength(body), headers), body])).split('\r\n\r\n')[1];
+    expect(await as('X-SVC-ROLE:  reader \r\nx-svc-author-id: 1\r\n')).toBe('{"data":{"author":[{"name":"Ann"}]}}');
+    expect(await as('x-svc-role: reader\r\nX-Svc-Author-Id: 2\r\n')).toBe('{"data":{"author":[]}}');
+    // Two values of one variable are joined with ", " (as web Headers join them): not an integer.
+    expect(await as('x-svc-role: reader\r\nx-svc-author-id: 1\r\nX-Svc-Author-Id: 1\r\n')).toMatch(/"errors":\[\{"message":"[^"]*invalid input syntax for type integer/);
+  });
+
+  it('invalid UTF-8 in a body is refused, and a client gone before its declared length harms no other request', async () => {
+    const bad = Buffer.concat([Buffer.from('{"query":"{ __typename }","x":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const answer = await raw([head(bad.length), bad]);
+    expect(answer).toMatch(/^HTTP\/1.1 200/);
+    expect(answer).toMatch(/not valid UTF-8/);
+    // Half a body, then the connection closed: no answer can go out, and the server goes on.
+    expect(await raw([head(1000), '{"query":"{ __typ'], 20, false)).toBe('');
+    expect(await raw([head(26), '{"query":"{ __typename }"}'])).toContain('{"data":{"__typename":"query_root"}}');
   });
 });
 

@@ -377,7 +377,7 @@ export class Kernel {
 
   /** The session of a request: admin secret, JWT or webhook (Note [Resolution order] in
    * core/auth/session.ts). `request`: the GraphQL request, which webhook POST mode sends. */
-  authenticate(headers: Headers, request?: unknown): Promise<Session> {
+  authenticate(headers: Headers | Iterable<[string, string]>, request?: unknown): Promise<Session> {
     return this.auth.resolve(headers, request);
   }
 

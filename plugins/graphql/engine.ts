@@ -12,7 +12,7 @@ import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
 import { errorDetail, type Logger } from '../../core/log.js';
 import { readJsonBody } from '../../lib/http/body.js';
-import { clientAddress } from '../../lib/http/client-address.js';
+import { clientAddress, headerPairs } from '../../lib/http/node-request.js';
 import { jsonTypeName } from '../../core/validation.js';
 import { UnitOfWork } from '../../core/uow.js';
 import { LruCache, type CacheStats } from './cache.js';
@@ -59,7 +59,7 @@ export interface EngineHost {
   state(): { build: BuildResult };
   /** The session of a request; `request` is the GraphQL request or batch (webhook POST mode
    * sends it). Throws an SvcError to refuse. */
-  authenticate(headers: Headers, request?: unknown): Promise<Session>;
+  authenticate(headers: Headers | Iterable<[string, string]>, request?: unknown): Promise<Session>;
   /** Whether `authenticate` needs the request: the body is then read first. */
   authNeedsRequest?(): boolean;
   /** Note [Document gates] in ./contract.ts. */
@@ -220,7 +220,9 @@ export class GraphQLEngine {
     // Authentication comes first, unless it needs the request (webhook POST mode): then the body
     // is read first, and a body that cannot be read is reported after authentication, as Hasura
     // calls the hook without the request when it does not parse.
-    const early = this.host.authNeedsRequest?.() ? undefined : this.authenticate(headers, undefined);
+    // The session reads every header once: from the Node request's list (headerPairs).
+    const pairs = headerPairs(c);
+    const early = this.host.authNeedsRequest?.() ? undefined : this.authenticate(pairs, undefined);
     let body: unknown;
     let bodyError: SvcError | undefined;
     if (early) {
@@ -228,12 +230,12 @@ export class GraphQLEngine {
       if ('error' in s) return this.respond(c, s.error);
     }
     try {
-      body = await readJsonBody(c.req.raw, this.host.config, this.batchFits);
+      body = await readJsonBody(c, this.host.config, this.batchFits);
     } catch (e) {
       if (!(e instanceof SvcError && e.status < 500)) throw e;
       bodyError = e;
     }
-    const resolved = early ? await early : await this.authenticate(headers, bodyError ? undefined : body);
+    const resolved = early ? await early : await this.authenticate(pairs, bodyError ? undefined : body);
     if ('error' in resolved) return this.respond(c, resolved.error);
     if (bodyError) return this.respond(c, failure(fromSvcError(bodyError)));
     const session = resolved.session;
@@ -300,7 +302,7 @@ export class GraphQLEngine {
     return answers.some((a) => a instanceof Promise) ? Promise.all(answers).then(decide) : decide(answers as RequestAdmission[]);
   }
 
-  private async authenticate(headers: Headers, request: unknown): Promise<{ session: Session } | { error: Answer }> {
+  private async authenticate(headers: Headers | Iterable<[string, string]>, request: unknown): Promise<{ session: Session } | { error: Answer }> {
     try {
       return { session: await this.host.authenticate(headers, request) };
     } catch (e) {

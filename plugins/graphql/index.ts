@@ -75,7 +75,7 @@ export default definePlugin({
         c.set('operation', 'explain');
         const s = await k.authenticate(c.req.raw.headers);
         if (!s.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
-        const body = await readJsonBody(c.req.raw, k.config);
+        const body = await readJsonBody(c, k.config);
         return c.body(JSON.stringify(await engine().explain(body, c.req.raw.headers)), 200, { 'content-type': 'application/json; charset=utf-8' });
       },
     });

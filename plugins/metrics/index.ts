@@ -16,18 +16,16 @@
  * `--metrics-secret`, compared in constant time. Plugins that land later (event delivery,
  * live queries) add their series to `MetricsToken`'s registry.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import { definePlugin, type Token } from '../../core/plugin.js';
 import { optionSchemas, type OptionValues } from '../../core/config.js';
 import { GRAPHQL } from '../graphql/index.js';
 import { secretMatches } from '../../core/auth/session.js';
 import { DatabaseToken } from '../database/index.js';
+import { RequestSeries } from './request-series.js';
 
 /** The registry `/v1/metrics` serves, for other plugins' series. */
 export const MetricsToken: Token<Registry> = { key: 'metrics.registry' };
-
-/** Most request series kept (route x method x status x operation). */
-const MAX_SERIES = 2000;
 
 export const METRICS_OPTIONS = {
   // GET /v1/metrics answers a request that sends it as X-Svc-Metrics-Secret (or the admin secret).
@@ -52,31 +50,10 @@ export default definePlugin({
     collectDefaultMetrics({ register: registry });
     const registers = [registry];
 
-    const requests = new Counter({ name: 'svc_http_requests_total', help: 'HTTP requests answered', labelNames: ['route', 'method', 'status', 'operation'] as const, registers });
-    const duration = new Histogram({
-      name: 'svc_http_request_duration_seconds',
-      help: 'Time to answer an HTTP request (for /v1/graphql: GraphQL execution)',
-      labelNames: ['route', 'operation'] as const,
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    // The series of one (route, method, status, operation), looked up by one string key: prom-client
-    // hashes a label object on every call, a cost on every request otherwise.
-    const series = new Map<string, { count: ReturnType<typeof requests.labels>; time: ReturnType<typeof duration.labels> }>();
-    k.events.on('request', (r) => {
-      let operation = r.operation ?? '';
-      let key = `${r.route}\u0000${r.method}\u0000${r.status}\u0000${operation}`;
-      // The operation is the body's `type`, which a client chooses: past a bound, new ones are
-      // counted as `other`, so that no client can grow the series without end.
-      if (series.size >= MAX_SERIES && !series.has(key)) {
-        operation = 'other';
-        key = `${r.route}\u0000${r.method}\u0000${r.status}\u0000${operation}`;
-      }
-      let s = series.get(key);
-      if (!s) series.set(key, (s = { count: requests.labels(r.route, r.method, String(r.status), operation), time: duration.labels(r.route, operation) }));
-      s.count.inc();
-      s.time.observe(r.durationMs / 1000);
-    });
+    // Note [Request series]: counted outside prom-client, formatted by it when scraped.
+    const series = new RequestSeries('svc_http_requests_total', 'svc_http_request_duration_seconds', [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+    series.register(registry, { count: 'HTTP requests answered', time: 'Time to answer an HTTP request (for /v1/graphql: GraphQL execution)' });
+    k.events.on('request', (r) => series.record(r));
 
     const graphql = k.optional(GRAPHQL);
     const plans = (key: 'hits' | 'misses' | 'evictions' | 'size') => () => (graphql ? graphql.runner().stats()[key] : 0);

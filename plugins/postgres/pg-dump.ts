@@ -260,7 +260,7 @@ export function pgDumpRoute(k: KernelApi): RouteDef {
     handler: async (c) => {
       const session = await k.authenticate(c.req.raw.headers);
       if (!session.isAdmin) throw new SvcError('access-denied', 'restricted access : admin only', { path: '$' });
-      const a = parseWith(Args, await readJsonBody(c.req.raw, k.config), '$');
+      const a = parseWith(Args, await readJsonBody(c, k.config), '$');
       const args = pgDumpArgs(a.opts);
       const source = sourcesOf(k.state().metadata).find((s) => s.name === a.source);
       if (!source || source.kind !== 'postgres') {

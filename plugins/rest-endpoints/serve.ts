@@ -10,7 +10,7 @@ import { GRAPHQL } from '../graphql/index.js';
 import { SvcError } from '../../core/errors.js';
 import { checkJsonLimits, readBodyText } from '../../lib/http/body.js';
 import { isGraphQLName } from '../../core/validation.js';
-import { clientAddress } from '../../lib/http/client-address.js';
+import { clientAddress } from '../../lib/http/node-request.js';
 import type { EndpointsBuild, ResolvedEndpoint, VariableInfo } from './build.js';
 import { METHODS } from './trie.js';
 
