@@ -6,7 +6,7 @@
  */
 import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, Value } from '../database/index.js';
 import { literalCount } from '../database/index.js';
-import { DIRS, lit, output, quoteIdent } from './identifiers.js';
+import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
 
 /*
@@ -28,7 +28,8 @@ import { pgAggregate } from './aggregates.js';
  * parameter). `having` compares the aggregates projected as `agg<i>` (a boolean expression of
  * the IR over those columns, compiled as any other). The order keys are projected too; the
  * window's own `order by` is written only with a limit or an offset (Note [One sort per list]).
- * Without keys there is no GROUP BY, and so exactly one group, as `_aggregate` has one answer.
+ * Without keys the GROUP BY is the empty grouping set `()`: exactly one group, as `_aggregate`
+ * has one answer, also when only `__typename` is selected.
  */
 
 /** What of the statement's compiler a `_groups` field needs. */
@@ -89,22 +90,77 @@ export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string
   return `json_build_object(${parts.join(', ')})`;
 }
 
-function keysJson(fields: GroupKeyField[], t: string): string {
-  const parts = fields.map((f): string => {
-    if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
-    if (f.k === 'key') return `${lit(f.key)}, ${output(`${t}."__svc_k${f.index}"`, f.scalar, f.asText)}`;
-    return `${lit(f.key)}, ${keysJson(f.fields, t)}`;
-  });
-  return `json_build_object(${parts.join(', ')})`;
+/*
+ * Note [Groups as rows]
+ * A group's object is built from a row, as a list's rows are (Note [Objects from rows] in
+ * compile.ts), not by json_build_object: one object per group and several nested in it (keys,
+ * aggregate, each of sum/avg/...), so a query with hundreds of groups paid json_build_object's
+ * per-argument lookups for each. The grouped select projects the values (the keys it groups by,
+ * each aggregate once as "v<i>"), and the outermost select reads each group's objects through
+ * lateral sub-selects of their fields named by their response keys, the nested ones first:
+ *   from (<window>) as _g
+ *   cross join lateral (select _g."__svc_k0" as "month", ...) as _k
+ *   cross join lateral (select _g."v1" as "total") as _s
+ *   cross join lateral (select _g."v0" as "count", _s as "sum") as _a
+ *   cross join lateral (select _k as "keys", _a as "aggregate") as _j
+ * and json_agg writes the row _j, a nested object being a record column of its parent. Having
+ * no FROM, each sub-select is pulled up into the query (a ROW expression that keeps its names,
+ * as in Note [Objects from rows]), where a scalar sub-select per nested object would run as a
+ * subplan per group. The aggregates stay in the grouped select: a FROM-less sub-select holding
+ * `count(*)` would count its own one row. On Chinook's 412 invoices in 319 groups (the
+ * benchmark's groups query), PostgreSQL's CPU per statement, backend CPU from /proc over 300
+ * runs on the two-core machine beside other work (2026-11-26): about 4,600 µs with
+ * json_build_object, 3,700 with scalar sub-selects, 2,600 with laterals (a flat row of the same
+ * values: 2,200). An object whose keys a row cannot carry (`rowKeys` in ./identifiers.ts) keeps
+ * json_build_object, its nested objects still rows.
+ */
+
+/** An object of the group's JSON: its fields' keys and SQL values (a nested object's too). */
+type Obj = { key: string; value: string | Obj }[];
+
+/** The object `o` as SQL: the alias of a lateral row added to `laterals` (Note [Groups as
+ * rows]; nested objects first, so that a row names its children's), else json_build_object. */
+function objectSql(c: SqlHost, o: Obj, laterals: string[]): string {
+  const value = (v: string | Obj) => (typeof v === 'string' ? v : objectSql(c, v, laterals));
+  if (!rowKeys(o.map((f) => f.key))) return `json_build_object(${o.map((f) => `${lit(f.key)}, ${value(f.value)}`).join(', ')})`;
+  const list = o.map((f) => `${value(f.value)} as ${quoteIdent(f.key)}`).join(', ');
+  const a = c.alias();
+  laterals.push(` cross join lateral (select ${list}) as ${a}`);
+  return a;
 }
 
-function groupJson(c: SqlHost, fields: GroupField[], t: string): string {
-  const parts = fields.map((f): string => {
-    if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
-    if (f.k === 'keys') return `${lit(f.key)}, ${keysJson(f.fields, t)}`;
-    return `${lit(f.key)}, ${aggregateJson(c, f.fields, t)}`;
+/** `fields` of a group as an object over the grouped select's columns (alias `g`), the
+ * aggregates it needs added to `values` (each projected there as "v<i>"). */
+function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, values: string[]): Obj {
+  const value = (expr: string) => `${g}."v${values.push(expr) - 1}"`;
+  const keysObj = (fs: GroupKeyField[]): Obj =>
+    fs.map((f) => {
+      if (f.k === 'typename') return { key: f.key, value: `${lit(f.name)}::text` };
+      if (f.k === 'key') return { key: f.key, value: output(`${g}."__svc_k${f.index}"`, f.scalar, f.asText) };
+      return { key: f.key, value: keysObj(f.fields) };
+    });
+  const aggregateObj = (ops: AggregateOp[]): Obj =>
+    ops.map((op) => {
+      if (op.k === 'typename') return { key: op.key, value: `${lit(op.name)}::text` };
+      if (op.k === 'count') {
+        const cols = (op.columns ?? []).map((col, i) => c.redacted(`${t}.${quoteIdent(col)}`, op.redact?.[i], t));
+        const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
+        return { key: op.key, value: value(`count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`) };
+      }
+      return {
+        key: op.key,
+        value: op.columns.map((col) => {
+          if (col.column === undefined) return { key: col.key, value: `${lit(col.typename!)}::text` };
+          const v = value(`${pgAggregate(op.fn)}(${c.redacted(`${t}.${quoteIdent(col.column)}`, col.redact, t)})`);
+          return { key: col.key, value: col.asText ? `(${v})::text` : v };
+        }),
+      };
+    });
+  return fields.map((f) => {
+    if (f.k === 'typename') return { key: f.key, value: `${lit(f.name)}::text` };
+    if (f.k === 'keys') return { key: f.key, value: keysObj(f.fields) };
+    return { key: f.key, value: aggregateObj(f.fields) };
   });
-  return `json_build_object(${parts.join(', ')})`;
 }
 
 /**
@@ -118,12 +174,19 @@ export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly
   const conds = [c.bool(g.where, t, t)];
   if (join) conds.push(...join.mapping.map(([own, remote]) => `${t}.${quoteIdent(remote)} = ${join.parent}.${quoteIdent(own)}`));
   const inner = `select ${t}.*${keys.map((k, i) => `, ${k} as "__svc_k${i}"`).join('')} from ${c.src(g.table)} as ${t} where ${conds.join(' and ')}`;
-  const cols = [`${groupJson(c, g.fields, t)} as "j"`];
+  // The group's values, projected for the outermost select (Note [Groups as rows]).
+  const a = c.alias();
+  const values: string[] = [];
+  const obj = groupObject(g.fields, t, a, c, values);
+  const cols = keys.map((_, i) => `${t}."__svc_k${i}"`);
+  values.forEach((v, i) => cols.push(`${v} as "v${i}"`));
   g.orderBy.forEach((o, i) => cols.push(`${o.k === 'key' ? `${t}."__svc_k${o.index}"` : termExpr(c, o.term, t)} as "o${i}"`));
   g.having?.terms.forEach((term, i) => cols.push(`${termExpr(c, term, t)} as "agg${i}"`));
-  const groupBy = keys.length ? ` group by ${keys.map((_, i) => `${t}."__svc_k${i}"`).join(', ')}` : '';
-  const grouped = `select ${cols.join(', ')} from (${inner}) as ${t}${groupBy}`;
-  const a = c.alias();
+  // Without keys, the empty grouping set: one group, with or without an aggregate selected (a
+  // select of no aggregate and no GROUP BY would answer a group per row).
+  const groupBy = ` group by ${keys.length ? keys.map((_, i) => `${t}."__svc_k${i}"`).join(', ') : '()'}`;
+  // A group with no value to project (only __typename) still needs a column.
+  const grouped = `select ${cols.length ? cols.join(', ') : '1 as "v"'} from (${inner}) as ${t}${groupBy}`;
   const order = g.orderBy.map((o, i) => `${a}."o${i}" ${DIRS[o.dir]}`).join(', ');
   let window = `select ${a}.* from (${grouped}) as ${a}`;
   if (g.having) window += ` where ${c.bool(g.having.e, a, a)}`;
@@ -138,5 +201,7 @@ export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly
   if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
   if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;
-  return `select coalesce(json_agg(${a}."j"${order ? ` order by ${order}` : ''}), '[]') from (${window}) as ${a}`;
+  const laterals: string[] = [];
+  const row = objectSql(c, obj, laterals);
+  return `select coalesce(json_agg(${row}${order ? ` order by ${order}` : ''}), '[]') from (${window}) as ${a}${laterals.join('')}`;
 }

@@ -29,7 +29,7 @@ import type {
   Value,
 } from '../database/index.js';
 import { literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
-import { DIRS, lit, output, quoteIdent } from './identifiers.js';
+import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { aggregateJson, groupsSelect } from './compile-groups.js';
 import { PG_AGGREGATES } from './aggregates.js';
 
@@ -170,19 +170,15 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
  * so the data is the same; the text differs in whitespace only (`{"id":1}` where
  * json_build_object wrote `{"id" : 1}`, and json_agg of rows separates them with ", \n ").
  * An object keeps json_build_object where a row cannot carry its keys faithfully
- * (`rowFaithful`): a key over 63 bytes (NAMEDATALEN truncates a column name, and two keys could
- * then collide), no field at all (kept as json_build_object()'s `{}` for clarity), and more
- * fields than a target list may have. The objects an aggregate builds (`aggregate { count sum
- * {...} }`, a group's keys and aggregate: compile-groups.ts) stay json_build_object: one per
- * statement or group, not per row.
+ * (`rowKeys` in ./identifiers.ts): a key over 63 bytes (NAMEDATALEN truncates a column name, and
+ * two keys could then collide), no field at all (kept as json_build_object()'s `{}` for clarity),
+ * and more fields than a target list may have. The objects of `_aggregate` (`aggregate { count
+ * sum {...} }`) stay json_build_object: one per statement. A `_groups` field's objects, one per
+ * group, are rows too (Note [Groups as rows] in compile-groups.ts).
  */
 
 /** Whether the object of `o` can be a row (Note [Objects from rows]). */
-function rowFaithful(o: ObjectIR): boolean {
-  if (o.fields.length === 0 || o.fields.length > 1600) return false;
-  for (const f of o.fields) if (Buffer.byteLength(f.key, 'utf8') > 63) return false;
-  return true;
-}
+const rowFaithful = (o: ObjectIR): boolean => rowKeys(o.fields.map((f) => f.key));
 
 /** A single object as json: a row (an alias of `from`) through to_json, else the expression. */
 const toJson = (obj: string, from: readonly string[]): string => (from.length > 0 && /^_t\d+$/.test(obj) ? `to_json(${obj})` : obj);

@@ -23,3 +23,13 @@ export function output(expr: string, scalar: { category?: string } | undefined, 
   if (scalar?.category === 'geometry') return `st_asgeojson(${expr}, 15, 4)::json`;
   return expr;
 }
+
+/** Whether an object of these keys can be a row whose columns are named by them (Note [Objects
+ * from rows] in ./compile.ts): at least one, no more than a target list may have (1,664; kept
+ * under 1,600, a table's limit), none over NAMEDATALEN's 63 bytes, which would be truncated and
+ * could then collide. */
+export function rowKeys(keys: readonly string[]): boolean {
+  if (keys.length === 0 || keys.length > 1600) return false;
+  for (const k of keys) if (Buffer.byteLength(k, 'utf8') > 63) return false;
+  return true;
+}

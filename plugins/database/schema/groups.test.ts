@@ -191,6 +191,26 @@ describe('admin', () => {
     });
   });
 
+  it('objects as rows (Note [Groups as rows]): keys in selection order, aliases over 63 bytes, __typename alone', async () => {
+    // The answer's text: every object's keys in the order they were asked for.
+    const r = await server.request('POST', '/v1/graphql', { query: `{ invoice_groups(group_by: [customer_id], limit: 2) {
+      aggregate { max { qty total } count } keys { customer_id } __typename } }` });
+    expect(r.text.replace(/\s/g, '')).toBe(
+      '{"data":{"invoice_groups":[{"aggregate":{"max":{"qty":2,"total":10.50},"count":2},"keys":{"customer_id":1},"__typename":"invoice_group"},' +
+        '{"aggregate":{"max":{"qty":3,"total":7.25},"count":1},"keys":{"customer_id":2},"__typename":"invoice_group"}]}}',
+    );
+    // A key a column name cannot hold whole (NAMEDATALEN), at every level, and two that would
+    // collide once truncated: the objects are built by json_build_object instead.
+    const long = (c: string) => `k${'x'.repeat(62)}${c}`;
+    expect(
+      await data(`{ invoice_groups(group_by: [customer_id], limit: 1) { ${long('a')}: aggregate { ${long('b')}: count ${long('c')}: sum { ${long('d')}: qty ${long('e')}: total } }
+        ${long('f')}: keys { ${long('g')}: customer_id ${long('h')}: customer_id } } }`),
+    ).toEqual({ invoice_groups: [{ [long('a')]: { [long('b')]: 2, [long('c')]: { [long('d')]: 3, [long('e')]: 14.5 } }, [long('f')]: { [long('g')]: 1, [long('h')]: 1 } }] });
+    // A group with nothing but its type name.
+    expect(await data('{ invoice_groups(group_by: [customer_id]) { __typename } }')).toEqual({ invoice_groups: Array(4).fill({ __typename: 'invoice_group' }) });
+    expect(await data('{ invoice_groups(group_by: []) { t: __typename } }')).toEqual({ invoice_groups: [{ t: 'invoice_group' }] });
+  });
+
   it('a table whose name begins with <t>_group keeps its root field; that table gets no groups', async () => {
     const schema = await data('{ __schema { queryType { fields { name } } } }');
     const names = schema.__schema.queryType.fields.map((f: any) => f.name);
