@@ -121,9 +121,14 @@ export function checkComputedField(
  * `columns`). The field takes `args` only (no where, order_by, limit, offset, distinct_on), no
  * table's permission applies to the rows, and it is not in boolean expressions or order_by. A
  * role sees it when its select permission on the table lists it in `computed_fields` (which
- * such a computed field may be, unlike one returning a table's rows); admin always. One
- * departure: Hasura types the field as a single nullable object while it answers a list of the
- * rows; Svc types it `[<computed field>__fields!]!`, as it answers.
+ * such a computed field may be, unlike one returning a table's rows); admin always. Where Svc
+ * departs: Hasura types the field as a single nullable object while it answers a list of the
+ * rows, Svc types it `[<computed field>__fields!]!`, as it answers; an inherited role whose
+ * parents do not all list it would need its rows hidden row by row (Note [Inherited roles] in
+ * model/inherit.ts), which Hasura does not do for it, so Svc does not show it to such a role;
+ * and since the type is named after the computed field alone, one of the same name with other
+ * columns (another table's) is refused when selected rather than answered under the type of the
+ * one that made it (schema/role.ts `computedColumns`).
  */
 
 /** Checks a computed field by argument mapping (Note [Computed fields by argument mapping]). */
