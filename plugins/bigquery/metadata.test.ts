@@ -349,6 +349,22 @@ describe('computed fields over table functions that declare their columns (Note 
     expect(r.data.o.inputFields.map((f: { name: string }) => f.name)).not.toContain('titles');
   });
 
+  it("the type's name takes the source's type-name customization, as Hasura's mkTypename", async () => {
+    await ok({ type: 'bigquery_update_source', args: { name: source, customization: { type_names: { prefix: 'bq_', suffix: '_t' } } } });
+    try {
+      const r = await s.gql('{ a: __type(name: "bq_shop_author_t") { fields { name type { ofType { ofType { ofType { name } } } } } } t: __type(name: "bq_titles__fields_t") { description } }');
+      expect(r.data.a.fields.find((f: { name: string }) => f.name === 'titles').type.ofType.ofType.ofType.name).toBe('bq_titles__fields_t');
+      expect(r.data.t).toEqual({ description: 'column fields returning by "titles"' });
+      stand.answer((sql) => sql.includes('`shop`.`article_titles`(') && sql.includes('__typename'), jsonAnswer([{ titles: [{ __typename: 'bq_titles__fields_t' }] }]));
+      expect(await s.gql('{ shop_author { titles { __typename } } }')).toEqual({ data: { shop_author: [{ titles: [{ __typename: 'bq_titles__fields_t' }] }] } });
+      expect(lastSent((x) => x.includes('`shop`.`article_titles`('))!.sql).toContain("'bq_titles__fields_t' AS `__typename`");
+    } finally {
+      // An empty customization is none (update_source keeps the old one when none is given).
+      await ok({ type: 'bigquery_update_source', args: { name: source, customization: {} } });
+    }
+    expect((await s.gql('{ __type(name: "titles__fields") { name } }')).data.__type).toEqual({ name: 'titles__fields' });
+  });
+
   it('answers the call\'s rows, the parent row\'s columns and the user\'s arguments named; no where, order or limit of its own', async () => {
     stand.answer((sql) => sql.includes('`shop`.`article_titles`('), jsonAnswer([{ name: 'ann', titles: [{ id: 1, title: 'a1', __typename: 'titles__fields' }], stats: [{ title: 'a1', score: '2.5', tags: ['a1'] }] }, { name: 'bob', titles: [], stats: [] }]));
     const q = await s.gql('{ shop_author { name titles { id title __typename } stats(args: {min_rating: 2}) { title score tags } } }');
