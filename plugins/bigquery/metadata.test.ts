@@ -420,8 +420,18 @@ describe('computed fields over table functions that declare their columns (Note 
     const fields = async (role: string) => ((await s.gql('{ __type(name: "shop_author") { fields { name } } }', undefined, as(role))).data.__type?.fields ?? []).map((f: { name: string }) => f.name);
     expect(await fields('reader_namer')).toEqual(['name']);
     expect(await fields('reader_only')).toEqual(['name', 'titles']);
+    // Parents that list no column: where the computed field is hidden, so is the object type
+    // (it would have no field), and the role's schema stays valid.
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'lister', permission: { columns: [], filter: { id: { _eq: 1 } }, computed_fields: ['stats'] } } });
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'plain', permission: { columns: [], filter: { id: { _eq: 2 } }, allow_aggregations: true } } });
+    await ok({ type: 'add_inherited_role', args: { role_name: 'lister_plain', role_set: ['lister', 'plain'] } });
+    expect(await fields('lister')).toEqual(['stats']);
+    expect(await s.gql('{ __typename t: __type(name: "shop_author") { name } }', undefined, as('lister_plain'))).toEqual({ data: { __typename: 'query_root', t: null } });
     await ok({ type: 'drop_inherited_role', args: { role_name: 'reader_namer' } });
     await ok({ type: 'drop_inherited_role', args: { role_name: 'reader_only' } });
+    await ok({ type: 'drop_inherited_role', args: { role_name: 'lister_plain' } });
+    await ok({ type: 'bigquery_drop_select_permission', args: { source, table: shop('author'), role: 'lister' } });
+    await ok({ type: 'bigquery_drop_select_permission', args: { source, table: shop('author'), role: 'plain' } });
   });
 
   it('in a permission: listable in computed_fields, no part of a filter', async () => {

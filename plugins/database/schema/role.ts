@@ -112,6 +112,13 @@ export interface RoleFunction {
   table: RoleTable;
 }
 
+/** Whether a role's select permission shows a computed field it lists (a scalar one, or one of
+ * declared columns). Rows of declared columns cannot be hidden row by row (Note [Inherited roles]
+ * in model/inherit.ts): an inherited role sees them only where no parent that gives it rows
+ * hides them (Note [Computed fields by argument mapping] in metadata/computed-fields.ts). */
+const listed = (perm: SelectPermissionIR, cf: ResolvedComputedField): boolean =>
+  cf.returns.k !== 'table' && perm.computedFields.has(cf.name) && (cf.returns.k === 'scalar' || !perm.redact?.has(cf.name));
+
 const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t);
 const list = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLList(t);
 
@@ -201,8 +208,9 @@ export class RoleSchema {
           enums: enumRefs(source, m),
           computedFields: [],
           selectable: true,
-          // Hasura: a permission with no columns but computed fields it lists still shows the table.
-          hasObject: !perm || perm.columns.size > 0 || (m.computedFields ?? []).some((cf) => cf.returns.k !== 'table' && perm.computedFields.has(cf.name)),
+          // Hasura: a permission with no columns but computed fields it lists still shows the
+          // table (those it shows: see computedFields below).
+          hasObject: !perm || perm.columns.size > 0 || (m.computedFields ?? []).some((cf) => listed(perm, cf)),
         });
       }
     }
@@ -234,9 +242,7 @@ export class RoleSchema {
       t.computedFields = (t.model.computedFields ?? []).filter((cf) =>
         cf.returns.k === 'table'
           ? this.tables.get(`${t.source.name}\0${cf.returns.key}`)?.hasObject === true
-          : // Rows of declared columns cannot be hidden row by row (Note [Inherited roles] in
-            // model/inherit.ts): an inherited role sees them only where every parent does.
-            !t.perm || (t.perm.computedFields.has(cf.name) && (cf.returns.k === 'scalar' || !t.perm.redact?.has(cf.name))),
+          : !t.perm || listed(t.perm, cf),
       );
     }
     for (const source of all) {
