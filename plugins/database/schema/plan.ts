@@ -449,7 +449,7 @@ export class Planner {
           // Note [Computed fields by argument mapping]: the call's rows as they are, their
           // declared columns selected; `table` names the function, which nothing reads.
           const type = this.rs.computedColumns(t, cf);
-          if (this.rs.clashes.has(`${t.source.name}\0${t.model.key}\0${cf.name}`)) {
+          if (this.rs.clashes(t, cf)) {
             throw new SvcError('not-supported', `the computed field "${cf.name}" cannot be selected: its type "${type.name}" is another computed field's, whose columns differ`);
           }
           const columns = cf.returns.columns;

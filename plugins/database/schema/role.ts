@@ -420,8 +420,8 @@ export class RoleSchema {
    * columns (Note [Computed fields by argument mapping] in metadata/computed-fields.ts), every
    * field nullable, in the declared order. Hasura names it after the computed field alone, so
    * computed fields of one name share it; one whose columns differ from those of the computed
-   * field that defined the name is refused when planning (ComputedColumnsClash), never answered
-   * under the other's fields. */
+   * field that defined the name is refused when planning (`clashes`), never answered under the
+   * other's fields. */
   computedColumns(t: RoleTable, cf: ResolvedComputedField): GraphQLObjectType {
     const columns = (cf.returns as Extract<ResolvedComputedField['returns'], { k: 'columns' }>).columns;
     const name = sourceNames(t.source).type(`${cf.name}__fields`);
@@ -434,14 +434,20 @@ export class RoleSchema {
         fields: () => Object.fromEntries(columns.map((c) => [c.name, { type: this.valueType(c.scalar) }])),
       });
     });
-    if (this.columnShapes.get(name) !== shape) this.clashes.add(`${t.source.name}\0${t.model.key}\0${cf.name}`);
+    if (this.columnShapes.get(name) !== shape) this.clashing.add(`${t.source.name}\0${t.model.key}\0${cf.name}`);
     return made;
   }
 
+  /** Whether the type computedColumns gave `cf` is another computed field's, of other columns
+   * (or another type of that name). */
+  clashes(t: RoleTable, cf: ResolvedComputedField): boolean {
+    return this.clashing.has(`${t.source.name}\0${t.model.key}\0${cf.name}`);
+  }
+
   /** The names of `<computed field>__fields` types and the columns of the computed field that
-   * made each; the computed fields whose columns differ from their type's (computedColumns). */
+   * made each; the computed fields whose columns differ from their type's. */
   private readonly columnShapes = new Map<string, string>();
-  readonly clashes = new Set<string>();
+  private readonly clashing = new Set<string>();
 
   object(t: RoleTable): GraphQLObjectType {
     const name = tn(t);
