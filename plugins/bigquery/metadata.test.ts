@@ -460,7 +460,7 @@ describe('computed fields over table functions that declare their columns (Note 
     await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('article'), name: 'titles' } });
   });
 
-  it('a declared column without a name or a type is refused with Hasura\'s reasons', async () => {
+  it('a declared column without a name or a type is refused with Hasura\'s reasons (and one named __x)', async () => {
     const d = stand.catalog.shop!;
     const saved = stand.catalog;
     const routine = (name: string, printed: string) => [name, name, 'TABLE FUNCTION', printed, `CREATE TABLE FUNCTION shop.${name}(a_id INT64) RETURNS ${printed} AS (SELECT 1)`];
@@ -468,8 +468,8 @@ describe('computed fields over table functions that declare their columns (Note 
       ...saved,
       shop: {
         ...d,
-        routines: { ...d.routines!, rows: [...d.routines!.rows, routine('no_name', 'TABLE<`` INT64>'), routine('no_type', 'TABLE<id INT64, title>')] },
-        parameters: { ...d.parameters!, rows: [...d.parameters!.rows, ['no_name', 1, 'a_id', 'INT64'], ['no_type', 1, 'a_id', 'INT64']] },
+        routines: { ...d.routines!, rows: [...d.routines!.rows, routine('no_name', 'TABLE<`` INT64>'), routine('no_type', 'TABLE<id INT64, title>'), routine('reserved', 'TABLE<__kind STRING>')] },
+        parameters: { ...d.parameters!, rows: [...d.parameters!.rows, ['no_name', 1, 'a_id', 'INT64'], ['no_type', 1, 'a_id', 'INT64'], ['reserved', 1, 'a_id', 'INT64']] },
       },
     };
     try {
@@ -482,6 +482,8 @@ describe('computed fields over table functions that declare their columns (Note 
       const cannot = 'Inconsistent object: in table "shop.author": in computed field "x": the computed field "x" cannot be added to table "shop.author" because ';
       expect(await reasonOf('no_name')).toBe(cannot + 'at least one field name is absent');
       expect(await reasonOf('no_type')).toBe(cannot + 'fieldName "title" has not type information');
+      // A GraphQL name, but not one a field may have (Svc's reason; Hasura lets it by).
+      expect(await reasonOf('reserved')).toBe(cannot + 'fieldName "__kind" begins with "__", which GraphQL reserves for introspection');
     } finally {
       stand.catalog = saved;
       await ok({ type: 'reload_metadata', args: {} });

@@ -161,6 +161,8 @@ export function checkMappedComputedField(
     for (const c of fn.returnColumns) {
       if (c.name === '') return { reasons: [...reasons, 'at least one field name is absent'] };
       if (!isGraphQLName(c.name)) return { reasons: [...reasons, `fieldName "${c.name}" is not a valid GraphQL name`] };
+      // Hasura's name check lets it by, and then no valid schema has the field.
+      if (c.name.startsWith('__')) return { reasons: [...reasons, `fieldName "${c.name}" begins with "__", which GraphQL reserves for introspection`] };
       if (c.type === '') return { reasons: [...reasons, `fieldName "${c.name}" has not type information`] };
     }
     return reasons.length > 0 ? { reasons } : { returns: { columns: fn.returnColumns } };
