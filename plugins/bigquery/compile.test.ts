@@ -315,6 +315,35 @@ describe('computed fields: table functions by argument mapping (Note [Table func
     `);
   });
 
+  it('a function that declares its columns: its rows as they are, the declared columns selected, __typename, the global select limit', () => {
+    // Note [Computed fields by argument mapping] in plugins/database: `table` names the function (no table).
+    const stats = { schema: 'shop', name: 'article_stats' };
+    const declared = (name: string, type: string) => ({ key: name, k: 'column' as const, column: name, scalar: bq.scalar(bqType(type)) });
+    const ir: RootIR = {
+      k: 'select',
+      single: false,
+      rows: rows(author),
+      select: obj(col(author, 'name'), {
+        key: 'stats',
+        k: 'computed_rows',
+        row: { table: author, columns: ['id', 'name', 'born', 'score', 'photo'] },
+        rows: { table: stats, from: { function: stats, args: [{ k: 'column', column: 'id', bindAs: 'INT64', name: 'a_id' }, { k: 'value', value: variable('r'), bindAs: 'INT64', name: 'min_rating' }] }, where: { t: 'true' }, orderBy: [] },
+        select: { fields: [declared('title', 'STRING'), declared('score', 'NUMERIC(10, 2)'), { key: 'kind', k: 'typename', name: 'stats__fields' }] },
+      }),
+    };
+    expect(select(ir, { global_select_limit: 10 })).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "k": "var",
+            "name": "r",
+          },
+        ],
+        "sql": "SELECT TO_JSON_STRING(ARRAY(SELECT AS STRUCT _t0.\`name\` AS \`name\`, ARRAY(SELECT AS STRUCT _t1.\`title\` AS \`title\`, _t1.\`score\` AS \`score\`, 'stats__fields' AS \`kind\` FROM (SELECT _t1.* FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM \`shop\`.\`article_stats\`(\`a_id\` => _t0.\`id\`, \`min_rating\` => CAST(@p1 AS INT64)))) AS _t1 WHERE TRUE) AS _t1 LIMIT 10) AS \`stats\` FROM (SELECT _t0.* FROM \`shop\`.\`author\` AS _t0 WHERE TRUE) AS _t0 LIMIT 10)) AS json",
+      }
+    `);
+  });
+
   it('refuses what BigQuery calls cannot take: an unnamed argument, a row argument, a column outside a row', () => {
     const bad = (args: NonNullable<RowsIR['from']>['args']): RootIR => ({ k: 'select', single: false, rows: rows(article, { from: { function: fn, args } }), select: obj(col(article, 'title')) });
     expect(() => select(bad([{ k: 'value', value: lit(1), bindAs: 'INT64' }]))).toThrow('the bigquery source kind does not support an unnamed function argument');

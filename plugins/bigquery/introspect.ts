@@ -39,6 +39,12 @@ export const parametersSql = (dataset: string) =>
   `SELECT specific_name, ordinal_position, parameter_name, data_type FROM ${quoteIdent(dataset)}.INFORMATION_SCHEMA.PARAMETERS WHERE is_result = ${slit('NO')} ORDER BY specific_name, ordinal_position`;
 
 type Row = Record<string, unknown>;
+
+/** A printed type's base name and kind: `ARRAY<STRING>` is an ARRAY, `STRUCT<...>` composite. */
+const typeOf = (printed: string): { udt: string; typeKind: ColumnInfo['typeKind'] } => {
+  const udt = baseType(printed);
+  return { udt, typeKind: udt === 'ARRAY' ? 'array' : udt === 'STRUCT' ? 'composite' : 'base' };
+};
 const objects = (r: BigQueryResult): Row[] => r.rows.map((row) => Object.fromEntries(r.columns.map((c, i) => [c, row[i]])));
 
 const RELATIONS: Record<string, TableInfo['relation']> = { VIEW: 'view', 'MATERIALIZED VIEW': 'materialized_view', EXTERNAL: 'foreign_table' };
@@ -66,14 +72,12 @@ export function assemble(dataset: string, tables: BigQueryResult, columns: BigQu
     const t = out.get(String(r.table_name));
     if (!t) continue;
     const type = String(r.data_type);
-    const udt = baseType(type);
     const col: ColumnInfo = {
       name: String(r.column_name),
       position: Number(r.ordinal_position),
       type,
-      udt,
+      ...typeOf(type),
       typeSchema: 'bigquery',
-      typeKind: udt === 'ARRAY' ? 'array' : udt === 'STRUCT' ? 'composite' : 'base',
       nullable: String(r.is_nullable).toUpperCase() !== 'NO',
       hasDefault: false,
       isIdentity: false,
@@ -140,7 +144,8 @@ export function assembleRoutines(dataset: string, routines: BigQueryResult, para
     const kind = ROUTINE_KINDS[String(r.routine_type)] ?? 'f';
     const printed = r.data_type == null ? '' : String(r.data_type);
     const declared = /\bRETURNS\s+TABLE\s*</i.test(String(r.ddl ?? ''));
-    const returnColumns = kind === 't' && declared ? tableFields(printed) : undefined;
+    // A declared column's base type and kind, as a table column's (assemble).
+    const returnColumns = kind === 't' && declared ? tableFields(printed)?.map((c) => ({ ...c, ...(c.type ? typeOf(c.type) : {}) })) : undefined;
     return {
       schema: dataset,
       name: String(r.routine_name),

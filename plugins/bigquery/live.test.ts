@@ -100,6 +100,29 @@ describe.skipIf(!ready)(`the bigquery kind against real BigQuery (skipped: set $
     await sql(`DROP TABLE FUNCTION \`${dataset}\`.\`${tvf.name}\``);
   });
 
+  it('a computed field over a table function that declares its columns (RETURNS TABLE<...>, no return_table)', async () => {
+    const tvf = { dataset, name: `${prefix}_titles` };
+    // What this checks: that INFORMATION_SCHEMA.ROUTINES shows the declared columns as the
+    // fixtures assume (data_type `TABLE<...>`, ./test-support/fixtures/README.md), and the call of
+    // Note [Computed fields by argument mapping]'s declared-column rows.
+    await sql(`CREATE TABLE FUNCTION \`${dataset}\`.\`${tvf.name}\`(author INT64, min_rating INT64) RETURNS TABLE<title STRING, rating INT64> AS (SELECT a.title, a.rating FROM \`${dataset}\`.\`${article.name}\` AS a WHERE a.author_id = author AND a.rating >= min_rating)`);
+    await ok({ type: 'bigquery_add_computed_field', args: { source, table: author, name: 'rated_titles', definition: { function: tvf, argument_mapping: { author: 'id' } } } });
+    const t = await s.gql('{ __type(name: "rated_titles__fields") { fields { name type { name } } } }');
+    expect(t.data.__type.fields).toEqual([{ name: 'title', type: { name: 'String' } }, { name: 'rating', type: { name: 'Int' } }]);
+    const r = await s.gql(`{ ${field(author)}(order_by: {id: asc}) { name rated_titles(args: {min_rating: 5}) { title rating __typename } } }`);
+    expect(r.errors).toBeUndefined();
+    // The call's rows come in no order of their own (the field takes no order_by, as in Hasura).
+    const sorted = (xs: { title: string }[]) => [...xs].sort((a, b) => a.title.localeCompare(b.title));
+    const rows = r.data[field(author)] as { name: string; rated_titles: { title: string }[] }[];
+    expect(rows.map((x) => ({ name: x.name, rated_titles: sorted(x.rated_titles) }))).toEqual([
+      { name: 'ann', rated_titles: [{ title: 'a1', rating: 5, __typename: 'rated_titles__fields' }, { title: 'a3', rating: 9, __typename: 'rated_titles__fields' }] },
+      { name: 'bob', rated_titles: [{ title: 'b1', rating: 7, __typename: 'rated_titles__fields' }] },
+      { name: 'cy', rated_titles: [] },
+    ]);
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: author, name: 'rated_titles' } });
+    await sql(`DROP TABLE FUNCTION \`${dataset}\`.\`${tvf.name}\``);
+  });
+
   it('explain is a dry run', async () => {
     const r = await s.request('POST', '/v1/graphql/explain', { query: { query: `{ ${field(author)} { name } }` } });
     expect(r.status, r.text).toBe(200);

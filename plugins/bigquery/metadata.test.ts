@@ -212,7 +212,11 @@ describe('computed fields: table functions by argument mapping (Note [Computed f
     expect(await reasonOf('x', { function: fn('author_articles'), argument_mapping: { author_id: 'id' } })).toBe(cannot('x') + "because function \"shop.author_articles\" is not defined with 'RETURNS TABLE'. Expecting return table name.");
     expect(await reasonOf('x', { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('author_names') })).toBe(cannot('x') + 'because function "shop.author_articles" returning set of table "shop.author_names" is not tracked');
     expect(await reasonOf('x', { function: fn('article_titles'), argument_mapping: { a_id: 'id' }, return_table: shop('article') })).toBe(cannot('x') + 'because return table "shop.article" is not required as the function "shop.article_titles" returns arbitrary column fields');
-    expect(await reasonOf('x', { function: fn('article_titles'), argument_mapping: { a_id: 'id' } })).toBe(cannot('x') + "because function \"shop.article_titles\" declares its result columns (RETURNS TABLE<...>), which Svc does not serve as a computed field yet");
+    // A declared column must have a GraphQL name (Note [Computed fields by argument mapping]).
+    expect(await reasonOf('x', { function: fn('bad_columns'), argument_mapping: { a_id: 'id' } })).toBe(cannot('x') + 'because fieldName "first-name" is not a valid GraphQL name');
+    expect(await reasonOf('x', { function: fn('bad_columns'), argument_mapping: { a_id: 'id', b: 'born' } })).toBe(
+      cannot('x') + 'for the following reasons:\n  • the argument "b" is not one of function "shop.bad_columns" input arguments\n  • fieldName "first-name" is not a valid GraphQL name\n',
+    );
     expect(await reasonOf('x', { function: fn('no_args'), argument_mapping: {}, return_table: shop('article') })).toBe(cannot('x') + 'because function "shop.no_args" has no input arguments defined');
     expect(await reasonOf('x', { function: fn('anything'), argument_mapping: { x: 'id' }, return_table: shop('article') })).toBe(cannot('x') + 'because argument "x" has no data type defined in the function "shop.anything"');
     expect(await reasonOf('1x', { function: fn('author_articles'), argument_mapping: { author_id: 'id' }, return_table: shop('article') })).toBe(cannot('1x') + 'because "1x" is not valid GraphQL name');
@@ -291,6 +295,211 @@ describe('computed fields: table functions by argument mapping (Note [Computed f
       status: 400,
       body: { code: 'not-exists', error: 'computed field "articles_by" does not exist', path: '$.args.name' },
     });
+  });
+});
+
+describe('computed fields over table functions that declare their columns (Note [Computed fields by argument mapping])', () => {
+  const fn = (name: string) => ({ dataset: 'shop', name });
+  const add = (name: string, definition: Record<string, unknown>, table = shop('author'), comment?: string) =>
+    s.metadata({ type: 'bigquery_add_computed_field', args: { source, table, name, definition, ...(comment ? { comment } : {}) } });
+  const as = (role: string) => ({ 'x-svc-role': role });
+  const fieldNames = async (type: string, role = 'admin') => ((await s.gql(`{ __type(name: "${type}") { fields { name } inputFields { name } } }`, undefined, as(role))).data.__type ?? null) as { fields: { name: string }[] | null; inputFields: { name: string }[] | null } | null;
+
+  it('adds them without return_table; the export reads back as it is', async () => {
+    expect((await add('titles', { function: fn('article_titles'), argument_mapping: { a_id: 'id' } })).status).toBe(200);
+    expect((await add('stats', { function: fn('article_stats'), argument_mapping: { a_id: 'id' } }, shop('author'), 'rated articles')).status).toBe(200);
+    const author = (await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'author');
+    expect(author.computed_fields).toEqual([
+      { name: 'titles', definition: { function: fn('article_titles'), argument_mapping: { a_id: 'id' } } },
+      { name: 'stats', definition: { function: fn('article_stats'), argument_mapping: { a_id: 'id' } }, comment: 'rated articles' },
+    ]);
+    const doc = (await s.metadata({ type: 'export_metadata', version: 2, args: {} })).body;
+    expect(await s.metadata({ type: 'replace_metadata', version: 2, args: { metadata: doc.metadata } })).toMatchObject({ status: 200 });
+    expect((await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'author').computed_fields).toEqual(author.computed_fields);
+    expect((await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body).toMatchObject({ is_consistent: true });
+  });
+
+  it("the field: `[<name>__fields!]!` of the declared columns (nullable, in order), `args` alone; not in where or order_by", async () => {
+    const r = await s.gql(`{ a: __type(name: "shop_author") { fields { name description args { name type { kind ofType { name } } } type { kind ofType { kind ofType { kind ofType { name } } } } } }
+      t: __type(name: "titles__fields") { description fields { name args { name } type { kind name } } }
+      st: __type(name: "stats__fields") { description fields { name type { kind name } } }
+      b: __type(name: "shop_author_bool_exp") { inputFields { name } }
+      o: __type(name: "shop_author_order_by") { inputFields { name } } }`);
+    const field = (name: string) => r.data.a.fields.find((f: { name: string }) => f.name === name);
+    const listOf = { kind: 'NON_NULL', ofType: { kind: 'LIST', ofType: { kind: 'NON_NULL', ofType: { name: 'titles__fields' } } } };
+    expect(field('titles')).toEqual({ name: 'titles', description: 'A computed field, executes function "shop.article_titles"', args: [], type: listOf });
+    expect(field('stats').description).toBe('rated articles');
+    expect(field('stats').args).toEqual([{ name: 'args', type: { kind: 'NON_NULL', ofType: { name: 'stats_shop_author_args' } } }]);
+    expect(field('stats').type.ofType.ofType.ofType.name).toBe('stats__fields');
+    expect(r.data.t).toEqual({
+      description: 'column fields returning by "titles"',
+      fields: [
+        { name: 'id', args: [], type: { kind: 'SCALAR', name: 'Int' } },
+        { name: 'title', args: [], type: { kind: 'SCALAR', name: 'String' } },
+      ],
+    });
+    // BigQuery's scalars as for a table's columns (Note [BigQuery scalars]): NUMERIC(10, 2) is Decimal, an ARRAY JSON.
+    expect(r.data.st.fields).toEqual([
+      { name: 'title', type: { kind: 'SCALAR', name: 'String' } },
+      { name: 'rating', type: { kind: 'SCALAR', name: 'Int' } },
+      { name: 'score', type: { kind: 'SCALAR', name: 'Decimal' } },
+      { name: 'tags', type: { kind: 'SCALAR', name: 'JSON' } },
+    ]);
+    expect(r.data.b.inputFields.map((f: { name: string }) => f.name)).not.toContain('titles');
+    expect(r.data.o.inputFields.map((f: { name: string }) => f.name)).not.toContain('titles');
+  });
+
+  it("the type's name takes the source's type-name customization, as Hasura's mkTypename", async () => {
+    await ok({ type: 'bigquery_update_source', args: { name: source, customization: { type_names: { prefix: 'bq_', suffix: '_t' } } } });
+    try {
+      const r = await s.gql('{ a: __type(name: "bq_shop_author_t") { fields { name type { ofType { ofType { ofType { name } } } } } } t: __type(name: "bq_titles__fields_t") { description } }');
+      expect(r.data.a.fields.find((f: { name: string }) => f.name === 'titles').type.ofType.ofType.ofType.name).toBe('bq_titles__fields_t');
+      expect(r.data.t).toEqual({ description: 'column fields returning by "titles"' });
+      stand.answer((sql) => sql.includes('`shop`.`article_titles`(') && sql.includes('__typename'), jsonAnswer([{ titles: [{ __typename: 'bq_titles__fields_t' }] }]));
+      expect(await s.gql('{ shop_author { titles { __typename } } }')).toEqual({ data: { shop_author: [{ titles: [{ __typename: 'bq_titles__fields_t' }] }] } });
+      expect(lastSent((x) => x.includes('`shop`.`article_titles`('))!.sql).toContain("'bq_titles__fields_t' AS `__typename`");
+    } finally {
+      // An empty customization is none (update_source keeps the old one when none is given).
+      await ok({ type: 'bigquery_update_source', args: { name: source, customization: {} } });
+    }
+    expect((await s.gql('{ __type(name: "titles__fields") { name } }')).data.__type).toEqual({ name: 'titles__fields' });
+  });
+
+  it('answers the call\'s rows, the parent row\'s columns and the user\'s arguments named; no where, order or limit of its own', async () => {
+    stand.answer((sql) => sql.includes('`shop`.`article_titles`('), jsonAnswer([{ name: 'ann', titles: [{ id: 1, title: 'a1', __typename: 'titles__fields' }], stats: [{ title: 'a1', score: '2.5', tags: ['a1'] }] }, { name: 'bob', titles: [], stats: [] }]));
+    const q = await s.gql('{ shop_author { name titles { id title __typename } stats(args: {min_rating: 2}) { title score tags } } }');
+    expect(q).toEqual({
+      data: {
+        shop_author: [
+          { name: 'ann', titles: [{ id: 1, title: 'a1', __typename: 'titles__fields' }], stats: [{ title: 'a1', score: '2.5', tags: ['a1'] }] },
+          { name: 'bob', titles: [], stats: [] },
+        ],
+      },
+    });
+    const sent = lastSent((x) => x.includes('`shop`.`article_titles`('))!;
+    expect(sent.params).toEqual(['2']);
+    expect(sent.sql).toContain(
+      "ARRAY(SELECT AS STRUCT _t1.`id` AS `id`, _t1.`title` AS `title`, 'titles__fields' AS `__typename` FROM (SELECT _t1.* FROM UNNEST(ARRAY(SELECT AS STRUCT * FROM `shop`.`article_titles`(`a_id` => _t0.`id`))) AS _t1 WHERE TRUE) AS _t1 LIMIT 100) AS `titles`",
+    );
+    expect(sent.sql).toContain('FROM `shop`.`article_stats`(`a_id` => _t0.`id`, `min_rating` => CAST(@p1 AS INT64))');
+    // What the field does not have is refused as Hasura refuses it (validation-failed).
+    const errorOf = async (query: string) => (await s.gql(query)).errors;
+    expect(await errorOf('{ shop_author { titles(order_by: {id: asc}) { id } } }')).toEqual([
+      { message: "'titles' has no argument named 'order_by'", extensions: { code: 'validation-failed', path: '$.selectionSet.shop_author.selectionSet.titles' } },
+    ]);
+    expect(await errorOf('{ shop_author { titles { rating } } }')).toEqual([
+      { message: "field 'rating' not found in type: 'titles__fields'", extensions: { code: 'validation-failed', path: '$.selectionSet.shop_author.selectionSet.titles.selectionSet.rating' } },
+    ]);
+    expect(await errorOf('{ shop_author(where: {titles: {id: {_eq: 1}}}) { name } }')).toEqual([
+      { message: "field 'titles' not found in type: 'shop_author_bool_exp'", extensions: { code: 'validation-failed', path: '$.selectionSet.shop_author.args.where.titles' } },
+    ]);
+    expect((await errorOf('{ shop_author { stats { title } } }'))![0]).toMatchObject({ message: "missing required field 'args'", extensions: { code: 'validation-failed' } });
+  });
+
+  it('a role sees it where its select permission lists it in computed_fields; no filter of another table applies', async () => {
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'reader', permission: { columns: ['name'], filter: { id: { _eq: 'X-Svc-User-Id' } }, computed_fields: ['titles'] } } });
+    // Listed alone (no column), it still shows the table, as a scalar computed field does.
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'counter', permission: { columns: [], filter: {}, computed_fields: ['stats'] } } });
+    const fields = async (role: string) => ((await s.gql('{ __type(name: "shop_author") { fields { name } } }', undefined, as(role))).data.__type?.fields ?? []).map((f: { name: string }) => f.name);
+    expect(await fields('reader')).toEqual(['name', 'titles']);
+    expect(await fields('counter')).toEqual(['stats']);
+    // `user` may select article (the rows a table function of the same columns reads): not enough.
+    expect(await fields('user')).toEqual(['articles', 'id', 'name']);
+    stand.answer((sql) => sql.includes('`shop`.`article_titles`(') && sql.includes('CAST(@p1 AS INT64)'), jsonAnswer([{ name: 'ann', titles: [{ title: 'a1' }] }]));
+    expect(await s.gql('{ shop_author { name titles { title } } }', undefined, { ...as('reader'), 'x-svc-user-id': '1' })).toEqual({ data: { shop_author: [{ name: 'ann', titles: [{ title: 'a1' }] }] } });
+    const sent = lastSent((x) => x.includes('`shop`.`article_titles`('))!;
+    expect(sent.params).toEqual(['1']);
+    expect(sent.sql).toContain('FROM `shop`.`article_titles`(`a_id` => _t0.`id`))) AS _t1 WHERE TRUE) AS _t1 LIMIT 100) AS `titles` FROM (SELECT _t0.* FROM `shop`.`author` AS _t0 WHERE (_t0.`id` = CAST(@p1 AS INT64))) AS _t0');
+    expect((await s.gql('{ shop_author { titles { title } } }', undefined, as('user'))).errors[0].message).toBe("field 'titles' not found in type: 'shop_author'");
+  });
+
+  it("an inherited role sees it only where every parent role does (its rows cannot be hidden row by row)", async () => {
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'namer', permission: { columns: ['name'], filter: { id: { _eq: 2 } } } } });
+    await ok({ type: 'add_inherited_role', args: { role_name: 'reader_namer', role_set: ['reader', 'namer'] } });
+    await ok({ type: 'add_inherited_role', args: { role_name: 'reader_only', role_set: ['reader'] } });
+    const fields = async (role: string) => ((await s.gql('{ __type(name: "shop_author") { fields { name } } }', undefined, as(role))).data.__type?.fields ?? []).map((f: { name: string }) => f.name);
+    expect(await fields('reader_namer')).toEqual(['name']);
+    expect(await fields('reader_only')).toEqual(['name', 'titles']);
+    // Parents that list no column: where the computed field is hidden, so is the object type
+    // (it would have no field), and the role's schema stays valid.
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'lister', permission: { columns: [], filter: { id: { _eq: 1 } }, computed_fields: ['stats'] } } });
+    await ok({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'plain', permission: { columns: [], filter: { id: { _eq: 2 } }, allow_aggregations: true } } });
+    await ok({ type: 'add_inherited_role', args: { role_name: 'lister_plain', role_set: ['lister', 'plain'] } });
+    expect(await fields('lister')).toEqual(['stats']);
+    expect(await s.gql('{ __typename t: __type(name: "shop_author") { name } }', undefined, as('lister_plain'))).toEqual({ data: { __typename: 'query_root', t: null } });
+    await ok({ type: 'drop_inherited_role', args: { role_name: 'reader_namer' } });
+    await ok({ type: 'drop_inherited_role', args: { role_name: 'reader_only' } });
+    await ok({ type: 'drop_inherited_role', args: { role_name: 'lister_plain' } });
+    await ok({ type: 'bigquery_drop_select_permission', args: { source, table: shop('author'), role: 'lister' } });
+    await ok({ type: 'bigquery_drop_select_permission', args: { source, table: shop('author'), role: 'plain' } });
+  });
+
+  it('in a permission: listable in computed_fields, no part of a filter', async () => {
+    const r = await s.metadata({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'filtered', permission: { columns: ['name'], filter: { titles: { id: { _eq: 1 } } } } } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.internal[0].reason).toContain('computed field "titles" returns arbitrary column fields; it can not be part of a boolean expression');
+    const withArgs = await s.metadata({ type: 'bigquery_create_select_permission', args: { source, table: shop('author'), role: 'filtered', permission: { columns: ['name'], filter: { stats: { title: { _eq: 'a' } } } } } });
+    expect(withArgs.status, withArgs.text).toBe(400);
+    expect(withArgs.body.internal[0].reason).toContain('Computed columns with input arguments can not be part of the where clause');
+  });
+
+  it('two of one name on two tables whose columns differ: the type is the first\'s, the other refused when selected', async () => {
+    // Hasura names the type after the computed field alone (`titles__fields`).
+    expect((await add('titles', { function: fn('article_stats'), argument_mapping: { a_id: 'author_id' } }, shop('article'))).status).toBe(200);
+    const t = await s.gql('{ __type(name: "titles__fields") { fields { name } } }');
+    const first = t.data.__type.fields.map((f: { name: string }) => f.name).join(',') === 'id,title' ? 'shop_author' : 'shop_article';
+    const second = first === 'shop_author' ? 'shop_article' : 'shop_author';
+    const selection = (root: string) => (root === 'shop_author' ? `{ ${root} { titles { title } } }` : `{ ${root} { titles(args: {min_rating: 1}) { title } } }`);
+    stand.answer((sql) => sql.includes('`titles`'), jsonAnswer([{ titles: [] }]));
+    expect(await s.gql(selection(first))).toEqual({ data: { [first]: [{ titles: [] }] } });
+    const refused = await s.gql(selection(second));
+    expect(refused.errors[0]).toMatchObject({
+      message: `the computed field "titles" cannot be selected: its type "titles__fields" is another computed field's, whose columns differ`,
+      extensions: { code: 'not-supported' },
+    });
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('article'), name: 'titles' } });
+  });
+
+  it('a declared column without a name or a type is refused with Hasura\'s reasons (and one named __x)', async () => {
+    const d = stand.catalog.shop!;
+    const saved = stand.catalog;
+    const routine = (name: string, printed: string) => [name, name, 'TABLE FUNCTION', printed, `CREATE TABLE FUNCTION shop.${name}(a_id INT64) RETURNS ${printed} AS (SELECT 1)`];
+    stand.catalog = {
+      ...saved,
+      shop: {
+        ...d,
+        routines: { ...d.routines!, rows: [...d.routines!.rows, routine('no_name', 'TABLE<`` INT64>'), routine('no_type', 'TABLE<id INT64, title>'), routine('reserved', 'TABLE<__kind STRING>')] },
+        parameters: { ...d.parameters!, rows: [...d.parameters!.rows, ['no_name', 1, 'a_id', 'INT64'], ['no_type', 1, 'a_id', 'INT64'], ['reserved', 1, 'a_id', 'INT64']] },
+      },
+    };
+    try {
+      await ok({ type: 'reload_metadata', args: {} });
+      const reasonOf = async (name: string) => {
+        const r = await add('x', { function: fn(name), argument_mapping: { a_id: 'id' } });
+        expect(r.status, r.text).toBe(400);
+        return r.body.internal[0].reason as string;
+      };
+      const cannot = 'Inconsistent object: in table "shop.author": in computed field "x": the computed field "x" cannot be added to table "shop.author" because ';
+      expect(await reasonOf('no_name')).toBe(cannot + 'at least one field name is absent');
+      expect(await reasonOf('no_type')).toBe(cannot + 'fieldName "title" has not type information');
+      // A GraphQL name, but not one a field may have (Svc's reason; Hasura lets it by).
+      expect(await reasonOf('reserved')).toBe(cannot + 'fieldName "__kind" begins with "__", which GraphQL reserves for introspection');
+    } finally {
+      stand.catalog = saved;
+      await ok({ type: 'reload_metadata', args: {} });
+    }
+  });
+
+  it('drops them; a permission that lists one depends on it (cascade drops it too)', async () => {
+    const r = await s.metadata({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'titles' } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body).toMatchObject({ code: 'dependency-error', error: 'cannot drop due to the following dependent objects: permission shop.author.reader.select in source "bq"' });
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'titles', cascade: true } });
+    await ok({ type: 'bigquery_drop_computed_field', args: { source, table: shop('author'), name: 'stats', cascade: true } });
+    const author = (await exported()).tables.find((t: { table: { name: string } }) => t.table.name === 'author');
+    expect(author.computed_fields).toBeUndefined();
+    expect(author.select_permissions.map((p: { role: string }) => p.role)).toEqual(['user', 'guest', 'namer']);
+    expect((await s.metadata({ type: 'get_inconsistent_metadata', args: {} })).body).toMatchObject({ is_consistent: true });
   });
 });
 

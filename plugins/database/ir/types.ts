@@ -105,7 +105,9 @@ export interface OrderItem {
 /** The rows a selection reads: filter (the permission's ANDed with the request's), order, window. */
 export interface RowsIR {
   table: QualifiedTable;
-  /** The rows come from this call (of a function returning `table`'s rows), not the table. */
+  /** The rows come from this call (of a function returning `table`'s rows), not the table. A
+   * function that declares its own result columns (Note [Computed fields by argument mapping]
+   * in plugins/database) has no table: `table` is then the function's name, read by nothing. */
   from?: FunctionCallIR;
   where: BoolIR;
   orderBy: OrderItem[];

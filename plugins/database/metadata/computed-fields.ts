@@ -36,8 +36,9 @@ function withoutComputedField(t: TableMeta, name: string): TableMeta {
   return { ...t, computed_fields: (t.computed_fields ?? []).filter((c) => c.name !== name) };
 }
 
-/** What a computed field returns: rows of a table, or a scalar. */
-export type ComputedFieldReturn = { table: QualifiedTable } | { scalar: string };
+/** What a computed field returns: rows of a table, a scalar, or rows of the columns its table
+ * function declares (Note [Computed fields by argument mapping]). */
+export type ComputedFieldReturn = { table: QualifiedTable } | { scalar: string } | { columns: { name: string; type: string }[] };
 
 /**
  * Checks a computed field's definition against its function (Hasura's `buildComputedFieldInfo`):
@@ -108,10 +109,26 @@ export function checkComputedField(
  * reasons that it gathers): the function must be a table-valued function with named and typed
  * arguments, every mapped argument an argument of it and every mapped column a column of the
  * table; a function that declares its result columns (`RETURNS TABLE<...>`) must not be given
- * `return_table`, and one that declares none must be. Hasura serves the former with an object
- * type made from the declared columns; Svc does not yet, and reports such a computed field
- * inconsistent (docs/source-kinds.md, BigQuery). The call is compiled with named arguments, the
- * mapped ones the parent row's columns (FunctionCallIR `column` arguments).
+ * `return_table`, and one that declares none must be. The call is compiled with named arguments,
+ * the mapped ones the parent row's columns (FunctionCallIR `column` arguments).
+ *
+ * A function that declares its columns is served as Hasura's BigQuery backend serves it (its
+ * `ReturnTableSchema`): every declared column must have a name that is a GraphQL name and a type
+ * (Hasura's reasons otherwise), and the field's rows are objects of a type of their own, named
+ * `<computed field>__fields` (the source's type-name customization applied) and described
+ * `column fields returning by "<computed field>"`, one nullable field per column, in the
+ * declared order, typed by the column's scalar (FunctionInfo.returnColumns; ResolvedComputedField
+ * `columns`). The field takes `args` only (no where, order_by, limit, offset, distinct_on), no
+ * table's permission applies to the rows, and it is not in boolean expressions or order_by. A
+ * role sees it when its select permission on the table lists it in `computed_fields` (which
+ * such a computed field may be, unlike one returning a table's rows); admin always. Where Svc
+ * departs: Hasura types the field as a single nullable object while it answers a list of the
+ * rows, Svc types it `[<computed field>__fields!]!`, as it answers; an inherited role whose
+ * parents do not all list it would need its rows hidden row by row (Note [Inherited roles] in
+ * model/inherit.ts), which Hasura does not do for it, so Svc does not show it to such a role;
+ * and since the type is named after the computed field alone, one of the same name with other
+ * columns (another table's) is refused when selected rather than answered under the type of the
+ * one that made it (schema/role.ts `computedColumns`).
  */
 
 /** Checks a computed field by argument mapping (Note [Computed fields by argument mapping]). */
@@ -140,7 +157,15 @@ export function checkMappedComputedField(
   const rows = cf.definition.return_table;
   if (fn.returnColumns) {
     if (rows) return { reasons: [...reasons, `return table ${quoted(rows, dialect.defaultSchema)} is not required as the function ${qf} returns arbitrary column fields`] };
-    return { reasons: [...reasons, `function ${qf} declares its result columns (RETURNS TABLE<...>), which Svc does not serve as a computed field yet`] };
+    // Hasura stops at the first column without a name, a GraphQL name or a type.
+    for (const c of fn.returnColumns) {
+      if (c.name === '') return { reasons: [...reasons, 'at least one field name is absent'] };
+      if (!isGraphQLName(c.name)) return { reasons: [...reasons, `fieldName "${c.name}" is not a valid GraphQL name`] };
+      // Hasura's name check lets it by, and then no valid schema has the field.
+      if (c.name.startsWith('__')) return { reasons: [...reasons, `fieldName "${c.name}" begins with "__", which GraphQL reserves for introspection`] };
+      if (c.type === '') return { reasons: [...reasons, `fieldName "${c.name}" has not type information`] };
+    }
+    return reasons.length > 0 ? { reasons } : { returns: { columns: fn.returnColumns } };
   }
   if (!rows) return { reasons: [...reasons, `function ${qf} is not defined with 'RETURNS TABLE'. Expecting return table name.`] };
   if (!isTracked(qtKey(rows))) return { reasons: [...reasons, `function ${qf} returning set of table ${quoted(rows, dialect.defaultSchema)} is not tracked`] };

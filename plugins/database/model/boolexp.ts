@@ -156,9 +156,10 @@ export function sourceView(tables: readonly TableMeta[], intro: Introspection | 
 
 export type { ColumnType };
 
-/** What a computed field returns (a set of rows of a tracked table, or a scalar), and whether its
- * function takes arguments besides the row and the session (it then cannot be used in expressions). */
-type ComputedResult = { table?: QualifiedTable; scalar?: ColumnType; inputArgs: boolean };
+/** What a computed field returns (a set of rows of a tracked table, a scalar, or rows of the
+ * columns its function declares), and whether its function takes arguments besides the row and
+ * the session (it then cannot be used in expressions). */
+type ComputedResult = { table?: QualifiedTable; scalar?: ColumnType; columns?: true; inputArgs: boolean };
 
 export type Field =
   | { kind: 'column'; type?: ColumnType }
@@ -198,7 +199,9 @@ function computedResult(view: SourceView, cf: ComputedFieldMeta): ComputedResult
   const mapping = cf.definition.argument_mapping;
   if (mapping !== undefined) {
     const rows = cf.definition.return_table;
-    return rows && view.table(rows) ? { table: rows, inputArgs: fn.args.some((a) => a.name === null || !(a.name in mapping)) } : undefined;
+    const inputArgs = fn.args.some((a) => a.name === null || !(a.name in mapping));
+    if (!rows) return fn.returnColumns ? { columns: true, inputArgs } : undefined;
+    return view.table(rows) ? { table: rows, inputArgs } : undefined;
   }
   const tableArg = cf.definition.table_argument;
   const inputArgs = fn.args.some((a, i) => (tableArg ? a.name !== tableArg : i !== 0) && a.name !== cf.definition.session_argument);
@@ -353,6 +356,8 @@ class Walker {
     if (!r) return this.fail(`${dquote(name)} does not exist`);
     this.refs.push({ kind: 'computed_field', table: t.table, name });
     if (r.inputArgs) return this.fail('Computed columns with input arguments can not be part of the where clause');
+    // Hasura has no boolean expression for such a computed field (its `ReturnsOthers`).
+    if (r.columns) return this.fail(`computed field ${dquote(name)} returns arbitrary column fields; it can not be part of a boolean expression`);
     if (r.table) {
       const target = this.resolve(r.table);
       if (!target) return this.fail(`table ${dquote(this.display(r.table))} does not exist`);

@@ -182,7 +182,19 @@ export interface ResolvedComputedField {
   name: string;
   description: string;
   call: ResolvedFunctionCall;
-  returns: { k: 'scalar'; type: ColumnType; scalar: ScalarType } | { k: 'table'; table: QualifiedTable; key: string };
+  /** `columns`: rows of the columns the function declares (Note [Computed fields by argument
+   * mapping] in metadata/computed-fields.ts), each with its GraphQL field (its name) and type. */
+  returns:
+    | { k: 'scalar'; type: ColumnType; scalar: ScalarType }
+    | { k: 'table'; table: QualifiedTable; key: string }
+    | { k: 'columns'; columns: readonly ReturnedColumn[] };
+}
+
+/** A column a function declares (`RETURNS TABLE<...>`) as a computed field returns it. */
+export interface ReturnedColumn {
+  name: string;
+  type: ColumnType;
+  scalar: ScalarType;
 }
 
 /** A tracked function (it returns the rows of a tracked table; the build checked it). */
@@ -449,9 +461,11 @@ function resolveComputedField(cf: ComputedFieldMeta, ctx: ModelContext): Resolve
   if (!fn) return undefined;
   if (ctx.dialect.computedFieldArguments === 'mapping') {
     // Note [Computed fields by argument mapping]: mapped arguments are the row's columns, the
-    // others the user's; the rows are the return table's (the build checked both).
+    // others the user's; the rows are the return table's, or of the columns the function
+    // declares (the build checked both).
     const rows = cf.definition.return_table;
-    if (!rows) return undefined;
+    const declared = rows ? undefined : fn.returnColumns;
+    if (!rows && !declared) return undefined;
     const mapping = cf.definition.argument_mapping ?? {};
     const params: ResolvedFunctionCall['params'] = [];
     const inputs: ResolvedFunctionArg[] = [];
@@ -467,7 +481,7 @@ function resolveComputedField(cf: ComputedFieldMeta, ctx: ModelContext): Resolve
       name: cf.name,
       description: cf.comment ?? `A computed field, executes function "${qtDisplayName(cf.definition.function, ctx.dialect)}"`,
       call: { function: cf.definition.function, params, inputs },
-      returns: { k: 'table', table: rows, key: qtKey(rows) },
+      returns: rows ? { k: 'table', table: rows, key: qtKey(rows) } : { k: 'columns', columns: declared!.map((c) => returnedColumn(c, fn, ctx.dialect)) },
     };
   }
   const call = functionCall(cf.definition.function, fn, ctx.dialect, indexOf(fn, cf.definition.table_argument) ?? 0, indexOf(fn, cf.definition.session_argument));
@@ -480,6 +494,12 @@ function resolveComputedField(cf: ComputedFieldMeta, ctx: ModelContext): Resolve
     call,
     returns: returnsTable ? { k: 'table', table: rows, key: qtKey(rows) } : { k: 'scalar', type, scalar: ctx.dialect.scalar(type) },
   };
+}
+
+/** A declared result column (FunctionInfo.returnColumns) as the computed field returns it. */
+function returnedColumn(c: NonNullable<FunctionInfo['returnColumns']>[number], fn: FunctionInfo, dialect: Dialect): ReturnedColumn {
+  const type: ColumnType = { type: c.type, udt: c.udt ?? c.type, typeSchema: fn.returnTypeSchema, typeKind: c.typeKind ?? 'base' };
+  return { name: c.name, type, scalar: dialect.scalar(type) };
 }
 
 const qtDisplayName = (qf: QualifiedFunction, dialect: Dialect) => (qf.schema === dialect.defaultSchema ? qf.name : `${qf.schema}.${qf.name}`);
@@ -569,6 +589,8 @@ function field(name: string, val: unknown, t: Ref, root: Ref, ctx: ModelContext)
     if (!target?.info) throw new UnsupportedFilter(name);
     return { t: 'frows', call, e: compileStoredBoolExp(val, { meta: target.meta, info: target.info }, root, ctx) };
   }
+  // Rows of declared columns have no boolean expression (the build refused one).
+  if (cf.returns.k === 'columns') throw new UnsupportedFilter(name);
   const scalar = cf.returns.scalar;
   const ops = isObject(val) ? Object.entries(val) : [['_eq', val] as const];
   const parts = ops.map(([opName, operand]): BoolIR => {

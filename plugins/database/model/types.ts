@@ -145,8 +145,10 @@ export interface FunctionInfo {
    * TABLE FUNCTION) */
   kind: string;
   /** A table-valued function's declared result columns (BigQuery's `RETURNS TABLE<...>`), in
-   * order; absent when it declares none (its rows are then a tracked table's, `return_table`). */
-  returnColumns?: { name: string; type: string }[];
+   * order; absent when it declares none (its rows are then a tracked table's, `return_table`).
+   * `type` is the type as the source prints it ('' when it has none), `udt` and `typeKind` as a
+   * column's (ColumnInfo), `type` and `base` when absent. */
+  returnColumns?: { name: string; type: string; udt?: string; typeKind?: TypeKind }[];
   description: string | null;
 }
 

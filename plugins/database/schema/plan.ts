@@ -26,7 +26,7 @@ import type {
   Value,
   Redaction,
 } from '../ir/types.js';
-import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall } from '../model/resolved.js';
+import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall, ReturnedColumn } from '../model/resolved.js';
 import type { Dialect, JoinedField, JoinPlanInput, SqlExecutor, SqlTransaction } from '../model/types.js';
 import type { ResolvedSource } from '../model/resolved.js';
 import { tn } from './names.js';
@@ -217,6 +217,8 @@ export class Planner {
       const remote = this.rs.computedRemote(t, cf);
       return [{ t: 'frows', call, e: and(this.where(x, remote), filterOf(remote)) }];
     }
+    // Rows of declared columns are no field of a boolean expression (role.ts boolExp).
+    if (cf.returns.k === 'columns') throw fail(`field "${cf.name}" not found in type: '${tn(t, '_bool_exp')}'`);
     const scalar = cf.returns.scalar;
     const o = this.shape(x);
     if (o === null) return [];
@@ -443,6 +445,17 @@ export class Planner {
           const r = redactionOf(t, cf.name);
           fields.push({ key, k: 'computed', call, row: rowOf(t), scalar, ...(this.stringify && scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
         }
+        else if (cf.returns.k === 'columns') {
+          // Note [Computed fields by argument mapping]: the call's rows as they are, their
+          // declared columns selected; `table` names the function, which nothing reads.
+          const type = this.rs.computedColumns(t, cf);
+          if (this.rs.clashes(t, cf)) {
+            throw new SvcError('not-supported', `the computed field "${cf.name}" cannot be selected: its type "${type.name}" is another computed field's, whose columns differ`);
+          }
+          const columns = cf.returns.columns;
+          const rows: RowsIR = { table: cf.call.function, from: call, where: { t: 'true' }, orderBy: [] };
+          fields.push({ key, k: 'computed_rows', row: rowOf(t), rows, select: this.nested(key, () => this.declaredColumns(node.selectionSet, columns, type.name)) });
+        }
         else {
           const remote = this.rs.computedRemote(t, cf);
           fields.push({ key, k: 'computed_rows', row: rowOf(t), rows: { ...this.rows(remote, args), from: call }, select: this.nested(key, () => this.object(node.selectionSet, remote)) });
@@ -475,6 +488,27 @@ export class Planner {
         if (!remote.aggregates) throw fail(`field "${name}" not found in type: '${tn(t)}'`);
         fields.push({ key, k: 'array_aggregate', mapping: rel.mapping, agg: this.nested(key, () => this.aggregate(node, remote)) });
       }
+    }
+    this.at = at;
+    return { fields };
+  }
+
+  /** The selection of the rows of a computed field whose function declares its columns: the
+   * columns by name, `__typename`. */
+  private declaredColumns(set: SelectionSetNode | undefined, columns: readonly ReturnedColumn[], typeName: string): ObjectIR {
+    const fields: FieldIR[] = [];
+    if (!set) return { fields };
+    const at = this.at;
+    for (const [key, nodes] of this.collect(set)) {
+      const name = this.merged(nodes).name.value;
+      this.at = `${at}.selectionSet.${name}`;
+      if (name === '__typename') {
+        fields.push({ key, k: 'typename', name: typeName });
+        continue;
+      }
+      const c = columns.find((x) => x.name === name);
+      if (!c) throw fail(`field "${name}" not found in type: '${typeName}'`);
+      fields.push({ key, k: 'column', column: c.name, scalar: c.scalar, ...(this.stringify && c.scalar.stringify ? { asText: true } : {}) });
     }
     this.at = at;
     return { fields };

@@ -95,8 +95,8 @@ export interface RoleTable {
   aggregates: boolean;
   /** Columns typed by an enum table, by column name (Note [Enum table references]). */
   enums: ReadonlyMap<string, EnumRef>;
-  /** Computed fields the role may read: scalar ones its permission lists, set-returning ones
-   * whose table it may select. */
+  /** Computed fields the role may read: scalar ones and ones of declared columns that its
+   * permission lists, those returning a table's rows where it may select the table. */
   computedFields: ResolvedComputedField[];
   /** Whether the role may select the table (a table it may only write has no columns here). */
   selectable: boolean;
@@ -111,6 +111,13 @@ export interface RoleFunction {
   model: FunctionModel;
   table: RoleTable;
 }
+
+/** Whether a role's select permission shows a computed field it lists (a scalar one, or one of
+ * declared columns). Rows of declared columns cannot be hidden row by row (Note [Inherited roles]
+ * in model/inherit.ts): an inherited role sees them only where no parent that gives it rows
+ * hides them (Note [Computed fields by argument mapping] in metadata/computed-fields.ts). */
+const listed = (perm: SelectPermissionIR, cf: ResolvedComputedField): boolean =>
+  cf.returns.k !== 'table' && perm.computedFields.has(cf.name) && (cf.returns.k === 'scalar' || !perm.redact?.has(cf.name));
 
 const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t);
 const list = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLList(t);
@@ -201,8 +208,9 @@ export class RoleSchema {
           enums: enumRefs(source, m),
           computedFields: [],
           selectable: true,
-          // Hasura: a permission with no columns but scalar computed fields still shows the table.
-          hasObject: !perm || perm.columns.size > 0 || (m.computedFields ?? []).some((cf) => cf.returns.k === 'scalar' && perm.computedFields.has(cf.name)),
+          // Hasura: a permission with no columns but computed fields it lists still shows the
+          // table (those it shows: see computedFields below).
+          hasObject: !perm || perm.columns.size > 0 || (m.computedFields ?? []).some((cf) => listed(perm, cf)),
         });
       }
     }
@@ -232,7 +240,9 @@ export class RoleSchema {
     for (const t of this.tables.values()) {
       t.relationships = t.model.relationships.filter((r) => this.tables.get(`${t.source.name}\0${r.remoteKey}`)?.hasObject);
       t.computedFields = (t.model.computedFields ?? []).filter((cf) =>
-        cf.returns.k === 'table' ? this.tables.get(`${t.source.name}\0${cf.returns.key}`)?.hasObject === true : !t.perm || t.perm.computedFields.has(cf.name),
+        cf.returns.k === 'table'
+          ? this.tables.get(`${t.source.name}\0${cf.returns.key}`)?.hasObject === true
+          : !t.perm || listed(t.perm, cf),
       );
     }
     for (const source of all) {
@@ -406,6 +416,39 @@ export class RoleSchema {
     };
   }
 
+  /** `<computed field>__fields`: the rows of a computed field whose function declares its
+   * columns (Note [Computed fields by argument mapping] in metadata/computed-fields.ts), every
+   * field nullable, in the declared order. Hasura names it after the computed field alone, so
+   * computed fields of one name share it; one whose columns differ from those of the computed
+   * field that defined the name is refused when planning (`clashes`), never answered under the
+   * other's fields. */
+  computedColumns(t: RoleTable, cf: ResolvedComputedField): GraphQLObjectType {
+    const columns = (cf.returns as Extract<ResolvedComputedField['returns'], { k: 'columns' }>).columns;
+    const name = sourceNames(t.source).type(`${cf.name}__fields`);
+    const shape = columns.map((c) => `${c.name}:${c.scalar.graphql}${c.scalar.element ? '[]' : ''}`).join(',');
+    const made = this.named(name, () => {
+      this.columnShapes.set(name, shape);
+      return new GraphQLObjectType({
+        name,
+        description: `column fields returning by "${cf.name}"`,
+        fields: () => Object.fromEntries(columns.map((c) => [c.name, { type: this.valueType(c.scalar) }])),
+      });
+    });
+    if (this.columnShapes.get(name) !== shape) this.clashing.add(`${t.source.name}\0${t.model.key}\0${cf.name}`);
+    return made;
+  }
+
+  /** Whether the type computedColumns gave `cf` is another computed field's, of other columns
+   * (or another type of that name). */
+  clashes(t: RoleTable, cf: ResolvedComputedField): boolean {
+    return this.clashing.has(`${t.source.name}\0${t.model.key}\0${cf.name}`);
+  }
+
+  /** The names of `<computed field>__fields` types and the columns of the computed field that
+   * made each; the computed fields whose columns differ from their type's. */
+  private readonly columnShapes = new Map<string, string>();
+  private readonly clashing = new Set<string>();
+
   object(t: RoleTable): GraphQLObjectType {
     const name = tn(t);
     return this.named(name, () =>
@@ -439,6 +482,7 @@ export class RoleSchema {
           for (const cf of t.computedFields) {
             const args = this.computedArgs(t, cf);
             if (cf.returns.k === 'scalar') fields[cf.name] = { type: this.valueType(cf.returns.scalar), args, description: cf.description };
+            else if (cf.returns.k === 'columns') fields[cf.name] = { type: nn(list(nn(this.computedColumns(t, cf)))), args, description: cf.description };
             else {
               const remote = this.computedRemote(t, cf);
               fields[cf.name] = { type: nn(list(nn(this.object(remote)))), args: { ...args, ...this.selectArgs(remote) }, description: cf.description };
@@ -515,7 +559,7 @@ export class RoleSchema {
           for (const cf of t.computedFields) {
             if (cf.call.inputs.length > 0) continue;
             if (cf.returns.k === 'table') fields[cf.name] = { type: this.boolExp(this.computedRemote(t, cf)) };
-            else if (cf.returns.scalar.comparable) fields[cf.name] = { type: this.comparisonExp(cf.returns, t.source.kind.dialect) };
+            else if (cf.returns.k === 'scalar' && cf.returns.scalar.comparable) fields[cf.name] = { type: this.comparisonExp(cf.returns, t.source.kind.dialect) };
           }
           return Object.fromEntries(Object.keys(fields).sort().map((k) => [k, fields[k]!]));
         },
