@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { MAX_SERIES, RequestSeries, type RequestRecord } from './request-series.js';
+import type { RequestRecord } from '../../core/plugin.js';
+import { MAX_SERIES, RequestSeries } from './request-series.js';
 
 // Note [Request series]: the scrape must read as prom-client's own Counter and Histogram would
 // have written it for the same requests.

@@ -12,17 +12,10 @@
  * (prom-client formats it from `get()`, its documented JSON shape of a metric).
  */
 import type { Registry } from 'prom-client';
+import type { RequestRecord } from '../../core/plugin.js';
 
 /** Most series kept (route x method x status x operation). */
 export const MAX_SERIES = 2000;
-
-export interface RequestRecord {
-  route: string;
-  method: string;
-  status: number;
-  operation: string | null;
-  durationMs: number;
-}
 
 interface CountSeries {
   labels: { route: string; method: string; status: string; operation: string };
