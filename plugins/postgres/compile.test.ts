@@ -55,7 +55,7 @@ describe('compileSelect', () => {
             "name": "skip",
           },
         ],
-        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" desc nulls first), '[]')::text as json from (select _t0.*, _t0."born" as "__svc_o0" from "public"."author" as _t0 where ((_t0."name" = ($1::text)::"pg_catalog"."text") and (_t0."id" > ($2::text)::"pg_catalog"."int4")) order by _t0."born" desc nulls first limit 10 offset ($3::text)::int8) as _t0 cross join lateral (select _t0."id" as "id", _t0."name" as "name") as _t1",
+        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" desc nulls first), '[]')::text as json from (select _t0."born", _t0."name", _t0."id", _t0."born" as "__svc_o0" from "public"."author" as _t0 where ((_t0."name" = ($1::text)::"pg_catalog"."text") and (_t0."id" > ($2::text)::"pg_catalog"."int4")) order by _t0."born" desc nulls first limit 10 offset ($3::text)::int8) as _t0 cross join lateral (select _t0."id" as "id", _t0."name" as "name") as _t1",
       }
     `);
   });
@@ -89,7 +89,7 @@ describe('compileSelect', () => {
             "v": "%svc%",
           },
         ],
-        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" asc nulls last, _t0."__svc_o1" desc nulls first), '[]')::text as json from (select distinct on (_t0."author_id") _t0.*, _t0."author_id" as "__svc_o0", _t0."rating" as "__svc_o1" from "public"."article" as _t0 where ((_t0."id" = any(array(select json_array_elements_text(($1::text)::json))::"pg_catalog"."int4"[])) or (not (_t0."rating" is null)) or (_t0."title" like ($2::text)::text)) order by _t0."author_id" asc nulls last, _t0."rating" desc nulls first) as _t0 cross join lateral (select _t0."author_id" as "author_id", _t0."title" as "title") as _t1",
+        "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" asc nulls last, _t0."__svc_o1" desc nulls first), '[]')::text as json from (select distinct on (_t0."author_id") _t0."author_id", _t0."rating", _t0."id", _t0."title", _t0."author_id" as "__svc_o0", _t0."rating" as "__svc_o1" from "public"."article" as _t0 where ((_t0."id" = any(array(select json_array_elements_text(($1::text)::json))::"pg_catalog"."int4"[])) or (not (_t0."rating" is null)) or (_t0."title" like ($2::text)::text)) order by _t0."author_id" asc nulls last, _t0."rating" desc nulls first) as _t0 cross join lateral (select _t0."author_id" as "author_id", _t0."title" as "title") as _t1",
       }
     `);
   });
@@ -117,7 +117,7 @@ describe('compileSelect', () => {
             "v": 0,
           },
         ],
-        "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name", (select coalesce(json_agg(_t3 order by _t2."__svc_o0" asc nulls last), '[]') from (select _t2.*, _t2."id" as "__svc_o0" from "public"."article" as _t2 where (_t2."rating" > ($1::text)::"pg_catalog"."int8") and _t2."author_id" = _t0."id" order by _t2."id" asc nulls last limit 2) as _t2 cross join lateral (select _t2."title" as "title") as _t3) as "articles") as _t1",
+        "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name", (select coalesce(json_agg(_t3 order by _t2."__svc_o0" asc nulls last), '[]') from (select _t2."id", _t2."rating", _t2."author_id", _t2."title", _t2."id" as "__svc_o0" from "public"."article" as _t2 where (_t2."rating" > ($1::text)::"pg_catalog"."int8") and _t2."author_id" = _t0."id" order by _t2."id" asc nulls last limit 2) as _t2 cross join lateral (select _t2."title" as "title") as _t3) as "articles") as _t1",
       }
     `);
   });
@@ -141,7 +141,7 @@ describe('compileSelect', () => {
             "name": "n",
           },
         ],
-        "sql": "select coalesce(json_agg(_t2), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where (exists (select 1 from "public"."author" as _t1 where _t1."id" = _t0."author_id" and (_t1."id" = ($1::text)::"pg_catalog"."int4")) and (_t0."rating" >= ($2::text)::"pg_catalog"."int8")) limit least(($3::text)::int8, 5)) as _t0 cross join lateral (select _t0."id" as "id", (_t0."rating")::text as "rating") as _t2",
+        "sql": "select coalesce(json_agg(_t2), '[]')::text as json from (select _t0."author_id", _t0."rating", _t0."id" from "public"."article" as _t0 where (exists (select 1 from "public"."author" as _t1 where _t1."id" = _t0."author_id" and (_t1."id" = ($1::text)::"pg_catalog"."int4")) and (_t0."rating" >= ($2::text)::"pg_catalog"."int8")) limit least(($3::text)::int8, 5)) as _t0 cross join lateral (select _t0."id" as "id", (_t0."rating")::text as "rating") as _t2",
       }
     `);
   });

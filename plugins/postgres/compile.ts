@@ -30,6 +30,7 @@ import type {
 } from '../database/index.js';
 import { literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
+import { narrowRows, rowsPlaceholder } from './narrow.js';
 import { aggregateJson, groupsSelect } from './compile-groups.js';
 import { PG_AGGREGATES } from './aggregates.js';
 
@@ -454,7 +455,9 @@ class Compiler extends SqlCompiler {
     const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
     const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
     const where = this.rowsWhere(r.where, t, extraWhere);
-    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${t}.*${this.projectKeys(keys)}`;
+    // The projection is narrowed to the columns the statement reads when the subquery keeps
+    // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).
+    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(keys)}`;
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
     // A literal limit or offset is written into the statement (Note [Literal limits]).
     const given = literalCount(r.limit);
@@ -467,6 +470,9 @@ class Compiler extends SqlCompiler {
     if (innerOrder.length && (firstRow || dist.length > 0 || limit !== undefined || skip !== undefined)) sql += ` order by ${innerOrder.join(', ')}`;
     if (limit) sql += ` limit ${limit}`;
     if (skip !== undefined) sql += ` offset ${typeof skip === 'number' ? skip : `(${this.param(skip)})::int8`}`;
+    // Pulled up into its parent (no sort, limit, offset or distinct on), the subquery carries
+    // nothing the parent does not read: it keeps `<t>.*`.
+    if (!(dist.length > 0 || limit !== undefined || skip !== undefined || (innerOrder.length && firstRow))) sql = sql.replace(rowsPlaceholder(t), `${t}.*`);
     const order = r.orderBy.map((o, i) => `${t}."__svc_o${i}" ${DIRS[o.dir]}`).join(', ');
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '' };
   }
@@ -642,7 +648,8 @@ class Compiler extends SqlCompiler {
 const MUX = '_svc_m';
 
 export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
-  return new Compiler(opts).compileRoot(ir);
+  const q = new Compiler(opts).compileRoot(ir);
+  return { ...q, sql: narrowRows(q.sql) };
 }
 
 /*
@@ -963,5 +970,5 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
   const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
   // The top level's own rows (not its nested ones) are what the field returns; affected_rows
   // counts the nested ones too.
-  return { sql: c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes)), params: c.params };
+  return { sql: narrowRows(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params };
 }
