@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
-import { invocationOf, type CaptureDef, type CaptureSpec, type ClaimedEvent, type EventCapture, type InvocationRow, type QualifiedTable, type SqlExecutor, type TableInfo } from '../database/index.js';
+import { eventOf, invocationOf, type EventRow, type CaptureDef, type CaptureSpec, type ClaimedEvent, type EventCapture, type InvocationRow, type QualifiedTable, type SqlExecutor, type TableInfo } from '../database/index.js';
 import { nlit, quoteIdent } from './identifiers.js';
 
 type Op = CaptureDef['op'];
@@ -270,23 +270,6 @@ const eid = (col: string) => `LOWER(CONVERT(nvarchar(36), ${col}))`;
 export const EVENT_COLUMNS = `${eid('[id]')} AS [id], [schema_name], [table_name], [trigger_name], [payload], [delivered], [error], [tries], ${ts('[created_at]')} AS [created_at], CASE WHEN [locked] IS NULL THEN NULL ELSE ${ts('[locked]')} END AS [locked], CASE WHEN [next_retry_at] IS NULL THEN NULL ELSE ${ts('[next_retry_at]')} END AS [next_retry_at], [archived]`;
 export const INVOCATION_COLUMNS = `${eid('[id]')} AS [id], [trigger_name], ${eid('[event_id]')} AS [event_id], [status] AS [http_status], [request], [response], [duration_ms], ${ts('[created_at]')} AS [created_at]`;
 
-interface EventRow {
-  id: string;
-  schema_name: string;
-  table_name: string;
-  trigger_name: string;
-  payload: string;
-  delivered: boolean | number;
-  error: boolean | number;
-  tries: number;
-  created_at: string;
-  locked: string | null;
-  next_retry_at: string | null;
-  archived: boolean | number;
-}
-
-
-const eventOf = (r: EventRow) => ({ ...r, payload: JSON.parse(r.payload), delivered: !!r.delivered, error: !!r.error, archived: !!r.archived });
 
 export const INSERT_MANUAL = `SET NOCOUNT ON;
 DECLARE @id uniqueidentifier = NEWID();

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { SvcError } from '../../core/errors.js';
-import { invocationOf, type CaptureDef, type CaptureSpec, type ClaimedEvent, type EventCapture, type InvocationRow, type QualifiedTable, type SqlExecutor } from '../database/index.js';
+import { eventOf, invocationOf, type EventRow, type CaptureDef, type CaptureSpec, type ClaimedEvent, type EventCapture, type InvocationRow, type QualifiedTable, type SqlExecutor } from '../database/index.js';
 
 type Op = CaptureDef['op'];
 type SubscribeColumns = CaptureSpec['columns'];
@@ -310,23 +310,6 @@ const EVENT_COLUMNS = `id, schema_name, table_name, trigger_name, payload::text 
 const INVOCATION_COLUMNS = `id, trigger_name, event_id, status as http_status, request::text as request, response::text as response,
   duration_ms, ${ts('created_at')} as created_at`;
 
-interface EventRow {
-  id: string;
-  schema_name: string;
-  table_name: string;
-  trigger_name: string;
-  payload: string;
-  delivered: boolean;
-  error: boolean;
-  tries: number;
-  created_at: string;
-  locked: string | null;
-  next_retry_at: string | null;
-  archived: boolean;
-}
-
-
-const eventOf = (r: EventRow) => ({ ...r, payload: JSON.parse(r.payload) });
 
 /** Inserts a manual event (`op: MANUAL`, the payload as `new`); returns its id. */
 async function insertManualEvent(exec: SqlExecutor, table: QualifiedTable, trigger: string, payload: unknown, session: Record<string, string>): Promise<string> {
