@@ -64,8 +64,9 @@ function references(sql: string): Map<string, Set<string> | typeof WHOLE> {
         if (sql[j] === '.' && sql[j + 1] === '"') {
           const end = skipQuoted(sql, j + 1, '"');
           const col = sql.slice(j + 1, end);
-          const cur = out.get(word);
-          if (cur !== WHOLE && !ORDER_KEY.test(col)) (cur ?? (out.set(word, new Set()), out.get(word) as Set<string>)).add(col);
+          let cols = out.get(word);
+          if (cols === undefined) out.set(word, (cols = new Set()));
+          if (cols !== WHOLE && !ORDER_KEY.test(col)) cols.add(col);
           i = end;
           prevWord = '';
           continue;
