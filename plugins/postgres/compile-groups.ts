@@ -4,7 +4,7 @@
  * The statement's compiler (compile.ts) calls it with itself as the `SqlHost`, so that values,
  * aliases, filters and the rows a mutation wrote earlier are the statement's own.
  */
-import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, Value } from '../database/index.js';
+import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, ScalarType, Value } from '../database/index.js';
 import { literalCount } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
@@ -29,7 +29,9 @@ import { pgAggregate } from './aggregates.js';
  * the IR over those columns, compiled as any other). The order keys are projected too; the
  * window's own `order by` is written only with a limit or an offset (Note [One sort per list]).
  * Without keys the GROUP BY is the empty grouping set `()`: exactly one group, as `_aggregate`
- * has one answer, also when only `__typename` is selected.
+ * has one answer, also when only `__typename` is selected. The outermost select builds each
+ * group's object from rows (Note [Groups as rows]), or at the root its text (Note [Root groups
+ * as text]).
  */
 
 /** What of the statement's compiler a `_groups` field needs. */
@@ -92,8 +94,9 @@ export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string
 
 /*
  * Note [Groups as rows]
- * A group's object is built from a row, as a list's rows are (Note [Objects from rows] in
- * compile.ts), not by json_build_object: one object per group and several nested in it (keys,
+ * A `<rel>_groups` field's group object is built from a row, as a list's rows are (Note [Objects
+ * from rows] in compile.ts), not by json_build_object (a root field writes text: Note [Root
+ * groups as text]): one object per group and several nested in it (keys,
  * aggregate, each of sum/avg/...), so a query with hundreds of groups paid json_build_object's
  * per-argument lookups for each. The grouped select projects the values (the keys it groups by,
  * each aggregate once as "v<i>"), and the outermost select reads each group's objects through
@@ -115,13 +118,17 @@ export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string
  * json_build_object, its nested objects still rows.
  */
 
-/** An object of the group's JSON: its fields' keys and SQL values (a nested object's too). */
-type Obj = { key: string; value: string | Obj }[];
+/** A value of a group's JSON: its SQL, and how its JSON text is written (Note [Root groups as
+ * text]); `text`: a constant's JSON text (`__typename`). */
+type Val = { sql: string; as: JsonAs; text?: string };
+/** An object of the group's JSON: its fields' keys and values (a nested object's too). */
+type Obj = { key: string; value: Val | Obj }[];
+const isVal = (v: Val | Obj): v is Val => !Array.isArray(v);
 
 /** The object `o` as SQL: the alias of a lateral row added to `laterals` (Note [Groups as
  * rows]; nested objects first, so that a row names its children's), else json_build_object. */
 function objectSql(c: SqlHost, o: Obj, laterals: string[]): string {
-  const value = (v: string | Obj) => (typeof v === 'string' ? v : objectSql(c, v, laterals));
+  const value = (v: Val | Obj) => (isVal(v) ? v.sql : objectSql(c, v, laterals));
   if (!rowKeys(o.map((f) => f.key))) return `json_build_object(${o.map((f) => `${lit(f.key)}, ${value(f.value)}`).join(', ')})`;
   const list = o.map((f) => `${value(f.value)} as ${quoteIdent(f.key)}`).join(', ');
   const a = c.alias();
@@ -133,42 +140,130 @@ function objectSql(c: SqlHost, o: Obj, laterals: string[]): string {
  * aggregates it needs added to `values` (each projected there as "v<i>"). */
 function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, values: string[]): Obj {
   const value = (expr: string) => `${g}."v${values.push(expr) - 1}"`;
+  const typename = (name: string): Val => ({ sql: `${lit(name)}::text`, as: 'json', text: JSON.stringify(name) });
   const keysObj = (fs: GroupKeyField[]): Obj =>
     fs.map((f) => {
-      if (f.k === 'typename') return { key: f.key, value: `${lit(f.name)}::text` };
-      if (f.k === 'key') return { key: f.key, value: output(`${g}."__svc_k${f.index}"`, f.scalar, f.asText) };
+      if (f.k === 'typename') return { key: f.key, value: typename(f.name) };
+      if (f.k === 'key') return { key: f.key, value: { sql: output(`${g}."__svc_k${f.index}"`, f.scalar, f.asText), as: f.asText ? 'json' : jsonAs(f.scalar) } };
       return { key: f.key, value: keysObj(f.fields) };
     });
   const aggregateObj = (ops: AggregateOp[]): Obj =>
     ops.map((op) => {
-      if (op.k === 'typename') return { key: op.key, value: `${lit(op.name)}::text` };
+      if (op.k === 'typename') return { key: op.key, value: typename(op.name) };
       if (op.k === 'count') {
         const cols = (op.columns ?? []).map((col, i) => c.redacted(`${t}.${quoteIdent(col)}`, op.redact?.[i], t));
         const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
-        return { key: op.key, value: value(`count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`) };
+        return { key: op.key, value: { sql: value(`count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`), as: 'plain' } };
       }
       return {
         key: op.key,
         value: op.columns.map((col) => {
-          if (col.column === undefined) return { key: col.key, value: `${lit(col.typename!)}::text` };
+          if (col.column === undefined) return { key: col.key, value: typename(col.typename!) };
           const v = value(`${pgAggregate(op.fn)}(${c.redacted(`${t}.${quoteIdent(col.column)}`, col.redact, t)})`);
-          return { key: col.key, value: col.asText ? `(${v})::text` : v };
+          return { key: col.key, value: col.asText ? { sql: `(${v})::text`, as: 'json' } : { sql: v, as: aggregateAs(col.scalar) } };
         }),
       };
     });
   return fields.map((f) => {
-    if (f.k === 'typename') return { key: f.key, value: `${lit(f.name)}::text` };
+    if (f.k === 'typename') return { key: f.key, value: typename(f.name) };
     if (f.k === 'keys') return { key: f.key, value: keysObj(f.fields) };
     return { key: f.key, value: aggregateObj(f.fields) };
   });
 }
 
+/*
+ * Note [Root groups as text]
+ * A `_groups` root field's statement writes its JSON list as text, by concatenation, where a
+ * nested one builds rows (Note [Groups as rows]) for its parent's JSON: writing a record as JSON
+ * costs PostgreSQL a lookup of each of its columns' types for every group, and a group is several
+ * records (keys, aggregate, sum, ...). The text is the constant parts (keys, braces; JSON-escaped
+ * at compile time) and each value's JSON text, in `string_agg` ordered as json_agg would be:
+ *   coalesce('[' || string_agg('{"keys":{"month":' || coalesce(to_json(_g."__svc_k0")::text,
+ *     'null') || ',...}}', ',' order by ...) || ']', '[]')
+ * A value's JSON text is its type's (`JsonAs`): the text output of integers and booleans, which
+ * is their JSON; that of float and numeric values unless NaN or an infinity, which PostgreSQL's
+ * JSON writes as strings; to_json's for every other type (strings escaped, date-times in ISO
+ * 8601) and for a value whose type is not known; null as `null`. The data is the same as the
+ * rows' JSON; the text differs only in spacing. Nested, the text would have to be parsed back
+ * into json for the parent (json_in), which costs more than the records it saves. On the
+ * benchmark's groups query (319 groups, Chinook's invoices by month and country), PostgreSQL's
+ * CPU per statement on one connection (backend CPU from /proc, 15 interleaved rounds of 200 on
+ * the two-core machine, 2026-11-27, the lowest round): rows 2,400-2,550 µs, this text 1,750-1,850
+ * (with to_json for every value 2,300, with concat() 2,200), PostGraphile's statement (rows of
+ * text for Node to write) 1,250-1,400; of the text's, the sort 250 and to_json of the month 200.
+ * Through the servers (`bench/graphql/run.ts --only groups --servers svc,postgraphile --rate
+ * 150`), PostgreSQL's CPU per request went from 1.65x PostGraphile's to 1.22-1.52x. Returning
+ * the groups as rows of text for Node to write, as PostGraphile does, would cost PostgreSQL
+ * about 800 µs less and Node about 1,000 µs more (postgres.js reading 319 rows): more in all.
+ */
+
+/** How a value's JSON text is written (Note [Root groups as text]): its text output (`plain`),
+ * that unless NaN or an infinity (`number`), or to_json's. */
+type JsonAs = 'plain' | 'number' | 'json';
+
+/** PostgreSQL's integer types and bool, whose text output is their JSON; its floats and numeric. */
+const PLAIN = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"', '"pg_catalog"."bool"']);
+const INTEGERS = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
+const NUMBERS = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_catalog"."numeric"']);
+
+/** A value of the scalar (a key: its type's). */
+function jsonAs(scalar: ScalarType | undefined): JsonAs {
+  if (!scalar || scalar.array) return 'json';
+  return PLAIN.has(scalar.bindAs) ? 'plain' : NUMBERS.has(scalar.bindAs) ? 'number' : 'json';
+}
+
+/** An aggregate of a column of the scalar: of an integer column every aggregate is an integer or
+ * a finite numeric (sum of bigint, avg, the statistics); of a float or numeric column, a float or
+ * numeric; of any other (min, max of text, dates), the column's type. */
+function aggregateAs(scalar: ScalarType | undefined): JsonAs {
+  if (!scalar || scalar.array) return 'json';
+  return INTEGERS.has(scalar.bindAs) ? 'plain' : NUMBERS.has(scalar.bindAs) ? 'number' : 'json';
+}
+
+/** The SQL text expression of a value's JSON. */
+function valueText(v: Val): string {
+  if (v.as === 'plain') return `coalesce((${v.sql})::text, 'null')`;
+  if (v.as === 'number') return `coalesce(case when (${v.sql}) in ('NaN', 'Infinity', '-Infinity') then to_json(${v.sql})::text else (${v.sql})::text end, 'null')`;
+  return `coalesce(to_json(${v.sql})::text, 'null')`;
+}
+
+/** A part of a JSON text: constant text, or an SQL expression of text. */
+type Part = { c: string } | { e: string };
+
+/** The object `o` as parts of its JSON text. */
+function objectText(o: Obj, parts: Part[]): void {
+  parts.push({ c: '{' });
+  o.forEach((f, i) => {
+    parts.push({ c: `${i ? ',' : ''}${JSON.stringify(f.key)}:` });
+    const v = f.value;
+    if (!isVal(v)) objectText(v, parts);
+    else parts.push(v.text !== undefined ? { c: v.text } : { e: valueText(v) });
+  });
+  parts.push({ c: '}' });
+}
+
+/** Parts as one SQL text expression, adjacent constants as one literal. */
+function concatText(parts: Part[]): string {
+  const out: string[] = [];
+  let pending = '';
+  for (const p of parts) {
+    if ('c' in p) pending += p.c;
+    else {
+      if (pending) out.push(lit(pending));
+      pending = '';
+      out.push(p.e);
+    }
+  }
+  if (pending) out.push(lit(pending));
+  return out.join(' || ');
+}
 /**
  * The subquery (`select coalesce(json_agg(...), '[]') from ...`) whose one value is the JSON list
  * of the groups (Note [Grouped aggregates in SQL]). `join`: for `<rel>_groups`, the relationship's
- * column pairs (parent's, remote's) and the parent row's alias.
+ * column pairs (parent's, remote's) and the parent row's alias. `text`: the list as text, for a
+ * root field (Note [Root groups as text]); else json.
  */
-export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly (readonly [string, string])[]; parent: string }): string {
+export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly (readonly [string, string])[]; parent: string }, text = false): string {
   const t = c.alias();
   const keys = g.keys.map((k) => keyExpr(c, k, t));
   const conds = [c.bool(g.where, t, t)];
@@ -201,6 +296,11 @@ export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly
   if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
   if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;
+  if (text) {
+    const parts: Part[] = [];
+    objectText(obj, parts);
+    return `select coalesce('[' || string_agg(${concatText(parts)}, ','${order ? ` order by ${order}` : ''}) || ']', '[]') from (${window}) as ${a}`;
+  }
   const laterals: string[] = [];
   const row = objectSql(c, obj, laterals);
   return `select coalesce(json_agg(${row}${order ? ` order by ${order}` : ''}), '[]') from (${window}) as ${a}${laterals.join('')}`;

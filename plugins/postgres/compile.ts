@@ -606,7 +606,8 @@ class Compiler extends SqlCompiler {
   }
 
   protected override rootGroups(g: GroupsIR): string {
-    return `select (${groupsSelect(this, g)})::text as json`;
+    // The list's text (Note [Root groups as text]).
+    return `select (${groupsSelect(this, g, undefined, true)}) as json`;
   }
 
   /** Note [Multiplexed statements]. */

@@ -168,8 +168,8 @@ export type AggregateOp =
   | { key: string; k: 'typename'; name: string }
   /** `redact`: per column, as FieldIR's (Note [Inherited roles] in model/inherit.ts). */
   | { key: string; k: 'count'; columns?: string[]; distinct: boolean; redact?: readonly (Redaction | undefined)[] }
-  /** `sum`, `avg`, `min`, `max`, `stddev`...: the function applied per column. */
-  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; typename?: string; asText?: boolean; redact?: Redaction }[] };
+  /** `sum`, `avg`, `min`, `max`, `stddev`...: the function applied per column (`scalar`: the column's type). */
+  | { key: string; k: 'fn'; fn: string; columns: { key: string; column?: string; scalar?: ScalarType; typename?: string; asText?: boolean; redact?: Redaction }[] };
 
 /** A root field of a query. `single`: one object or null (`_by_pk`); else a list. `cursor`
  * (a streaming subscription's list): the statement also returns, as the text column `cursor`,

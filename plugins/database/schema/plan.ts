@@ -29,6 +29,7 @@ import type {
 import type { ResolvedColumn, ResolvedComputedField, ResolvedFunctionCall, ReturnedColumn } from '../model/resolved.js';
 import type { Dialect, JoinedField, JoinPlanInput, SqlExecutor, SqlTransaction } from '../model/types.js';
 import type { ResolvedSource } from '../model/resolved.js';
+import type { ScalarType } from '../model/scalars.js';
 import { tn } from './names.js';
 import { parseJsonPath } from '../ir/json-path.js';
 import { aggregateColumns, ORDER_BY_VALUES, type RoleFunction, type RoleSchema, type RoleTable } from './role.js';
@@ -579,7 +580,7 @@ export class Planner {
       // The kind's aggregates, with the columns each applies to (Note [Aggregates of a kind]).
       const cols = aggregateColumns(t).find(([fn]) => fn === name)?.[1];
       if (!cols) throw fail(`field "${name}" not found in type: '${tn(t, `_aggregate_fields`)}'`);
-      const columns: { key: string; column?: string; typename?: string }[] = [];
+      const columns: { key: string; column?: string; scalar?: ScalarType; typename?: string }[] = [];
       for (const [ckey, cnodes] of n.selectionSet ? this.collect(n.selectionSet) : []) {
         const cname = cnodes[0]!.name.value;
         if (cname === '__typename') {
@@ -590,7 +591,7 @@ export class Planner {
         if (!col) throw fail(`field "${cname}" not found in type: '${tn(t, `_${name}_fields`)}'`);
         // As Hasura: by the column's type (the avg of an integer column stays a number).
         const r = redactionOf(t, col.name);
-        columns.push({ key: ckey, column: col.name, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
+        columns.push({ key: ckey, column: col.name, scalar: col.scalar, ...(this.stringify && col.scalar.stringify ? { asText: true } : {}), ...(r ? { redact: r } : {}) });
       }
       out.push({ key, k: 'fn', fn: name, columns });
     }
