@@ -26,6 +26,10 @@
  * load (at a lower rate its event loop wakes for fewer requests at a time and each costs more;
  * see docs/benchmarks.md, "CPU per request and load"), so two shapes' CPU is compared at the same
  * rate. `--engine-flags '--single-threaded-gc ...'` passes Node flags to the engine's process.
+ * `--server-cpus 0` runs each server on those CPUs only (`taskset -c`): with the benchmark itself
+ * started on the others (`taskset -c 1 npx tsx bench/graphql/run.ts --server-cpus 0`), PostgreSQL
+ * and the load generator do not take the server's core, which then bounds its req/s, as on a
+ * machine with cores to spare (issue 25, "A bigger machine").
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -55,10 +59,11 @@ function parseFlags(argv: string[]) {
     only: undefined as string[] | undefined,
     servers: SERVERS,
     engineFlags: [] as string[],
+    serverCpus: undefined as string | undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z]+(?:-[a-z]+)?)(?:=(.*))?$/.exec(argv[i]!);
-    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...')`);
+    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...', --server-cpus LIST)`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new Error(`--${m[1]} needs a value`);
     if (m[1] === 'only') {
@@ -73,6 +78,9 @@ function parseFlags(argv: string[]) {
       flags.servers = names as ServerName[];
     } else if (m[1] === 'engine-flags') {
       flags.engineFlags = value.split(/\s+/).filter(Boolean);
+    } else if (m[1] === 'server-cpus') {
+      if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(value)) throw new Error(`--server-cpus: not a CPU list as taskset -c takes it (0 or 0,2 or 0-3): ${value}`);
+      flags.serverCpus = value;
     } else if (m[1] === 'rate') {
       const n = Number(value);
       if (!Number.isInteger(n) || n < 1) throw new Error(`--rate: not a valid rate in requests per second: ${value}`);
@@ -82,7 +90,7 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < (m[1] === 'warmup' ? 0 : 1)) throw new Error(`--${m[1]}: not a valid count: ${value}`);
       flags[m[1]] = n;
     } else {
-      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...')`);
+      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...', --server-cpus LIST)`);
     }
   }
   return flags;
@@ -99,11 +107,13 @@ interface Proc {
   tail: string[];
 }
 
-function startProcess(name: string, command: string, args: string[], opts: { cwd: string; env: Record<string, string> }): Proc {
+function startProcess(name: string, command: string, args: string[], opts: { cwd: string; env: Record<string, string>; cpus?: string }): Proc {
   // The caller's SVC_GRAPHQL_* settings are not the benchmark's.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
+  // Pinned: taskset execs the command in its own process, whose CPU is then the server's.
+  const [cmd, argv] = opts.cpus ? ['taskset', ['-c', opts.cpus, command, ...args]] : [command, args];
   // Detached: a Ctrl-C reaches only this process, which stops the servers in order.
-  const child = spawn(command, args, { cwd: opts.cwd, env: { ...env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(cmd, argv, { cwd: opts.cwd, env: { ...env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const p: Proc = { name, child, tail: [] };
   const keep = (d: Buffer) => {
     p.tail.push(...d.toString('utf8').split('\n').filter((l) => l.trim()));
@@ -309,7 +319,7 @@ async function timeInRounds<T extends Timing>(
   return true;
 }
 const rounds = (flags: ReturnType<typeof parseFlags>) =>
-  `${flags.rate ? `, at most ${flags.rate} req/s (--rate: CPU per request compared at one load)` : ''}${flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : ''}${flags.engineFlags.length ? `, the engine run with ${flags.engineFlags.join(' ')}` : ''}`;
+  `${flags.rate ? `, at most ${flags.rate} req/s (--rate: CPU per request compared at one load)` : ''}${flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : ''}${flags.engineFlags.length ? `, the engine run with ${flags.engineFlags.join(' ')}` : ''}${flags.serverCpus ? `, each server on CPU ${flags.serverCpus} only` : ''}`;
 
 async function time(autocannon: any, target: Target, req: GraphQLRequest, expectBody: string, flags: ReturnType<typeof parseFlags>): Promise<Timing> {
   const opts = {
@@ -611,12 +621,13 @@ async function main() {
   const svc = startProcess('the engine', process.execPath, [...flags.engineFlags, ...engineArgs(root)], {
     cwd: root,
     env: { SVC_GRAPHQL_DATABASE_URL: dbUrl, SVC_GRAPHQL_SERVER_PORT: String(svcPort), SVC_GRAPHQL_SERVER_HOST: '127.0.0.1', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
+    cpus: flags.serverCpus,
   });
   const pgl = startProcess(
     'PostGraphile',
     path.join(peers, 'node_modules/.bin/node'),
     [path.join(peers, 'node_modules/.bin/postgraphile'), '-C', 'graphile.config.mjs'], // amber preset and plugins: see there
-    { cwd: peers, env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(pglPort), NODE_ENV: 'production' } },
+    { cwd: peers, env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(pglPort), NODE_ENV: 'production' }, cpus: flags.serverCpus },
   );
   await waitReady(svc, async () => (await fetch(`http://127.0.0.1:${svcPort}/healthz`)).ok);
   await waitReady(pgl, async () => (await post(`http://127.0.0.1:${pglPort}/graphql`, { query: '{__typename}' })).status === 200);
@@ -632,6 +643,7 @@ async function main() {
   const hand = startProcess('the hand-written handler', process.execPath, ['--import', 'tsx', 'bench/graphql/handwritten.ts'], {
     cwd: root,
     env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(handPort), ...(sqlFile ? { BENCH_SQL_FILE: sqlFile } : {}) },
+    cpus: flags.serverCpus,
   });
   await waitReady(hand, async () => (await fetch(`http://127.0.0.1:${handPort}/healthz`)).ok);
   // The same handler running the SQL an expert would write for each query (queries.ts, `expert`):
@@ -640,6 +652,7 @@ async function main() {
   const expert = startProcess('the expert-SQL handler', process.execPath, ['--import', 'tsx', 'bench/graphql/handwritten.ts'], {
     cwd: root,
     env: { BENCH_DATABASE_URL: dbUrl, BENCH_PORT: String(expertPort), BENCH_SQL: 'expert' },
+    cpus: flags.serverCpus,
   });
   await waitReady(expert, async () => (await fetch(`http://127.0.0.1:${expertPort}/healthz`)).ok);
 
