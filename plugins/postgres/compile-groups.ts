@@ -201,9 +201,9 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
  * that unless NaN or an infinity (`number`), or to_json's. */
 type JsonAs = 'plain' | 'number' | 'json';
 
-/** PostgreSQL's integer types and bool, whose text output is their JSON; its floats and numeric. */
-const PLAIN = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"', '"pg_catalog"."bool"']);
+/** PostgreSQL's integer types, and with bool those whose text output is their JSON; its floats and numeric. */
 const INTEGERS = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
+const PLAIN = new Set([...INTEGERS, '"pg_catalog"."bool"']);
 const NUMBERS = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_catalog"."numeric"']);
 
 /** A value of the scalar (a key: its type's). */
