@@ -307,11 +307,13 @@ from tracks where genre_id = $1`,
       {
         field: 'invoices_groups',
         params: () => [],
+        // The JSON written as text (no record per object: Note [Root groups as text] in
+        // plugins/postgres/compile-groups.ts measured it cheapest); the month never null, the
+        // sum and average of numeric(10,2) totals never NaN.
         sql: `
-select coalesce(json_agg(json_build_object(
-  'keys', json_build_object('month', g.month, 'billing_country', g.billing_country),
-  'aggregate', json_build_object('count', g.n, 'sum', json_build_object('total', g.sum), 'avg', json_build_object('total', g.avg), 'min', json_build_object('id', g.first)))
-  order by g.month, g.first), '[]')::text
+select coalesce('[' || string_agg('{"keys":{"month":' || to_json(g.month)::text || ',"billing_country":' || coalesce(to_json(g.billing_country)::text, 'null')
+  || '},"aggregate":{"count":' || g.n || ',"sum":{"total":' || coalesce(g.sum::text, 'null') || '},"avg":{"total":' || coalesce(g.avg::text, 'null')
+  || '},"min":{"id":' || g.first || '}}}', ',' order by g.month, g.first) || ']', '[]')
 from (
   select date_trunc('month', invoice_date) as month, billing_country, count(*) as n, sum(total) as sum, avg(total) as avg, min(id) as first
   from invoices group by 1, 2
