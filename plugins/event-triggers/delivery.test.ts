@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDatabase, startServer, useServer } from '../../test/helpers.js';
+import { triggersBuild } from './build.js';
 import { okAnswer, resetItemTrigger, sqlRows, startHook, until, type TestHook } from './hook.js';
 
 const s = useServer(
@@ -194,6 +195,32 @@ describe('delivery', () => {
     // 1 s timeout + 10 s margin.
     const [, second] = await hook.waitFor(2, 15_000);
     expect(second!.body.event.data.new).toBe('recent');
+  });
+
+  it('an event claimed while a new build came in goes out with the new build\'s configuration', async () => {
+    await trigger('swap', { webhook: '{{HOOK}}/old' });
+    // The round read the build before its claim; the trigger is replaced, and an event written,
+    // while the claim is on its way (Note [Claims across builds] in worker.ts).
+    const capture = triggersBuild(s.kernel.state().build).sources.get('default')!.capture;
+    const claim = capture.claim;
+    let armed = true;
+    capture.claim = async (exec, lease, n) => {
+      if (armed) {
+        armed = false;
+        await trigger('swap', { webhook: '{{HOOK}}/new', replace: true });
+        await s.runSql(`insert into item (name) values ('after')`);
+      }
+      return claim.call(capture, exec, lease, n);
+    };
+    try {
+      await until(async () => !armed);
+      const [got] = await hook.waitFor(1);
+      expect(got!.url).toBe('/new');
+      await until(async () => (await events('swap'))[0]?.delivered === 't');
+      expect(hook.received.map((r) => r.url)).toEqual(['/new']);
+    } finally {
+      capture.claim = claim;
+    }
   });
 });
 

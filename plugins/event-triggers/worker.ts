@@ -233,6 +233,8 @@ export class EventWorker {
       let claimed = 0;
       let full = false;
       let listening = false;
+      /** The build changed during a claim: look again at once, with the new one. */
+      let again = false;
       // A notification from now on is for a commit this round may not see: it starts another.
       this.poked = false;
       try {
@@ -249,6 +251,12 @@ export class EventWorker {
           const n = Math.min(this.opts.batchSize, room);
           const events = await this.claim(st, n);
           this.stats.claimed += events.length;
+          if (events.length > 0 && this.builds().sources.get(source) !== st) {
+            // Note [Claims across builds]
+            await Promise.all(events.map((e) => this.release(st.capture, st.connection.executor, e)));
+            again = true;
+            break;
+          }
           claimed += events.length;
           for (const e of events) this.launch(source, st, e);
           if (events.length === n) full = true;
@@ -257,6 +265,7 @@ export class EventWorker {
         this.log.warn('event-trigger', { message: 'could not fetch events', error: errorDetail(e) });
       }
       if (this.stopping) break;
+      if (again) continue;
       if (full) {
         if (this.slots.available > 0) continue;
         await this.waitUntil(undefined, true);
@@ -294,6 +303,18 @@ export class EventWorker {
     });
   }
 
+  /*
+   * Note [Claims across builds]
+   * A round reads the build, then claims; a delivery uses the triggers of the build its event was
+   * claimed with (its lease came from their timeouts). A trigger replaced while the claim was on
+   * its way, and an event written after the replacement returned, would then go out with the old
+   * configuration: its old webhook, template or headers. So when the source's part of the build
+   * changed while a claim ran, the round gives the claimed events back (`locked = null`) and the
+   * next round, at once, claims them with the new build. A build installed after a claim returned
+   * cannot hold an event that claim took: the claim's snapshot came first, and a metadata change
+   * is installed before it answers. (Another instance's change reaches this one when it syncs;
+   * until then this instance delivers with what it has, as Hasura's instances do.)
+   */
   private async claim(st: SourceTriggers, n: number): Promise<Claimed[]> {
     const lease = [...st.triggers.values()].map((t) => ({ name: t.meta.name, secs: t.timeoutSec + LEASE_MARGIN_SEC }));
     return st.capture.claim(st.connection.executor, lease, n);
