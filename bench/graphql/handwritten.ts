@@ -6,8 +6,10 @@
  * cheap: the target is >= 0.85x this handler's req/s.
  *
  * The SQL is, per query, the SQL the engine generates when BENCH_SQL_FILE names a JSON file
- * `{ [query name]: [{field, sql, params}] }` holding it (run.ts writes it from the engine's
- * /v1/graphql/explain: `$n` bind parameters and their values), else (and always with
+ * `{ [query name]: [{field, sql, params, records?}] }` holding it (run.ts writes it from the
+ * engine's /v1/graphql/explain: `$n` bind parameters and their values; a list the engine asks as
+ * records is written by the engine's own writer, Note [Lists as records] in
+ * plugins/postgres/records.ts), else (and always with
  * BENCH_SQL=expert, the benchmark's "expert SQL" server) the expert SQL of queries.ts. The explained parameters are those of the benchmark's fixed variables and
  * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`, and
  * `simple: false` for those without parameters, which it would otherwise send unprepared).
@@ -20,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
+import { recordsWriter, type RecordRow } from '../../plugins/postgres/records.js';
 import { mutations } from './mutations.js';
 import { queries, type RootFieldSql } from './queries.js';
 
@@ -29,7 +32,7 @@ if (!url || !port) throw new Error('BENCH_DATABASE_URL and BENCH_PORT are requir
 
 // BENCH_SQL=expert: the expert SQL of queries.ts for every query, whatever the engine explained.
 const expertOnly = process.env.BENCH_SQL === 'expert';
-const engineSql: Record<string, { field: string; sql: string; params: (string | null)[] }[]> =
+const engineSql: Record<string, { field: string; sql: string; params: (string | null)[]; records?: RecordRow }[]> =
   process.env.BENCH_SQL_FILE && !expertOnly ? JSON.parse(readFileSync(process.env.BENCH_SQL_FILE, 'utf8')) : {};
 
 // A request is known by its role and document, as the engine caches its plans.
@@ -37,7 +40,10 @@ const routeKey = (role: string | undefined, query: string) => `${role ?? 'admin'
 const routes = new Map<string, RootFieldSql[]>();
 for (const q of queries) {
   const explained = engineSql[q.name];
-  routes.set(routeKey(q.svc.headers?.['x-svc-role'], q.svc.query), explained ? explained.map((f) => ({ field: f.field, sql: f.sql, params: () => f.params })) : q.expert);
+  routes.set(
+    routeKey(q.svc.headers?.['x-svc-role'], q.svc.query),
+    explained ? explained.map((f) => ({ field: f.field, sql: f.sql, params: () => f.params, ...(f.records ? { write: recordsWriter(f.records) } : {}) })) : q.expert,
+  );
 }
 // Mutations: always the hand-written SQL of mutations.ts (the engine does not explain mutations),
 // one statement per root field in autocommit, its values from the request's variables.
@@ -58,7 +64,8 @@ app.post('/v1/graphql', async (c) => {
       fields.map(async (f) => {
         // raw(): the column's bytes as they came from PostgreSQL, JSON text that is never parsed.
         const rows = await sql.unsafe(f.sql, f.params(body.variables ?? {}, headers) as any[], { prepare: true, simple: false } as { prepare: true }).raw();
-        const value = rows[0]?.[0];
+        const value = rows[0]?.[0] as Uint8Array | null | undefined;
+        if (f.write) return `${JSON.stringify(f.field)}:${await f.write(value ?? null)}`;
         return `${JSON.stringify(f.field)}:${value == null ? 'null' : value.toString()}`;
       }),
     );

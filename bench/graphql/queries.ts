@@ -37,6 +37,9 @@ export interface RootFieldSql {
   sql: string;
   /** Bind parameters from the request's variables and headers (lower-case names). */
   params(variables: Record<string, any>, headers: Headers): unknown[];
+  /** The engine's statement answers the list's records (/v1/graphql/explain's `records`, Note
+   * [Lists as records] in plugins/postgres/records.ts): write them as the engine does. */
+  write?: (value: Uint8Array | null) => string | Promise<string>;
 }
 
 export interface BenchQuery {

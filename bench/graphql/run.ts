@@ -206,7 +206,7 @@ async function chinookMetadata(sql: postgres.Sql): Promise<unknown[]> {
 
 /** A root field's statement as the engine's /v1/graphql/explain gives it: `$n` bind parameters
  * and their values for the query's fixed variables and session. */
-type ExplainedField = { field: string; sql: string; params: (string | null)[] };
+type ExplainedField = { field: string; sql: string; params: (string | null)[]; records?: unknown };
 
 /**
  * "The SQL this engine generates": Hasura's POST /v1/graphql/explain answers [{field, sql, plan}]
@@ -235,8 +235,10 @@ async function engineSql(svcPort: number, selected: BenchQuery[]): Promise<{ sql
       label[q.name] = `hand-written SQL (the engine's /v1/graphql/explain answered ${r.status} ${r.text.slice(0, 120)})`;
       continue;
     }
-    sql[q.name] = (fields as ExplainedField[]).map((f) => ({ field: f.field, sql: f.sql, params: f.params }));
-    label[q.name] = "the engine's SQL and parameters, from /v1/graphql/explain";
+    sql[q.name] = (fields as ExplainedField[]).map((f) => ({ field: f.field, sql: f.sql, params: f.params, ...(f.records !== undefined ? { records: f.records } : {}) }));
+    label[q.name] = (fields as ExplainedField[]).some((f) => f.records !== undefined)
+      ? "the engine's SQL and parameters, from /v1/graphql/explain (lists as records, written by the engine's records writer)"
+      : "the engine's SQL and parameters, from /v1/graphql/explain";
   }
   return { sql, label };
 }

@@ -153,6 +153,10 @@ export interface FieldExplain {
   params: readonly unknown[];
   /** The source's plan of the statement with these values (PostgreSQL: EXPLAIN's lines). */
   plan: readonly string[];
+  /** Where the statement answers the source's own text of a list's rows instead of JSON: how its
+   * rows are written as JSON, as the source kind describes it (PostgreSQL: Note [Lists as records]
+   * in plugins/postgres/records.ts). */
+  records?: unknown;
 }
 
 /** What `plan` gets: the field as written in the document and the document's context. */

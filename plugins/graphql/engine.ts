@@ -468,10 +468,12 @@ export class GraphQLEngine {
    * root field, as the request would run for that role and those session variables (admin when
    * `user` names no role). `sql` has bind parameters (`$1`...) where Hasura inlines the values,
    * so `params` gives them; a field without a statement (`__typename`, introspection, a plugin's
-   * field without `FieldPlan.explain`) has `sql`, `params` and `plan` null. Admin only (the
+   * field without `FieldPlan.explain`) has `sql`, `params` and `plan` null. A statement that
+   * answers a list's rows as its source's text instead of JSON also has `records`, how they are
+   * written (FieldExplain.records). Admin only (the
    * caller checks); errors are thrown as SvcError, in the metadata API's shape.
    */
-  async explain(body: unknown, headers: Headers): Promise<{ field: string; sql: string | null; params: readonly unknown[] | null; plan: readonly string[] | null }[]> {
+  async explain(body: unknown, headers: Headers): Promise<{ field: string; sql: string | null; params: readonly unknown[] | null; plan: readonly string[] | null; records?: unknown }[]> {
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw new SvcError('parse-failed', `parsing Object failed, expected Object, but encountered ${jsonTypeName(body)}`, { path: '$' });
     const { query: req, user } = body as { query?: unknown; user?: unknown };
     if (req === undefined) throw new SvcError('parse-failed', 'key "query" not found', { path: '$' });
@@ -498,7 +500,7 @@ export class GraphQLEngine {
     const out = [];
     for (const e of rootFields(entry, coerced.values).entries) {
       const x = e.plan?.explain ? await e.plan.explain(ctx) : undefined;
-      out.push({ field: e.responseKey, sql: x?.sql ?? null, params: x?.params ?? null, plan: x?.plan ?? null });
+      out.push({ field: e.responseKey, sql: x?.sql ?? null, params: x?.params ?? null, plan: x?.plan ?? null, ...(x?.records !== undefined ? { records: x.records } : {}) });
     }
     return out;
   }

@@ -33,6 +33,7 @@ import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { narrowRows, rowsPlaceholder } from './narrow.js';
 import { aggregateJson, groupsSelect } from './compile-groups.js';
 import { PG_AGGREGATES } from './aggregates.js';
+import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from './records.js';
 
 /*
  * Note [One statement per root field]
@@ -514,24 +515,102 @@ class Compiler extends SqlCompiler {
   }
 
   protected objectField(f: Extract<FieldIR, { k: 'object' }>, t: string, joins?: string[], from?: string[]): string {
+    return this.objectWith(f, t, joins, from, (o, a, j, fr) => this.object(o, a, j, fr));
+  }
+
+  /** An object relationship, its object built by `obj` on the row `a` (JSON, or a record). */
+  private objectWith(
+    f: Extract<FieldIR, { k: 'object' }>,
+    t: string,
+    joins: string[] | undefined,
+    from: string[] | undefined,
+    obj: (o: ObjectIR, a: string, joins: string[] | undefined, from: string[] | undefined) => string,
+  ): string {
     const a = this.alias();
     if (joins && f.unique && f.mapping.length > 0) {
       // Note [Object relationships by joins]: no row (or none the role may see) leaves the
       // joined columns null, the first remote join column among them. Its row's lateral goes
       // after the join, in the same FROM (Note [Objects from rows]).
       joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
-      return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${this.object(f.select, a, joins, from)} end`;
+      return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${obj(f.select, a, joins, from)} end`;
     }
     const r = this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, true);
     const inner: string[] = [];
     const rowsFrom: string[] = [];
-    const obj = this.object(f.select, a, inner, rowsFrom);
-    return `(select ${obj} from ${r.from}${joined(inner)}${joined(rowsFrom)} limit 1)`;
+    return `(select ${obj(f.select, a, inner, rowsFrom)} from ${r.from}${joined(inner)}${joined(rowsFrom)} limit 1)`;
   }
 
   protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
     const a = this.alias();
     return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lists as records (Note [Lists as records] in ./records.ts)
+
+  /** The records of the root list, when it is written as records: how to write them. */
+  recordsRow: RecordRow | undefined;
+
+  /** `o` on the row `t` as a record: the lateral row object() makes, its columns each with how
+   * it is written; undefined where the object cannot be a row (it is JSON then). */
+  private recordObject(o: ObjectIR, t: string, joins: string[] | undefined, from: string[]): { sql: string; row: RecordRow } | undefined {
+    if (!rowFaithful(o)) return undefined;
+    const x = this.alias();
+    const cols: string[] = [];
+    const kinds: RecordCol[] = [];
+    for (const f of o.fields) {
+      const [sql, kind] = this.recordField(f, t, joins, from);
+      cols.push(`${sql} as ${quoteIdent(f.key)}`);
+      kinds.push(kind);
+    }
+    from.push(`cross join lateral (select ${cols.join(', ')}) as ${x}`);
+    return { sql: x, row: { keys: o.fields.map((f) => f.key), cols: kinds } };
+  }
+
+  /** A field of a record: its expression and how it is written. Objects and lists are records
+   * in turn where they can be; aggregates and groups are JSON. */
+  private recordField(f: FieldIR, t: string, joins: string[] | undefined, from: string[]): [string, RecordCol] {
+    switch (f.k) {
+      case 'typename':
+        return [this.field(f, t, joins, from), 'string'];
+      case 'column':
+      case 'computed': {
+        const sql = this.field(f, t, joins, from);
+        if (f.k === 'column' && f.path) return [sql, 'json'];
+        const kind = scalarRecordCol(f.scalar, f.asText);
+        return kind ? [sql, kind] : [`to_json(${sql})`, 'json'];
+      }
+      case 'object': {
+        let kind: RecordCol = 'json';
+        const sql = this.objectWith(f, t, joins, from, (o, a, j, fr) => {
+          const rec = this.recordObject(o, a, j, fr!);
+          if (!rec) return this.object(o, a, j, fr);
+          kind = { k: 'object', row: rec.row };
+          return rec.sql;
+        });
+        return [sql, kind];
+      }
+      case 'array': {
+        const a = this.alias();
+        return this.recordList(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
+      }
+      case 'computed_rows': {
+        const a = this.alias();
+        return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
+      }
+      default:
+        return [this.field(f, t, joins, from), 'json'];
+    }
+  }
+
+  /** A nested list as its records written back to back (null when it has no rows), or its JSON
+   * where its object cannot be a row. */
+  private recordList(select: ObjectIR, a: string, r: { from: string; order: string }): [string, RecordCol] {
+    const joins: string[] = [];
+    const rowsFrom: string[] = [];
+    const rec = this.recordObject(select, a, ordered(r, joins), rowsFrom);
+    if (!rec) return [this.list(select, a, r), 'json'];
+    return [`(select string_agg(${rec.sql}::text, ''${r.order}) from ${r.from}${joined(joins)}${joined(rowsFrom)})`, { k: 'list', row: rec.row }];
   }
 
   protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
@@ -594,6 +673,14 @@ class Compiler extends SqlCompiler {
     const r = this.rows(ir.rows, t, undefined, undefined, ir.single);
     const joins: string[] = [];
     const rowsFrom: string[] = [];
+    if (this.options.records && !ir.single && !ir.cursor) {
+      // Note [Lists as records] in ./records.ts.
+      const rec = this.recordObject(ir.select, t, ordered(r, joins), rowsFrom);
+      if (rec) {
+        this.recordsRow = rec.row;
+        return `select string_agg(${rec.sql}::text, ''${r.order}) as json from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
+      }
+    }
     const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins), rowsFrom);
     if (ir.single) return `select coalesce((select ${toJson(obj, rowsFrom)} from ${r.from}${joined(joins)}${joined(rowsFrom)} limit 1)::text, 'null') as json`;
     // A stream's cursor: the first order key of the last row in the order of the list.
@@ -649,8 +736,9 @@ class Compiler extends SqlCompiler {
 const MUX = '_svc_m';
 
 export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
-  const q = new Compiler(opts).compileRoot(ir);
-  return { ...q, sql: narrowRows(q.sql) };
+  const c = new Compiler(opts);
+  const q = c.compileRoot(ir);
+  return { ...q, sql: narrowRows(q.sql), ...(c.recordsRow ? { records: { rows: c.recordsRow, write: recordsWriter(c.recordsRow) } } : {}) };
 }
 
 /*

@@ -5,7 +5,7 @@
 import postgres from 'postgres';
 import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
-import { ReadReplicas, type Introspection, type SourceConnection, type SqlExecutor, type SqlTransaction } from '../database/index.js';
+import { ReadReplicas, type Introspection, type SourceConnection, type QueryOptions, type SqlExecutor, type SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
 
 export interface PgConnectionInfo {
@@ -220,6 +220,10 @@ interface Statements {
 
 type RawList = postgres.RowList<postgres.Row[]> & { columns?: { name: string }[] };
 
+/** The query as asked: its rows as their values' bytes with `raw` (SqlExecutor.query). */
+const rawIf = (q: postgres.PendingQuery<postgres.Row[]>, opts: QueryOptions | undefined): postgres.PendingQuery<postgres.Row[]> =>
+  opts?.raw ? (q.raw() as unknown as postgres.PendingQuery<postgres.Row[]>) : q;
+
 function toRaw(res: RawList | RawList[]): PgRawResult {
   // postgres.js answers a multi-statement text with one result per statement that returned rows.
   const last = (res as RawList).command === undefined && res.length > 0 && (res[0] as RawList).command !== undefined ? (res.at(-1) as RawList) : (res as RawList);
@@ -279,10 +283,10 @@ export class PgConnection implements SourceConnection {
 
   private makeExecutor(get: () => postgres.Sql): PgExecutor {
     return {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) => {
+      query: async <T>(text: string, params: unknown[] = [], opts?: QueryOptions) => {
         this.active++;
         try {
-          return (await cancellable(() => get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? this.statements.asked : this.statements.plain), opts?.signal)) as unknown as T[];
+          return (await cancellable(() => rawIf(get().unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? this.statements.asked : this.statements.plain), opts), opts?.signal)) as unknown as T[];
         } finally {
           this.active--;
         }
@@ -427,8 +431,8 @@ class ReservedConnection {
   ) {
     const run = <T>(q: () => Promise<T>) => this.run(q);
     this.executor = {
-      query: async <T>(text: string, params: unknown[] = [], opts?: { prepare?: boolean; signal?: CancelSignal }) =>
-        (await run(() => cancellable(() => reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? statements.asked : statements.plain), opts?.signal))) as unknown as T[],
+      query: async <T>(text: string, params: unknown[] = [], opts?: QueryOptions) =>
+        (await run(() => cancellable(() => rawIf(reserved.unsafe(text, params as postgres.ParameterOrJSON<never>[], opts?.prepare ? statements.asked : statements.plain), opts), opts?.signal))) as unknown as T[],
       simple: async (text: string) => {
         const res = await run(() => reserved.unsafe(text).simple().raw() as unknown as Promise<unknown>);
         // COPY FROM STDIN / TO STDOUT answers a stream and leaves the connection in COPY.
@@ -536,7 +540,7 @@ function withSessionVariables<T extends PgExecutor & SqlTransaction>(tx: T, sess
   };
   const { query, commit } = tx;
   return Object.assign(tx, {
-    query: async <R>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }): Promise<R[]> => {
+    query: async <R>(text: string, params?: unknown[], opts?: QueryOptions): Promise<R[]> => {
       const q = query.call(tx, text, params, opts) as Promise<R[]>;
       try {
         await settled();

@@ -118,3 +118,4 @@ export default definePlugin({
 // control found as run_sql finds them.
 export { leadingWords, splitStatements } from './split.js';
 export { transactionControl } from './run-sql.js';
+export { recordsWriter, type RecordRow, type RecordCol } from './records.js';

@@ -243,6 +243,9 @@ export interface GroupsIR {
  * CompiledQuery then has `batch`, and its rows carry the binding's index. */
 export interface SelectOptions {
   multiplexed?: boolean;
+  /** The caller can write a list from the kind's own text of its rows (CompiledQuery.records): a
+   * kind that writes JSON more cheaply so may answer so (PostgreSQL: Note [Lists as records]). */
+  records?: boolean;
   /** The source's configuration (as the metadata keeps it), for what a source configures about
    * its statements (BigQuery's `global_select_limit`). A compiled plan lives as long as the build
    * that made it, so a changed configuration compiles again. */
@@ -387,4 +390,9 @@ export interface CompiledQuery {
    * texts of `params` (as one statement would bind them); its rows are `{i, json, cursor?}`,
    * one per binding, `i` its 1-based index, in order. */
   batch?: (rows: readonly (readonly (string | null)[])[]) => unknown[];
+  /** Asked by SelectOptions.records: the statement's one value is the kind's own text of the
+   * list's rows, not JSON, and `write` makes it the field's JSON text, given the value's bytes as
+   * the source sent them (SqlExecutor.query `raw`), null for NULL. `rows`: how, as the kind
+   * describes it (POST /v1/graphql/explain shows it). */
+  records?: { rows: unknown; write(value: Uint8Array | null): string | Promise<string> };
 }

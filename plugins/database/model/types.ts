@@ -165,14 +165,23 @@ export interface Introspection {
 // Driver contract (a source kind)
 
 /** Runs SQL on a source, as the driver understands it. */
+/** How SqlExecutor.query runs a statement. */
+export interface QueryOptions {
+  prepare?: boolean;
+  signal?: CancelSignal;
+  raw?: boolean;
+}
+
 export interface SqlExecutor {
   /** Runs one parameterised statement and returns its rows as objects. `prepare: true` asks for a
    * prepared statement (a GraphQL plan's text is fixed, so it is prepared once per connection and
    * then only bound) where the source allows them; an executor without them, or a source that must
    * not name statements (a PostgreSQL source with `use_prepared_statements: false`, which may be
    * behind a transaction pooler), ignores it.
-   * `signal`: cancel the statement when it aborts (RunContext.signal). */
-  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: { prepare?: boolean; signal?: CancelSignal }): Promise<T[]>;
+   * `signal`: cancel the statement when it aborts (RunContext.signal). `raw`: each row is the
+   * array of its values' bytes as the source sent them (null for NULL), for a CompiledQuery with
+   * `records`; only a kind whose compiler answers records is asked. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
 }
 
 export interface SqlTransaction extends SqlExecutor {

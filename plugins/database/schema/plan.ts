@@ -61,6 +61,7 @@ const MEMO_LIMIT = 64;
  * `prepare`), on a source whose connection prepares at all: one with `use_prepared_statements:
  * false` prepares nothing (Note [Poolers] in plugins/postgres/connection.ts). */
 export const PREPARED = { prepare: true } as const;
+export const PREPARED_RAW = { prepare: true, raw: true } as const;
 
 export const fail = (message: string) => new SvcError('validation-failed', message);
 export const isObj = (x: unknown): x is Record<string, Arg> => typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof VarMark);
@@ -705,7 +706,8 @@ const joinsOf = new WeakMap<CompiledQuery, readonly PlannedJoin[]>();
 
 export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanInput, fn?: RoleFunction): FieldPlan {
   const compile = t.source.kind.dialect.compileSelect!;
-  const options = { configuration: t.source.meta.configuration };
+  // The plan writes a list from the kind's text of its rows where the kind answers so.
+  const options = { configuration: t.source.meta.configuration, records: true };
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { q: CompiledQuery; planner: Planner } => {
@@ -754,14 +756,17 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       // A mutation (a VOLATILE function) runs in the request's transaction.
       const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.readExecutor && !fromPrimary(ctx) ? pool.readExecutor : pool.executor;
-      let rows: { json: string }[];
+      let text: string;
       try {
-        rows = await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED);
+        if (q.records) {
+          const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
+          text = await q.records.write(rows[0]![0]);
+        } else text = (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!.json;
       } catch (e) {
         throw dbError(e, t.source.kind.dialect);
       }
       const joins = joinsOf.get(q);
-      return joins ? spliceJoins(rows[0]!.json, joins, ctx) : rows[0]!.json;
+      return joins ? spliceJoins(text, joins, ctx) : text;
     },
     async explain(ctx: RunContext): Promise<FieldExplain> {
       const q = statementFor(ctx.variables);
@@ -769,7 +774,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       if (!pool.explain) throw new SvcError('not-supported', `sources of kind "${t.source.kind.kind}" cannot explain their statements`);
       try {
-        return { sql: q.sql, params, plan: await pool.explain(q.sql, params) };
+        return { sql: q.sql, params, plan: await pool.explain(q.sql, params), ...(q.records ? { records: q.records.rows } : {}) };
       } catch (e) {
         throw dbError(e, t.source.kind.dialect);
       }

@@ -1,0 +1,360 @@
+/**
+ * Writes the JSON of a list from PostgreSQL's text of its rows (Note [Lists as records]).
+ */
+
+/*
+ * Note [Lists as records]
+ * PostgreSQL writing JSON pays for every value of every row: composite_to_json looks up each
+ * column's type category and output function again and escapes each key again, row after row.
+ * On Chinook's 3,503 tracks with album and genre, json_agg of the rows costs it about twice what
+ * sending the same rows costs; record_out, which keeps its columns' output functions for the
+ * whole statement, costs about what sending them does (docs/benchmarks.md, "Lists as records").
+ * So a root list the GraphQL plan runs is asked as the text of its records,
+ *   select string_agg(_t1::text, '' order by ...) as json from ...
+ * one record per row written back to back, `(1,"Balls to the Wall",...)`, a nested object a
+ * quoted record in its parent's, a nested list the same string_agg of its rows (null when it has
+ * none), and this module writes the JSON from that text in Node, with the keys, which it knows
+ * from the plan. PostgreSQL does the least work per row, and Node one pass over bytes it already
+ * holds.
+ *
+ * What a column holds decides how it is written (`RecordCol`), and only where its text output is
+ * its JSON exactly: integers as they are; floats and numerics as they are unless NaN or an
+ * infinity, which PostgreSQL's JSON writes as strings; booleans `t`/`f`; the types PostgreSQL's
+ * JSON writes as the string of their text output (text, varchar, uuid, time, interval...) as JSON
+ * strings; json and jsonb as they are. Any other type (dates and timestamps, whose JSON is not
+ * their text output; arrays; enums, domains, and types with casts to json) is sent as
+ * `to_json(value)`, PostgreSQL's own JSON of it, written as it is: the answer is the JSON that
+ * json_agg would have written, less its whitespace. The compiler (./compile.ts, `recordObject`)
+ * decides; objects it cannot write as rows, aggregates and groups stay JSON inside the record.
+ *
+ * record_out's text: fields separated by commas in parentheses; NULL is nothing; a value is
+ * quoted when empty or when it holds a quote, backslash, parenthesis, comma or white space, and
+ * inside quotes `"` and `\` are doubled. Nothing else is escaped, so a value may hold any other
+ * byte (control characters included), and the text is UTF-8, copied byte by byte.
+ */
+
+/** How a column of a record is written (Note [Lists as records]). */
+export type RecordCol = 'int' | 'number' | 'bool' | 'string' | 'json' | { k: 'object'; row: RecordRow } | { k: 'list'; row: RecordRow };
+
+/** A record's columns: the object's keys, in order, and how each is written. */
+export interface RecordRow {
+  keys: readonly string[];
+  cols: readonly RecordCol[];
+}
+
+const INT = 0;
+const NUMBER = 1;
+const BOOL = 2;
+const STRING = 3;
+const JSON_ = 4;
+const OBJECT = 5;
+const LIST = 6;
+
+interface Compiled {
+  /** `{"k":` for the first key, `,"k":` for the others, as UTF-8. */
+  pre: Uint8Array[];
+  kinds: Uint8Array;
+  nested: (Compiled | undefined)[];
+}
+
+function compile(row: RecordRow): Compiled {
+  return {
+    pre: row.keys.map((k, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(k)}:`)),
+    kinds: Uint8Array.from(row.cols.map((c) => (typeof c === 'string' ? { int: INT, number: NUMBER, bool: BOOL, string: STRING, json: JSON_ }[c] : c.k === 'object' ? OBJECT : LIST))),
+    nested: row.cols.map((c) => (typeof c === 'string' ? undefined : compile(c.row))),
+  };
+}
+
+const COMMA = 0x2c;
+const RPAREN = 0x29;
+const LPAREN = 0x28;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Bytes a JSON string must escape: control characters, `"` and `\`. */
+const ESCAPE = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) ESCAPE[c] = 1;
+ESCAPE[QUOTE] = 1;
+ESCAPE[BACKSLASH] = 1;
+const HEX = Buffer.from('0123456789abcdef');
+const SHORT: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
+const NULL = Buffer.from('null');
+const EMPTY_LIST = Buffer.from('[]');
+const TRUE = Buffer.from('true');
+const FALSE = Buffer.from('false');
+
+/** The text is not record_out's of the plan's rows (a bug: the statement and the plan disagree). */
+class RecordsError extends Error {}
+
+class Writer {
+  out: Buffer;
+  w = 0;
+  constructor(size: number) {
+    this.out = Buffer.allocUnsafe(Math.max(256, size));
+  }
+
+  /** Room for `n` more bytes. */
+  room(n: number): Buffer {
+    if (this.w + n > this.out.length) {
+      const next = Buffer.allocUnsafe(Math.max(this.out.length * 2, this.w + n));
+      this.out.copy(next, 0, 0, this.w);
+      this.out = next;
+    }
+    return this.out;
+  }
+
+  bytes(b: Uint8Array): void {
+    const o = this.room(b.length);
+    let w = this.w;
+    for (let i = 0; i < b.length; i++) o[w++] = b[i]!;
+    this.w = w;
+  }
+
+  byte(c: number): void {
+    this.room(1)[this.w++] = c;
+  }
+
+  /** src[from, to) as a JSON string. */
+  string(src: Uint8Array, from: number, to: number): void {
+    // Each byte takes at most six (\u00XX).
+    const o = this.room((to - from) * 6 + 2);
+    let w = this.w;
+    o[w++] = QUOTE;
+    for (let i = from; i < to; i++) {
+      const c = src[i]!;
+      if (ESCAPE[c] === 0) o[w++] = c;
+      else if (c === QUOTE || c === BACKSLASH) {
+        o[w++] = BACKSLASH;
+        o[w++] = c;
+      } else if (SHORT[c] !== undefined) {
+        o[w++] = BACKSLASH;
+        o[w++] = SHORT[c]!;
+      } else {
+        o[w++] = BACKSLASH;
+        o[w++] = 0x75;
+        o[w++] = 0x30;
+        o[w++] = 0x30;
+        o[w++] = HEX[c >> 4]!;
+        o[w++] = HEX[c & 15]!;
+      }
+    }
+    o[w++] = QUOTE;
+    this.w = w;
+  }
+
+  copy(src: Uint8Array, from: number, to: number): void {
+    const o = this.room(to - from);
+    let w = this.w;
+    for (let i = from; i < to; i++) o[w++] = src[i]!;
+    this.w = w;
+  }
+}
+
+/**
+ * A field of a record at src[p]: its content as a range of `src`, or, when quoted, of a copy
+ * with the quoting undone; `end` is where the field ends (at its delimiter). `null` for NULL.
+ */
+interface Field {
+  src: Uint8Array;
+  from: number;
+  to: number;
+  end: number;
+}
+
+function readField(src: Uint8Array, p: number, f: Field): boolean {
+  let c = src[p];
+  if (c === COMMA || c === RPAREN) {
+    f.end = p;
+    return false;
+  }
+  if (c !== QUOTE) {
+    const from = p;
+    while ((c = src[p]) !== COMMA && c !== RPAREN) {
+      if (c === undefined) throw new RecordsError('a record ends inside a field');
+      p++;
+    }
+    f.src = src;
+    f.from = from;
+    f.to = p;
+    f.end = p;
+    return true;
+  }
+  // Quoted: the content without the doubling. Most values have nothing doubled; they are read in
+  // place.
+  const from = ++p;
+  for (;;) {
+    c = src[p];
+    if (c === undefined) throw new RecordsError('a record ends inside a quoted field');
+    if (c === QUOTE) {
+      if (src[p + 1] !== QUOTE) {
+        f.src = src;
+        f.from = from;
+        f.to = p;
+        f.end = p + 1;
+        return true;
+      }
+      break;
+    }
+    if (c === BACKSLASH) break;
+    p++;
+  }
+  // Find the closing quote and the content's length, then copy it undoubled.
+  const start = p;
+  let n = p - from;
+  for (;;) {
+    c = src[p];
+    if (c === undefined) throw new RecordsError('a record ends inside a quoted field');
+    if (c === QUOTE) {
+      if (src[p + 1] !== QUOTE) break;
+      p += 2;
+    } else if (c === BACKSLASH) {
+      if (src[p + 1] === undefined) throw new RecordsError('a record ends inside a quoted field');
+      p += 2;
+    } else p++;
+    n++;
+  }
+  const end = p + 1;
+  const copy = Buffer.allocUnsafe(n);
+  n = 0;
+  for (let i = from; i < start; i++) copy[n++] = src[i]!;
+  for (p = start; p < end - 1; p++) {
+    c = src[p]!;
+    if (c === QUOTE || c === BACKSLASH) p++;
+    copy[n++] = src[p]!;
+  }
+  f.src = copy;
+  f.from = 0;
+  f.to = n;
+  f.end = end;
+  return true;
+}
+
+/** Writes the record at src[p] as an object; returns the position after its `)`. */
+function writeRow(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Field): number {
+  if (src[p] !== LPAREN) throw new RecordsError(`expected a record at byte ${p}`);
+  p++;
+  const kinds = row.kinds;
+  for (let i = 0; i < kinds.length; i++) {
+    if (i > 0) {
+      if (src[p] !== COMMA) throw new RecordsError(`expected a comma at byte ${p}`);
+      p++;
+    }
+    out.bytes(row.pre[i]!);
+    const kind = kinds[i]!;
+    if (!readField(src, p, f)) {
+      out.bytes(kind === LIST ? EMPTY_LIST : NULL);
+      p = f.end;
+      continue;
+    }
+    p = f.end;
+    const s = f.src;
+    const from = f.from;
+    const to = f.to;
+    switch (kind) {
+      case INT:
+      case JSON_:
+        out.copy(s, from, to);
+        break;
+      case NUMBER: {
+        // NaN, Infinity and -Infinity: strings in PostgreSQL's JSON.
+        const c = s[from] === 0x2d ? s[from + 1] : s[from];
+        if (c === 0x4e || c === 0x49) {
+          out.byte(QUOTE);
+          out.copy(s, from, to);
+          out.byte(QUOTE);
+        } else out.copy(s, from, to);
+        break;
+      }
+      case BOOL:
+        out.bytes(s[from] === 0x74 ? TRUE : FALSE);
+        break;
+      case STRING:
+        out.string(s, from, to);
+        break;
+      case OBJECT:
+        // The nested record is the whole field.
+        if (writeRow(s, from, row.nested[i]!, out, f) !== to) throw new RecordsError('a nested record has bytes after it');
+        break;
+      case LIST:
+        writeRows(s, from, to, row.nested[i]!, out, f);
+        break;
+    }
+  }
+  if (src[p] !== RPAREN) throw new RecordsError(`expected the end of a record at byte ${p}`);
+  out.byte(0x7d);
+  return p + 1;
+}
+
+/** Writes the records written back to back in src[from, to) as a JSON list. */
+function writeRows(src: Uint8Array, from: number, to: number, row: Compiled, out: Writer, f: Field): void {
+  out.byte(0x5b);
+  let p = from;
+  while (p < to) {
+    if (p > from) out.byte(COMMA);
+    p = writeRow(src, p, row, out, f);
+  }
+  if (p !== to) throw new RecordsError('a list has bytes after its last record');
+  out.byte(0x5d);
+}
+
+/** Bytes of records written between two turns of the event loop: a large answer is written in
+ * slices, so that other requests (the health check) are served meanwhile. */
+const SLICE = 1 << 20;
+
+/** The writer of a list of `row` records (Note [Lists as records]): the records' text, as
+ * PostgreSQL sent it (null: no rows), to the list's JSON text; a promise of it for a text of more
+ * than a slice. */
+export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => string | Promise<string> {
+  const compiled = compile(row);
+  return (text) => {
+    if (text === null) return '[]';
+    // About the size of the answer: the keys add to the records' text, the quoting comes off.
+    const out = new Writer(text.length + (text.length >> 1));
+    const f: Field = { src: text, from: 0, to: 0, end: 0 };
+    if (text.length <= SLICE) {
+      writeRows(text, 0, text.length, compiled, out, f);
+      return out.out.toString('utf8', 0, out.w);
+    }
+    return (async () => {
+      out.byte(0x5b);
+      let p = 0;
+      while (p < text.length) {
+        const stop = p + SLICE;
+        while (p < text.length && p < stop) {
+          if (p > 0) out.byte(COMMA);
+          p = writeRow(text, p, compiled, out, f);
+        }
+        if (p < text.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      out.byte(0x5d);
+      return out.out.toString('utf8', 0, out.w);
+    })();
+  };
+}
+
+export { RecordsError };
+
+const INTEGER_TYPES = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
+const NUMBER_TYPES = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_catalog"."numeric"']);
+const JSON_TYPES = new Set(['"pg_catalog"."json"', '"pg_catalog"."jsonb"']);
+/** Types whose JSON is the string of their text output (PostgreSQL's JSON writes every type it
+ * has no other category for so); any not listed here goes through to_json. */
+const STRING_TYPES = new Set(
+  ['text', 'varchar', 'bpchar', 'name', 'char', 'uuid', 'time', 'timetz', 'interval', 'bytea', 'money', 'inet', 'cidr', 'macaddr'].map((t) => `"pg_catalog"."${t}"`),
+);
+
+/** How a value of the scalar is written from its text output (Note [Lists as records]);
+ * undefined where it is not its JSON and the value must go through to_json. `asText`: the value
+ * is cast to text (stringified numbers); a geometry is GeoJSON already (identifiers.ts `output`). */
+export function scalarRecordCol(scalar: { bindAs: string; category?: string; array?: boolean }, asText: boolean | undefined): RecordCol | undefined {
+  if (asText) return 'string';
+  if (scalar.category === 'geometry') return 'json';
+  if (scalar.array) return undefined;
+  const t = scalar.bindAs;
+  if (INTEGER_TYPES.has(t)) return 'int';
+  if (NUMBER_TYPES.has(t)) return 'number';
+  if (t === '"pg_catalog"."bool"') return 'bool';
+  if (JSON_TYPES.has(t)) return 'json';
+  if (STRING_TYPES.has(t)) return 'string';
+  return undefined;
+}
