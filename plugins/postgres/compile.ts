@@ -182,6 +182,10 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
 /** Whether the object of `o` can be a row (Note [Objects from rows]). */
 const rowFaithful = (o: ObjectIR): boolean => rowKeys(o.fields.map((f) => f.key));
 
+/** The most columns `o` takes as a record with its object relationships inline (Note [Lists as
+ * records] in ./records.ts). */
+const inlineWidth = (o: ObjectIR): number => o.fields.reduce((n, f) => n + (f.k === 'object' ? 1 + inlineWidth(f.select) : 1), 0);
+
 /** A single object as json: a row (an alias of `from`) through to_json, else the expression. */
 const toJson = (obj: string, from: readonly string[]): string => (from.length > 0 && /^_t\d+$/.test(obj) ? `to_json(${obj})` : obj);
 
@@ -551,36 +555,51 @@ class Compiler extends SqlCompiler {
   /** The records of the root list, when it is written as records: how to write them. */
   recordsRow: RecordRow | undefined;
 
-  /** `o` on the row `t` as a record: the lateral row object() makes, its columns each with how
+  /** `o` on the row `t` as a record: a lateral row as object() makes, its columns each with how
    * it is written; undefined where the object cannot be a row (it is JSON then). */
   private recordObject(o: ObjectIR, t: string, joins: string[] | undefined, from: string[]): { sql: string; row: RecordRow } | undefined {
     if (!rowFaithful(o)) return undefined;
     const x = this.alias();
-    const cols: string[] = [];
-    const kinds: RecordCol[] = [];
-    for (const f of o.fields) {
-      const [sql, kind] = this.recordField(f, t, joins, from);
-      cols.push(`${sql} as ${quoteIdent(f.key)}`);
-      kinds.push(kind);
-    }
-    from.push(`cross join lateral (select ${cols.join(', ')}) as ${x}`);
-    return { sql: x, row: { keys: o.fields.map((f) => f.key), cols: kinds } };
+    // Joined objects are written inline only while the record stays within a target list's size.
+    const cols = this.recordColumns(o, t, joins, from, inlineWidth(o) <= 1600);
+    from.push(`cross join lateral (select ${cols.sql.map((c, i) => `${c} as "c${i}"`).join(', ')}) as ${x}`);
+    return { sql: x, row: cols.row };
   }
 
-  /** A field of a record: its expression and how it is written. Objects and lists are records
-   * in turn where they can be; aggregates and groups are JSON. */
-  private recordField(f: FieldIR, t: string, joins: string[] | undefined, from: string[]): [string, RecordCol] {
+  /** The columns of `o`'s fields on the row `t`, in order, and how they are written. */
+  private recordColumns(o: ObjectIR, t: string, joins: string[] | undefined, from: string[], inline: boolean): { sql: string[]; row: RecordRow } {
+    const sql: string[] = [];
+    const kinds: RecordCol[] = [];
+    for (const f of o.fields) {
+      const [cols, kind] = this.recordField(f, t, joins, from, inline);
+      sql.push(...cols);
+      kinds.push(kind);
+    }
+    return { sql, row: { keys: o.fields.map((f) => f.key), cols: kinds } };
+  }
+
+  /** A field of a record: its columns and how they are written. An object relationship joined
+   * (Note [Object relationships by joins]) is its row's fields inline, after whether it has a
+   * row; one read by a subquery is a record in the record. Lists are records in turn where they
+   * can be; aggregates and groups are JSON. */
+  private recordField(f: FieldIR, t: string, joins: string[] | undefined, from: string[], inline: boolean): [string[], RecordCol] {
     switch (f.k) {
       case 'typename':
-        return [this.field(f, t, joins, from), 'string'];
+        return [[this.field(f, t, joins, from)], 'string'];
       case 'column':
       case 'computed': {
         const sql = this.field(f, t, joins, from);
-        if (f.k === 'column' && f.path) return [sql, 'json'];
+        if (f.k === 'column' && f.path) return [[sql], 'json'];
         const kind = scalarRecordCol(f.scalar, f.asText);
-        return kind ? [sql, kind] : [`to_json(${sql})`, 'json'];
+        return kind ? [[sql], kind] : [[`to_json(${sql})`], 'json'];
       }
       case 'object': {
+        if (inline && joins && f.unique && f.mapping.length > 0 && rowFaithful(f.select)) {
+          const a = this.alias();
+          joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
+          const cols = this.recordColumns(f.select, a, joins, from, inline);
+          return [[`${a}.${quoteIdent(f.mapping[0]![1])} is not null`, ...cols.sql], { k: 'inline', row: cols.row }];
+        }
         let kind: RecordCol = 'json';
         const sql = this.objectWith(f, t, joins, from, (o, a, j, fr) => {
           const rec = this.recordObject(o, a, j, fr!);
@@ -588,7 +607,7 @@ class Compiler extends SqlCompiler {
           kind = { k: 'object', row: rec.row };
           return rec.sql;
         });
-        return [sql, kind];
+        return [[sql], kind];
       }
       case 'array': {
         const a = this.alias();
@@ -599,18 +618,18 @@ class Compiler extends SqlCompiler {
         return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
       }
       default:
-        return [this.field(f, t, joins, from), 'json'];
+        return [[this.field(f, t, joins, from)], 'json'];
     }
   }
 
   /** A nested list as its records written back to back (null when it has no rows), or its JSON
    * where its object cannot be a row. */
-  private recordList(select: ObjectIR, a: string, r: { from: string; order: string }): [string, RecordCol] {
+  private recordList(select: ObjectIR, a: string, r: { from: string; order: string }): [string[], RecordCol] {
     const joins: string[] = [];
     const rowsFrom: string[] = [];
     const rec = this.recordObject(select, a, ordered(r, joins), rowsFrom);
-    if (!rec) return [this.list(select, a, r), 'json'];
-    return [`(select string_agg(${rec.sql}::text, ''${r.order}) from ${r.from}${joined(joins)}${joined(rowsFrom)})`, { k: 'list', row: rec.row }];
+    if (!rec) return [[this.list(select, a, r)], 'json'];
+    return [[`(select string_agg(${rec.sql}::text, ''${r.order}) from ${r.from}${joined(joins)}${joined(rowsFrom)})`], { k: 'list', row: rec.row }];
   }
 
   protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {

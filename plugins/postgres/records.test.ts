@@ -145,7 +145,7 @@ describe('lists as records', () => {
     expect(f.sql).toMatch(/^select string_agg\(/);
     expect(f.records).toEqual({
       keys: ['id', 't', 'box', 'notes'],
-      cols: ['int', 'string', { k: 'object', row: { keys: ['label'], cols: ['string'] } }, { k: 'list', row: { keys: ['body'], cols: ['string'] } }],
+      cols: ['int', 'string', { k: 'inline', row: { keys: ['label'], cols: ['string'] } }, { k: 'list', row: { keys: ['body'], cols: ['string'] } }],
     });
     const [[text]] = (await server.sql.unsafe(f.sql, f.params).raw()) as unknown as [[Uint8Array]];
     expect(JSON.parse(await recordsWriter(f.records)(text))).toEqual((await server.gql('{ val(order_by: {id: asc}, limit: 2) { id t box { label } notes { body } } }')).data.val);
@@ -208,6 +208,16 @@ describe('the records writer', () => {
     expect(turns).toBeGreaterThanOrEqual(4);
     expect(json).toBe(`[${Array(n).fill(write(one).slice(1, -1)).join(',')}]`);
     expect(JSON.parse(json)[n - 1]).toEqual({ i: 7, n: 0.5, b: true, s: 'a \\b "c"', j: {}, o: { x: 'x', y: 1 }, l: [{ z: 'y' }, { z: 'z' }] });
+  });
+
+  it('writes an object inline after whether it has a row, nested inline objects too', () => {
+    const inline: RecordRow = {
+      keys: ['a', 'o', 'z'],
+      cols: ['int', { k: 'inline', row: { keys: ['x', 'p'], cols: ['string', { k: 'inline', row: { keys: ['y'], cols: ['int'] } }] } }, 'string'],
+    };
+    const out = recordsWriter(inline)(Buffer.from('(1,t,"a b",t,2,z)(2,f,,f,,)(3,t,,f,,"")(4,,"x",t,5,)'));
+    expect(out).toBe('[{"a":1,"o":{"x":"a b","p":{"y":2}},"z":"z"},{"a":2,"o":null,"z":null},{"a":3,"o":{"x":null,"p":null},"z":""},{"a":4,"o":null,"z":null}]');
+    expect(() => recordsWriter(inline)(Buffer.from('(1,f,,f,)'))).toThrow();
   });
 
   it('refuses a text that is not the plan\'s records', () => {

@@ -34,7 +34,18 @@
  */
 
 /** How a column of a record is written (Note [Lists as records]). */
-export type RecordCol = 'int' | 'number' | 'bool' | 'string' | 'json' | { k: 'object'; row: RecordRow } | { k: 'list'; row: RecordRow };
+export type RecordCol =
+  | 'int'
+  | 'number'
+  | 'bool'
+  | 'string'
+  | 'json'
+  /** A record of the row's fields; null for none. */
+  | { k: 'object'; row: RecordRow }
+  /** Records written back to back; null for none. */
+  | { k: 'list'; row: RecordRow }
+  /** The object's fields inline, after a boolean column: whether there is an object. */
+  | { k: 'inline'; row: RecordRow };
 
 /** A record's columns: the object's keys, in order, and how each is written. */
 export interface RecordRow {
@@ -49,19 +60,26 @@ const STRING = 3;
 const JSON_ = 4;
 const OBJECT = 5;
 const LIST = 6;
+const INLINE = 7;
 
 interface Compiled {
   /** `{"k":` for the first key, `,"k":` for the others, as UTF-8. */
   pre: Uint8Array[];
   kinds: Uint8Array;
   nested: (Compiled | undefined)[];
+  /** How many fields of a record the row's columns take (inline objects count theirs). */
+  width: number;
 }
 
+const KINDS = { int: INT, number: NUMBER, bool: BOOL, string: STRING, json: JSON_, object: OBJECT, list: LIST, inline: INLINE };
+
 function compile(row: RecordRow): Compiled {
+  const nested = row.cols.map((c) => (typeof c === 'string' ? undefined : compile(c.row)));
   return {
     pre: row.keys.map((k, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(k)}:`)),
-    kinds: Uint8Array.from(row.cols.map((c) => (typeof c === 'string' ? { int: INT, number: NUMBER, bool: BOOL, string: STRING, json: JSON_ }[c] : c.k === 'object' ? OBJECT : LIST))),
-    nested: row.cols.map((c) => (typeof c === 'string' ? undefined : compile(c.row))),
+    kinds: Uint8Array.from(row.cols.map((c) => KINDS[typeof c === 'string' ? c : c.k])),
+    nested,
+    width: row.cols.reduce((n, c, i) => n + (typeof c !== 'string' && c.k === 'inline' ? 1 + nested[i]!.width : 1), 0),
   };
 }
 
@@ -232,15 +250,37 @@ function readField(src: Uint8Array, p: number, f: Field): boolean {
 /** Writes the record at src[p] as an object; returns the position after its `)`. */
 function writeRow(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Field): number {
   if (src[p] !== LPAREN) throw new RecordsError(`expected a record at byte ${p}`);
-  p++;
+  p = writeFields(src, p + 1, row, out, f, true);
+  if (src[p] !== RPAREN) throw new RecordsError(`expected the end of a record at byte ${p}`);
+  return p + 1;
+}
+
+/** Writes the fields of `row` from src[p] (`first`: the record's first field, else one after
+ * a comma) as an object; returns the position after the last. */
+function writeFields(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Field, first: boolean): number {
   const kinds = row.kinds;
   for (let i = 0; i < kinds.length; i++) {
-    if (i > 0) {
+    if (i > 0 || !first) {
       if (src[p] !== COMMA) throw new RecordsError(`expected a comma at byte ${p}`);
       p++;
     }
     out.bytes(row.pre[i]!);
     const kind = kinds[i]!;
+    if (kind === INLINE) {
+      const present = readField(src, p, f) && f.src[f.from] === 0x74;
+      p = f.end;
+      const nested = row.nested[i]!;
+      if (present) p = writeFields(src, p, nested, out, f, false);
+      else {
+        for (let k = 0; k < nested.width; k++) {
+          if (src[p] !== COMMA) throw new RecordsError(`expected a comma at byte ${p}`);
+          readField(src, p + 1, f);
+          p = f.end;
+        }
+        out.bytes(NULL);
+      }
+      continue;
+    }
     if (!readField(src, p, f)) {
       out.bytes(kind === LIST ? EMPTY_LIST : NULL);
       p = f.end;
@@ -280,9 +320,8 @@ function writeRow(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Fie
         break;
     }
   }
-  if (src[p] !== RPAREN) throw new RecordsError(`expected the end of a record at byte ${p}`);
   out.byte(0x7d);
-  return p + 1;
+  return p;
 }
 
 /** Writes the records written back to back in src[from, to) as a JSON list. */
