@@ -8,6 +8,7 @@ import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, Gro
 import { literalCount } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
+import type { RecordCol, RecordRow } from './records.js';
 
 /*
  * Note [Grouped aggregates in SQL]
@@ -153,7 +154,7 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
       if (op.k === 'count') {
         const cols = (op.columns ?? []).map((col, i) => c.redacted(`${t}.${quoteIdent(col)}`, op.redact?.[i], t));
         const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
-        return { key: op.key, value: { sql: value(`count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`), as: 'plain' } };
+        return { key: op.key, value: { sql: value(`count(${op.distinct && cols.length ? 'distinct ' : ''}${arg})`), as: 'int' } };
       }
       return {
         key: op.key,
@@ -173,6 +174,9 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
 
 /*
  * Note [Root groups as text]
+ * (A query's `_groups` root field is now answered as records that Node writes, Note [Lists as
+ * records] in ./records.ts, which costs PostgreSQL less again; this text form is what a
+ * subscription's multiplexed statement still uses, and what the golden tests compile.)
  * A `_groups` root field's statement writes its JSON list as text, by concatenation, where a
  * nested one builds rows (Note [Groups as rows]) for its parent's JSON: writing a record as JSON
  * costs PostgreSQL a lookup of each of its columns' types for every group, and a group is several
@@ -200,7 +204,7 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
 
 /** How a value's JSON text is written (Note [Root groups as text]): its text output (`plain`),
  * that unless NaN or an infinity (`number`), or to_json's. */
-type JsonAs = 'plain' | 'number' | 'json';
+type JsonAs = 'int' | 'bool' | 'number' | 'json';
 
 /** PostgreSQL's integer types, and with bool those whose text output is their JSON; its floats and numeric. */
 const INTEGERS = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
@@ -213,14 +217,35 @@ const NUMBERS = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_
  * column's type. */
 function jsonAs(scalar: ScalarType | undefined, plain: ReadonlySet<string> = PLAIN): JsonAs {
   if (!scalar || scalar.array) return 'json';
-  return plain.has(scalar.bindAs) ? 'plain' : NUMBERS.has(scalar.bindAs) ? 'number' : 'json';
+  const t = scalar.bindAs;
+  if (!plain.has(t)) return NUMBERS.has(t) ? 'number' : 'json';
+  return t === '"pg_catalog"."bool"' ? 'bool' : 'int';
 }
 
 /** The SQL text expression of a value's JSON. */
 function valueText(v: Val): string {
-  if (v.as === 'plain') return `coalesce((${v.sql})::text, 'null')`;
+  if (v.as === 'int' || v.as === 'bool') return `coalesce((${v.sql})::text, 'null')`;
   if (v.as === 'number') return `coalesce(case when (${v.sql}) in ('NaN', 'Infinity', '-Infinity') then to_json(${v.sql})::text else (${v.sql})::text end, 'null')`;
   return `coalesce(to_json(${v.sql})::text, 'null')`;
+}
+
+/** The object `o` as columns of a record (Note [Lists as records] in ./records.ts): each
+ * value's column pushed onto `cols`, a nested object inline after a constant `true`. */
+function objectRecord(o: Obj, cols: string[]): RecordRow {
+  const kinds = o.map((f): RecordCol => {
+    const v = f.value;
+    if (!isVal(v)) {
+      cols.push('true');
+      return { k: 'inline', row: objectRecord(v, cols) };
+    }
+    if (v.text !== undefined) {
+      cols.push(v.sql);
+      return 'string';
+    }
+    cols.push(v.as === 'json' ? `to_json(${v.sql})` : v.sql);
+    return v.as;
+  });
+  return { keys: o.map((f) => f.key), cols: kinds };
 }
 
 /** A part of a JSON text: constant text, or an SQL expression of text. */
@@ -257,10 +282,16 @@ function concatText(parts: Part[]): string {
 /**
  * The subquery (`select coalesce(json_agg(...), '[]') from ...`) whose one value is the JSON list
  * of the groups (Note [Grouped aggregates in SQL]). `join`: for `<rel>_groups`, the relationship's
- * column pairs (parent's, remote's) and the parent row's alias. `text`: the list as text, for a
- * root field (Note [Root groups as text]); else json.
+ * column pairs (parent's, remote's) and the parent row's alias. `mode`: json; the list as text,
+ * for a root field (Note [Root groups as text]); or the groups as records, whose row is given to
+ * `records` (Note [Lists as records] in ./records.ts).
  */
-export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly (readonly [string, string])[]; parent: string }, text = false): string {
+export function groupsSelect(
+  c: SqlHost,
+  g: GroupsIR,
+  join?: { mapping: readonly (readonly [string, string])[]; parent: string },
+  mode: 'json' | 'text' | { records(row: RecordRow): void } = 'json',
+): string {
   const t = c.alias();
   const keys = g.keys.map((k) => keyExpr(c, k, t));
   const conds = [c.bool(g.where, t, t)];
@@ -293,7 +324,13 @@ export function groupsSelect(c: SqlHost, g: GroupsIR, join?: { mapping: readonly
   if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
   if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;
-  if (text) {
+  if (typeof mode === 'object') {
+    // Note [Lists as records] in ./records.ts.
+    const cols: string[] = [];
+    mode.records(objectRecord(obj, cols));
+    return `select string_agg(row(${cols.join(', ')})::text, ''${order ? ` order by ${order}` : ''}) from (${window}) as ${a}`;
+  }
+  if (mode === 'text') {
     const parts: Part[] = [];
     objectText(obj, parts);
     return `select coalesce('[' || string_agg(${concatText(parts)}, ','${order ? ` order by ${order}` : ''}) || ']', '[]') from (${window}) as ${a}`;

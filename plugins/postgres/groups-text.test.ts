@@ -1,12 +1,15 @@
 /**
- * A `_groups` root field writes its JSON as text (Note [Root groups as text] in
- * ./compile-groups.ts), a nested `<rel>_groups` builds rows that PostgreSQL writes as JSON. The
- * two must give the same data for every kind of value: each grouping and aggregate below is
- * asked at the root and through a relationship over the same rows, and the answers compared; a
- * few values are also checked as literals (NaN and the infinities as strings, escapes, nulls).
+ * A `_groups` root field of a query is answered as records that Node writes (Note [Lists as
+ * records] in ./records.ts), of a subscription as text that PostgreSQL writes (Note [Root groups
+ * as text] in ./compile-groups.ts), and a nested `<rel>_groups` builds rows that PostgreSQL
+ * writes as JSON. The three must give the same data for every kind of value: each grouping and
+ * aggregate below is asked at the root and through a relationship over the same rows, and the
+ * answers compared (the key types by a subscription too); a few values are also checked as
+ * literals (NaN and the infinities as strings, escapes, nulls).
  */
 import { describe, expect, it, beforeAll } from 'vitest';
 import { useServer } from '../../test/helpers.js';
+import { Client, useListening } from '../../test/ws-helpers.js';
 
 const SEED = `
 create table box (id int primary key);
@@ -62,6 +65,7 @@ const aggregates = `count sum { ${NUMERIC.join(' ')} } avg { ${NUMERIC.join(' ')
 
 describe('root groups as text', () => {
   const server = useServer(SEED);
+  const net = useListening(server);
   track(server);
 
   it('every column type as a key answers what the rows form answers', async () => {
@@ -69,6 +73,23 @@ describe('root groups as text', () => {
       const { root, nested } = await both(server, `group_by: [${c}]`, `{ __typename keys { __typename ${c} } aggregate { __typename count sum { __typename i4 } } }`);
       expect(root, c).toEqual(nested);
       expect(root.length, c).toBeGreaterThan(1);
+    }
+  });
+
+  it('a subscription (the text form) answers what the query answers, for every key type and the aggregates', async () => {
+    const client = await Client.init(net.url, 'graphql-transport-ws');
+    try {
+      const selections = [...[...COLUMNS, 'j'].map((c) => [`group_by: [${c}]`, `{ __typename keys { __typename ${c} } aggregate { count sum { i4 } } }`]), ['group_by: [b]', `{ keys { b } aggregate { ${aggregates} } }`]];
+      for (const [i, [args, sel]] of selections.entries()) {
+        const doc = `val_groups(${args}) ${sel}`;
+        client.send({ type: 'subscribe', id: `s${i}`, payload: { query: `subscription { ${doc} }` } });
+        const live = (await client.next(`s${i}`)).payload;
+        expect(live.errors, JSON.stringify(live.errors)).toBeUndefined();
+        expect(live.data.val_groups, args).toEqual((await server.gql(`{ ${doc} }`)).data.val_groups);
+        client.send({ type: 'complete', id: `s${i}` });
+      }
+    } finally {
+      client.close();
     }
   });
 

@@ -11,11 +11,15 @@
  * whole statement, costs about what sending them does (docs/benchmarks.md, "Lists as records").
  * So a root list the GraphQL plan runs is asked as the text of its records,
  *   select string_agg(_t1::text, '' order by ...) as json from ...
- * one record per row written back to back, `(1,"Balls to the Wall",...)`, a nested object a
- * quoted record in its parent's, a nested list the same string_agg of its rows (null when it has
- * none), and this module writes the JSON from that text in Node, with the keys, which it knows
- * from the plan. PostgreSQL does the least work per row, and Node one pass over bytes it already
- * holds.
+ * one record per row written back to back, `(1,"Balls to the Wall",...)`; an object relationship
+ * read by a join inline in its parent's record (a boolean, whether it has a row, then its
+ * fields), one read by a subquery a quoted record in its parent's; a nested list the same
+ * string_agg of its rows (null when it has none). A `_groups` root field is asked so too, each
+ * group a record of its keys and aggregates, its nested objects inline after a constant `true`
+ * (./compile-groups.ts). This module writes the JSON from that text in Node, with the keys, which
+ * it knows from the plan. PostgreSQL does the least work per row, and Node one pass over bytes it
+ * already holds. Subscriptions, by-pk fields, aggregates and mutations keep their JSON built in
+ * PostgreSQL (their statements are not asked with SelectOptions.records).
  *
  * What a column holds decides how it is written (`RecordCol`), and only where its text output is
  * its JSON exactly: integers as they are; floats and numerics as they are unless NaN or an
@@ -107,8 +111,8 @@ class RecordsError extends Error {}
 class Writer {
   out: Buffer;
   w = 0;
-  constructor(size: number) {
-    this.out = Buffer.allocUnsafe(Math.max(256, size));
+  constructor(size: number, buffer?: Buffer) {
+    this.out = buffer && buffer.length >= size ? buffer : Buffer.allocUnsafe(Math.max(256, size));
   }
 
   /** Room for `n` more bytes. */
@@ -336,6 +340,11 @@ function writeRows(src: Uint8Array, from: number, to: number, row: Compiled, out
   out.byte(0x5d);
 }
 
+/** The buffer answers written at once are written into (one at a time: the writing is
+ * synchronous), kept while no bigger than SCRATCH_MAX. */
+let scratch: Buffer | undefined;
+const SCRATCH_MAX = 4 << 20;
+
 /** Bytes of records written between two turns of the event loop: a large answer is written in
  * slices, so that other requests (the health check) are served meanwhile. */
 const SLICE = 1 << 20;
@@ -347,13 +356,17 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => stri
   const compiled = compile(row);
   return (text) => {
     if (text === null) return '[]';
-    // About the size of the answer: the keys add to the records' text, the quoting comes off.
-    const out = new Writer(text.length + (text.length >> 1));
     const f: Field = { src: text, from: 0, to: 0, end: 0 };
+    // About the size of the answer: the keys add to the records' text, the quoting comes off.
+    const size = text.length * 2 + 256;
     if (text.length <= SLICE) {
+      // Written at once: into the buffer the last answer used, which the string copies out of.
+      const out = new Writer(size, scratch);
       writeRows(text, 0, text.length, compiled, out, f);
+      if (out.out.length <= SCRATCH_MAX) scratch = out.out;
       return out.out.toString('utf8', 0, out.w);
     }
+    const out = new Writer(size);
     return (async () => {
       out.byte(0x5b);
       let p = 0;
