@@ -357,16 +357,16 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => stri
   return (text) => {
     if (text === null) return '[]';
     const f: Field = { src: text, from: 0, to: 0, end: 0 };
-    // About the size of the answer: the keys add to the records' text, the quoting comes off.
-    const size = text.length * 2 + 256;
     if (text.length <= SLICE) {
       // Written at once: into the buffer the last answer used, which the string copies out of.
-      const out = new Writer(size, scratch);
+      // Room for twice the records' text: the keys add to it (the quoting comes off).
+      const out = new Writer(text.length * 2 + 256, scratch);
       writeRows(text, 0, text.length, compiled, out, f);
       if (out.out.length <= SCRATCH_MAX) scratch = out.out;
       return out.out.toString('utf8', 0, out.w);
     }
-    const out = new Writer(size);
+    // A large answer is about the size of its records' text; the buffer grows if it is more.
+    const out = new Writer(text.length + (text.length >> 3) + 256);
     return (async () => {
       out.byte(0x5b);
       let p = 0;
