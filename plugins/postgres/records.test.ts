@@ -133,6 +133,18 @@ describe('lists as records', () => {
     expect(vals[3]).toEqual({ id: 4, box: null, notes: [] });
   });
 
+  it('keys a row cannot carry (over 63 bytes) leave that object JSON, inside the records or instead of them', async () => {
+    const long = `k${'x'.repeat(70)}`;
+    for (const sel of [`{ id ${long}: t }`, `{ id box { ${long}: label } notes { ${long}: body } }`, `{ id box { label } notes(order_by: {id: asc}) { id val { ${long}: id } } }`]) {
+      for (const args of ['order_by: {id: asc}', '']) {
+        const { list, nodes } = await both(server, 'val', args, sel);
+        expect(list, `${args} ${sel}`).toEqual(nodes);
+      }
+    }
+    const r = await server.gql(`{ val(order_by: {id: asc}, limit: 1) { id box { ${long}: label } } }`);
+    expect(r.data.val).toEqual([{ id: 1, box: { [long]: 'one' } }]);
+  });
+
   it('an empty list is [], and an answer with no rows at all', async () => {
     const r = await server.gql('{ val(where: {id: {_eq: 100}}) { id } box(where: {id: {_eq: 1}}) { vals(where: {id: {_eq: 100}}) { id } } }');
     expect(r).toEqual({ data: { val: [], box: [{ vals: [] }] } });
