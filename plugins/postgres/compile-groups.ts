@@ -8,7 +8,7 @@ import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, Gro
 import { literalCount } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
-import type { RecordCol, RecordRow } from './records.js';
+import { INTEGER_TYPES, NUMBER_TYPES, type RecordCol, type RecordRow } from './records.js';
 
 /*
  * Note [Grouped aggregates in SQL]
@@ -207,9 +207,9 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
 type JsonAs = 'int' | 'bool' | 'number' | 'json';
 
 /** PostgreSQL's integer types, and with bool those whose text output is their JSON; its floats and numeric. */
-const INTEGERS = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
+const INTEGERS = INTEGER_TYPES;
 const PLAIN = new Set([...INTEGERS, '"pg_catalog"."bool"']);
-const NUMBERS = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_catalog"."numeric"']);
+const NUMBERS = NUMBER_TYPES;
 
 /** A value of the scalar (a key: its type's). An aggregate passes `plain` INTEGERS: of an integer
  * column every aggregate is an integer or a finite numeric (sum of bigint, avg, the statistics);

@@ -182,6 +182,11 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
 /** Whether the object of `o` can be a row (Note [Objects from rows]). */
 const rowFaithful = (o: ObjectIR): boolean => rowKeys(o.fields.map((f) => f.key));
 
+/** The select of a list's records (the row `rec`) written back to back, in the list's order
+ * (Note [Lists as records] in ./records.ts); `as`: the value's alias. */
+const recordsAgg = (rec: string, r: { from: string; order: string }, joins: readonly string[], rowsFrom: readonly string[], as = ''): string =>
+  `select string_agg(${rec}::text, ''${r.order})${as} from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
+
 /** The most columns `o` takes as a record with its object relationships inline (Note [Lists as
  * records] in ./records.ts). */
 const inlineWidth = (o: ObjectIR): number => o.fields.reduce((n, f) => n + (f.k === 'object' ? 1 + inlineWidth(f.select) : 1), 0);
@@ -522,6 +527,16 @@ class Compiler extends SqlCompiler {
     return this.objectWith(f, t, joins, from, (o, a, j, fr) => this.object(o, a, j, fr));
   }
 
+  /** Joins the row of an object relationship that matches at most one (Note [Object
+   * relationships by joins]): its alias, and the column that is null where there is none. No
+   * row (or none the role may see) leaves the joined columns null, the first remote join column
+   * among them. */
+  private joinObject(f: Extract<FieldIR, { k: 'object' }>, t: string, joins: string[]): { a: string; key: string } {
+    const a = this.alias();
+    joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
+    return { a, key: `${a}.${quoteIdent(f.mapping[0]![1])}` };
+  }
+
   /** An object relationship, its object built by `obj` on the row `a` (JSON, or a record). */
   private objectWith(
     f: Extract<FieldIR, { k: 'object' }>,
@@ -530,14 +545,12 @@ class Compiler extends SqlCompiler {
     from: string[] | undefined,
     obj: (o: ObjectIR, a: string, joins: string[] | undefined, from: string[] | undefined) => string,
   ): string {
-    const a = this.alias();
     if (joins && f.unique && f.mapping.length > 0) {
-      // Note [Object relationships by joins]: no row (or none the role may see) leaves the
-      // joined columns null, the first remote join column among them. Its row's lateral goes
-      // after the join, in the same FROM (Note [Objects from rows]).
-      joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
-      return `case when ${a}.${quoteIdent(f.mapping[0]![1])} is null then null else ${obj(f.select, a, joins, from)} end`;
+      // Its row's lateral goes after the join, in the same FROM (Note [Objects from rows]).
+      const { a, key } = this.joinObject(f, t, joins);
+      return `case when ${key} is null then null else ${obj(f.select, a, joins, from)} end`;
     }
+    const a = this.alias();
     const r = this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, true);
     const inner: string[] = [];
     const rowsFrom: string[] = [];
@@ -595,10 +608,9 @@ class Compiler extends SqlCompiler {
       }
       case 'object': {
         if (inline && joins && f.unique && f.mapping.length > 0 && rowFaithful(f.select)) {
-          const a = this.alias();
-          joins.push(`left join ${this.src(f.rows.table)} as ${a} on ${this.join(f.mapping, a, t)} and ${this.bool(f.rows.where, a, a)}`);
+          const { a, key } = this.joinObject(f, t, joins);
           const cols = this.recordColumns(f.select, a, joins, from, inline);
-          return [[`${a}.${quoteIdent(f.mapping[0]![1])} is not null`, ...cols.sql], { k: 'inline', row: cols.row }];
+          return [[`${key} is not null`, ...cols.sql], { k: 'inline', row: cols.row }];
         }
         let kind: RecordCol = 'json';
         const sql = this.objectWith(f, t, joins, from, (o, a, j, fr) => {
@@ -629,7 +641,7 @@ class Compiler extends SqlCompiler {
     const rowsFrom: string[] = [];
     const rec = this.recordObject(select, a, ordered(r, joins), rowsFrom);
     if (!rec) return [[this.list(select, a, r)], 'json'];
-    return [[`(select string_agg(${rec.sql}::text, ''${r.order}) from ${r.from}${joined(joins)}${joined(rowsFrom)})`], { k: 'list', row: rec.row }];
+    return [[`(${recordsAgg(rec.sql, r, joins, rowsFrom)})`], { k: 'list', row: rec.row }];
   }
 
   protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
@@ -697,7 +709,7 @@ class Compiler extends SqlCompiler {
       const rec = this.recordObject(ir.select, t, ordered(r, joins), rowsFrom);
       if (rec) {
         this.recordsRow = rec.row;
-        return `select string_agg(${rec.sql}::text, ''${r.order}) as json from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
+        return recordsAgg(rec.sql, r, joins, rowsFrom, ' as json');
       }
     }
     const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins), rowsFrom);

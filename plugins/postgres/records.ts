@@ -329,15 +329,20 @@ function writeFields(src: Uint8Array, p: number, row: Compiled, out: Writer, f: 
   return p;
 }
 
-/** Writes the records written back to back in src[from, to) as a JSON list. */
-function writeRows(src: Uint8Array, from: number, to: number, row: Compiled, out: Writer, f: Field): void {
-  out.byte(0x5b);
-  let p = from;
-  while (p < to) {
+/** Writes the records that start in src[p, stop) (the last may end after `stop`), each but the
+ * list's first (at `from`) after a comma; returns where the last ends. */
+function writeRecords(src: Uint8Array, from: number, p: number, stop: number, row: Compiled, out: Writer, f: Field): number {
+  while (p < stop) {
     if (p > from) out.byte(COMMA);
     p = writeRow(src, p, row, out, f);
   }
-  if (p !== to) throw new RecordsError('a list has bytes after its last record');
+  return p;
+}
+
+/** Writes the records written back to back in src[from, to) as a JSON list. */
+function writeRows(src: Uint8Array, from: number, to: number, row: Compiled, out: Writer, f: Field): void {
+  out.byte(0x5b);
+  if (writeRecords(src, from, from, to, row, out, f) !== to) throw new RecordsError('a list has bytes after its last record');
   out.byte(0x5d);
 }
 
@@ -371,24 +376,23 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => stri
     return (async () => {
       out.byte(0x5b);
       let p = 0;
-      while (p < text.length) {
-        const stop = p + SLICE;
-        while (p < text.length && p < stop) {
-          if (p > 0) out.byte(COMMA);
-          p = writeRow(text, p, compiled, out, f);
-        }
-        if (p < text.length) await new Promise<void>((resolve) => setImmediate(resolve));
+      for (;;) {
+        p = writeRecords(text, 0, p, Math.min(p + SLICE, text.length), compiled, out, f);
+        if (p >= text.length) break;
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
+      if (p !== text.length) throw new RecordsError('a list has bytes after its last record');
       out.byte(0x5d);
       return out.out.toString('utf8', 0, out.w);
     })();
   };
 }
 
-export { RecordsError };
 
-const INTEGER_TYPES = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
-const NUMBER_TYPES = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_catalog"."numeric"']);
+/** PostgreSQL's integer types: their text output is their JSON. */
+export const INTEGER_TYPES: ReadonlySet<string> = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"']);
+/** Its floats and numeric: their text output is their JSON unless NaN or an infinity. */
+export const NUMBER_TYPES: ReadonlySet<string> = new Set(['"pg_catalog"."float4"', '"pg_catalog"."float8"', '"pg_catalog"."numeric"']);
 const JSON_TYPES = new Set(['"pg_catalog"."json"', '"pg_catalog"."jsonb"']);
 /** Types whose JSON is the string of their text output (PostgreSQL's JSON writes every type it
  * has no other category for so); any not listed here goes through to_json. */
