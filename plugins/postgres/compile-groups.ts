@@ -8,7 +8,7 @@ import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, Gro
 import { literalCount } from '../database/index.js';
 import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
-import { INTEGER_TYPES, NUMBER_TYPES, type RecordCol, type RecordRow } from './records.js';
+import { INTEGER_TYPES, NUMBER_TYPES } from './records.js';
 
 /*
  * Note [Grouped aggregates in SQL]
@@ -174,9 +174,6 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
 
 /*
  * Note [Root groups as text]
- * (A query's `_groups` root field is now answered as records that Node writes, Note [Lists as
- * records] in ./records.ts, which costs PostgreSQL less again; this text form is what a
- * subscription's multiplexed statement still uses, and what the golden tests compile.)
  * A `_groups` root field's statement writes its JSON list as text, by concatenation, where a
  * nested one builds rows (Note [Groups as rows]) for its parent's JSON: writing a record as JSON
  * costs PostgreSQL a lookup of each of its columns' types for every group, and a group is several
@@ -197,9 +194,16 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
  * text for Node to write) 1,250-1,400; of the text's, the sort 250 and to_json of the month 200.
  * Through the servers (`bench/graphql/run.ts --only groups --servers svc,postgraphile --rate
  * 150`), PostgreSQL's CPU per request went from 1.65x PostGraphile's to 1.12-1.65x in ten runs
-(median 1.43x; PostGraphile's own figure moves by a quarter between runs). Returning
+ * (median 1.43x; PostGraphile's own figure moves by a quarter between runs). Returning
  * the groups as rows of text for Node to write, as PostGraphile does, would cost PostgreSQL
  * about 800 µs less and Node about 1,000 µs more (postgres.js reading 319 rows): more in all.
+ * The groups as records that Node writes (Note [Lists as records] in ./records.ts), which lists
+ * use, were tried and taken back: they cost PostgreSQL what this text does (2,950 µs per statement
+ * both, the median of eight interleaved rounds of 200, two-core machine, 2026-11-27) and the
+ * engine's one thread 300-600 µs more per request to write. On the 16-core machine (2026-11-27,
+ * ../shared/measurements/2026-11-27-bench-graphql-16core-lists-as-records.log) the engine with
+ * records answered 1,313 req/s at 1,008 µs of server CPU per request, the same handler sending
+ * this text from PostgreSQL 3,488 req/s at 352 µs, PostgreSQL's CPU per request 1,963 and 1,991 µs.
  */
 
 /** How a value's JSON text is written (Note [Root groups as text]): its text output (`plain`),
@@ -227,25 +231,6 @@ function valueText(v: Val): string {
   if (v.as === 'int' || v.as === 'bool') return `coalesce((${v.sql})::text, 'null')`;
   if (v.as === 'number') return `coalesce(case when (${v.sql}) in ('NaN', 'Infinity', '-Infinity') then to_json(${v.sql})::text else (${v.sql})::text end, 'null')`;
   return `coalesce(to_json(${v.sql})::text, 'null')`;
-}
-
-/** The object `o` as columns of a record (Note [Lists as records] in ./records.ts): each
- * value's column pushed onto `cols`, a nested object inline after a constant `true`. */
-function objectRecord(o: Obj, cols: string[]): RecordRow {
-  const kinds = o.map((f): RecordCol => {
-    const v = f.value;
-    if (!isVal(v)) {
-      cols.push('true');
-      return { k: 'inline', row: objectRecord(v, cols) };
-    }
-    if (v.text !== undefined) {
-      cols.push(v.sql);
-      return 'string';
-    }
-    cols.push(v.as === 'json' ? `to_json(${v.sql})` : v.sql);
-    return v.as;
-  });
-  return { keys: o.map((f) => f.key), cols: kinds };
 }
 
 /** A part of a JSON text: constant text, or an SQL expression of text. */
@@ -282,15 +267,14 @@ function concatText(parts: Part[]): string {
 /**
  * The subquery (`select coalesce(json_agg(...), '[]') from ...`) whose one value is the JSON list
  * of the groups (Note [Grouped aggregates in SQL]). `join`: for `<rel>_groups`, the relationship's
- * column pairs (parent's, remote's) and the parent row's alias. `mode`: json; the list as text,
- * for a root field (Note [Root groups as text]); or the groups as records, whose row is given to
- * `records` (Note [Lists as records] in ./records.ts).
+ * column pairs (parent's, remote's) and the parent row's alias. `mode`: json; or the list as text,
+ * for a root field (Note [Root groups as text]).
  */
 export function groupsSelect(
   c: SqlHost,
   g: GroupsIR,
   join?: { mapping: readonly (readonly [string, string])[]; parent: string },
-  mode: 'json' | 'text' | { records(row: RecordRow): void } = 'json',
+  mode: 'json' | 'text' = 'json',
 ): string {
   const t = c.alias();
   const keys = g.keys.map((k) => keyExpr(c, k, t));
@@ -324,12 +308,6 @@ export function groupsSelect(
   if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
   if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;
-  if (typeof mode === 'object') {
-    // Note [Lists as records] in ./records.ts.
-    const cols: string[] = [];
-    mode.records(objectRecord(obj, cols));
-    return `select string_agg(row(${cols.join(', ')})::text, ''${order ? ` order by ${order}` : ''}) from (${window}) as ${a}`;
-  }
   if (mode === 'text') {
     const parts: Part[] = [];
     objectText(obj, parts);

@@ -724,10 +724,8 @@ class Compiler extends SqlCompiler {
   }
 
   protected override rootGroups(g: GroupsIR): string {
-    // The groups as records where the caller writes them (Note [Lists as records] in
-    // ./records.ts), else the list's text (Note [Root groups as text]).
-    const mode = this.options.records ? { records: (row: RecordRow) => (this.recordsRow = row) } : 'text';
-    return `select (${groupsSelect(this, g, undefined, mode)}) as json`;
+    // The list's text, written by PostgreSQL, records or not (Note [Root groups as text]).
+    return `select (${groupsSelect(this, g, undefined, 'text')}) as json`;
   }
 
   /** Note [Multiplexed statements]. */

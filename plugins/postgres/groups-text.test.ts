@@ -1,8 +1,8 @@
 /**
- * A `_groups` root field of a query is answered as records that Node writes (Note [Lists as
- * records] in ./records.ts), of a subscription as text that PostgreSQL writes (Note [Root groups
- * as text] in ./compile-groups.ts), and a nested `<rel>_groups` builds rows that PostgreSQL
- * writes as JSON. The three must give the same data for every kind of value: each grouping and
+ * A `_groups` root field is answered as text that PostgreSQL writes (Note [Root groups as text]
+ * in ./compile-groups.ts), by a query's statement and by a subscription's multiplexed one, and a
+ * nested `<rel>_groups` builds rows that PostgreSQL writes as JSON. They must give the same data
+ * for every kind of value: each grouping and
  * aggregate below is asked at the root and through a relationship over the same rows, and the
  * answers compared (the key types by a subscription too); a few values are also checked as
  * literals (NaN and the infinities as strings, escapes, nulls).
@@ -74,6 +74,17 @@ describe('root groups as text', () => {
       expect(root, c).toEqual(nested);
       expect(root.length, c).toBeGreaterThan(1);
     }
+  });
+
+  it("a query's root groups are the text PostgreSQL writes, not records for Node to write (Note [Root groups as text])", async () => {
+    const r = await server.request('POST', '/v1/graphql/explain', { query: { query: '{ val_groups(group_by: [i2]) { keys { i2 } aggregate { count } } }' } });
+    expect(r.status, r.text).toBe(200);
+    const [f] = r.body;
+    expect(f.records).toBeUndefined();
+    expect(f.sql).toMatch(/^select \(select coalesce\('\[' \|\| string_agg\('\{"keys":\{"i2":' \|\| /);
+    // A list beside it is still records.
+    const [l] = (await server.request('POST', '/v1/graphql/explain', { query: { query: '{ val { id } }' } })).body;
+    expect(l.records).toEqual({ keys: ['id'], cols: ['int'] });
   });
 
   it('a subscription (the text form) answers what the query answers, for every key type and the aggregates', async () => {

@@ -14,13 +14,14 @@
  * one record per row written back to back, `(1,"Balls to the Wall",...)`; an object relationship
  * read by a join inline in its parent's record (a boolean, whether it has a row, then its
  * fields), one read by a subquery a quoted record in its parent's; a nested list the same
- * string_agg of its rows (null when it has none). A `_groups` root field is asked so too, each
- * group a record of its keys and aggregates, its nested objects inline after a constant `true`
- * (./compile-groups.ts). This module writes the JSON from that text in Node, with the keys, which
- * it knows from the plan. PostgreSQL does the least work per row, and Node one pass over bytes it
- * already holds: about 1 µs per row on the two-core machine, less than PostgreSQL saves on the
- * large list, about as much on the nested one and on groups (docs/benchmarks.md). Subscriptions, by-pk fields, aggregates and mutations keep their JSON built in
- * PostgreSQL (their statements are not asked with SelectOptions.records).
+ * string_agg of its rows (null when it has none). This module writes the JSON from that text in
+ * Node, with the keys, which it knows from the plan. PostgreSQL does the least work per row, and
+ * Node one pass over bytes it already holds: about 1 µs per row on the two-core machine, less
+ * than PostgreSQL saves on the large list, about as much on the nested one (docs/benchmarks.md).
+ * Subscriptions, by-pk fields, aggregates and mutations keep their JSON built in PostgreSQL
+ * (their statements are not asked with SelectOptions.records), and so do `_groups` root fields,
+ * whose text costs PostgreSQL what their records would (Note [Root groups as text] in
+ * ./compile-groups.ts).
  *
  * What a column holds decides how it is written (`RecordCol`), and only where its text output is
  * its JSON exactly: integers as they are; floats and numerics as they are unless NaN or an
