@@ -182,10 +182,37 @@ const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).j
 /** Whether the object of `o` can be a row (Note [Objects from rows]). */
 const rowFaithful = (o: ObjectIR): boolean => rowKeys(o.fields.map((f) => f.key));
 
-/** The select of a list's records (the row `rec`) written back to back, in the list's order
- * (Note [Lists as records] in ./records.ts); `as`: the value's alias. */
-const recordsAgg = (rec: string, r: { from: string; order: string }, joins: readonly string[], rowsFrom: readonly string[], as = ''): string =>
-  `select string_agg(${rec}::text, ''${r.order})${as} from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
+/** The select of a list's rows (each the text `rec`) written back to back, in the list's order
+ * (Note [Lists as records] in ./records.ts): the root list's, null for no rows, as `json`; a
+ * nested list's between brackets, `[]` for none. */
+const recordsAgg = (rec: string, r: { from: string; order: string }, joins: readonly string[], rowsFrom: readonly string[], nested: boolean): string => {
+  const agg = `string_agg(${rec}, ''${r.order})`;
+  return `select ${nested ? `'[' || coalesce(${agg}, '') || ']'` : `${agg} as json`} from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
+};
+
+/** A part of a row's text (Note [Lists as records] in ./records.ts): a column of a record, or a
+ * nested list's text. */
+type RecordPart = { col: string } | { list: string };
+
+/** A row's parts as one SQL text expression: each run of columns one record (`row(...)::text`),
+ * each list its text after it. Never null: a record of nulls is `(,)`, a list of no rows `[]`. */
+function rowText(parts: readonly RecordPart[]): string {
+  const out: string[] = [];
+  let cols: string[] = [];
+  const close = () => {
+    if (cols.length) out.push(`row(${cols.join(', ')})::text`);
+    cols = [];
+  };
+  for (const part of parts) {
+    if ('col' in part) cols.push(part.col);
+    else {
+      close();
+      out.push(part.list);
+    }
+  }
+  close();
+  return out.join(' || ');
+}
 
 /** The most columns `o` takes as a record with its object relationships inline (Note [Lists as
  * records] in ./records.ts). */
@@ -568,49 +595,42 @@ class Compiler extends SqlCompiler {
   /** The records of the root list, when it is written as records: how to write them. */
   recordsRow: RecordRow | undefined;
 
-  /** `o` on the row `t` as a record: a lateral row as object() makes, its columns each with how
-   * it is written; undefined where the object cannot be a row (it is JSON then). */
+  /** `o` on the row `t` as the text of its row: its records and its nested lists' texts, and how
+   * each column is written; undefined where the object cannot be a row (it is JSON then). */
   private recordObject(o: ObjectIR, t: string, joins: string[] | undefined, from: string[]): { sql: string; row: RecordRow } | undefined {
     if (!rowFaithful(o)) return undefined;
-    const x = this.alias();
+    const parts: RecordPart[] = [];
     // Joined objects are written inline only while the record stays within a target list's size.
-    const cols = this.recordColumns(o, t, joins, from, inlineWidth(o) <= 1600);
-    from.push(`cross join lateral (select ${cols.sql.map((c, i) => `${c} as "c${i}"`).join(', ')}) as ${x}`);
-    return { sql: x, row: cols.row };
+    const row = this.recordColumns(o, t, joins, from, inlineWidth(o) <= 1600, parts);
+    return { sql: rowText(parts), row };
   }
 
-  /** The columns of `o`'s fields on the row `t`, in order, and how they are written. */
-  private recordColumns(o: ObjectIR, t: string, joins: string[] | undefined, from: string[], inline: boolean): { sql: string[]; row: RecordRow } {
-    const sql: string[] = [];
-    const kinds: RecordCol[] = [];
-    for (const f of o.fields) {
-      const [cols, kind] = this.recordField(f, t, joins, from, inline);
-      sql.push(...cols);
-      kinds.push(kind);
-    }
-    return { sql, row: { keys: o.fields.map((f) => f.key), cols: kinds } };
+  /** The parts of `o`'s fields on the row `t`, in order, pushed onto `parts`; how each is written. */
+  private recordColumns(o: ObjectIR, t: string, joins: string[] | undefined, from: string[], inline: boolean, parts: RecordPart[]): RecordRow {
+    return { keys: o.fields.map((f) => f.key), cols: o.fields.map((f) => this.recordField(f, t, joins, from, inline, parts)) };
   }
 
-  /** A field of a record: its columns and how they are written. An object relationship joined
-   * (Note [Object relationships by joins]) is its row's fields inline, after whether it has a
-   * row; one read by a subquery is a record in the record. Lists are records in turn where they
-   * can be; aggregates and groups are JSON. */
-  private recordField(f: FieldIR, t: string, joins: string[] | undefined, from: string[], inline: boolean): [string[], RecordCol] {
+  /** A field of a row: its parts, pushed onto `parts`, and how it is written. An object
+   * relationship joined (Note [Object relationships by joins]) is its row's fields inline, after
+   * whether it has a row; one read by a subquery is its row's text in the record. Lists are texts
+   * of rows in turn where they can be; aggregates and groups are JSON. */
+  private recordField(f: FieldIR, t: string, joins: string[] | undefined, from: string[], inline: boolean, parts: RecordPart[]): RecordCol {
     switch (f.k) {
       case 'typename':
-        return [[this.field(f, t, joins, from)], 'string'];
+        parts.push({ col: this.field(f, t, joins, from) });
+        return 'string';
       case 'column':
       case 'computed': {
         const sql = this.field(f, t, joins, from);
-        if (f.k === 'column' && f.path) return [[sql], 'json'];
-        const kind = scalarRecordCol(f.scalar, f.asText);
-        return kind ? [[sql], kind] : [[`to_json(${sql})`], 'json'];
+        const kind = f.k === 'column' && f.path ? 'json' : scalarRecordCol(f.scalar, f.asText);
+        parts.push({ col: kind ? sql : `to_json(${sql})` });
+        return kind ?? 'json';
       }
       case 'object': {
         if (inline && joins && f.unique && f.mapping.length > 0 && rowFaithful(f.select)) {
           const { a, key } = this.joinObject(f, t, joins);
-          const cols = this.recordColumns(f.select, a, joins, from, inline);
-          return [[`${key} is not null`, ...cols.sql], { k: 'inline', row: cols.row }];
+          parts.push({ col: `${key} is not null` });
+          return { k: 'inline', row: this.recordColumns(f.select, a, joins, from, inline, parts) };
         }
         let kind: RecordCol = 'json';
         const sql = this.objectWith(f, t, joins, from, (o, a, j, fr) => {
@@ -619,29 +639,35 @@ class Compiler extends SqlCompiler {
           kind = { k: 'object', row: rec.row };
           return rec.sql;
         });
-        return [[sql], kind];
+        parts.push({ col: sql });
+        return kind;
       }
       case 'array': {
         const a = this.alias();
-        return this.recordList(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
+        return this.recordList(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)), parts);
       }
       case 'computed_rows': {
         const a = this.alias();
-        return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
+        return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)), parts);
       }
       default:
-        return [[this.field(f, t, joins, from)], 'json'];
+        parts.push({ col: this.field(f, t, joins, from) });
+        return 'json';
     }
   }
 
-  /** A nested list as its records written back to back (null when it has no rows), or its JSON
-   * where its object cannot be a row. */
-  private recordList(select: ObjectIR, a: string, r: { from: string; order: string }): [string[], RecordCol] {
+  /** A nested list as the texts of its rows between brackets, after its parent's record, or its
+   * JSON in the record where its object cannot be a row. */
+  private recordList(select: ObjectIR, a: string, r: { from: string; order: string }, parts: RecordPart[]): RecordCol {
     const joins: string[] = [];
     const rowsFrom: string[] = [];
     const rec = this.recordObject(select, a, ordered(r, joins), rowsFrom);
-    if (!rec) return [[this.list(select, a, r)], 'json'];
-    return [[`(${recordsAgg(rec.sql, r, joins, rowsFrom)})`], { k: 'list', row: rec.row }];
+    if (!rec) {
+      parts.push({ col: this.list(select, a, r) });
+      return 'json';
+    }
+    parts.push({ list: `(${recordsAgg(rec.sql, r, joins, rowsFrom, true)})` });
+    return { k: 'list', row: rec.row };
   }
 
   protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
@@ -709,7 +735,7 @@ class Compiler extends SqlCompiler {
       const rec = this.recordObject(ir.select, t, ordered(r, joins), rowsFrom);
       if (rec) {
         this.recordsRow = rec.row;
-        return recordsAgg(rec.sql, r, joins, rowsFrom, ' as json');
+        return recordsAgg(rec.sql, r, joins, rowsFrom, false);
       }
     }
     const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins), rowsFrom);

@@ -118,6 +118,8 @@ describe('lists as records', () => {
       `{ id notes(order_by: {id: desc}, limit: 1) { body } notes_aggregate { aggregate { count } nodes { id } } }`,
       `{ id label my_notes { id body } my_notes_b: my_notes(where: {body: {_is_null: false}}) { body } day }`,
       `{ id j_k: j(path: "k") js_0: j(path: "$.k[1]") }`,
+      // Lists first, back to back, inside an inline object between its fields, and before a field.
+      `{ notes(order_by: {id: asc}) { id } box { vals(order_by: {id: asc}) { id } label vals_b: vals(order_by: {id: desc}) { t } id } id }`,
     ];
     for (const sel of selections) {
       for (const args of ['order_by: {id: asc}', '']) {
@@ -190,18 +192,18 @@ describe('the records writer', () => {
   it('writes what record_out writes', () => {
     expect(write(null)).toBe('[]');
     expect(write('')).toBe('[]');
-    expect(JSON.parse(write('(1,2.5,t,abc,"{""a"": 1}","(""q """"r"""""",3)","(x)(""y, z"")()")(,,,,,,)'))).toEqual([
+    expect(JSON.parse(write('(1,2.5,t,abc,"{""a"": 1}","(""q """"r"""""",3)")[(x)("y, z")()](,,,,,)[]'))).toEqual([
       { i: 1, n: 2.5, b: true, s: 'abc', j: { a: 1 }, o: { x: 'q "r"', y: 3 }, l: [{ z: 'x' }, { z: 'y, z' }, { z: null }] },
       { i: null, n: null, b: null, s: null, j: null, o: null, l: [] },
     ]);
-    expect(write('(-1,NaN,f,"",null,"(,)",)')).toBe('[{"i":-1,"n":"NaN","b":false,"s":"","j":null,"o":{"x":null,"y":null},"l":[]}]');
-    expect(JSON.parse(write('(0,-Infinity,f,"a\\\\b\\"c",1,,)'))[0]).toMatchObject({ n: '-Infinity', s: 'a\\b"c', j: 1 });
+    expect(write('(-1,NaN,f,"",null,"(,)")[]')).toBe('[{"i":-1,"n":"NaN","b":false,"s":"","j":null,"o":{"x":null,"y":null},"l":[]}]');
+    expect(JSON.parse(write('(0,-Infinity,f,"a\\\\b\\"c",1,)[]'))[0]).toMatchObject({ n: '-Infinity', s: 'a\\b"c', j: 1 });
     // Bytes other than the quoting ones are as they came, control characters escaped.
-    expect(write('(0,1e+300,t,\u0001é😀,[],,)')).toBe('[{"i":0,"n":1e+300,"b":true,"s":"\\u0001é😀","j":[],"o":null,"l":[]}]');
+    expect(write('(0,1e+300,t,\u0001é😀,[],)[]')).toBe('[{"i":0,"n":1e+300,"b":true,"s":"\\u0001é😀","j":[],"o":null,"l":[]}]');
   });
 
   it('writes a text of more than a slice between turns of the event loop, the same JSON', async () => {
-    const one = '(7,0.5,t,"a \\\\b ""c""",{},"(x,1)","(y)(z)")';
+    const one = '(7,0.5,t,"a \\\\b ""c""",{},"(x,1)")[(y)(z)]';
     const n = 150_000;
     const text = Buffer.from(one.repeat(n));
     expect(text.length).toBeGreaterThan(5 << 20);
@@ -230,6 +232,30 @@ describe('the records writer', () => {
     const out = recordsWriter(inline)(Buffer.from('(1,t,"a b",t,2,z)(2,f,,f,,)(3,t,,f,,"")(4,,"x",t,5,)'));
     expect(out).toBe('[{"a":1,"o":{"x":"a b","p":{"y":2}},"z":"z"},{"a":2,"o":null,"z":null},{"a":3,"o":{"x":null,"p":null},"z":""},{"a":4,"o":null,"z":null}]');
     expect(() => recordsWriter(inline)(Buffer.from('(1,f,,f,)'))).toThrow();
+  });
+
+  it('writes the lists after the record of the fields before them, the fields after in a record again', () => {
+    const lists: RecordRow = {
+      keys: ['a', 'l1', 'l2', 'o', 'z'],
+      cols: [
+        'int',
+        { k: 'list', row: { keys: ['z'], cols: ['string'] } },
+        { k: 'list', row: { keys: ['z'], cols: ['string'] } },
+        { k: 'inline', row: { keys: ['x', 'm'], cols: ['string', { k: 'list', row: { keys: ['z'], cols: ['string'] } }] } },
+        'string',
+      ],
+    };
+    const w = (text: string) => recordsWriter(lists)(Buffer.from(text));
+    // An object with no row reads its lists (empty or not) and writes null.
+    expect(w('(1)[(a)][](t,x)[(b)("c d")](end)(2)[][](f,)[](zz)(3)[][(q)](f,)[(c)]()')).toBe(
+      '[{"a":1,"l1":[{"z":"a"}],"l2":[],"o":{"x":"x","m":[{"z":"b"},{"z":"c d"}]},"z":"end"},' +
+        '{"a":2,"l1":[],"l2":[],"o":null,"z":"zz"},{"a":3,"l1":[],"l2":[{"z":"q"}],"o":null,"z":null}]',
+    );
+    const first: RecordRow = { keys: ['l', 'a'], cols: [{ k: 'list', row: { keys: ['n', 'm'], cols: ['int', { k: 'list', row: { keys: ['m'], cols: ['int'] } }] } }, 'int'] };
+    expect(recordsWriter(first)(Buffer.from('[(1)[(2)(3)](4)[]](5)[](6)'))).toBe('[{"l":[{"n":1,"m":[{"m":2},{"m":3}]},{"n":4,"m":[]}],"a":5},{"l":[],"a":6}]');
+    for (const bad of ['(1)[(a)][](t,x)[(b)]', '(1)[(a)', '(1)[(a)][](t,x)[(b)](end', '(1,[(a)][](t,x)[](e)', '(1)[(a)](t,x)[](e)', '(1)[(a)][]x(t,x)[](e)']) {
+      expect(() => w(bad), bad).toThrow();
+    }
   });
 
   it('refuses a text that is not the plan\'s records', () => {

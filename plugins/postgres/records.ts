@@ -9,12 +9,16 @@
  * On Chinook's 3,503 tracks with album and genre, json_agg of the rows costs it about twice what
  * sending the same rows costs; record_out, which keeps its columns' output functions for the
  * whole statement, costs about what sending them does (docs/benchmarks.md, "Lists as records").
- * So a root list the GraphQL plan runs is asked as the text of its records,
- *   select string_agg(_t1::text, '' order by ...) as json from ...
- * one record per row written back to back, `(1,"Balls to the Wall",...)`; an object relationship
- * read by a join inline in its parent's record (a boolean, whether it has a row, then its
- * fields), one read by a subquery a quoted record in its parent's; a nested list the same
- * string_agg of its rows (null when it has none). This module writes the JSON from that text in
+ * So a root list the GraphQL plan runs is asked as the text of its rows written back to back,
+ *   select string_agg(row(_t0."id", _t0."title")::text || (<nested list>), '' order by ...) as json
+ * each row a record, `(1,"Balls to the Wall",...)`: an object relationship read by a join inline
+ * in its parent's record (a boolean, whether it has a row, then its fields), one read by a
+ * subquery its row's text, quoted, in its parent's record. A nested list is the same texts of its
+ * rows between brackets, `[(1,a)(2,b)]` (`[]` for none), written after the record that holds its
+ * parent's fields before it; the parent's fields after it are a record again. So a row is a
+ * sequence of records and lists, `(1,x)[(7,a)(8,b)](t)`, and a nested list is never a field of a
+ * record: record_out would quote it, doubling every quote in it at each level, for PostgreSQL to
+ * write and Node to undo. This module writes the JSON from that text in
  * Node, with the keys, which it knows from the plan. PostgreSQL does the least work per row, and
  * Node one pass over bytes it already holds: about 1 µs per row on the two-core machine, less
  * than PostgreSQL saves on the large list, about as much on the nested one (docs/benchmarks.md).
@@ -73,8 +77,6 @@ interface Compiled {
   pre: Uint8Array[];
   kinds: Uint8Array;
   nested: (Compiled | undefined)[];
-  /** How many fields of a record the row's columns take (inline objects count theirs). */
-  width: number;
 }
 
 const KINDS = { int: INT, number: NUMBER, bool: BOOL, string: STRING, json: JSON_, object: OBJECT, list: LIST, inline: INLINE };
@@ -85,7 +87,6 @@ function compile(row: RecordRow): Compiled {
     pre: row.keys.map((k, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(k)}:`)),
     kinds: Uint8Array.from(row.cols.map((c) => KINDS[typeof c === 'string' ? c : c.k])),
     nested,
-    width: row.cols.reduce((n, c, i) => n + (typeof c !== 'string' && c.k === 'inline' ? 1 + nested[i]!.width : 1), 0),
   };
 }
 
@@ -93,6 +94,8 @@ const COMMA = 0x2c;
 const RPAREN = 0x29;
 const LPAREN = 0x28;
 const QUOTE = 0x22;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
 const BACKSLASH = 0x5c;
 
 /** Bytes a JSON string must escape: control characters, `"` and `\`. */
@@ -103,7 +106,6 @@ ESCAPE[BACKSLASH] = 1;
 const HEX = Buffer.from('0123456789abcdef');
 const SHORT: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
 const NULL = Buffer.from('null');
-const EMPTY_LIST = Buffer.from('[]');
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 
@@ -183,6 +185,8 @@ interface Field {
   from: number;
   to: number;
   end: number;
+  /** Whether a record of the row being written is open: its `(` and a field read. */
+  open: boolean;
 }
 
 function readField(src: Uint8Array, p: number, f: Field): boolean {
@@ -253,42 +257,62 @@ function readField(src: Uint8Array, p: number, f: Field): boolean {
   return true;
 }
 
-/** Writes the record at src[p] as an object; returns the position after its `)`. */
+/** Writes the row at src[p] as an object; returns the position after it. */
 function writeRow(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Field): number {
-  if (src[p] !== LPAREN) throw new RecordsError(`expected a record at byte ${p}`);
-  p = writeFields(src, p + 1, row, out, f, true);
-  if (src[p] !== RPAREN) throw new RecordsError(`expected the end of a record at byte ${p}`);
-  return p + 1;
+  f.open = false;
+  p = writeFields(src, p, row, out, f);
+  if (f.open) {
+    if (src[p] !== RPAREN) throw new RecordsError(`expected the end of a record at byte ${p}`);
+    f.open = false;
+    p++;
+  }
+  return p;
 }
 
-/** Writes the fields of `row` from src[p] (`first`: the record's first field, else one after
- * a comma) as an object; returns the position after the last. */
-function writeFields(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Field, first: boolean): number {
+/** Writes the fields of `row` from src[p] as an object; returns the position after the last.
+ * `f.open`: whether a record is open (its `(` and a field read), before and after. */
+function writeFields(src: Uint8Array, p: number, row: Compiled, out: Writer, f: Field): number {
   const kinds = row.kinds;
   for (let i = 0; i < kinds.length; i++) {
-    if (i > 0 || !first) {
-      if (src[p] !== COMMA) throw new RecordsError(`expected a comma at byte ${p}`);
-      p++;
-    }
     out.bytes(row.pre[i]!);
     const kind = kinds[i]!;
+    if (kind === LIST) {
+      // The list's text: after the record its parent's fields before it are in.
+      if (f.open) {
+        if (src[p] !== RPAREN) throw new RecordsError(`expected the end of a record at byte ${p}`);
+        f.open = false;
+        p++;
+      }
+      if (src[p] !== LBRACKET) throw new RecordsError(`expected a list at byte ${p}`);
+      out.byte(LBRACKET);
+      p++;
+      const nested = row.nested[i]!;
+      for (let first = true; src[p] !== RBRACKET; first = false) {
+        if (src[p] === undefined) throw new RecordsError('a list ends before its `]`');
+        if (!first) out.byte(COMMA);
+        p = writeRow(src, p, nested, out, f);
+      }
+      out.byte(RBRACKET);
+      p++;
+      continue;
+    }
+    if (f.open) {
+      if (src[p] !== COMMA) throw new RecordsError(`expected a comma at byte ${p}`);
+    } else {
+      if (src[p] !== LPAREN) throw new RecordsError(`expected a record at byte ${p}`);
+      f.open = true;
+    }
+    p++;
     if (kind === INLINE) {
       const present = readField(src, p, f) && f.src[f.from] === 0x74;
       p = f.end;
-      const nested = row.nested[i]!;
-      if (present) p = writeFields(src, p, nested, out, f, false);
-      else {
-        for (let k = 0; k < nested.width; k++) {
-          if (src[p] !== COMMA) throw new RecordsError(`expected a comma at byte ${p}`);
-          readField(src, p + 1, f);
-          p = f.end;
-        }
-        out.bytes(NULL);
-      }
+      // An object with no row: its fields (nulls, and empty lists) are read and not written.
+      p = writeFields(src, p, row.nested[i]!, present ? out : discard(), f);
+      if (!present) out.bytes(NULL);
       continue;
     }
     if (!readField(src, p, f)) {
-      out.bytes(kind === LIST ? EMPTY_LIST : NULL);
+      out.bytes(NULL);
       p = f.end;
       continue;
     }
@@ -317,17 +341,25 @@ function writeFields(src: Uint8Array, p: number, row: Compiled, out: Writer, f: 
       case STRING:
         out.string(s, from, to);
         break;
-      case OBJECT:
-        // The nested record is the whole field.
-        if (writeRow(s, from, row.nested[i]!, out, f) !== to) throw new RecordsError('a nested record has bytes after it');
+      case OBJECT: {
+        // The nested row's text is the whole field.
+        if (writeRow(s, from, row.nested[i]!, out, f) !== to) throw new RecordsError('a nested row has bytes after it');
+        f.open = true;
         break;
-      case LIST:
-        writeRows(s, from, to, row.nested[i]!, out, f);
-        break;
+      }
     }
   }
   out.byte(0x7d);
   return p;
+}
+
+/** Where the fields of an object with no row are written: nowhere (emptied on each use). */
+let discarded: Writer | undefined;
+function discard(): Writer {
+  discarded ??= new Writer(256);
+  if (discarded.out.length > SCRATCH_MAX) discarded = new Writer(256);
+  discarded.w = 0;
+  return discarded;
 }
 
 /** Writes the records that start in src[p, stop) (the last may end after `stop`), each but the
@@ -363,7 +395,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => stri
   const compiled = compile(row);
   return (text) => {
     if (text === null) return '[]';
-    const f: Field = { src: text, from: 0, to: 0, end: 0 };
+    const f: Field = { src: text, from: 0, to: 0, end: 0, open: false };
     if (text.length <= SLICE) {
       // Written at once: into the buffer the last answer used, which the string copies out of.
       // Room for twice the records' text: the keys add to it (the quoting comes off).
