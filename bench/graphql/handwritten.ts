@@ -1,7 +1,7 @@
 /**
  * The benchmark's floor: a minimal hono + postgres.js server that answers the benchmark's
  * requests (and nothing else) by running fixed SQL, one prepared statement per root field, and
- * splicing each field's JSON text into the response without parsing it. What it skips compared
+ * splicing each field's JSON bytes into the response without parsing or decoding them. What it skips compared
  * with the engine (GraphQL parse, validation, planning, permissions) is what the engine must make
  * cheap: the target is >= 0.85x this handler's req/s.
  *
@@ -52,6 +52,9 @@ for (const m of mutations) routes.set(routeKey(m.svc.headers?.['x-svc-role'], m.
 // The same pool size as PostGraphile's default (pg's Pool: 10).
 const sql = postgres(url, { max: 10, onnotice: () => {} });
 
+const NULL = Buffer.from('null');
+const END = Buffer.from('}}');
+
 const app = new Hono();
 app.get('/healthz', (c) => c.text('OK'));
 app.post('/v1/graphql', async (c) => {
@@ -61,15 +64,16 @@ app.post('/v1/graphql', async (c) => {
   const headers = Object.fromEntries(Object.entries(c.req.header()).map(([k, v]) => [k.toLowerCase(), v]));
   try {
     const parts = await Promise.all(
-      fields.map(async (f) => {
-        // raw(): the column's bytes as they came from PostgreSQL, JSON text that is never parsed.
+      fields.map(async (f, i) => {
+        // raw(): the column's bytes as they came from PostgreSQL, JSON text that is never parsed
+        // nor decoded: the response is those bytes between the keys'.
         const rows = await sql.unsafe(f.sql, f.params(body.variables ?? {}, headers) as any[], { prepare: true, simple: false } as { prepare: true }).raw();
         const value = rows[0]?.[0] as Uint8Array | null | undefined;
-        if (f.write) return `${JSON.stringify(f.field)}:${await f.write(value ?? null)}`;
-        return `${JSON.stringify(f.field)}:${value == null ? 'null' : value.toString()}`;
+        const key = Buffer.from(`${i === 0 ? '{"data":{' : ','}${JSON.stringify(f.field)}:`);
+        return [key, f.write ? await f.write(value ?? null) : (value ?? NULL)];
       }),
     );
-    return c.body(`{"data":{${parts.join(',')}}}`, 200, { 'content-type': 'application/json' });
+    return c.body(Buffer.concat([...parts.flat(), END]), 200, { 'content-type': 'application/json' });
   } catch (e) {
     return c.json({ errors: [{ message: e instanceof Error ? e.message : String(e), extensions: { code: 'postgres-error' } }] });
   }

@@ -39,7 +39,7 @@ export interface RootFieldSql {
   params(variables: Record<string, any>, headers: Headers): unknown[];
   /** The engine's statement answers the list's records (/v1/graphql/explain's `records`, Note
    * [Lists as records] in plugins/postgres/records.ts): write them as the engine does. */
-  write?: (value: Uint8Array | null) => string | Promise<string>;
+  write?: (value: Uint8Array | null) => Uint8Array | Promise<Uint8Array>;
 }
 
 export interface BenchQuery {

@@ -21,7 +21,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import { SvcError } from '../../core/errors.js';
-import type { BuildResult, FieldPlan, KernelApi, RootFieldDef, RunContext } from '../../core/plugin.js';
+import { jsonString, type BuildResult, type FieldPlan, type KernelApi, type RootFieldDef, type RunContext } from '../../core/plugin.js';
 import { REL, type RelationshipField } from './types.js';
 
 /** What the projection needs of the document. */
@@ -209,7 +209,7 @@ export async function runJoins(k: KernelApi, joins: PendingJoin[], doc: Document
       const width = first.field.rel.mapping.length;
       const vars: Record<string, unknown> = { ...ctx.variables };
       for (let i = 0; i < width; i++) vars[`${KEY_VAR}${i}`] = [...new Set(live.map((j) => j.keys[i]))];
-      const rows = JSON.parse(await plan.run({ ...ctx, variables: vars })) as Record<string, unknown>[];
+      const rows = JSON.parse(jsonString(await plan.run({ ...ctx, variables: vars }))) as Record<string, unknown>[];
       const byKey = new Map<string, Record<string, unknown>[]>();
       for (const row of rows) {
         const keys: unknown[] = [];
@@ -233,7 +233,7 @@ export async function runJoins(k: KernelApi, joins: PendingJoin[], doc: Document
         if (!done.has(kt)) {
           const vars: Record<string, unknown> = { ...ctx.variables };
           j.keys.forEach((x, i) => (vars[`${KEY_VAR}${i}`] = x));
-          done.set(kt, JSON.parse(await plan.run({ ...ctx, variables: vars })));
+          done.set(kt, JSON.parse(jsonString(await plan.run({ ...ctx, variables: vars }))));
         }
         j.target[j.responseKey] = structuredClone(done.get(kt));
       }

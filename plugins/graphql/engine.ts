@@ -6,7 +6,7 @@
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from 'hono';
-import type { BuildResult, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
+import type { AnswerText, BuildResult, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
@@ -313,6 +313,7 @@ export class GraphQLEngine {
 
   private respond(c: Context, a: Answer): Response {
     for (const [name, value] of a.headers ?? []) c.header(name, value, { append: true });
+    if (a.bytes) return c.body(a.bytes as Uint8Array<ArrayBuffer>, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
     if (a.text.length > STREAM_ABOVE) return c.body(inSlices(a.text), a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
     return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
   }
@@ -548,7 +549,7 @@ export class GraphQLEngine {
       introspected = r.data;
     }
     const budget = limits.budget ?? this.host.config.graphqlMaxResponseSize;
-    let texts: string[];
+    let texts: AnswerText[];
     const ms = limits.timeLimitMs;
     if (ms === undefined && entries.length === 1) {
       // The common case, with nothing to cancel: one field, no time limit.
@@ -584,20 +585,24 @@ export class GraphQLEngine {
         }
       }
     }
+    const headers = ctx.responseHeaders?.length ? ctx.responseHeaders : undefined;
+    let bytes = false;
+    for (let i = 0; i < texts.length && !bytes; i++) bytes = typeof texts[i] !== 'string';
+    if (bytes) return bytesAnswer(entries, texts, headers);
     let out = '{"data":{';
     for (let i = 0; i < entries.length; i++) {
       if (i > 0) out += ',';
       out += entries[i]!.key + texts[i];
     }
-    return { text: `${out}}}`, status: 200, ...(ctx.responseHeaders?.length ? { headers: ctx.responseHeaders } : {}) };
+    return { text: `${out}}}`, status: 200, ...(headers ? { headers } : {}) };
   }
 
   /** A query's root fields, at most FIELDS_AT_ONCE at a time. The first failure in document
    * order is reported, as if all had run; an answer past `budget` or the abort of the request
    * (its time limit) stops it and cancels what runs. */
-  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation): Promise<string[]> {
+  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation): Promise<AnswerText[]> {
     const n = entries.length;
-    const texts: string[] = new Array(n);
+    const texts: AnswerText[] = new Array(n);
     let total = 0;
     let next = 0;
     let failedAt = n;
@@ -635,8 +640,8 @@ export class GraphQLEngine {
    * The answer of a request's only mutation field is not bounded: that field may have run as one
    * statement outside a transaction (Note [Mutations in one round trip]), its change made, and
    * an error would say otherwise; it is bounded by the rows its permissions let it touch. */
-  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation | undefined): Promise<string[]> {
-    const texts: string[] = new Array(entries.length);
+  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation | undefined): Promise<AnswerText[]> {
+    const texts: AnswerText[] = new Array(entries.length);
     const uow = new UnitOfWork();
     ctx.uow = uow;
     let planned = 0;
@@ -694,6 +699,35 @@ function checkRequest(req: unknown, at = '$'): { query: string; variables: Recor
     throw new SvcError('not-supported', 'Automatic Persisted Queries is not enabled');
   }
   return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName: operationName ?? undefined };
+}
+
+/** The answer `{"data":{...}}` of fields some of which answered bytes (Note [Answers as bytes] in
+ * core/schema/contract.ts), as bytes; its text decoded only if read. */
+function bytesAnswer(entries: readonly RootEntry[], texts: readonly AnswerText[], headers: readonly [string, string][] | undefined): Answer {
+  const parts: Uint8Array[] = [];
+  let pending = '{"data":{';
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0) pending += ',';
+    pending += entries[i]!.key;
+    const t = texts[i]!;
+    if (typeof t === 'string') pending += t;
+    else {
+      parts.push(Buffer.from(pending), t);
+      pending = '';
+    }
+  }
+  parts.push(Buffer.from(`${pending}}}`));
+  const bytes = Buffer.concat(parts);
+  let text: string | undefined;
+  // Not to be spread ({...answer}): that would read `text`.
+  return {
+    bytes,
+    status: 200,
+    ...(headers ? { headers } : {}),
+    get text() {
+      return (text ??= bytes.toString('utf8'));
+    },
+  };
 }
 
 const DATA_PREFIX = '{"data":';

@@ -106,6 +106,7 @@ ESCAPE[BACKSLASH] = 1;
 const HEX = Buffer.from('0123456789abcdef');
 const SHORT: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
 const NULL = Buffer.from('null');
+const EMPTY_LIST = Buffer.from('[]');
 const TRUE = Buffer.from('true');
 const FALSE = Buffer.from('false');
 
@@ -391,10 +392,10 @@ const SLICE = 1 << 20;
 /** The writer of a list of `row` records (Note [Lists as records]): the records' text, as
  * PostgreSQL sent it (null: no rows), to the list's JSON text; a promise of it for a text of more
  * than a slice. */
-export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => string | Promise<string> {
+export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint8Array | Promise<Uint8Array> {
   const compiled = compile(row);
   return (text) => {
-    if (text === null) return '[]';
+    if (text === null) return Buffer.from(EMPTY_LIST);
     const f: Field = { src: text, from: 0, to: 0, end: 0, open: false };
     if (text.length <= SLICE) {
       // Written at once: into the buffer the last answer used, which the string copies out of.
@@ -402,7 +403,11 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => stri
       const out = new Writer(text.length * 2 + 256, scratch);
       writeRows(text, 0, text.length, compiled, out, f);
       if (out.out.length <= SCRATCH_MAX) scratch = out.out;
-      return out.out.toString('utf8', 0, out.w);
+      // Out of the scratch buffer, which the next answer overwrites: its UTF-8 bytes, never
+      // decoded here (Note [Answers as bytes] in core/schema/contract.ts).
+      const json = Buffer.allocUnsafe(out.w);
+      out.out.copy(json, 0, 0, out.w);
+      return json;
     }
     // A large answer is about the size of its records' text; the buffer grows if it is more.
     const out = new Writer(text.length + (text.length >> 3) + 256);
@@ -416,7 +421,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => stri
       }
       if (p !== text.length) throw new RecordsError('a list has bytes after its last record');
       out.byte(0x5d);
-      return out.out.toString('utf8', 0, out.w);
+      return out.out.subarray(0, out.w);
     })();
   };
 }

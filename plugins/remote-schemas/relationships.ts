@@ -34,7 +34,7 @@ import {
 } from 'graphql';
 import * as v from '../../core/valibot.js';
 import { ExecErrors, SvcError } from '../../core/errors.js';
-import type { BuildResult, Metadata, OperationDef, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../core/plugin.js';
+import { jsonString, type BuildResult, type Metadata, type OperationDef, type PlanInput, type RootFieldDef, type RunContext, type TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
 import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
 import { ExposedTypes, ORIGINAL, originalName, type Preset } from './customize.js';
@@ -718,7 +718,7 @@ export function sourceJoinedField(j: SourceJoin, target: SourceTarget): JoinedFi
           });
           // The request's context with the keys bound (its other parts as they are).
           const withKeys = Object.create(ctx, { variables: { value: { ...ctx.variables, ...bound } } }) as RunContext;
-          const rows = JSON.parse(await plan.run(withKeys)) as Record<string, unknown>[];
+          const rows = JSON.parse(jsonString(await plan.run(withKeys))) as Record<string, unknown>[];
           const byKey = new Map<string, Record<string, unknown>[]>();
           for (const row of rows) {
             const k = keyText(target.keys.map((_, i) => row[`${KEY_ALIAS}${i}`]));

@@ -391,8 +391,9 @@ export interface CompiledQuery {
    * one per binding, `i` its 1-based index, in order. */
   batch?: (rows: readonly (readonly (string | null)[])[]) => unknown[];
   /** Asked by SelectOptions.records: the statement's one value is the kind's own text of the
-   * list's rows, not JSON, and `write` makes it the field's JSON text, given the value's bytes as
+   * list's rows, not JSON, and `write` makes it the field's JSON text as UTF-8 bytes (Note
+   * [Answers as bytes] in core/schema/contract.ts), given the value's bytes as
    * the source sent them (SqlExecutor.query `raw`), null for NULL. `rows`: how, as the kind
    * describes it (POST /v1/graphql/explain shows it). */
-  records?: { rows: unknown; write(value: Uint8Array | null): string | Promise<string> };
+  records?: { rows: unknown; write(value: Uint8Array | null): Uint8Array | Promise<Uint8Array> };
 }

@@ -41,7 +41,7 @@ beforeAll(async () => {
 async function runExplained(f: { sql: string; params: (string | null)[]; records?: RecordRow }): Promise<unknown> {
   if (f.records) {
     const [[text]] = (await server.sql.unsafe(f.sql, f.params).raw()) as unknown as [[Uint8Array | null]];
-    return JSON.parse(await recordsWriter(f.records)(text));
+    return JSON.parse(Buffer.from(await recordsWriter(f.records)(text)).toString('utf8'));
   }
   const rows = await server.sql.unsafe(f.sql, f.params);
   return JSON.parse(rows[0]!.json as string);
@@ -106,7 +106,7 @@ describe('POST /v1/graphql/explain', () => {
       const write = recordsWriter(f.records);
       for (let i = 0; i < 8; i++) {
         const [[text]] = (await conn.unsafe(`execute lim('3')`).raw()) as unknown as [[Uint8Array | null]];
-        expect(JSON.parse(await write(text))).toEqual([{ id: 10 }, { id: 17 }]);
+        expect(JSON.parse(Buffer.from(await write(text)).toString('utf8'))).toEqual([{ id: 10 }, { id: 17 }]);
       }
       const [s] = await conn.unsafe(`select generic_plans, custom_plans from pg_prepared_statements where name = 'lim'`);
       expect(Number(s!.generic_plans)).toBeGreaterThan(0);

@@ -8,7 +8,7 @@
  */
 import { GraphQLNonNull, GraphQLObjectType, Kind, type DirectiveNode, type FieldNode, type GraphQLFieldConfigMap, type SelectionSetNode } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
-import type { FieldPlan, LiveBinding, LiveGroup, LiveResult, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
+import { jsonString, type FieldPlan, type LiveBinding, type LiveGroup, type LiveResult, type PlanInput, type RootFieldDef, type RunContext, type TypeRegistry } from '../../../core/plugin.js';
 
 interface Inner {
   key: string;
@@ -81,8 +81,8 @@ function planNamespace(input: PlanInput, fields: Record<string, RootFieldDef>, t
         // A field is alone only if the namespace is and holds no other (Note [Mutations in one
         // round trip] in the PostgreSQL compiler).
         const inner: RunContext = ctx.alone && live.filter((i) => i.plan).length > 1 ? Object.create(ctx, { alone: { value: false } }) : ctx;
-        for (const i of live) texts.push(i.plan ? await i.plan.run(inner) : typename);
-      } else texts = await Promise.all(live.map((i) => (i.plan ? i.plan.run(ctx) : typename)));
+        for (const i of live) texts.push(i.plan ? jsonString(await i.plan.run(inner)) : typename);
+      } else texts = await Promise.all(live.map(async (i) => (i.plan ? jsonString(await i.plan.run(ctx)) : typename)));
       return `{${live.map((i, n) => `${JSON.stringify(i.key)}:${texts[n]}`).join(',')}}`;
     },
     // Under the subscription root: the selected inner fields' live bindings as one.

@@ -6,7 +6,7 @@
  */
 import { Kind, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
-import type { CancelSignal, FieldExplain, FieldPlan, PlanInput, RunContext } from '../../../core/plugin.js';
+import { jsonString, type AnswerText, type CancelSignal, type FieldExplain, type FieldPlan, type PlanInput, type RunContext } from '../../../core/plugin.js';
 import type {
   AggregateField,
   AggregateIR,
@@ -748,7 +748,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
     return q;
   };
   return {
-    async run(ctx: RunContext): Promise<string> {
+    async run(ctx: RunContext): Promise<AnswerText> {
       const q = statementFor(ctx.variables);
       // A loop, not map(): no closure per request on the hot path.
       const params: (string | null)[] = new Array(q.params.length);
@@ -756,7 +756,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       if (!pool) throw new SvcError('unexpected', `source "${t.source.name}" is not connected`);
       // A mutation (a VOLATILE function) runs in the request's transaction.
       const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.readExecutor && !fromPrimary(ctx) ? pool.readExecutor : pool.executor;
-      let text: string;
+      let text: AnswerText;
       try {
         if (q.records) {
           const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
@@ -766,7 +766,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
         throw dbError(e, t.source.kind.dialect);
       }
       const joins = joinsOf.get(q);
-      return joins ? spliceJoins(text, joins, ctx) : text;
+      return joins ? spliceJoins(jsonString(text), joins, ctx) : text;
     },
     async explain(ctx: RunContext): Promise<FieldExplain> {
       const q = statementFor(ctx.variables);
