@@ -85,7 +85,8 @@ export interface CancelSignal {
 /*
  * Note [Answers as bytes]
  * A field whose JSON is written from bytes (a list as records, Note [Lists as records] in
- * plugins/postgres/records.ts) may return those UTF-8 bytes instead of a string: decoding them to a
+ * plugins/postgres/records.ts), or read as the bytes its source sent (a PostgreSQL statement's
+ * JSON text, CompiledQuery.bytes), may return those UTF-8 bytes instead of a string: decoding them to a
  * JavaScript string and encoding the response back costs about as much again as writing them (on
  * 368 KB of Chinook's tracks, 1.3 ms to decode and 0.7 ms to encode against 1.3 ms to write; the
  * two-core machine, 2026-11-27). The GraphQL engine splices bytes into the response's bytes and

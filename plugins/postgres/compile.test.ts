@@ -41,6 +41,7 @@ describe('compileSelect', () => {
     const ir = g.select.list();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [
           {
             "k": "lit",
@@ -64,6 +65,7 @@ describe('compileSelect', () => {
     const ir: RootIR = { k: 'select', single: false, rows: rows(author, { orderBy: [{ path: [], column: 'name', dir: 'asc_nulls_first' }] }), select: obj(col(author, 'name')) };
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [],
         "sql": "select coalesce(json_agg(_t1 order by _t0."__svc_o0" asc nulls first), '[]')::text as json from (select _t0.*, _t0."name" as "__svc_o0" from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name") as _t1",
       }
@@ -74,6 +76,7 @@ describe('compileSelect', () => {
     const ir = g.select.distinctOn();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [
           {
             "json": true,
@@ -104,6 +107,7 @@ describe('compileSelect', () => {
     const articles = g.select.objectRelationship();
     expect(select(articles)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [],
         "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."article" as _t0 where true) as _t0 cross join lateral (select _t0."title" as "title", (select _t3 from (select _t2.* from "public"."author" as _t2 where true and _t2."id" = _t0."author_id") as _t2 cross join lateral (select _t2."name" as "name", 'author'::text as "__typename") as _t3 limit 1) as "author") as _t1",
       }
@@ -111,6 +115,7 @@ describe('compileSelect', () => {
     const authors = g.select.arrayRelationship();
     expect(select(authors)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [
           {
             "k": "lit",
@@ -127,6 +132,7 @@ describe('compileSelect', () => {
     const ir = g.select.roleFilter();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [
           {
             "k": "session",
@@ -150,6 +156,7 @@ describe('compileSelect', () => {
     const ir = g.select.byPk('tags');
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [
           {
             "k": "var",
@@ -165,6 +172,7 @@ describe('compileSelect', () => {
     const ir = g.select.aggregate(false);
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [
           {
             "k": "lit",
@@ -180,6 +188,7 @@ describe('compileSelect', () => {
     const ir = g.select.arrayAggregate();
     expect(select(ir)).toMatchInlineSnapshot(`
       {
+        "bytes": true,
         "params": [],
         "sql": "select coalesce(json_agg(_t1), '[]')::text as json from (select _t0.* from "public"."author" as _t0 where true) as _t0 cross join lateral (select _t0."name" as "name", (select json_build_object('aggregate', json_build_object('count', count(*))) from (select _t2.* from "public"."article" as _t2 where true and _t2."author_id" = _t0."id") as _t2) as "articles_aggregate") as _t1",
       }

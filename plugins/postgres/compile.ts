@@ -795,7 +795,9 @@ const MUX = '_svc_m';
 export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQuery {
   const c = new Compiler(opts);
   const q = c.compileRoot(ir);
-  return { ...q, sql: narrowRows(q.sql), ...(c.recordsRow ? { records: { rows: c.recordsRow, write: recordsWriter(c.recordsRow) } } : {}) };
+  // Either way its value is read as bytes (Note [Answers as bytes] in core/schema/contract.ts):
+  // records to write, or JSON to answer as it came.
+  return { ...q, sql: narrowRows(q.sql), ...(c.recordsRow ? { records: { rows: c.recordsRow, write: recordsWriter(c.recordsRow) } } : q.batch ? {} : { bytes: true }) };
 }
 
 /*

@@ -396,4 +396,8 @@ export interface CompiledQuery {
    * the source sent them (SqlExecutor.query `raw`), null for NULL. `rows`: how, as the kind
    * describes it (POST /v1/graphql/explain shows it). */
   records?: { rows: unknown; write(value: Uint8Array | null): Uint8Array | Promise<Uint8Array> };
+  /** The statement's JSON text (`json`, its first column) may be read as the bytes the source
+   * sent (SqlExecutor.query `raw`) and answered as they are (Note [Answers as bytes] in
+   * core/schema/contract.ts): set by a kind whose executor answers `raw`. */
+  bytes?: boolean;
 }

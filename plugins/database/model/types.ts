@@ -180,7 +180,7 @@ export interface SqlExecutor {
    * behind a transaction pooler), ignores it.
    * `signal`: cancel the statement when it aborts (RunContext.signal). `raw`: each row is the
    * array of its values' bytes as the source sent them (null for NULL), for a CompiledQuery with
-   * `records`; only a kind whose compiler answers records is asked. */
+   * `records` or `bytes`; only a kind whose compiler answers those is asked. */
   query<T = Record<string, unknown>>(text: string, params?: unknown[], opts?: QueryOptions): Promise<T[]>;
 }
 

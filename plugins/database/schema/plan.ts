@@ -761,6 +761,9 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
         if (q.records) {
           const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
           text = await q.records.write(rows[0]![0]);
+        } else if (q.bytes) {
+          const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
+          text = rows[0]![0] ?? 'null';
         } else text = (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!.json;
       } catch (e) {
         throw dbError(e, t.source.kind.dialect);
