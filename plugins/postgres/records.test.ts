@@ -285,6 +285,14 @@ describe('the records writer', () => {
     }
   });
 
+  it('writes any key as its JSON (Note [A writer generated per plan]: keys reach the generated code as byte values only)', () => {
+    const keys = ['a"b', 'back\\slash', 'é😀', "'); throw new Error('injected'); ('", '${globalThis.x = 1}', '*/ }', 'line\nbreak', ''];
+    const row: RecordRow = { keys, cols: keys.map(() => 'int' as const) };
+    const out = written(recordsWriter(row)(Buffer.from(`(${keys.map((_, i) => i).join(',')})`)));
+    expect(JSON.parse(out)).toEqual([Object.fromEntries(keys.map((k, i) => [k, i]))]);
+    expect((globalThis as { x?: unknown }).x).toBeUndefined();
+  });
+
   it('refuses a text that is not the plan\'s records', () => {
     for (const bad of ['(1,2,t,a,b,,', '1,2,t,a,b,,)', '(1,2,t,a,b,,)x', '(1,2,t,"a,b,,)', '(1,2,t,a,b,"(x,1,9)",)', '(1,2,t,a,b)']) {
       expect(() => write(bad), bad).toThrow();
