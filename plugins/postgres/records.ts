@@ -257,7 +257,7 @@ type RowFn = (src: Uint8Array, p: number, out: Writer, f: Field) => number;
 /** What the generated source uses. */
 const HELPERS = {
   readField,
-  discard: () => discard(),
+  discard,
   bad: (p: number, what: string) => new RecordsError(`expected ${what} at byte ${p}`),
   NULL,
   TRUE,
@@ -293,9 +293,9 @@ function generate(row: RecordRow): RowFn {
         open = false;
         const fn = rowFn(col.row);
         code += expect(LBRACKET, 'a list');
-        code += 'out.byte(91);\n';
-        code += `for (let first = true; src[p] !== 93; first = false) { if (src[p] === undefined) throw H.bad(p, "the end of a list"); if (!first) out.byte(44); p = ${fn}(src, p, out, f); }\n`;
-        code += 'out.byte(93); p++;\n';
+        code += `out.byte(${LBRACKET});\n`;
+        code += `for (let first = true; src[p] !== ${RBRACKET}; first = false) { if (src[p] === undefined) throw H.bad(p, "the end of a list"); if (!first) out.byte(${COMMA}); p = ${fn}(src, p, out, f); }\n`;
+        code += `out.byte(${RBRACKET}); p++;\n`;
         return;
       }
       code += open ? expect(COMMA, 'a comma') : expect(LPAREN, 'a record');
@@ -369,7 +369,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
     if (text === null) return Buffer.from(EMPTY_LIST);
     const f: Field = { src: text, from: 0, to: 0, end: 0 };
     if (text.length <= SLICE) {
-      // Written at once: into the buffer the last answer used, which the string copies out of.
+      // Written at once: into the buffer the last answer used, the answer's bytes copied out of it.
       // Room for twice the records' text: the keys add to it (the quoting comes off).
       const out = new Writer(text.length * 2 + 256, scratch);
       writeRows(text, 0, text.length, compiled, out, f);

@@ -758,12 +758,11 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
       const exec = ctx.uow ? await sourceTransaction(ctx, t.source) : pool.readExecutor && !fromPrimary(ctx) ? pool.readExecutor : pool.executor;
       let text: AnswerText;
       try {
-        if (q.records) {
+        if (q.records || q.bytes) {
+          // The value's bytes (Note [Answers as bytes]): records to write, or JSON as it came.
           const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
-          text = await q.records.write(rows[0]![0]);
-        } else if (q.bytes) {
-          const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
-          text = rows[0]![0] ?? 'null';
+          const value = rows[0]![0];
+          text = q.records ? await q.records.write(value) : (value ?? 'null');
         } else text = (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!.json;
       } catch (e) {
         throw dbError(e, t.source.kind.dialect);
