@@ -293,6 +293,36 @@ describe('the records writer', () => {
     expect((globalThis as { x?: unknown }).x).toBeUndefined();
   });
 
+  it('writes a field as it reads it, its buffer grown wherever the field crosses its end', async () => {
+    // record_out's quoting: `"` and `\` doubled inside quotes.
+    const quoted = (s: string) => `"${s.replace(/["\\]/g, '$&$&')}"`;
+    const controls = '\u0001'.repeat(100);
+    const json = JSON.stringify({ k: `${'\\'.repeat(50)}"(, )"${'x'.repeat(200)}` });
+    // An integer's and a json number's digits, unquoted.
+    const digits = `2${'0'.repeat(300)}`;
+    const pair = `(1,2,t,${controls},${quoted(json)},)[](${digits},3,f,${quoted(`${controls} "x" \\`)},${digits},)[]`;
+    const pairRows = [
+      { i: 1, n: 2, b: true, s: controls, j: JSON.parse(json), o: null, l: [] },
+      { i: 2e300, n: 3, b: false, s: `${controls} "x" \\`, j: 2e300, o: null, l: [] },
+    ];
+    // More than a slice (written in slices, into a buffer made about the text's size, never the
+    // last answer's), whose JSON is about twice its text: the buffer grows, and a leading string
+    // of each length moves where, through every kind of field of a pair's JSON (about 2 KB; each
+    // character of the lead takes 6 bytes of JSON and 1.125 of the buffer made).
+    const n = Math.ceil((1.1 * (1 << 20)) / pair.length);
+    const expectedLength = write(`(0,0,t,,0,)[]${pair}`).length - 4 + 2 + (n - 1) * (write(pair).length - 1);
+    for (let shift = 0; shift < 440; shift += 10) {
+      const lead = '\u0002'.repeat(shift + 1);
+      const out = recordsWriter(row)(Buffer.from(`(0,0,t,${lead},0,)[]${pair.repeat(n)}`));
+      expect(out).toBeInstanceOf(Promise);
+      const text = utf8(await out);
+      expect(text.length, `shift ${shift}`).toBe(expectedLength + 6 * lead.length);
+      expect(JSON.parse(text), `shift ${shift}`).toEqual([{ i: 0, n: 0, b: true, s: lead, j: 0, o: null, l: [] }, ...Array.from({ length: n }, () => pairRows).flat()]);
+    }
+    // A boolean that is not `t` or `f`, and a quoted field cut after a backslash.
+    for (const bad of ['(1,2,x,a,b,,)[]', '(1,2,tt,a,b,,)[]', '(1,2,t,"a\\', '(1,2,t,a,"[\\']) expect(() => write(bad), bad).toThrow();
+  });
+
   it('refuses a text that is not the plan\'s records', () => {
     for (const bad of ['(1,2,t,a,b,,', '1,2,t,a,b,,)', '(1,2,t,a,b,,)x', '(1,2,t,"a,b,,)', '(1,2,t,a,b,"(x,1,9)",)', '(1,2,t,a,b)']) {
       expect(() => write(bad), bad).toThrow();
