@@ -226,12 +226,65 @@ export function encodeResponse(x: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Routes, workers
 
+/**
+ * A route: `handler` answers it through hono, or `exchange` answers it from what any transport
+ * gives (Note [Routes served from Node's request]); a route has one of the two.
+ */
 export interface RouteDef {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ALL';
   path: string;
   /** The API the route belongs to (`--enabled-apis`); a disabled API's routes answer 404. */
   api?: string;
-  handler: (c: HonoContext) => Response | Promise<Response>;
+  handler?: (c: HonoContext) => Response | Promise<Response>;
+  exchange?: (x: HttpExchange) => Promise<HttpAnswer>;
+  /** What its requests are logged and counted as (`http-log`'s operation type, the request
+   * series' `operation` label); a hono handler may set it per request (`c.set('operation')`). */
+  operation?: string;
+}
+
+/*
+ * Note [Routes served from Node's request]
+ * hono with @hono/node-server costs a small request 20-45 µs of CPU on the two-core machine
+ * against Node's own `http` answering the same (2026-11-27: a POST of a GraphQL body answered
+ * with 2 KB of JSON at 2,500 req/s, the server pinned to one core: 87-102 µs per request for
+ * Node's, 109-135 for hono's; the web Request, the routing, the context and the web Response
+ * made and taken apart), which is a quarter of a by-pk query's whole CPU. So a route whose work
+ * is per request and small (POST /v1/graphql) gives `exchange`: a function of the request as
+ * headers, a body to read and the client's address, to an answer as status, headers and body.
+ * The server answers a request for such a route's exact path and method from Node's request,
+ * before hono (server/app.ts, `nodeRoutes`), with what hono's middleware does for every route
+ * (the request counted in flight, `http-log`, the `request` event, a disabled API's 404, an
+ * error's answer); hono serves the same route through the same function where there is no Node
+ * request (app.request in tests) or the path differs (a query string). In the engine (two-core
+ * machine, 2026-11-27, at 2,000 req/s pinned, two rounds against the commit before, log
+ * bench/results/2026-11-27-bench-graphql-2core-node-routes.log), the server's CPU per request
+ * over the expert-SQL handler's, which stayed on hono: simple 1.17-1.19x -> 0.96-1.26x, user
+ * 1.16-1.26x -> 1.02-1.17x, aggregate 1.03-1.05x -> 0.96-0.97x, by_pk 1.03-1.09x -> 1.06-1.08x.
+ */
+
+/** The headers of a request by lower-case name, repeated ones joined by `, ` (as web Headers). */
+export interface HeaderList {
+  forEach(fn: (value: string, name: string) => void): void;
+}
+
+/** A request as a route's `exchange` reads it (Note [Routes served from Node's request]). */
+export interface HttpExchange {
+  /** Each header as sent, its name in the case it came in, repeated names repeated. */
+  readonly headerPairs: Iterable<[string, string]>;
+  readonly headers: HeaderList;
+  /** The body, for lib/http/body.ts to read within the request limits. */
+  readonly body: Request | HonoContext | import('node:http').IncomingMessage;
+  /** The client's IP address as its socket reports it (not X-Forwarded-For). */
+  clientAddress(): string | undefined;
+}
+
+/** A route's answer: a JSON body as text, bytes, or a stream of bytes. */
+export interface HttpAnswer {
+  status: number;
+  contentType: string;
+  /** Headers added to the response, in order; a name may repeat. */
+  headers?: readonly [string, string][];
+  body: string | Uint8Array | ReadableStream<Uint8Array>;
 }
 
 export interface WorkerDef {

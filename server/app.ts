@@ -4,33 +4,57 @@
  */
 import { Hono, type Context } from 'hono';
 import type { Kernel } from '../core/kernel/kernel.js';
-import type { Endpoint, Session } from '../core/plugin.js';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Endpoint, HttpAnswer, RouteDef, Session } from '../core/plugin.js';
 import { encodeResponse, hasJsonText } from '../core/plugin.js';
 import type { ApiName } from './options.js';
 import { jwtConfigs } from '../plugins/auth-jwt/index.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
 import { readJsonBody } from '../lib/http/body.js';
+import { contextAnswer, contextExchange, nodeAnswer, nodeExchange } from '../lib/http/node-request.js';
 
 export const VERSION = '0.1.0';
 
 type Env = { Variables: { operation?: string } };
 
 function errorResponse(c: Context, e: unknown, kernel: Kernel): Response {
-  if (e instanceof SvcError) return c.json(e.toBody(), e.status as 400);
-  kernel.log.error('unexpected-error', { path: c.req.path, error: errorDetail(e) });
-  const body: Record<string, unknown> = { error: 'internal error: the request could not be completed; see the server log' };
-  // Dev mode shows the cause to admins (never to other roles).
-  if (kernel.config.devMode && isAdmin(c, kernel)) body.internal = errorDetail(e);
-  return c.json(body, 500);
+  const { status, body } = errorAnswer(e, kernel, c.req.path, () => c.req.raw.headers);
+  return c.json(body, status as 400);
 }
 
-function isAdmin(c: Context, kernel: Kernel): boolean {
+/** The answer of a request whose handler threw: an SvcError's own, else a 500 (logged). */
+function errorAnswer(e: unknown, kernel: Kernel, path: string, headers: () => Headers): { status: number; body: Record<string, unknown> } {
+  if (e instanceof SvcError) return { status: e.status, body: e.toBody() };
+  kernel.log.error('unexpected-error', { path, error: errorDetail(e) });
+  const body: Record<string, unknown> = { error: 'internal error: the request could not be completed; see the server log' };
+  // Dev mode shows the cause to admins (never to other roles).
+  if (kernel.config.devMode && isAdmin(headers, kernel)) body.internal = errorDetail(e);
+  return { status: 500, body };
+}
+
+function isAdmin(headers: () => Headers, kernel: Kernel): boolean {
   try {
-    return kernel.session(c.req.raw.headers).isAdmin;
+    return kernel.session(headers()).isAdmin;
   } catch {
     return false;
   }
+}
+
+/** What is done when any request has been answered: its `http-log` line and the `request` event
+ * (the request series). */
+function answered(kernel: Kernel, r: { route: string; method: string; url: string; status: number; operation: string | null; start: number }): void {
+  const durationMs = Math.round((performance.now() - r.start) * 1000) / 1000;
+  kernel.log.info('http-log', {
+    operation: { type: r.operation },
+    http_info: {
+      status: r.status,
+      method: r.method,
+      url: r.url,
+      duration_ms: durationMs,
+    },
+  });
+  if (kernel.events.listenerCount('request') > 0) kernel.events.emit('request', { route: r.route, method: r.method, status: r.status, operation: r.operation, durationMs });
 }
 
 
@@ -51,18 +75,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
       await next();
     } finally {
       if (opts.inFlight) opts.inFlight.n--;
-      const durationMs = Math.round((performance.now() - start) * 1000) / 1000;
-      const operation = c.get('operation') ?? null;
-      kernel.log.info('http-log', {
-        operation: { type: operation },
-        http_info: {
-          status: c.res.status,
-          method: c.req.method,
-          url: c.req.path,
-          duration_ms: durationMs,
-        },
-      });
-      if (kernel.events.listenerCount('request') > 0) kernel.events.emit('request', { route: c.req.routePath, method: c.req.method, status: c.res.status, operation, durationMs });
+      answered(kernel, { route: c.req.routePath, method: c.req.method, url: c.req.path, status: c.res.status, operation: c.get('operation') ?? null, start });
     }
   });
 
@@ -134,10 +147,13 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
   });
 
   for (const r of kernel.routes) {
-    const handler = async (c: Context) => {
+    const exchange = r.exchange;
+    const answer = exchange ? async (c: Context<Env>) => contextAnswer(c, await exchange(contextExchange(c))) : r.handler!;
+    const handler = async (c: Context<Env>) => {
       if (r.api && !enabled(r.api)) return notFound(c);
+      if (r.operation) c.set('operation', r.operation);
       try {
-        return await r.handler(c);
+        return await answer(c);
       } catch (e) {
         return errorResponse(c, e, kernel);
       }
@@ -149,6 +165,57 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
   app.notFound(notFound);
   app.onError((e, c) => errorResponse(c, e, kernel));
   return app;
+}
+
+/**
+ * `fallback` (hono's request listener) with the routes that give `exchange` answered from Node's
+ * request before it (Note [Routes served from Node's request] in core/types.ts): a request for
+ * such a route's path exactly (no query string) and method, answered as hono's middleware and
+ * the route's handler answer it there.
+ */
+export function nodeRoutes(kernel: Kernel, opts: { inFlight?: { n: number; draining?: boolean } } = {}): (fallback: RequestListener) => RequestListener {
+  const byPath = new Map<string, RouteDef[]>();
+  for (const r of kernel.routes) {
+    if (!r.exchange || r.method === 'ALL' || /[:*]/.test(r.path)) continue;
+    byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
+  }
+  const enabled = (api: string) => (kernel.config.enabledApis as string[]).includes(api);
+  const json = (status: number, body: unknown): HttpAnswer => ({ status, contentType: 'application/json', body: JSON.stringify(body) });
+  const serveNode = async (r: RouteDef, req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const start = performance.now();
+    if (opts.inFlight) opts.inFlight.n++;
+    let status = 500;
+    try {
+      let a: HttpAnswer;
+      if (r.api && !enabled(r.api)) a = json(404, { path: '$', error: 'resource does not exist', code: 'not-found' });
+      else {
+        try {
+          a = await r.exchange!(nodeExchange(req));
+        } catch (e) {
+          const x = errorAnswer(e, kernel, r.path, () => new Headers(nodeExchange(req).headerPairs as [string, string][]));
+          a = json(x.status, x.body);
+        }
+      }
+      status = a.status;
+      await nodeAnswer(res, a);
+    } catch (e) {
+      // Writing the answer failed: the client is gone, or the answer's stream broke.
+      kernel.log.error('unexpected-error', { path: r.path, error: errorDetail(e) });
+      res.destroy();
+    } finally {
+      if (opts.inFlight) opts.inFlight.n--;
+      answered(kernel, { route: r.path, method: r.method, url: r.path, status, operation: r.operation ?? null, start });
+    }
+  };
+  return (fallback) => {
+    if (byPath.size === 0) return fallback;
+    return (req, res) => {
+      const routes = req.url === undefined ? undefined : byPath.get(req.url);
+      const r = routes?.find((x) => x.method === req.method);
+      if (!r) return fallback(req, res);
+      void serveNode(r, req, res);
+    };
+  };
 }
 
 /** The operations of Hasura v2's /v2/query (its RQLQuery): the rest of the legacy endpoint's are

@@ -7,7 +7,8 @@ import type { ServerConfig } from '../core/config.js';
 import { Kernel } from '../core/kernel/kernel.js';
 import type { Metadata, PluginDef } from '../core/plugin.js';
 import { createLogger, type Logger } from '../core/log.js';
-import { createApp } from './app.js';
+import { createServer, type RequestListener, type ServerOptions } from 'node:http';
+import { createApp, nodeRoutes } from './app.js';
 import { graphqlEngine, type GraphQLEngine } from '../plugins/graphql/index.js';
 import { Upgrades } from './upgrades.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
@@ -26,6 +27,10 @@ export interface Running {
   websocket: Upgrades;
   embedded?: EmbeddedPg;
   inFlight: { n: number };
+  /** Node's request listener for `app`: hono's, with the routes that can be served from Node's
+   * request answered before it (Note [Routes served from Node's request] in core/types.ts).
+   * Give it to @hono/node-server's `serve` as `createServer` (`serveOptions`). */
+  serveOptions: { createServer: typeof createServer };
   stop(): Promise<void>;
 }
 
@@ -90,9 +95,11 @@ export async function boot(opts: {
   const graphql = graphqlEngine(kernel.api);
   const app = createApp(kernel, { inFlight });
   const websocket = new Upgrades(kernel);
+  const routes = nodeRoutes(kernel, { inFlight });
   return {
     kernel,
     app,
+    serveOptions: { createServer: ((options: ServerOptions, listener: RequestListener) => createServer(options, routes(listener))) as typeof createServer },
     graphql,
     websocket,
     embedded,

@@ -70,7 +70,7 @@ async function main() {
     process.exit(0);
   }
   const { app, inFlight } = running;
-  const server = serve({ fetch: app.fetch, port: config.serverPort, hostname: config.serverHost }, (info) => {
+  const server = serve({ fetch: app.fetch, port: config.serverPort, hostname: config.serverHost, ...running.serveOptions }, (info) => {
     log.info('startup', { kind: 'server', message: 'serving', version: VERSION, host: config.serverHost, port: info.port, plugins: running.kernel.plugins });
   });
   // GraphQL over WebSocket on the same port and path (plugins/graphql-ws).

@@ -153,12 +153,13 @@ describe('limits: body size, configured', () => {
 
 describe('requests read from the Node request (lib/http/node-request.ts, body.ts readBodyText)', () => {
   // As server/main.ts serves the app: the body and the session's headers come from the Node
-  // request beneath hono's (app.request in the other tests has none).
+  // request, beneath hono's or, for POST /v1/graphql, without hono (Note [Routes served from
+  // Node's request] in core/types.ts); app.request in the other tests has none.
   let server: ServerType;
   let port: number;
   beforeAll(async () => {
     await new Promise<void>((resolve) => {
-      server = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => {
+      server = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1', ...s.serveOptions }, (info) => {
         port = info.port;
         resolve();
       });

@@ -18,10 +18,10 @@ export interface Listening {
 }
 
 /** Serves `s` on a free port; closes it (and its sockets) when done. */
-export async function listen(s: Pick<TestServer, 'app' | 'websocket'>): Promise<Listening> {
+export async function listen(s: Pick<TestServer, 'app' | 'websocket' | 'serveOptions'>): Promise<Listening> {
   let resolveInfo!: (i: AddressInfo) => void;
   const ready = new Promise<AddressInfo>((r) => (resolveInfo = r));
-  const server = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolveInfo(info)) as Server;
+  const server = serve({ fetch: s.app.fetch, port: 0, hostname: '127.0.0.1', ...s.serveOptions }, (info) => resolveInfo(info)) as Server;
   s.websocket.attach(server);
   const info = await ready;
   return {
@@ -36,7 +36,7 @@ export async function listen(s: Pick<TestServer, 'app' | 'websocket'>): Promise<
 }
 
 /** `listen` for a test file's server (useServer): listening before the tests, closed after. */
-export function useListening(s: Pick<TestServer, 'app' | 'websocket'>): { readonly url: string; readonly port: number } {
+export function useListening(s: Pick<TestServer, 'app' | 'websocket' | 'serveOptions'>): { readonly url: string; readonly port: number } {
   let l: Listening | undefined;
   beforeAll(async () => {
     l = await listen(s);

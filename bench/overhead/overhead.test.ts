@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { GraphQLInt, GraphQLString } from 'graphql';
 import { definePlugin } from '../../core/plugin.js';
 import { useServer } from '../../test/helpers.js';
+import { contextAnswer, contextExchange } from '../../lib/http/node-request.js';
 
 let plans = 0;
 const fixed = definePlugin({
@@ -64,15 +65,15 @@ it(`times ${N} cached requests of a 2-field query (no assertion on time)`, { tim
   // The engine mounted alone: without the app's http-log middleware, whose line the test
   // logger also parses back (a cost of the test helper, not of the server).
   const alone = new Hono();
-  alone.post('/v1/graphql', s.graphql.handle);
+  alone.post('/v1/graphql', async (c) => contextAnswer(c, await s.graphql.serve(contextExchange(c))));
   const hits = s.graphql.stats().hits;
   const t = await compare([
     ['whole app (app.request)', () => Promise.resolve(s.app.request('/v1/graphql', init()))],
-    ['engine alone (hono + GraphQLEngine.handle)', () => Promise.resolve(alone.request('/v1/graphql', init()))],
+    ['engine alone (hono + GraphQLEngine.serve)', () => Promise.resolve(alone.request('/v1/graphql', init()))],
     ['bare hono handler, same answer', () => Promise.resolve(bare.request('/v1/graphql', init()))],
   ]);
   const base = t['bare hono handler, same answer']!;
-  console.log(`over a bare hono handler: engine ${(t['engine alone (hono + GraphQLEngine.handle)']! - base).toFixed(1)} µs, whole app ${(t['whole app (app.request)']! - base).toFixed(1)} µs per request`);
+  console.log(`over a bare hono handler: engine ${(t['engine alone (hono + GraphQLEngine.serve)']! - base).toFixed(1)} µs, whole app ${(t['whole app (app.request)']! - base).toFixed(1)} µs per request`);
   expect(plans).toBe(2);
   expect(s.graphql.stats().hits - hits).toBe(2 * (500 + 5 * Math.ceil(N / 5)) - 1);
 });

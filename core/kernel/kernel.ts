@@ -168,7 +168,10 @@ export class Kernel {
       },
       buildStep: (def) => k.rawSteps.push({ ...(def as BuildStepDef), plugin }),
       schemaContributor: (def) => k.contributors.push({ ...def, plugin }),
-      route: (def) => k.routes.push({ ...def, plugin }),
+      route: (def) => {
+        if (!def.handler === !def.exchange) throw new BootError(`plugin ${plugin}: route ${def.method} ${def.path} needs a handler or an exchange, one of the two`);
+        k.routes.push({ ...def, plugin });
+      },
       worker: (def) => k.workers.push({ ...def, plugin }),
       provide: <T>(t: Token<T>, value: T) => {
         if (k.container.isRegistered(t.key)) throw new BootError(`service "${t.key}" is provided twice`);

@@ -20,7 +20,8 @@
  * says where it was crossed. Limits on particular values (name and comment lengths, permission
  * limits) live in their schemas (core/validation.ts).
  */
-import type { IncomingMessage } from 'node:http';
+import { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import { SvcError } from '../../core/errors.js';
 import { nodeIncoming } from './node-request.js';
@@ -33,18 +34,19 @@ export interface JsonLimits {
 
 const badRequest = (message: string, path = '$') => new SvcError('bad-request', message, { path });
 
-/** Where a body is read from: a web Request, or a hono context (read from the Node request
- * beneath it when there is one: see `readBodyText`). */
-export type BodySource = Request | Context;
+/** Where a body is read from: a web Request, a hono context (read from the Node request
+ * beneath it when there is one: see `readBodyText`), or Node's request itself (Note [Routes
+ * served from Node's request] in core/types.ts). */
+export type BodySource = Request | Context | IncomingMessage;
 
-const isContext = (s: BodySource): s is Context => !(s instanceof Request) && typeof (s as Context).req === 'object';
+const isContext = (s: BodySource): s is Context => !(s instanceof Request) && !(s instanceof IncomingMessage) && typeof (s as Context).req === 'object';
 
 /** Reads the body of `source` as text, refusing more than `maxBytes` bytes or invalid UTF-8. */
 export async function readBodyText(source: BodySource, maxBytes: number): Promise<string> {
   const tooLarge = () => badRequest(`request body is larger than the limit of ${maxBytes} bytes (--max-request-body-size)`);
-  const incoming = isContext(source) ? nodeIncoming(source) : undefined;
-  const req = isContext(source) ? source.req.raw : source;
-  const header = incoming ? (incoming.headers['content-length'] ?? null) : req.headers.get('content-length');
+  const incoming = source instanceof IncomingMessage ? source : isContext(source) ? nodeIncoming(source) : undefined;
+  const req = source instanceof IncomingMessage ? undefined : isContext(source) ? source.req.raw : source;
+  const header = incoming ? (incoming.headers['content-length'] ?? null) : req!.headers.get('content-length');
   const declared = header === null ? NaN : Number(header);
   if (declared > maxBytes) throw tooLarge();
   if (Number.isInteger(declared) && declared >= 0) {
@@ -54,9 +56,11 @@ export async function readBodyText(source: BodySource, maxBytes: number): Promis
     // GraphQL request, `--cpu-prof` under autocannon), and `req.body` would first build a web
     // stream and a full Request (a quarter of its CPU time).
     if (incoming && !incoming.readableDidRead && !incoming.destroyed) return decode(await readWhole(incoming));
+    if (!req) throw badRequest('the request body was read before');
     return decode(new Uint8Array(await req.arrayBuffer()));
   }
   // No length declared (chunked): count while reading, so a huge body is never buffered whole.
+  if (!req) return decode(await readStreamLimited(Readable.toWeb(incoming!) as ReadableStream<Uint8Array>, maxBytes, tooLarge));
   return decode(await readStreamLimited(req.body, maxBytes, tooLarge));
 }
 

@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { HeaderList, HttpAnswer, HttpExchange } from '../../core/types.js';
 
 /** The Node request behind a hono context: @hono/node-server puts it in `c.env.incoming`;
  * undefined elsewhere (app.request in tests). */
@@ -24,4 +25,71 @@ export function headerPairs(c: Context): Iterable<[string, string]> | Headers {
   const pairs: [string, string][] = new Array(raw.length >> 1);
   for (let i = 0; i + 1 < raw.length; i += 2) pairs[i >> 1] = [raw[i]!, raw[i + 1]!];
   return pairs;
+}
+
+/** A request's headers as web Headers hold them (HeaderList), from Node's raw list: names in
+ * lower case, repeated ones joined by `, `; made into a record only when read. */
+export function rawHeaderList(raw: readonly string[]): HeaderList {
+  let joined: Map<string, string> | undefined;
+  return {
+    forEach(fn) {
+      if (!joined) {
+        joined = new Map();
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          const name = raw[i]!.toLowerCase();
+          const had = joined.get(name);
+          joined.set(name, had === undefined ? raw[i + 1]! : `${had}, ${raw[i + 1]!}`);
+        }
+      }
+      for (const [name, value] of joined) fn(value, name);
+    },
+  };
+}
+
+/** The exchange of a request hono serves (Note [Routes served from Node's request]). */
+export function contextExchange(c: Context): HttpExchange {
+  return { headerPairs: headerPairs(c), headers: c.req.raw.headers, body: c, clientAddress: () => clientAddress(c) };
+}
+
+/** The exchange of Node's request, served without hono. */
+export function nodeExchange(req: IncomingMessage): HttpExchange {
+  const raw = req.rawHeaders;
+  const pairs: [string, string][] = new Array(raw.length >> 1);
+  for (let i = 0; i + 1 < raw.length; i += 2) pairs[i >> 1] = [raw[i]!, raw[i + 1]!];
+  return { headerPairs: pairs, headers: rawHeaderList(raw), body: req, clientAddress: () => req.socket?.remoteAddress };
+}
+
+/** An exchange's answer as hono's Response. */
+export function contextAnswer(c: Context, a: HttpAnswer): Response {
+  for (const [name, value] of a.headers ?? []) c.header(name, value, { append: true });
+  return c.body(a.body as Uint8Array<ArrayBuffer> | string | ReadableStream, a.status as 200, { 'content-type': a.contentType });
+}
+
+/** An exchange's answer written to Node's response; resolves when it is written (or the client
+ * has gone). */
+export async function nodeAnswer(res: ServerResponse, a: HttpAnswer): Promise<void> {
+  const headers: string[] = ['content-type', a.contentType];
+  for (const [name, value] of a.headers ?? []) headers.push(name, value);
+  const body = a.body;
+  if (typeof body === 'string' || body instanceof Uint8Array) {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    headers.push('content-length', String(bytes.length));
+    res.writeHead(a.status, headers);
+    res.end(bytes);
+    return;
+  }
+  res.writeHead(a.status, headers);
+  const reader = body.getReader();
+  const gone = () => void reader.cancel().catch(() => {});
+  res.once('close', gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => (res.writableNeedDrain ? res.once('drain', resolve).once('close', resolve) : resolve()));
+    }
+  } finally {
+    res.off('close', gone);
+    res.end();
+  }
 }

@@ -5,14 +5,12 @@
  * into `{"data":{...}}`. server/app.ts mounts `handle`.
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
-import type { Context } from 'hono';
-import type { AnswerText, BuildResult, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
+import type { AnswerText, BuildResult, HeaderList, HttpAnswer, HttpExchange, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
 import { errorDetail, type Logger } from '../../core/log.js';
 import { readJsonBody } from '../../lib/http/body.js';
-import { clientAddress, headerPairs } from '../../lib/http/node-request.js';
 import { jsonTypeName } from '../../core/validation.js';
 import { UnitOfWork } from '../../core/uow.js';
 import { LruCache, type CacheStats } from './cache.js';
@@ -80,7 +78,7 @@ class Run implements RunContext {
   constructor(
     readonly session: Session,
     readonly variables: Readonly<Record<string, unknown>>,
-    private readonly raw: Headers,
+    private readonly raw: HeaderList,
   ) {}
   get headers(): Readonly<Record<string, string>> {
     if (!this.record) {
@@ -212,41 +210,42 @@ export class GraphQLEngine {
     }
   }
 
-  /** The hono handler of `POST /v1/graphql`. Every refusal, authentication's included, is
-   * answered in the GraphQL shape with status 200, as Hasura's `allMod200` does on this route
-   * (a 401 or a failing webhook's 500 too). */
-  handle = async (c: Context): Promise<Response> => {
-    const headers = c.req.raw.headers;
+  /** `POST /v1/graphql` (Note [Routes served from Node's request] in core/types.ts). Every
+   * refusal, authentication's included, is answered in the GraphQL shape with status 200, as
+   * Hasura's `allMod200` does on this route (a 401 or a failing webhook's 500 too). */
+  serve = async (x: HttpExchange): Promise<HttpAnswer> => {
+    const headers = x.headers;
     // Authentication comes first, unless it needs the request (webhook POST mode): then the body
     // is read first, and a body that cannot be read is reported after authentication, as Hasura
     // calls the hook without the request when it does not parse.
     // The session reads every header once: from the Node request's list (headerPairs).
-    const pairs = headerPairs(c);
+    const pairs = x.headerPairs;
     const early = this.host.authNeedsRequest?.() ? undefined : this.authenticate(pairs, undefined);
     let body: unknown;
     let bodyError: SvcError | undefined;
     if (early) {
       const s = await early;
-      if ('error' in s) return this.respond(c, s.error);
+      if ('error' in s) return httpAnswer(s.error);
     }
     try {
-      body = await readJsonBody(c, this.host.config, this.batchFits);
+      body = await readJsonBody(x.body, this.host.config, this.batchFits);
     } catch (e) {
       if (!(e instanceof SvcError && e.status < 500)) throw e;
       bodyError = e;
     }
     const resolved = early ? await early : await this.authenticate(pairs, bodyError ? undefined : body);
-    if ('error' in resolved) return this.respond(c, resolved.error);
-    if (bodyError) return this.respond(c, failure(fromSvcError(bodyError)));
+    if ('error' in resolved) return httpAnswer(resolved.error);
+    if (bodyError) return httpAnswer(failure(fromSvcError(bodyError)));
     const session = resolved.session;
     const batch = Array.isArray(body) ? (body as unknown[]) : undefined;
     if (batch) {
       const over = checkBatch(batch.length, this.host.config);
-      if (over) return this.respond(c, failure(over));
+      if (over) return httpAnswer(failure(over));
     }
-    const found = this.admit(session, batch ? batch.length : 1, clientAddress(c));
+    // The client's address is asked of its socket only when a gate may read it.
+    const found = this.admit(session, batch ? batch.length : 1, this.host.requestGates?.length ? x.clientAddress() : undefined);
     const admitted = found instanceof Promise ? await found : found;
-    if ('error' in admitted) return this.respond(c, failure(admitted.error));
+    if ('error' in admitted) return httpAnswer(failure(admitted.error));
     if (batch) {
       // A batch: each request answered as alone, in order (a mutation before a query sees its
       // effect), within one response budget; other requests get turns between its items.
@@ -259,15 +258,15 @@ export class GraphQLEngine {
         const a = await this.request(batch[i], session, headers, { ...admitted.limits, budget: max - text.length });
         text += a.text;
         if (a.headers) added.push(...a.headers);
-        if (text.length > max) return this.respond(c, failure(responseTooLarge(max)));
+        if (text.length > max) return httpAnswer(failure(responseTooLarge(max)));
         if (Date.now() - turn > 10) {
           await nextTurn();
           turn = Date.now();
         }
       }
-      return this.respond(c, { text: `${text}]`, status: 200, ...(added.length ? { headers: added } : {}) });
+      return httpAnswer({ text: `${text}]`, status: 200, ...(added.length ? { headers: added } : {}) });
     }
-    return this.respond(c, await this.request(body, session, headers, admitted.limits));
+    return httpAnswer(await this.request(body, session, headers, admitted.limits));
   };
 
   /** A batch longer than the limit is refused before the body's limits walk all of it. */
@@ -311,15 +310,8 @@ export class GraphQLEngine {
     }
   }
 
-  private respond(c: Context, a: Answer): Response {
-    for (const [name, value] of a.headers ?? []) c.header(name, value, { append: true });
-    if (a.bytes) return c.body(a.bytes as Uint8Array<ArrayBuffer>, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
-    if (a.text.length > STREAM_ABOVE) return c.body(inSlices(a.text), a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
-    return c.body(a.text, a.status as 200, { 'content-type': 'application/json; charset=utf-8' });
-  }
-
   /** One GraphQL request `{query, variables?, operationName?, extensions?}`. */
-  async request(req: unknown, session: Session, headers: Headers, limits: RunLimits = NO_LIMITS): Promise<Answer> {
+  async request(req: unknown, session: Session, headers: HeaderList, limits: RunLimits = NO_LIMITS): Promise<Answer> {
     try {
       return await this.requestOrThrow(req, session, headers, limits);
     } catch (e) {
@@ -342,7 +334,7 @@ export class GraphQLEngine {
     return failure(err, 500);
   }
 
-  private async requestOrThrow(req: unknown, session: Session, headers: Headers, limits: RunLimits): Promise<Answer> {
+  private async requestOrThrow(req: unknown, session: Session, headers: HeaderList, limits: RunLimits): Promise<Answer> {
     const { query, variables, operationName } = checkRequest(req);
     const found = this.entry(session.role, query, operationName, session.backendOnly === true);
     const entry = found instanceof Promise ? await found : found;
@@ -699,6 +691,12 @@ function checkRequest(req: unknown, at = '$'): { query: string; variables: Recor
     throw new SvcError('not-supported', 'Automatic Persisted Queries is not enabled');
   }
   return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName: operationName ?? undefined };
+}
+
+/** An answer as the route's (an answer's text longer than STREAM_ABOVE in slices). */
+function httpAnswer(a: Answer): HttpAnswer {
+  const body = a.bytes ?? (a.text.length > STREAM_ABOVE ? inSlices(a.text) : a.text);
+  return { status: a.status, contentType: 'application/json; charset=utf-8', body, ...(a.headers?.length ? { headers: a.headers } : {}) };
 }
 
 /** The answer `{"data":{...}}` of fields some of which answered bytes (Note [Answers as bytes] in

@@ -61,10 +61,8 @@ export default definePlugin({
       method: 'POST',
       path: '/v1/graphql',
       api: 'graphql',
-      handler: (c) => {
-        c.set('operation', 'graphql');
-        return engine().handle(c);
-      },
+      operation: 'graphql',
+      exchange: (x) => engine().serve(x),
     });
     // Hasura v2's Explain API (GraphQLEngine.explain): admin only, errors in the metadata API's shape.
     k.route({

@@ -41,7 +41,7 @@ export async function startEmbedded(env: Record<string, string | undefined>, dat
   const started = running;
   let resolveInfo!: (i: AddressInfo) => void;
   const ready = new Promise<AddressInfo>((r) => (resolveInfo = r));
-  const server = serve({ fetch: started.app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolveInfo(info)) as Server;
+  const server = serve({ fetch: started.app.fetch, port: 0, hostname: '127.0.0.1', ...started.serveOptions }, (info) => resolveInfo(info)) as Server;
   // the GraphQL WebSocket too, as server/main.ts serves it (GraphiQL's subscriptions in `svc console`)
   started.websocket.attach(server);
   const info = await ready;
