@@ -278,13 +278,14 @@ export interface HttpExchange {
   clientAddress(): string | undefined;
 }
 
-/** A route's answer: a JSON body as text, bytes, or a stream of bytes. */
+/** A route's answer: a body as text, bytes, bytes in parts (sent one after the other), or a
+ * stream of bytes. */
 export interface HttpAnswer {
   status: number;
   contentType: string;
   /** Headers added to the response, in order; a name may repeat. */
   headers?: readonly [string, string][];
-  body: string | Uint8Array | ReadableStream<Uint8Array>;
+  body: string | Uint8Array | readonly Uint8Array[] | ReadableStream<Uint8Array>;
 }
 
 export interface WorkerDef {

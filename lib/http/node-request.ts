@@ -62,7 +62,8 @@ export function nodeExchange(req: IncomingMessage): HttpExchange {
 /** An exchange's answer as hono's Response. */
 export function contextAnswer(c: Context, a: HttpAnswer): Response {
   for (const [name, value] of a.headers ?? []) c.header(name, value, { append: true });
-  return c.body(a.body as Uint8Array<ArrayBuffer> | string | ReadableStream, a.status as 200, { 'content-type': a.contentType });
+  const body = Array.isArray(a.body) ? Buffer.concat(a.body as readonly Uint8Array[]) : a.body;
+  return c.body(body as Uint8Array<ArrayBuffer> | string | ReadableStream, a.status as 200, { 'content-type': a.contentType });
 }
 
 /** An exchange's answer written to Node's response; resolves when it is written (or the client
@@ -71,6 +72,18 @@ export async function nodeAnswer(res: ServerResponse, a: HttpAnswer): Promise<vo
   const headers: string[] = ['content-type', a.contentType];
   for (const [name, value] of a.headers ?? []) headers.push(name, value);
   const body = a.body;
+  if (Array.isArray(body)) {
+    // Written together (one writev), none copied into another buffer first.
+    const parts = body as readonly Uint8Array[];
+    let length = 0;
+    for (const p of parts) length += p.length;
+    headers.push('content-length', String(length));
+    res.writeHead(a.status, headers);
+    res.cork();
+    for (const p of parts) res.write(p);
+    res.end();
+    return;
+  }
   if (typeof body === 'string' || body instanceof Uint8Array) {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     headers.push('content-length', String(bytes.length));
@@ -79,7 +92,7 @@ export async function nodeAnswer(res: ServerResponse, a: HttpAnswer): Promise<vo
     return;
   }
   res.writeHead(a.status, headers);
-  const reader = body.getReader();
+  const reader = (body as ReadableStream<Uint8Array>).getReader();
   const gone = () => void reader.cancel().catch(() => {});
   res.once('close', gone);
   try {

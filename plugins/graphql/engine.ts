@@ -695,7 +695,7 @@ function checkRequest(req: unknown, at = '$'): { query: string; variables: Recor
 
 /** An answer as the route's (an answer's text longer than STREAM_ABOVE in slices). */
 function httpAnswer(a: Answer): HttpAnswer {
-  const body = a.bytes ?? (a.text.length > STREAM_ABOVE ? inSlices(a.text) : a.text);
+  const body = a.parts ?? (a.text.length > STREAM_ABOVE ? inSlices(a.text) : a.text);
   return { status: a.status, contentType: 'application/json; charset=utf-8', body, ...(a.headers?.length ? { headers: a.headers } : {}) };
 }
 
@@ -715,15 +715,14 @@ function bytesAnswer(entries: readonly RootEntry[], texts: readonly AnswerText[]
     }
   }
   parts.push(Buffer.from(`${pending}}}`));
-  const bytes = Buffer.concat(parts);
   let text: string | undefined;
   // Not to be spread ({...answer}): that would read `text`.
   return {
-    bytes,
+    parts,
     status: 200,
     ...(headers ? { headers } : {}),
     get text() {
-      return (text ??= bytes.toString('utf8'));
+      return (text ??= Buffer.concat(parts).toString('utf8'));
     },
   };
 }

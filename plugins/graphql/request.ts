@@ -7,11 +7,13 @@ import type { BuildResult, OperationKind, RunContext } from '../../core/plugin.j
 import type { RootFields } from './prepare.js';
 
 export interface Answer {
-  /** The response's JSON text (decoded from `bytes` when first read, where it came as bytes). */
+  /** The response's JSON text (decoded from `parts` when first read, where it came as bytes). */
   readonly text: string;
-  /** The response's UTF-8 bytes, where a field's JSON came as bytes (Note [Answers as bytes] in
-   * core/schema/contract.ts): what POST sends, never decoded unless `text` is read. */
-  readonly bytes?: Uint8Array;
+  /** The response's UTF-8 bytes in parts, where a field's JSON came as bytes (Note [Answers as
+   * bytes] in core/schema/contract.ts): what POST sends, the fields' bytes as they came (written
+   * one after the other, never copied into one buffer where Node's response takes them), never
+   * decoded unless `text` is read. */
+  readonly parts?: readonly Uint8Array[];
   /** 200, or 500 for an unexpected failure of a single (not batched) request. */
   status: number;
   /** Headers the fields added to the HTTP response (RunContext.responseHeaders). */

@@ -40,6 +40,26 @@ describe('request series', () => {
     expect(text).toMatch(/svc_http_request_duration_seconds_bucket\{le="\+Inf",route="\/v1\/graphql",operation="graphql"\} 1000/);
   });
 
+  it('counts runs of like requests (the last series kept) as prom-client counts them', async () => {
+    const { ours, theirs, record } = both();
+    let seed = 11;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const kinds: Omit<RequestRecord, 'durationMs'>[] = [
+      { route: '/v1/graphql', method: 'POST', status: 200, operation: 'graphql' },
+      { route: '/v1/graphql', method: 'POST', status: 200, operation: null },
+      { route: '/v1/graphql', method: 'GET', status: 200, operation: 'graphql' },
+      { route: '/v1/graphql', method: 'POST', status: 400, operation: 'graphql' },
+      { route: '/v1/metadata', method: 'POST', status: 200, operation: 'graphql' },
+    ];
+    for (let i = 0; i < 200; i++) {
+      // The same series for a run of 1 to 20 requests, then another (or the same again).
+      const kind = kinds[Math.floor(rand() * kinds.length)]!;
+      const run = 1 + Math.floor(rand() * 20);
+      for (let j = 0; j < run; j++) record({ ...kind, durationMs: rand() * 300 });
+    }
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+  });
+
   it('answers an empty scrape and resets', async () => {
     const { ours, theirs, record } = both();
     expect(await ours.metrics()).toBe(await theirs.metrics());
