@@ -12,7 +12,7 @@ import { jwtConfigs } from '../plugins/auth-jwt/index.js';
 import { SvcError } from '../core/errors.js';
 import { errorDetail } from '../core/log.js';
 import { readJsonBody } from '../lib/http/body.js';
-import { contextAnswer, contextExchange, nodeAnswer, nodeExchange } from '../lib/http/node-request.js';
+import { closeIfUnread, contextAnswer, contextExchange, nodeAnswer, nodeExchange, nodeIncoming, nodeOutgoing } from '../lib/http/node-request.js';
 
 export const VERSION = '0.1.0';
 
@@ -74,6 +74,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
     try {
       await next();
     } finally {
+      closeIfUnread(nodeIncoming(c), nodeOutgoing(c));
       if (opts.inFlight) opts.inFlight.n--;
       answered(kernel, { route: c.req.routePath, method: c.req.method, url: c.req.path, status: c.res.status, operation: c.get('operation') ?? null, start });
     }
@@ -197,6 +198,7 @@ export function nodeRoutes(kernel: Kernel, opts: { inFlight?: { n: number; drain
         }
       }
       status = a.status;
+      closeIfUnread(req, res);
       await nodeAnswer(res, a);
     } catch (e) {
       // Writing the answer failed: the client is gone, or the answer's stream broke.

@@ -21,7 +21,6 @@
  * limits) live in their schemas (core/validation.ts).
  */
 import { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
 import type { Context } from 'hono';
 import { SvcError } from '../../core/errors.js';
 import { nodeIncoming } from './node-request.js';
@@ -55,23 +54,42 @@ export async function readBodyText(source: BodySource, maxBytes: number): Promis
     // came, where `arrayBuffer()` copies them into a new ArrayBuffer first (8 µs of a small
     // GraphQL request, `--cpu-prof` under autocannon), and `req.body` would first build a web
     // stream and a full Request (a quarter of its CPU time).
-    if (incoming && !incoming.readableDidRead && !incoming.destroyed) return decode(await readWhole(incoming));
+    if (incoming && !incoming.readableDidRead && !incoming.destroyed) return decode(await readWhole(incoming, maxBytes, tooLarge));
     if (!req) throw badRequest('the request body was read before');
     return decode(new Uint8Array(await req.arrayBuffer()));
   }
   // No length declared (chunked): count while reading, so a huge body is never buffered whole.
-  if (!req) return decode(await readStreamLimited(Readable.toWeb(incoming!) as ReadableStream<Uint8Array>, maxBytes, tooLarge));
+  // Node's request is left unread past the limit, not destroyed: the answer is still sent, and
+  // the connection closed after it (Note [A body refused before its end]).
+  if (incoming && !incoming.readableDidRead && !incoming.destroyed) return decode(await readWhole(incoming, maxBytes, tooLarge));
+  if (!req) throw badRequest('the request body was read before');
   return decode(await readStreamLimited(req.body, maxBytes, tooLarge));
 }
 
-/** A Node request's body whole, to its declared length. */
-function readWhole(incoming: IncomingMessage): Promise<Uint8Array> {
+/*
+ * Note [A body refused before its end]
+ * A chunked body past --max-request-body-size is refused as soon as it passes it, the rest
+ * unread. Destroying the request would close the connection under the answer; leaving the rest
+ * for the next request on a kept-alive connection would read it as one, and reading it to the end
+ * would let a client make the server read any amount. So the answer says `Connection: close` and
+ * Node closes the connection after it (server/app.ts, for every route: `closeIfUnread`).
+ */
+
+/** A Node request's body whole: to its declared length, or its chunks to the end, refused past
+ * `maxBytes` (the rest left unread). */
+function readWhole(incoming: IncomingMessage, maxBytes: number, tooLarge: () => Error): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
       size += chunk.length;
+      if (size > maxBytes) {
+        off();
+        incoming.pause();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
     };
     const onEnd = () => {
       off();

@@ -106,3 +106,15 @@ export async function nodeAnswer(res: ServerResponse, a: HttpAnswer): Promise<vo
     res.end();
   }
 }
+
+/** A request answered before its body was read to the end is answered `Connection: close`, and
+ * Node closes the connection after the answer (Note [A body refused before its end] in
+ * ./body.ts). */
+export function closeIfUnread(incoming: IncomingMessage | undefined, outgoing: ServerResponse | undefined): void {
+  if (incoming && outgoing && !incoming.complete && !outgoing.headersSent) outgoing.setHeader('connection', 'close');
+}
+
+/** The Node response behind a hono context (@hono/node-server's `c.env.outgoing`). */
+export function nodeOutgoing(c: Context): ServerResponse | undefined {
+  return (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+}
