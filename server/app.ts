@@ -186,9 +186,11 @@ export function nodeRoutes(kernel: Kernel, opts: { inFlight?: { n: number; drain
     const start = performance.now();
     if (opts.inFlight) opts.inFlight.n++;
     let status = 500;
+    // As hono's route handler: a disabled API's 404 is logged with no operation.
+    const off = r.api !== undefined && !enabled(r.api);
     try {
       let a: HttpAnswer;
-      if (r.api && !enabled(r.api)) a = json(404, { path: '$', error: 'resource does not exist', code: 'not-found' });
+      if (off) a = json(404, { path: '$', error: 'resource does not exist', code: 'not-found' });
       else {
         try {
           a = await r.exchange!(nodeExchange(req));
@@ -206,7 +208,7 @@ export function nodeRoutes(kernel: Kernel, opts: { inFlight?: { n: number; drain
       res.destroy();
     } finally {
       if (opts.inFlight) opts.inFlight.n--;
-      answered(kernel, { route: r.path, method: r.method, url: r.path, status, operation: r.operation ?? null, start });
+      answered(kernel, { route: r.path, method: r.method, url: r.path, status, operation: off ? null : (r.operation ?? null), start });
     }
   };
   return (fallback) => {

@@ -194,12 +194,18 @@ describe("routes served from Node's request, their API off", () => {
     await s?.stop();
   });
 
-  it('answers 404 as hono does', async () => {
+  it('answers 404 as hono does, logged with no operation', async () => {
     const base = `http://127.0.0.1:${l.port}`;
     const b = JSON.stringify({ query: '{ __typename }' });
+    const at = s.logs.length;
     const node = await post(base, '/v1/graphql', b);
     expect(node).toEqual(await post(base, '/v1/graphql?via=hono', b));
     expect(node.status).toBe(404);
     expect(JSON.parse(node.text)).toEqual({ path: '$', error: 'resource does not exist', code: 'not-found' });
+    const logged = s.logs.slice(at).filter((x) => x.type === 'http-log').map((x) => [x.detail.operation.type, x.detail.http_info.status]);
+    expect(logged).toEqual([
+      [null, 404],
+      [null, 404],
+    ]);
   });
 });
