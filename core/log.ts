@@ -3,6 +3,9 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
 export interface Logger {
+  /** Whether a line of `level` is written: a caller on the path of every request builds its
+   * detail only then. Absent: every level is. */
+  enabled?(level: LogLevel): boolean;
   log(level: LogLevel, type: string, detail: unknown): void;
   debug(type: string, detail: unknown): void;
   info(type: string, detail: unknown): void;
@@ -16,6 +19,7 @@ export function createLogger(min: LogLevel = 'info', write: (line: string) => vo
     write(JSON.stringify({ type, timestamp: new Date().toISOString(), level, detail }));
   };
   return {
+    enabled: (level) => RANK[level] >= RANK[min],
     log,
     debug: (t, d) => log('debug', t, d),
     info: (t, d) => log('info', t, d),

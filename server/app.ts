@@ -45,15 +45,17 @@ function isAdmin(headers: () => Headers, kernel: Kernel): boolean {
  * (the request series). */
 function answered(kernel: Kernel, r: { route: string; method: string; url: string; status: number; operation: string | null; start: number }): void {
   const durationMs = Math.round((performance.now() - r.start) * 1000) / 1000;
-  kernel.log.info('http-log', {
-    operation: { type: r.operation },
-    http_info: {
-      status: r.status,
-      method: r.method,
-      url: r.url,
-      duration_ms: durationMs,
-    },
-  });
+  if (kernel.log.enabled?.('info') !== false) {
+    kernel.log.info('http-log', {
+      operation: { type: r.operation },
+      http_info: {
+        status: r.status,
+        method: r.method,
+        url: r.url,
+        duration_ms: durationMs,
+      },
+    });
+  }
   if (kernel.events.listenerCount('request') > 0) kernel.events.emit('request', { route: r.route, method: r.method, status: r.status, operation: r.operation, durationMs });
 }
 
