@@ -5,7 +5,7 @@
  * into `{"data":{...}}`. server/app.ts mounts `handle`.
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
-import type { AnswerText, BuildResult, HeaderList, HttpAnswer, HttpExchange, OperationKind, RoleSchema, RunContext, Session } from '../../core/plugin.js';
+import type { AnswerText, BuildResult, HeaderList, HttpAnswer, HttpExchange, RoleSchema, RunContext, Session } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
