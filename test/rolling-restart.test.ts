@@ -67,8 +67,8 @@ describe.skipIf(!HAPROXY)('three instances behind HAProxy', () => {
       '  option redispatch',
       // A check that gets no answer within `inter` (200 ms) fails by default, and with `fall 1`
       // one such check takes a serving instance out: in a clean-clone CI run, the other test
-      // files beside it on two cores, that left no instance up for a moment (244 answers of 503
-      // in one run of three, 2026-11-27). A draining instance still goes at its first 503.
+      // files beside it on two cores, that left no instance up for a moment, it seems (244 non-2xx
+      // answers in one run of three, 2026-11-27). A draining instance still goes at its first 503.
       '  timeout check 2s',
       ...ports.map((p, i) => `  server e${i} 127.0.0.1:${p} check inter 200 fall 1 rise 2`),
       '',
