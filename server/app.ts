@@ -18,6 +18,9 @@ export const VERSION = '0.1.0';
 
 type Env = { Variables: { operation?: string } };
 
+/** The answer of a path no route takes, or of a disabled API's route. */
+const NOT_FOUND = { path: '$', error: 'resource does not exist', code: 'not-found' };
+
 function errorResponse(c: Context, e: unknown, kernel: Kernel): Response {
   const { status, body } = errorAnswer(e, kernel, c.req.path, () => c.req.raw.headers);
   return c.json(body, status as 400);
@@ -68,7 +71,7 @@ export function createApp(kernel: Kernel, opts: { inFlight?: { n: number; draini
   const enabled = (api: ApiName | string) => (cfg.enabledApis as string[]).includes(api);
   const session = (c: Context): Promise<Session> => kernel.authenticate(c.req.raw.headers);
   const readJson = (c: Context) => readJsonBody(c, cfg);
-  const notFound = (c: Context) => c.json({ path: '$', error: 'resource does not exist', code: 'not-found' }, 404);
+  const notFound = (c: Context) => c.json(NOT_FOUND, 404);
 
   app.use('*', async (c, next) => {
     const start = performance.now();
@@ -192,13 +195,14 @@ export function nodeRoutes(kernel: Kernel, opts: { inFlight?: { n: number; drain
     const off = r.api !== undefined && !enabled(r.api);
     try {
       let a: HttpAnswer;
-      if (off) a = json(404, { path: '$', error: 'resource does not exist', code: 'not-found' });
+      if (off) a = json(404, NOT_FOUND);
       else {
+        const x = nodeExchange(req);
         try {
-          a = await r.exchange!(nodeExchange(req));
+          a = await r.exchange!(x);
         } catch (e) {
-          const x = errorAnswer(e, kernel, r.path, () => new Headers(nodeExchange(req).headerPairs as [string, string][]));
-          a = json(x.status, x.body);
+          const failed = errorAnswer(e, kernel, r.path, () => new Headers(x.headerPairs as [string, string][]));
+          a = json(failed.status, failed.body);
         }
       }
       status = a.status;

@@ -21,7 +21,11 @@ export function clientAddress(c: Context): string | undefined {
  * iterating Headers would join them; readers that join them (the session's) see the same. */
 export function headerPairs(c: Context): Iterable<[string, string]> | Headers {
   const raw = nodeIncoming(c)?.rawHeaders;
-  if (!raw) return c.req.raw.headers;
+  return raw ? rawPairs(raw) : c.req.raw.headers;
+}
+
+/** Node's raw header list as name-value pairs. */
+function rawPairs(raw: readonly string[]): [string, string][] {
   const pairs: [string, string][] = new Array(raw.length >> 1);
   for (let i = 0; i + 1 < raw.length; i += 2) pairs[i >> 1] = [raw[i]!, raw[i + 1]!];
   return pairs;
@@ -53,10 +57,7 @@ export function contextExchange(c: Context): HttpExchange {
 
 /** The exchange of Node's request, served without hono. */
 export function nodeExchange(req: IncomingMessage): HttpExchange {
-  const raw = req.rawHeaders;
-  const pairs: [string, string][] = new Array(raw.length >> 1);
-  for (let i = 0; i + 1 < raw.length; i += 2) pairs[i >> 1] = [raw[i]!, raw[i + 1]!];
-  return { headerPairs: pairs, headers: rawHeaderList(raw), body: req, clientAddress: () => req.socket?.remoteAddress };
+  return { headerPairs: rawPairs(req.rawHeaders), headers: rawHeaderList(req.rawHeaders), body: req, clientAddress: () => req.socket?.remoteAddress };
 }
 
 /** An exchange's answer as hono's Response. */

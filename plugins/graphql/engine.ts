@@ -2,7 +2,8 @@
  * The GraphQL request path (ARCHITECTURE "The GraphQL engine"; Note [Planned root fields] in
  * core/plugin.ts): body -> each request of a batch -> the role's schema -> plan cache (parse,
  * validate, operation, plans) -> coerce variables -> run the plans -> splice their JSON texts
- * into `{"data":{...}}`. server/app.ts mounts `handle`.
+ * into `{"data":{...}}`. The graphql plugin's route gives `serve` (Note [Routes served from
+ * Node's request] in core/types.ts).
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { AnswerText, BuildResult, HeaderList, HttpAnswer, HttpExchange, RoleSchema, RunContext, Session } from '../../core/plugin.js';
