@@ -138,15 +138,21 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
   const rootOf = (kind: OperationKind) =>
     once(() => {
       const fields = new Map<string, RootFieldDef>();
-      const owner = new Map<string, string>();
+      // Thousands of fields per role (Note [Table root fields as instances] in
+      // plugins/database/schema/contributor.ts): no pair per field, and the plugin that gave a
+      // name is looked for only when a second one gives it.
+      const given: Record<string, RootFieldDef>[] = [];
       for (const { plugin, part } of parts) {
-        const given = part[kind];
-        for (const [name, field] of Object.entries((typeof given === 'function' ? given() : given) ?? {})) {
-          const prior = owner.get(name);
-          if (prior) throw collision(`the ${kind} root field "${name}" is contributed by both "${prior}" and "${plugin}"`);
-          owner.set(name, plugin);
-          fields.set(name, field);
+        const g = part[kind];
+        const map = (typeof g === 'function' ? g() : g) ?? {};
+        for (const name of Object.keys(map)) {
+          if (fields.has(name)) {
+            const prior = parts[given.findIndex((m) => Object.hasOwn(m, name))]!.plugin;
+            throw collision(`the ${kind} root field "${name}" is contributed by both "${prior}" and "${plugin}"`);
+          }
+          fields.set(name, map[name]!);
         }
+        given.push(map);
       }
       if (kind === 'query' && fields.size === 0) fields.set('no_queries_available', noQueriesAvailable);
       return fields;

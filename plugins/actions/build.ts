@@ -266,9 +266,10 @@ function nestedObjectFields(types: ResolvedTypes, o: ResolvedObject): string[] {
   return o.def.fields.filter((f) => types.objects.has(baseName(parseType(f.type)))).map((f) => f.name);
 }
 
-/** The admin's root field names that other plugins give (tables, functions, ...). */
-/** The other plugins' root fields, by name, with their owners (RootFieldDef.owner) where known. */
-export type OtherRoots = () => { query: ReadonlyMap<string, string | undefined>; mutation: ReadonlyMap<string, string | undefined> } | undefined;
+/** The admin's root fields that other plugins give (tables, functions, ...), by name; their
+ * owners (RootFieldDef.owner) are read only for a name an action takes. */
+type Owned = ReadonlyMap<string, { readonly owner?: string }>;
+export type OtherRoots = () => { query: Owned; mutation: Owned } | undefined;
 
 /*
  * Note [Action root fields]
@@ -347,7 +348,7 @@ export function buildActions(ctx: BuildContext, db: DatabaseService, env: Readon
       if (root) {
         // Hasura answers a request that makes such a collision with a 500 `unexpected` naming
         // both owners, as the tables' own collisions (Note [Root field conflicts]).
-        const owners = [`action ${a.name}`, roots[root].get(a.name) ?? 'another root field'].sort();
+        const owners = [`action ${a.name}`, roots[root].get(a.name)?.owner ?? 'another root field'].sort();
         ctx.inconsistent({
           type: 'action',
           name: `action ${a.name}`,

@@ -193,8 +193,7 @@ export default definePlugin({
         const built = await buildActions(ctx, db, k.env, catalog, () => {
           try {
             const r = k.roleRoots('admin', ctx);
-            const owners = (m: ReadonlyMap<string, { owner?: string }>) => new Map([...m].map(([n, f]) => [n, f.owner]));
-            return { query: owners(r.query), mutation: owners(r.mutation) };
+            return { query: r.query, mutation: r.mutation };
           } catch {
             // Other plugins' fields collide among themselves: they report that; nothing to check against.
             return undefined;

@@ -56,31 +56,15 @@ const groupsOf = new WeakMap<RoleSchema, GroupsSchema>();
  * (Note [Live queries] in core/schema/contract.ts) as `subscription_root_fields` allows. */
 export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query'): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
-  // Each field's type and arguments are made when the schema first reads them (Note [Lazy
-  // query schemas] in core/schema/assembly.ts): a request reads those of the fields it selects.
-  const add = (kind: Exclude<RootKind, 'function' | 'function_aggregate' | 'select_groups'>, t: RoleTable, make: () => FieldConfig) => {
+  const add = (kind: TableRootKind, t: RoleTable) => {
     const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
     if (allowed && !allowed.includes(kind)) return;
-    const rf = t.model.rootFields[kind];
-    let config: FieldConfig | undefined;
-    query[sourceNames(t.source).field(rf.name)] = ofSource(t.source, {
-      get config() {
-        return (config ??= rf.comment ? { ...make(), description: rf.comment } : make());
-      },
-      plan: (input) => planned(kind, t, rs, input),
-      // Read only where another plugin's field collides with this one: made then.
-      get owner() {
-        return tableOwnerName(t);
-      },
-    });
+    query[sourceNames(t.source).field(t.model.rootFields[kind].name)] = ofSource(t.source, new TableRootField(kind, t, rs));
   };
   for (const t of rs.tables.values()) {
-    const table = t.model.table.name;
-    if (t.hasObject) add('select', t, () => ({ type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))), args: rs.selectArgs(t), description: `fetch data from the table: "${table}"` }));
-    if (t.hasObject && rs.hasPk(t)) {
-      add('select_by_pk', t, () => ({ type: rs.object(t), args: rs.pkArgs(t)!, description: `fetch data from the table: "${table}" using primary key columns` }));
-    }
-    if (t.aggregates) add('select_aggregate', t, () => ({ type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` }));
+    if (t.hasObject) add('select', t);
+    if (t.hasObject && rs.hasPk(t)) add('select_by_pk', t);
+    if (t.aggregates) add('select_aggregate', t);
   }
   // `<t>_groups` (Note [The groups' shape] in ./groups.ts), after every other field, so that a
   // field of that name (a table's own) keeps it. `query_root_fields` shows it with the aggregate.
@@ -91,15 +75,58 @@ export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' =
     if (allowed && !allowed.includes('select_aggregate')) continue;
     const name = sourceNames(t.source).field(`${t.model.name}_groups`);
     if (name in query) continue;
-    let config: FieldConfig | undefined;
-    query[name] = ofSource(t.source, {
-      get config() {
-        return (config ??= groups!.field(t));
-      },
-      plan: (input) => planned('select_groups', t, rs, input),
-    });
+    query[name] = ofSource(t.source, new TableRootField('select_groups', t, rs));
   }
   return query;
+}
+
+type TableRootKind = 'select' | 'select_by_pk' | 'select_aggregate';
+
+/*
+ * Note [Table root fields as instances]
+ * A role's schema has a root field per table and kind (three for most tables: 6,000 at 2,000
+ * tables, made again for each role after every metadata change), and the schema keeps them
+ * until the next change. Each is an instance of one class, its state three fields and its
+ * behaviour on the prototype, rather than an object literal with three closures, their
+ * context and two accessor pairs of its own: at 2,000 tables that made a role's schema
+ * allocate about 11 MB and keep 5.6 MB (`bench/metadata`'s (g), five roles' schemas).
+ * Each field's type and arguments are made when the schema first reads them (Note [Lazy query
+ * schemas] in core/schema/assembly.ts): a request reads those of the fields it selects.
+ */
+class TableRootField implements RootFieldDef {
+  #config: FieldConfig | undefined;
+  constructor(
+    private readonly kind: TableRootKind | 'select_groups',
+    private readonly t: RoleTable,
+    private readonly rs: RoleSchema,
+  ) {}
+
+  get config(): FieldConfig {
+    return (this.#config ??= this.make());
+  }
+
+  private make(): FieldConfig {
+    const { kind, t, rs } = this;
+    if (kind === 'select_groups') return groupsOf.get(rs)!.field(t);
+    const table = t.model.table.name;
+    const comment = t.model.rootFields[kind].comment;
+    const made: FieldConfig =
+      kind === 'select'
+        ? { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))), args: rs.selectArgs(t), description: `fetch data from the table: "${table}"` }
+        : kind === 'select_by_pk'
+          ? { type: rs.object(t), args: rs.pkArgs(t)!, description: `fetch data from the table: "${table}" using primary key columns` }
+          : { type: new GraphQLNonNull(rs.aggregate(t)), args: rs.selectArgs(t), description: `fetch aggregated fields from the table: "${table}"` };
+    return comment ? { ...made, description: comment } : made;
+  }
+
+  plan(input: PlanInput): FieldPlan {
+    return planned(this.kind, this.t, this.rs, input);
+  }
+
+  /** Read only where another plugin's field collides with this one: made then. */
+  get owner(): string | undefined {
+    return this.kind === 'select_groups' ? undefined : tableOwnerName(this.t);
+  }
 }
 
 /** A query root field's plan (./plan.ts) with its subscription (Note [Live queries]: ./subscription.ts,
@@ -186,13 +213,16 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
     contribute(role, build, types, scope): SchemaContribution {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
+      // Without a namespaced source the fields are the root's as they are (no copy of thousands).
+      const anyNamespace = [...db.resolved(build).sources.values()].some((s) => sourceNames(s).namespace);
+      const root = (fields: Record<string, RootFieldDef>, kind: 'query' | 'mutation' | 'subscription') => (anyNamespace ? namespaced(fields, kind, types) : fields);
       // The mutation and subscription roots only when a request needs them (Note [Lazy query
       // schemas] in core/schema/assembly.ts): most of a role's types are theirs.
       return {
-        query: namespaced({ ...tableRootFields(rs), ...fns.query }, 'query', types),
-        mutation: () => namespaced({ ...new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), ...fns.mutation }, 'mutation', types),
+        query: root(Object.assign(tableRootFields(rs), fns.query), 'query'),
+        mutation: () => root(Object.assign(new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), fns.mutation), 'mutation'),
         // Every query root field is a live query too, and each table has its stream (./subscription.ts).
-        subscription: () => namespaced({ ...tableRootFields(rs, 'subscription'), ...streamRootFields(rs, types), ...fns.query }, 'subscription', types),
+        subscription: () => root(Object.assign(tableRootFields(rs, 'subscription'), streamRootFields(rs, types), fns.query), 'subscription'),
       };
     },
   };

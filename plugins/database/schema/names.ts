@@ -13,10 +13,12 @@ export { sourceNames, type SourceNames } from '../model/naming.js';
 /** The name of a type generated for a table: its GraphQL name, then `rest`, customized. */
 export const tn = (t: { source: Pick<ResolvedSource, 'meta'>; model: Pick<TableModel, 'name'> }, rest = ''): string => sourceNames(t.source).type(t.model.name + rest);
 
-/** The source of each root field the plugin makes, for the namespaces (contributor.ts `namespaced`). */
+/** The source of each root field the plugin makes of a source with a namespace, for the
+ * namespaces (contributor.ts `namespaced`); a field of a source without one is not recorded (a
+ * role's schema makes thousands: Note [Table root fields as instances] in contributor.ts). */
 export const fieldSources = new WeakMap<RootFieldDef, Pick<ResolvedSource, 'name' | 'meta'>>();
 export function ofSource(source: Pick<ResolvedSource, 'name' | 'meta'>, def: RootFieldDef): RootFieldDef {
-  fieldSources.set(def, source);
+  if (sourceNames(source).namespace) fieldSources.set(def, source);
   return def;
 }
 

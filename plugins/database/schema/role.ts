@@ -62,22 +62,45 @@ export interface EnumRef {
   values: readonly EnumValue[];
 }
 
-/** The enum references of a table's columns (Note [Enum table references]). */
-function enumRefs(source: ResolvedSource, m: TableModel): Map<string, EnumRef> {
-  const out = new Map<string, EnumRef>();
+/** The enum references of a table's columns (Note [Enum table references]); one shared empty
+ * map where there are none (most tables: a role's schema makes this for every table). */
+function enumRefs(source: ResolvedSource, m: TableModel): ReadonlyMap<string, EnumRef> {
+  if (!hasEnumTables(source)) return NO_ENUMS;
+  let out: Map<string, EnumRef> | undefined;
   const seen = new Set<string>();
   for (const fk of source.tables.get(m.key)?.info.foreignKeys ?? []) {
     if (fk.columns.length !== 1) continue;
     const ref = source.tables.get(qtKey({ schema: fk.refSchema, name: fk.refTable }));
     if (!ref?.meta.is_enum || !ref.enumValues?.length || !ref.model?.inSchema) continue;
     const col = fk.columns[0]!;
+    out ??= new Map();
     // Two enum tables for one column: neither (an ambiguous reference).
     if (seen.has(col)) out.delete(col);
     else out.set(col, { name: tn({ source, model: ref.model }, '_enum'), values: ref.enumValues });
     seen.add(col);
   }
-  return out;
+  return out ?? NO_ENUMS;
 }
+const NO_ENUMS: ReadonlyMap<string, EnumRef> = new Map();
+
+/** Whether the source tracks an enum table (a resolved source is one build's: cached on it). */
+function hasEnumTables(source: ResolvedSource): boolean {
+  let has = enumSources.get(source);
+  if (has === undefined) {
+    has = false;
+    for (const rt of source.tables.values()) if (rt.meta.is_enum) has = true;
+    enumSources.set(source, has);
+  }
+  return has;
+}
+const enumSources = new WeakMap<ResolvedSource, boolean>();
+
+/** `xs` where every element passes (most tables, for most roles: no copy), else those that do. */
+function kept<T>(xs: T[], keep: (x: T) => boolean): T[] {
+  return xs.every(keep) ? xs : xs.filter(keep);
+}
+/** The empty list of a role table's columns, relationships or computed fields: never added to. */
+const NONE: never[] = [];
 
 /** A table as one role sees it. */
 const NO_JOINED: Readonly<Record<string, JoinedField>> = Object.freeze({});
@@ -202,11 +225,11 @@ export class RoleSchema {
           source,
           model: m,
           perm,
-          columns: perm ? m.columns.filter((c) => perm.columns.has(c.name)) : m.columns,
-          relationships: [],
+          columns: perm ? kept(m.columns, (c) => perm.columns.has(c.name)) : m.columns,
+          relationships: NONE,
           aggregates: isAdmin || perm!.allowAggregations,
           enums: enumRefs(source, m),
-          computedFields: [],
+          computedFields: NONE,
           selectable: true,
           // Hasura: a permission with no columns but computed fields it lists still shows the
           // table (those it shows: see computedFields below).
@@ -226,11 +249,11 @@ export class RoleSchema {
           source,
           model: m,
           perm: undefined,
-          columns: [],
-          relationships: [],
+          columns: NONE,
+          relationships: NONE,
           aggregates: false,
           enums: enumRefs(source, m),
-          computedFields: [],
+          computedFields: NONE,
           selectable: false,
           hasObject: false,
         };
@@ -238,8 +261,8 @@ export class RoleSchema {
       }
     }
     for (const t of this.tables.values()) {
-      t.relationships = t.model.relationships.filter((r) => this.tables.get(`${t.source.name}\0${r.remoteKey}`)?.hasObject);
-      t.computedFields = (t.model.computedFields ?? []).filter((cf) =>
+      t.relationships = kept(t.model.relationships, (r) => this.tables.get(`${t.source.name}\0${r.remoteKey}`)?.hasObject === true);
+      t.computedFields = kept(t.model.computedFields ?? NONE, (cf) =>
         cf.returns.k === 'table'
           ? this.tables.get(`${t.source.name}\0${cf.returns.key}`)?.hasObject === true
           : !t.perm || listed(t.perm, cf),
