@@ -88,8 +88,10 @@ type TableRootKind = 'select' | 'select_by_pk' | 'select_aggregate';
  * tables, made again for each role after every metadata change), and the schema keeps them
  * until the next change. Each is an instance of one class, its state three fields and its
  * behaviour on the prototype, rather than an object literal with three closures, their
- * context and two accessor pairs of its own: at 2,000 tables that made a role's schema
- * allocate about 11 MB and keep 5.6 MB (`bench/metadata`'s (g), five roles' schemas).
+ * context and two accessor pairs of its own, recorded in a WeakMap too. With the copies of the
+ * roots the contributor and the assembly no longer make, at 2,000 tables a change and the first
+ * requests after it as admin and as a role went from 26.4 to 9.3 MiB allocated, and a role's
+ * schema from 4.6 to 1.3 MiB kept (bench/metadata/memory.ts; docs/benchmarks.md, "Metadata").
  * Each field's type and arguments are made when the schema first reads them (Note [Lazy query
  * schemas] in core/schema/assembly.ts): a request reads those of the fields it selects.
  */

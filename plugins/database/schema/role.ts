@@ -88,7 +88,12 @@ function hasEnumTables(source: ResolvedSource): boolean {
   let has = enumSources.get(source);
   if (has === undefined) {
     has = false;
-    for (const rt of source.tables.values()) if (rt.meta.is_enum) has = true;
+    for (const rt of source.tables.values()) {
+      if (rt.meta.is_enum) {
+        has = true;
+        break;
+      }
+    }
     enumSources.set(source, has);
   }
   return has;
@@ -96,11 +101,11 @@ function hasEnumTables(source: ResolvedSource): boolean {
 const enumSources = new WeakMap<ResolvedSource, boolean>();
 
 /** `xs` where every element passes (most tables, for most roles: no copy), else those that do. */
-function kept<T>(xs: T[], keep: (x: T) => boolean): T[] {
+function kept<T>(xs: readonly T[], keep: (x: T) => boolean): readonly T[] {
   return xs.every(keep) ? xs : xs.filter(keep);
 }
-/** The empty list of a role table's columns, relationships or computed fields: never added to. */
-const NONE: never[] = [];
+/** The empty list of a role table's columns, relationships or computed fields. */
+const NONE: readonly never[] = [];
 
 /** A table as one role sees it. */
 const NO_JOINED: Readonly<Record<string, JoinedField>> = Object.freeze({});
@@ -110,17 +115,18 @@ export interface RoleTable {
   model: TableModel;
   /** The role's select permission; undefined for admin. */
   perm: SelectPermissionIR | undefined;
-  /** The columns the role may select, in table order. */
-  columns: ResolvedColumn[];
-  /** Relationships to tables the role may select. */
-  relationships: ResolvedRelationship[];
+  /** The columns the role may select, in table order (the model's own list where it may select
+   * all of them: never changed). */
+  readonly columns: readonly ResolvedColumn[];
+  /** Relationships to tables the role may select (the model's own list where all are). */
+  relationships: readonly ResolvedRelationship[];
   /** Whether the role may aggregate the table. */
   aggregates: boolean;
   /** Columns typed by an enum table, by column name (Note [Enum table references]). */
   enums: ReadonlyMap<string, EnumRef>;
   /** Computed fields the role may read: scalar ones and ones of declared columns that its
    * permission lists, those returning a table's rows where it may select the table. */
-  computedFields: ResolvedComputedField[];
+  computedFields: readonly ResolvedComputedField[];
   /** Whether the role may select the table (a table it may only write has no columns here). */
   selectable: boolean;
   /** Whether the role has an object type of the table: it may select a column of it. A role
