@@ -31,4 +31,5 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:' + (process.env.SVC_GRAPHQL_SERVER_PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"
 # Exec form: the server is PID 1 itself, so `docker stop` (SIGTERM) reaches it and it shuts down cleanly.
-CMD ["node", "--enable-source-maps", "dist/server/main.js", "serve"]
+# The node flags of `npm start` (Note [The old space at start] in server/main.ts).
+CMD ["node", "--enable-source-maps", "--initial-old-space-size=64", "dist/server/main.js", "serve"]

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { startEmbeddedPostgres } from '../server/embedded.js';
+import { ENGINE_NODE_FLAGS } from './engine-flags.js';
 
 /** The application name of a benchmark's own connection: its statements are not a server's. */
 export const BENCH_APP = 'svc-bench';
@@ -47,7 +48,7 @@ export async function startEngine(
 ): Promise<ChildProcess> {
   log('starting the engine ...');
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_GRAPHQL_')));
-  const engine = spawn(process.execPath, [...(o.nodeFlags ?? []), ...engineArgs(root)], {
+  const engine = spawn(process.execPath, engineArgs(root, o.nodeFlags), {
     cwd: root,
     env: {
       ...inherited,
@@ -72,9 +73,10 @@ export async function startEngine(
  * JavaScript in dist/, built here first so that it is the checkout's code. Under tsx the
  * engine would pay for its TypeScript loader (and esbuild's function-name helpers) too.
  */
-export function engineArgs(root: string): string[] {
+export function engineArgs(root: string, nodeFlags: readonly string[] = []): string[] {
   execFileSync('npm', ['run', '--silent', 'build:server'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
-  return ['--enable-source-maps', 'dist/server/main.js'];
+  // The caller's flags after npm start's: a V8 flag given twice takes the last value.
+  return [...ENGINE_NODE_FLAGS, ...nodeFlags, 'dist/server/main.js'];
 }
 
 /** Waits until the engine started as `child` answers /healthz on `port` (60 s at most); fails

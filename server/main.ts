@@ -3,6 +3,20 @@
  * `npm start`: read the configuration, boot, serve; on SIGTERM/SIGINT stop accepting, finish
  * in-flight requests, stop workers, close pools, stop the embedded PostgreSQL, exit 0. A signal
  * during boot stops what the boot started (the embedded PostgreSQL included) and exits 0.
+ *
+ * Note [The old space at start]
+ * `npm start` and the image run node with `--initial-old-space-size=64` (package.json's `start`,
+ * the Dockerfile's CMD, and bench/common.ts `engineArgs`, which runs the engine as they do; test/
+ * npm-start.test.ts checks that the three agree). A server whose live heap is small (about 22 MB
+ * with Chinook tracked) otherwise got an old-generation limit V8 computes from it, and under load
+ * ran a mark-compact every 0.6-0.8 s where a scavenge would do: 14-15 in 10 s of the bench's nested
+ * query at 500 req/s, against 3-5 with the flag. On the two-core machine (2026-11-27, the engine
+ * pinned to one core, Node 20): CPU per request 365 and 353 -> 296 and 316 µs (nested), 121 and
+ * 115 -> 110 and 110 (simple, 2,000 req/s), 3,415 -> 2,833 (large, one run); Node 22 nested 433
+ * -> 379. 48 gave nothing, 96 and 128 no more than 64. The cost is memory: the server's RSS under
+ * that load went from 126-181 to 177-187 MiB. A large metadata's heap (70 MB and more at 2,000
+ * tables) sets a limit above 64 MB by itself, so the flag changes nothing there. Those who run
+ * `node dist/server/main.js` themselves may pass it, or another value, the same way.
  */
 // First: graphql-js reads NODE_ENV when it loads (production-mode.ts).
 import './production-mode.js';

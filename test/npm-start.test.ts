@@ -9,6 +9,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../server/embedded.js';
+import { ENGINE_NODE_FLAGS } from '../bench/engine-flags.js';
 
 /** Processes whose command line names the data directory (the embedded PostgreSQL's). */
 function postgresOf(dir: string): number[] {
@@ -50,6 +51,19 @@ describe('npm start', () => {
     expect(execFileSync('npx', ['--no-install', 'svc-engine', '--version'], { encoding: 'utf8' }).trim()).toBe(version);
   }, 60_000);
 
+  it("the image and the benchmarks run node with npm start's flags (Note [The old space at start])", () => {
+    const start = JSON.parse(readFileSync('package.json', 'utf8')).scripts.start as string;
+    const fromStart = start.split(/\s+/);
+    const npmFlags = fromStart.slice(fromStart.indexOf('node') + 1, fromStart.indexOf('dist/server/main.js'));
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync('Dockerfile', 'utf8'))![1]!;
+    const image = JSON.parse(cmd) as string[];
+    expect(image[0]).toBe('node');
+    const imageFlags = image.slice(1, image.indexOf('dist/server/main.js'));
+    expect(npmFlags).toContain('--initial-old-space-size=64');
+    expect(imageFlags).toEqual(npmFlags);
+    expect([...ENGINE_NODE_FLAGS]).toEqual(npmFlags);
+  });
+
   it('SIGTERM to npm stops the server and its embedded PostgreSQL; npm exits 0', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'svc-npm-'));
     chmodSync(dir, 0o755);
@@ -69,6 +83,8 @@ describe('npm start', () => {
       // Production runs the compiled JavaScript: no tsx, no TypeScript loader.
       const argv = serverOf(dir);
       expect(argv.some((a) => a.endsWith('dist/server/main.js'))).toBe(true);
+      // Note [The old space at start] in server/main.ts.
+      expect(argv).toContain('--initial-old-space-size=64');
       expect(argv.join(' ')).not.toMatch(/tsx/);
       npm.kill('SIGTERM');
       expect(await exited).toBe(0);

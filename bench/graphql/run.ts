@@ -620,7 +620,7 @@ async function main() {
   // PostGraphile, and the hand-written handler's setting.
   const [svcPort, pglPort, handPort] = [await freePort(), await freePort(), await freePort()];
   log('starting the engine and PostGraphile ...');
-  const svc = startProcess('the engine', process.execPath, [...flags.engineFlags, ...engineArgs(root)], {
+  const svc = startProcess('the engine', process.execPath, engineArgs(root, flags.engineFlags), {
     cwd: root,
     env: { SVC_GRAPHQL_DATABASE_URL: dbUrl, SVC_GRAPHQL_SERVER_PORT: String(svcPort), SVC_GRAPHQL_SERVER_HOST: '127.0.0.1', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
     cpus: flags.serverCpus,

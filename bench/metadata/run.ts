@@ -69,7 +69,7 @@ async function benchOne(adminUrl: string, n: number) {
   const port = await freePort();
   // BENCH_ENGINE_FLAGS: Node flags for the engine's process (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p').
   const nodeFlags = (process.env.BENCH_ENGINE_FLAGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeFlags, ...engineArgs(root)], {
+  const child = spawn(process.execPath, engineArgs(root, nodeFlags), {
     cwd: root,
     // The caller's SVC_GRAPHQL_* settings go to the engine (e.g. SVC_GRAPHQL_METADATA_HISTORY_LIMIT=0
     // to time it without metadata history); the database, port and log level are the bench's.
