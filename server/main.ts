@@ -13,7 +13,7 @@
  * query at 500 req/s, against 3-5 with the flag. On the two-core machine (2026-11-27, the engine
  * pinned to one core, Node 20): CPU per request 365 and 353 -> 296 and 316 µs (nested), 121 and
  * 115 -> 110 and 110 (simple, 2,000 req/s), 3,415 -> 2,833 (large, one run); Node 22 nested 433
- * -> 379. 48 gave nothing, 96 and 128 no more than 64. The cost is memory: the server's RSS under
+ * -> 379 (in the bench, Node 22's by_pk and aggregate did not move, its nested fell 7-15%). 48 gave nothing, 96 and 128 no more than 64. The cost is memory: the server's RSS under
  * that load went from 126-181 to 177-187 MiB. A large metadata's live heap (70 MB and more at
  * 2,000 tables) sets a limit above 64 MB by itself (bench/metadata at 2,000 tables: RSS with five
  * roles' schemas 261-277 MiB in four runs with the flag, 316-397 in three without). Those who run
