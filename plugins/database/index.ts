@@ -100,11 +100,15 @@ export default definePlugin({
         return [{ name: 'default', kind: DEFAULT_SOURCE_KIND, tables: doc.tables ?? [], functions: doc.functions ?? [], configuration: def?.configuration ?? {} }];
       },
       // One catalog row per source and per tracked table, so tracking a table writes one row.
-      split: (value) =>
-        (value as SourceMeta[]).flatMap((s) => [
-          [JSON.stringify([s.name]), sourceShell(s)] as [string, unknown],
-          ...s.tables.map((t) => tablePart(s.name, t)),
-        ]),
+      split: (value) => {
+        // Every save splits the whole document (thousands of tables): one list, no copies.
+        const parts: [string, unknown][] = [];
+        for (const s of value as SourceMeta[]) {
+          parts.push([JSON.stringify([s.name]), sourceShell(s)]);
+          for (const t of s.tables) parts.push(tablePart(s.name, t));
+        }
+        return parts;
+      },
       join: (parts) => {
         const out: SourceMeta[] = [];
         for (const [key, value] of parts) {
