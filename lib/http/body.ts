@@ -48,21 +48,17 @@ export async function readBodyText(source: BodySource, maxBytes: number): Promis
   const header = incoming ? (incoming.headers['content-length'] ?? null) : req!.headers.get('content-length');
   const declared = header === null ? NaN : Number(header);
   if (declared > maxBytes) throw tooLarge();
-  if (Number.isInteger(declared) && declared >= 0) {
-    // The common case: the HTTP parser holds the body to its declared length, so it can be read
-    // whole. From the Node request when nothing has read it yet: its chunks are decoded as they
-    // came, where `arrayBuffer()` copies them into a new ArrayBuffer first (8 µs of a small
-    // GraphQL request, `--cpu-prof` under autocannon), and `req.body` would first build a web
-    // stream and a full Request (a quarter of its CPU time).
-    if (incoming && !incoming.readableDidRead && !incoming.destroyed) return decode(await readWhole(incoming, maxBytes, tooLarge));
-    if (!req) throw badRequest('the request body was read before');
-    return decode(new Uint8Array(await req.arrayBuffer()));
-  }
-  // No length declared (chunked): count while reading, so a huge body is never buffered whole.
-  // Node's request is left unread past the limit, not destroyed: the answer is still sent, and
-  // the connection closed after it (Note [A body refused before its end]).
+  // From the Node request when nothing has read it yet: its chunks are decoded as they came,
+  // where `arrayBuffer()` copies them into a new ArrayBuffer first (8 µs of a small GraphQL
+  // request, `--cpu-prof` under autocannon), and `req.body` would first build a web stream and a
+  // full Request (a quarter of its CPU time). A chunked body is counted while read, and past the
+  // limit left unread, not destroyed: the answer is still sent, and the connection closed after
+  // it (Note [A body refused before its end]).
   if (incoming && !incoming.readableDidRead && !incoming.destroyed) return decode(await readWhole(incoming, maxBytes, tooLarge));
   if (!req) throw badRequest('the request body was read before');
+  // A web request: with a declared length the HTTP parser holds the body, read whole; chunked,
+  // counted while read, so a huge body is never buffered whole.
+  if (Number.isInteger(declared) && declared >= 0) return decode(new Uint8Array(await req.arrayBuffer()));
   return decode(await readStreamLimited(req.body, maxBytes, tooLarge));
 }
 
