@@ -297,21 +297,24 @@ describe('the records writer', () => {
     // record_out's quoting: `"` and `\` doubled inside quotes.
     const quoted = (s: string) => `"${s.replace(/["\\]/g, '$&$&')}"`;
     const controls = '\u0001'.repeat(100);
+    // Runs of bytes copied as they are (Note [Fields read in runs]), unquoted and quoted, long
+    // enough to cross the buffer's end at every shift.
+    const plain = 'w'.repeat(200);
     const json = JSON.stringify({ k: `${'\\'.repeat(50)}"(, )"${'x'.repeat(200)}` });
     // An integer's and a json number's digits, unquoted.
     const digits = `2${'0'.repeat(300)}`;
-    const pair = `(1,2,t,${controls},${quoted(json)},)[](${digits},3,f,${quoted(`${controls} "x" \\`)},${digits},)[]`;
+    const pair = `(1,2,t,${controls}${plain},${quoted(json)},)[](${digits},3,f,${quoted(`${controls} ${plain} "x" \\`)},${digits},)[]`;
     const pairRows = [
-      { i: 1, n: 2, b: true, s: controls, j: JSON.parse(json), o: null, l: [] },
-      { i: 2e300, n: 3, b: false, s: `${controls} "x" \\`, j: 2e300, o: null, l: [] },
+      { i: 1, n: 2, b: true, s: `${controls}${plain}`, j: JSON.parse(json), o: null, l: [] },
+      { i: 2e300, n: 3, b: false, s: `${controls} ${plain} "x" \\`, j: 2e300, o: null, l: [] },
     ];
     // More than a slice (written in slices, into a buffer made about the text's size, never the
     // last answer's), whose JSON is about twice its text: the buffer grows, and a leading string
-    // of each length moves where, through every kind of field of a pair's JSON (about 2 KB; each
+    // of each length moves where, through every kind of field of a pair's JSON (about 2.4 KB; each
     // character of the lead takes 6 bytes of JSON and 1.125 of the buffer made).
     const n = Math.ceil((1.1 * (1 << 20)) / pair.length);
     const expectedLength = write(`(0,0,t,,0,)[]${pair}`).length - 4 + 2 + (n - 1) * (write(pair).length - 1);
-    for (let shift = 0; shift < 440; shift += 10) {
+    for (let shift = 0; shift < 520; shift += 10) {
       const lead = '\u0002'.repeat(shift + 1);
       const out = recordsWriter(row)(Buffer.from(`(0,0,t,${lead},0,)[]${pair.repeat(n)}`));
       expect(out).toBeInstanceOf(Promise);
