@@ -218,7 +218,9 @@ const ROOTS: [keyof RootFields, string][] = [
  * Note [Root field conflicts]
  * Two objects of any sources that define the same root field make the GraphQL schema impossible.
  * Every command group contributes its objects' root fields (`CommandGroup.rootFields`, cached per
- * table entry), so tables, functions and whatever comes later are checked together. The check
+ * table entry; the tables group takes a table's owner from its previous list where that holds the
+ * same entry at the same place, a comparison where the cache costs a lookup and a name's quoting,
+ * about 0.4 µs a table), so tables, functions and whatever comes later are checked together. The check
  * follows the change: each build keeps an index from root field to owners, as a layer over the
  * previous build's (owners whose fields object changed are masked and re-added), so a build only
  * looks up the fields of the owners that changed and of the conflicts already known. Layers are
@@ -305,7 +307,10 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
   const bySource = new Map<string, RootFieldOwner[]>();
   for (const src of db.resolved(ctx).sources.values()) {
     const list: RootFieldOwner[] = [];
-    for (const g of db.commandGroups) list.push(...(g.rootFields?.(src.meta, src.introspection ?? undefined) ?? []).map((o) => customizedOwner(src.meta, o)));
+    for (const g of db.commandGroups) {
+      const owners = g.rootFields?.(src.meta, src.introspection ?? undefined);
+      if (owners) for (let i = 0; i < owners.length; i++) list.push(customizedOwner(src.meta, owners[i]!));
+    }
     const ns = sourceNames(src).namespace;
     // A namespace is a root field of its own (namespace.ts), beside the other sources' fields.
     if (ns) list.push(namespaceOwner(src.name, ns));

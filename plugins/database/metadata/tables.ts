@@ -6,7 +6,7 @@
 import * as v from '../../../core/valibot.js';
 import { SvcError } from '../../../core/errors.js';
 import type { OperationDef } from '../../../core/plugin.js';
-import type { ColumnInfo, CommandGroup, EnumValue, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from '../model/types.js';
+import type { ColumnInfo, CommandGroup, EnumValue, Introspection, KindBinding, RootFieldOwner, TableCheck, TableCheckContext, TableInfo, TableMeta } from '../model/types.js';
 import {
   appendTable,
   findFunction,
@@ -20,6 +20,7 @@ import {
   SourceNameSchema,
   updateSource,
   updateTable,
+  withoutTable,
 } from '../model/meta.js';
 import { checkConstraintNames, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
 import type { DatabaseService } from '../model/service.js';
@@ -35,6 +36,8 @@ const legacyFlatTable = (defaultSchema: string) =>
   );
 
 export function tablesGroup(db: DatabaseService): CommandGroup {
+  /** Each source's last tables list and their root-field owners (Note [Root field conflicts]). */
+  const lastOwners = new Map<string, { tables: readonly TableMeta[]; intro: Introspection | undefined; defaultSchema: string; owners: RootFieldOwner[] }>();
   return {
     name: 'tables',
     operations(bind: KindBinding): OperationDef[] {
@@ -85,7 +88,7 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
         // The table's own relationships and permissions go with it; only other objects are dependents.
         const key = qtKey(a.table);
         let md = db.cascade(ctx.metadata, { kind: 'table', source: a.source, table: a.table }, a.cascade, (d) => d.id.includes(`@${a.source}:${key}:`));
-        md = updateSource(md, a.source, (s) => ({ ...s, tables: s.tables.filter((t) => qtKey(t.table) !== key) }));
+        md = updateSource(md, a.source, (s) => ({ ...s, tables: withoutTable(s.tables, a.table) }));
         return { metadata: md, response: success };
       };
 
@@ -127,7 +130,19 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
     checkTable: (ctx) => (ctx.table.is_enum ? enumCheck(ctx) : undefined),
     rootFields: (source, intro) => {
       const defaultSchema = db.defaultSchemaOf(source) ?? '';
-      return source.tables.map((t) => tableOwner(source.name, defaultSchema, t, intro?.tables.get(qtKey(t.table))));
+      // The previous build's owners where the tables list has the same entry at the same place
+      // (every table but the changed one after a track, an untrack of the last or an update);
+      // the per-entry cache (tableOwner) for the others.
+      const last = lastOwners.get(source.name);
+      const same = last !== undefined && last.intro === intro && last.defaultSchema === defaultSchema;
+      const tables = source.tables;
+      const owners = new Array<RootFieldOwner>(tables.length);
+      for (let i = 0; i < tables.length; i++) {
+        const t = tables[i]!;
+        owners[i] = same && last.tables[i] === t ? last.owners[i]! : tableOwner(source.name, defaultSchema, t, intro?.tables.get(qtKey(t.table)));
+      }
+      lastOwners.set(source.name, { tables, intro, defaultSchema, owners });
+      return owners;
     },
   };
 }

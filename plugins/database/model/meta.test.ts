@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Metadata, SourceMeta, TableMeta } from './types.js';
 import * as v from '../../../core/valibot.js';
-import { appendTable, documentName, findTable, qualifiedTableSchema, removeTable, tablePosition, updateTable } from './meta.js';
+import { appendTable, documentName, findTable, qualifiedTableSchema, removeTable, tablePosition, updateTable, withoutTable } from './meta.js';
 
 const table = (name: string, extra: Partial<TableMeta> = {}): TableMeta => ({ table: { schema: 'public', name }, ...extra }) as TableMeta;
 const source = (tables: TableMeta[]): SourceMeta => ({ name: 'default', kind: 'postgres', tables, configuration: {} }) as unknown as SourceMeta;
@@ -39,6 +39,41 @@ describe('table lookups (Note [Table positions])', () => {
       expect(findTable(source(v0), { schema: 'other', name: 't1' })).toBeUndefined();
     });
   }
+
+  it('lists that share an index through removals of the last table and appends, in any order, each answer for themselves', () => {
+    const qt = (name: string) => ({ schema: 'public', name });
+    const v0 = names(40).map((x) => table(x));
+    expect(findTable(source(v0), qt('t0'))).toBe(v0[0]); // indexed
+    // Track x, untrack it, track y then x: x's position in the shared map is not where the
+    // later lists have it.
+    const a = appendTable(v0, table('x'));
+    const b = withoutTable(a, qt('x'));
+    const c = appendTable(b, table('y'));
+    const d = appendTable(c, table('x'));
+    const e = withoutTable(d, qt('x'));
+    const f = withoutTable(e, qt('y'));
+    const g = appendTable(f, table('x'));
+    const lists = { v0, a, b, c, d, e, f, g };
+    expect(Object.fromEntries(Object.entries(lists).map(([k, l]) => [k, l.slice(40).map((t) => t.table.name).join(',')]))).toEqual({
+      v0: '', a: 'x', b: '', c: 'y', d: 'y,x', e: 'y', f: '', g: 'x',
+    });
+    for (const [k, l] of Object.entries(lists)) {
+      for (const name of [...names(41), 'x', 'y']) {
+        const i = l.findIndex((t) => t.table.name === name);
+        expect(tablePosition(l, qt(name)), `${k}: ${name}`).toBe(i);
+        expect(findTable(source(l), qt(name)), `${k}: ${name}`).toBe(i < 0 ? undefined : l[i]);
+      }
+    }
+    // Not the last table: the others move, a list of its own.
+    const h = withoutTable(d, qt('t5'));
+    expect(h.map((t) => t.table.name)).toEqual([...names(40).filter((x) => x !== 't5'), 'y', 'x']);
+    expect(findTable(source(h), qt('x'))).toBe(h[40]);
+    expect(findTable(source(h), qt('t5'))).toBeUndefined();
+    // A table listed twice (a document written by hand) goes whole, as a filter would take it.
+    const twice = [...v0, table('t3')];
+    expect(withoutTable(twice, qt('t3')).map((t) => t.table.name)).toEqual(names(40).filter((x) => x !== 't3'));
+    expect(withoutTable(v0, qt('absent'))).toEqual(v0);
+  });
 
   it('a list still being assembled (pushed to) is indexed again when it grows', () => {
     const list: TableMeta[] = names(40).map((x) => table(x));

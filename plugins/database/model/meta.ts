@@ -116,10 +116,15 @@ export function requireSource(md: Metadata, name: string, path = '$.args.source'
  * So a list made from another by replacing a table in place (updateTable) or appending one
  * (appendTable) takes over the other's map, which stays right for both: the positions of the
  * older list's tables do not move, and an appended key's position is past the older list's end.
- * A lookup checks the table at the position it finds, so a map shared that way never answers
- * wrong: a key that is not the list's own (found past its end, or at another table) is absent.
- * A list of another making (filtered, mapped, or still being assembled by push: its length
- * differs from the index's) gets an index of its own on its first lookup.
+ * A list made by removing the last table (withoutTable: untracking the table tracked last) takes
+ * it over too: its tables keep their positions, and the removed key stays in the map, pointing
+ * past the list's end. So a shared map holds every key of every list that shares it, though not
+ * always at the position a given list has it (a key removed and appended again after another).
+ * A lookup checks the table at the position it finds: there, it is found; a key the map does not
+ * hold is in none of its lists; a key held elsewhere is looked for by a scan of the list (about
+ * 10 µs at 2,000 tables, against about 0.5 ms for a new index). So a shared map never answers
+ * wrong. A list of another making (filtered, mapped, or still being assembled by push: its
+ * length differs from the index's) gets an index of its own on its first lookup.
  */
 interface TableIndex {
   length: number;
@@ -146,7 +151,9 @@ function indexOf(tables: readonly TableMeta[]): TableIndex {
 export function tablePosition(tables: readonly TableMeta[], qt: QualifiedTable): number {
   if (tables.length < SCAN) return tables.findIndex((t) => sameTable(t.table, qt));
   const p = indexOf(tables).pos.get(qtKey(qt));
-  return p !== undefined && p < tables.length && sameTable(tables[p]!.table, qt) ? p : -1;
+  if (p === undefined) return -1;
+  if (p < tables.length && sameTable(tables[p]!.table, qt)) return p;
+  return tables.findIndex((t) => sameTable(t.table, qt));
 }
 
 export function findTable(source: SourceMeta, qt: QualifiedTable): TableMeta | undefined {
@@ -160,10 +167,26 @@ export function appendTable(tables: readonly TableMeta[], entry: TableMeta): Tab
   if (next.length >= SCAN) {
     const { pos } = indexOf(tables);
     const k = qtKey(entry.table);
-    if (!pos.has(k)) pos.set(k, tables.length);
+    // Where the map has the key at none of this list's tables, the new list's position; a
+    // duplicate key keeps its first position, as in an index of its own.
+    const at = pos.get(k);
+    if (at === undefined || at >= tables.length || !sameTable(tables[at]!.table, entry.table)) pos.set(k, tables.length);
     tableIndex.set(next, { length: next.length, pos });
   }
   return next;
+}
+
+/** `tables` without `qt`'s table; sharing its index when that table is the last (Note [Table
+ * positions]). */
+export function withoutTable(tables: readonly TableMeta[], qt: QualifiedTable): TableMeta[] {
+  const last = tables.length - 1;
+  if (last >= 0 && sameTable(tables[last]!.table, qt) && !tables.slice(0, last).some((t) => sameTable(t.table, qt))) {
+    const next = tables.slice(0, last);
+    const idx = tableIndex.get(tables);
+    if (next.length >= SCAN && idx && idx.length === tables.length) tableIndex.set(next, { length: next.length, pos: idx.pos });
+    return next;
+  }
+  return tables.filter((t) => !sameTable(t.table, qt));
 }
 
 /** A tracked table; the message names it as the source kind whose default schema is `defaultSchema` does. */
@@ -221,7 +244,7 @@ export function updateTableIfPresent(md: Metadata, source: string, qt: Qualified
 }
 
 export function removeTable(md: Metadata, source: string, qt: QualifiedTable): Metadata {
-  return updateSource(md, source, (s) => ({ ...s, tables: s.tables.filter((t) => !sameTable(t.table, qt)) }));
+  return updateSource(md, source, (s) => ({ ...s, tables: withoutTable(s.tables, qt) }));
 }
 
 /** A table's keys in Hasura's order (its export and the Hasura CLI's files). */

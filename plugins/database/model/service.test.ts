@@ -4,6 +4,7 @@ import { useServer } from '../../../test/helpers.js';
 const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id integer references author(id));
+    create table other (id serial primary key);
   `);
 
 const inconsistencies = async () => {
@@ -53,5 +54,28 @@ describe('build reuse (Note [Sharing])', () => {
       status: 400,
       body: { code: 'dependency-error', path: '$.args', error: 'cannot drop due to the following dependent objects: permission article.user.select in source "default"' },
     });
+  });
+
+  it('keeps a table whose dependency is tracked in neither build, and checks it again once that is tracked (Note [Reuse of resolved tables])', async () => {
+    const exported = (await s.metadata({ type: 'export_metadata', args: {} })).body;
+    const article = { table: { schema: 'public', name: 'article' }, object_relationships: [{ name: 'author', using: { foreign_key_constraint_on: 'author_id' } }] };
+    const doc = { ...exported, sources: [{ ...exported.sources[0], tables: [article] }] };
+    const r = await s.metadata({ type: 'replace_metadata', version: 2, args: { metadata: doc, allow_inconsistent_metadata: true } });
+    expect(r).toMatchObject({ status: 200, body: { is_consistent: false } });
+    const missing = await inconsistencies();
+    expect(missing).toHaveLength(1);
+    expect(missing[0][0]).toBe('object_relation');
+    // A change elsewhere: article's entry is kept, and so is what was wrong with it.
+    expect(await s.metadata({ type: 'pg_track_table', args: { table: 'other' } })).toMatchObject({ status: 200 });
+    expect(await inconsistencies()).toEqual(missing);
+    expect(await s.gql('{ article { id } }')).toEqual({ data: { article: [] } });
+    // The table it reaches is tracked: article is resolved again, its relationship with it.
+    expect(await s.metadata({ type: 'pg_track_table', args: { table: 'author' } })).toMatchObject({ status: 200 });
+    expect(await inconsistencies()).toEqual([]);
+    expect(await s.gql('{ article { id author { name } } }')).toEqual({ data: { article: [] } });
+    // Untracked again (the relationship goes with cascade): article is resolved without it.
+    expect(await s.metadata({ type: 'pg_untrack_table', args: { table: 'author', cascade: true } })).toMatchObject({ status: 200 });
+    expect(await inconsistencies()).toEqual([]);
+    expect(await s.gql('{ article { id author { name } } }')).toMatchObject({ errors: [{ extensions: { code: 'validation-failed' } }] });
   });
 });

@@ -429,6 +429,22 @@ export class DatabaseService {
    * refer to it see it missing (Hasura drops such tables from its table cache before building
    * anything on them). Only then are the tables' own objects resolved (`resolveTable`).
    */
+  /*
+   * Note [Reuse of resolved tables]
+   * A build resolves again only the tables a change can have touched: with the same introspection,
+   * a table whose metadata entry is the previous build's object (Note [Sharing]) keeps its
+   * resolved entry, unless a table it depends on (`deps`: the tables its relationships,
+   * permissions etc. reach; a permission that reaches `author.articles` depends on author's
+   * relationships) changed. What changed is collected once per build: the keys whose entry is new
+   * or was checked again, and the previous build's tables no longer tracked (looked for only when
+   * fewer tables were kept than it had; a guard, as pg_untrack_table refuses or cascades to every
+   * table that depends on the one it removes). A table's entry is reused when none of its
+   * dependencies is among them, so a change at 2,000 tables tests each table's few dependencies
+   * against a set of one or two keys, where it looked each up in this build's and the previous
+   * build's maps. A dependency tracked in neither build is no change: the table's entry was
+   * resolved without it and would be again. A document never holds a table twice (the section's
+   * check), so the kept count is the number of the previous build's tables still tracked.
+   */
   private async resolveSource(
     ctx: BuildContext,
     meta: SourceMeta,
@@ -444,14 +460,21 @@ export class DatabaseService {
     // Tables that passed their own checks: the previous build's entry when untouched (no
     // allocation per table on the common path), else what the checks found.
     const checked: (Kept | { meta: TableMeta; info: TableInfo; enumValues?: EnumValue[]; fresh: true })[] = [];
+    const checkedKeys: string[] = [];
+    // The keys whose table is not the previous build's entry (Note [Reuse of resolved tables]).
+    const changed = new Set<string>();
+    let kept = 0;
     for (const t of meta.tables) {
       const key = qtKey(t.table);
       const before = prevSrc?.tables.get(key) as Kept | undefined;
       if (sameIntro && before && before.meta === t) {
         tracked.set(key, before);
         checked.push(before);
+        checkedKeys.push(key);
+        kept++;
         continue;
       }
+      changed.add(key);
       const info = intro.tables.get(key);
       const reportTable = (reason: string) =>
         ctx.inconsistent({
@@ -483,22 +506,22 @@ export class DatabaseService {
       }
       tracked.set(key, { meta: t, info });
       checked.push({ meta: t, info, enumValues, fresh: true });
+      checkedKeys.push(key);
     }
+    // The previous build's tables that are no longer tracked.
+    if (prevSrc && kept < prevSrc.tables.size) for (const key of prevSrc.tables.keys()) if (!tracked.has(key)) changed.add(key);
     const functions = new Map<string, FunctionMeta>();
     for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
     const tables = new Map<string, Kept>();
-    // Reuse needs every table it refers to tracked, and their entries untouched too: a
-    // permission that reaches `author.articles` depends on author's relationships.
     const unchanged = (deps: Set<string>) => {
-      for (const d of deps) {
-        const now = tracked.get(d);
-        if (now?.info === undefined || now.meta !== prevSrc?.tables.get(d)?.meta) return false;
-      }
+      if (changed.size === 0) return true;
+      for (const d of deps) if (changed.has(d)) return false;
       return true;
     };
-    for (const entry of checked) {
+    for (let i = 0; i < checked.length; i++) {
+      const entry = checked[i]!;
       const { meta: t, info, enumValues } = entry;
-      const key = qtKey(t.table);
+      const key = checkedKeys[i]!;
       if (!('fresh' in entry) && unchanged(entry.deps)) {
         for (const r of entry.reports ?? []) ctx.inconsistent(r);
         // The model of its own permissions: inherited ones are added again for this build's roles.
