@@ -186,7 +186,9 @@ describe('crash and restart on the embedded PostgreSQL', () => {
       expect(p.out.join('')).toContain('received SIGTERM during boot');
       expect(p.out.join('')).not.toContain('"serving"');
       expect(pgPids(dir)).toEqual([]);
-      expect(watchdogPids(dir)).toEqual([]);
+      // The server sends the watchdog SIGTERM as it exits, and does not wait for it to die: on a
+      // loaded machine it may still be going (the full suite once caught it).
+      await until(() => watchdogPids(dir).length === 0, 5000);
     }
   }, 30_000);
 
