@@ -62,7 +62,19 @@ function sample(root: number) {
     if (inTree(pid)) server.set(pid, p.ticks);
     else if (p.comm === 'postgres') postgres.set(pid, p.ticks);
   }
-  return { server, postgres, machine: machineTicks() ?? 0 };
+  return { server, postgres, machine: machineTicks() ?? 0, main: threadTicks(root) };
+}
+
+/** The CPU ticks of a process's main thread (its task of the same id), which answers every
+ * request of a Node server: the one a server is bound by when it has cores to spare. */
+function threadTicks(pid: number): number | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Ticks spent between two samples by processes alive at the second: a process that exited
@@ -79,6 +91,8 @@ export interface CpuPerRequest {
   server: number;
   postgres: number;
   machine: number;
+  /** The server's main thread (the root process's): its share of `server`. */
+  main?: number;
 }
 
 /** Runs `fn` and divides the CPU spent meanwhile by the requests it reports. */
@@ -89,8 +103,12 @@ export async function cpuPerRequest<T>(serverPid: number | undefined, fn: () => 
   const n = requests(result);
   if (!before || !after || !n) return { result };
   const per = (ticks: number) => (ticks * TICK_US) / n;
-  return { result, cpu: { server: per(spent(before.server, after.server)), postgres: per(spent(before.postgres, after.postgres)), machine: per(after.machine - before.machine) } };
+  const cpu: CpuPerRequest = { server: per(spent(before.server, after.server)), postgres: per(spent(before.postgres, after.postgres)), machine: per(after.machine - before.machine) };
+  if (before.main !== undefined && after.main !== undefined) cpu.main = per(after.main - before.main);
+  return { result, cpu };
 }
 
 export const formatCpu = (c: CpuPerRequest | undefined) =>
-  c ? `CPU/request: server ${c.server.toFixed(0)} µs, PostgreSQL ${c.postgres.toFixed(0)} µs, machine ${c.machine.toFixed(0)} µs` : '';
+  c
+    ? `CPU/request: server ${c.server.toFixed(0)} µs${c.main !== undefined ? ` (main thread ${c.main.toFixed(0)})` : ''}, PostgreSQL ${c.postgres.toFixed(0)} µs, machine ${c.machine.toFixed(0)} µs`
+    : '';

@@ -59,11 +59,12 @@ function parseFlags(argv: string[]) {
     only: undefined as string[] | undefined,
     servers: SERVERS,
     engineFlags: [] as string[],
+    engineEnv: {} as Record<string, string>,
     serverCpus: undefined as string | undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z]+(?:-[a-z]+)?)(?:=(.*))?$/.exec(argv[i]!);
-    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...', --server-cpus LIST)`);
+    if (!m) throw new Error(`unknown argument ${argv[i]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...', --engine-env 'SVC_GRAPHQL_X=v ...', --server-cpus LIST)`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new Error(`--${m[1]} needs a value`);
     if (m[1] === 'only') {
@@ -78,6 +79,12 @@ function parseFlags(argv: string[]) {
       flags.servers = names as ServerName[];
     } else if (m[1] === 'engine-flags') {
       flags.engineFlags = value.split(/\s+/).filter(Boolean);
+    } else if (m[1] === 'engine-env') {
+      for (const pair of value.split(/\s+/).filter(Boolean)) {
+        const eq = pair.indexOf('=');
+        if (!/^SVC_GRAPHQL_[A-Z0-9_]+$/.test(pair.slice(0, eq))) throw new Error(`--engine-env: expected SVC_GRAPHQL_NAME=value pairs: ${pair}`);
+        flags.engineEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+      }
     } else if (m[1] === 'server-cpus') {
       if (!/^\d+(-\d+)?(,\d+(-\d+)?)*$/.test(value)) throw new Error(`--server-cpus: not a CPU list as taskset -c takes it (0 or 0,2 or 0-3): ${value}`);
       flags.serverCpus = value;
@@ -90,7 +97,7 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < (m[1] === 'warmup' ? 0 : 1)) throw new Error(`--${m[1]}: not a valid count: ${value}`);
       flags[m[1]] = n;
     } else {
-      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...', --server-cpus LIST)`);
+      throw new Error(`unknown flag --${m[1]} (flags: --duration S, --connections N, --warmup S, --rounds N, --rate R, --only q1,q2, --servers svc,handwritten,postgraphile, --engine-flags '--flag ...', --engine-env 'SVC_GRAPHQL_X=v ...', --server-cpus LIST)`);
     }
   }
   return flags;
@@ -321,7 +328,7 @@ async function timeInRounds<T extends Timing>(
   return true;
 }
 const rounds = (flags: ReturnType<typeof parseFlags>) =>
-  `${flags.rate ? `, at most ${flags.rate} req/s (--rate: CPU per request compared at one load)` : ''}${flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : ''}${flags.engineFlags.length ? `, the engine run with ${flags.engineFlags.join(' ')}` : ''}${flags.serverCpus ? `, each server on CPU ${flags.serverCpus} only` : ''}`;
+  `${flags.rate ? `, at most ${flags.rate} req/s (--rate: CPU per request compared at one load)` : ''}${flags.rounds > 1 ? `, ${flags.rounds} rounds (the median run of each)` : ''}${flags.engineFlags.length ? `, the engine run with ${flags.engineFlags.join(' ')}` : ''}${Object.keys(flags.engineEnv).length ? `, the engine's environment with ${Object.entries(flags.engineEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}${flags.serverCpus ? `, each server on CPU ${flags.serverCpus} only` : ''}`;
 
 async function time(autocannon: any, target: Target, req: GraphQLRequest, expectBody: string, flags: ReturnType<typeof parseFlags>): Promise<Timing> {
   const opts = {
@@ -622,7 +629,7 @@ async function main() {
   log('starting the engine and PostGraphile ...');
   const svc = startProcess('the engine', process.execPath, engineArgs(root, flags.engineFlags), {
     cwd: root,
-    env: { SVC_GRAPHQL_DATABASE_URL: dbUrl, SVC_GRAPHQL_SERVER_PORT: String(svcPort), SVC_GRAPHQL_SERVER_HOST: '127.0.0.1', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
+    env: { ...flags.engineEnv, SVC_GRAPHQL_DATABASE_URL: dbUrl, SVC_GRAPHQL_SERVER_PORT: String(svcPort), SVC_GRAPHQL_SERVER_HOST: '127.0.0.1', SVC_GRAPHQL_LOG_LEVEL: 'warn' },
     cpus: flags.serverCpus,
   });
   const pgl = startProcess(
@@ -792,17 +799,18 @@ function report(
       out.push(`${q.padEnd(n)} ${SERVERS.map((s) => cell(q, s).padEnd(w)).join(' ')} ${ratio(q, 'postgraphile', 1.5).padEnd(26)} ${ratio(q, 'handwritten', 0.85).padEnd(27)} ${ratio(q, 'expert', 0.85).padEnd(last)}${extra ? ` ${extra.of(q)}` : ''}`.trimEnd());
     }
   };
-  /** CPU per request of each server's median run: the server's process tree / PostgreSQL's (bench/cpu.ts). */
+  /** CPU per request of each server's median run: the server's process tree (its main thread) /
+   * PostgreSQL's (bench/cpu.ts). */
   const cpuTable = (names: string[], cellsOf: (name: string) => Record<ServerName, { timing?: Timing }>) => {
     if (!names.some((q) => SERVERS.some((s) => cellsOf(q)[s].timing?.cpu))) return;
     const n = Math.max(13, ...names.map((x) => x.length));
-    out.push('', `${'CPU µs/request'.padEnd(n)} ${SERVERS.map((s) => `${LABEL[s]} server / PostgreSQL`.padEnd(34)).join(' ')}`.trimEnd());
+    out.push('', `${'CPU µs/request'.padEnd(n)} ${SERVERS.map((s) => `${LABEL[s]} server (main) / PostgreSQL`.padEnd(41)).join(' ')}`.trimEnd());
     for (const q of names) {
       const c = (s: ServerName) => {
         const cpu = cellsOf(q)[s].timing?.cpu;
-        return cpu ? `${cpu.server.toFixed(0).padStart(6)} / ${cpu.postgres.toFixed(0)}` : '-';
+        return cpu ? `${cpu.server.toFixed(0).padStart(6)}${cpu.main !== undefined ? ` (${cpu.main.toFixed(0)})` : ''} / ${cpu.postgres.toFixed(0)}` : '-';
       };
-      out.push(`${q.padEnd(n)} ${SERVERS.map((s) => c(s).padEnd(34)).join(' ')}`.trimEnd());
+      out.push(`${q.padEnd(n)} ${SERVERS.map((s) => c(s).padEnd(41)).join(' ')}`.trimEnd());
     }
   };
   out.push(`\nGraphQL benchmark on Chinook: ${flags.connections} connections, ${flags.duration} s per run after a ${flags.warmup} s warm-up (autocannon)${rounds(flags)}`);

@@ -11,6 +11,7 @@ import { postgresDialect } from './dialect.js';
 import { runSqlOperations } from './run-sql.js';
 import { pgDumpRoute } from './pg-dump.js';
 import { postgresEvents } from './event-capture.js';
+import { setRecordsWorkers } from './records-pool.js';
 
 const DatabaseUrl = v.union(
   [
@@ -82,6 +83,9 @@ export const postgresKind: SourceKind = {
  * in ./connection.ts). Read at the first boot only; later, `pg_update_source` changes it. */
 export const POSTGRES_OPTIONS = {
   usePreparedStatements: { flag: 'use-prepared-statements', env: 'SVC_GRAPHQL_USE_PREPARED_STATEMENTS', schema: optionSchemas.bool, default: true },
+  /** Worker threads that write large lists' JSON (Note [Records written off the main thread] in
+   * records-pool.ts); unset: one less than the cores, at most four; 0: none. */
+  recordsWorkers: { flag: 'records-workers', env: 'SVC_GRAPHQL_RECORDS_WORKERS', schema: optionSchemas.positiveInt, default: undefined },
 } as const;
 
 declare module '../../core/config.js' {
@@ -109,6 +113,7 @@ export default definePlugin({
   options: POSTGRES_OPTIONS,
   after: ['database'],
   setup(k) {
+    setRecordsWorkers(k.config.recordsWorkers);
     k.use(DatabaseToken).registerKind(postgresKind);
     k.route(pgDumpRoute(k));
   },

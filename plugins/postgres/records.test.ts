@@ -6,9 +6,10 @@
  * values are checked as literals. The writer alone is checked on texts record_out can write,
  * and on texts it cannot (which are a bug, reported, never half-written).
  */
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
 import { recordsWriter, type RecordRow } from './records.js';
+import { OFFLOAD_MIN, recordsPoolCounts, setRecordsWorkers, stopRecordsWorkers } from './records-pool.js';
 
 const SEED = `
 create type mood as enum ('ok', 'meh');
@@ -208,6 +209,10 @@ describe('lists as records with stringified numbers', () => {
 });
 
 describe('the records writer', () => {
+  // Every list on this thread (Note [Records written off the main thread]): what the workers
+  // write is checked against it below.
+  beforeAll(() => setRecordsWorkers(0));
+  afterAll(() => setRecordsWorkers(undefined));
   const row: RecordRow = {
     keys: ['i', 'n', 'b', 's', 'j', 'o', 'l'],
     cols: ['int', 'number', 'bool', 'string', 'json', { k: 'object', row: { keys: ['x', 'y'], cols: ['string', 'int'] } }, { k: 'list', row: { keys: ['z'], cols: ['string'] } }],
@@ -329,6 +334,95 @@ describe('the records writer', () => {
   it('refuses a text that is not the plan\'s records', () => {
     for (const bad of ['(1,2,t,a,b,,', '1,2,t,a,b,,)', '(1,2,t,a,b,,)x', '(1,2,t,"a,b,,)', '(1,2,t,a,b,"(x,1,9)",)', '(1,2,t,a,b)']) {
       expect(() => write(bad), bad).toThrow();
+    }
+  });
+});
+
+describe('records written by worker threads (Note [Records written off the main thread])', () => {
+  const row: RecordRow = {
+    keys: ['i', 's', 'o', 'l'],
+    cols: ['int', 'string', { k: 'inline', row: { keys: ['x'], cols: ['string'] } }, { k: 'list', row: { keys: ['z'], cols: ['string'] } }],
+  };
+  const one = (i: number) => `(${i},"a ""${i}"" \\\\ b",t,x${i})[(y)("z, ${i}")]`;
+  const text = (n: number, from = 0) => Buffer.from(Array.from({ length: n }, (_, i) => one(from + i)).join(''));
+  const expected = (n: number, from = 0) =>
+    Array.from({ length: n }, (_, k) => ({ i: from + k, s: `a "${from + k}" \\ b`, o: { x: `x${from + k}` }, l: [{ z: 'y' }, { z: `z, ${from + k}` }] }));
+  const inline = async (t: Buffer) => {
+    setRecordsWorkers(0);
+    try {
+      return utf8(await recordsWriter(row)(t));
+    } finally {
+      setRecordsWorkers(2);
+    }
+  };
+  beforeAll(() => setRecordsWorkers(2));
+  afterAll(() => setRecordsWorkers(undefined));
+
+  it('a large list is written by a worker, the same JSON as on this thread; a small one here', async () => {
+    const big = text(2000);
+    expect(big.length).toBeGreaterThan(OFFLOAD_MIN);
+    const before = recordsPoolCounts.written;
+    const out = recordsWriter(row)(big);
+    expect(out).toBeInstanceOf(Promise);
+    const json = utf8(await out);
+    expect(recordsPoolCounts.written).toBe(before + 1);
+    expect(json).toBe(await inline(big));
+    expect(JSON.parse(json)).toEqual(expected(2000));
+    // More than a slice: written by the worker at once.
+    const huge = text(60_000);
+    expect(huge.length).toBeGreaterThan(1 << 20);
+    expect(utf8(await recordsWriter(row)(huge))).toBe(await inline(huge));
+    expect(recordsPoolCounts.written).toBe(before + 2);
+    // Under the threshold: at once, on this thread.
+    const small = text(10);
+    expect(small.length).toBeLessThan(OFFLOAD_MIN);
+    expect(JSON.parse(written(recordsWriter(row)(small)))).toEqual(expected(10));
+    expect(recordsPoolCounts.written).toBe(before + 2);
+  });
+
+  it('many lists at once, of several shapes, each answer its own', async () => {
+    const other: RecordRow = { keys: ['n'], cols: ['int'] };
+    const lists = Array.from({ length: 12 }, (_, k) => k);
+    const outs = await Promise.all(
+      lists.map((k) => (k % 3 === 0 ? recordsWriter(other)(Buffer.from(Array.from({ length: 20_000 + k }, (_, i) => `(${i})`).join(''))) : recordsWriter(row)(text(1500 + k, k * 10)))),
+    );
+    outs.forEach((out, k) => {
+      const got = JSON.parse(utf8(out));
+      if (k % 3 === 0) expect(got).toEqual(Array.from({ length: 20_000 + k }, (_, i) => ({ n: i })));
+      else expect(got).toEqual(expected(1500 + k, k * 10));
+    });
+  });
+
+  it('a text that is not the plan\'s records is refused, as on this thread', async () => {
+    const bad = Buffer.concat([text(2000), Buffer.from('(1,"unterminated')]);
+    await expect(recordsWriter(row)(bad)).rejects.toThrow(/a record ends inside a quoted field/);
+    // The worker goes on answering.
+    expect(JSON.parse(utf8(await recordsWriter(row)(text(2000))))).toEqual(expected(2000));
+  });
+
+  it('a worker stopped with lists in hand leaves them to this thread, and the next list starts another', async () => {
+    const fellBack = recordsPoolCounts.fellBack;
+    const started = recordsPoolCounts.started;
+    const huge = text(80_000);
+    const outs = [recordsWriter(row)(huge), recordsWriter(row)(huge), recordsWriter(row)(huge)];
+    await stopRecordsWorkers();
+    const jsons = await Promise.all(outs);
+    expect(recordsPoolCounts.fellBack - fellBack).toBeGreaterThan(0);
+    for (const j of jsons) expect(JSON.parse(utf8(j)).at(-1)).toEqual(expected(1, 79_999)[0]);
+    const written = recordsPoolCounts.written;
+    expect(JSON.parse(utf8(await recordsWriter(row)(text(2000))))).toEqual(expected(2000));
+    expect(recordsPoolCounts.written).toBe(written + 1);
+    expect(recordsPoolCounts.started).toBeGreaterThan(started);
+  });
+
+  it('no workers: every list on this thread', async () => {
+    setRecordsWorkers(0);
+    try {
+      const written = recordsPoolCounts.written;
+      expect(JSON.parse(utf8(await recordsWriter(row)(text(2000))))).toEqual(expected(2000));
+      expect(recordsPoolCounts.written).toBe(written);
+    } finally {
+      setRecordsWorkers(2);
     }
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Writes the JSON of a list from PostgreSQL's text of its rows (Note [Lists as records]).
  */
+import { OFFLOAD_MIN, writeByWorker } from './records-pool.js';
 
 /*
  * Note [Lists as records]
@@ -518,8 +519,7 @@ const SLICE = 1 << 20;
  * than a slice. */
 export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint8Array | Promise<Uint8Array> {
   const compiled = generate(row);
-  return (text) => {
-    if (text === null) return Buffer.from(EMPTY_LIST);
+  const write = (text: Uint8Array): Uint8Array | Promise<Uint8Array> => {
     const f: Field = { src: text, from: 0, to: 0, end: 0 };
     if (text.length <= SLICE) {
       // Written at once: into the buffer the last answer used, the answer's bytes copied out of it.
@@ -547,6 +547,23 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
       out.byte(0x5d);
       return out.out.subarray(0, out.w);
     })();
+  };
+  return (text) => {
+    if (text === null) return Buffer.from(EMPTY_LIST);
+    // A large list by a worker thread (Note [Records written off the main thread] in
+    // ./records-pool.ts), here when there is none.
+    return (text.length >= OFFLOAD_MIN && writeByWorker(row, text, () => write(text))) || write(text);
+  };
+}
+
+/** A writer that writes the whole list at once, into a buffer of its own (a worker's, Note
+ * [Records written off the main thread] in ./records-pool.ts). */
+export function recordsWriterAtOnce(row: RecordRow): (text: Uint8Array) => Uint8Array {
+  const compiled = generate(row);
+  return (text) => {
+    const out = new Writer(text.length * 2 + 256);
+    writeRows(text, 0, text.length, compiled, out, { src: text, from: 0, to: 0, end: 0 });
+    return out.out.subarray(0, out.w);
   };
 }
 

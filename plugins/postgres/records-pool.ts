@@ -1,0 +1,159 @@
+/**
+ * Worker threads that write large lists' JSON from their records (Note [Records written off the
+ * main thread]).
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+
+/*
+ * Note [Records written off the main thread]
+ * The engine answers every request on one thread, and a list of thousands of rows costs that
+ * thread its records writer (Note [Lists as records] in ./records.ts): about 0.8 ms for the
+ * bench's 3,503 tracks on the two-core machine, where a byte loop cannot go much faster. So a
+ * large list's JSON is written by a worker thread: the main thread copies the records' text into
+ * a buffer it hands over, and gets the JSON back in the buffer the worker wrote it into (both
+ * transferred, never copied again). A text under OFFLOAD_MIN is written in place: its writer
+ * costs less than the hand-over (45-75 µs of the main thread for the bench's large list, the
+ * writer alone in a loop). On the bench's large query (two-core machine, 2026-11-27, 150 req/s,
+ * two rounds each way, `.prof`-style harness reading /proc per thread): the main thread spent
+ * 1,411-1,559 µs per request without workers and 644-799 with one; the whole process 1,983-2,197
+ * and 2,409-2,757 (the copy in, and the worker's own collector). So it is a trade: more CPU in
+ * all, on other cores, for a main thread that answers more such requests and is not held up by
+ * them; where the engine has a single core, set SVC_GRAPHQL_RECORDS_WORKERS=0.
+ *
+ * The workers are started on the first large list, as many as SVC_GRAPHQL_RECORDS_WORKERS says
+ * (by default one less than the machine's cores, at most four; 0: none, everything written on
+ * the main thread), each list to the one with the fewest in hand. A worker keeps the writers it
+ * generated, by the row's shape. A worker that fails (it could not start, or it exited) takes no
+ * more lists: what it had in hand, and every list after, is written on the main thread, so a
+ * broken pool costs speed, never an answer. Workers never keep the process alive (unref).
+ */
+
+/** Records' text from which a list is written by a worker (Note [Records written off the main thread]). */
+export const OFFLOAD_MIN = 64 << 10;
+
+interface Job {
+  resolve(json: Uint8Array): void;
+  reject(e: Error): void;
+  /** The same list written on the main thread, if the worker fails. */
+  inline(): Uint8Array | Promise<Uint8Array>;
+  worker: PoolWorker;
+}
+
+interface PoolWorker {
+  thread: Worker;
+  inHand: number;
+  /** It could not start, or exited: it takes no more lists. */
+  failed: boolean;
+  /** Beyond the configured number: it finishes what it has in hand, then stops. */
+  retired: boolean;
+}
+
+/** What the main thread sends a worker, and what it answers. */
+export type RecordsTask = { id: number; shape: string; text: Uint8Array };
+export type RecordsAnswer = { id: number; json: Uint8Array } | { id: number; error: string };
+
+let size: number | undefined;
+let workers: PoolWorker[] = [];
+const jobs = new Map<number, Job>();
+let nextId = 0;
+const shapes = new WeakMap<object, string>();
+/** Lists written by workers, and lists a failed worker left to the main thread (tests read them). */
+export const recordsPoolCounts = { written: 0, fellBack: 0, started: 0 };
+
+/** The number of workers (SVC_GRAPHQL_RECORDS_WORKERS); undefined: the default. Workers started
+ * beyond it stop once they have nothing in hand. */
+export function setRecordsWorkers(n: number | undefined): void {
+  size = n;
+  const keep = workerCount();
+  for (const w of workers.slice(keep)) {
+    w.retired = true;
+    if (w.inHand === 0) void w.thread.terminate();
+  }
+  workers = workers.slice(0, keep);
+}
+
+/** Stops every worker; what they have in hand is written on the main thread. The next large list
+ * starts a worker again. */
+export async function stopRecordsWorkers(): Promise<void> {
+  const all = workers;
+  workers = [];
+  await Promise.all(all.map((w) => w.thread.terminate()));
+}
+
+function workerCount(): number {
+  return size ?? Math.max(0, Math.min(4, availableParallelism() - 1));
+}
+
+/** The worker's module: compiled JavaScript beside this one, or, run from the TypeScript sources
+ * (tests, tsx), the TypeScript through tsx's loader, registered in the worker first (a loader
+ * given as a node flag does not load a worker's own module). */
+function start(): PoolWorker {
+  const here = import.meta.url;
+  const thread = here.endsWith('.ts')
+    ? new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./records-worker.ts', here).href)}); })`, { eval: true })
+    : new Worker(new URL('./records-worker.js', here));
+  const w: PoolWorker = { thread, inHand: 0, failed: false, retired: false };
+  recordsPoolCounts.started++;
+  // Only a worker with a list in hand keeps the process alive.
+  thread.unref();
+  thread.on('message', (m: RecordsAnswer) => {
+    const job = jobs.get(m.id);
+    if (!job) return;
+    jobs.delete(m.id);
+    if (--w.inHand === 0) {
+      thread.unref();
+      if (w.retired) void thread.terminate();
+    }
+    if ('json' in m) {
+      recordsPoolCounts.written++;
+      job.resolve(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.byteLength));
+    } else job.reject(new Error(m.error));
+  });
+  const fail = () => {
+    if (w.failed && w.inHand === 0) return;
+    w.failed = true;
+    for (const [id, job] of jobs) {
+      if (job.worker !== w) continue;
+      jobs.delete(id);
+      recordsPoolCounts.fellBack++;
+      try {
+        Promise.resolve(job.inline()).then(job.resolve, job.reject);
+      } catch (e) {
+        job.reject(e as Error);
+      }
+    }
+    w.inHand = 0;
+  };
+  thread.on('error', fail);
+  thread.on('exit', fail);
+  return w;
+}
+
+/**
+ * The list's JSON written by a worker, or undefined when there is none to write it (no workers
+ * configured, or every one failed): the caller writes it. `inline` writes it on the main thread,
+ * should the worker fail meanwhile.
+ */
+export function writeByWorker(row: object, text: Uint8Array, inline: () => Uint8Array | Promise<Uint8Array>): Promise<Uint8Array> | undefined {
+  const count = workerCount();
+  if (count === 0) return undefined;
+  let best: PoolWorker | undefined;
+  for (const w of workers) if (!w.failed && (!best || w.inHand < best.inHand)) best = w;
+  const live = workers.filter((w) => !w.failed).length;
+  // One more worker while there is room and every one has a list in hand; none when every
+  // worker that was started has failed.
+  if ((!best || best.inHand > 0) && live < count && workers.length < count * 2) workers.push((best = start()));
+  if (!best) return undefined;
+  let shape = shapes.get(row);
+  if (shape === undefined) shapes.set(row, (shape = JSON.stringify(row)));
+  const id = nextId++;
+  const copy = new Uint8Array(text.length);
+  copy.set(text);
+  const w = best;
+  if (w.inHand++ === 0) w.thread.ref();
+  return new Promise<Uint8Array>((resolve, reject) => {
+    jobs.set(id, { resolve, reject, inline, worker: w });
+    w.thread.postMessage({ id, shape, text: copy } satisfies RecordsTask, [copy.buffer]);
+  });
+}
