@@ -175,6 +175,9 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 /** The engine's metadata for Chinook: every table, a relationship per foreign key both ways
  * (named as Hasura's console suggests: albums.artist, artists.albums, playlists.playlist_tracks),
  * and the `user` role's row filter on albums. */
+/** Database connections per server (PostGraphile's pg Pool default; handwritten.ts's `max`). */
+const DB_CONNECTIONS = 10;
+
 async function chinookMetadata(sql: postgres.Sql): Promise<unknown[]> {
   const tables = await sql<{ name: string }[]>`select tablename as name from pg_tables where schemaname = 'public' order by 1`;
   const columns = await sql<{ t: string; c: string }[]>`select table_name as t, column_name as c from information_schema.columns where table_schema = 'public'`;
@@ -196,7 +199,25 @@ async function chinookMetadata(sql: postgres.Sql): Promise<unknown[]> {
     used.add(n);
     return n;
   };
-  const ops: unknown[] = tables.map((t) => ({ type: 'pg_track_table', args: { source: 'default', table: { schema: 'public', name: t.name } } }));
+  // The same pool as the other servers' (10 connections): the source the engine makes from its
+  // database URL has Hasura's default of 50.
+  const ops: unknown[] = [
+    {
+      type: 'pg_update_source',
+      args: {
+        name: 'default',
+        configuration: {
+          connection_info: {
+            database_url: { from_env: 'SVC_GRAPHQL_DATABASE_URL' },
+            isolation_level: 'read-committed',
+            pool_settings: { connection_lifetime: 600, idle_timeout: 180, max_connections: DB_CONNECTIONS, retries: 1 },
+            use_prepared_statements: true,
+          },
+        },
+      },
+    },
+  ];
+  for (const t of tables) ops.push({ type: 'pg_track_table', args: { source: 'default', table: { schema: 'public', name: t.name } } });
   for (const fk of fks) {
     ops.push({ type: 'pg_create_object_relationship', args: { source: 'default', table: fk.t, name: name(fk.t, singular(fk.ref), fk.c), using: { foreign_key_constraint_on: fk.c } } });
     ops.push({
@@ -623,8 +644,9 @@ async function main() {
     await sql.unsafe('alter database chinook set synchronous_commit = off');
   }
 
-  // Each server gets 10 database connections: the engine's default pool, pg's Pool default in
-  // PostGraphile, and the hand-written handler's setting.
+  // Each server gets DB_CONNECTIONS (10) database connections: the engine's source is set to it
+  // (chinookMetadata), it is pg's Pool default in PostGraphile, and the hand-written handler's
+  // setting.
   const [svcPort, pglPort, handPort] = [await freePort(), await freePort(), await freePort()];
   log('starting the engine and PostGraphile ...');
   const svc = startProcess('the engine', process.execPath, engineArgs(root, flags.engineFlags), {
