@@ -19,7 +19,9 @@ import { Worker } from 'node:worker_threads';
  * 1,411-1,559 µs per request without workers and 644-799 with one; the whole process 1,983-2,197
  * and 2,409-2,757 (the copy in, and the worker's own collector). So it is a trade: more CPU in
  * all, on other cores, for a main thread that answers more such requests and is not held up by
- * them; where the engine has a single core, set SVC_GRAPHQL_RECORDS_WORKERS=0.
+ * them; where the engine has a single core, set SVC_GRAPHQL_RECORDS_WORKERS=0. At 8 KiB the
+ * bench's nested list (11 KB of records) went to a worker too: its main thread 30-60 µs less
+ * per request, the process 100-170 µs more (same machine and day, two rounds): not kept.
  *
  * The workers are started on the first large list, as many as SVC_GRAPHQL_RECORDS_WORKERS says
  * (by default one less than the machine's cores, at most four; 0: none, everything written on
