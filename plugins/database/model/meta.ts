@@ -180,7 +180,9 @@ export function appendTable(tables: readonly TableMeta[], entry: TableMeta): Tab
  * positions]). */
 export function withoutTable(tables: readonly TableMeta[], qt: QualifiedTable): TableMeta[] {
   const last = tables.length - 1;
-  if (last >= 0 && sameTable(tables[last]!.table, qt) && !tables.slice(0, last).some((t) => sameTable(t.table, qt))) {
+  let only = last >= 0 && sameTable(tables[last]!.table, qt);
+  for (let i = 0; only && i < last; i++) if (sameTable(tables[i]!.table, qt)) only = false;
+  if (only) {
     const next = tables.slice(0, last);
     const idx = tableIndex.get(tables);
     if (next.length >= SCAN && idx && idx.length === tables.length) tableIndex.set(next, { length: next.length, pos: idx.pos });

@@ -437,13 +437,13 @@ export class DatabaseService {
    * permissions etc. reach; a permission that reaches `author.articles` depends on author's
    * relationships) changed. What changed is collected once per build: the keys whose entry is new
    * or was checked again, and the previous build's tables no longer tracked (looked for only when
-   * fewer tables were kept than it had; a guard, as pg_untrack_table refuses or cascades to every
-   * table that depends on the one it removes). A table's entry is reused when none of its
+   * fewer of them are listed than it had; a guard, as pg_untrack_table refuses or cascades to
+   * every table that depends on the one it removes). A table's entry is reused when none of its
    * dependencies is among them, so a change at 2,000 tables tests each table's few dependencies
    * against a set of one or two keys, where it looked each up in this build's and the previous
    * build's maps. A dependency tracked in neither build is no change: the table's entry was
    * resolved without it and would be again. A document never holds a table twice (the section's
-   * check), so the kept count is the number of the previous build's tables still tracked.
+   * check), so the count of listed tables that the previous build had says whether any went.
    */
   private async resolveSource(
     ctx: BuildContext,
@@ -463,15 +463,15 @@ export class DatabaseService {
     const checkedKeys: string[] = [];
     // The keys whose table is not the previous build's entry (Note [Reuse of resolved tables]).
     const changed = new Set<string>();
-    let kept = 0;
+    let stillListed = 0;
     for (const t of meta.tables) {
       const key = qtKey(t.table);
       const before = prevSrc?.tables.get(key) as Kept | undefined;
+      if (before) stillListed++;
       if (sameIntro && before && before.meta === t) {
         tracked.set(key, before);
         checked.push(before);
         checkedKeys.push(key);
-        kept++;
         continue;
       }
       changed.add(key);
@@ -508,8 +508,8 @@ export class DatabaseService {
       checked.push({ meta: t, info, enumValues, fresh: true });
       checkedKeys.push(key);
     }
-    // The previous build's tables that are no longer tracked.
-    if (prevSrc && kept < prevSrc.tables.size) for (const key of prevSrc.tables.keys()) if (!tracked.has(key)) changed.add(key);
+    // The previous build's tables that are no longer listed.
+    if (prevSrc && stillListed < prevSrc.tables.size) for (const key of prevSrc.tables.keys()) if (!tracked.has(key)) changed.add(key);
     const functions = new Map<string, FunctionMeta>();
     for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
     const tables = new Map<string, Kept>();
