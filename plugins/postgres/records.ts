@@ -561,7 +561,9 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
 export function recordsWriterAtOnce(row: RecordRow): (text: Uint8Array) => Uint8Array {
   const compiled = generate(row);
   return (text) => {
-    const out = new Writer(text.length * 2 + 256);
+    // Sized as the main thread sizes it: twice a short text, a large one about its size (the
+    // buffer grows if it is more), so that a list of hundreds of MB does not ask twice that.
+    const out = new Writer(text.length <= SLICE ? text.length * 2 + 256 : text.length + (text.length >> 3) + 256);
     writeRows(text, 0, text.length, compiled, out, { src: text, from: 0, to: 0, end: 0 });
     return out.out.subarray(0, out.w);
   };
