@@ -26,9 +26,11 @@ import { Worker } from 'node:worker_threads';
  * The workers are started on the first large list, as many as SVC_GRAPHQL_RECORDS_WORKERS says
  * (by default one less than the machine's cores, at most four; 0: none, everything written on
  * the main thread), each list to the one with the fewest in hand. A worker keeps the writers it
- * generated, by the row's shape. A worker that fails (it could not start, or it exited) takes no
- * more lists: what it had in hand, and every list after, is written on the main thread, so a
- * broken pool costs speed, never an answer. Workers never keep the process alive (unref).
+ * generated, by the row's shape. A worker that fails (it could not be made or start, or it
+ * exited) takes no more lists, and what it had in hand is written on the main thread; another is
+ * started in its place, up to twice the configured number in all, after which every list is
+ * written on the main thread: a broken pool costs speed, never an answer. Only a worker with a
+ * list in hand keeps the process alive.
  */
 
 /** Records' text from which a list is written by a worker (Note [Records written off the main thread]). */
@@ -61,7 +63,10 @@ const jobs = new Map<number, Job>();
 let nextId = 0;
 const shapes = new WeakMap<object, string>();
 /** Lists written by workers, and lists a failed worker left to the main thread (tests read them). */
-export const recordsPoolCounts = { written: 0, fellBack: 0, started: 0 };
+export const recordsPoolCounts = { written: 0, fellBack: 0, started: 0, startFailures: 0 };
+/** Workers started (or tried) since the pool was last set or stopped: at most twice the number
+ * configured, so that workers that keep failing are not started forever. */
+let starts = 0;
 
 /** The number of workers (SVC_GRAPHQL_RECORDS_WORKERS); undefined: the default. Workers started
  * beyond it stop once they have nothing in hand. */
@@ -73,6 +78,7 @@ export function setRecordsWorkers(n: number | undefined): void {
     if (w.inHand === 0) void w.thread.terminate();
   }
   workers = workers.slice(0, keep);
+  starts = workers.length;
 }
 
 /** Stops every worker; what they have in hand is written on the main thread. The next large list
@@ -80,6 +86,7 @@ export function setRecordsWorkers(n: number | undefined): void {
 export async function stopRecordsWorkers(): Promise<void> {
   const all = workers;
   workers = [];
+  starts = 0;
   await Promise.all(all.map((w) => w.thread.terminate()));
 }
 
@@ -145,7 +152,17 @@ export function writeByWorker(row: object, text: Uint8Array, inline: () => Uint8
   const live = workers.filter((w) => !w.failed).length;
   // One more worker while there is room and every one has a list in hand; none when every
   // worker that was started has failed.
-  if ((!best || best.inHand > 0) && live < count && workers.length < count * 2) workers.push((best = start()));
+  if ((!best || best.inHand > 0) && live < count && starts < count * 2) {
+    starts++;
+    try {
+      const fresh = start();
+      workers.push(fresh);
+      best = fresh;
+    } catch {
+      // A worker that cannot even be made (out of threads or memory): the main thread writes.
+      recordsPoolCounts.startFailures++;
+    }
+  }
   if (!best) return undefined;
   let shape = shapes.get(row);
   if (shape === undefined) shapes.set(row, (shape = JSON.stringify(row)));
