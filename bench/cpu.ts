@@ -15,6 +15,15 @@ interface Proc {
   ticks: number;
 }
 
+/** The fields of a /proc stat line after the name, which is in parentheses and may hold spaces:
+ * they follow its last ')'. */
+const fields = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+/** User and system CPU ticks of a /proc stat line. */
+const ticksOf = (stat: string): number => {
+  const f = fields(stat);
+  return Number(f[11]) + Number(f[12]);
+};
+
 function procs(): Map<number, Proc> | undefined {
   const out = new Map<number, Proc>();
   let dirs: string[];
@@ -27,10 +36,8 @@ function procs(): Map<number, Proc> | undefined {
     if (!/^\d+$/.test(d)) continue;
     try {
       const s = readFileSync(`/proc/${d}/stat`, 'utf8');
-      // The name is in parentheses and may hold spaces: the fields follow its last ')'.
       const close = s.lastIndexOf(')');
-      const f = s.slice(close + 2).split(' ');
-      out.set(Number(d), { comm: s.slice(s.indexOf('(') + 1, close), ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) });
+      out.set(Number(d), { comm: s.slice(s.indexOf('(') + 1, close), ppid: Number(fields(s)[1]), ticks: ticksOf(s) });
     } catch {
       // gone meanwhile
     }
@@ -69,9 +76,7 @@ function sample(root: number) {
  * request of a Node server: the one a server is bound by when it has cores to spare. */
 function threadTicks(pid: number): number | undefined {
   try {
-    const s = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
+    return ticksOf(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
   } catch {
     return undefined;
   }

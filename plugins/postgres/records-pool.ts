@@ -47,7 +47,7 @@ interface Job {
 interface PoolWorker {
   thread: Worker;
   inHand: number;
-  /** It could not start, or exited: it takes no more lists. */
+  /** It could not start, or exited: out of the pool, its lists left to the main thread. */
   failed: boolean;
   /** Beyond the configured number: it finishes what it has in hand, then stops. */
   retired: boolean;
@@ -122,6 +122,8 @@ function start(): PoolWorker {
   const fail = () => {
     if (w.failed && w.inHand === 0) return;
     w.failed = true;
+    // Out of the pool: the lists after go to the others, or to a worker started in its place.
+    workers = workers.filter((x) => x !== w);
     for (const [id, job] of jobs) {
       if (job.worker !== w) continue;
       jobs.delete(id);
@@ -148,11 +150,9 @@ export function writeByWorker(row: object, text: Uint8Array, inline: () => Uint8
   const count = workerCount();
   if (count === 0) return undefined;
   let best: PoolWorker | undefined;
-  for (const w of workers) if (!w.failed && (!best || w.inHand < best.inHand)) best = w;
-  const live = workers.filter((w) => !w.failed).length;
-  // One more worker while there is room and every one has a list in hand; none when every
-  // worker that was started has failed.
-  if ((!best || best.inHand > 0) && live < count && starts < count * 2) {
+  for (const w of workers) if (!best || w.inHand < best.inHand) best = w;
+  // One more worker while there is room and every one has a list in hand.
+  if ((!best || best.inHand > 0) && workers.length < count && starts < count * 2) {
     starts++;
     try {
       const fresh = start();

@@ -530,6 +530,11 @@ const SCRATCH_MAX = 4 << 20;
  * slices, so that other requests (the health check) are served meanwhile. */
 const SLICE = 1 << 20;
 
+/** The room a list's JSON is first given: twice the records' text for a text of up to a slice
+ * (the keys add to it, the quoting comes off); about the text's size for a larger one, the buffer
+ * growing if it is more, so that a list of hundreds of MB does not ask for twice that at once. */
+const firstRoom = (n: number): number => (n <= SLICE ? n * 2 + 256 : n + (n >> 3) + 256);
+
 /** The writer of a list of `row` records (Note [Lists as records]): the records' text, as
  * PostgreSQL sent it (null: no rows), to the list's JSON text; a promise of it for a text of more
  * than a slice. */
@@ -539,8 +544,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
     const f: Field = { src: text, from: 0, to: 0, end: 0 };
     if (text.length <= SLICE) {
       // Written at once: into the buffer the last answer used, the answer's bytes copied out of it.
-      // Room for twice the records' text: the keys add to it (the quoting comes off).
-      const out = new Writer(text.length * 2 + 256, scratch);
+      const out = new Writer(firstRoom(text.length), scratch);
       writeRows(text, 0, text.length, compiled, out, f);
       if (out.out.length <= SCRATCH_MAX) scratch = out.out;
       // Out of the scratch buffer, which the next answer overwrites: its UTF-8 bytes, never
@@ -549,8 +553,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
       out.out.copy(json, 0, 0, out.w);
       return json;
     }
-    // A large answer is about the size of its records' text; the buffer grows if it is more.
-    const out = new Writer(text.length + (text.length >> 3) + 256);
+    const out = new Writer(firstRoom(text.length));
     return (async () => {
       out.byte(0x5b);
       let p = 0;
@@ -577,9 +580,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
 export function recordsWriterAtOnce(row: RecordRow): (text: Uint8Array) => Uint8Array {
   const compiled = generate(row);
   return (text) => {
-    // Sized as the main thread sizes it: twice a short text, a large one about its size (the
-    // buffer grows if it is more), so that a list of hundreds of MB does not ask twice that.
-    const out = new Writer(text.length <= SLICE ? text.length * 2 + 256 : text.length + (text.length >> 3) + 256);
+    const out = new Writer(firstRoom(text.length));
     writeRows(text, 0, text.length, compiled, out, { src: text, from: 0, to: 0, end: 0 });
     return out.out.subarray(0, out.w);
   };
