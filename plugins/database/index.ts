@@ -53,6 +53,7 @@ export {
 export { applySchemaChange } from './metadata/schema-diff.js';
 export { ReadReplicas, REPLICA_RETRY_MS, type Replica } from './model/replicas.js';
 export { parseJsonPath } from './ir/json-path.js';
+export { aggregateByOrderKeys } from './ir/order-keys.js';
 export { eventOf, invocationOf, type EventRow, type InvocationRow } from './model/event-log.js';
 // The default SQL compiler a SQL source kind's compiler extends (Note [The default SQL compiler]).
 export {

@@ -6,7 +6,7 @@
  */
 import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, ScalarType, Value } from '../database/index.js';
 import { literalCount } from '../database/index.js';
-import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
+import { DIRS, lit, orderKeyColumn, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
 import { INTEGER_TYPES, NUMBER_TYPES } from './records.js';
 
@@ -74,10 +74,14 @@ function termExpr(c: SqlHost, term: AggregateTerm, t: string): string {
   return `${term.fn === 'count' ? 'count' : pgAggregate(term.fn)}(${c.redacted(`${t}.${quoteIdent(term.column)}`, term.redact, t)})`;
 }
 
-/** `aggregate { count sum {..} ... }` of a group: as compile.ts's `aggregate` builds it for `_aggregate`. */
-export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string {
+/** `aggregate { count sum {..} ... }` of a group: as compile.ts's `aggregate` builds it for
+ * `_aggregate`. With `keys`, the values it maps (an op, or a function's column) are those order
+ * keys of the row `t` (Note [Aggregates answered by order keys] in plugins/database). */
+export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string, keys?: ReadonlyMap<object, number>): string {
   const parts = ops.map((op): string => {
     if (op.k === 'typename') return `${lit(op.key)}, ${lit(op.name)}`;
+    const key = keys?.get(op);
+    if (key !== undefined) return `${lit(op.key)}, ${orderKeyColumn(t, key)}`;
     if (op.k === 'count') {
       const cols = (op.columns ?? []).map((col, i) => c.redacted(`${t}.${quoteIdent(col)}`, op.redact?.[i], t));
       const arg = cols.length === 0 ? '*' : cols.length === 1 ? cols[0]! : `(${cols.join(', ')})`;
@@ -85,7 +89,8 @@ export function aggregateJson(c: SqlHost, ops: AggregateOp[], t: string): string
     }
     const inner = op.columns.map((col) => {
       if (col.column === undefined) return `${lit(col.key)}, ${lit(col.typename!)}`;
-      const v = `${pgAggregate(op.fn)}(${c.redacted(`${t}.${quoteIdent(col.column)}`, col.redact, t)})`;
+      const key = keys?.get(col);
+      const v = key !== undefined ? orderKeyColumn(t, key) : `${pgAggregate(op.fn)}(${c.redacted(`${t}.${quoteIdent(col.column)}`, col.redact, t)})`;
       return `${lit(col.key)}, ${col.asText ? `(${v})::text` : v}`;
     });
     return `${lit(op.key)}, json_build_object(${inner.join(', ')})`;

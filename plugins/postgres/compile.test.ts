@@ -9,7 +9,7 @@
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { ColumnType, CompiledQuery, MutationIR, RootIR } from '../database/index.js';
+import type { AggregateIR, AggregateOp, ColumnType, CompiledQuery, MutationIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { postgresDialect as pg } from './dialect.js';
 
@@ -211,6 +211,66 @@ describe('compileSelect', () => {
       }
     `);
     expect(q.batch!([['1'], ['2'], [null]])).toEqual(['{"1","2",NULL}']);
+  });
+});
+
+// Note [Aggregates answered by order keys]: `{ author(order_by: [{articles_aggregate: {count: desc}},
+// {id: asc}], limit: 20) { id articles_aggregate { aggregate { count } } } }`, the articles filtered
+// by the role's `rating >= 3` both in the order key and in the selection.
+describe('aggregates answered by order keys', () => {
+  const F = cmp(article, 'rating', 'gte', lit(3));
+  const byArticles = (fn: string, column = ''): OrderItem => ({ path: [], column, agg: { remote: article, mapping: AUTHOR_ARTICLES, filter: F, fn }, dir: 'desc' });
+  const count: AggregateOp = { key: 'count', k: 'count', distinct: false };
+  const sumRating: AggregateOp = { key: 'sum', k: 'fn', fn: 'sum', columns: [{ key: 'rating', column: 'rating', scalar: scalarOf(article, 'rating'), asText: true }] };
+  const authors = (orderBy: OrderItem[], agg: { fields?: AggregateIR['fields']; rows?: Partial<RowsIR> } = {}): RootIR => ({
+    k: 'select',
+    single: false,
+    rows: rows(author, { orderBy: [...orderBy, { path: [], column: 'id', dir: 'asc' }], limit: lit(20) }),
+    select: obj(col(author, 'id'), {
+      key: 'articles_aggregate',
+      k: 'array_aggregate',
+      mapping: AUTHOR_ARTICLES,
+      agg: { fields: agg.fields ?? [{ key: 'aggregate', k: 'aggregate', fields: [count] }], rows: rows(article, { where: F, ...agg.rows }) },
+    }),
+  });
+  /** Whether the statement aggregates the articles again for the selection (beside the order keys). */
+  const computed = (ir: RootIR) => /\(select json_build_object\('(aggregate|__typename)'/.test(select(ir).sql);
+
+  it('a count ordered by is the order key\'s value: one count per author, not two', () => {
+    const q = select(authors([byArticles('count')]));
+    expect(q.sql).toMatchInlineSnapshot(`"select coalesce(json_agg(_t2 order by _t0."__svc_o0" desc nulls first, _t0."__svc_o1" asc nulls last), '[]')::text as json from (select _t0."id", (select count(*) from "public"."article" as _t1 where _t1."author_id" = _t0."id" and (_t1."rating" >= ($1::text)::"pg_catalog"."int8")) as "__svc_o0", _t0."id" as "__svc_o1" from "public"."author" as _t0 where true order by (select count(*) from "public"."article" as _t1 where _t1."author_id" = _t0."id" and (_t1."rating" >= ($1::text)::"pg_catalog"."int8")) desc nulls first, _t0."id" asc nulls last limit 20) as _t0 cross join lateral (select _t0."id" as "id", json_build_object('aggregate', json_build_object('count', _t0."__svc_o0")) as "articles_aggregate") as _t2"`);
+    expect(computed(authors([byArticles('count')]))).toBe(false);
+  });
+
+  it('every aggregate the selection asks, each an order key (as text where the field is): typename too', () => {
+    const ir = authors([byArticles('count'), byArticles('sum', 'rating')], {
+      fields: [{ key: '__typename', k: 'typename', name: 'article_aggregate' }, { key: 'aggregate', k: 'aggregate', fields: [sumRating, count, { key: '__typename', k: 'typename', name: 'article_aggregate_fields' }] }],
+    });
+    const sql = select(ir).sql;
+    expect(computed(ir)).toBe(false);
+    expect(sql).toContain(`json_build_object('__typename', 'article_aggregate', 'aggregate', json_build_object('sum', json_build_object('rating', (_t0."__svc_o1")::text), 'count', _t0."__svc_o0", '__typename', 'article_aggregate_fields'))`);
+  });
+
+  it('computed again where the rows or the values differ from the order key\'s', () => {
+    // The selection's own where; a limit or offset of its own; nodes; count(columns); an
+    // aggregate not among the keys; another relationship to the same table; a key through an
+    // object relationship (the value of another row); a redacted column (an inherited role).
+    const cases: RootIR[] = [
+      authors([byArticles('count')], { rows: { where: { t: 'and', of: [F, cmp(article, 'id', 'gt', lit(1))] } } }),
+      authors([byArticles('count')], { rows: { limit: lit(2) } }),
+      authors([byArticles('count')], { rows: { offset: lit(2) } }),
+      authors([byArticles('count')], { rows: { distinctOn: ['rating'] } }),
+      authors([byArticles('count')], { fields: [{ key: 'aggregate', k: 'aggregate', fields: [count] }, { key: 'nodes', k: 'nodes', select: obj(col(article, 'id')) }] }),
+      authors([byArticles('count')], { fields: [{ key: 'aggregate', k: 'aggregate', fields: [{ key: 'count', k: 'count', columns: ['rating'], distinct: true }] }] }),
+      authors([byArticles('count')], { fields: [{ key: 'aggregate', k: 'aggregate', fields: [count, sumRating] }] }),
+      authors([{ ...byArticles('count'), agg: { ...byArticles('count').agg!, mapping: [['id', 'id']] } }]),
+      authors([{ ...byArticles('count'), path: [{ remote: author, mapping: [['id', 'id']], filter: T, unique: true }] }]),
+      authors([{ ...byArticles('sum', 'rating'), redact: cmp(article, 'id', 'gt', lit(1)) }], { fields: [{ key: 'aggregate', k: 'aggregate', fields: [sumRating] }] }),
+    ];
+    for (const ir of cases) {
+      expect(select(ir).sql).not.toMatch(/json_build_object\('[a-z]+', _t0."__svc_o/);
+      expect(computed(ir)).toBe(true);
+    }
   });
 });
 

@@ -28,8 +28,8 @@ import type {
   UpdateIR,
   Value,
 } from '../database/index.js';
-import { literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
-import { DIRS, lit, output, quoteIdent, rowKeys } from './identifiers.js';
+import { aggregateByOrderKeys, literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
+import { DIRS, lit, orderKeyColumn, output, quoteIdent, rowKeys } from './identifiers.js';
 import { narrowRows, rowsPlaceholder } from './narrow.js';
 import { aggregateJson, groupsSelect } from './compile-groups.js';
 import { PG_AGGREGATES } from './aggregates.js';
@@ -510,7 +510,8 @@ class Compiler extends SqlCompiler {
     // Pulled up into its parent (no sort, limit, offset or distinct on), the subquery carries
     // nothing the parent does not read: it keeps `<t>.*`.
     if (!(dist.length > 0 || limit !== undefined || skip !== undefined || (innerOrder.length && firstRow))) sql = sql.replace(rowsPlaceholder(t), `${t}.*`);
-    const order = r.orderBy.map((o, i) => `${t}."__svc_o${i}" ${DIRS[o.dir]}`).join(', ');
+    this.orderKeys.set(t, r.orderBy);
+    const order = r.orderBy.map((o, i) => `${orderKeyColumn(t, i)} ${DIRS[o.dir]}`).join(', ');
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '' };
   }
 
@@ -594,6 +595,9 @@ class Compiler extends SqlCompiler {
 
   /** The records of the root list, when it is written as records: how to write them. */
   recordsRow: RecordRow | undefined;
+  /** Per alias of rows read by `rows`, their order: the keys projected beside each row, which a
+   * selected aggregate may read (Note [Aggregates answered by order keys] in plugins/database). */
+  private readonly orderKeys = new Map<string, readonly OrderItem[]>();
 
   /** `o` on the row `t` as the text of its row: its records and its nested lists' texts, and how
    * each column is written; undefined where the object cannot be a row (it is JSON then). */
@@ -671,6 +675,12 @@ class Compiler extends SqlCompiler {
   }
 
   protected aggregateField(f: Extract<FieldIR, { k: 'array_aggregate' }>, t: string): string {
+    const keys = aggregateByOrderKeys(f, this.orderKeys.get(t) ?? []);
+    if (keys) {
+      // Note [Aggregates answered by order keys] in plugins/database.
+      const parts = f.agg.fields.map((g) => `${lit(g.key)}, ${g.k === 'typename' ? lit(g.name) : aggregateJson(this, g.k === 'aggregate' ? g.fields : [], t, keys)}`);
+      return `json_build_object(${parts.join(', ')})`;
+    }
     const a = this.alias();
     return `(${this.aggregate(f.agg, a, this.join(f.mapping, a, t))})`;
   }
@@ -741,7 +751,7 @@ class Compiler extends SqlCompiler {
     const obj = this.object(ir.select, t, ir.single ? joins : ordered(r, joins), rowsFrom);
     if (ir.single) return `select coalesce((select ${toJson(obj, rowsFrom)} from ${r.from}${joined(joins)}${joined(rowsFrom)} limit 1)::text, 'null') as json`;
     // A stream's cursor: the first order key of the last row in the order of the list.
-    const cursor = ir.cursor ? `, (array_agg((${t}."__svc_o0")::text${r.order}))[count(*)::int4] as cursor` : '';
+    const cursor = ir.cursor ? `, (array_agg((${orderKeyColumn(t, 0)})::text${r.order}))[count(*)::int4] as cursor` : '';
     return `select coalesce(json_agg(${obj}${r.order}), '[]')::text as json${cursor} from ${r.from}${joined(joins)}${joined(rowsFrom)}`;
   }
 

@@ -81,6 +81,39 @@ describe('admin', () => {
     expect(await ids('{articles_aggregate: {sum: {rating: asc}}}')).toEqual([1, 2, 3]);
   });
 
+  it('an aggregate ordered by and selected: the order key\'s values, and computed where they differ (Note [Aggregates answered by order keys])', async () => {
+    const doc = (sel: string) => `{ author(order_by: [{articles_aggregate: {count: desc}}, {articles_aggregate: {sum: {rating: asc}}}, {id: asc}], limit: 3) { id articles_aggregate${sel} } }`;
+    const rows = async (sel: string) => (await q(doc(sel))).data.author;
+    // Both values are order keys: read from the keys.
+    expect(await rows('{ aggregate { count sum { rating } } }')).toEqual([
+      { id: 1, articles_aggregate: { aggregate: { count: 3, sum: { rating: 6 } } } },
+      { id: 2, articles_aggregate: { aggregate: { count: 2, sum: { rating: 7 } } } },
+      { id: 3, articles_aggregate: { aggregate: { count: 0, sum: { rating: null } } } },
+    ]);
+    // max is not a key: all computed; a where of its own: other rows; nodes beside.
+    expect(await rows('{ aggregate { count max { rating } } }')).toEqual([
+      { id: 1, articles_aggregate: { aggregate: { count: 3, max: { rating: 5 } } } },
+      { id: 2, articles_aggregate: { aggregate: { count: 2, max: { rating: 4 } } } },
+      { id: 3, articles_aggregate: { aggregate: { count: 0, max: { rating: null } } } },
+    ]);
+    expect(await rows('(where: {published: {_eq: true}}) { aggregate { count } }')).toEqual([
+      { id: 1, articles_aggregate: { aggregate: { count: 2 } } },
+      { id: 2, articles_aggregate: { aggregate: { count: 1 } } },
+      { id: 3, articles_aggregate: { aggregate: { count: 0 } } },
+    ]);
+    expect(await rows('{ aggregate { count } nodes { id } }')).toEqual([
+      { id: 1, articles_aggregate: { aggregate: { count: 3 }, nodes: [{ id: 1 }, { id: 2 }, { id: 5 }] } },
+      { id: 2, articles_aggregate: { aggregate: { count: 2 }, nodes: [{ id: 3 }, { id: 4 }] } },
+      { id: 3, articles_aggregate: { aggregate: { count: 0 }, nodes: [] } },
+    ]);
+    // The statement reads the keys: no aggregate subquery beside them.
+    const r = await server.request('POST', '/v1/graphql/explain', { query: { query: doc('{ aggregate { count sum { rating } } }') } });
+    expect(r.status, r.text).toBe(200);
+    const sql: string = JSON.parse(r.text)[0].sql;
+    expect(sql).toContain(`'count', _t0."__svc_o0"`);
+    expect(sql).not.toContain(`(select json_build_object('aggregate'`);
+  });
+
   it('limit and offset', async () => {
     expect(await q('{ article(order_by: {id: asc}, limit: 2, offset: 1) { id } }')).toEqual({ data: { article: [{ id: 2 }, { id: 3 }] } });
   });
@@ -209,6 +242,11 @@ describe('role user (row filter on a session variable, column lists)', () => {
   it('order_by an array relationship\'s aggregate counts only the role\'s rows', async () => {
     // user 2 sees B1 and B2 only: Alice's three articles count as none.
     expect(await q('{ author(order_by: [{articles_aggregate: {count: desc}}, {id: desc}]) { id } }', undefined, user('2'))).toEqual({ data: { author: [{ id: 2 }, { id: 3 }, { id: 1 }] } });
+    // Selected too, it is the same count (the permission's limit of 2 caps nodes, not the count).
+    const doc = '{ author(order_by: [{articles_aggregate: {count: desc}}, {id: desc}]) { id articles_aggregate { aggregate { count } } } }';
+    const counts = (n: [number, number][]) => ({ data: { author: n.map(([id, count]) => ({ id, articles_aggregate: { aggregate: { count } } })) } });
+    expect(await q(doc, undefined, user('2'))).toEqual(counts([[2, 2], [3, 0], [1, 0]]));
+    expect(await q(doc, undefined, user('1'))).toEqual(counts([[1, 3], [3, 0], [2, 0]]));
     // Not over a column the role may not select.
     expect((await q('{ author(order_by: {articles_aggregate: {max: {body: asc}}}) { id } }', undefined, user('2'))).errors?.[0]?.extensions?.code).toBe('validation-failed');
   });
