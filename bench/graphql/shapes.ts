@@ -12,18 +12,36 @@
  * row_to_json of a sub-select, as Hasura v2 writes them), object relationships as a per-row
  * sub-query or a LEFT JOIN, ordering keys through object relationships computed once or twice.
  * The figures choose the compiler's shapes (Note [Expert SQL] in queries.ts).
+ *
+ *   npm run bench:shapes -- --queries [--only array_agg,deep]
+ *
+ * With `--queries`, the cases are the benchmark's queries instead: the engine is started on
+ * the same Chinook (its metadata as bench:graphql sets it) and each query's statements as it
+ * compiles them now (/v1/graphql/explain, with their parameters; records written by its
+ * writer to check the answer) are timed against the expert SQL of queries.ts, and each line
+ * counts the plan's sub-plans, `SubPlan xN` with N the rows each ran for (EXPLAIN ANALYZE): a
+ * per-row sub-query where the expert's statement has a join shows there (issue 25, part 2).
  */
 import { readFileSync } from 'node:fs';
-import { cleanup, loadChinook, log } from '../common.js';
+import type postgres from 'postgres';
+import { recordsWriter, type RecordRow } from '../../plugins/postgres/records.js';
+import { freePort } from '../../server/embedded.js';
+import { cleanup, loadChinook, log, startEngine } from '../common.js';
+import { chinookMetadata, engineSql, post } from './chinook.js';
+import { queries } from './queries.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { n: 300, rounds: 5, only: undefined as string[] | undefined };
+  const flags = { n: 300, rounds: 5, only: undefined as string[] | undefined, queries: false };
   for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--queries') {
+      flags.queries = true;
+      continue;
+    }
     const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
     const value = m?.[2] ?? argv[++i];
-    if (!m || value === undefined) throw new Error(`usage: --n N --rounds R --only case1,case2 (at ${argv[i - 1] ?? argv[i]})`);
+    if (!m || value === undefined) throw new Error(`usage: --n N --rounds R --only case1,case2 --queries (at ${argv[i - 1] ?? argv[i]})`);
     if (m[1] === 'only') flags.only = value.split(',');
     else if (m[1] === 'n' || m[1] === 'rounds') {
       const n = Number(value);
@@ -37,7 +55,10 @@ function parseFlags(argv: string[]) {
 // The engine's statements as it compiles them on 2026-11-26 (/v1/graphql/explain), and the others.
 const engineNested = `select coalesce(json_agg(json_build_object('id', _t0."id", 'title', _t0."title", 'tracks', (select coalesce(json_agg(json_build_object('id', _t1."id", 'name', _t1."name", 'genre', (select json_build_object('name', _t2."name") from (select _t2.* from "public"."genres" as _t2 where true and _t2."id" = _t1."genre_id") as _t2 limit 1), 'media_type', (select json_build_object('name', _t3."name") from (select _t3.* from "public"."media_types" as _t3 where true and _t3."id" = _t1."media_type_id") as _t3 limit 1)) order by _t1."__svc_o0" asc nulls last), '[]') from (select _t1.*, _t1."id" as "__svc_o0" from "public"."tracks" as _t1 where true and _t1."album_id" = _t0."id") as _t1)) order by _t0."__svc_o0" asc nulls last), '[]')::text as json from (select _t0.*, _t0."id" as "__svc_o0" from "public"."albums" as _t0 where true order by _t0."id" asc nulls last limit 20) as _t0`;
 
-const cases: Record<string, Record<string, string>> = {
+/** A statement to time: its text, bind parameters, and how its one value is the answer's JSON. */
+type Shape = { text: string; params?: readonly unknown[]; write?: (value: Uint8Array | null) => Uint8Array | Promise<Uint8Array> };
+
+const cases: Record<string, Record<string, string | Shape>> = {
   // Objects alone: 3,503 tracks, four fields each, no relationship.
   objects: {
     json_build_object: `select coalesce(json_agg(json_build_object('id', t.id, 'name', t.name, 'genre_id', t.genre_id, 'milliseconds', t.milliseconds) order by t.id), '[]')::text as json from tracks t`,
@@ -64,21 +85,70 @@ const cases: Record<string, Record<string, string>> = {
   },
 };
 
+/** The benchmark's queries as cases (`--queries`): per root field, the engine's statement as it
+ * compiles it and the expert SQL. */
+async function queryCases(sql: postgres.Sql, dbUrl: string): Promise<Record<string, Record<string, Shape>>> {
+  const port = await freePort();
+  await startEngine(root, { dbUrl, port, detached: true });
+  const bulk = await post(`http://127.0.0.1:${port}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
+  if (bulk.status !== 200) throw new Error(`the engine refused the Chinook metadata: ${bulk.status} ${bulk.text.slice(0, 300)}`);
+  const selected = queries.filter((q) => !flags.only || flags.only.includes(q.name));
+  const explained = await engineSql(port, selected);
+  const out: Record<string, Record<string, Shape>> = {};
+  for (const q of selected) {
+    const fields = explained.sql[q.name];
+    if (!fields) {
+      log(`${q.name}: ${explained.label[q.name]}`);
+      continue;
+    }
+    for (const f of fields) {
+      const expert = q.expert.find((e) => e.field === f.field);
+      if (!expert) throw new Error(`${q.name}: no expert SQL for the root field ${f.field}`);
+      out[fields.length > 1 ? `${q.name}.${f.field}` : q.name] = {
+        engine: { text: f.sql, params: f.params, ...(f.records ? { write: recordsWriter(f.records as RecordRow) } : {}) },
+        expert: { text: expert.sql, params: expert.params(q.svc.variables ?? {}, q.svc.headers ?? {}) },
+      };
+    }
+  }
+  return out;
+}
+
+/** The plan's sub-plans (EXPLAIN ANALYZE), each `SubPlan xN` with N the times it ran. */
+async function subPlans(sql: postgres.Sql, s: Shape): Promise<string> {
+  const [row] = await sql.unsafe(`explain (analyze, format json) ${s.text}`, (s.params ?? []) as postgres.ParameterOrJSON<never>[]);
+  const found: string[] = [];
+  const walk = (node: any) => {
+    if (node['Parent Relationship'] === 'SubPlan') found.push(`SubPlan x${node['Actual Loops']}`);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk((row as any)['QUERY PLAN'][0].Plan);
+  return found.length ? found.join(', ') : 'no SubPlan';
+}
+
 const flags = parseFlags(process.argv.slice(2));
 try {
-  const { sql } = await loadChinook(root, 'shapes');
+  const { sql, dbUrl } = await loadChinook(root, 'shapes');
   await sql.unsafe('analyze').simple();
+  const all: Record<string, Record<string, Shape>> = flags.queries
+    ? await queryCases(sql, dbUrl)
+    : Object.fromEntries(Object.entries(cases).map(([name, shapes]) => [name, Object.fromEntries(Object.entries(shapes).map(([k, v]) => [k, typeof v === 'string' ? { text: v } : v]))]));
   const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
   const ticks = () => {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return Number(f[11]) + Number(f[12]);
   };
-  const run = (text: string) => sql.unsafe(text, [], { prepare: true });
+  // Prepared, as the servers run them (postgres.js sends a statement without parameters
+  // unprepared unless `simple: false`); raw(): the column's bytes, as a server reads them.
+  const run = (s: Shape) => sql.unsafe(s.text, (s.params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true, simple: false } as { prepare: true }).raw();
+  const answer = async (s: Shape): Promise<string> => {
+    const value = ((await run(s))[0]?.[0] ?? null) as Uint8Array | null;
+    return Buffer.from(s.write ? await s.write(value) : (value ?? Buffer.from('null'))).toString('utf8');
+  };
   console.log(`PostgreSQL backend CPU per statement (µs, median of ${flags.rounds} rounds of ${flags.n}; Linux /proc ticks), and wall time per statement from one connection`);
-  for (const [name, shapes] of Object.entries(cases)) {
-    if (flags.only && !flags.only.includes(name)) continue;
+  for (const [name, shapes] of Object.entries(all)) {
+    if (!flags.queries && flags.only && !flags.only.includes(name)) continue;
     const answers = new Map<string, string>();
-    for (const [shape, text] of Object.entries(shapes)) answers.set(shape, (await run(text))[0]!.json);
+    for (const [shape, s] of Object.entries(shapes)) answers.set(shape, await answer(s));
     const [first, ref] = [...answers][0]!;
     for (const [shape, a] of answers) if (JSON.stringify(JSON.parse(a)) !== JSON.stringify(JSON.parse(ref))) throw new Error(`${name}: ${shape} answers other data than ${first}`);
     const cpu = new Map<string, number[]>();
@@ -105,9 +175,10 @@ try {
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     console.log(`\n${name} (${n} per round)`);
     const base = med(cpu.get(first)!);
-    for (const shape of Object.keys(shapes)) {
+    for (const [shape, s] of Object.entries(shapes)) {
       const c = med(cpu.get(shape)!);
-      console.log(`  ${shape.padEnd(24)} CPU ${c.toFixed(0).padStart(6)} µs (${(c / base).toFixed(2)}x)  wall ${med(wall.get(shape)!).toFixed(0).padStart(6)} µs  ${answers.get(shape)!.length} bytes`);
+      const plans = flags.queries ? `  ${await subPlans(sql, s)}` : '';
+      console.log(`  ${shape.padEnd(24)} CPU ${c.toFixed(0).padStart(6)} µs (${(c / base).toFixed(2)}x)  wall ${med(wall.get(shape)!).toFixed(0).padStart(6)} µs  ${answers.get(shape)!.length} bytes${plans}`);
     }
   }
 } catch (e) {
