@@ -6,10 +6,10 @@ export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 /** A string constant (output keys, `__typename`): in single quotes, a single quote doubled. */
 export const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
-/** Hasura's order directions as PostgreSQL's (`asc` is nulls last, `desc` nulls first). */
 /** The order key `i` projected beside the rows aliased `t` (the compiler's `projectKeys`). */
 export const orderKeyColumn = (t: string, i: number) => `${t}."__svc_o${i}"`;
 
+/** Hasura's order directions as PostgreSQL's (`asc` is nulls last, `desc` nulls first). */
 export const DIRS: Readonly<Record<string, string>> = {
   asc: 'asc nulls last',
   asc_nulls_first: 'asc nulls first',
