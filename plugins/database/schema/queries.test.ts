@@ -106,6 +106,10 @@ describe('admin', () => {
       { id: 2, articles_aggregate: { aggregate: { count: 2 }, nodes: [{ id: 3 }, { id: 4 }] } },
       { id: 3, articles_aggregate: { aggregate: { count: 0 }, nodes: [] } },
     ]);
+    // The nodes of a root aggregate read their rows' keys too.
+    expect(await q('{ author_aggregate(order_by: [{articles_aggregate: {count: asc}}, {id: asc}]) { nodes { id articles_aggregate { aggregate { count } } } } }')).toEqual({
+      data: { author_aggregate: { nodes: [3, 2, 1].map((id) => ({ id, articles_aggregate: { aggregate: { count: id === 1 ? 3 : id === 2 ? 2 : 0 } } })) } },
+    });
     // The statement reads the keys: no aggregate subquery beside them.
     const r = await server.request('POST', '/v1/graphql/explain', { query: { query: doc('{ aggregate { count sum { rating } } }') } });
     expect(r.status, r.text).toBe(200);
