@@ -126,6 +126,9 @@ async function subPlans(sql: postgres.Sql, s: Shape): Promise<string> {
 }
 
 const flags = parseFlags(process.argv.slice(2));
+const known = flags.queries ? queries.map((q) => q.name) : Object.keys(cases);
+const unknown = flags.only?.filter((n) => !known.includes(n)) ?? [];
+if (unknown.length) throw new Error(`--only: no ${flags.queries ? 'query' : 'case'} named ${unknown.join(', ')} (there are ${known.join(', ')})`);
 try {
   const { sql, dbUrl } = await loadChinook(root, 'shapes');
   await sql.unsafe('analyze').simple();
