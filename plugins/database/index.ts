@@ -59,6 +59,7 @@ export { eventOf, invocationOf, type EventRow, type InvocationRow } from './mode
 export {
   SqlCompiler,
   UnsupportedQuery,
+  joinStep,
   literalCount,
   plainDecimal,
   STANDARD_OPERATORS,

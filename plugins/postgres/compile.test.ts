@@ -9,7 +9,7 @@
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { AggregateIR, AggregateOp, ColumnType, CompiledQuery, MutationIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
+import type { AggregateIR, AggregateOp, ColumnType, CompiledQuery, FieldIR, MutationIR, ObjectIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { postgresDialect as pg } from './dialect.js';
 
@@ -270,6 +270,54 @@ describe('aggregates answered by order keys', () => {
     for (const ir of cases) {
       expect(select(ir).sql).not.toMatch(/json_build_object\('[a-z]+', _t0."__svc_o/);
       expect(computed(ir)).toBe(true);
+    }
+  });
+});
+
+// Note [Objects read through the order keys' joins]: `{ article(order_by: [{author: {name: asc}},
+// {id: asc}], limit: 10) { id author { name born } } }`, the author filtered by the role's
+// `born is not null` both in the order key's join and in the selection.
+describe('objects read through the order keys\' joins', () => {
+  const F = cmp(author, 'born', 'is_null', lit(false));
+  const byAuthor = (column: string, filter = F): OrderItem => ({ path: [{ remote: author, mapping: ARTICLE_AUTHOR, filter, unique: true }], column, dir: 'asc' });
+  const authorOf = (select: ObjectIR, where = F): FieldIR => ({ key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author, { where }), select, unique: true });
+  const articles = (orderBy: OrderItem[], field: FieldIR, limit = true): RootIR => ({
+    k: 'select',
+    single: false,
+    rows: rows(article, { orderBy: [...orderBy, { path: [], column: 'id', dir: 'asc' }], ...(limit ? { limit: lit(10) } : {}) }),
+    select: obj(col(article, 'id'), field),
+  });
+  /** How many times the statement joins author. */
+  const joins = (ir: RootIR) => select(ir).sql.match(/join "public"."author"/g)?.length ?? 0;
+
+  it('the selected object\'s columns come through the rows subquery: one join', () => {
+    const ir = articles([byAuthor('name')], authorOf(obj(col(author, 'name'), col(author, 'born'), { key: '__typename', k: 'typename', name: 'author' })));
+    expect(select(ir).sql).toMatchInlineSnapshot(`"select coalesce(json_agg(_t2 order by _t0."__svc_o0" asc nulls last, _t0."__svc_o1" asc nulls last), '[]')::text as json from (select _t0."id", _t0."author_id", _t1."name" as "__svc_o0", _t0."id" as "__svc_o1", _t1."id" as "__svc_j0", _t1."name" as "__svc_j1", _t1."born" as "__svc_j2" from "public"."article" as _t0 left join "public"."author" as _t1 on _t1."id" = _t0."author_id" and (_t1."born" is not null) where true order by _t1."name" asc nulls last, _t0."id" asc nulls last limit 10) as _t0 cross join lateral (select _t0."__svc_j1" as "name", _t0."__svc_j2" as "born", 'author'::text as "__typename") as _t3 cross join lateral (select _t0."id" as "id", case when _t0."__svc_j0" is null then null else _t3 end as "author") as _t2"`);
+    expect(joins(ir)).toBe(1);
+    // Without a limit the rows subquery is pulled up: still one join.
+    expect(joins(articles([byAuthor('name')], authorOf(obj(col(author, 'name'))), false))).toBe(1);
+  });
+
+  it('as JSON too (an object whose keys a row cannot carry)', () => {
+    const long = 'k'.repeat(70);
+    const ir = articles([byAuthor('name')], authorOf(obj(col(author, 'name', long))));
+    expect(joins(ir)).toBe(1);
+    expect(select(ir).sql).toContain(`json_build_object('${long}', _t0."__svc_j1")`);
+  });
+
+  it('joined again where the object reads more than columns, or other rows', () => {
+    // A nested array relationship (it reads the author's row); another filter; an order key
+    // by a column of another relationship; an inherited role's redaction on a column.
+    const cases: RootIR[] = [
+      articles([byAuthor('name')], authorOf(obj(col(author, 'name'), { key: 'articles', k: 'array', mapping: AUTHOR_ARTICLES, rows: rows(article), select: obj(col(article, 'id')) }))),
+      articles([byAuthor('name')], authorOf(obj(col(author, 'name')), T)),
+      articles([byAuthor('name', T)], authorOf(obj(col(author, 'name')))),
+      articles([{ ...byAuthor('name'), path: [{ ...byAuthor('name').path[0]!, mapping: [['id', 'id']] }] }], authorOf(obj(col(author, 'name')))),
+      articles([byAuthor('name')], authorOf(obj({ ...col(author, 'name'), redact: { e: cmp(author, 'id', 'gt', lit(1)), row: { table: author, columns: ['id'] } } } as FieldIR))),
+    ];
+    for (const ir of cases) {
+      expect(joins(ir)).toBe(2);
+      expect(select(ir).sql).not.toContain('__svc_j');
     }
   });
 });

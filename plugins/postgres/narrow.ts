@@ -21,8 +21,13 @@
  * cannot be in an identifier or a literal of the statement (PostgreSQL text cannot hold it). */
 export const rowsPlaceholder = (t: string): string => `\u0000${t}\u0000`;
 
-/** The order keys a rows subquery projects itself (compile.ts `projectKeys`). */
-const ORDER_KEY = /^"__svc_o\d+"$/;
+/** Where the columns a rows subquery's order keys' joins project go (Note [Objects read through
+ * the order keys' joins] in compile.ts), replaced by the compiler before `narrowRows`. */
+export const joinedPlaceholder = (t: string): string => `\u0001${t}\u0001`;
+
+/** The order keys and joined columns a rows subquery projects itself (compile.ts `projectKeys`,
+ * `joinedPlaceholder`). */
+const ORDER_KEY = /^"__svc_[oj]\d+"$/;
 
 /** `sql` with each rows placeholder replaced (Note [Narrow rows]). */
 export function narrowRows(sql: string): string {

@@ -54,11 +54,16 @@ export class UnsupportedQuery extends Error {}
 export type Mapping = readonly (readonly [string, string])[];
 
 /** The LEFT JOINs of a rows subquery's order keys (Note [Order keys by joins] in the PostgreSQL
- * compiler): the SQL, and the alias of each path of steps already joined. */
+ * compiler): the SQL, and the alias of each path of steps already joined, keyed by the steps'
+ * `joinStep` texts one after the other. */
 export interface Joins {
   sql: string[];
   aliases: Map<string, string>;
 }
+
+/** One step of a path of joins, as `Joins.aliases` keys it: the remote table, the mapping and the
+ * remote's filter, so that two paths share a join only where they read the same rows. */
+export const joinStep = (remote: QualifiedTable, mapping: Mapping, filter: BoolIR): string => `${JSON.stringify([remote, mapping, filter])}\n`;
 
 /** A limit or offset: the number a literal is (Note [Literal limits] in the PostgreSQL compiler),
  * or the value to bind; undefined for none (or a null literal). */
@@ -368,7 +373,7 @@ export abstract class SqlCompiler {
     for (; joins && i < o.path.length && o.path[i]!.unique; i++) {
       const step = o.path[i]!;
       // Keys through the same steps share the joins (`{album: {artist: {name}}}, {album: {title}}`).
-      signature += `${JSON.stringify([step.remote, step.mapping, step.filter])}\n`;
+      signature += joinStep(step.remote, step.mapping, step.filter);
       let a = joins.aliases.get(signature);
       if (!a) {
         a = this.alias();
