@@ -517,7 +517,7 @@ class Compiler extends SqlCompiler {
     // The projection is narrowed to the columns the statement reads when the subquery keeps
     // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).
     // Note [Objects read through the order keys' joins].
-    if (joins.aliases.size > 0) this.keyJoins.set(t, { aliases: joins.aliases, out: [], names: new Map() });
+    if (joins.aliases.size > 0) this.keyJoins.set(t, { aliases: joins.aliases, out: [], names: new Map(keys.map((k, i) => [k, orderKeyColumn(t, i)])) });
     let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(keys)}${joins.aliases.size > 0 ? joinedPlaceholder(t) : ''}`;
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
     // A literal limit or offset is written into the statement (Note [Literal limits]).
@@ -596,7 +596,7 @@ class Compiler extends SqlCompiler {
 
   /** Per alias of rows whose order keys joined object relationships inside the rows subquery:
    * the alias of each path joined, and the columns of those joins projected out of it (the SQL,
-   * and each one's name by `<join alias>.<column>`). */
+   * and each one's outer name by `<join alias>."<column>"`, the order keys' own among them). */
   private readonly keyJoins = new Map<string, { aliases: ReadonlyMap<string, string>; out: string[]; names: Map<string, string> }>();
   /** A join alias inside a rows subquery that the outer query reads through it: the rows' alias
    * and the path's `joinStep`s. */
@@ -630,11 +630,11 @@ class Compiler extends SqlCompiler {
     const at = `${a}.${quoteIdent(column)}`;
     let name = kj.names.get(at);
     if (!name) {
-      name = quoteIdent(`__svc_j${kj.out.length}`);
-      kj.names.set(at, name);
-      kj.out.push(`, ${at} as ${name}`);
+      const j = quoteIdent(`__svc_j${kj.out.length}`);
+      kj.out.push(`, ${at} as ${j}`);
+      kj.names.set(at, (name = `${rows}.${j}`));
     }
-    return `${rows}.${name}`;
+    return name;
   }
 
   /** `sql` with each rows subquery's joined projections written (Note [Objects read through the
