@@ -125,8 +125,9 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * selected object's relationship is a path the keys joined (each step the same remote table,
  * mapping and role filter, `joinStep`), its columns are projected out of the rows subquery beside
  * the keys (`<join alias>."title" as "__svc_j0"`, written where `joinedPlaceholder` stands once
- * the statement is whole) and read from there (`_t0."__svc_j0"`); the key that tells whether the
- * object has a row is projected the same way. The inner alias is then a name for those
+ * the statement is whole) and read from there (`_t0."__svc_j0"`; a column that is an order key
+ * itself is read as that key); the key that tells whether the object has a row is projected
+ * the same way. The inner alias is then a name for those
  * projections (`readThrough`): `columnField` and `joinObject` read through it. Only an object whose
  * fields are all plain columns (no inherited role's redaction), `__typename`, or object
  * relationships read through the same joins is read so: anything else reads the object's row
