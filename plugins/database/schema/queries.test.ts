@@ -133,10 +133,16 @@ describe('admin', () => {
       { author: { a: 'Alice', b: 'Alice' } },
       { author: { a: 'Bob', b: 'Bob' } },
     ]);
-    const r = await server.request('POST', '/v1/graphql/explain', { query: { query: doc(', limit: 2', '{ name born }') } });
-    expect(r.status, r.text).toBe(200);
-    const sql: string = JSON.parse(r.text)[0].sql;
-    expect(sql.match(/join "public"."author"/g)).toHaveLength(1);
+    // In a nested list, through that list's own keys.
+    expect((await q('{ author(where: {id: {_eq: 2}}) { articles(order_by: [{author: {name: asc}}, {id: desc}], limit: 1) { id author { name } } } }')).data.author).toEqual([
+      { articles: [{ id: 4, author: { name: 'Bob' } }] },
+    ]);
+    for (const query of [doc(', limit: 2', '{ name born }'), '{ author { articles(order_by: {author: {name: asc}}) { author { name } } } }']) {
+      const r = await server.request('POST', '/v1/graphql/explain', { query: { query } });
+      expect(r.status, r.text).toBe(200);
+      const sql: string = JSON.parse(r.text)[0].sql;
+      expect(sql.match(/join "public"."author"/g), sql).toHaveLength(1);
+    }
   });
 
   it('limit and offset', async () => {
