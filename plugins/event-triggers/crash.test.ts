@@ -49,10 +49,13 @@ async function setup(port: number, table: string, retry: Record<string, number>)
   await ok({ type: 'create_event_trigger', args: { name: table, table, webhook: '{{HOOK}}', insert: { columns: '*' }, retry_conf: retry } });
 }
 
-/** Waits (10 s at most) until the instance on `port` has the event trigger: it syncs metadata. */
-async function seesTrigger(port: number): Promise<void> {
+/** Waits (10 s at most) until the instance `p` has the event trigger: it syncs metadata. A
+ * request that fails says whether the process exited, and what it printed. */
+async function seesTrigger(p: ServerProcess): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    const md = await post(port, '/v1/metadata', { type: 'export_metadata', args: {} });
+    const md = await post(p.port, '/v1/metadata', { type: 'export_metadata', args: {} }).catch((e: Error) => {
+      throw new Error(`${e.message} (${e.cause ?? ''}); the server ${p.child.exitCode === null ? 'still runs' : `exited with ${p.child.exitCode}`}; its output:\n${p.out.join('').slice(-4000)}`);
+    });
     if (JSON.stringify(md.body).includes('"event_triggers"')) return;
     await sleep(100);
   }
@@ -124,7 +127,7 @@ describe('event delivery with server processes', () => {
     const [a, b, c] = await Promise.all(ports.map((p, i) => server(db, p, hook, `/i${i}`)));
     // A short timeout: the killed instance's claims (its lease: the timeout and a margin) expire soon.
     await setup(ports[0]!, 'trio', { num_retries: 5, interval_sec: 0, timeout_sec: 3 });
-    for (const port of ports.slice(1)) await seesTrigger(port);
+    for (const p of [b, c]) await seesTrigger(p!);
     const sql = postgres(db.url, { max: 2, onnotice: () => {} });
     pools.push(sql);
     for (let i = 0; i < 50; i++) await sql`insert into trio (id, kind) select g, 'commit' from generate_series(${i * 100 + 1}::int, ${i * 100 + 100}::int) g`;
@@ -182,7 +185,7 @@ describe('event delivery with server processes', () => {
     const [a, b] = await Promise.all([server(db, pa, hook), server(db, pb, hook)]);
     await setup(pa, 'pairs', { num_retries: 5, interval_sec: 0, timeout_sec: 10 });
     // The second instance sees the trigger within its sync interval.
-    await seesTrigger(pb);
+    await seesTrigger(b);
     const sql = postgres(db.url, { max: 2, onnotice: () => {} });
     pools.push(sql);
     for (let i = 0; i < 20; i++) await sql`insert into pairs (id, kind) select g, 'commit' from generate_series(${i * 100 + 1}::int, ${i * 100 + 100}::int) g`;
