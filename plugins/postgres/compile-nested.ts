@@ -6,7 +6,6 @@
  */
 import type { BoolIR, CompiledQuery, NestedInsertIR, NestedWriteIR, QualifiedTable, UpdateIR } from '../database/index.js';
 import { MutationCompiler, type Written } from './compile.js';
-import { narrowRows } from './narrow.js';
 import { quoteIdent } from './identifiers.js';
 
 /*
@@ -167,5 +166,5 @@ class NestedCompiler extends MutationCompiler {
 export function compileNestedUpdate(ir: UpdateIR): CompiledQuery {
   const c = new NestedCompiler();
   const w = c.nestedUpdate(ir);
-  return { sql: narrowRows(c.statement(c.output(ir.output, w, c.affected))), params: c.params };
+  return { sql: c.finish(c.statement(c.output(ir.output, w, c.affected))), params: c.params };
 }

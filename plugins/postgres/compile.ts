@@ -638,11 +638,12 @@ class Compiler extends SqlCompiler {
     return name;
   }
 
-  /** `sql` with each rows subquery's joined projections written (Note [Objects read through the
-   * order keys' joins]). */
-  withJoinedColumns(sql: string): string {
-    if (this.keyJoins.size === 0) return sql;
-    return sql.replace(/\u0001(_t\d+)\u0001/g, (_m, t: string) => this.keyJoins.get(t)?.out.join('') ?? '');
+  /** The whole statement `sql` with its placeholders written: each rows subquery's joined
+   * projections (Note [Objects read through the order keys' joins]), then its projection (Note
+   * [Narrow rows] in ./narrow.ts). Every statement this compiler or a subclass writes ends here. */
+  finish(sql: string): string {
+    const joined = this.keyJoins.size === 0 ? sql : sql.replace(/\u0001(_t\d+)\u0001/g, (_m, t: string) => this.keyJoins.get(t)?.out.join('') ?? '');
+    return narrowRows(joined);
   }
 
   /** An object relationship, its object built by `obj` on the row `a` (JSON, or a record). */
@@ -887,7 +888,7 @@ export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQue
   const q = c.compileRoot(ir);
   // Either way its value is read as bytes (Note [Answers as bytes] in core/schema/contract.ts):
   // records to write, or JSON to answer as it came.
-  return { ...q, sql: narrowRows(c.withJoinedColumns(q.sql)), ...(c.recordsRow ? { records: { rows: c.recordsRow, write: recordsWriter(c.recordsRow) } } : q.batch ? {} : { bytes: true }) };
+  return { ...q, sql: c.finish(q.sql), ...(c.recordsRow ? { records: { rows: c.recordsRow, write: recordsWriter(c.recordsRow) } } : q.batch ? {} : { bytes: true }) };
 }
 
 /*
@@ -1208,5 +1209,5 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
   const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
   // The top level's own rows (not its nested ones) are what the field returns; affected_rows
   // counts the nested ones too.
-  return { sql: narrowRows(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params };
+  return { sql: c.finish(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params };
 }

@@ -553,6 +553,28 @@ describe('on_conflict', () => {
 });
 
 describe('update', () => {
+  it('returning a nested list ordered through an object relationship it shows, and ordered by an aggregate it shows (Notes [Objects read through the order keys\' joins], [Aggregates answered by order keys])', async () => {
+    expect(
+      await q(`mutation { update_author(where: {id: {_eq: 1}}, _inc: {rating: 1}) { returning {
+        id articles(order_by: [{author: {name: asc}}, {id: desc}]) { id author { name } }
+      } } }`),
+    ).toEqual({ data: { update_author: { returning: [{ id: 1, articles: [{ id: 2, author: { name: 'Alice' } }, { id: 1, author: { name: 'Alice' } }] }] } } });
+    expect(
+      await q(`mutation { update_comment(where: {}, _set: {text: "x"}) { returning {
+        id article { author { articles(order_by: [{comments_aggregate: {count: desc}}, {id: asc}]) { id comments_aggregate { aggregate { count } } } } }
+      } } }`),
+    ).toEqual({
+      data: {
+        update_comment: {
+          returning: [
+            { id: 1, article: { author: { articles: [{ id: 1, comments_aggregate: { aggregate: { count: 1 } } }, { id: 2, comments_aggregate: { aggregate: { count: 0 } } }] } } },
+            { id: 2, article: { author: { articles: [{ id: 3, comments_aggregate: { aggregate: { count: 1 } } }] } } },
+          ],
+        },
+      },
+    });
+  });
+
   it('_set and _inc, with returning, relationships and aggregates', async () => {
     expect(
       await q(`mutation { update_article(where: {author_id: {_eq: 1}}, _set: {body: "new", published: true}, _inc: {likes: 5}) {
