@@ -27,6 +27,9 @@ beforeAll(async () => {
     { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
     { type: 'pg_create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
     { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id', 'name'], filter: {} } } },
+    // A role that sees only the authors whose name starts with its session's letter.
+    { type: 'pg_create_select_permission', args: { table: 'author', role: 'fan', permission: { columns: ['id', 'name'], filter: { name: { _like: 'X-Svc-Letter' } } } } },
+    { type: 'pg_create_select_permission', args: { table: 'article', role: 'fan', permission: { columns: ['id', 'title'], filter: {} } } },
     {
       type: 'pg_create_select_permission',
       args: { table: 'article', role: 'user', permission: { columns: ['id', 'title', 'author_id', 'rating'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, limit: 2, allow_aggregations: true } },
@@ -283,6 +286,17 @@ describe('role user (row filter on a session variable, column lists)', () => {
     expect(await q('{ article(order_by: [{author: {name: asc}}, {id: desc}]) { id author { name } } }', undefined, user('2'))).toEqual({
       data: { article: [{ id: 4, author: { name: 'Bob' } }, { id: 3, author: { name: 'Bob' } }] },
     });
+    // The role's filter on the author, with a session variable, in the join the key and the
+    // object share: Bob's articles have no author the role may see (null, ordered last).
+    expect(await q('{ article(order_by: [{author: {name: asc}}, {id: asc}]) { id author { name } } }', undefined, { 'x-svc-role': 'fan', 'x-svc-letter': 'A%' })).toEqual({
+      data: { article: [1, 2, 5].map((id) => ({ id, author: { name: 'Alice' } })).concat([3, 4].map((id) => ({ id, author: null as never }))) },
+    });
+    const r = await server.request('POST', '/v1/graphql/explain', {
+      query: { query: '{ article(order_by: [{author: {name: asc}}, {id: asc}]) { id author { name } } }' },
+      user: { 'x-svc-role': 'fan', 'x-svc-letter': 'A%' },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(JSON.parse(r.text)[0].sql.match(/join "public"."author"/g)).toHaveLength(1);
     // Not over a column the role may not select.
     expect((await q('{ author(order_by: {articles_aggregate: {max: {body: asc}}}) { id } }', undefined, user('2'))).errors?.[0]?.extensions?.code).toBe('validation-failed');
   });
