@@ -27,7 +27,7 @@ export const joinedPlaceholder = (t: string): string => `\u0001${t}\u0001`;
 
 /** The order keys and joined columns a rows subquery projects itself (compile.ts `projectKeys`,
  * `joinedPlaceholder`). */
-const ORDER_KEY = /^"__svc_[oj]\d+"$/;
+const PROJECTED = /^"__svc_[oj]\d+"$/;
 
 /** `sql` with each rows placeholder replaced (Note [Narrow rows]). */
 export function narrowRows(sql: string): string {
@@ -71,7 +71,7 @@ function references(sql: string): Map<string, Set<string> | typeof WHOLE> {
           const col = sql.slice(j + 1, end);
           let cols = out.get(word);
           if (cols === undefined) out.set(word, (cols = new Set()));
-          if (cols !== WHOLE && !ORDER_KEY.test(col)) cols.add(col);
+          if (cols !== WHOLE && !PROJECTED.test(col)) cols.add(col);
           i = end;
           prevWord = '';
           continue;
