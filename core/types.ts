@@ -286,6 +286,10 @@ export interface HttpAnswer {
   /** Headers added to the response, in order; a name may repeat. */
   headers?: readonly [string, string][];
   body: string | Uint8Array | readonly Uint8Array[] | ReadableStream<Uint8Array>;
+  /** Called once the body's bytes are no longer needed (Node has handed the last of them to the
+   * operating system, or they were copied): what lent them may reuse them (Note [Lent answer
+   * bytes] in core/schema/contract.ts). Not called if the client went away first. */
+  written?: () => void;
 }
 
 export interface WorkerDef {

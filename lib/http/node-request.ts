@@ -63,7 +63,11 @@ export function nodeExchange(req: IncomingMessage): HttpExchange {
 /** An exchange's answer as hono's Response. */
 export function contextAnswer(c: Context, a: HttpAnswer): Response {
   for (const [name, value] of a.headers ?? []) c.header(name, value, { append: true });
-  const body = Array.isArray(a.body) ? Buffer.concat(a.body as readonly Uint8Array[]) : a.body;
+  let body = a.body;
+  if (Array.isArray(body)) {
+    body = Buffer.concat(body as readonly Uint8Array[]);
+    a.written?.(); // copied: the parts are free
+  }
   return c.body(body as Uint8Array<ArrayBuffer> | string | ReadableStream, a.status as 200, { 'content-type': a.contentType });
 }
 
@@ -82,14 +86,17 @@ export async function nodeAnswer(res: ServerResponse, a: HttpAnswer): Promise<vo
     res.writeHead(a.status, headers);
     res.cork();
     for (const p of parts) res.write(p);
-    res.end();
+    // On 'finish': every part written to the socket (not on an error or a close before it).
+    if (a.written) res.end(a.written);
+    else res.end();
     return;
   }
   if (typeof body === 'string' || body instanceof Uint8Array) {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     headers.push('content-length', String(bytes.length));
     res.writeHead(a.status, headers);
-    res.end(bytes);
+    if (a.written) res.end(bytes, a.written);
+    else res.end(bytes);
     return;
   }
   res.writeHead(a.status, headers);

@@ -7,6 +7,7 @@
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { AnswerText, BuildResult, HeaderList, HttpAnswer, HttpExchange, RoleSchema, RunContext, Session } from '../../core/plugin.js';
+import { answerWritten } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';
@@ -696,8 +697,21 @@ function checkRequest(req: unknown, at = '$'): { query: string; variables: Recor
 
 /** An answer as the route's (an answer's text longer than STREAM_ABOVE in slices). */
 function httpAnswer(a: Answer): HttpAnswer {
-  const body = a.parts ?? (a.text.length > STREAM_ABOVE ? inSlices(a.text) : a.text);
-  return { status: a.status, contentType: 'application/json; charset=utf-8', body, ...(a.headers?.length ? { headers: a.headers } : {}) };
+  const { parts } = a;
+  const body = parts ?? (a.text.length > STREAM_ABOVE ? inSlices(a.text) : a.text);
+  return {
+    status: a.status,
+    contentType: 'application/json; charset=utf-8',
+    body,
+    ...(a.headers?.length ? { headers: a.headers } : {}),
+    // The answer is this request's alone: once sent, its lent bytes go back (Note [Lent answer
+    // bytes] in core/schema/contract.ts).
+    ...(parts ? { written: () => partsWritten(parts) } : {}),
+  };
+}
+
+function partsWritten(parts: readonly Uint8Array[]): void {
+  for (const p of parts) answerWritten(p);
 }
 
 /** The answer `{"data":{...}}` of fields some of which answered bytes (Note [Answers as bytes] in

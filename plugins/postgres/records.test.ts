@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
-import { recordsWriter, type RecordRow } from './records.js';
+import { answerWritten } from '../../core/schema/contract.js';
+import { answerBuffers, recordsWriter, type RecordRow } from './records.js';
 import { OFFLOAD_MIN, recordsPoolCounts, setRecordsWorkers, stopRecordsWorkers } from './records-pool.js';
 
 const SEED = `
@@ -329,6 +330,38 @@ describe('the records writer', () => {
     }
     // A boolean that is not `t` or `f`, and a quoted field cut after a backslash.
     for (const bad of ['(1,2,x,a,b,,)[]', '(1,2,tt,a,b,,)[]', '(1,2,t,"a\\', '(1,2,t,a,"[\\']) expect(() => write(bad), bad).toThrow();
+  });
+
+  it('lends each answer, written into again only after it is given back, once (Note [Lent answer bytes])', async () => {
+    const w = recordsWriter(row);
+    const bytes = (text: string) => w(Buffer.from(text)) as Uint8Array;
+    // Where the bytes are (a small buffer is a slice of Node's shared pool).
+    const same = (a: Uint8Array, b: Uint8Array) => a.buffer === b.buffer && a.byteOffset === b.byteOffset;
+    const first = bytes('(1,2.5,t,"a longer string",1,"(x,3)")[(y)(z)]');
+    const firstJson = utf8(first);
+    // Not given back: later answers are written elsewhere, the first stays as it was.
+    const second = bytes('(2,0,f,"",2,)[]');
+    expect(same(second, first)).toBe(false);
+    expect(utf8(first)).toBe(firstJson);
+    // Given back (a second time does nothing): the next answer is written into its buffer.
+    const { reused, givenBack } = answerBuffers;
+    answerWritten(first);
+    answerWritten(first);
+    expect(answerBuffers.givenBack).toBe(givenBack + 1);
+    const third = bytes('(3,1,t,c,3,)[]');
+    expect(same(third, first)).toBe(true);
+    expect(answerBuffers.reused).toBe(reused + 1);
+    expect(utf8(third)).toBe('[{"i":3,"n":1,"b":true,"s":"c","j":3,"o":null,"l":[]}]');
+    expect(same(bytes('(4,1,t,c,4,)[]'), third)).toBe(false);
+    // A text written in slices lends its answer too; a string and bytes never lent are left be.
+    const long = w(Buffer.from('(7,0.5,t,x,{},)[]'.repeat(70_000)));
+    expect(long).toBeInstanceOf(Promise);
+    const sliced = await long;
+    answerWritten(sliced);
+    expect(answerBuffers.givenBack).toBe(givenBack + 2);
+    answerWritten('[]');
+    answerWritten(Buffer.from('[]'));
+    expect(answerBuffers.givenBack).toBe(givenBack + 2);
   });
 
   it('refuses a text that is not the plan\'s records', () => {

@@ -1,6 +1,7 @@
 /**
  * Writes the JSON of a list from PostgreSQL's text of its rows (Note [Lists as records]).
  */
+import { lendAnswer } from '../../core/schema/contract.js';
 import { OFFLOAD_MIN, writeByWorker } from './records-pool.js';
 
 /*
@@ -381,7 +382,7 @@ function jsonField(src: Uint8Array, p: number, out: Writer): number {
 let discarded: Writer | undefined;
 function discard(): Writer {
   discarded ??= new Writer(256);
-  if (discarded.out.length > SCRATCH_MAX) discarded = new Writer(256);
+  if (discarded.out.length > BUFFER_MAX) discarded = new Writer(256);
   discarded.w = 0;
   return discarded;
 }
@@ -521,10 +522,38 @@ function writeRows(src: Uint8Array, from: number, to: number, row: RowFn, out: W
   out.byte(0x5d);
 }
 
-/** The buffer answers written at once are written into (one at a time: the writing is
- * synchronous), kept while no bigger than SCRATCH_MAX. */
-let scratch: Buffer | undefined;
-const SCRATCH_MAX = 4 << 20;
+/** Buffers that lists were written into and their answers' senders gave back (Note [Lent answer
+ * bytes] in core/schema/contract.ts), to be written into again: at most IDLE_MAX bytes of them,
+ * each of at most BUFFER_MAX. */
+const idle: Buffer[] = [];
+let idleBytes = 0;
+const IDLE_MAX = 16 << 20;
+const BUFFER_MAX = 4 << 20;
+/** What the buffers did (tests read it): taken from `idle`, given back, given back and kept. */
+export const answerBuffers = { reused: 0, givenBack: 0, kept: 0 };
+
+/** An idle buffer of at least `size` bytes, if the last one given back is. */
+function idleBuffer(size: number): Buffer | undefined {
+  const b = idle.pop();
+  if (b === undefined) return undefined;
+  idleBytes -= b.length;
+  if (b.length < size) return undefined; // dropped: the next ones given back are the larger
+  answerBuffers.reused++;
+  return b;
+}
+
+/** The list's JSON in `out`, lent (Note [Lent answer bytes]): its buffer is written into again once
+ * the answer's sender gives the bytes back. */
+function lent(out: Writer): Uint8Array {
+  const buffer = out.out;
+  return lendAnswer(buffer.subarray(0, out.w), () => {
+    answerBuffers.givenBack++;
+    if (buffer.length > BUFFER_MAX || idleBytes + buffer.length > IDLE_MAX) return;
+    idle.push(buffer);
+    idleBytes += buffer.length;
+    answerBuffers.kept++;
+  });
+}
 
 /** Bytes of records written between two turns of the event loop: a large answer is written in
  * slices, so that other requests (the health check) are served meanwhile. */
@@ -543,17 +572,15 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
   const write = (text: Uint8Array): Uint8Array | Promise<Uint8Array> => {
     const f: Field = { src: text, from: 0, to: 0, end: 0 };
     if (text.length <= SLICE) {
-      // Written at once: into the buffer the last answer used, the answer's bytes copied out of it.
-      const out = new Writer(firstRoom(text.length), scratch);
+      // Written at once, into a buffer an earlier answer gave back if there is one; its UTF-8
+      // bytes, never decoded here (Note [Answers as bytes] in core/schema/contract.ts).
+      const room = firstRoom(text.length);
+      const out = new Writer(room, idleBuffer(room));
       writeRows(text, 0, text.length, compiled, out, f);
-      if (out.out.length <= SCRATCH_MAX) scratch = out.out;
-      // Out of the scratch buffer, which the next answer overwrites: its UTF-8 bytes, never
-      // decoded here (Note [Answers as bytes] in core/schema/contract.ts).
-      const json = Buffer.allocUnsafe(out.w);
-      out.out.copy(json, 0, 0, out.w);
-      return json;
+      return lent(out);
     }
-    const out = new Writer(firstRoom(text.length));
+    const room = firstRoom(text.length);
+    const out = new Writer(room, idleBuffer(room));
     return (async () => {
       out.byte(0x5b);
       let p = 0;
@@ -564,7 +591,7 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
       }
       if (p !== text.length) throw new RecordsError('a list has bytes after its last record');
       out.byte(0x5d);
-      return out.out.subarray(0, out.w);
+      return lent(out);
     })();
   };
   return (text) => {
