@@ -110,11 +110,13 @@ export type AnswerText = string | Uint8Array;
  * bytes it still reads would be wrong, hence only the sender does, and only after the write.
  *
  * Why not a copy per answer, as before: memory outside V8's heap (a Buffer's) costs an allocation
- * and a free each time (6-8 µs of the main thread for the bench's nested answer of 22 KB), and
- * V8 counts it toward starting a full collection, which marks the whole live heap. The bench's
- * nested query at 1,000 req/s (two-core machine, 2026-11-27) ran a mark-compact every ~1,100
- * requests with a copy per answer (35 in 40 s) and 2 in all with the buffer reused; with 2,000
- * more tables tracked (a live heap of 270 MB), each of those took 350-450 ms of marking.
+ * and a free each time (about 6 µs for a 22 KB Buffer in a loop, Node 20), and V8 counts it toward
+ * starting a full collection, which marks the whole live heap. `npm run bench:gc` (docs/
+ * benchmarks.md, two-core machine, 2026-11-27): the bench's nested query at 1,000 req/s ran 8-11
+ * mark-compacts in each 10 s run with a copy per answer and none with the buffers given back,
+ * the main thread 258-368 µs per request against 212-311; with 2,000 more tables tracked, 4 in
+ * each run taking about 2 s of the main thread in all (the engine fell to 817-882 req/s) against
+ * 0-1. A small buffer is a slice of Node's shared pool: only that slice is written into again.
  */
 
 /** Where lent bytes keep their give-back: a property of the view itself, not a WeakMap, whose
