@@ -213,11 +213,13 @@ describe("routes served from Node's request", () => {
     }
   });
 
-  it('answers many lists at once, of two sizes, each its own', async () => {
-    const small = (await s.request('POST', '/v1/graphql', list(3))).text;
-    const large = (await s.request('POST', '/v1/graphql', list(40))).text;
-    const got = await Promise.all(Array.from({ length: 40 }, (_, i) => post(base, i % 3 ? '/v1/graphql' : '/v1/graphql?via=hono', list(i % 2 ? 3 : 40))));
-    got.forEach((r, i) => expect(r.text, `request ${i}`).toBe(i % 2 ? small : large));
+  it('answers many lists at once, of three sizes, each its own', async () => {
+    // The whole table's records (1.4 MB) go to a records worker where there is one, through a
+    // lane (Note [Records written off the main thread]).
+    const limits = [3, 40, undefined];
+    const want = await Promise.all(limits.map(async (n) => (await s.request('POST', '/v1/graphql', list(n))).text));
+    const got = await Promise.all(Array.from({ length: 40 }, (_, i) => post(base, i % 4 ? '/v1/graphql' : '/v1/graphql?via=hono', list(limits[i % 3]))));
+    got.forEach((r, i) => expect(r.text, `request ${i}`).toBe(want[i % 3]));
   });
 
   it("says an answer's bytes are written only once the client has taken them all, or at once where they were copied", async () => {

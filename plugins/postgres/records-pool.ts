@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { lendAnswer } from '../../core/schema/contract.js';
 
 /*
  * Note [Records written off the main thread]
@@ -23,6 +24,19 @@ import { Worker } from 'node:worker_threads';
  * bench's nested list (11 KB of records) went to a worker too: its main thread 30-60 µs less
  * per request, the process 100-170 µs more (same machine and day, two rounds): not kept.
  *
+ * A list goes to its worker through a lane (`Lane`): a pair of SharedArrayBuffers, its text
+ * copied into one, its JSON written into the other and lent from there (Note [Lent answer bytes]
+ * in core/schema/contract.ts); the lane is used again once the answer is given back. A list
+ * copied into a fresh buffer and its JSON transferred back cost the main thread memory outside
+ * V8's heap per list (the bench's large list: 330 KB in, 700 KB back), which V8 counts toward a
+ * mark-compact: `npm run bench:gc -- --only large --rate 150` (two-core machine, one worker,
+ * 2026-11-27, log bench/results/2026-11-27-bench-gc-2core-large-lanes.log) ran 33-38
+ * mark-compacts per 10 s run with copies and 17-20 with lanes, the main thread 731-853 -> 644-777
+ * µs per request, the other threads 1,827-2,091 -> 1,235-1,459. A text over LANE_TEXT_MAX, and the
+ * JSON of one that outgrows its lane, still go as copies; a lane whose answer is never given back
+ * (a batch, a subscription) is the collector's, like any buffer; one whose worker failed is
+ * dropped with it.
+ *
  * The workers are started on the first large list, as many as SVC_GRAPHQL_RECORDS_WORKERS says
  * (by default one less than the machine's cores, at most four; 0: none, everything written on
  * the main thread), each list to the one with the fewest in hand. A worker keeps the writers it
@@ -36,12 +50,24 @@ import { Worker } from 'node:worker_threads';
 /** Records' text from which a list is written by a worker (Note [Records written off the main thread]). */
 export const OFFLOAD_MIN = 64 << 10;
 
+/**
+ * A pair of shared buffers a list is handed to a worker through (Note [Records written off the
+ * main thread]): its text copied into `text`, its JSON written into `json` and lent from there
+ * (Note [Lent answer bytes] in core/schema/contract.ts), the lane kept for the next list once the
+ * answer is given back. Nothing per list is then allocated outside V8's heap on the main thread.
+ */
+interface Lane {
+  text: SharedArrayBuffer;
+  json: SharedArrayBuffer;
+}
+
 interface Job {
   resolve(json: Uint8Array): void;
   reject(e: Error): void;
   /** The same list written on the main thread, if the worker fails. */
   inline(): Uint8Array | Promise<Uint8Array>;
   worker: PoolWorker;
+  lane: Lane | undefined;
 }
 
 interface PoolWorker {
@@ -53,9 +79,44 @@ interface PoolWorker {
   retired: boolean;
 }
 
-/** What the main thread sends a worker, and what it answers. */
-export type RecordsTask = { id: number; shape: string; text: Uint8Array };
-export type RecordsAnswer = { id: number; json: Uint8Array } | { id: number; error: string };
+/** What the main thread sends a worker (the text itself, or its length in a lane), and what it
+ * answers (the JSON transferred, or its length in the lane's `json`). */
+export type RecordsTask = { id: number; shape: string; text: Uint8Array } | { id: number; shape: string; lane: Lane; length: number };
+export type RecordsAnswer = { id: number; json: Uint8Array } | { id: number; length: number } | { id: number; error: string };
+
+/** Lanes whose answers were given back, at most IDLE_LANES_MAX bytes of them; a text over
+ * LANE_TEXT_MAX is sent as a copy, as is the JSON of one that outgrows its lane. */
+const idleLanes: Lane[] = [];
+let idleLaneBytes = 0;
+const IDLE_LANES_MAX = 48 << 20;
+const LANE_TEXT_MAX = 4 << 20;
+/** A lane's JSON room per byte of text: the bench's large list writes 2.1 bytes of JSON per byte
+ * of records; more is written into a buffer of the worker's own, transferred. */
+const LANE_JSON_PER_TEXT = 4;
+
+/** An idle lane that takes `n` bytes of text, or a new one (a power of two, 64 KiB at least). */
+function takeLane(n: number): Lane | undefined {
+  if (n > LANE_TEXT_MAX) return undefined;
+  for (let i = idleLanes.length - 1; i >= 0; i--) {
+    const lane = idleLanes[i]!;
+    if (lane.text.byteLength < n) continue;
+    idleLanes.splice(i, 1);
+    idleLaneBytes -= lane.text.byteLength + lane.json.byteLength;
+    recordsPoolCounts.lanesReused++;
+    return lane;
+  }
+  let size = 64 << 10;
+  while (size < n) size *= 2;
+  recordsPoolCounts.lanesMade++;
+  return { text: new SharedArrayBuffer(size), json: new SharedArrayBuffer(size * LANE_JSON_PER_TEXT) };
+}
+
+function keepLane(lane: Lane): void {
+  const bytes = lane.text.byteLength + lane.json.byteLength;
+  if (idleLaneBytes + bytes > IDLE_LANES_MAX) return;
+  idleLanes.push(lane);
+  idleLaneBytes += bytes;
+}
 
 let size: number | undefined;
 let workers: PoolWorker[] = [];
@@ -63,7 +124,7 @@ const jobs = new Map<number, Job>();
 let nextId = 0;
 const shapes = new WeakMap<object, string>();
 /** Lists written by workers, and lists a failed worker left to the main thread (tests read them). */
-export const recordsPoolCounts = { written: 0, fellBack: 0, started: 0, startFailures: 0 };
+export const recordsPoolCounts = { written: 0, fellBack: 0, started: 0, startFailures: 0, lanesMade: 0, lanesReused: 0 };
 /** Workers started (or tried) since the pool was last set or stopped: at most twice the number
  * configured, so that workers that keep failing are not started forever. */
 let starts = 0;
@@ -114,6 +175,14 @@ function start(): PoolWorker {
       thread.unref();
       if (w.retired) void thread.terminate();
     }
+    const lane = job.lane;
+    if ('length' in m) {
+      // In the lane: lent from there, the lane kept for another list once given back.
+      recordsPoolCounts.written++;
+      job.resolve(lendAnswer(Buffer.from(lane!.json, 0, m.length), () => keepLane(lane!)));
+      return;
+    }
+    if (lane) keepLane(lane);
     if ('json' in m) {
       recordsPoolCounts.written++;
       job.resolve(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.byteLength));
@@ -167,12 +236,19 @@ export function writeByWorker(row: object, text: Uint8Array, inline: () => Uint8
   let shape = shapes.get(row);
   if (shape === undefined) shapes.set(row, (shape = JSON.stringify(row)));
   const id = nextId++;
-  const copy = new Uint8Array(text.length);
-  copy.set(text);
   const w = best;
   if (w.inHand++ === 0) w.thread.ref();
+  const lane = takeLane(text.length);
   return new Promise<Uint8Array>((resolve, reject) => {
-    jobs.set(id, { resolve, reject, inline, worker: w });
-    w.thread.postMessage({ id, shape, text: copy } satisfies RecordsTask, [copy.buffer]);
+    // A lane of a worker that fails is dropped with it (it may have been writing into it).
+    jobs.set(id, { resolve, reject, inline, worker: w, lane });
+    if (lane) {
+      new Uint8Array(lane.text).set(text);
+      w.thread.postMessage({ id, shape, lane, length: text.length } satisfies RecordsTask);
+    } else {
+      const copy = new Uint8Array(text.length);
+      copy.set(text);
+      w.thread.postMessage({ id, shape, text: copy } satisfies RecordsTask, [copy.buffer]);
+    }
   });
 }

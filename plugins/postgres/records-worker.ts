@@ -1,16 +1,18 @@
 /**
  * A worker thread of the records pool (Note [Records written off the main thread] in
- * ./records-pool.ts): writes each list it is sent and sends its JSON back, transferred.
+ * ./records-pool.ts): writes each list it is sent, from its lane into its lane (or, for a list
+ * sent as a copy or JSON that outgrows the lane, into a buffer of its own, transferred back).
  */
 import { parentPort } from 'node:worker_threads';
 import { recordsWriterAtOnce, type RecordRow } from './records.js';
 import type { RecordsAnswer, RecordsTask } from './records-pool.js';
 
 /** The writers generated here, by the row's shape; the oldest dropped past WRITERS_MAX. */
-const writers = new Map<string, (text: Uint8Array) => Uint8Array>();
+const writers = new Map<string, (text: Uint8Array, into?: Buffer) => Uint8Array>();
 const WRITERS_MAX = 1000;
 
-parentPort!.on('message', ({ id, shape, text }: RecordsTask) => {
+parentPort!.on('message', (task: RecordsTask) => {
+  const { id, shape } = task;
   let answer: RecordsAnswer;
   let transfer: ArrayBuffer[] = [];
   try {
@@ -19,7 +21,18 @@ parentPort!.on('message', ({ id, shape, text }: RecordsTask) => {
       if (writers.size >= WRITERS_MAX) writers.delete(writers.keys().next().value!);
       writers.set(shape, (write = recordsWriterAtOnce(JSON.parse(shape) as RecordRow)));
     }
-    let json = write(text);
+    if ('lane' in task) {
+      // Read from the lane's text, written into its JSON; into a buffer of its own if it
+      // outgrows it, sent back as below.
+      const json = write(new Uint8Array(task.lane.text, 0, task.length), Buffer.from(task.lane.json));
+      if (json.buffer === task.lane.json) {
+        parentPort!.postMessage({ id, length: json.length } satisfies RecordsAnswer);
+        return;
+      }
+      parentPort!.postMessage({ id, json } satisfies RecordsAnswer, [json.buffer as ArrayBuffer]);
+      return;
+    }
+    let json = write(task.text);
     // Its own buffer, never Node's shared pool of small buffers (which a transfer would take
     // away): a large list's JSON always has one, this is a guard.
     if (json.buffer.byteLength <= Buffer.poolSize) json = json.slice();

@@ -413,6 +413,44 @@ describe('records written by worker threads (Note [Records written off the main 
     expect(recordsPoolCounts.written).toBe(before + 2);
   });
 
+  it('hands a list over through a lane, lends its answer from there, and reuses the lane once it is given back', async () => {
+    const big = text(2000);
+    const want = await inline(big);
+    const { lanesMade, lanesReused } = recordsPoolCounts;
+    const first = (await recordsWriter(row)(big)) as Uint8Array;
+    expect(first.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(utf8(first)).toBe(want);
+    // Not given back: the next list takes another lane, and the first answer stays as it was.
+    const second = (await recordsWriter(row)(text(2000, 5))) as Uint8Array;
+    expect(second.buffer).not.toBe(first.buffer);
+    expect(JSON.parse(utf8(second))).toEqual(expected(2000, 5));
+    expect(utf8(first)).toBe(want);
+    // Given back: the lane is the next list's.
+    answerWritten(first);
+    const reused = recordsPoolCounts.lanesReused;
+    const third = (await recordsWriter(row)(text(1900, 7))) as Uint8Array;
+    expect(third.buffer).toBe(first.buffer);
+    expect(recordsPoolCounts.lanesReused).toBe(reused + 1);
+    expect(JSON.parse(utf8(third))).toEqual(expected(1900, 7));
+    expect(recordsPoolCounts.lanesMade).toBeGreaterThan(lanesMade);
+    expect(recordsPoolCounts.lanesReused).toBeGreaterThan(lanesReused);
+    answerWritten(second);
+    answerWritten(third);
+  });
+
+  it('a list whose JSON outgrows its lane comes back in a buffer of the worker\'s own, the same JSON', async () => {
+    // Long keys and one-byte fields: many more bytes of JSON than of text.
+    const wide: RecordRow = { keys: ['a_key_long_enough_to_outgrow_the_lane', 'another_key_long_enough_to_outgrow'], cols: ['int', 'bool'] };
+    const t = Buffer.from('(1,t)'.repeat(20_000));
+    const before = recordsPoolCounts.written;
+    const out = (await recordsWriter(wide)(t)) as Uint8Array;
+    expect(recordsPoolCounts.written).toBe(before + 1);
+    expect(out.buffer).not.toBeInstanceOf(SharedArrayBuffer);
+    const got = JSON.parse(utf8(out));
+    expect(got).toHaveLength(20_000);
+    expect(got[19_999]).toEqual({ a_key_long_enough_to_outgrow_the_lane: 1, another_key_long_enough_to_outgrow: true });
+  });
+
   it('many lists at once, of several shapes, each answer its own', async () => {
     const other: RecordRow = { keys: ['n'], cols: ['int'] };
     const lists = Array.from({ length: 12 }, (_, k) => k);

@@ -602,12 +602,13 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
   };
 }
 
-/** A writer that writes the whole list at once, into a buffer of its own (a worker's, Note
- * [Records written off the main thread] in ./records-pool.ts). */
-export function recordsWriterAtOnce(row: RecordRow): (text: Uint8Array) => Uint8Array {
+/** A writer that writes the whole list at once (a worker's, Note [Records written off the main
+ * thread] in ./records-pool.ts): into `into` (a lane's), or into a buffer of its own where
+ * `into` is not given or the JSON outgrows it. */
+export function recordsWriterAtOnce(row: RecordRow): (text: Uint8Array, into?: Buffer) => Uint8Array {
   const compiled = generate(row);
-  return (text) => {
-    const out = new Writer(firstRoom(text.length));
+  return (text, into) => {
+    const out = new Writer(into ? 0 : firstRoom(text.length), into);
     writeRows(text, 0, text.length, compiled, out, { src: text, from: 0, to: 0, end: 0 });
     return out.out.subarray(0, out.w);
   };
