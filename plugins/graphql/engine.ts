@@ -6,8 +6,7 @@
  * Node's request] in core/types.ts).
  */
 import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
-import type { AnswerText, BuildResult, HeaderList, HttpAnswer, HttpExchange, RoleSchema, RunContext, Session } from '../../core/plugin.js';
-import { answerWritten } from '../../core/plugin.js';
+import { answerWritten, type AnswerText, type BuildResult, type HeaderList, type HttpAnswer, type HttpExchange, type RoleSchema, type RunContext, type Session } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
 import { ExecErrors, SvcError, type ErrorCode } from '../../core/errors.js';

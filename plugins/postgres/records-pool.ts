@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { lendAnswer } from '../../core/schema/contract.js';
+import { IdleList } from './idle.js';
 
 /*
  * Note [Records written off the main thread]
@@ -84,11 +85,9 @@ interface PoolWorker {
 export type RecordsTask = { id: number; shape: string; text: Uint8Array } | { id: number; shape: string; lane: Lane; length: number };
 export type RecordsAnswer = { id: number; json: Uint8Array } | { id: number; length: number } | { id: number; error: string };
 
-/** Lanes whose answers were given back, at most IDLE_LANES_MAX bytes of them; a text over
- * LANE_TEXT_MAX is sent as a copy, as is the JSON of one that outgrows its lane. */
-const idleLanes: Lane[] = [];
-let idleLaneBytes = 0;
-const IDLE_LANES_MAX = 48 << 20;
+/** Lanes whose answers were given back, at most 48 MiB of them; a text over LANE_TEXT_MAX is sent
+ * as a copy, as is the JSON of one that outgrows its lane. */
+const idleLanes = new IdleList<Lane>((l) => l.text.byteLength + l.json.byteLength, 48 << 20);
 const LANE_TEXT_MAX = 4 << 20;
 /** A lane's JSON room per byte of text: the bench's large list writes 2.1 bytes of JSON per byte
  * of records; more is written into a buffer of the worker's own, transferred. */
@@ -97,25 +96,15 @@ const LANE_JSON_PER_TEXT = 4;
 /** An idle lane that takes `n` bytes of text, or a new one (a power of two, 64 KiB at least). */
 function takeLane(n: number): Lane | undefined {
   if (n > LANE_TEXT_MAX) return undefined;
-  for (let i = idleLanes.length - 1; i >= 0; i--) {
-    const lane = idleLanes[i]!;
-    if (lane.text.byteLength < n) continue;
-    idleLanes.splice(i, 1);
-    idleLaneBytes -= lane.text.byteLength + lane.json.byteLength;
+  const idle = idleLanes.take((l) => l.text.byteLength >= n);
+  if (idle) {
     recordsPoolCounts.lanesReused++;
-    return lane;
+    return idle;
   }
   let size = 64 << 10;
   while (size < n) size *= 2;
   recordsPoolCounts.lanesMade++;
   return { text: new SharedArrayBuffer(size), json: new SharedArrayBuffer(size * LANE_JSON_PER_TEXT) };
-}
-
-function keepLane(lane: Lane): void {
-  const bytes = lane.text.byteLength + lane.json.byteLength;
-  if (idleLaneBytes + bytes > IDLE_LANES_MAX) return;
-  idleLanes.push(lane);
-  idleLaneBytes += bytes;
 }
 
 let size: number | undefined;
@@ -179,10 +168,10 @@ function start(): PoolWorker {
     if ('length' in m) {
       // In the lane: lent from there, the lane kept for another list once given back.
       recordsPoolCounts.written++;
-      job.resolve(lendAnswer(Buffer.from(lane!.json, 0, m.length), () => keepLane(lane!)));
+      job.resolve(lendAnswer(Buffer.from(lane!.json, 0, m.length), () => idleLanes.keep(lane!)));
       return;
     }
-    if (lane) keepLane(lane);
+    if (lane) idleLanes.keep(lane);
     if ('json' in m) {
       recordsPoolCounts.written++;
       job.resolve(Buffer.from(m.json.buffer, m.json.byteOffset, m.json.byteLength));

@@ -21,23 +21,18 @@ parentPort!.on('message', (task: RecordsTask) => {
       if (writers.size >= WRITERS_MAX) writers.delete(writers.keys().next().value!);
       writers.set(shape, (write = recordsWriterAtOnce(JSON.parse(shape) as RecordRow)));
     }
-    if ('lane' in task) {
-      // Read from the lane's text, written into its JSON; into a buffer of its own if it
-      // outgrows it, sent back as below.
-      const json = write(new Uint8Array(task.lane.text, 0, task.length), Buffer.from(task.lane.json));
-      if (json.buffer === task.lane.json) {
-        parentPort!.postMessage({ id, length: json.length } satisfies RecordsAnswer);
-        return;
-      }
-      parentPort!.postMessage({ id, json } satisfies RecordsAnswer, [json.buffer as ArrayBuffer]);
-      return;
+    // From the lane's text into its JSON (into a buffer of its own if it outgrows it), or from
+    // the text sent.
+    const lane = 'lane' in task ? task.lane : undefined;
+    let json = 'lane' in task ? write(new Uint8Array(task.lane.text, 0, task.length), Buffer.from(task.lane.json)) : write(task.text);
+    if (lane && json.buffer === lane.json) answer = { id, length: json.length };
+    else {
+      // Its own buffer, never Node's shared pool of small buffers (which a transfer would take
+      // away): a large list's JSON always has one, this is a guard.
+      if (json.buffer.byteLength <= Buffer.poolSize) json = json.slice();
+      answer = { id, json };
+      transfer = [json.buffer as ArrayBuffer];
     }
-    let json = write(task.text);
-    // Its own buffer, never Node's shared pool of small buffers (which a transfer would take
-    // away): a large list's JSON always has one, this is a guard.
-    if (json.buffer.byteLength <= Buffer.poolSize) json = json.slice();
-    answer = { id, json };
-    transfer = [json.buffer as ArrayBuffer];
   } catch (e) {
     answer = { id, error: e instanceof Error ? e.message : String(e) };
   }

@@ -2,6 +2,7 @@
  * Writes the JSON of a list from PostgreSQL's text of its rows (Note [Lists as records]).
  */
 import { lendAnswer } from '../../core/schema/contract.js';
+import { IdleList } from './idle.js';
 import { OFFLOAD_MIN, writeByWorker } from './records-pool.js';
 
 /*
@@ -523,22 +524,17 @@ function writeRows(src: Uint8Array, from: number, to: number, row: RowFn, out: W
 }
 
 /** Buffers that lists were written into and their answers' senders gave back (Note [Lent answer
- * bytes] in core/schema/contract.ts), to be written into again: at most IDLE_MAX bytes of them,
- * each of at most BUFFER_MAX. */
-const idle: Buffer[] = [];
-let idleBytes = 0;
-const IDLE_MAX = 16 << 20;
+ * bytes] in core/schema/contract.ts), to be written into again: at most 16 MiB of them, each of at
+ * most BUFFER_MAX. */
 const BUFFER_MAX = 4 << 20;
+const idle = new IdleList<Buffer>((b) => b.length, 16 << 20, BUFFER_MAX);
 /** What the buffers did (tests read it): taken from `idle`, given back, given back and kept. */
 export const answerBuffers = { reused: 0, givenBack: 0, kept: 0 };
 
-/** An idle buffer of at least `size` bytes, if the last one given back is. */
+/** An idle buffer of at least `size` bytes, if one was given back. */
 function idleBuffer(size: number): Buffer | undefined {
-  const b = idle.pop();
-  if (b === undefined) return undefined;
-  idleBytes -= b.length;
-  if (b.length < size) return undefined; // dropped: the next ones given back are the larger
-  answerBuffers.reused++;
+  const b = idle.take((x) => x.length >= size);
+  if (b) answerBuffers.reused++;
   return b;
 }
 
@@ -548,10 +544,7 @@ function lent(out: Writer): Uint8Array {
   const buffer = out.out;
   return lendAnswer(buffer.subarray(0, out.w), () => {
     answerBuffers.givenBack++;
-    if (buffer.length > BUFFER_MAX || idleBytes + buffer.length > IDLE_MAX) return;
-    idle.push(buffer);
-    idleBytes += buffer.length;
-    answerBuffers.kept++;
+    if (idle.keep(buffer)) answerBuffers.kept++;
   });
 }
 
