@@ -207,6 +207,11 @@ describe('auth', () => {
     const s = await server({ config: { adminSecret: 'k', unauthorizedRole: 'anonymous' } });
     const r = await s.metadata({ type: 'export_metadata', args: {} });
     expect(r).toMatchObject({ status: 400, body: { code: 'access-denied' } });
+    // A role header without the secret is not the admin (the conformance suite's
+    // TestUnauthorizedRolePermission, which Hasura sends without the secret).
+    const named = await s.metadata({ type: 'export_metadata', args: {} }, { 'x-svc-role': 'admin' });
+    expect(named).toMatchObject({ status: 400, body: { code: 'access-denied' } });
+    expect((await s.metadata({ type: 'export_metadata', args: {} }, { 'x-svc-admin-secret': 'k', 'x-svc-role': 'admin' })).status).toBe(200);
   });
 });
 
