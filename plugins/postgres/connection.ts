@@ -7,6 +7,7 @@ import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
 import { ReadReplicas, type Introspection, type SourceConnection, type QueryOptions, type SqlExecutor, type SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
+import { readWholeMessages } from './pg-socket.js';
 
 export interface PgConnectionInfo {
   database_url:
@@ -278,6 +279,8 @@ export class PgConnection implements SourceConnection {
       onnotice: () => {},
       connection: { application_name: `svc-source-${this.name}` },
     });
+    // Whole messages, large ones in buffers given back (Note [Read buffers given back]).
+    readWholeMessages(this.pool);
     return this.pool;
   }
 

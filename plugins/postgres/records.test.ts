@@ -11,6 +11,7 @@ import { useServer } from '../../test/helpers.js';
 import { answerWritten } from '../../core/schema/contract.js';
 import { answerBuffers, recordsWriter, type RecordRow } from './records.js';
 import { OFFLOAD_MIN, recordsPoolCounts, setRecordsWorkers, stopRecordsWorkers } from './records-pool.js';
+import { readBuffers } from './pg-socket.js';
 
 const SEED = `
 create type mood as enum ('ok', 'meh');
@@ -496,4 +497,33 @@ describe('records written by worker threads (Note [Records written off the main 
       setRecordsWorkers(2);
     }
   });
+});
+
+describe('a large list\'s records read into a buffer given back (Note [Read buffers given back] in ./pg-socket.ts)', () => {
+  const server = useServer(`
+    create table wide (id int primary key, body text);
+    insert into wide select g, repeat(chr(97 + g % 26), 40 + g % 20) from generate_series(1, 2000) g;
+  `);
+  beforeAll(async () => {
+    expect((await server.metadata({ type: 'pg_track_table', args: { table: 'wide' } })).status).toBe(200);
+  });
+  const want = Array.from({ length: 2000 }, (_, k) => ({ id: k + 1, body: String.fromCharCode(97 + ((k + 1) % 26)).repeat(40 + ((k + 1) % 20)) }));
+
+  for (const workers of [0, 1]) {
+    it(`the writer gives the text's buffer back once it has read it, and the next list is read into it (${workers} workers)`, async () => {
+      setRecordsWorkers(workers);
+      try {
+        const before = { ...readBuffers };
+        for (let i = 0; i < 3; i++) expect((await server.gql('{ wide(order_by: {id: asc}) { id body } }')).data.wide).toEqual(want);
+        expect(readBuffers.large - before.large).toBe(3);
+        expect(readBuffers.givenBack - before.givenBack).toBe(3);
+        expect(readBuffers.reused - before.reused).toBeGreaterThanOrEqual(2);
+        // Many at once: each read into a buffer of its own, each answer its own.
+        const many = await Promise.all(Array.from({ length: 8 }, (_, k) => server.gql(`{ wide(order_by: {id: asc}, offset: ${k}) { id body } }`)));
+        many.forEach((r, k) => expect(r.data.wide).toEqual(want.slice(k)));
+      } finally {
+        setRecordsWorkers(undefined);
+      }
+    });
+  }
 });

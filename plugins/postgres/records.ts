@@ -3,6 +3,7 @@
  */
 import { lendAnswer } from '../../core/schema/contract.js';
 import { IdleList } from './idle.js';
+import { giveBackRead, LARGE } from './pg-socket.js';
 import { OFFLOAD_MIN, writeByWorker } from './records-pool.js';
 
 /*
@@ -591,7 +592,13 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
     if (text === null) return Buffer.from(EMPTY_LIST);
     // A large list by a worker thread (Note [Records written off the main thread] in
     // ./records-pool.ts), here when there is none.
-    return (text.length >= OFFLOAD_MIN && writeByWorker(row, text, () => write(text))) || write(text);
+    const out = (text.length >= OFFLOAD_MIN && writeByWorker(row, text, () => write(text))) || write(text);
+    // The text read through, its message's buffer is given back to be read into again (Note
+    // [Read buffers given back] in ./pg-socket.ts); only a large text has one.
+    if (text.length < LARGE) return out;
+    if (out instanceof Promise) return out.finally(() => giveBackRead(text));
+    giveBackRead(text);
+    return out;
   };
 }
 

@@ -1,0 +1,220 @@
+/**
+ * Note [Read buffers given back] (./pg-socket.ts): postgres.js reads PostgreSQL's messages whole
+ * from our socket, a large one from a buffer that is read into again only once given back. The
+ * cutting is checked on a real session's bytes split at every kind of place; the sockets on a real
+ * PostgreSQL, through a proxy that hands its answers over a few bytes at a time; the give-back on
+ * large values (reused only once given back, once); and a server that sends a bad length, which
+ * ends the connection and not the process.
+ */
+import { EventEmitter } from 'node:events';
+import net from 'node:net';
+import fc from 'fast-check';
+import postgres from 'postgres';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../test/helpers.js';
+import { giveBackRead, LARGE, Messages, readBuffers, readWholeMessages } from './pg-socket.js';
+
+let url: string;
+beforeAll(async () => {
+  url = (await createDatabase('pg_socket')).url;
+});
+
+/** A pool reading through pgSocket. */
+function pool(u = url, max = 3): postgres.Sql {
+  const sql = postgres(u, { max, onnotice: () => {} });
+  readWholeMessages(sql);
+  expect((sql.options as { socket?: unknown }).socket).toBeTypeOf('function');
+  return sql;
+}
+
+/** A TCP proxy to `target` that records what the server sent and hands it to the client in
+ * pieces of `sizes` bytes in turn, each in its own turn of the event loop. */
+async function proxy(target: URL, sizes: number[] = []) {
+  const sent: Buffer[] = [];
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    client.pipe(upstream);
+    let queue = Promise.resolve();
+    let turn = 0;
+    upstream.on('data', (chunk: Buffer) => {
+      sent.push(chunk);
+      if (!sizes.length) return void client.write(chunk);
+      queue = queue.then(async () => {
+        for (let p = 0; p < chunk.length; ) {
+          const n = sizes[turn++ % sizes.length]!;
+          client.write(chunk.subarray(p, p + n));
+          p += n;
+          await new Promise((r) => setImmediate(r));
+        }
+      });
+    });
+    const end = () => (client.destroy(), upstream.destroy());
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const u = new URL(target);
+  u.host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return { url: u.toString(), sent: () => Buffer.concat(sent), close: () => new Promise((r) => server.close(r)) };
+}
+
+/** The messages of a byte stream, by their headers. */
+function cut(stream: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let p = 0; p < stream.length; ) {
+    const size = 1 + stream.readUInt32BE(p + 1);
+    out.push(stream.subarray(p, p + size));
+    p += size;
+  }
+  return out;
+}
+
+describe('whole messages (Note [Read buffers given back])', () => {
+  let session: Buffer;
+  beforeAll(async () => {
+    // A real session's bytes from PostgreSQL: start-up, small rows, an error, a large value.
+    const p = await proxy(new URL(url));
+    const sql = postgres(p.url, { max: 1, onnotice: () => {} });
+    try {
+      await sql`select 1 as one, 'two' as two`;
+      await sql`select g, repeat('x', g) from generate_series(1, 300) g`;
+      await expect(sql`select 1/0`).rejects.toThrow(/division by zero/);
+      await sql`select repeat('y', ${LARGE * 3}) as big`;
+    } finally {
+      await sql.end();
+      await p.close();
+    }
+    session = p.sent();
+    expect(session.length).toBeGreaterThan(LARGE * 3);
+  });
+
+  /** An emitted buffer that is one large message. */
+  const isLarge = (b: Buffer) => b.length >= LARGE && cut(b).length === 1;
+
+  /** What Messages emits for `session` read in pieces ending at `cuts`. */
+  function emitted(cuts: number[]): Buffer[] {
+    const socket = Object.assign(new EventEmitter(), { destroyed: false, destroy: (e?: Error) => { throw e ?? new Error('destroyed'); } });
+    const out: Buffer[] = [];
+    socket.on('data', (b: Buffer) => out.push(b));
+    const m = new Messages(socket as never);
+    const read = Buffer.alloc(64 << 10);
+    let from = 0;
+    for (const to of [...cuts, session.length]) {
+      // Node's reads are at most the read buffer's size; each lands at its start, over the last.
+      for (let p = from; p < to; p += read.length) {
+        const n = Math.min(read.length, to - p);
+        session.copy(read, 0, p, p + n);
+        m.read(read, n);
+      }
+      from = to;
+    }
+    return out;
+  }
+
+  it('hands over whole messages, in order, however the reads split them', () => {
+    const messages = cut(session);
+    const check = (cuts: number[]) => {
+      const out = emitted(cuts);
+      expect(Buffer.concat(out).equals(session)).toBe(true);
+      // Each emitted buffer is whole messages.
+      let i = 0;
+      for (const b of out) for (const m of cut(b)) expect(m.equals(messages[i++]!)).toBe(true);
+      expect(i).toBe(messages.length);
+    };
+    // Every split inside the first messages' headers and bodies, one byte at a time.
+    for (let k = 1; k < 40; k++) check([k]);
+    check(Array.from({ length: session.length - 1 }, (_, k) => k + 1).filter((k) => k < 200 || k % 997 === 0));
+    fc.assert(fc.property(fc.uniqueArray(fc.integer({ min: 1, max: session.length - 1 }), { maxLength: 60 }), (cuts) => check(cuts.sort((a, b) => a - b))), { numRuns: 200 });
+  });
+
+  it('reads a large message into a buffer of its own, and a given-back one is the next large one\'s', () => {
+    const large = cut(session).find((m) => m.length >= LARGE)!;
+    const before = { ...readBuffers };
+    const [first] = emitted([]).filter(isLarge);
+    expect(first!.equals(large)).toBe(true);
+    expect(readBuffers.large).toBe(before.large + 1);
+    // Not given back: the next is read elsewhere, the first as it was.
+    const [second] = emitted([7]).filter(isLarge);
+    expect(second!.buffer).not.toBe(first!.buffer);
+    expect(readBuffers.reused).toBe(before.reused);
+    // Given back (a second time, and a value not read so, do nothing): read into again.
+    giveBackRead(first!.subarray(100, 200));
+    giveBackRead(first);
+    giveBackRead(Buffer.from('x'));
+    giveBackRead(null);
+    expect(readBuffers.givenBack).toBe(before.givenBack + 1);
+    const [third] = emitted([3, 5000]).filter(isLarge);
+    expect(third!.buffer).toBe(first!.buffer);
+    expect(readBuffers.reused).toBe(before.reused + 1);
+    expect(third!.equals(large)).toBe(true);
+    const [fourth] = emitted([]).filter(isLarge);
+    expect(fourth!.buffer).not.toBe(first!.buffer);
+  });
+});
+
+describe('postgres.js through the socket', () => {
+  it('answers small and large queries, many at once, through reads of a few bytes', async () => {
+    const p = await proxy(new URL(url), [1, 2, 3, 5, 7, 4096, 13]);
+    const sql = pool(p.url);
+    try {
+      const asks = Array.from({ length: 24 }, (_, k) =>
+        k % 4 === 0
+          ? sql`select repeat(${String.fromCharCode(97 + k)}, ${LARGE + k * 1000}) as v`.then((r) => expect(r[0]!.v).toBe(String.fromCharCode(97 + k).repeat(LARGE + k * 1000)))
+          : sql`select g, 'row ' || g as name from generate_series(1, ${k * 10}) g`.then((r) => expect(r).toEqual(Array.from({ length: k * 10 }, (_, i) => ({ g: i + 1, name: `row ${i + 1}` })))),
+      );
+      await Promise.all(asks);
+      await expect(sql`select 1/0`).rejects.toThrow(/division by zero/);
+      expect((await sql`select 2 as two`)[0]!.two).toBe(2);
+    } finally {
+      await sql.end();
+      await p.close();
+    }
+  });
+
+  it('a large raw value is read into a given-back buffer only once it is given back', async () => {
+    const sql = pool(url, 1);
+    try {
+      const big = async (c: string) => ((await sql.unsafe(`select repeat('${c}', ${LARGE * 2})`).raw()) as unknown as Buffer[][])[0]![0]!;
+      const before = { ...readBuffers };
+      const a = await big('a');
+      const b = await big('b');
+      expect(readBuffers.large).toBe(before.large + 2);
+      expect(b.buffer).not.toBe(a.buffer);
+      expect(a.toString()).toBe('a'.repeat(LARGE * 2));
+      giveBackRead(a);
+      const c = await big('c');
+      expect(c.buffer).toBe(a.buffer);
+      expect(readBuffers.reused).toBe(before.reused + 1);
+      expect(c.toString()).toBe('c'.repeat(LARGE * 2));
+      expect(b.toString()).toBe('b'.repeat(LARGE * 2));
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it('leaves pools to several hosts and over TLS to postgres.js\'s own sockets', async () => {
+    for (const u of ['postgres://u@a:5432,b:5433/db', 'postgres://u@a/db?sslmode=require', 'postgres://u@a/db?sslmode=prefer']) {
+      const sql = postgres(u);
+      readWholeMessages(sql);
+      expect((sql.options as { socket?: unknown }).socket, u).toBeUndefined();
+      await sql.end();
+    }
+    const plain = postgres('postgres://u@a/db?sslmode=disable');
+    readWholeMessages(plain);
+    expect((plain.options as { socket?: unknown }).socket).toBeTypeOf('function');
+    await plain.end();
+  });
+
+  it('a server that sends a message shorter than its header ends the connection, not the process', async () => {
+    const bad = net.createServer((c) => c.once('data', () => c.write(Buffer.from([0x52, 0, 0, 0, 2]))));
+    await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));
+    const sql = pool(`postgres://u@127.0.0.1:${(bad.address() as net.AddressInfo).port}/db`, 1);
+    try {
+      await expect(sql`select 1`).rejects.toThrow(/less than its header's|CONNECTION/);
+    } finally {
+      await sql.end({ timeout: 1 });
+      await new Promise((r) => bad.close(r));
+    }
+  });
+});
+
