@@ -1,7 +1,7 @@
 /**
  * The socket postgres.js talks to PostgreSQL through (its `socket` option): PostgreSQL's messages
- * handed over whole, one of 4 KiB or more in a buffer of its own that is read into again once
- * given back (Note [Read buffers given back]).
+ * handed over whole, a large one in a buffer that is written into again once given back (Note
+ * [Read buffers given back]).
  */
 import net from 'node:net';
 import { IdleList } from './idle.js';
@@ -18,16 +18,15 @@ import { IdleList } from './idle.js';
  *
  * So postgres.js's socket is this one (its `socket` option, `readWholeMessages`): Node reads
  * into one buffer that is read into again (`onread`), and this module hands postgres.js whole
- * messages. Small messages (under OWN_MIN, 4 KiB) are copied out a run at a time, each run from
- * Node's pooled slab (no ArrayBuffer of its own; a run that spans reads, into one of its size);
- * a message of OWN_MIN or more is copied, as its reads come, into a buffer of its own, taken from
- * those given back if one fits (IdleList, ./idle.ts). postgres.js then reads each message where
- * it is (`incoming = x`), a raw value being a view of it; whoever reads a raw value through and
+ * messages. A run of whole messages within a read is copied out at once (a small copy comes from
+ * Node's pooled slab, no ArrayBuffer of its own); a message that spans reads is copied into a
+ * buffer of its size as the reads come, and a large one (LARGE and more) into a buffer taken from
+ * those given back, if one fits. postgres.js then reads each message where it
+ * is (`incoming = x`), a raw value being a view of it; whoever reads a large raw value through and
  * keeps nothing of it (the records writer, Note [Lists as records] in ./records.ts) gives its
- * message's buffer back (`giveBackRead`), and a later message is read into it. A value never
- * given back is the collector's, as before; a buffer is only ever read into again after its
- * give-back, and holds one message, so nothing that holds a view of another message can see it
- * change.
+ * message's buffer back (`giveBackRead`), and the next large message is read into it. A value
+ * never given back is the collector's, as before; a buffer is only ever read into again after its
+ * give-back, so nothing that holds a view of a message can see it change unless it gave it back.
  *
  * postgres.js hands each message to its handlers as it would its own buffer's: a DataRow's raw
  * values are views of the message, its other values strings decoded from it. A pool to several
@@ -40,23 +39,22 @@ import { IdleList } from './idle.js';
  * handed to its socket's callback before another is made); made on the first socket. */
 let reads: Buffer | undefined;
 
-/** Messages from this size are read each into a buffer of its own, one given back if one fits
- * (Note [Read buffers given back]); smaller ones come from Node's pooled slab. */
-export const OWN_MIN = 4 << 10;
+/** Messages from this size are read into buffers given back (Note [Read buffers given back]). */
+export const LARGE = 64 << 10;
 /** Given-back buffers kept: at most 32 MiB in all, each of at most 8 MiB. */
-const idle = new IdleList<Buffer>((b) => b.length, (b) => b.length, 32 << 20, 8 << 20);
-/** What the read buffers did (tests read it): messages read into buffers of their own, into a
- * given-back one, given back, kept. */
-export const readBuffers = { own: 0, reused: 0, givenBack: 0, kept: 0 };
+const idle = new IdleList<Buffer>((b) => b.length, 32 << 20, 8 << 20);
+/** What the read buffers did (tests read it): large messages read, into a given-back buffer,
+ * given back, kept. */
+export const readBuffers = { large: 0, reused: 0, givenBack: 0, kept: 0 };
 
-/** The ArrayBuffer property naming, while a message read into it is out, the buffer that
+/** The ArrayBuffer property naming, while a large message read into it is out, the buffer that
  * holds it (the whole of it, which the message and its raw values are views of). */
 const OUT = Symbol('svc.pgReadOut');
 type Marked = ArrayBufferLike & { [OUT]?: Buffer };
 
-function ownBuffer(size: number): Buffer {
-  readBuffers.own++;
-  let b = idle.take(size);
+function largeBuffer(size: number): Buffer {
+  readBuffers.large++;
+  let b = idle.take((x) => x.length >= size);
   if (b) readBuffers.reused++;
   else b = Buffer.allocUnsafeSlow(size);
   (b.buffer as Marked)[OUT] = b;
@@ -64,7 +62,7 @@ function ownBuffer(size: number): Buffer {
 }
 
 /**
- * Gives back the buffer a raw value of a message of its own was read into, to be read into again
+ * Gives back the buffer a raw value of a large message was read into, to be read into again
  * (Note [Read buffers given back]); nothing for any other value, nor a second time. The caller
  * keeps nothing of the message: no view of it, nor anything not copied out of it.
  */
@@ -119,15 +117,15 @@ export class Messages {
         p += k;
         if (this.headerGot < HEADER) return;
         this.headerGot = 0;
-        if (this.start(this.header, 0, HEADER) < 0) return;
+        if (!this.start(this.header, 0, HEADER)) return;
         continue;
       }
-      // The whole small messages from p, copied out at once.
+      // The whole messages from p, copied out at once.
       let q = p;
       while (q + HEADER <= n) {
         const size = 1 + b.readUInt32BE(q + 1);
         if (size < HEADER) return this.bad(size);
-        if (size >= OWN_MIN || q + size > n) break;
+        if (q + size > n) break;
         q += size;
       }
       if (q > p) {
@@ -137,32 +135,29 @@ export class Messages {
         this.socket.emit('data', out);
         continue;
       }
-      // A message of its own or one that goes on in the next read.
       if (n - p < HEADER) {
         b.copy(this.header, 0, p, n);
         this.headerGot = n - p;
         return;
       }
-      p = this.start(b, p, n);
-      if (p < 0) return;
+      if (!this.start(b, p, n)) return;
+      return;
     }
   }
 
-  /** A message from b[p] (its header at least), into a buffer of its own size (one given back,
-   * from OWN_MIN), copied up to its end or `end`; returns where it stopped, -1 for a bad length. */
-  private start(b: Buffer, p: number, end: number): number {
+  /** A message that spans reads, from its first bytes b[p, end) (its header at least). */
+  private start(b: Buffer, p: number, end: number): boolean {
     const size = 1 + b.readUInt32BE(p + 1);
     if (size < HEADER) {
       this.bad(size);
-      return -1;
+      return false;
     }
-    const stop = Math.min(end, p + size);
-    this.message = size >= OWN_MIN ? ownBuffer(size) : Buffer.allocUnsafe(size);
+    this.message = size >= LARGE ? largeBuffer(size) : Buffer.allocUnsafe(size);
     this.need = size;
-    this.got = stop - p;
-    b.copy(this.message, 0, p, stop);
+    this.got = end - p;
+    b.copy(this.message, 0, p, end);
     if (this.got === this.need) this.emitMessage();
-    return stop;
+    return true;
   }
 
   private emitMessage(): void {

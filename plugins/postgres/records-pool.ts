@@ -87,7 +87,7 @@ export type RecordsAnswer = { id: number; json: Uint8Array } | { id: number; len
 
 /** Lanes whose answers were given back, at most 48 MiB of them; a text over LANE_TEXT_MAX is sent
  * as a copy, as is the JSON of one that outgrows its lane. */
-const idleLanes = new IdleList<Lane>((l) => l.text.byteLength + l.json.byteLength, (l) => l.text.byteLength, 48 << 20);
+const idleLanes = new IdleList<Lane>((l) => l.text.byteLength + l.json.byteLength, 48 << 20);
 const LANE_TEXT_MAX = 4 << 20;
 /** A lane's JSON room per byte of text: the bench's large list writes 2.1 bytes of JSON per byte
  * of records; more is written into a buffer of the worker's own, transferred. */
@@ -96,7 +96,7 @@ const LANE_JSON_PER_TEXT = 4;
 /** An idle lane that takes `n` bytes of text, or a new one (a power of two, 64 KiB at least). */
 function takeLane(n: number): Lane | undefined {
   if (n > LANE_TEXT_MAX) return undefined;
-  const idle = idleLanes.take(n);
+  const idle = idleLanes.take((l) => l.text.byteLength >= n);
   if (idle) {
     recordsPoolCounts.lanesReused++;
     return idle;

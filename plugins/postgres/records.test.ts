@@ -515,7 +515,7 @@ describe('a large list\'s records read into a buffer given back (Note [Read buff
       try {
         const before = { ...readBuffers };
         for (let i = 0; i < 3; i++) expect((await server.gql('{ wide(order_by: {id: asc}) { id body } }')).data.wide).toEqual(want);
-        expect(readBuffers.own - before.own).toBe(3);
+        expect(readBuffers.large - before.large).toBe(3);
         expect(readBuffers.givenBack - before.givenBack).toBe(3);
         expect(readBuffers.reused - before.reused).toBeGreaterThanOrEqual(2);
         // Many at once: each read into a buffer of its own, each answer its own.

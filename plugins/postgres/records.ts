@@ -3,7 +3,7 @@
  */
 import { lendAnswer } from '../../core/schema/contract.js';
 import { IdleList } from './idle.js';
-import { giveBackRead } from './pg-socket.js';
+import { giveBackRead, LARGE } from './pg-socket.js';
 import { OFFLOAD_MIN, writeByWorker } from './records-pool.js';
 
 /*
@@ -528,13 +528,13 @@ function writeRows(src: Uint8Array, from: number, to: number, row: RowFn, out: W
  * bytes] in core/schema/contract.ts), to be written into again: at most 16 MiB of them, each of at
  * most BUFFER_MAX. */
 const BUFFER_MAX = 4 << 20;
-const idle = new IdleList<Buffer>((b) => b.length, (b) => b.length, 16 << 20, BUFFER_MAX);
+const idle = new IdleList<Buffer>((b) => b.length, 16 << 20, BUFFER_MAX);
 /** What the buffers did (tests read it): taken from `idle`, given back, given back and kept. */
 export const answerBuffers = { reused: 0, givenBack: 0, kept: 0 };
 
 /** An idle buffer of at least `size` bytes, if one was given back. */
 function idleBuffer(size: number): Buffer | undefined {
-  const b = idle.take(size);
+  const b = idle.take((x) => x.length >= size);
   if (b) answerBuffers.reused++;
   return b;
 }
@@ -594,7 +594,8 @@ export function recordsWriter(row: RecordRow): (text: Uint8Array | null) => Uint
     // ./records-pool.ts), here when there is none.
     const out = (text.length >= OFFLOAD_MIN && writeByWorker(row, text, () => write(text))) || write(text);
     // The text read through, its message's buffer is given back to be read into again (Note
-    // [Read buffers given back] in ./pg-socket.ts), if it had one of its own.
+    // [Read buffers given back] in ./pg-socket.ts); only a large text has one.
+    if (text.length < LARGE) return out;
     if (out instanceof Promise) return out.finally(() => giveBackRead(text));
     giveBackRead(text);
     return out;
