@@ -205,6 +205,22 @@ describe('postgres.js through the socket', () => {
     await plain.end();
   });
 
+  it('a server that never answers is postgres.js\'s connect timeout, naming the server as it does', async () => {
+    const held: net.Socket[] = [];
+    const silent = net.createServer((c) => void held.push(c));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as net.AddressInfo).port;
+    const sql = postgres(`postgres://u@127.0.0.1:${port}/db`, { max: 1, connect_timeout: 1 });
+    readWholeMessages(sql);
+    try {
+      await expect(sql`select 1`).rejects.toThrow(`write CONNECT_TIMEOUT 127.0.0.1:${port}`);
+    } finally {
+      await sql.end({ timeout: 1 });
+      for (const c of held) c.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
   it('a server that sends a message shorter than its header ends the connection, not the process', async () => {
     const bad = net.createServer((c) => c.once('data', () => c.write(Buffer.from([0x52, 0, 0, 0, 2]))));
     await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r));

@@ -181,7 +181,8 @@ export function pgSocket(o: { host: string[]; port: number[]; path?: string | fa
   where.onread = { buffer: (reads ??= Buffer.allocUnsafe(64 << 10)), callback: (n, b) => (messages!.read(b as Buffer, n), true) };
   const socket = net.connect(where);
   messages = new Messages(socket);
-  return socket;
+  // postgres.js names the server in its connection errors from these, as it sets them on its own.
+  return Object.assign(socket, { host: o.host[0], port: o.port[0] });
 }
 
 /**
