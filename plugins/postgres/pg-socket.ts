@@ -18,8 +18,8 @@ import { IdleList } from './idle.js';
  *
  * So postgres.js's socket is this one (its `socket` option, `readWholeMessages`): Node reads
  * into one buffer that is read into again (`onread`), and this module hands postgres.js whole
- * messages. A run of whole messages within a read is copied out at once (a small copy comes from
- * Node's pooled slab, no ArrayBuffer of its own); a message that spans reads is copied into a
+ * messages. A run of whole messages within a read is copied out at once (a run under 4 KiB from
+ * Node's pooled slab, where Node's own reads each made an ArrayBuffer); a message that spans reads is copied into a
  * buffer of its size as the reads come, and a large one (LARGE and more) into a buffer taken from
  * those given back, if one fits. postgres.js then reads each message where it
  * is (`incoming = x`), a raw value being a view of it; whoever reads a large raw value through and
