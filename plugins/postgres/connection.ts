@@ -7,7 +7,7 @@ import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
 import { ReadReplicas, type Introspection, type SourceConnection, type QueryOptions, type SqlExecutor, type SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
-import { readWholeMessages } from './pg-socket.js';
+import { lendRead, readWholeMessages } from './pg-socket.js';
 
 export interface PgConnectionInfo {
   database_url:
@@ -235,6 +235,9 @@ function toRaw(res: RawList | RawList[]): PgRawResult {
 export class PgConnection implements SourceConnection {
   private pool: postgres.Sql | undefined;
   readonly executor: PgExecutor;
+  /** A large raw value lent to its answer, its read buffer given back once sent (Note [Read
+   * buffers given back]). */
+  readonly answerBytes = lendRead;
   /** Whether the source prepares statements at all (Note [Poolers]). */
   private readonly prepared: boolean;
   /** How a query that does not ask, and one that asks, is sent (Note [Prepared statements per query]). */

@@ -4,6 +4,7 @@
  * [Read buffers given back]).
  */
 import net from 'node:net';
+import { lendAnswer } from '../../core/schema/contract.js';
 import { IdleList } from './idle.js';
 
 /*
@@ -24,7 +25,10 @@ import { IdleList } from './idle.js';
  * those given back, if one fits. postgres.js then reads each message where it
  * is (`incoming = x`), a raw value being a view of it; whoever reads a large raw value through and
  * keeps nothing of it (the records writer, Note [Lists as records] in ./records.ts) gives its
- * message's buffer back (`giveBackRead`), and the next large message is read into it. A value
+ * message's buffer back (`giveBackRead`), and the next large message is read into it; a value
+ * answered as PostgreSQL wrote it (Note [Answers as bytes] in core/schema/contract.ts) is lent to
+ * its answer (`lendRead`, SourceConnection.answerBytes) and given back once the answer is sent,
+ * like the records writer's own buffers (Note [Lent answer bytes] there). A value
  * never given back is the collector's, as before; a buffer is only ever read into again after its
  * give-back, so nothing that holds a view of a message can see it change unless it gave it back.
  *
@@ -73,6 +77,15 @@ export function giveBackRead(value: Uint8Array | null | undefined): void {
   marked![OUT] = undefined;
   readBuffers.givenBack++;
   if (idle.keep(whole)) readBuffers.kept++;
+}
+
+/**
+ * A raw value answered as it is (Note [Answers as bytes] in core/schema/contract.ts): lent to the
+ * answer if a large message was read into its buffer, that buffer given back once the answer is
+ * sent (Note [Lent answer bytes] there); any other value as it is.
+ */
+export function lendRead(value: Uint8Array): Uint8Array {
+  return (value.buffer as Marked)[OUT] ? lendAnswer(value, () => giveBackRead(value)) : value;
 }
 
 /** A message's first five bytes: its type and length (which counts itself, not the type). */

@@ -6,7 +6,7 @@
  * values are checked as literals. The writer alone is checked on texts record_out can write,
  * and on texts it cannot (which are a bug, reported, never half-written).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useServer } from '../../test/helpers.js';
 import { answerWritten } from '../../core/schema/contract.js';
 import { answerBuffers, recordsWriter, type RecordRow } from './records.js';
@@ -508,6 +508,24 @@ describe('a large list\'s records read into a buffer given back (Note [Read buff
     expect((await server.metadata({ type: 'pg_track_table', args: { table: 'wide' } })).status).toBe(200);
   });
   const want = Array.from({ length: 2000 }, (_, k) => ({ id: k + 1, body: String.fromCharCode(97 + ((k + 1) % 26)).repeat(40 + ((k + 1) % 20)) }));
+
+  it('a large value answered as PostgreSQL wrote it is lent to its answer, its buffer given back once sent; not in a batch', async () => {
+    const query = '{ wide_aggregate(order_by: {id: asc}) { nodes { id body } } }';
+    const before = { ...readBuffers };
+    for (let i = 0; i < 3; i++) expect((await server.gql(query)).data.wide_aggregate.nodes).toEqual(want);
+    expect(readBuffers.large - before.large).toBe(3);
+    // Given back once Node has sent each answer (its 'finish', which may come after the client has read it).
+    await vi.waitFor(() => expect(readBuffers.givenBack - before.givenBack).toBe(3));
+    expect(readBuffers.reused - before.reused).toBeGreaterThanOrEqual(2);
+    const many = await Promise.all(Array.from({ length: 6 }, (_, k) => server.gql(`{ wide_aggregate(order_by: {id: asc}, offset: ${k}) { nodes { id body } } }`)));
+    many.forEach((r, k) => expect(r.data.wide_aggregate.nodes).toEqual(want.slice(k)));
+    // A batch decodes its answers' text and gives nothing back.
+    await vi.waitFor(() => expect(readBuffers.givenBack - before.givenBack).toBe(9));
+    const batch = await server.request('POST', '/v1/graphql', [{ query }, { query }]);
+    expect(batch.body.map((a: { data: { wide_aggregate: { nodes: unknown[] } } }) => a.data.wide_aggregate.nodes)).toEqual([want, want]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(readBuffers.givenBack - before.givenBack).toBe(9);
+  });
 
   for (const workers of [0, 1]) {
     it(`the writer gives the text's buffer back once it has read it, and the next list is read into it (${workers} workers)`, async () => {

@@ -206,6 +206,11 @@ export interface SourceConnection {
    * /v1/graphql/explain`; PostgreSQL: EXPLAIN's `QUERY PLAN`). Absent: the kind cannot explain,
    * and the Explain API answers `not-supported`. */
   explain?(sql: string, params: readonly (string | null)[]): Promise<string[]>;
+  /** A raw value's bytes as a field answers them (Note [Answers as bytes] in
+   * core/schema/contract.ts), lent where the kind takes their buffer back once the answer is sent
+   * (Note [Lent answer bytes] there; PostgreSQL's: Note [Read buffers given back] in
+   * plugins/postgres/pg-socket.ts). Absent: the value as it is. */
+  answerBytes?(value: Uint8Array): Uint8Array;
   /** Checks that the source can be reached (used by add_source). */
   ping(): Promise<void>;
   /** LISTENs on `channel` on a connection of its own (optional: a kind without notifications

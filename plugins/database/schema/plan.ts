@@ -762,7 +762,7 @@ export function planRootField(kind: RootKind, t: RoleTable, rs: RoleSchema, inpu
           // The value's bytes (Note [Answers as bytes]): records to write, or JSON as it came.
           const rows = await exec.query<[Uint8Array | null]>(q.sql, params, ctx.signal ? { prepare: true, raw: true, signal: ctx.signal } : PREPARED_RAW);
           const value = rows[0]![0];
-          text = q.records ? await q.records.write(value) : (value ?? 'null');
+          text = q.records ? await q.records.write(value) : value ? (pool.answerBytes?.(value) ?? value) : 'null';
         } else text = (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!.json;
       } catch (e) {
         throw dbError(e, t.source.kind.dialect);
