@@ -1,6 +1,7 @@
 /**
  * Buffers given back to be written into again (Note [Lent answer bytes] in
- * core/schema/contract.ts): the records writer's and the records workers' lanes.
+ * core/schema/contract.ts): the records writer's, the records workers' lanes, and the buffers
+ * PostgreSQL's large messages were read into (Note [Read buffers given back] in ./pg-socket.ts).
  */
 
 /** What was given back, kept up to `maxBytes` in all and `maxEach` apiece (by `size`). */

@@ -153,7 +153,7 @@ export class Messages {
         this.headerGot = n - p;
         return;
       }
-      if (!this.start(b, p, n)) return;
+      this.start(b, p, n);
       return;
     }
   }
@@ -191,7 +191,9 @@ export class Messages {
 export function pgSocket(o: { host: string[]; port: number[]; path?: string | false }): net.Socket {
   let messages: Messages | undefined;
   const where: net.NetConnectOpts = o.path ? { path: o.path } : { host: o.host[0]!, port: o.port[0]! };
-  where.onread = { buffer: (reads ??= Buffer.allocUnsafe(64 << 10)), callback: (n, b) => (messages!.read(b as Buffer, n), true) };
+  // Reads of at most LARGE bytes: a message larger than that always spans reads, so it is read
+  // into a buffer of its own (one of exactly LARGE that lands whole in a read goes out in a run).
+  where.onread = { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n, b) => (messages!.read(b as Buffer, n), true) };
   const socket = net.connect(where);
   messages = new Messages(socket);
   // postgres.js names the server in its connection errors from these, as it sets them on its own.
