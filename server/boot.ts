@@ -13,6 +13,7 @@ import { graphqlEngine, type GraphQLEngine } from '../plugins/graphql/index.js';
 import { Upgrades } from './upgrades.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
+import { driverFor } from '../plugins/postgres/index.js';
 import { withPluginDefaults } from '../core/config.js';
 import { withServerDefaults } from './options.js';
 
@@ -70,7 +71,15 @@ export async function boot(opts: {
   // transaction pooler, and the catalog's statements are few (Note [Poolers] in
   // plugins/postgres/connection.ts; the catalog's one statement outside a transaction is sent
   // alone on its connection, CatalogStore.stamp).
-  const catalogSql = postgres(metadataUrl, { max: 4, prepare: false, onnotice: () => {}, connection: { application_name: 'svc-catalog' } });
+  // TLS as the sources' (Note [TLS as libpq] in plugins/postgres/tls.ts): the URL's sslmode.
+  let catalog: ReturnType<typeof driverFor>;
+  try {
+    catalog = driverFor(metadataUrl, undefined, env);
+  } catch (e) {
+    await embedded?.stop();
+    throw e;
+  }
+  const catalogSql = postgres(catalog.url, { ...catalog.options, max: 4, prepare: false, onnotice: () => {}, connection: { application_name: 'svc-catalog' } });
   let kernel: Kernel | undefined;
   try {
     signal?.throwIfAborted();

@@ -67,6 +67,8 @@ export async function startEmbeddedPostgres(opts: {
   onNotice?: (message: string) => void;
   /** Aborting stops the cluster as soon as possible and rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** More of the postmaster's settings, as `name=value` (its `-c`): the TLS tests' `ssl=on`. */
+  settings?: string[];
 }): Promise<EmbeddedPg> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const signal = opts.signal;
@@ -97,7 +99,7 @@ export async function startEmbeddedPostgres(opts: {
     createPostgresUser: process.getuid?.() === 0,
     onLog,
     onError: onLog,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', ...(opts.settings ?? []).flatMap((x) => ['-c', x])],
   };
 
   if (existsSync(path.dirname(databaseDir))) traversable(path.dirname(databaseDir), notice);

@@ -49,7 +49,7 @@ export interface DebianPostgres {
  * installed, when the tests run as root and the OS user `postgres` does not exist, or when the
  * cluster does not start (with the last lines of its log); nothing is left behind then.
  */
-export async function startDebianPostgres(opts: { prefix?: string } = {}): Promise<DebianPostgres> {
+export async function startDebianPostgres(opts: { prefix?: string; settings?: string[] } = {}): Promise<DebianPostgres> {
   const bin = findDebianPostgis();
   if (!bin) throw new Error(`no PostgreSQL with PostGIS was found under /usr/lib/postgresql (${DEBIAN_POSTGIS_INSTALL})`);
 
@@ -82,7 +82,10 @@ export async function startDebianPostgres(opts: { prefix?: string } = {}): Promi
   try {
     await exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync', '--no-instructions']);
     const port = await freePort();
-    const options = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+    const options = [
+      `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+      ...(opts.settings ?? []).map((x) => `-c ${x}`),
+    ].join(' ');
     started = true;
     await exec('pg_ctl', ['start', '-D', data, '-w', '-t', '30', '-l', log, '-o', options]);
     return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop };

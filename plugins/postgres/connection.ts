@@ -7,7 +7,8 @@ import { SvcError } from '../../core/errors.js';
 import type { CancelSignal } from '../../core/plugin.js';
 import { ReadReplicas, type Introspection, type SourceConnection, type QueryOptions, type SqlExecutor, type SqlTransaction } from '../database/index.js';
 import { introspect } from './introspect.js';
-import { lendRead, readWholeMessages } from './pg-socket.js';
+import { driverOptions, lendRead } from './pg-socket.js';
+import { pgTls, type PgSslConfiguration } from './tls.js';
 
 export interface PgConnectionInfo {
   database_url:
@@ -24,6 +25,7 @@ export interface PgConnectionInfo {
   };
   use_prepared_statements?: boolean;
   isolation_level?: 'read-committed' | 'repeatable-read' | 'serializable';
+  ssl_configuration?: PgSslConfiguration;
 }
 
 export interface PgConfiguration {
@@ -61,6 +63,20 @@ export function resolveDatabaseUrl(info: PgConnectionInfo, env: Readonly<Record<
   const p = u.connection_parameters;
   const auth = `${encodeURIComponent(p.username)}${p.password ? ':' + encodeURIComponent(p.password) : ''}`;
   return `postgres://${auth}@${p.host}:${p.port}/${encodeURIComponent(p.database)}`;
+}
+
+/**
+ * postgres.js's URL and options for a database: TLS as libpq does it, negotiated by the socket
+ * (Note [TLS as libpq] in ./tls.ts), whole messages read, large ones into buffers given back
+ * (Note [Read buffers given back] in ./pg-socket.ts). The sources' pools and the catalog's.
+ */
+export function driverFor(
+  databaseUrl: string,
+  ssl: PgSslConfiguration | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): { url: string; options: ReturnType<typeof driverOptions> } {
+  const { url, tls } = pgTls(databaseUrl, ssl, env);
+  return { url, options: driverOptions(url, tls) };
 }
 
 const ISOLATION: Record<string, string> = {
@@ -248,8 +264,9 @@ export class PgConnection implements SourceConnection {
     private readonly config: PgConfiguration,
     private readonly env: Readonly<Record<string, string | undefined>>,
   ) {
-    // Resolve the URL now so that a missing environment variable is reported at build time.
-    resolveDatabaseUrl(config.connection_info, env);
+    // Resolve the URL and its TLS settings now, so that a missing environment variable or a bad
+    // certificate is reported at build time.
+    pgTls(resolveDatabaseUrl(config.connection_info, env), config.connection_info.ssl_configuration, env);
     this.prepared = config.connection_info.use_prepared_statements === true;
     this.statements = this.prepared ? { plain: PREPARED, asked: ASKED } : { plain: POOLED, asked: POOLED_ASKED };
     this.executor = this.makeExecutor(() => this.sql());
@@ -271,7 +288,9 @@ export class PgConnection implements SourceConnection {
     if (this.pool) return this.pool;
     const info = this.config.connection_info;
     const ps = info.pool_settings ?? {};
-    this.pool = postgres(resolveDatabaseUrl(info, this.env), {
+    const { url, options } = driverFor(resolveDatabaseUrl(info, this.env), info.ssl_configuration, this.env);
+    this.pool = postgres(url, {
+      ...options,
       max: this.poolSize(),
       idle_timeout: ps.idle_timeout ?? 180,
       max_lifetime: ps.connection_lifetime ?? 600,
@@ -282,8 +301,6 @@ export class PgConnection implements SourceConnection {
       onnotice: () => {},
       connection: { application_name: `svc-source-${this.name}` },
     });
-    // Whole messages, large ones in buffers given back (Note [Read buffers given back]).
-    readWholeMessages(this.pool);
     return this.pool;
   }
 

@@ -12,6 +12,7 @@ import { runSqlOperations } from './run-sql.js';
 import { pgDumpRoute } from './pg-dump.js';
 import { postgresEvents } from './event-capture.js';
 import { setRecordsWorkers } from './records-pool.js';
+import { SSL_MODES } from './tls.js';
 
 const DatabaseUrl = v.union(
   [
@@ -31,6 +32,8 @@ const DatabaseUrl = v.union(
 );
 
 const int = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+const FromEnv = v.object({ from_env: v.pipe(v.string(), v.minLength(1, 'empty string not allowed')) });
 
 /** An optional setting: Hasura reads these with `.:?`, so null means absent (and is not stored). */
 const setting = <T extends v.GenericSchema>(s: T) => v.nullish(s);
@@ -54,7 +57,20 @@ export const ConnectionInfoSchema = v.pipe(
     ),
     use_prepared_statements: setting(v.boolean()),
     isolation_level: setting(v.picklist(['read-committed', 'repeatable-read', 'serializable'], 'expected one of read-committed, repeatable-read, serializable')),
-    ssl_configuration: setting(v.unknown()),
+    // Hasura's PGCertSettings: certificates as PEM text in environment variables (Note [TLS as
+    // libpq] in ./tls.ts).
+    ssl_configuration: setting(
+      v.pipe(
+        v.object({
+          sslmode: v.picklist(SSL_MODES, `expected one of ${SSL_MODES.join(', ')}`),
+          sslrootcert: setting(FromEnv),
+          sslcert: setting(FromEnv),
+          sslkey: setting(FromEnv),
+          sslpassword: setting(v.union([v.string(), FromEnv], 'expected a string or {from_env}')),
+        }),
+        v.transform(withoutAbsent),
+      ),
+    ),
   }),
   v.transform(withoutAbsent),
 );
@@ -124,3 +140,4 @@ export default definePlugin({
 export { leadingWords, splitStatements } from './split.js';
 export { transactionControl } from './run-sql.js';
 export { recordsWriter, type RecordRow, type RecordCol } from './records.js';
+export { driverFor } from './connection.js';

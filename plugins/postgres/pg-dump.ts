@@ -4,9 +4,13 @@
  *
  * Only options that shape the plain SQL written to stdout are passed on (see Note [pg_dump
  * options]); the connection is ours, and its password travels in the child's environment, never
- * on its command line (which `ps` shows to every user of the machine).
+ * on its command line (which `ps` shows to every user of the machine), as do its TLS settings
+ * (`tlsService`).
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import * as v from '../../core/valibot.js';
 import type { KernelApi, RouteDef } from '../../core/plugin.js';
 import { SvcError } from '../../core/errors.js';
@@ -14,6 +18,7 @@ import { parseWith } from '../../core/validation.js';
 import { readJsonBody } from '../../lib/http/body.js';
 import { DatabaseToken, sourcesOf, type SourceMeta } from '../database/index.js';
 import { resolveDatabaseUrl, type PgConfiguration } from './connection.js';
+import { pgTls, withQuery, type PgSslConfiguration } from './tls.js';
 
 const Args = v.object({
   opts: v.optional(v.array(v.string()), []),
@@ -182,19 +187,54 @@ export function splitPassword(url: string): { url: string; password: string | un
     if (colon >= 0) password = decodeURIComponent(userinfo.slice(colon + 1));
   }
   // `?password=` is a libpq connection parameter too.
-  let tail = rest;
-  const q = rest.indexOf('?');
-  if (q >= 0) {
-    const hash = rest.indexOf('#', q);
-    const params = new URLSearchParams(rest.slice(q + 1, hash < 0 ? undefined : hash));
+  const tail = withQuery(rest, (params) => {
     if (params.has('password')) {
       password = params.get('password') ?? undefined;
       params.delete('password');
     }
-    const query = params.toString();
-    tail = rest.slice(0, q) + (query ? `?${query}` : '');
-  }
+  });
   return { url: `${scheme}${user ? `${user}@` : ''}${hostPart}${tail}`, password };
+}
+
+/**
+ * A source's ssl_configuration for pg_dump, which is libpq: its certificates written to files of a
+ * directory of their own, mode 0600, and with the mode and the key's passphrase named in a libpq
+ * service file there (PGSERVICEFILE/PGSERVICE in the child's environment), so that nothing of it
+ * is on the command line; the URL loses the parameters the configuration sets, which it wins
+ * over (Note [TLS as libpq] in ./tls.ts). `remove()` once pg_dump is done.
+ */
+export function tlsService(
+  url: string,
+  ssl: PgSslConfiguration,
+  env: Readonly<Record<string, string | undefined>>,
+): { url: string; env: Record<string, string>; remove(): void } {
+  // The same checks as the source's own connections (an unset variable, a bad certificate).
+  pgTls(url, ssl, env);
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-pg-dump-'));
+  try {
+    const lines = ['[svc]', `sslmode=${ssl.sslmode}`];
+    const given = new Set(['sslmode']);
+    for (const name of ['sslrootcert', 'sslcert', 'sslkey'] as const) {
+      const ref = ssl[name];
+      if (!ref) continue;
+      const file = path.join(dir, name);
+      writeFileSync(file, env[ref.from_env]!, { mode: 0o600 });
+      lines.push(`${name}=${file}`);
+      given.add(name);
+    }
+    if (ssl.sslpassword !== undefined) {
+      const pass = typeof ssl.sslpassword === 'string' ? ssl.sslpassword : env[ssl.sslpassword.from_env]!;
+      if (/[\r\n]/.test(pass)) throw new SvcError('invalid-configuration', 'ssl_configuration.sslpassword cannot hold a line break for pg_dump');
+      lines.push(`sslpassword=${pass}`);
+      given.add('sslpassword');
+    }
+    const service = path.join(dir, 'pg_service.conf');
+    writeFileSync(service, lines.join('\n') + '\n', { mode: 0o600 });
+    return { url: withQuery(url, (params) => given.forEach((n) => params.delete(n))), env: { PGSERVICEFILE: service, PGSERVICE: 'svc' }, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
 }
 
 /** The environment of a pg_dump child: the server's, less libpq's own variables (the connection
@@ -266,14 +306,20 @@ export function pgDumpRoute(k: KernelApi): RouteDef {
       if (!source || source.kind !== 'postgres') {
         throw new SvcError('not-exists', `source with name "${a.source}" does not exist`, { path: '$.source' });
       }
-      const { url, password } = splitPassword(resolveDatabaseUrl((source.configuration as unknown as PgConfiguration).connection_info, k.env));
-      const env = childEnv(k, password);
-      await checkVersion(k, source, env);
-      const { code, stdout, stderr } = await run('pg_dump', [...args, `--dbname=${url}`], env);
-      if (code !== 0) {
-        throw new SvcError('unexpected', `pg_dump failed: ${stderr.trim() || `exit code ${code}`}`, { path: '$' });
+      const info = (source.configuration as unknown as PgConfiguration).connection_info;
+      const { url, password } = splitPassword(resolveDatabaseUrl(info, k.env));
+      const tls = info.ssl_configuration ? tlsService(url, info.ssl_configuration, k.env) : undefined;
+      try {
+        const env = { ...childEnv(k, password), ...tls?.env };
+        await checkVersion(k, source, env);
+        const { code, stdout, stderr } = await run('pg_dump', [...args, `--dbname=${tls?.url ?? url}`], env);
+        if (code !== 0) {
+          throw new SvcError('unexpected', `pg_dump failed: ${stderr.trim() || `exit code ${code}`}`, { path: '$' });
+        }
+        return c.text(a.clean_output ? clean(stdout) : stdout, 200);
+      } finally {
+        tls?.remove();
       }
-      return c.text(a.clean_output ? clean(stdout) : stdout, 200);
     },
   };
 }

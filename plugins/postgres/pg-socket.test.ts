@@ -12,19 +12,21 @@ import fc from 'fast-check';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../test/helpers.js';
-import { giveBackRead, LARGE, Messages, readBuffers, readWholeMessages } from './pg-socket.js';
+import { driverOptions, giveBackRead, LARGE, Messages, NegotiatingSocket, readBuffers } from './pg-socket.js';
+import { pgTls } from './tls.js';
 
 let url: string;
 beforeAll(async () => {
   url = (await createDatabase('pg_socket')).url;
 });
 
-/** A pool reading through pgSocket. */
-function pool(u = url, max = 3): postgres.Sql {
-  const sql = postgres(u, { max, onnotice: () => {} });
-  readWholeMessages(sql);
-  expect((sql.options as { socket?: unknown }).socket).toBeTypeOf('function');
-  return sql;
+/** A pool reading through this module's sockets: pgSocket with sslmode=disable, NegotiatingSocket
+ * with libpq's default (prefer), which the run's PostgreSQL (no TLS) answers with N. */
+function pool(u = url, max = 3, sslmode: 'disable' | 'prefer' = 'disable', extra: postgres.Options<{}> = {}): postgres.Sql {
+  const { url: bare, tls } = pgTls(`${u}?sslmode=${sslmode}`, undefined, {});
+  const options = driverOptions(bare, tls);
+  expect(options.socket).toBeTypeOf('function');
+  return postgres(bare, { ...options, max, onnotice: () => {}, ...extra });
 }
 
 /** A TCP proxy to `target` that records what the server sent and hands it to the client in
@@ -153,9 +155,9 @@ describe('whole messages (Note [Read buffers given back])', () => {
 });
 
 describe('postgres.js through the socket', () => {
-  it('answers small and large queries, many at once, through reads of a few bytes', async () => {
+  it.each(['disable', 'prefer'] as const)('answers small and large queries, many at once, through reads of a few bytes (sslmode %s)', async (sslmode) => {
     const p = await proxy(new URL(url), [1, 2, 3, 5, 7, 4096, 13]);
-    const sql = pool(p.url);
+    const sql = pool(p.url, 3, sslmode);
     try {
       const asks = Array.from({ length: 24 }, (_, k) =>
         k % 4 === 0
@@ -192,26 +194,32 @@ describe('postgres.js through the socket', () => {
     }
   });
 
-  it('leaves pools to several hosts and over TLS to postgres.js\'s own sockets', async () => {
-    for (const u of ['postgres://u@a:5432,b:5433/db', 'postgres://u@a/db?sslmode=require', 'postgres://u@a/db?sslmode=prefer']) {
-      const sql = postgres(u);
-      readWholeMessages(sql);
-      expect((sql.options as { socket?: unknown }).socket, u).toBeUndefined();
-      await sql.end();
+  it('leaves pools to several hosts to postgres.js\'s own sockets and TLS; one host, TLS or not, is this module\'s', async () => {
+    const options = (u: string) => driverOptions(pgTls(u, undefined, {}).url, pgTls(u, undefined, {}).tls);
+    expect(options('postgres://u@a:5432,b:5433/db')).toEqual({ ssl: 'prefer' });
+    expect(options('postgres://u@a:5432,b:5433/db?sslmode=require')).toEqual({ ssl: 'require' });
+    expect(options('postgres://u@a:5432,b:5433/db?sslmode=disable')).toEqual({ ssl: false });
+    for (const u of ['postgres://u@a/db', 'postgres://u@a/db?sslmode=require', 'postgres://u@a/db?sslmode=disable']) {
+      const o = options(u);
+      expect(o.ssl, u).toBe(false);
+      expect(o.socket, u).toBeTypeOf('function');
     }
-    const plain = postgres('postgres://u@a/db?sslmode=disable');
-    readWholeMessages(plain);
-    expect((plain.options as { socket?: unknown }).socket).toBeTypeOf('function');
-    await plain.end();
+    const socket = options('postgres://u@127.0.0.1:1/db').socket!({ host: ['127.0.0.1'], port: [1] });
+    expect(socket).toBeInstanceOf(NegotiatingSocket);
+    socket.on('error', () => {});
+    socket.destroy();
+    const plain = options('postgres://u@127.0.0.1:1/db?sslmode=disable').socket!({ host: ['127.0.0.1'], port: [1] });
+    expect(plain).toBeInstanceOf(net.Socket);
+    plain.on('error', () => {});
+    plain.destroy();
   });
 
-  it('a server that never answers is postgres.js\'s connect timeout, naming the server as it does', async () => {
+  it.each(['disable', 'prefer'] as const)('a server that never answers is postgres.js\'s connect timeout, naming the server as it does (sslmode %s)', async (sslmode) => {
     const held: net.Socket[] = [];
     const silent = net.createServer((c) => void held.push(c));
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as net.AddressInfo).port;
-    const sql = postgres(`postgres://u@127.0.0.1:${port}/db`, { max: 1, connect_timeout: 1 });
-    readWholeMessages(sql);
+    const sql = pool(`postgres://u@127.0.0.1:${port}/db`, 1, sslmode, { connect_timeout: 1 });
     try {
       await expect(sql`select 1`).rejects.toThrow(`write CONNECT_TIMEOUT 127.0.0.1:${port}`);
     } finally {
@@ -234,3 +242,61 @@ describe('postgres.js through the socket', () => {
   });
 });
 
+
+describe('the answer to the TLS request (Note [TLS in the socket])', () => {
+  /** A server answering the first thing it is sent (the SSLRequest) with `answer`; what it got. */
+  async function answering(answer: Buffer): Promise<{ url: string; got: Buffer[]; close(): Promise<void> }> {
+    const got: Buffer[] = [];
+    const conns: net.Socket[] = [];
+    const server = net.createServer((c) => {
+      conns.push(c);
+      c.on('data', (d) => got.push(d));
+      c.once('data', () => c.write(answer));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `postgres://u@127.0.0.1:${(server.address() as net.AddressInfo).port}/db`,
+      got,
+      close: async () => {
+        for (const c of conns) c.destroy();
+        await new Promise((r) => server.close(r));
+      },
+    };
+  }
+  const through = (url: string, sslmode: string) => {
+    const { url: bare, tls } = pgTls(`${url}?sslmode=${sslmode}`, undefined, {});
+    return postgres(bare, { ...driverOptions(bare, tls), max: 1, connect_timeout: 2, onnotice: () => {} });
+  };
+
+  it.each([
+    ['S and more, in the clear (CVE-2021-23222)', Buffer.from('SX'), 'prefer', /unencrypted data after its answer to the TLS request/],
+    ['N where TLS is required', Buffer.from('N'), 'require', /server does not support SSL, but SSL was required/],
+    ['neither S nor N', Buffer.from('Z'), 'prefer', /answered the TLS request with 90, neither S nor N/],
+  ])('%s: the query fails, nothing more is sent', async (_, answer, sslmode, message) => {
+    const server = await answering(answer);
+    const sql = through(server.url, sslmode);
+    try {
+      await expect(sql`select 1`).rejects.toThrow(message);
+      // The SSLRequest only: the startup message (user, database) never went out.
+      expect(Buffer.concat(server.got)).toEqual(Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]));
+    } finally {
+      await sql.end({ timeout: 1 });
+      await server.close();
+    }
+  });
+
+  it('an ErrorResponse instead (a server too busy) is postgres.js\'s to report', async () => {
+    const fields = Buffer.from('SFATAL\0C53300\0Msorry, too many clients already\0\0');
+    const e = Buffer.alloc(5);
+    e.write('E');
+    e.writeUInt32BE(4 + fields.length, 1);
+    const server = await answering(Buffer.concat([e, fields]));
+    const sql = through(server.url, 'prefer');
+    try {
+      await expect(sql`select 1`).rejects.toThrow(/sorry, too many clients already/);
+    } finally {
+      await sql.end({ timeout: 1 });
+      await server.close();
+    }
+  });
+});

@@ -3,9 +3,12 @@
  * handed over whole, a large one in a buffer that is written into again once given back (Note
  * [Read buffers given back]).
  */
+import { EventEmitter } from 'node:events';
 import net from 'node:net';
+import tls from 'node:tls';
 import { lendAnswer } from '../../core/schema/contract.js';
 import { IdleList } from './idle.js';
+import { postgresSsl, tlsOptions, type PgTls } from './tls.js';
 
 /*
  * Note [Read buffers given back]
@@ -33,10 +36,11 @@ import { IdleList } from './idle.js';
  * give-back, so nothing that holds a view of a message can see it change unless it gave it back.
  *
  * postgres.js hands each message to its handlers as it would its own buffer's: a DataRow's raw
- * values are views of the message, its other values strings decoded from it. A pool to several
- * hosts (postgres.js tries them in turn per connection, which a socket function cannot see) or
- * over TLS (Node's TLS socket reads the connection, and takes no `onread` over a socket given to
- * it) makes its own sockets and reads as before.
+ * values are views of the message, its other values strings decoded from it. Over TLS the
+ * socket is NegotiatingSocket (Note [TLS in the socket]): Node's TLS socket makes a buffer per
+ * read, but a large message is still read into a buffer given back. A pool to several hosts
+ * (postgres.js tries them in turn per connection, which a socket function cannot see) makes its
+ * own sockets and reads as before.
  */
 
 /** Node's reads land here, and are copied out before the next (they happen one at a time, each
@@ -101,18 +105,22 @@ export class Messages {
   private got = 0;
   private need = 0;
 
-  constructor(private readonly socket: Pick<net.Socket, 'emit' | 'destroy' | 'destroyed'>) {}
+  constructor(private readonly socket: { emit(event: 'data', b: Buffer): unknown; destroy(e?: Error): unknown; readonly destroyed: boolean }) {}
 
-  /** The read b[0, n). An error (a buffer that cannot be had) ends the connection, not the process. */
-  read(b: Buffer, n: number): void {
+  /**
+   * The read b[0, n). `owned`: b is this read's alone (a TLS socket's), so runs of whole messages
+   * go out as views of it, not copies. An error (a buffer that cannot be had) ends the
+   * connection, not the process.
+   */
+  read(b: Buffer, n: number, owned = false): void {
     try {
-      this.messages(b, n);
+      this.messages(b, n, owned);
     } catch (e) {
       this.socket.destroy(e as Error);
     }
   }
 
-  private messages(b: Buffer, n: number): void {
+  private messages(b: Buffer, n: number, owned: boolean): void {
     let p = 0;
     while (p < n && !this.socket.destroyed) {
       if (this.message) {
@@ -142,8 +150,12 @@ export class Messages {
         q += size;
       }
       if (q > p) {
-        const out = Buffer.allocUnsafe(q - p);
-        b.copy(out, 0, p, q);
+        let out: Buffer;
+        if (owned) out = b.subarray(p, q);
+        else {
+          out = Buffer.allocUnsafe(q - p);
+          b.copy(out, 0, p, q);
+        }
         p = q;
         this.socket.emit('data', out);
         continue;
@@ -188,7 +200,7 @@ export class Messages {
  * postgres.js's `socket` option for a connection to one host, not over TLS (Note [Read buffers
  * given back]): a socket connecting to it that hands postgres.js whole messages.
  */
-export function pgSocket(o: { host: string[]; port: number[]; path?: string | false }): net.Socket {
+export function pgSocket(o: PgSocketOptions): net.Socket {
   let messages: Messages | undefined;
   const where: net.NetConnectOpts = o.path ? { path: o.path } : { host: o.host[0]!, port: o.port[0]! };
   // Reads of at most LARGE bytes: a message larger than that always spans reads, so it is read
@@ -200,12 +212,184 @@ export function pgSocket(o: { host: string[]; port: number[]; path?: string | fa
   return Object.assign(socket, { host: o.host[0], port: o.port[0] });
 }
 
-/**
- * Reads the connections of a postgres.js pool through pgSocket where they are to one host and
- * not over TLS (Note [Read buffers given back]); any other pool is left as it is. postgres.js
- * reads its parsed options' `socket` as it connects, so it is set on the pool's options.
+/** PostgreSQL's SSLRequest: length 8, the code 1234 5679. */
+const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+const S = 0x53;
+const N = 0x4e;
+const E = 0x45;
+
+/*
+ * Note [TLS in the socket]
+ * postgres.js's `socket` option hands it a socket and leaves it no say over TLS (it would ask
+ * for TLS over the given socket itself, then read through Node's TLS socket, which takes no
+ * `onread`, and the pool's `ssl` is fixed when the pool is made). So a pool to one host that
+ * attempts TLS (Note [TLS as libpq] in ./tls.ts) gets this socket, which negotiates it before
+ * postgres.js's messages go out: it connects, sends the SSLRequest, and on PostgreSQL's answer
+ * `S` starts TLS over the connection (Node's TLS socket, its reads handed to Messages as they
+ * come: each is its own buffer, so runs of messages go out as views, and a large message is
+ * still read into a buffer given back); on `N` it goes on without TLS, reading as pgSocket does
+ * (`onread`), or fails where TLS is required (libpq's "server does not support SSL, but SSL was
+ * required"); an `E` (a server too busy to negotiate) is handed to postgres.js as the message it
+ * is. What postgres.js writes meanwhile (its startup message, which it writes at once) waits
+ * and follows. A byte after the `S` before the handshake is refused, as libpq does since
+ * CVE-2021-23222: it could only be a man in the middle's, sent in the clear. postgres.js's
+ * connect timeout runs from when it has the socket, so it covers the negotiation; the socket
+ * reports its errors and its close as events, as a net.Socket does, never by throwing.
  */
-export function readWholeMessages(pool: { options: object }): void {
-  const o = pool.options as { host: string[]; ssl: unknown; socket?: unknown };
-  if (o.host.length === 1 && !o.ssl && !o.socket) o.socket = pgSocket;
+
+/** postgres.js's socket to one host when TLS is attempted (Note [TLS in the socket]). */
+export class NegotiatingSocket extends EventEmitter {
+  readonly host: string;
+  readonly port: number;
+  private readonly tcp: net.Socket;
+  private tls: tls.TLSSocket | undefined;
+  /** 'answer': awaiting S or N; 'handshake': TLS being set up; 'open': postgres.js's. */
+  private state: 'answer' | 'handshake' | 'open' = 'answer';
+  private readonly waiting: [Uint8Array | string, ((e?: Error | null) => void) | undefined][] = [];
+  private readonly messages = new Messages(this);
+  private errored = false;
+  private closed = false;
+  destroyed = false;
+
+  constructor(
+    o: { host: string[]; port: number[] },
+    private readonly plan: PgTls,
+  ) {
+    super();
+    this.host = o.host[0]!;
+    this.port = o.port[0]!;
+    this.tcp = net.connect({
+      host: this.host,
+      port: this.port,
+      onread: { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n, b) => (this.read(b as Buffer, n), true) },
+    });
+    this.watch(this.tcp);
+    if (plan.direct) this.tcp.once('connect', () => this.startTls());
+    else this.tcp.write(SSL_REQUEST);
+  }
+
+  /** What net.Socket says; postgres.js sends its Terminate only to an 'open' socket. */
+  get readyState(): string {
+    return this.state === 'open' ? (this.tls ?? this.tcp).readyState : 'opening';
+  }
+
+  write(chunk: Uint8Array | string, cb?: (e?: Error | null) => void): boolean {
+    if (this.state !== 'open') {
+      this.waiting.push([chunk, cb]);
+      return true;
+    }
+    return (this.tls ?? this.tcp).write(chunk, cb);
+  }
+
+  end(chunk?: Uint8Array | string): this {
+    if (this.state === 'open') (this.tls ?? this.tcp).end(chunk ?? '');
+    else this.destroy();
+    return this;
+  }
+
+  destroy(error?: Error): this {
+    if (this.destroyed) return this;
+    this.destroyed = true;
+    if (error) this.fail(error);
+    this.tls?.destroy();
+    this.tcp.destroy();
+    return this;
+  }
+
+  setKeepAlive(enable?: boolean, delay?: number): this {
+    this.tcp.setKeepAlive(enable, delay);
+    return this;
+  }
+
+  pause(): this {
+    (this.tls ?? this.tcp).pause();
+    return this;
+  }
+
+  resume(): this {
+    (this.tls ?? this.tcp).resume();
+    return this;
+  }
+
+  /** A read of the connection before TLS, or of a connection without it. */
+  private read(b: Buffer, n: number): void {
+    if (this.state === 'open') return this.messages.read(b, n);
+    if (this.state !== 'answer' || n === 0) {
+      this.destroy(new Error('PostgreSQL sent data during the TLS handshake'));
+      return;
+    }
+    const answer = b[0];
+    if (answer === S) {
+      if (n > 1) {
+        this.destroy(new Error('PostgreSQL sent unencrypted data after its answer to the TLS request'));
+        return;
+      }
+      this.state = 'handshake';
+      // TLS takes the connection over once this read is done.
+      process.nextTick(() => this.startTls());
+    } else if (answer === N) {
+      if (this.plan.required) {
+        this.destroy(new Error('server does not support SSL, but SSL was required'));
+        return;
+      }
+      this.open();
+      if (n > 1) this.messages.read(b.subarray(1), n - 1);
+    } else if (answer === E) {
+      // The server's refusal (too many connections...), an ErrorResponse: postgres.js reads it.
+      this.state = 'open';
+      this.messages.read(b, n);
+    } else {
+      this.destroy(new Error(`PostgreSQL answered the TLS request with ${answer}, neither S nor N`));
+    }
+  }
+
+  private startTls(): void {
+    if (this.destroyed) return;
+    this.state = 'handshake';
+    const t = tls.connect(tlsOptions(this.plan, this.host, this.tcp));
+    this.tls = t;
+    this.watch(t);
+    t.on('data', (b: Buffer) => this.messages.read(b, b.length, true));
+    t.once('secureConnect', () => this.open());
+  }
+
+  private open(): void {
+    if (this.destroyed) return;
+    this.state = 'open';
+    const s = this.tls ?? this.tcp;
+    for (const [chunk, cb] of this.waiting.splice(0)) s.write(chunk, cb);
+  }
+
+  /** A socket's errors, close and drain, as postgres.js's socket's: one error, one close. */
+  private watch(s: net.Socket): void {
+    s.on('error', (e) => this.fail(e));
+    s.on('close', (hadError: boolean) => {
+      if (this.closed) return;
+      this.closed = true;
+      this.destroyed = true;
+      this.emit('close', hadError || this.errored);
+    });
+    s.on('drain', () => this.emit('drain'));
+  }
+
+  private fail(e: Error): void {
+    if (this.errored || this.closed) return;
+    this.errored = true;
+    this.emit('error', e);
+  }
 }
+
+/**
+ * postgres.js's options for a pool to `url` (Note [TLS as libpq] in ./tls.ts): one host through
+ * the sockets of this module (Note [Read buffers given back]): pgSocket where TLS is not
+ * attempted or over a Unix socket, NegotiatingSocket where it is (Note [TLS in the socket]);
+ * several hosts through postgres.js's own sockets and TLS.
+ */
+export function driverOptions(url: string, plan: PgTls): { ssl: ReturnType<typeof postgresSsl>; socket?: (o: PgSocketOptions) => net.Socket | NegotiatingSocket } {
+  const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0]!;
+  const hosts = decodeURIComponent(authority.slice(authority.lastIndexOf('@') + 1));
+  if (hosts.includes(',')) return { ssl: postgresSsl(plan) };
+  return { ssl: false, socket: (o) => (plan.attempt && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o)) };
+}
+
+type PgSocketOptions = { host: string[]; port: number[]; path?: string | false };

@@ -20,19 +20,32 @@ interface Proxy {
   close(): Promise<void>;
 }
 
-/** Reads PostgreSQL protocol messages from a stream: `first` is the untyped startup message. */
-function reader(onMessage: (type: string) => void, startup: boolean) {
+/** PostgreSQL's SSLRequest code: the client's untyped message asking for TLS, answered by one
+ * byte (N from a server without TLS), then the startup message. */
+const SSL_REQUEST = 80877103;
+
+/** Reads PostgreSQL protocol messages from a stream: `first` is the untyped startup message (after
+ * an SSLRequest and its one-byte answer, which `tls` carries from the client's reader to the
+ * server's). */
+function reader(onMessage: (type: string) => void, startup: boolean, tls: { answers: number }) {
   let buf = Buffer.alloc(0);
   let first = startup;
   return (chunk: Buffer) => {
     buf = Buffer.concat([buf, chunk]);
     for (;;) {
+      if (!startup && tls.answers > 0) {
+        if (buf.length < 1) return;
+        buf = buf.subarray(1);
+        tls.answers--;
+        continue;
+      }
       if (first) {
-        if (buf.length < 4) return;
+        if (buf.length < 8) return;
         const len = buf.readInt32BE(0);
         if (buf.length < len) return;
+        if (buf.readInt32BE(4) === SSL_REQUEST) tls.answers++;
+        else first = false;
         buf = buf.subarray(len);
-        first = false;
         continue;
       }
       if (buf.length < 5) return;
@@ -53,6 +66,7 @@ async function startProxy(upstream: string): Promise<Proxy> {
     sockets.add(client).add(server);
     let unanswered = 0; // Syncs and Queries sent, not yet answered by ReadyForQuery
     let flushed = false; // a Flush sent and its Sync not yet
+    const tls = { answers: 0 }; // SSLRequests sent, their answer not yet read
     client.on(
       'data',
       reader((t) => {
@@ -63,13 +77,13 @@ async function startProxy(upstream: string): Promise<Proxy> {
         if (t === 'S' || t === 'Q') unanswered++;
         if (t === 'H') flushed = true;
         if (t === 'S') flushed = false;
-      }, true),
+      }, true, tls),
     );
     server.on(
       'data',
       reader((t) => {
         if (t === 'Z' && unanswered > 0) unanswered--;
-      }, false),
+      }, false, tls),
     );
     client.pipe(server);
     server.pipe(client);
