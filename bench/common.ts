@@ -18,16 +18,17 @@ export const BENCH_APP = 'svc-bench';
 /**
  * An embedded PostgreSQL in a temporary directory (`dir`, removed by `cleanup()`) with ../shared/datasets/chinook loaded into
  * the database `chinook`, and the benchmark's own connection to it (named BENCH_APP); both are
- * stopped by `cleanup()`. `onLog` gets PostgreSQL's output (statement counting).
+ * stopped by `cleanup()`. `onLog` gets PostgreSQL's output (statement counting); `settings` are
+ * more of its settings (`name=value`).
  */
-export async function loadChinook(root: string, name: string, onLog?: (line: string) => void): Promise<{ dir: string; dbUrl: string; sql: postgres.Sql }> {
+export async function loadChinook(root: string, name: string, onLog?: (line: string) => void, settings?: string[]): Promise<{ dir: string; dbUrl: string; sql: postgres.Sql }> {
   const chinook = path.resolve(root, '../shared/datasets/chinook/chinook.sql');
   if (!existsSync(chinook)) throw new Error(`the Chinook dataset is not at ${chinook}`);
   const dir = mkdtempSync(path.join(tmpdir(), `svc-bench-${name}-`));
   chmodSync(dir, 0o755); // PostgreSQL runs as another user when this runs as root
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   log('starting PostgreSQL and loading Chinook ...');
-  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false, ...(onLog ? { onLog } : {}) });
+  const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false, ...(onLog ? { onLog } : {}), ...(settings ? { settings } : {}) });
   cleanups.push(() => pg.stop());
   await pg.createDatabase('chinook');
   const dbUrl = pg.url('chinook');

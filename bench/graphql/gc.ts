@@ -9,8 +9,10 @@
  *
  *   taskset -c 1 npx tsx bench/graphql/gc.ts --only nested --rate 1000 [--rounds 3 --duration 10
  *     --warmup 2 --extra-tables 2000 --server-cpus 0 --engine-env 'SVC_GRAPHQL_X=v'
- *     --engine-flags '--flag']
+ *     --engine-flags '--flag' --sslmode require]
  *
+ * `--sslmode MODE` starts PostgreSQL with TLS (test/tls's certificates, test/tls-postgres.ts) and
+ * gives the engine's URL that sslmode.
  * The engine runs as `npm start` runs it (bench/common.ts `engineArgs`) with --trace-gc added, on
  * the Node that runs this script. The CPU of each thread is read from /proc (schedstat, in
  * nanoseconds) before and after each timed run; the GC lines are those the engine printed
@@ -23,12 +25,13 @@ import { cleanup, cleanups, engineArgs, loadChinook, log, stopChild, waitHealthy
 import { freePort } from '../../server/embedded.js';
 import { chinookMetadata, post } from './chinook.js';
 import { queries } from './queries.js';
+import { tlsSettings } from '../../test/tls-postgres.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { only: ['nested'], rate: 1000, rounds: 3, duration: 10, warmup: 2, extraTables: 0, serverCpus: undefined as string | undefined, engineEnv: {} as Record<string, string>, engineFlags: [] as string[] };
-  const usage = "flags: --only q1,q2, --rate R, --rounds N, --duration S, --warmup S, --extra-tables N, --server-cpus LIST, --engine-env 'K=v ...', --engine-flags '--flag ...'";
+  const flags = { only: ['nested'], rate: 1000, rounds: 3, duration: 10, warmup: 2, extraTables: 0, serverCpus: undefined as string | undefined, engineEnv: {} as Record<string, string>, engineFlags: [] as string[], sslmode: undefined as string | undefined };
+  const usage = "flags: --only q1,q2, --rate R, --rounds N, --duration S, --warmup S, --extra-tables N, --server-cpus LIST, --engine-env 'K=v ...', --engine-flags '--flag ...', --sslmode MODE";
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z-]+)$/.exec(argv[i]!);
     const value = argv[++i];
@@ -58,6 +61,7 @@ function parseFlags(argv: string[]) {
         flags.engineEnv[kv.slice(0, eq)] = kv.slice(eq + 1);
       }
     } else if (m[1] === 'engine-flags') flags.engineFlags = value.split(/\s+/).filter(Boolean);
+    else if (m[1] === 'sslmode') flags.sslmode = value;
     else throw new Error(`unknown flag --${m[1]} (${usage})`);
   }
   return flags;
@@ -96,7 +100,12 @@ function collections(lines: readonly string[]) {
 
 async function main() {
   const flags = parseFlags(process.argv.slice(2));
-  const { sql, dbUrl } = await loadChinook(root, 'gc');
+  // --sslmode: PostgreSQL with TLS (test/tls's certificates), the engine's URL with that sslmode.
+  const tls = flags.sslmode ? tlsSettings() : undefined;
+  if (tls) cleanups.push(async () => tls.remove());
+  const chinook = await loadChinook(root, 'gc', undefined, tls?.settings);
+  const { sql } = chinook;
+  const dbUrl = flags.sslmode ? `${chinook.dbUrl}?sslmode=${flags.sslmode}` : chinook.dbUrl;
   const ops = await chinookMetadata(sql);
   if (flags.extraTables > 0) {
     log(`creating ${flags.extraTables} more tables ...`);
@@ -139,7 +148,8 @@ async function main() {
   console.log(
     `The engine's threads and collections: ${flags.only.join(', ')} at ${flags.rate} req/s, ${flags.rounds} round(s) of ${flags.duration} s after ${flags.warmup} s, ` +
       `${flags.extraTables} more tables tracked, Node ${process.versions.node}${flags.serverCpus ? `, the engine on CPU ${flags.serverCpus}` : ''}` +
-      `${flags.engineFlags.length ? `, flags ${flags.engineFlags.join(' ')}` : ''}${Object.keys(flags.engineEnv).length ? `, env ${Object.entries(flags.engineEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`,
+      `${flags.engineFlags.length ? `, flags ${flags.engineFlags.join(' ')}` : ''}${Object.keys(flags.engineEnv).length ? `, env ${Object.entries(flags.engineEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}` +
+      `${flags.sslmode ? `, PostgreSQL over TLS (sslmode=${flags.sslmode})` : ''}`,
   );
   console.log('round query      req/s   main µs/req  other threads µs/req  scavenges (main ms)  mark-compacts (main ms)');
   for (let round = 1; round <= flags.rounds; round++) {
