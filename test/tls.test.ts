@@ -98,7 +98,12 @@ describe('sslmode against a server with TLS', () => {
     // The certificate names localhost, not the address.
     expect(await session(`${byIp()}?sslmode=verify-full&${ca}`)).toMatch(/IP: 127\.0\.0\.1 is not in the cert's list/);
     const other = `sslrootcert=${file('other-ca.crt')}`;
+    const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+    const open = sockets();
     expect(await session(`${byName()}?sslmode=verify-full&${other}`)).toMatch(/self-signed certificate in certificate chain/);
+    // The failed handshake's connection is closed, not left to the server's timeout.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sockets()).toBe(open);
     expect(await session(`${byIp()}?sslmode=verify-ca&${other}`)).toMatch(/self-signed certificate in certificate chain/);
     // A root certificate given makes require check the chain, as libpq does.
     expect(await session(`${byIp()}?sslmode=require&${other}`)).toMatch(/self-signed certificate in certificate chain/);

@@ -254,6 +254,8 @@ export class PgConnection implements SourceConnection {
   /** A large raw value lent to its answer, its read buffer given back once sent (Note [Read
    * buffers given back]). */
   readonly answerBytes = lendRead;
+  /** The pool's URL and postgres.js's options for it (TLS, the socket). */
+  private readonly driver: ReturnType<typeof driverFor>;
   /** Whether the source prepares statements at all (Note [Poolers]). */
   private readonly prepared: boolean;
   /** How a query that does not ask, and one that asks, is sent (Note [Prepared statements per query]). */
@@ -266,7 +268,7 @@ export class PgConnection implements SourceConnection {
   ) {
     // Resolve the URL and its TLS settings now, so that a missing environment variable or a bad
     // certificate is reported at build time.
-    pgTls(resolveDatabaseUrl(config.connection_info, env), config.connection_info.ssl_configuration, env);
+    this.driver = driverFor(resolveDatabaseUrl(config.connection_info, env), config.connection_info.ssl_configuration, env);
     this.prepared = config.connection_info.use_prepared_statements === true;
     this.statements = this.prepared ? { plain: PREPARED, asked: ASKED } : { plain: POOLED, asked: POOLED_ASKED };
     this.executor = this.makeExecutor(() => this.sql());
@@ -288,7 +290,7 @@ export class PgConnection implements SourceConnection {
     if (this.pool) return this.pool;
     const info = this.config.connection_info;
     const ps = info.pool_settings ?? {};
-    const { url, options } = driverFor(resolveDatabaseUrl(info, this.env), info.ssl_configuration, this.env);
+    const { url, options } = this.driver;
     this.pool = postgres(url, {
       ...options,
       max: this.poolSize(),

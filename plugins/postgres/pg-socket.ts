@@ -360,13 +360,16 @@ export class NegotiatingSocket extends EventEmitter {
     for (const [chunk, cb] of this.waiting.splice(0)) s.write(chunk, cb);
   }
 
-  /** A socket's errors, close and drain, as postgres.js's socket's: one error, one close. */
+  /** A socket's errors, close and drain, as postgres.js's socket's: one error, one close; either
+   * socket closing closes the other (a TLS socket that failed its handshake leaves no TCP open). */
   private watch(s: net.Socket): void {
     s.on('error', (e) => this.fail(e));
     s.on('close', (hadError: boolean) => {
       if (this.closed) return;
       this.closed = true;
       this.destroyed = true;
+      this.tls?.destroy();
+      this.tcp.destroy();
       this.emit('close', hadError || this.errored);
     });
     s.on('drain', () => this.emit('drain'));
