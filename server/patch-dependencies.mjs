@@ -92,9 +92,65 @@ export function patchPostgresQueue(root) {
   });
 }
 
+/*
+ * Note [postgres.js's hosts tried in turn]
+ * A pool to several hosts (`postgres://a,b/db`) tries the next host when a connection attempt
+ * fails: postgres.js's `error` returns early while `options.host[retries + 1]` exists, and its
+ * `closed` reconnects to the next. But `retries` there is never raised (it is only ever set to
+ * 0), so host 1 always "exists": with every host down, or every one failing TLS's check, a query
+ * waited for ever, through endless reconnects, and `pg_add_source` with it (2026-11-27: a pool
+ * to 127.0.0.1:1,127.0.0.1:2 with connect_timeout 2 had not answered `select 1` after 60 s).
+ * `prefer-standby` had the same loop when no host was a standby. And a host that did not answer
+ * within connect_timeout failed the query at once, the other hosts untried. The fix: `retries`
+ * counts the hosts tried since the query that started the connection (set to 0 when one does),
+ * so the error reaches the query once each host has failed, as libpq reports it; prefer-standby
+ * takes a primary when no other host is left to try; a connect timeout is a host's failure like
+ * any other (`error`, not `errored`). Four edits per copy of connection.js,
+ * made only where the file is 3.4.9's (by SHA-256); the patched file starts with MARK.
+ */
+const MARK = "// Patched by svc-engine's server/patch-dependencies.mjs (Note [postgres.js's hosts tried in turn]).\n";
+const CONNECTION_EDITS = [
+  ['    connect(query) {\n      initial = query\n      reconnect()', '    connect(query) {\n      initial = query\n      retries = 0\n      reconnect()'],
+  ['if (connection.queue === queues.connecting && options.host[retries + 1])', 'if (connection.queue === queues.connecting && options.host[++retries])'],
+  ["(x === 'prefer-standby' && xs.in_hot_standby === 'off' && options.host[retries])", "(x === 'prefer-standby' && xs.in_hot_standby === 'off' && options.host[retries + 1])"],
+  ["    errored(Errors.connection('CONNECT_TIMEOUT', options, socket))\n    socket.destroy()", "    error(Errors.connection('CONNECT_TIMEOUT', options, socket))\n    socket.destroy()"],
+];
+const CONNECTION_COPIES = [
+  { file: 'src/connection.js', known: 'ee3a218d9aa6a6f2887c1a19da50009335fe84c11a5431d5cab72d6bc528632f' },
+  { file: 'cf/src/connection.js', known: '3efad812b825f76708f2e62e8dd00088900206e04afed2dc4b75b9aecd435fa9' },
+  { file: 'cjs/src/connection.js', known: 'ce6d375809baad79963ef9b3773e6ac757bcf6da2362d4d85482bb14c2c751be' },
+];
+
+/** Each copy of postgres.js's connection.js under `root`/node_modules, as postgresQueueState. */
+export function postgresConnectionState(root) {
+  const pkg = path.join(root, 'node_modules', 'postgres');
+  return CONNECTION_COPIES.map(({ file, known }) => {
+    const at = path.join(pkg, file);
+    if (!existsSync(at)) return { file, at, state: 'absent' };
+    const now = readFileSync(at, 'utf8');
+    const state = now.startsWith(MARK) ? 'ours' : createHash('sha256').update(now).digest('hex') === known ? 'known' : 'other';
+    return { file, at, state };
+  });
+}
+
+/** Edits the copies of connection.js (Note [postgres.js's hosts tried in turn]). */
+export function patchPostgresConnection(root) {
+  return postgresConnectionState(root).map(({ file, at, state }) => {
+    if (state === 'known') {
+      let text = readFileSync(at, 'utf8');
+      for (const [from, to] of CONNECTION_EDITS) {
+        if (text.split(from).length !== 2) return `${file}: an edit's text is not there once, left as it is (see Note [postgres.js's hosts tried in turn])`;
+        text = text.replace(from, to);
+      }
+      writeFileSync(at, MARK + text);
+    }
+    return `${file}: ${state === 'known' ? 'patched' : state === 'ours' ? 'already patched' : state === 'absent' ? 'absent' : "not the known 3.4.9 file, left as it is (see Note [postgres.js's hosts tried in turn])"}`;
+  });
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  for (const line of patchPostgresQueue(root)) {
+  for (const line of [...patchPostgresQueue(root), ...patchPostgresConnection(root)]) {
     if (line.includes('left as it is')) console.warn(`svc: postgres.js ${line}`);
   }
 }

@@ -117,6 +117,16 @@ describe('sslmode against a server with TLS', () => {
     expect(await session(`${byIp('postgres', 'certuser')}?sslmode=disable`)).toMatch(/pg_hba\.conf rejects connection/);
   });
 
+  it('a URL of several hosts goes through postgres.js\'s own TLS, with the same checks', async () => {
+    const two = (q: string) => `postgres://postgres:postgres@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?${q}`;
+    expect(await session(two('sslmode=prefer'))).toEqual({ ssl: true, user: 'postgres' });
+    expect(await session(two('sslmode=disable'))).toEqual({ ssl: false, user: 'postgres' });
+    expect(await session(two(`sslmode=verify-ca&sslrootcert=${file('ca.crt')}`))).toEqual({ ssl: true, user: 'postgres' });
+    expect(await session(two(`sslmode=verify-ca&sslrootcert=${file('other-ca.crt')}`))).toMatch(/self-signed certificate in certificate chain/);
+    const cert = `sslcert=${file('client.crt')}&sslkey=${file('client.key')}&sslpassword=${CLIENT_KEY_PASSPHRASE}`;
+    expect(await session(`postgres://certuser@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?sslmode=require&${cert}`)).toEqual({ ssl: true, user: 'certuser' });
+  });
+
   it('sslnegotiation=direct starts TLS at once', async () => {
     expect(await session(`${byIp()}?sslmode=require&sslnegotiation=direct`)).toEqual({ ssl: true, user: 'postgres' });
   });
