@@ -86,9 +86,13 @@ describe('sslmode against a server with TLS', () => {
     expect(await session(`${byIp()}?sslmode=allow`)).toEqual({ ssl: false, user: 'postgres' });
   });
 
-  it('a role refused without TLS gets in with prefer, not with disable', async () => {
+  it('a role refused without TLS gets in with prefer, and with allow (plain refused, then TLS), not with disable', async () => {
     expect(await session(byIp('postgres', 'tlsonly:tlsonly'))).toEqual({ ssl: true, user: 'tlsonly' });
+    expect(await session(`${byIp('postgres', 'tlsonly:tlsonly')}?sslmode=allow`)).toEqual({ ssl: true, user: 'tlsonly' });
     expect(await session(`${byIp('postgres', 'tlsonly:tlsonly')}?sslmode=disable`)).toMatch(/pg_hba\.conf rejects connection .*"tlsonly".*no encryption/);
+    // allow's second attempt presents the client certificate too.
+    const cert = `sslcert=${file('client.crt')}&sslkey=${file('client.key')}&sslpassword=${CLIENT_KEY_PASSPHRASE}`;
+    expect(await session(`${byIp('postgres', 'certuser')}?sslmode=allow&${cert}`)).toEqual({ ssl: true, user: 'certuser' });
   });
 
   it('verify-ca checks the chain, verify-full the name too', async () => {

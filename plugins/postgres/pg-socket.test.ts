@@ -243,6 +243,15 @@ describe('postgres.js through the socket', () => {
 });
 
 
+/** PostgreSQL's ErrorResponse: FATAL, SQLSTATE 53300, `message`. */
+function errorResponse(message: string): Buffer {
+  const fields = Buffer.from(`SFATAL\0C53300\0M${message}\0\0`);
+  const e = Buffer.alloc(5);
+  e.write('E');
+  e.writeUInt32BE(4 + fields.length, 1);
+  return Buffer.concat([e, fields]);
+}
+
 describe('the answer to the TLS request (Note [TLS in the socket])', () => {
   /** A server answering the first thing it is sent (the SSLRequest) with `answer`; what it got. */
   async function answering(answer: Buffer): Promise<{ url: string; got: Buffer[]; close(): Promise<void> }> {
@@ -285,12 +294,34 @@ describe('the answer to the TLS request (Note [TLS in the socket])', () => {
     }
   });
 
+  it('allow: a plain connection refused, then a server without TLS: libpq\'s error, and only the two attempts', async () => {
+    const refusal = errorResponse('no pg_hba.conf entry for host "127.0.0.1", no encryption');
+    const got: Buffer[][] = [];
+    const conns: net.Socket[] = [];
+    // The first connection's startup is refused; the second's SSLRequest answered N.
+    const server = net.createServer((c) => {
+      const k = got.push([]) - 1;
+      conns.push(c);
+      c.on('data', (d) => got[k]!.push(d));
+      c.once('data', () => c.write(k === 0 ? refusal : Buffer.from('N')));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const sql = through(`postgres://u@127.0.0.1:${(server.address() as net.AddressInfo).port}/db`, 'allow');
+    try {
+      await expect(sql`select 1`).rejects.toThrow(/server does not support SSL, but SSL was required/);
+      expect(got).toHaveLength(2);
+      // The first attempt was the startup message itself (protocol 3.0), the second an SSLRequest.
+      expect(Buffer.concat(got[0]!).readUInt32BE(4)).toBe(196608);
+      expect(Buffer.concat(got[1]!)).toEqual(Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]));
+    } finally {
+      await sql.end({ timeout: 1 });
+      for (const c of conns) c.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('an ErrorResponse instead (a server too busy) is postgres.js\'s to report', async () => {
-    const fields = Buffer.from('SFATAL\0C53300\0Msorry, too many clients already\0\0');
-    const e = Buffer.alloc(5);
-    e.write('E');
-    e.writeUInt32BE(4 + fields.length, 1);
-    const server = await answering(Buffer.concat([e, fields]));
+    const server = await answering(errorResponse('sorry, too many clients already'));
     const sql = through(server.url, 'prefer');
     try {
       await expect(sql`select 1`).rejects.toThrow(/sorry, too many clients already/);

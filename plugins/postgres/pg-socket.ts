@@ -231,7 +231,9 @@ const E = 0x45;
  * (`onread`), or fails where TLS is required (libpq's "server does not support SSL, but SSL was
  * required"); an `E` (a server too busy to negotiate) is handed to postgres.js as the message it
  * is. What postgres.js writes meanwhile (its startup message, which it writes at once) waits
- * and follows. A byte after the `S` before the handshake is refused, as libpq does since
+ * and follows. With sslmode allow it connects without TLS first, and only if the server refuses
+ * that (an ErrorResponse first: pg_hba.conf's hostssl) connects again with TLS required,
+ * writing postgres.js's startup message again (`trialAnswer`), as libpq does. A byte after the `S` before the handshake is refused, as libpq does since
  * CVE-2021-23222: it could only be a man in the middle's, sent in the clear. postgres.js's
  * connect timeout runs from when it has the socket, so it covers the negotiation; the socket
  * reports its errors and its close as events, as a net.Socket does, never by throwing.
@@ -241,11 +243,14 @@ const E = 0x45;
 export class NegotiatingSocket extends EventEmitter {
   readonly host: string;
   readonly port: number;
-  private readonly tcp: net.Socket;
+  private tcp: net.Socket;
   private tls: tls.TLSSocket | undefined;
-  /** 'answer': awaiting S or N; 'handshake': TLS being set up; 'open': postgres.js's. */
-  private state: 'answer' | 'handshake' | 'open' = 'answer';
+  /** 'trial': sslmode allow's plain attempt, its first answer not yet read; 'answer': awaiting S
+   * or N; 'handshake': TLS being set up; 'open': postgres.js's. */
+  private state: 'trial' | 'answer' | 'handshake' | 'open' = 'answer';
   private readonly waiting: [Uint8Array | string, ((e?: Error | null) => void) | undefined][] = [];
+  /** What postgres.js wrote during the trial (its startup message), to write again over TLS. */
+  private tried: (Uint8Array | string)[] = [];
   private readonly messages = new Messages(this);
   private errored = false;
   private closed = false;
@@ -253,18 +258,29 @@ export class NegotiatingSocket extends EventEmitter {
 
   constructor(
     o: { host: string[]; port: number[] },
-    private readonly plan: PgTls,
+    private plan: PgTls,
   ) {
     super();
     this.host = o.host[0]!;
     this.port = o.port[0]!;
-    this.tcp = net.connect({
+    this.tcp = this.connect();
+    if (plan.mode === 'allow') this.state = 'trial';
+    else this.ask();
+  }
+
+  private connect(): net.Socket {
+    const tcp: net.Socket = net.connect({
       host: this.host,
       port: this.port,
-      onread: { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n, b) => (this.read(b as Buffer, n), true) },
+      onread: { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n: number, b: Uint8Array): boolean => (tcp === this.tcp && this.read(b as Buffer, n), true) },
     });
-    this.watch(this.tcp);
-    if (plan.direct) this.tcp.once('connect', () => this.startTls());
+    this.watch(tcp);
+    return tcp;
+  }
+
+  /** Asks for TLS (or, sslnegotiation=direct, starts it once connected). */
+  private ask(): void {
+    if (this.plan.direct) this.tcp.once('connect', () => this.startTls());
     else this.tcp.write(SSL_REQUEST);
   }
 
@@ -274,6 +290,10 @@ export class NegotiatingSocket extends EventEmitter {
   }
 
   write(chunk: Uint8Array | string, cb?: (e?: Error | null) => void): boolean {
+    if (this.state === 'trial') {
+      this.tried.push(chunk);
+      return this.tcp.write(chunk, cb);
+    }
     if (this.state !== 'open') {
       this.waiting.push([chunk, cb]);
       return true;
@@ -282,7 +302,7 @@ export class NegotiatingSocket extends EventEmitter {
   }
 
   end(chunk?: Uint8Array | string): this {
-    if (this.state === 'open') (this.tls ?? this.tcp).end(chunk ?? '');
+    if (this.state === 'open' || this.state === 'trial') (this.tls ?? this.tcp).end(chunk ?? '');
     else this.destroy();
     return this;
   }
@@ -314,6 +334,7 @@ export class NegotiatingSocket extends EventEmitter {
   /** A read of the connection before TLS, or of a connection without it. */
   private read(b: Buffer, n: number): void {
     if (this.state === 'open') return this.messages.read(b, n);
+    if (this.state === 'trial') return this.trialAnswer(b, n);
     if (this.state !== 'answer' || n === 0) {
       this.destroy(new Error('PostgreSQL sent data during the TLS handshake'));
       return;
@@ -343,6 +364,29 @@ export class NegotiatingSocket extends EventEmitter {
     }
   }
 
+  /**
+   * sslmode allow, as libpq: the plain attempt's first answer. An ErrorResponse (the server
+   * refuses the connection without TLS: pg_hba.conf's hostssl) is not postgres.js's to see: the
+   * connection is made again, with TLS required, and what postgres.js wrote is written again
+   * over it. Anything else: the plain connection is postgres.js's.
+   */
+  private trialAnswer(b: Buffer, n: number): void {
+    if (b[0] !== E) {
+      this.state = 'open';
+      this.tried = [];
+      this.messages.read(b, n);
+      return;
+    }
+    const old = this.tcp;
+    for (const chunk of this.tried) this.waiting.push([chunk, undefined]);
+    this.tried = [];
+    this.plan = { ...this.plan, attempt: true, required: true };
+    this.state = 'answer';
+    this.tcp = this.connect();
+    old.destroy();
+    this.ask();
+  }
+
   private startTls(): void {
     if (this.destroyed) return;
     this.state = 'handshake';
@@ -363,16 +407,18 @@ export class NegotiatingSocket extends EventEmitter {
   /** A socket's errors, close and drain, as postgres.js's socket's: one error, one close; either
    * socket closing closes the other (a TLS socket that failed its handshake leaves no TCP open). */
   private watch(s: net.Socket): void {
-    s.on('error', (e) => this.fail(e));
+    // A socket left behind (allow's plain attempt) says nothing more.
+    const current = () => s === this.tcp || s === this.tls;
+    s.on('error', (e) => current() && this.fail(e));
     s.on('close', (hadError: boolean) => {
-      if (this.closed) return;
+      if (this.closed || !current()) return;
       this.closed = true;
       this.destroyed = true;
       this.tls?.destroy();
       this.tcp.destroy();
       this.emit('close', hadError || this.errored);
     });
-    s.on('drain', () => this.emit('drain'));
+    s.on('drain', () => current() && this.emit('drain'));
   }
 
   private fail(e: Error): void {
@@ -384,15 +430,15 @@ export class NegotiatingSocket extends EventEmitter {
 
 /**
  * postgres.js's options for a pool to `url` (Note [TLS as libpq] in ./tls.ts): one host through
- * the sockets of this module (Note [Read buffers given back]): pgSocket where TLS is not
- * attempted or over a Unix socket, NegotiatingSocket where it is (Note [TLS in the socket]);
+ * the sockets of this module (Note [Read buffers given back]): pgSocket with sslmode disable or
+ * over a Unix socket, NegotiatingSocket otherwise (Note [TLS in the socket]);
  * several hosts through postgres.js's own sockets and TLS.
  */
 export function driverOptions(url: string, plan: PgTls): { ssl: ReturnType<typeof postgresSsl>; socket?: (o: PgSocketOptions) => net.Socket | NegotiatingSocket } {
   const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0]!;
   const hosts = decodeURIComponent(authority.slice(authority.lastIndexOf('@') + 1));
   if (hosts.includes(',')) return { ssl: postgresSsl(plan) };
-  return { ssl: false, socket: (o) => (plan.attempt && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o)) };
+  return { ssl: false, socket: (o) => ((plan.attempt || plan.mode === 'allow') && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o)) };
 }
 
 type PgSocketOptions = { host: string[]; port: number[]; path?: string | false };

@@ -14,10 +14,10 @@ import { SvcError } from '../../core/errors.js';
  * Hasura connects through libpq, so a Hasura user's database URL and `ssl_configuration` mean
  * what libpq makes of them, and this module makes the same of them:
  *
- * - `sslmode` (URL parameter, or ssl_configuration's, which wins): `disable` and `allow` connect
- *   without TLS (libpq's `allow` would try TLS after a refused plain connection; here it does
- *   not); `prefer`, libpq's default and so the default here, asks for TLS and goes on without it
- *   when the server has none; `require` insists on TLS; `verify-ca` also checks that the server's
+ * - `sslmode` (URL parameter, or ssl_configuration's, which wins): `disable` connects without
+ *   TLS; `allow` without, and again with TLS if the server refuses that (Note [TLS in the
+ *   socket] in ./pg-socket.ts); `prefer`, libpq's default and so the default here, asks for TLS
+ *   and goes on without it when the server has none; `require` insists on TLS; `verify-ca` also checks that the server's
  *   certificate chains to a root certificate given; `verify-full` also that it names the host.
  *   As in libpq, a root certificate given makes `prefer` and `require` check the chain too, and
  *   `verify-ca`/`verify-full` without one is an error (`sslrootcert=system` takes the system's
@@ -62,7 +62,8 @@ export interface PgSslConfiguration {
 /** What a pool's connections negotiate. */
 export interface PgTls {
   mode: SslMode;
-  /** Whether TLS is attempted at all (not for disable and allow). */
+  /** Whether TLS is asked for at once (not for disable, nor allow, which asks only after the
+   * server refused a plain connection). */
   attempt: boolean;
   /** Whether a connection without TLS is refused (require and stronger). */
   required: boolean;
@@ -158,7 +159,8 @@ export function pgTls(url: string, config: PgSslConfiguration | undefined, env: 
   if ((cert === undefined) !== (key === undefined)) throw invalid(`a client certificate needs both sslcert and sslkey, not only ${cert === undefined ? 'sslkey' : 'sslcert'}`);
 
   let context: tls.SecureContext | undefined;
-  if (attempt) {
+  // allow may come to TLS too: after the server refused a plain connection.
+  if (m !== 'disable') {
     // Node ignores a root "certificate" that is not PEM (the check then fails on every connection).
     if (rootcert !== undefined && rootcert !== 'system') checkCertificates(rootcert, 'sslrootcert');
     try {
@@ -176,7 +178,7 @@ export function pgTls(url: string, config: PgSslConfiguration | undefined, env: 
       throw invalid(`the TLS certificates or key cannot be used: ${(e as Error).message}`);
     }
   }
-  const verify = m === 'verify-full' ? 'full' : m === 'verify-ca' || (rootcert !== undefined && attempt) ? 'chain' : 'none';
+  const verify = m === 'verify-full' ? 'full' : m === 'verify-ca' || (rootcert !== undefined && m !== 'disable') ? 'chain' : 'none';
   return { url: rest, tls: { mode: m, attempt, required, direct: negotiation === 'direct', verify, sni: sni === '1', clientCert: cert !== undefined, context } };
 }
 
@@ -236,7 +238,8 @@ export function tlsOptions(plan: PgTls, host: string, socket?: net.Socket): tls.
  * postgres.js's own `ssl` option for a pool to several hosts (its sockets, which rotate through
  * them): `prefer` and `require` as its strings where nothing is checked and no client
  * certificate is presented, anything else as TLS options (TLS then required: postgres.js falls
- * back to a plain connection only for its 'prefer').
+ * back to a plain connection only for its 'prefer'); `allow` is a plain connection there (no
+ * second attempt with TLS).
  */
 export function postgresSsl(plan: PgTls): false | 'prefer' | 'require' | tls.ConnectionOptions {
   if (!plan.attempt) return false;
