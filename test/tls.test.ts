@@ -111,6 +111,10 @@ describe('sslmode against a server with TLS', () => {
     expect(await session(`${byIp()}?sslmode=verify-ca&${other}`)).toMatch(/self-signed certificate in certificate chain/);
     // A root certificate given makes require check the chain, as libpq does.
     expect(await session(`${byIp()}?sslmode=require&${other}`)).toMatch(/self-signed certificate in certificate chain/);
+    // And prefer, whose failed handshake is followed by a plain connection, as libpq's is; which
+    // a role refused without TLS cannot use.
+    expect(await session(`${byIp()}?sslmode=prefer&${other}`)).toEqual({ ssl: false, user: 'postgres' });
+    expect(await session(`${byIp('postgres', 'tlsonly:tlsonly')}?sslmode=prefer&${other}`)).toMatch(/pg_hba\.conf rejects connection .*"tlsonly".*no encryption/);
     expect(await session(`${byIp()}?sslmode=require&${ca}`)).toEqual({ ssl: true, user: 'postgres' });
   });
 

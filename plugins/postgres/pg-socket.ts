@@ -233,7 +233,8 @@ const E = 0x45;
  * is. What postgres.js writes meanwhile (its startup message, which it writes at once) waits
  * and follows. With sslmode allow it connects without TLS first, and only if the server refuses
  * that (an ErrorResponse first: pg_hba.conf's hostssl) connects again with TLS required,
- * writing postgres.js's startup message again (`trialAnswer`), as libpq does. A byte after the `S` before the handshake is refused, as libpq does since
+ * writing postgres.js's startup message again (`trialAnswer`), as libpq does; with prefer, a
+ * handshake that fails is followed by a connection without TLS (`plain`), as libpq does too. A byte after the `S` before the handshake is refused, as libpq does since
  * CVE-2021-23222: it could only be a man in the middle's, sent in the clear. postgres.js's
  * connect timeout runs from when it has the socket, so it covers the negotiation; the socket
  * reports its errors and its close as events, as a net.Socket does, never by throwing.
@@ -387,6 +388,21 @@ export class NegotiatingSocket extends EventEmitter {
     this.ask();
   }
 
+  /**
+   * sslmode prefer (or allow's second attempt, which requires TLS, never comes here), as libpq:
+   * a TLS handshake that failed (a root certificate given that the server's does not chain to,
+   * a version outside the bounds) is followed by a connection without TLS, postgres.js's startup
+   * message still waiting to be written.
+   */
+  private plain(): void {
+    const [tls, tcp] = [this.tls, this.tcp];
+    this.tls = undefined;
+    this.tcp = this.connect();
+    tls?.destroy();
+    tcp.destroy();
+    this.open();
+  }
+
   private startTls(): void {
     if (this.destroyed) return;
     this.state = 'handshake';
@@ -409,7 +425,11 @@ export class NegotiatingSocket extends EventEmitter {
   private watch(s: net.Socket): void {
     // A socket left behind (allow's plain attempt) says nothing more.
     const current = () => s === this.tcp || s === this.tls;
-    s.on('error', (e) => current() && this.fail(e));
+    s.on('error', (e) => {
+      if (!current()) return;
+      if (this.state === 'handshake' && !this.plan.required) this.plain();
+      else this.fail(e);
+    });
     s.on('close', (hadError: boolean) => {
       if (this.closed || !current()) return;
       this.closed = true;
