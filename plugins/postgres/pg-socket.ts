@@ -20,7 +20,7 @@ import { postgresSsl, tlsOptions, type PgTls } from './tls.js';
  * req/s that was a mark-compact every 80 requests, 19-21 per 10 s run taking 440-480 ms of the
  * main thread: 40% of its time (`npm run bench:gc -- --only large --rate 150`, 2026-11-27).
  *
- * So postgres.js's socket is this one (its `socket` option, `readWholeMessages`): Node reads
+ * So postgres.js's socket is this one (its `socket` option, `driverOptions`): Node reads
  * into one buffer that is read into again (`onread`), and this module hands postgres.js whole
  * messages. A run of whole messages within a read is copied out at once (a run under 4 KiB from
  * Node's pooled slab, where Node's own reads each made an ArrayBuffer); a message that spans reads is copied into a
@@ -197,8 +197,9 @@ export class Messages {
 }
 
 /**
- * postgres.js's `socket` option for a connection to one host, not over TLS (Note [Read buffers
- * given back]): a socket connecting to it that hands postgres.js whole messages.
+ * postgres.js's `socket` option for a connection to one host with sslmode disable, or over a
+ * Unix socket (Note [Read buffers given back]): a socket connecting to it that hands postgres.js
+ * whole messages.
  */
 export function pgSocket(o: PgSocketOptions): net.Socket {
   let messages: Messages | undefined;
