@@ -139,8 +139,8 @@ describe('sslmode against a server with TLS', () => {
     expect(await session(`${byIp()}?sslmode=require&sslnegotiation=direct`)).toEqual({ ssl: true, user: 'postgres' });
   });
 
-  it('large answers over TLS are read into buffers given back, and reused', async () => {
-    const d = driverFor(`${byIp()}?sslmode=require`, undefined, {});
+  it.each(['sslmode=require', 'sslmode=require&sslnegotiation=direct'])('large answers over TLS are read into buffers given back, and reused (%s)', async (query) => {
+    const d = driverFor(`${byIp()}?${query}`, undefined, {});
     const sql = postgres(d.url, { ...d.options, max: 1, onnotice: () => {} });
     try {
       const big = async (c: string) => (await sql.unsafe(`select repeat('${c}', 300000) as v`).raw())[0]![0] as unknown as Uint8Array;

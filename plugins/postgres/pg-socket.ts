@@ -270,20 +270,26 @@ export class NegotiatingSocket extends EventEmitter {
     else this.ask();
   }
 
+  /**
+   * The connection, read with `onread`; with sslnegotiation=direct a TLS socket that makes its
+   * own connection, which Node lets read with `onread` too (one made over a given socket it
+   * does not), so its reads land in the same reused buffer, not one per TLS record.
+   */
   private connect(): net.Socket {
-    const tcp: net.Socket = net.connect({
-      host: this.host,
-      port: this.port,
-      onread: { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n: number, b: Uint8Array): boolean => (tcp === this.tcp && this.read(b as Buffer, n), true) },
-    });
+    const onread = { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n: number, b: Uint8Array): boolean => (tcp === this.tcp && this.read(b as Buffer, n), true) };
+    const tcp: net.Socket = this.plan.direct
+      ? tls.connect({ ...tlsOptions(this.plan, this.host), port: this.port, onread } as tls.ConnectionOptions)
+      : net.connect({ host: this.host, port: this.port, onread });
     this.watch(tcp);
     return tcp;
   }
 
-  /** Asks for TLS (or, sslnegotiation=direct, starts it once connected). */
+  /** Asks for TLS (or, sslnegotiation=direct, waits for the handshake the socket started). */
   private ask(): void {
-    if (this.plan.direct) this.tcp.once('connect', () => this.startTls());
-    else this.tcp.write(SSL_REQUEST);
+    if (this.plan.direct) {
+      this.state = 'handshake';
+      this.tcp.once('secureConnect', () => this.open());
+    } else this.tcp.write(SSL_REQUEST);
   }
 
   /** What net.Socket says; postgres.js sends its Terminate only to an 'open' socket. */
