@@ -255,6 +255,38 @@ describe('a source\'s ssl_configuration, through the engine', () => {
     expect(readBuffers.large).toBeGreaterThan(before);
   });
 
+  it('a read replica has its own ssl_configuration: the primary plain, the replica over TLS', async () => {
+    const r = await s.metadata({
+      type: 'pg_add_source',
+      args: {
+        name: 'tls_rep',
+        configuration: {
+          connection_info: { database_url: `${byIp('tls_src')}?sslmode=disable` },
+          read_replicas: [{ database_url: byName('tls_src'), ssl_configuration: { sslmode: 'verify-full', sslrootcert: { from_env: 'TLS_CA' } } }],
+        },
+      },
+    });
+    expect(r.status, r.text).toBe(200);
+    // The same database as tls_full's: its root fields under another name.
+    const tracked = await s.metadata({ type: 'pg_track_table', args: { source: 'tls_rep', table: 'item', configuration: { custom_name: 'rep_item' } } });
+    expect(tracked.status, tracked.text).toBe(200);
+    // A query reads the replica; run_sql runs on the primary.
+    expect(await s.gql('{ rep_item_by_pk(id: 7) { id } }')).toEqual({ data: { rep_item_by_pk: { id: 7 } } });
+    expect((await s.query({ type: 'run_sql', args: { source: 'tls_rep', sql: 'select 1' } })).status).toBe(200);
+    const admin = postgres(`${byIp()}?sslmode=disable`, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await admin.unsafe<{ app: string; ssl: boolean }[]>(
+        "select distinct a.application_name as app, s.ssl from pg_stat_activity a join pg_stat_ssl s using (pid) where a.application_name like 'svc-source-tls_rep%' order by 1",
+      );
+      expect(rows).toEqual([
+        { app: 'svc-source-tls_rep', ssl: false },
+        { app: 'svc-source-tls_rep-replica-1', ssl: true },
+      ]);
+    } finally {
+      await admin.end();
+    }
+  });
+
   it.each([
     [{ sslmode: 'verify-all' }, 400, /expected one of disable, allow, prefer, require, verify-ca, verify-full/],
     [{ sslmode: 'verify-full', sslrootcert: { from_env: 'NO_SUCH_VAR' } }, 400, /environment variable "NO_SUCH_VAR" not set \(ssl_configuration\.sslrootcert\)/],
