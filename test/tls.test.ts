@@ -302,6 +302,16 @@ describe('a source\'s ssl_configuration, through the engine', () => {
     expect(await sources()).not.toContain('tls_bad');
   });
 
+  it('replace_metadata with an ssl_configuration of the wrong shape: 400 naming it, the metadata as it was', async () => {
+    const before = (await s.metadata({ type: 'export_metadata', version: 1, args: {} })).body;
+    const doc = structuredClone(before);
+    doc.sources.push({ name: 'tls_shape', kind: 'postgres', tables: [], configuration: { connection_info: { database_url: byName('tls_src'), ssl_configuration: { sslmode: 'verify-full', sslrootcert: '/etc/ssl/ca.pem' } } } });
+    const r = await s.metadata({ type: 'replace_metadata', args: doc });
+    expect(r.status, r.text).toBe(400);
+    expect(r.text).toContain('ssl_configuration.sslrootcert: expected {\\"from_env\\": \\"VARIABLE\\"}');
+    expect((await s.metadata({ type: 'export_metadata', version: 1, args: {} })).body).toEqual(before);
+  });
+
   it('a server whose certificate the given authority did not sign: an error, nothing added', async () => {
     const r = await add('tls_wrong_ca', { database_url: byName('tls_src'), ssl_configuration: { sslmode: 'verify-full', sslrootcert: { from_env: 'TLS_OTHER_CA' } } });
     expect(r.status, r.text).toBe(400);

@@ -112,7 +112,10 @@ export function pgTls(url: string, config: PgSslConfiguration | undefined, env: 
       throw invalid(`cannot read the ${name} file "${p}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   };
+  // The configuration may come from a document that pg_add_source's schema never saw
+  // (replace_metadata, the stored catalog): its shape is checked here too.
   const fromEnv = (name: string, ref: FromEnv): string => {
+    if (typeof ref !== 'object' || ref === null || typeof ref.from_env !== 'string') throw invalid(`ssl_configuration.${name}: expected {"from_env": "VARIABLE"}`);
     const val = env[ref.from_env];
     if (!val) throw invalid(`environment variable "${ref.from_env}" not set (ssl_configuration.${name})`);
     return val;
@@ -125,6 +128,7 @@ export function pgTls(url: string, config: PgSslConfiguration | undefined, env: 
   let passphrase = params.get('sslpassword');
   const crl = params.has('sslcrl') ? file('sslcrl') : undefined;
   if (config) {
+    if (typeof config !== 'object') throw invalid('ssl_configuration: expected an object');
     mode = config.sslmode;
     if (config.sslrootcert) rootcert = fromEnv('sslrootcert', config.sslrootcert);
     if (config.sslcert) cert = fromEnv('sslcert', config.sslcert);
@@ -132,7 +136,7 @@ export function pgTls(url: string, config: PgSslConfiguration | undefined, env: 
     if (config.sslpassword !== undefined) passphrase = typeof config.sslpassword === 'string' ? config.sslpassword : fromEnv('sslpassword', config.sslpassword);
   }
   mode ??= rootcert === 'system' ? 'verify-full' : 'prefer';
-  if (!(SSL_MODES as readonly string[]).includes(mode)) throw invalid(`invalid sslmode "${mode}": expected one of ${SSL_MODES.join(', ')}`);
+  if (!(SSL_MODES as readonly string[]).includes(mode)) throw invalid(`invalid sslmode ${JSON.stringify(mode)}: expected one of ${SSL_MODES.join(', ')}`);
   const m = mode as SslMode;
 
   const negotiation: string = params.get('sslnegotiation') ?? 'postgres';
