@@ -45,3 +45,20 @@ export const record: typeof v.record = ((...args: Parameters<typeof v.record>) =
     v._addIssue(self as never, 'key', dataset, config, { input: bad, message: `"${bad}" is not supported as a key here` });
     return false;
   })) as typeof v.record;
+
+/**
+ * `schema`'s checks with the value kept as it was given: its issues (paths and all) when it does
+ * not parse, else the input itself, not `schema`'s output (whose keys come in the schema's order,
+ * its transforms applied). Where a document must read back as it was written (replace_metadata
+ * then export_metadata) but must not hold what the operation that writes the same part refuses.
+ */
+export function checkedAsGiven(schema: v.GenericSchema): v.GenericSchema {
+  const base = v.unknown();
+  const copy = Object.create(Object.getPrototypeOf(base), Object.getOwnPropertyDescriptors(base)) as v.GenericSchema;
+  const run = schema['~run'] as unknown as Run;
+  (copy as unknown as { '~run': Run })['~run'] = function (dataset, config) {
+    const out = run.call(schema, { value: dataset.value } as v.UnknownDataset, config);
+    return out.issues ? out : ({ typed: true, value: dataset.value } as v.OutputDataset<unknown, v.BaseIssue<unknown>>);
+  };
+  return copy;
+}

@@ -113,7 +113,7 @@ const explicitName = (what: string, kind: string) =>
 
 /** The fields of a source, parsed as its kind says (`defaultSchema`), or kept as they are when the
  * kind is not known (`defaultSchema` undefined). */
-function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined, namespace?: string) {
+function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined, namespace?: string, configuration?: v.GenericSchema) {
   return v.looseObject({
     name: nameText,
     kind: v.optional(v.string(), DEFAULT_SOURCE_KIND),
@@ -124,16 +124,18 @@ function sourceFields(extra: ReadonlyMap<string, v.GenericSchema>, kind: string,
     functions: v.optional(
       v.nullable(v.array(defaultSchema === undefined ? v.looseObject({ function: explicitName('function', kind) }) : functionMetaSchema(defaultSchema, namespace))),
     ),
-    configuration: v.record(v.string(), v.unknown()),
+    // Checked as pg_add_source parses it (the kind's configSchema), so that a document cannot
+    // store what that operation refuses, and kept as written (an export gives it back the same).
+    configuration: configuration ? v.checkedAsGiven(configuration) : v.record(v.string(), v.unknown()),
     customization: v.optional(v.nullable(SourceCustomizationSchema)),
   });
 }
 
-function oneSource(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined, namespace?: string) {
+function oneSource(extra: ReadonlyMap<string, v.GenericSchema>, kind: string, defaultSchema: string | undefined, namespace?: string, configuration?: v.GenericSchema) {
   // Messages name tables as the kind does; unknown kinds' names in full.
   const display = (qt: TableMeta['table']) => qtDisplay(qt, defaultSchema ?? '');
   return v.pipe(
-    sourceFields(extra, kind, defaultSchema, namespace),
+    sourceFields(extra, kind, defaultSchema, namespace, configuration),
     v.check(
       (s) => duplicates((s.tables as TableMeta[]).map((t) => qtKey(t.table))).length === 0,
       (issue) => {
@@ -161,11 +163,12 @@ export const sourceSchema = (extra: ReadonlyMap<string, v.GenericSchema> = new M
   return v.lazy((input: unknown) => {
     const given = typeof input === 'object' && input !== null ? (input as { kind?: unknown }).kind : undefined;
     const kind = typeof given === 'string' ? given : DEFAULT_SOURCE_KIND;
-    const dialect = kinds.get(kind)?.dialect;
+    const known = kinds.get(kind);
+    const dialect = known?.dialect;
     const defaultSchema = dialect?.defaultSchema;
     const key = JSON.stringify([kind, defaultSchema ?? null, dialect?.namespace ?? null]);
     let schema = made.get(key);
-    if (!schema) made.set(key, (schema = oneSource(extra, kind, defaultSchema, dialect?.namespace)));
+    if (!schema) made.set(key, (schema = oneSource(extra, kind, defaultSchema, dialect?.namespace, known?.configSchema)));
     return schema;
   });
 };

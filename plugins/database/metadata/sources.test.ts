@@ -116,6 +116,28 @@ describe('pg_add_source', () => {
       body: { code: 'parse-failed', path: '$.args.name', error: 'empty string not allowed' },
     });
   });
+
+  it('replace_metadata parses a source\'s configuration as pg_add_source does: the same errors, nothing stored', async () => {
+    const before = (await s.metadata({ type: 'export_metadata', version: 1, args: {} })).body;
+    const replace = (connection_info: unknown) => {
+      const doc = structuredClone(before);
+      doc.sources.push({ name: 'x', kind: 'postgres', tables: [], configuration: { connection_info } });
+      return s.metadata({ type: 'replace_metadata', args: doc });
+    };
+    const at = '$.args.sources[1].configuration.connection_info';
+    expect(await replace({ database_url: other.url, isolation_level: 'chaos' })).toMatchObject({ status: 400, body: { code: 'parse-failed', path: `${at}.isolation_level` } });
+    expect(await replace({ database_url: other.url, pool_settings: { max_connections: 'x' } })).toMatchObject({ status: 400, body: { code: 'parse-failed', path: `${at}.pool_settings.max_connections` } });
+    expect(await replace({ database_url: 5 })).toMatchObject({ status: 400, body: { code: 'parse-failed', path: `${at}.database_url` } });
+    expect(await replace({ database_url: other.url, ssl_configuration: { sslmode: 'sometimes' } })).toMatchObject({
+      status: 400,
+      body: { code: 'parse-failed', path: `${at}.ssl_configuration.sslmode` },
+    });
+    expect((await s.metadata({ type: 'export_metadata', version: 1, args: {} })).body).toEqual(before);
+    // What parses is kept as it was written (an export gives the document back the same).
+    expect(await replace({ pool_settings: { idle_timeout: null, max_connections: 3 }, database_url: other.url })).toMatchObject({ status: 200 });
+    expect(JSON.stringify((await sources())[1].configuration)).toBe(JSON.stringify({ connection_info: { pool_settings: { idle_timeout: null, max_connections: 3 }, database_url: other.url } }));
+    expect((await s.metadata({ type: 'replace_metadata', args: before })).status).toBe(200);
+  });
 });
 
 describe('pg_update_source, pg_drop_source, rename_source', () => {
