@@ -118,6 +118,16 @@ describe('sslmode against a server with TLS', () => {
     expect(await session(`${byIp()}?sslmode=require&${ca}`)).toEqual({ ssl: true, user: 'postgres' });
   });
 
+  it('sslcrl: a revocation list that revokes the server\'s certificate fails the check', async () => {
+    const ca = `sslrootcert=${file('ca.crt')}`;
+    expect(await session(`${byIp()}?sslmode=verify-ca&${ca}&sslcrl=${file('revoked.crl')}`)).toMatch(/certificate revoked/);
+    expect(await session(`${byIp()}?sslmode=verify-ca&${ca}`)).toEqual({ ssl: true, user: 'postgres' });
+  });
+
+  it('sslrootcert=system checks against the machine\'s authorities, which do not know the test CA', async () => {
+    expect(await session(`${byName()}?sslrootcert=system`)).toMatch(/self-signed certificate in certificate chain|unable to get local issuer certificate/);
+  });
+
   it('a client certificate, its key encrypted, logs certuser in; without it certuser is refused', async () => {
     const cert = `sslcert=${file('client.crt')}&sslkey=${file('client.key')}&sslpassword=${CLIENT_KEY_PASSPHRASE}`;
     expect(await session(`${byIp('postgres', 'certuser')}?sslmode=require&${cert}`)).toEqual({ ssl: true, user: 'certuser' });
