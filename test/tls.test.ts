@@ -344,6 +344,26 @@ describe('a source\'s ssl_configuration, through the engine', () => {
   });
 });
 
+describe('the catalog over TLS (--metadata-database-url)', () => {
+  it('boots with the catalog on a role refused without TLS, and its connections are over TLS', async () => {
+    const admin = postgres(`${byIp()}?sslmode=disable`, { max: 1, onnotice: () => {} });
+    await admin.unsafe('create database tls_catalog owner tlsonly');
+    const s = await startServer({ config: { databaseUrl: undefined, metadataDatabaseUrl: `${byIp('tls_catalog', 'tlsonly:tlsonly')}?sslmode=verify-ca&sslrootcert=${file('ca.crt')}` } });
+    try {
+      expect((await s.metadata({ type: 'export_metadata', version: 1, args: {} })).status).toBe(200);
+      const rows = await admin.unsafe<{ ssl: boolean }[]>("select distinct s.ssl from pg_stat_activity a join pg_stat_ssl s using (pid) where a.application_name = 'svc-catalog'");
+      expect(rows).toEqual([{ ssl: true }]);
+    } finally {
+      await s.stop();
+      await admin.end();
+    }
+  });
+
+  it('a catalog URL whose TLS settings cannot work: the boot fails with the reason', async () => {
+    await expect(startServer({ config: { databaseUrl: undefined, metadataDatabaseUrl: `${byIp('tls_catalog')}?sslmode=verify-full` } })).rejects.toThrow(/sslmode verify-full needs a root certificate/);
+  });
+});
+
 const debian = findDebianPostgis();
 if (!debian) console.warn('Debian\'s PostgreSQL is not installed: pg_dump over TLS is not tested');
 
