@@ -242,6 +242,14 @@ describe('a source\'s ssl_configuration, through the engine', () => {
     expect(exported.configuration.connection_info.ssl_configuration).toEqual(ssl_configuration);
   });
 
+  it('pg_update_source with another ssl_configuration reconnects with it', async () => {
+    const update = (connection_info: Record<string, unknown>) => s.metadata({ type: 'pg_update_source', args: { name: 'tls_full', configuration: { connection_info } } });
+    expect((await update({ database_url: byName('tls_src'), ssl_configuration: { sslmode: 'disable' } })).status).toBe(200);
+    expect(await sslOf('tls_full')).toEqual(['f', 'postgres']);
+    expect((await update({ database_url: byName('tls_src'), ssl_configuration: { sslmode: 'verify-full', sslrootcert: { from_env: 'TLS_CA' } } })).status).toBe(200);
+    expect(await sslOf('tls_full')).toEqual(['t', 'postgres']);
+  });
+
   it('a client certificate and its key\'s passphrase from the environment', async () => {
     const r = await add('tls_cert', {
       database_url: byIp('tls_src', 'certuser'),
