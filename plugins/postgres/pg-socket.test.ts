@@ -307,13 +307,22 @@ describe('the answer to the TLS request (Note [TLS in the socket])', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const sql = through(`postgres://u@127.0.0.1:${(server.address() as net.AddressInfo).port}/db`, 'allow');
+    // postgres.js asks its socket for TCP keepalive once; the second connection has it too.
+    const kept = new Set<net.Socket>();
+    const setKeepAlive = net.Socket.prototype.setKeepAlive;
+    net.Socket.prototype.setKeepAlive = function (this: net.Socket, ...args: Parameters<net.Socket['setKeepAlive']>) {
+      if (args[0]) kept.add(this);
+      return setKeepAlive.apply(this, args);
+    };
     try {
       await expect(sql`select 1`).rejects.toThrow(/server does not support SSL, but SSL was required/);
+      expect(kept.size).toBe(2);
       expect(got).toHaveLength(2);
       // The first attempt was the startup message itself (protocol 3.0), the second an SSLRequest.
       expect(Buffer.concat(got[0]!).readUInt32BE(4)).toBe(196608);
       expect(Buffer.concat(got[1]!)).toEqual(Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]));
     } finally {
+      net.Socket.prototype.setKeepAlive = setKeepAlive;
       await sql.end({ timeout: 1 });
       for (const c of conns) c.destroy();
       await new Promise((r) => server.close(r));

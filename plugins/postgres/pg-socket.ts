@@ -256,6 +256,7 @@ export class NegotiatingSocket extends EventEmitter {
   private readonly messages = new Messages(this);
   private errored = false;
   private closed = false;
+  private keepAlive: [boolean | undefined, number | undefined] | undefined;
   destroyed = false;
 
   constructor(
@@ -281,6 +282,7 @@ export class NegotiatingSocket extends EventEmitter {
       ? tls.connect({ ...tlsOptions(this.plan, this.host), port: this.port, onread } as tls.ConnectionOptions)
       : net.connect({ host: this.host, port: this.port, onread });
     this.watch(tcp);
+    if (this.keepAlive) tcp.setKeepAlive(...this.keepAlive);
     return tcp;
   }
 
@@ -325,6 +327,8 @@ export class NegotiatingSocket extends EventEmitter {
   }
 
   setKeepAlive(enable?: boolean, delay?: number): this {
+    // Kept for a connection made again (allow's TLS attempt, prefer's plain one).
+    this.keepAlive = [enable, delay];
     this.tcp.setKeepAlive(enable, delay);
     return this;
   }
