@@ -196,6 +196,11 @@ export class Messages {
   }
 }
 
+/** Node's `onread` for a connection: its reads into the one reused buffer, handed to `read`. */
+function readsInto(read: (b: Buffer, n: number) => void): net.OnReadOpts {
+  return { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n, b) => (read(b as Buffer, n), true) };
+}
+
 /**
  * postgres.js's `socket` option for a connection to one host with sslmode disable, or over a
  * Unix socket (Note [Read buffers given back]): a socket connecting to it that hands postgres.js
@@ -206,7 +211,7 @@ export function pgSocket(o: PgSocketOptions): net.Socket {
   const where: net.NetConnectOpts = o.path ? { path: o.path } : { host: o.host[0]!, port: o.port[0]! };
   // Reads of at most LARGE bytes: a message larger than that always spans reads, so it is read
   // into a buffer of its own (one of exactly LARGE that lands whole in a read goes out in a run).
-  where.onread = { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n, b) => (messages!.read(b as Buffer, n), true) };
+  where.onread = readsInto((b, n) => messages!.read(b, n));
   const socket = net.connect(where);
   messages = new Messages(socket);
   // postgres.js names the server in its connection errors from these, as it sets them on its own.
@@ -277,7 +282,7 @@ export class NegotiatingSocket extends EventEmitter {
    * does not), so its reads land in the same reused buffer, not one per TLS record.
    */
   private connect(): net.Socket {
-    const onread = { buffer: (reads ??= Buffer.allocUnsafe(LARGE)), callback: (n: number, b: Uint8Array): boolean => (tcp === this.tcp && this.read(b as Buffer, n), true) };
+    const onread = readsInto((b, n) => tcp === this.tcp && this.read(b, n));
     const tcp: net.Socket = this.plan.direct
       ? tls.connect({ ...tlsOptions(this.plan, this.host), port: this.port, onread } as tls.ConnectionOptions)
       : net.connect({ host: this.host, port: this.port, onread });
@@ -294,9 +299,14 @@ export class NegotiatingSocket extends EventEmitter {
     } else this.tcp.write(SSL_REQUEST);
   }
 
+  /** The socket postgres.js's messages go through: TLS's once it is up. */
+  private get live(): net.Socket {
+    return this.tls ?? this.tcp;
+  }
+
   /** What net.Socket says; postgres.js sends its Terminate only to an 'open' socket. */
   get readyState(): string {
-    return this.state === 'open' ? (this.tls ?? this.tcp).readyState : 'opening';
+    return this.state === 'open' ? this.live.readyState : 'opening';
   }
 
   write(chunk: Uint8Array | string, cb?: (e?: Error | null) => void): boolean {
@@ -308,11 +318,11 @@ export class NegotiatingSocket extends EventEmitter {
       this.waiting.push([chunk, cb]);
       return true;
     }
-    return (this.tls ?? this.tcp).write(chunk, cb);
+    return this.live.write(chunk, cb);
   }
 
   end(chunk?: Uint8Array | string): this {
-    if (this.state === 'open' || this.state === 'trial') (this.tls ?? this.tcp).end(chunk ?? '');
+    if (this.state === 'open' || this.state === 'trial') this.live.end(chunk ?? '');
     else this.destroy();
     return this;
   }
@@ -334,12 +344,12 @@ export class NegotiatingSocket extends EventEmitter {
   }
 
   pause(): this {
-    (this.tls ?? this.tcp).pause();
+    this.live.pause();
     return this;
   }
 
   resume(): this {
-    (this.tls ?? this.tcp).resume();
+    this.live.resume();
     return this;
   }
 
@@ -392,7 +402,7 @@ export class NegotiatingSocket extends EventEmitter {
     const old = this.tcp;
     for (const chunk of this.tried) this.waiting.push([chunk, undefined]);
     this.tried = [];
-    this.plan = { ...this.plan, attempt: true, required: true };
+    this.plan = { ...this.plan, required: true };
     this.state = 'answer';
     this.tcp = this.connect();
     old.destroy();
@@ -427,8 +437,7 @@ export class NegotiatingSocket extends EventEmitter {
   private open(): void {
     if (this.destroyed) return;
     this.state = 'open';
-    const s = this.tls ?? this.tcp;
-    for (const [chunk, cb] of this.waiting.splice(0)) s.write(chunk, cb);
+    for (const [chunk, cb] of this.waiting.splice(0)) this.live.write(chunk, cb);
   }
 
   /** A socket's errors, close and drain, as postgres.js's socket's: one error, one close; either
