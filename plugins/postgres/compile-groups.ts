@@ -31,8 +31,8 @@ import { INTEGER_TYPES, NUMBER_TYPES } from './records.js';
  * window's own `order by` is written only with a limit or an offset (Note [One sort per list]).
  * Without keys the GROUP BY is the empty grouping set `()`: exactly one group, as `_aggregate`
  * has one answer, also when only `__typename` is selected. The outermost select builds each
- * group's object from rows (Note [Groups as rows]), or at the root its text (Note [Root groups
- * as text]).
+ * group's object from rows (Note [Groups as rows]); at the root the grouped select writes each
+ * group's text as "j" (Note [Root groups as text]).
  */
 
 /** What of the statement's compiler a `_groups` field needs. */
@@ -142,15 +142,23 @@ function objectSql(c: SqlHost, o: Obj, laterals: string[]): string {
   return a;
 }
 
-/** `fields` of a group as an object over the grouped select's columns (alias `g`), the
- * aggregates it needs added to `values` (each projected there as "v<i>"). */
-function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, values: string[]): Obj {
-  const value = (expr: string) => `${g}."v${values.push(expr) - 1}"`;
+/** How a group's object reads its values: a key's column (by index) and an aggregate's
+ * expression as the SQL that the object's select sees. */
+interface GroupValues {
+  key(index: number): string;
+  value(expr: string): string;
+}
+
+/** `fields` of a group as an object whose values `at` names: the grouped select's columns (the
+ * aggregates added to the list that select projects as "v<i>", Note [Groups as rows]) or the
+ * grouped select's own expressions (Note [Root groups as text]). */
+function groupObject(fields: GroupField[], t: string, at: GroupValues, c: SqlHost): Obj {
+  const value = (expr: string) => at.value(expr);
   const typename = (name: string): Val => ({ sql: `${lit(name)}::text`, as: 'json', text: JSON.stringify(name) });
   const keysObj = (fs: GroupKeyField[]): Obj =>
     fs.map((f) => {
       if (f.k === 'typename') return { key: f.key, value: typename(f.name) };
-      if (f.k === 'key') return { key: f.key, value: { sql: output(`${g}."__svc_k${f.index}"`, f.scalar, f.asText), as: f.asText ? 'json' : jsonAs(f.scalar) } };
+      if (f.k === 'key') return { key: f.key, value: { sql: output(at.key(f.index), f.scalar, f.asText), as: f.asText ? 'json' : jsonAs(f.scalar) } };
       return { key: f.key, value: keysObj(f.fields) };
     });
   const aggregateObj = (ops: AggregateOp[]): Obj =>
@@ -183,14 +191,30 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
  * nested one builds rows (Note [Groups as rows]) for its parent's JSON: writing a record as JSON
  * costs PostgreSQL a lookup of each of its columns' types for every group, and a group is several
  * records (keys, aggregate, sum, ...). The text is the constant parts (keys, braces; JSON-escaped
- * at compile time) and each value's JSON text, in `string_agg` ordered as json_agg would be:
- *   coalesce('[' || string_agg('{"keys":{"month":' || coalesce(to_json(_g."__svc_k0")::text,
- *     'null') || ',...}}', ',' order by ...) || ']', '[]')
- * A value's JSON text is its type's (`JsonAs`): the text output of integers and booleans, which
- * is their JSON; that of float and numeric values unless NaN or an infinity, which PostgreSQL's
- * JSON writes as strings; to_json's for every other type (strings escaped, date-times in ISO
- * 8601) and for a value whose type is not known; null as `null`. The data is the same as the
- * rows' JSON; the text differs only in spacing. Nested, the text would have to be parsed back
+ * at compile time) and each value's JSON text, written by the grouped select itself, and the
+ * list is `string_agg` of it ordered as json_agg would be:
+ *   select coalesce('[' || string_agg(_g."j", ',' order by _g."o0", ...) || ']', '[]') from (
+ *     select '{"keys":{"month":' || coalesce(to_json(t."__svc_k0")::text, 'null') || ',...}}'
+ *       as "j", <order keys> as "o0", ... from (...) as t group by ...) as _g
+ * Written in the outer select instead, over the grouped select's keys and aggregates as columns,
+ * the text read them through a Subquery Scan whenever it named them in another order than the
+ * grouped select lists them (the benchmark's keys: month, then the country it groups by first),
+ * a copy of every group; now the outer select reads "j" and the order keys as they are listed,
+ * and PostgreSQL drops the scan. A value's JSON text is its type's (`JsonAs`): the text output of
+ * integers and booleans, which is their JSON; that of float and numeric values unless NaN or an
+ * infinity, which PostgreSQL's JSON writes as strings (a numeric is checked by its scale, null
+ * for those three only; a float by comparing it with them); to_json's for every other type
+ * (strings escaped, date-times in ISO 8601) and for a value whose type is not known; null as
+ * `null`. Both changes together (2026-11-28, the two-core machine, `bench:shapes --queries --only
+ * groups --n 300 --rounds 7`, two runs alternating with the commit before, log
+ * bench/results/2026-11-28-bench-shapes-groups-2core.log): PostgreSQL's CPU per statement
+ * 1,147-1,292 µs -> 1,020-1,147, the expert SQL's 996-1,147 in the same runs (each change alone
+ * was about half of it, in a scratch comparison of the statement's forms); through the
+ * benchmark (`bench/graphql/run.ts --only groups --servers svc,expert`, Node 22, the servers
+ * pinned to one CPU and PostgreSQL to the other, two runs of two rounds, log
+ * bench/results/2026-11-28-bench-graphql-2core-groups-text.log) PostgreSQL's CPU per request
+ * 1,293-1,378 µs -> 1,167-1,223 (the expert's 1,161-1,204), Svc/expert 0.83x-0.87x -> 0.92x-0.95x
+ * of req/s. The data is the same as the rows' JSON; the text differs only in spacing. Nested, the text would have to be parsed back
  * into json for the parent (json_in), which costs more than the records it saves. On the
  * benchmark's groups query (319 groups, Chinook's invoices by month and country), PostgreSQL's
  * CPU per statement on one connection (backend CPU from /proc, 15 interleaved rounds of 200 on
@@ -211,9 +235,9 @@ function groupObject(fields: GroupField[], t: string, g: string, c: SqlHost, val
  * this text from PostgreSQL 3,488 req/s at 352 µs, PostgreSQL's CPU per request 1,963 and 1,991 µs.
  */
 
-/** How a value's JSON text is written (Note [Root groups as text]): its text output (`plain`),
- * that unless NaN or an infinity (`number`), or to_json's. */
-type JsonAs = 'int' | 'bool' | 'number' | 'json';
+/** How a value's JSON text is written (Note [Root groups as text]): its text output (`int`,
+ * `bool`), that unless NaN or an infinity (`numeric`, `float`), or to_json's. */
+type JsonAs = 'int' | 'bool' | 'numeric' | 'float' | 'json';
 
 /** PostgreSQL's integer types, and with bool those whose text output is their JSON; its floats and numeric. */
 const INTEGERS = INTEGER_TYPES;
@@ -227,14 +251,17 @@ const NUMBERS = NUMBER_TYPES;
 function jsonAs(scalar: ScalarType | undefined, plain: ReadonlySet<string> = PLAIN): JsonAs {
   if (!scalar || scalar.array) return 'json';
   const t = scalar.bindAs;
-  if (!plain.has(t)) return NUMBERS.has(t) ? 'number' : 'json';
+  if (!plain.has(t)) return NUMBERS.has(t) ? (t === '"pg_catalog"."numeric"' ? 'numeric' : 'float') : 'json';
   return t === '"pg_catalog"."bool"' ? 'bool' : 'int';
 }
 
 /** The SQL text expression of a value's JSON. */
 function valueText(v: Val): string {
   if (v.as === 'int' || v.as === 'bool') return `coalesce((${v.sql})::text, 'null')`;
-  if (v.as === 'number') return `coalesce(case when (${v.sql}) in ('NaN', 'Infinity', '-Infinity') then to_json(${v.sql})::text else (${v.sql})::text end, 'null')`;
+  // A numeric's scale is null for NaN and the infinities only: one call, where comparing it with
+  // the three costs three numeric comparisons (a tenth of the benchmark's groups statement).
+  if (v.as === 'numeric') return `coalesce(case when scale(${v.sql}) is null then to_json(${v.sql})::text else (${v.sql})::text end, 'null')`;
+  if (v.as === 'float') return `coalesce(case when (${v.sql}) in ('NaN', 'Infinity', '-Infinity') then to_json(${v.sql})::text else (${v.sql})::text end, 'null')`;
   return `coalesce(to_json(${v.sql})::text, 'null')`;
 }
 
@@ -286,12 +313,23 @@ export function groupsSelect(
   const conds = [c.bool(g.where, t, t)];
   if (join) conds.push(...join.mapping.map(([own, remote]) => `${t}.${quoteIdent(remote)} = ${join.parent}.${quoteIdent(own)}`));
   const inner = `select ${t}.*${keys.map((k, i) => `, ${k} as "__svc_k${i}"`).join('')} from ${c.src(g.table)} as ${t} where ${conds.join(' and ')}`;
-  // The group's values, projected for the outermost select (Note [Groups as rows]).
   const a = c.alias();
-  const values: string[] = [];
-  const obj = groupObject(g.fields, t, a, c, values);
-  const cols = keys.map((_, i) => `${t}."__svc_k${i}"`);
-  values.forEach((v, i) => cols.push(`${v} as "v${i}"`));
+  const cols: string[] = [];
+  let obj: Obj;
+  if (mode === 'text') {
+    // Each group's text is written by the grouped select, from its keys and aggregates (Note
+    // [Root groups as text]).
+    obj = groupObject(g.fields, t, { key: (i) => `${t}."__svc_k${i}"`, value: (expr) => expr }, c);
+    const parts: Part[] = [];
+    objectText(obj, parts);
+    cols.push(`${concatText(parts)} as "j"`);
+  } else {
+    // The group's values, projected for the outermost select (Note [Groups as rows]).
+    const values: string[] = [];
+    obj = groupObject(g.fields, t, { key: (i) => `${a}."__svc_k${i}"`, value: (expr) => `${a}."v${values.push(expr) - 1}"` }, c);
+    keys.forEach((_, i) => cols.push(`${t}."__svc_k${i}"`));
+    values.forEach((v, i) => cols.push(`${v} as "v${i}"`));
+  }
   g.orderBy.forEach((o, i) => cols.push(`${o.k === 'key' ? `${t}."__svc_k${o.index}"` : termExpr(c, o.term, t)} as "o${i}"`));
   g.having?.terms.forEach((term, i) => cols.push(`${termExpr(c, term, t)} as "agg${i}"`));
   // Without keys, the empty grouping set: one group, with or without an aggregate selected (a
@@ -313,11 +351,7 @@ export function groupsSelect(
   if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
   if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;
-  if (mode === 'text') {
-    const parts: Part[] = [];
-    objectText(obj, parts);
-    return `select coalesce('[' || string_agg(${concatText(parts)}, ','${order ? ` order by ${order}` : ''}) || ']', '[]') from (${window}) as ${a}`;
-  }
+  if (mode === 'text') return `select coalesce('[' || string_agg(${a}."j", ','${order ? ` order by ${order}` : ''}) || ']', '[]') from (${window}) as ${a}`;
   const laterals: string[] = [];
   const row = objectSql(c, obj, laterals);
   return `select coalesce(json_agg(${row}${order ? ` order by ${order}` : ''}), '[]') from (${window}) as ${a}${laterals.join('')}`;
