@@ -105,8 +105,13 @@ export function patchPostgresQueue(root) {
  * counts the hosts tried since the query that started the connection (set to 0 when one does),
  * so the error reaches the query once each host has failed, as libpq reports it; prefer-standby
  * takes a primary when no other host is left to try; a connect timeout is a host's failure like
- * any other (`error`, not `errored`). Four edits per copy of connection.js,
- * made only where the file is 3.4.9's (by SHA-256); the patched file starts with MARK.
+ * any other (`error`, not `errored`). And a pool given a `socket` function (the engine's sockets,
+ * Note [Read buffers given back] in plugins/postgres/pg-socket.ts) never moved on to the next
+ * host: the function is now told which host to connect to (`options.socket(options, hostIndex)`)
+ * and the index moves on as it does for postgres.js's own sockets. Six edits per copy of
+ * connection.js, made only where the file is 3.4.9's (by SHA-256), or where it starts with MARK
+ * and lacks a later edit (an install patched by an earlier version of this script); the patched
+ * file starts with MARK.
  */
 const MARK = "// Patched by svc-engine's server/patch-dependencies.mjs (Note [postgres.js's hosts tried in turn]).\n";
 const CONNECTION_EDITS = [
@@ -114,6 +119,8 @@ const CONNECTION_EDITS = [
   ['if (connection.queue === queues.connecting && options.host[retries + 1])', 'if (connection.queue === queues.connecting && options.host[++retries])'],
   ["(x === 'prefer-standby' && xs.in_hot_standby === 'off' && options.host[retries])", "(x === 'prefer-standby' && xs.in_hot_standby === 'off' && options.host[retries + 1])"],
   ["    errored(Errors.connection('CONNECT_TIMEOUT', options, socket))\n    socket.destroy()", "    error(Errors.connection('CONNECT_TIMEOUT', options, socket))\n    socket.destroy()"],
+  ['? (await Promise.resolve(options.socket(options)))', '? (await Promise.resolve(options.socket(options, hostIndex)))'],
+  ['    if (options.socket)\n      return ssl ? secure() : connected()', '    if (options.socket) {\n      hostIndex = (hostIndex + 1) % port.length\n      return ssl ? secure() : connected()\n    }'],
 ];
 const CONNECTION_COPIES = [
   { file: 'src/connection.js', known: 'ee3a218d9aa6a6f2887c1a19da50009335fe84c11a5431d5cab72d6bc528632f' },
@@ -128,23 +135,29 @@ export function postgresConnectionState(root) {
     const at = path.join(pkg, file);
     if (!existsSync(at)) return { file, at, state: 'absent' };
     const now = readFileSync(at, 'utf8');
-    const state = now.startsWith(MARK) ? 'ours' : createHash('sha256').update(now).digest('hex') === known ? 'known' : 'other';
+    const state = now.startsWith(MARK)
+      ? CONNECTION_EDITS.every(([, to]) => now.includes(to)) ? 'ours' : 'older'
+      : createHash('sha256').update(now).digest('hex') === known ? 'known' : 'other';
     return { file, at, state };
   });
 }
 
-/** Edits the copies of connection.js (Note [postgres.js's hosts tried in turn]). */
+/** Edits the copies of connection.js (Note [postgres.js's hosts tried in turn]): each edit not
+ * made yet, its text found exactly once. */
 export function patchPostgresConnection(root) {
   return postgresConnectionState(root).map(({ file, at, state }) => {
-    if (state === 'known') {
+    if (state === 'known' || state === 'older') {
       let text = readFileSync(at, 'utf8');
+      if (text.startsWith(MARK)) text = text.slice(MARK.length);
       for (const [from, to] of CONNECTION_EDITS) {
+        if (text.includes(to)) continue;
         if (text.split(from).length !== 2) return `${file}: an edit's text is not there once, left as it is (see Note [postgres.js's hosts tried in turn])`;
         text = text.replace(from, to);
       }
       writeFileSync(at, MARK + text);
     }
-    return `${file}: ${state === 'known' ? 'patched' : state === 'ours' ? 'already patched' : state === 'absent' ? 'absent' : "not the known 3.4.9 file, left as it is (see Note [postgres.js's hosts tried in turn])"}`;
+    const did = { known: 'patched', older: 'patched (the edits an earlier patch lacked)', ours: 'already patched', absent: 'absent' };
+    return `${file}: ${did[state] ?? "not the known 3.4.9 file, left as it is (see Note [postgres.js's hosts tried in turn])"}`;
   });
 }
 

@@ -18,7 +18,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../server/embedded.js';
 import { driverFor } from '../plugins/postgres/index.js';
-import { giveBackRead, readBuffers } from '../plugins/postgres/pg-socket.js';
+import { giveBackRead, readBuffers, SOCKET_TOLD_HOST } from '../plugins/postgres/pg-socket.js';
 import { CLIENT_KEY_PASSPHRASE, pem, TLS_DIR, TLS_ROLES_SQL, tlsSettings } from './tls-postgres.js';
 import { startServer, type TestServer } from './helpers.js';
 import { findDebianPostgis, startDebianPostgres, type DebianPostgres } from './debian-postgres.js';
@@ -135,14 +135,46 @@ describe('sslmode against a server with TLS', () => {
     expect(await session(`${byIp('postgres', 'certuser')}?sslmode=disable`)).toMatch(/pg_hba\.conf rejects connection/);
   });
 
-  it('a URL of several hosts goes through postgres.js\'s own TLS, with the same checks', async () => {
-    const two = (q: string) => `postgres://postgres:postgres@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?${q}`;
+  it('a URL of several hosts: each host through the engine\'s socket, with the same checks', async () => {
+    // The installed postgres.js tells the socket which host it tries (npm install's edit).
+    expect(SOCKET_TOLD_HOST).toBe(true);
+    const two = (q: string, user = 'postgres:postgres') => `postgres://${user}@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?${q}`;
     expect(await session(two('sslmode=prefer'))).toEqual({ ssl: true, user: 'postgres' });
     expect(await session(two('sslmode=disable'))).toEqual({ ssl: false, user: 'postgres' });
     expect(await session(two(`sslmode=verify-ca&sslrootcert=${file('ca.crt')}`))).toEqual({ ssl: true, user: 'postgres' });
     expect(await session(two(`sslmode=verify-ca&sslrootcert=${file('other-ca.crt')}`))).toMatch(/self-signed certificate in certificate chain/);
     const cert = `sslcert=${file('client.crt')}&sslkey=${file('client.key')}&sslpassword=${CLIENT_KEY_PASSPHRASE}`;
-    expect(await session(`postgres://certuser@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?sslmode=require&${cert}`)).toEqual({ ssl: true, user: 'certuser' });
+    expect(await session(two(`sslmode=require&${cert}`, 'certuser'))).toEqual({ ssl: true, user: 'certuser' });
+  });
+
+  it('several hosts: verify-full checks each host\'s own name, and the next host is tried after a failed check', async () => {
+    // The certificate names localhost, not 127.0.0.1.
+    const full = `sslmode=verify-full&sslrootcert=${file('ca.crt')}`;
+    expect(await session(`postgres://postgres:postgres@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?${full}`)).toEqual({ ssl: true, user: 'postgres' });
+    expect(await session(`postgres://postgres:postgres@127.0.0.1:${pg.port},127.0.0.1:${pg.port}/postgres?${full}`)).toMatch(/Hostname\/IP does not match certificate's altnames: IP: 127\.0\.0\.1/);
+  });
+
+  it('several hosts: allow tries TLS after a plain refusal, prefer falls back to plain where TLS fails, as libpq does', async () => {
+    expect(await session(`postgres://tlsonly:tlsonly@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?sslmode=allow`)).toEqual({ ssl: true, user: 'tlsonly' });
+    // A root certificate that does not sign the server's: prefer's handshake fails, then plain.
+    expect(await session(`postgres://postgres:postgres@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?sslmode=prefer&sslrootcert=${file('other-ca.crt')}`)).toEqual({ ssl: false, user: 'postgres' });
+  });
+
+  it('several hosts: large answers are read into buffers given back, and reused', async () => {
+    const d = driverFor(`postgres://postgres:postgres@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?sslmode=require`, undefined, {});
+    const sql = postgres(d.url, { ...d.options, max: 1, onnotice: () => {} });
+    try {
+      const big = async (c: string) => (await sql.unsafe(`select repeat('${c}', 300000) as v`).raw())[0]![0] as unknown as Uint8Array;
+      const before = { ...readBuffers };
+      const a = await big('a');
+      giveBackRead(a);
+      const b = await big('b');
+      expect(b.buffer).toBe(a.buffer);
+      expect(Buffer.from(b).toString()).toBe('b'.repeat(300000));
+      expect(readBuffers.reused - before.reused).toBe(1);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
   });
 
   it('sslnegotiation=direct starts TLS at once', async () => {

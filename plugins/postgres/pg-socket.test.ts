@@ -194,12 +194,9 @@ describe('postgres.js through the socket', () => {
     }
   });
 
-  it('leaves pools to several hosts to postgres.js\'s own sockets and TLS; one host, TLS or not, is this module\'s', async () => {
+  it('gives every pool this module\'s sockets, TLS or not; to several hosts, a socket to the host postgres.js names', async () => {
     const options = (u: string) => driverOptions(pgTls(u, undefined, {}).url, pgTls(u, undefined, {}).tls);
-    expect(options('postgres://u@a:5432,b:5433/db')).toEqual({ ssl: 'prefer' });
-    expect(options('postgres://u@a:5432,b:5433/db?sslmode=require')).toEqual({ ssl: 'require' });
-    expect(options('postgres://u@a:5432,b:5433/db?sslmode=disable')).toEqual({ ssl: false });
-    for (const u of ['postgres://u@a/db', 'postgres://u@a/db?sslmode=require', 'postgres://u@a/db?sslmode=disable']) {
+    for (const u of ['postgres://u@a/db', 'postgres://u@a/db?sslmode=require', 'postgres://u@a/db?sslmode=disable', 'postgres://u@a:5432,b:5433/db', 'postgres://u@a:5432,b:5433/db?sslmode=disable']) {
       const o = options(u);
       expect(o.ssl, u).toBe(false);
       expect(o.socket, u).toBeTypeOf('function');
@@ -212,6 +209,11 @@ describe('postgres.js through the socket', () => {
     expect(plain).toBeInstanceOf(net.Socket);
     plain.on('error', () => {});
     plain.destroy();
+    // The second of two hosts: a socket to it alone (its name and port are the connection's).
+    const second = options('postgres://u@127.0.0.1:1,localhost:2/db?sslmode=disable').socket!({ host: ['127.0.0.1', 'localhost'], port: [1, 2] }, 1) as net.Socket & { host: string; port: number };
+    expect([second.host, second.port]).toEqual(['localhost', 2]);
+    second.on('error', () => {});
+    second.destroy();
   });
 
   it.each(['disable', 'prefer'] as const)('a server that never answers is postgres.js\'s connect timeout, naming the server as it does (sslmode %s)', async (sslmode) => {

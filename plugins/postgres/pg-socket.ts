@@ -4,6 +4,7 @@
  * [Read buffers given back]).
  */
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import { lendAnswer } from '../../core/schema/contract.js';
@@ -39,8 +40,10 @@ import { postgresSsl, tlsOptions, type PgTls } from './tls.js';
  * values are views of the message, its other values strings decoded from it. Over TLS the
  * socket is NegotiatingSocket (Note [TLS in the socket]): Node's TLS socket makes a buffer per
  * read, but a large message is still read into a buffer given back. A pool to several hosts
- * (postgres.js tries them in turn per connection, which a socket function cannot see) makes its
- * own sockets and reads as before.
+ * gets them too: postgres.js tries its hosts in turn per connection, and tells the socket
+ * function which one to try (an edit `npm install` makes, Note [postgres.js's hosts tried in
+ * turn] in server/patch-dependencies.mjs); a postgres.js without it makes its own sockets for
+ * such a pool (SOCKET_TOLD_HOST).
  */
 
 /** Node's reads land here, and are copied out before the next (they happen one at a time, each
@@ -468,17 +471,31 @@ export class NegotiatingSocket extends EventEmitter {
   }
 }
 
+/** Whether the installed postgres.js tells its socket function which of a pool's hosts to try
+ * (Note [postgres.js's hosts tried in turn] in server/patch-dependencies.mjs, which `npm install`
+ * applies to 3.4.9). Read once, from the file postgres.js runs. */
+export const SOCKET_TOLD_HOST = ((): boolean => {
+  try {
+    return readFileSync(new URL('./connection.js', import.meta.resolve('postgres')), 'utf8').includes('options.socket(options, hostIndex)');
+  } catch {
+    return false;
+  }
+})();
+
 /**
- * postgres.js's options for a pool to `url` (Note [TLS as libpq] in ./tls.ts): one host through
- * the sockets of this module (Note [Read buffers given back]): pgSocket with sslmode disable or
- * over a Unix socket, NegotiatingSocket otherwise (Note [TLS in the socket]);
- * several hosts through postgres.js's own sockets and TLS.
+ * postgres.js's options for a pool to `url` (Note [TLS as libpq] in ./tls.ts): the sockets of
+ * this module (Note [Read buffers given back]), to the host postgres.js tries: pgSocket with
+ * sslmode disable or over a Unix socket, NegotiatingSocket otherwise (Note [TLS in the socket]).
+ * A pool to several hosts with a postgres.js that does not say which host it tries
+ * (SOCKET_TOLD_HOST) gets postgres.js's own sockets and TLS.
  */
-export function driverOptions(url: string, plan: PgTls): { ssl: ReturnType<typeof postgresSsl>; socket?: (o: PgSocketOptions) => net.Socket | NegotiatingSocket } {
+export function driverOptions(url: string, plan: PgTls): { ssl: ReturnType<typeof postgresSsl>; socket?: (o: PgSocketOptions, host?: number) => net.Socket | NegotiatingSocket } {
   const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0]!;
   const hosts = decodeURIComponent(authority.slice(authority.lastIndexOf('@') + 1));
-  if (hosts.includes(',')) return { ssl: postgresSsl(plan) };
-  return { ssl: false, socket: (o) => ((plan.attempt || plan.mode === 'allow') && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o)) };
+  if (hosts.includes(',') && !SOCKET_TOLD_HOST) return { ssl: postgresSsl(plan) };
+  const socket = (o: PgSocketOptions) => ((plan.attempt || plan.mode === 'allow') && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o));
+  // The host postgres.js tries now, as a pool of one host (TLS's server name and check are its).
+  return { ssl: false, socket: (o, i = 0) => socket(o.host.length > 1 ? { host: [o.host[i]!], port: [o.port[i] ?? o.port[0]!], path: o.path } : o) };
 }
 
 type PgSocketOptions = { host: string[]; port: number[]; path?: string | false };

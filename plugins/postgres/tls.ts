@@ -39,7 +39,9 @@ import { SvcError } from '../../core/errors.js';
  * pg_dump (./pg-dump.ts). A connection over a Unix socket has no TLS, as in libpq.
  *
  * The socket that does the negotiation is ./pg-socket.ts's (Note [Read buffers given back]
- * there); a pool to several hosts is given to postgres.js's own TLS (`postgresSsl`).
+ * there), for each host of a pool to several too; only a postgres.js without the edit that
+ * names the host to its socket function (pg-socket.ts `SOCKET_TOLD_HOST`) gets a pool to
+ * several hosts its own TLS (`postgresSsl`).
  */
 
 export const SSL_MODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'] as const;
@@ -239,8 +241,8 @@ export function tlsOptions(plan: PgTls, host: string, socket?: net.Socket): tls.
 }
 
 /**
- * postgres.js's own `ssl` option for a pool to several hosts (its sockets, which rotate through
- * them): `prefer` and `require` as its strings where nothing is checked and no client
+ * postgres.js's own `ssl` option for a pool to several hosts where it makes its own sockets (a
+ * postgres.js that does not name the host to a socket function): `prefer` and `require` as its strings where nothing is checked and no client
  * certificate is presented, anything else as TLS options (TLS then required: postgres.js falls
  * back to a plain connection only for its 'prefer'); `allow` is a plain connection there (no
  * second attempt with TLS).
