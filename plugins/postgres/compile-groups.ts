@@ -153,7 +153,7 @@ interface GroupValues {
  * aggregates added to the list that select projects as "v<i>", Note [Groups as rows]) or the
  * grouped select's own expressions (Note [Root groups as text]). */
 function groupObject(fields: GroupField[], t: string, at: GroupValues, c: SqlHost): Obj {
-  const value = (expr: string) => at.value(expr);
+  const value = at.value;
   const typename = (name: string): Val => ({ sql: `${lit(name)}::text`, as: 'json', text: JSON.stringify(name) });
   const keysObj = (fs: GroupKeyField[]): Obj =>
     fs.map((f) => {
@@ -214,8 +214,9 @@ function groupObject(fields: GroupField[], t: string, at: GroupValues, c: SqlHos
  * pinned to one CPU and PostgreSQL to the other, two runs of two rounds, log
  * bench/results/2026-11-28-bench-graphql-2core-groups-text.log) PostgreSQL's CPU per request
  * 1,293-1,378 µs -> 1,167-1,223 (the expert's 1,161-1,204), Svc/expert 0.83x-0.87x -> 0.92x-0.95x
- * of req/s. The data is the same as the rows' JSON; the text differs only in spacing. Nested, the text would have to be parsed back
- * into json for the parent (json_in), which costs more than the records it saves. On the
+ * of req/s. The data is the same as the rows' JSON; the text differs only in spacing. Nested,
+ * the text would have to be parsed back into json for the parent (json_in), which costs more
+ * than the records it saves. On the
  * benchmark's groups query (319 groups, Chinook's invoices by month and country), PostgreSQL's
  * CPU per statement on one connection (backend CPU from /proc, 15 interleaved rounds of 200 on
  * the two-core machine, 2026-11-27, the lowest round): rows 2,400-2,550 µs, this text 1,750-1,850
