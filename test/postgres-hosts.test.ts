@@ -44,9 +44,12 @@ afterAll(async () => {
 /** The URL of the live database with `hosts` (host:port, ...) in place of its own. */
 const withHosts = (hosts: string[]) => `postgres://${live.username}:${live.password}@${hosts.join(',')}${live.pathname}?sslmode=disable`;
 
-/** `select 1` on a fresh pool, or its error's message; 'no answer' after 15 s. */
-async function ask(url: string): Promise<string> {
-  const sql = postgres(url, { max: 1, connect_timeout: 1, onnotice: () => {} });
+/** `select 1` on a fresh pool, or its error's message; 'no answer' after 15 s. `engine`: through
+ * the engine's driver options, its sockets (pgSocket, NegotiatingSocket), which postgres.js tells
+ * the host to try (the same Note); else postgres.js's own sockets. */
+async function ask(url: string, engine = false): Promise<string> {
+  const d = engine ? driverFor(url, undefined, {}) : { url, options: {} };
+  const sql = postgres(d.url, { ...d.options, max: 1, connect_timeout: 1, onnotice: () => {} });
   try {
     return await Promise.race([
       sql`select 1 as one`.then((r) => `one ${r[0]!.one}`, (e: Error) => e.message),
@@ -82,42 +85,27 @@ describe("postgres.js's hosts tried in turn (Note [postgres.js's hosts tried in 
   });
 });
 
-/** `ask` through the engine's driver options: its sockets (pgSocket, NegotiatingSocket), which
- * postgres.js tells the host to try (the same Note). */
-async function askEngine(url: string): Promise<string> {
-  const d = driverFor(url, undefined, {});
-  const sql = postgres(d.url, { ...d.options, max: 1, connect_timeout: 1, onnotice: () => {} });
-  try {
-    return await Promise.race([
-      sql`select 1 as one`.then((r) => `one ${r[0]!.one}`, (e: Error) => e.message),
-      new Promise<string>((r) => setTimeout(() => r('no answer'), 15_000)),
-    ]);
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
-}
-
 describe.each(['disable', 'prefer'])("the engine's sockets to several hosts, tried in turn (sslmode=%s)", (mode) => {
   const hosts = (hs: string[]) => withHosts(hs).replace('sslmode=disable', `sslmode=${mode}`);
 
   it('a host refusing, then the live one: answered there', async () => {
-    expect(await askEngine(hosts([`127.0.0.1:${await deadPort()}`, live.host]))).toBe('one 1');
+    expect(await ask(hosts([`127.0.0.1:${await deadPort()}`, live.host]), true)).toBe('one 1');
   });
 
   it('a host that never answers, then the live one: the timeout moves on to it', async () => {
-    expect(await askEngine(hosts([`127.0.0.1:${silentPort}`, live.host]))).toBe('one 1');
+    expect(await ask(hosts([`127.0.0.1:${silentPort}`, live.host]), true)).toBe('one 1');
   });
 
   it("every host refusing: the last host's error, no endless reconnects", async () => {
     const [a, b] = [await deadPort(), await deadPort()];
-    expect(await askEngine(hosts([`127.0.0.1:${a}`, `127.0.0.1:${b}`]))).toBe(`connect ECONNREFUSED 127.0.0.1:${b}`);
+    expect(await ask(hosts([`127.0.0.1:${a}`, `127.0.0.1:${b}`]), true)).toBe(`connect ECONNREFUSED 127.0.0.1:${b}`);
   });
 
   it('target_session_attrs=read-only: a primary is passed over for the next host, and with none left the query fails', async () => {
     // Both hosts are the same primary: none is read-only.
     const url = `${hosts([live.host, live.host])}&target_session_attrs=read-only`;
-    expect(await askEngine(url)).not.toBe('one 1');
-    expect(await askEngine(`${hosts([live.host, live.host])}&target_session_attrs=read-write`)).toBe('one 1');
+    expect(await ask(url, true)).not.toBe('one 1');
+    expect(await ask(`${hosts([live.host, live.host])}&target_session_attrs=read-write`, true)).toBe('one 1');
   });
 });
 
