@@ -109,6 +109,26 @@ describe.each(['disable', 'prefer'])("the engine's sockets to several hosts, tri
   });
 });
 
+describe('the engine on a database URL whose first host refuses', () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer({ database: { url: withHosts([`127.0.0.1:${await deadPort()}`, live.host]).replace('?sslmode=disable', '') } });
+  });
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  it('boots on the live host (the catalog and the default source) and answers from it', async () => {
+    await s.runSql(`create table hosts_t (id int primary key, v text); insert into hosts_t select i, repeat('x', 100) from generate_series(1, 1000) i`);
+    const t = await s.metadata({ type: 'pg_track_table', args: { table: 'hosts_t' } });
+    expect(t.status, t.text).toBe(200);
+    const r = await s.gql('{ hosts_t(order_by: {id: asc}) { id v } }');
+    expect(r.errors).toBeUndefined();
+    expect(r.data.hosts_t.length).toBe(1000);
+    expect(r.data.hosts_t[999]).toEqual({ id: 1000, v: 'x'.repeat(100) });
+  });
+});
+
 describe('a source of several hosts, none of which answers, through the engine', () => {
   let s: TestServer;
   beforeAll(async () => {
