@@ -18,7 +18,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../server/embedded.js';
 import { driverFor } from '../plugins/postgres/index.js';
-import { giveBackRead, readBuffers, SOCKET_TOLD_HOST } from '../plugins/postgres/pg-socket.js';
+import { giveBackRead, readBuffers, socketToldHost } from '../plugins/postgres/pg-socket.js';
 import { CLIENT_KEY_PASSPHRASE, pem, TLS_DIR, TLS_ROLES_SQL, tlsSettings } from './tls-postgres.js';
 import { startServer, type TestServer } from './helpers.js';
 import { findDebianPostgis, startDebianPostgres, type DebianPostgres } from './debian-postgres.js';
@@ -137,7 +137,7 @@ describe('sslmode against a server with TLS', () => {
 
   it('a URL of several hosts: each host through the engine\'s socket, with the same checks', async () => {
     // The installed postgres.js tells the socket which host it tries (npm install's edit).
-    expect(SOCKET_TOLD_HOST).toBe(true);
+    expect(socketToldHost()).toBe(true);
     const two = (q: string, user = 'postgres:postgres') => `postgres://${user}@127.0.0.1:${pg.port},localhost:${pg.port}/postgres?${q}`;
     expect(await session(two('sslmode=prefer'))).toEqual({ ssl: true, user: 'postgres' });
     expect(await session(two('sslmode=disable'))).toEqual({ ssl: false, user: 'postgres' });

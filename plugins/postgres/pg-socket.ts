@@ -24,9 +24,9 @@ import { postgresSsl, tlsOptions, type PgTls } from './tls.js';
  * So postgres.js's socket is this one (its `socket` option, `driverOptions`): Node reads
  * into one buffer that is read into again (`onread`), and this module hands postgres.js whole
  * messages. A run of whole messages within a read is copied out at once (a run under 4 KiB from
- * Node's pooled slab, where Node's own reads each made an ArrayBuffer); a message that spans reads is copied into a
- * buffer of its size as the reads come, and a large one (LARGE and more) into a buffer taken from
- * those given back, if one fits. postgres.js then reads each message where it
+ * Node's pooled slab, where Node's own reads each made an ArrayBuffer); a message that spans
+ * reads is copied into a buffer of its size as the reads come, and a large one (LARGE and more)
+ * into a buffer taken from those given back, if one fits. postgres.js then reads each message where it
  * is (`incoming = x`), a raw value being a view of it; whoever reads a large raw value through and
  * keeps nothing of it (the records writer, Note [Lists as records] in ./records.ts) gives its
  * message's buffer back (`giveBackRead`), and the next large message is read into it; a value
@@ -43,7 +43,7 @@ import { postgresSsl, tlsOptions, type PgTls } from './tls.js';
  * gets them too: postgres.js tries its hosts in turn per connection, and tells the socket
  * function which one to try (an edit `npm install` makes, Note [postgres.js's hosts tried in
  * turn] in server/patch-dependencies.mjs); a postgres.js without it makes its own sockets for
- * such a pool (SOCKET_TOLD_HOST).
+ * such a pool (socketToldHost).
  */
 
 /** Node's reads land here, and are copied out before the next (they happen one at a time, each
@@ -243,8 +243,8 @@ const E = 0x45;
  * and follows. With sslmode allow it connects without TLS first, and only if the server refuses
  * that (an ErrorResponse first: pg_hba.conf's hostssl) connects again with TLS required,
  * writing postgres.js's startup message again (`trialAnswer`), as libpq does; with prefer, a
- * handshake that fails is followed by a connection without TLS (`plain`), as libpq does too. A byte after the `S` before the handshake is refused, as libpq does since
- * CVE-2021-23222: it could only be a man in the middle's, sent in the clear. postgres.js's
+ * handshake that fails is followed by a connection without TLS (`plain`), as libpq does too.
+ * A byte after the `S` before the handshake is refused, as libpq does since CVE-2021-23222: it could only be a man in the middle's, sent in the clear. postgres.js's
  * connect timeout runs from when it has the socket, so it covers the negotiation; the socket
  * reports its errors and its close as events, as a net.Socket does, never by throwing.
  */
@@ -471,29 +471,34 @@ export class NegotiatingSocket extends EventEmitter {
   }
 }
 
+let toldHost: boolean | undefined;
 /** Whether the installed postgres.js tells its socket function which of a pool's hosts to try
  * (Note [postgres.js's hosts tried in turn] in server/patch-dependencies.mjs, which `npm install`
- * applies to 3.4.9). Read once, from the file postgres.js runs. */
-export const SOCKET_TOLD_HOST = ((): boolean => {
-  try {
-    return readFileSync(new URL('./connection.js', import.meta.resolve('postgres')), 'utf8').includes('options.socket(options, hostIndex)');
-  } catch {
-    return false;
+ * applies to 3.4.9). Read from the file postgres.js runs, once, by the first pool to several
+ * hosts. */
+export function socketToldHost(): boolean {
+  if (toldHost === undefined) {
+    try {
+      toldHost = readFileSync(new URL('./connection.js', import.meta.resolve('postgres')), 'utf8').includes('options.socket(options, hostIndex)');
+    } catch {
+      toldHost = false;
+    }
   }
-})();
+  return toldHost;
+}
 
 /**
  * postgres.js's options for a pool to `url` (Note [TLS as libpq] in ./tls.ts): the sockets of
  * this module (Note [Read buffers given back]), to the host postgres.js tries: pgSocket with
  * sslmode disable or over a Unix socket, NegotiatingSocket otherwise (Note [TLS in the socket]).
  * A pool to several hosts with a postgres.js that does not say which host it tries
- * (SOCKET_TOLD_HOST) gets postgres.js's own sockets and TLS.
+ * (socketToldHost) gets postgres.js's own sockets and TLS.
  */
 export function driverOptions(url: string, plan: PgTls): { ssl: ReturnType<typeof postgresSsl>; socket?: (o: PgSocketOptions, host?: number) => net.Socket | NegotiatingSocket } {
   const authority = url.slice(url.indexOf('://') + 3).split(/[?/]/)[0]!;
   const hosts = decodeURIComponent(authority.slice(authority.lastIndexOf('@') + 1));
-  if (hosts.includes(',') && !SOCKET_TOLD_HOST) return { ssl: postgresSsl(plan) };
-  const socket = (o: PgSocketOptions) => ((plan.attempt || plan.mode === 'allow') && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o));
+  if (hosts.includes(',') && !socketToldHost()) return { ssl: postgresSsl(plan) };
+  const socket = (o: PgSocketOptions) => (plan.mode !== 'disable' && !o.path ? new NegotiatingSocket(o, plan) : pgSocket(o));
   // The host postgres.js tries now, as a pool of one host (TLS's server name and check are its).
   return { ssl: false, socket: (o, i = 0) => socket(o.host.length > 1 ? { host: [o.host[i]!], port: [o.port[i] ?? o.port[0]!], path: o.path } : o) };
 }

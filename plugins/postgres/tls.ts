@@ -17,8 +17,9 @@ import { SvcError } from '../../core/errors.js';
  * - `sslmode` (URL parameter, or ssl_configuration's, which wins): `disable` connects without
  *   TLS; `allow` without, and again with TLS if the server refuses that (Note [TLS in the
  *   socket] in ./pg-socket.ts); `prefer`, libpq's default and so the default here, asks for TLS
- *   and goes on without it when the server has none; `require` insists on TLS; `verify-ca` also checks that the server's
- *   certificate chains to a root certificate given; `verify-full` also that it names the host.
+ *   and goes on without it when the server has none; `require` insists on TLS; `verify-ca` also
+ *   checks that the server's certificate chains to a root certificate given; `verify-full` also
+ *   that it names the host.
  *   As in libpq, a root certificate given makes `prefer` and `require` check the chain too, and
  *   `verify-ca`/`verify-full` without one is an error (`sslrootcert=system` takes the system's
  *   trusted authorities, and only with `verify-full`, which it implies).
@@ -40,7 +41,7 @@ import { SvcError } from '../../core/errors.js';
  *
  * The socket that does the negotiation is ./pg-socket.ts's (Note [Read buffers given back]
  * there), for each host of a pool to several too; only a postgres.js without the edit that
- * names the host to its socket function (pg-socket.ts `SOCKET_TOLD_HOST`) gets a pool to
+ * names the host to its socket function (pg-socket.ts `socketToldHost`) gets a pool to
  * several hosts its own TLS (`postgresSsl`).
  */
 
@@ -242,8 +243,8 @@ export function tlsOptions(plan: PgTls, host: string, socket?: net.Socket): tls.
 
 /**
  * postgres.js's own `ssl` option for a pool to several hosts where it makes its own sockets (a
- * postgres.js that does not name the host to a socket function): `prefer` and `require` as its strings where nothing is checked and no client
- * certificate is presented, anything else as TLS options (TLS then required: postgres.js falls
+ * postgres.js that does not name the host to a socket function): `prefer` and `require` as its
+ * strings where nothing is checked and no client certificate is presented, anything else as TLS options (TLS then required: postgres.js falls
  * back to a plain connection only for its 'prefer'); `allow` is a plain connection there (no
  * second attempt with TLS).
  */
