@@ -110,9 +110,38 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * own objects join in their FROM. A relationship that is not unique is the subquery still. The
  * same rows are read either way, so counts and aggregates beside the nodes do not change. A
  * join may read the parent rows in another order (a hash join), so a list joins only when its
- * aggregate has an order of its own (`json_agg(... order by ...)`): a list without order_by, and
- * a mutation's `returning`, keep the subqueries and the order of the rows as they are read,
- * which clients of Hasura come to rely on. A single row (`_by_pk`, an object) always joins.
+ * aggregate has an order of its own (`json_agg(... order by ...)`): its order_by, or its rows
+ * numbered as read (Note [Rows numbered as read]). A short root list keeps the subqueries (that
+ * Note too), and so does a mutation's `returning`. A single row (`_by_pk`, an object) always
+ * joins.
+ */
+
+/*
+ * Note [Rows numbered as read]
+ * A list without order_by answers its rows in the order PostgreSQL reads them, which clients of
+ * Hasura come to rely on. Its object relationships were a correlated subquery per row for that
+ * reason, and PostgreSQL plans each alone: with `limit 1` on a small remote table a sequential
+ * scan per row, and no Memoize (it caches parameterized joins, not subqueries). On Chinook's
+ * 3,503 tracks with album and genre and no order_by that cost 39.6 ms of PostgreSQL's CPU per
+ * statement against 4.3 ms for the same list ordered by id (joined). Joined as they are, the
+ * rows could come back in the remote table's order (a Hash Right Join hashes the parent rows).
+ * So such a list numbers its rows as read, `row_number() over () as "__svc_n"` in its rows
+ * subquery (before its limit and offset; not under distinct on, whose sort comes after the
+ * window), and its aggregate reads them by that number: it joins as an ordered list does, and
+ * the order is the one the rows were read in. The window keeps the subquery from being pulled
+ * up, so its projection is narrowed (Note [Narrow rows] in ./narrow.ts). The cost is the window
+ * and a sort by the number: the 3,503 tracks 5.2 ms (0.13x), 400 tracks with album 0.46x, 20
+ * albums with their tracks' genre and media type 0.85x, 64 invoices with their customer 0.58x.
+ * A join has a fixed cost (a hash of the remote table, or PostgreSQL's choice of one) that a
+ * root list of a few rows does not repay: 50 invoice lines with track and invoice cost 333 µs
+ * as subqueries against 683 joined (PostgreSQL hashed all 3,503 tracks; its default
+ * random_page_cost prices each index probe at four pages), 50 of them ordered 400 against 667.
+ * So a root list whose literal limit (or the role's) is at most SHORT_LIST rows keeps a subquery
+ * per row, ordered or not, unless its order keys joined the object's table already (Note
+ * [Objects read through the order keys' joins]). A nested list keeps joining: its hash tables
+ * are built once for all its parent rows. Figures: backend CPU from /proc per statement, median
+ * of five rounds of 300, two-core machine, 2026-11-28 (`.prof`-style A/B of the compiled
+ * statements; docs/benchmarks.md, "What the measurements found"). Test: read-order.test.ts.
  */
 
 /*
@@ -247,7 +276,26 @@ const toJson = (obj: string, from: readonly string[]): string => (from.length > 
 /** `joins` for the objects of a list whose aggregate has an order of its own, else none: a join
  * may read the rows in another order, and a list without order_by keeps the order it had
  * (the rows as read, Note [Object relationships by joins]). */
-const ordered = (r: { order: string }, joins: string[]): string[] | undefined => (r.order ? joins : undefined);
+const ordered = (r: Rows, joins: string[]): string[] | undefined => (r.joins ? joins : undefined);
+
+/** Whether a list of `o` without an order of its own is numbered as read (Note [Rows numbered as
+ * read]): where it has an object relationship that a join can read. */
+const joinsObjects = (o: ObjectIR): boolean => o.fields.some((f) => f.k === 'object' && f.unique && f.mapping.length > 0);
+
+/** The column of a rows subquery that numbers its rows as read (Note [Rows numbered as read]). */
+const READ_ORDER = '"__svc_n"';
+
+/** The most rows a list has, by its literal limit, for it to read its object relationships by a
+ * sub-query per row (Note [Rows numbered as read]). */
+const SHORT_LIST = 100;
+
+/** A list's rows subquery (`rows`): its FROM item, its aggregate's order, and whether its
+ * object relationships join there. */
+interface Rows {
+  from: string;
+  order: string;
+  joins: boolean;
+}
 
 const BINARY: Record<string, string> = {
   eq: '=',
@@ -504,7 +552,7 @@ class Compiler extends SqlCompiler {
    * row); otherwise the aggregate's own `order by` is the one sort (Note [One sort per list]).
    * Order keys through object relationships that match one row are joined (Note [Order keys by joins]).
    */
-  rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string, firstRow = false): { from: string; order: string } {
+  rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string, firstRow = false, list?: { objects: boolean; root?: boolean }): Rows {
     const joins: Joins = { sql: [], aliases: new Map() };
     const keys = r.orderBy.map((o) => this.orderKey(o, t, joins));
     const dist = r.distinctOn ?? [];
@@ -515,12 +563,6 @@ class Compiler extends SqlCompiler {
     const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
     const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
     const where = this.rowsWhere(r.where, t, extraWhere);
-    // The projection is narrowed to the columns the statement reads when the subquery keeps
-    // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).
-    // Note [Objects read through the order keys' joins].
-    if (joins.aliases.size > 0) this.keyJoins.set(t, { aliases: joins.aliases, out: [], names: new Map(keys.map((k, i) => [k, orderKeyColumn(t, i)])) });
-    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(keys)}${joins.aliases.size > 0 ? joinedPlaceholder(t) : ''}`;
-    sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
     // A literal limit or offset is written into the statement (Note [Literal limits]).
     const given = literalCount(r.limit);
     const cap = r.limitCap;
@@ -529,15 +571,27 @@ class Compiler extends SqlCompiler {
     else if (given) limit = cap === undefined ? `(${this.param(given)})::int8` : `least((${this.param(given)})::int8, ${cap})`;
     else if (cap !== undefined) limit = String(cap);
     const skip = literalCount(r.offset);
+    // Note [Rows numbered as read]: a short root list keeps its sub-queries; not under distinct
+    // on, whose sort comes after the window.
+    const short = list?.root === true && limit !== undefined && /^\d+$/.test(limit) && Number(limit) <= SHORT_LIST;
+    const numbered = list?.objects === true && !short && keys.length === 0 && dist.length === 0 && !firstRow;
+    // The projection is narrowed to the columns the statement reads when the subquery keeps
+    // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).
+    // Note [Objects read through the order keys' joins].
+    if (joins.aliases.size > 0) this.keyJoins.set(t, { aliases: joins.aliases, out: [], names: new Map(keys.map((k, i) => [k, orderKeyColumn(t, i)])) });
+    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(keys)}${numbered ? `, row_number() over () as ${READ_ORDER}` : ''}${joins.aliases.size > 0 ? joinedPlaceholder(t) : ''}`;
+    sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
     if (innerOrder.length && (firstRow || dist.length > 0 || limit !== undefined || skip !== undefined)) sql += ` order by ${innerOrder.join(', ')}`;
     if (limit) sql += ` limit ${limit}`;
     if (skip !== undefined) sql += ` offset ${typeof skip === 'number' ? skip : `(${this.param(skip)})::int8`}`;
-    // Pulled up into its parent (no sort, limit, offset or distinct on), the subquery carries
-    // nothing the parent does not read: it keeps `<t>.*`.
-    if (!(dist.length > 0 || limit !== undefined || skip !== undefined || (innerOrder.length && firstRow))) sql = sql.replace(rowsPlaceholder(t), `${t}.*`);
+    // Pulled up into its parent (no sort, limit, offset, distinct on or window), the subquery
+    // carries nothing the parent does not read: it keeps `<t>.*`.
+    if (!(numbered || dist.length > 0 || limit !== undefined || skip !== undefined || (innerOrder.length && firstRow))) sql = sql.replace(rowsPlaceholder(t), `${t}.*`);
     this.orderKeys.set(t, r.orderBy);
-    const order = r.orderBy.map((o, i) => `${orderKeyColumn(t, i)} ${DIRS[o.dir]}`).join(', ');
-    return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '' };
+    const order = numbered ? `${t}.${READ_ORDER}` : r.orderBy.map((o, i) => `${orderKeyColumn(t, i)} ${DIRS[o.dir]}`).join(', ');
+    // Objects join where the list has an order of its own and is not short, or where its order
+    // keys joined them already (Note [Object relationships by joins]).
+    return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '', joins: order !== '' && (!short || joins.aliases.size > 0) };
   }
 
   /** The JSON object of `o` on the row `t`. With `joins`, object relationships that match at
@@ -668,7 +722,7 @@ class Compiler extends SqlCompiler {
 
   protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
     const a = this.alias();
-    return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)));
+    return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, false, { objects: joinsObjects(f.select) }));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -729,11 +783,11 @@ class Compiler extends SqlCompiler {
       }
       case 'array': {
         const a = this.alias();
-        return this.recordList(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t)), parts);
+        return this.recordList(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, false, { objects: joinsObjects(f.select) }), parts);
       }
       case 'computed_rows': {
         const a = this.alias();
-        return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)), parts);
+        return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t), false, { objects: joinsObjects(f.select) }), parts);
       }
       default:
         parts.push({ col: this.field(f, t, joins, from) });
@@ -743,7 +797,7 @@ class Compiler extends SqlCompiler {
 
   /** A nested list as the texts of its rows between brackets, after its parent's record, or its
    * JSON in the record where its object cannot be a row. */
-  private recordList(select: ObjectIR, a: string, r: { from: string; order: string }, parts: RecordPart[]): RecordCol {
+  private recordList(select: ObjectIR, a: string, r: Rows, parts: RecordPart[]): RecordCol {
     const joins: string[] = [];
     const rowsFrom: string[] = [];
     const rec = this.recordObject(select, a, ordered(r, joins), rowsFrom);
@@ -772,7 +826,7 @@ class Compiler extends SqlCompiler {
 
   protected override computedRowsField(f: Extract<FieldIR, { k: 'computed_rows' }>, t: string): string {
     const a = this.alias();
-    return this.list(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t)));
+    return this.list(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t), false, { objects: joinsObjects(f.select) }));
   }
 
   // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
@@ -782,7 +836,7 @@ class Compiler extends SqlCompiler {
 
   /** The JSON list of `select` over the rows `r` read as `a` (from `r.from`, or `from`), its
    * object relationships joined where the list has an order (Note [Object relationships by joins]). */
-  private list(select: ObjectIR, a: string, r: { from: string; order: string }, from = r.from): string {
+  private list(select: ObjectIR, a: string, r: Rows, from = r.from): string {
     const joins: string[] = [];
     const rowsFrom: string[] = [];
     const obj = this.object(select, a, ordered(r, joins), rowsFrom);
@@ -792,7 +846,9 @@ class Compiler extends SqlCompiler {
   aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
     // The permission's limit caps the nodes, not the rows aggregated (Hasura counts them all).
     const cap = g.rows.limitCap;
-    const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined);
+    const objects = g.fields.some((f) => f.k === 'nodes' && joinsObjects(f.select));
+    // A root aggregate has no join to a parent row.
+    const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined, false, { objects, root: extraWhere === undefined });
     const nodeJoins: string[] = [];
     const nodeRows: string[] = [];
     const parts = g.fields.map((f): [string, string] => {
@@ -818,7 +874,7 @@ class Compiler extends SqlCompiler {
   // Root fields (Note [One statement per root field])
 
   protected rootSelect(ir: Extract<RootIR, { k: 'select' }>, t: string): string {
-    const r = this.rows(ir.rows, t, undefined, undefined, ir.single);
+    const r = this.rows(ir.rows, t, undefined, undefined, ir.single, { objects: !ir.single && !ir.cursor && joinsObjects(ir.select), root: true });
     const joins: string[] = [];
     const rowsFrom: string[] = [];
     if (this.options.records && !ir.single && !ir.cursor) {

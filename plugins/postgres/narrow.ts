@@ -25,9 +25,9 @@ export const rowsPlaceholder = (t: string): string => `\u0000${t}\u0000`;
  * the order keys' joins] in compile.ts), replaced by the compiler before `narrowRows`. */
 export const joinedPlaceholder = (t: string): string => `\u0001${t}\u0001`;
 
-/** The order keys and joined columns a rows subquery projects itself (compile.ts `projectKeys`,
- * `joinedPlaceholder`). */
-const PROJECTED = /^"__svc_[oj]\d+"$/;
+/** The order keys, joined columns and read order a rows subquery projects itself (compile.ts
+ * `projectKeys`, `joinedPlaceholder`, Note [Rows numbered as read]). */
+const PROJECTED = /^"__svc_(?:[oj]\d+|n)"$/;
 
 /** `sql` with each rows placeholder replaced (Note [Narrow rows]). */
 export function narrowRows(sql: string): string {

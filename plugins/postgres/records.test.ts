@@ -185,7 +185,7 @@ describe('lists as records', () => {
   });
 
   it('the explain API shows the records and how they are written', async () => {
-    const r = await server.request('POST', '/v1/graphql/explain', { query: { query: '{ val(order_by: {id: asc}, limit: 2) { id t box { label } notes { body } } }' } });
+    const r = await server.request('POST', '/v1/graphql/explain', { query: { query: '{ val(order_by: {id: asc}, where: {id: {_lte: 2}}) { id t box { label } notes { body } } }' } });
     expect(r.status, r.text).toBe(200);
     const [f] = r.body;
     expect(f.sql).toMatch(/^select string_agg\(/);
@@ -194,7 +194,7 @@ describe('lists as records', () => {
       cols: ['int', 'string', { k: 'inline', row: { keys: ['label'], cols: ['string'] } }, { k: 'list', row: { keys: ['body'], cols: ['string'] } }],
     });
     const [[text]] = (await server.sql.unsafe(f.sql, f.params).raw()) as unknown as [[Uint8Array]];
-    expect(JSON.parse(utf8(await recordsWriter(f.records)(text)))).toEqual((await server.gql('{ val(order_by: {id: asc}, limit: 2) { id t box { label } notes { body } } }')).data.val);
+    expect(JSON.parse(utf8(await recordsWriter(f.records)(text)))).toEqual((await server.gql('{ val(order_by: {id: asc}, where: {id: {_lte: 2}}) { id t box { label } notes { body } } }')).data.val);
   });
 });
 

@@ -1,10 +1,10 @@
 /**
  * Object relationships as joins (Notes [Order keys by joins] and [Object relationships by joins]
  * in the PostgreSQL compiler): order keys through unique steps are LEFT JOINs shared by the keys
- * that pass the same steps, and so are the objects of a selection whose list has an order (or
- * is one row), with the remote's row filter in the join condition; a step that is not unique
- * stays a subquery with `limit 1`, and so do the objects of a list without order_by. The answers
- * are checked against SQL written by hand.
+ * that pass the same steps, and so are the objects of a selection (a list without order_by over
+ * its rows numbered as read, read-order.test.ts), with the remote's row filter in the join
+ * condition; a step that is not unique stays a subquery with `limit 1`. The answers are checked
+ * against SQL written by hand.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useServer } from '../../../test/helpers.js';
@@ -149,11 +149,13 @@ describe('object relationships in a selection', () => {
     expect(agg.person_aggregate).toEqual({ aggregate: { count: 14 }, nodes: rows.map((r) => ({ id: r.id, city: r.city && { name: r.city.name } })) });
   });
 
-  it('a list without order_by and a relationship that is not unique keep the subqueries', async () => {
+  it('a list without order_by joins them over its rows numbered as read (read-order.test.ts); a relationship that is not unique keeps the subquery', async () => {
     const unordered = '{ person(where: {id: {_lte: 3}}) { id city { name } } }';
     const sql = await explainSql(unordered);
-    expect(sql).not.toMatch(/left join/);
-    expect((await gql(unordered)).person).toHaveLength(3);
+    expect(sql).toMatch(/row_number\(\) over \(\) as "__svc_n" .* left join "public"\."city"/);
+    expect((await gql(unordered)).person).toEqual(
+      (await ids('select id from person where id <= 3')).map((id) => ({ id, city: id === 1 ? { name: 'Bergen' } : id === 2 ? { name: 'Santiago' } : { name: 'Secret' } })),
+    );
     const home = '{ person(order_by: {id: asc}, where: {home: {_eq: "Bergen"}}) { id home_city { name country { name } } } }';
     expect(await explainSql(home)).not.toMatch(/left join "public"\."city"/);
     const data = await gql(home);

@@ -1,0 +1,143 @@
+/**
+ * Two builds of the engine's compiler against each other (issue 25, "Less work for PostgreSQL"):
+ * what PostgreSQL spends on the statements each compiles for the same GraphQL queries. Both
+ * engines are started on one Chinook (the other checkout's `dist/` built there first, as
+ * `startEngine` does), each query's statement taken from /v1/graphql/explain of each, both
+ * answers written (records by each one's writer, Note [Lists as records]) and checked to be the
+ * same JSON, then the two statements timed on one connection, prepared, `--n` runs per round,
+ * the rounds interleaved, the backend's CPU time per statement read from Linux's /proc (the
+ * median round; its resolution is 10 ms / n). Each line gives the plan's sub-plans (EXPLAIN
+ * ANALYZE, `SubPlan xN` with N the rows each ran for) and new / base.
+ *
+ *   git worktree add ../base <rev> && ln -s "$PWD/node_modules" ../base/node_modules
+ *   npm run bench:compare -- --base ../base [--n 300 --rounds 5 --only read_order,short]
+ *
+ * The queries: the benchmark's queries without variables (queries.ts) and shapes users write
+ * that it has not, lists without order_by among them (Note [Rows numbered as read]).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type postgres from 'postgres';
+import { recordsWriterAtOnce, type RecordRow } from '../../plugins/postgres/records.js';
+import { freePort } from '../../server/embedded.js';
+import { cleanup, loadChinook, log, startEngine } from '../common.js';
+import { chinookMetadata, post } from './chinook.js';
+import { queries } from './queries.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+/** Shapes beside the benchmark's queries, by group. */
+const SHAPES: Record<string, Record<string, string>> = {
+  read_order: {
+    tracks_all: '{ tracks { id name album { title } genre { name } } }',
+    tracks_400: '{ tracks(limit: 400) { id name album { title } } }',
+    lines_400: '{ invoice_lines(limit: 400) { id track { name } } }',
+    albums_tracks: '{ albums(limit: 20) { id title tracks { id name genre { name } media_type { name } } } }',
+    invoices_customer: '{ invoices(where: {total: {_gt: 10}}) { id total customer { first_name country } } }',
+    lines_where: '{ invoice_lines(where: {invoice_id: {_lt: 30}}) { id track { name album { title } } } }',
+    nodes_200: '{ tracks_aggregate(limit: 200) { aggregate { count } nodes { name album { title } } } }',
+  },
+  short: {
+    tracks_50: '{ tracks(limit: 50) { id name album { title } } }',
+    lines_50: '{ invoice_lines(limit: 50) { id track { name } invoice { total } } }',
+    lines_50_ordered: '{ invoice_lines(limit: 50, order_by: {id: asc}) { id track { name } invoice { total } } }',
+    playlists_10: '{ playlists(limit: 10) { name playlist_tracks(limit: 10) { track { name album { title artist { name } } } } } }',
+  },
+};
+
+function parseFlags(argv: string[]) {
+  const flags = { base: '', n: 300, rounds: 5, only: undefined as string[] | undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
+    const value = m?.[2] ?? argv[++i];
+    if (!m || value === undefined) throw new Error(`usage: --base DIR [--n N --rounds R --only group,name] (at ${argv[i - 1] ?? argv[i]})`);
+    if (m[1] === 'base') flags.base = path.resolve(value);
+    else if (m[1] === 'only') flags.only = value.split(',');
+    else if (m[1] === 'n' || m[1] === 'rounds') {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`--${m[1]}: not a count: ${value}`);
+      flags[m[1]] = n;
+    } else throw new Error(`unknown flag --${m[1]}`);
+  }
+  if (!flags.base) throw new Error('--base DIR: the checkout to compare with (a git worktree with node_modules)');
+  return flags;
+}
+
+type Explained = { sql: string; params: unknown[]; records?: RecordRow };
+
+/** Backend CPU time of `pid` so far, in µs (user + system, 10 ms ticks). */
+const cpu = (pid: number): number => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const flags = parseFlags(process.argv.slice(2));
+type Case = { name: string; query: string; variables?: Record<string, unknown>; headers?: Record<string, string> };
+const cases: Case[] = [
+  ...queries.map((q): Case => ({ name: `bench.${q.name}`, query: q.svc.query, variables: q.svc.variables, headers: q.svc.headers })),
+  ...Object.entries(SHAPES).flatMap(([group, shapes]) => Object.entries(shapes).map(([name, query]): Case => ({ name: `${group}.${name}`, query }))),
+].filter(({ name }) => !flags.only || flags.only.some((o) => name === o || name.startsWith(`${o}.`) || name.endsWith(`.${o}`)));
+if (cases.length === 0) throw new Error(`--only: no query matches ${flags.only?.join(', ')}`);
+
+try {
+  const { sql, dbUrl } = await loadChinook(root, 'compare');
+  await sql.unsafe('analyze');
+  const basePort = await freePort();
+  await startEngine(flags.base, { dbUrl, port: basePort });
+  const b = await post(`http://127.0.0.1:${basePort}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
+  if (b.status !== 200) throw new Error(`tracking Chinook: ${b.status} ${b.text}`);
+  // The second engine reads the metadata the first stored.
+  const newPort = await freePort();
+  await startEngine(root, { dbUrl, port: newPort });
+  const conn = await sql.reserve();
+  const [{ pid }] = await conn`select pg_backend_pid() as pid`;
+  const run = (e: Explained) => conn.unsafe(e.sql, e.params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const answer = async (e: Explained): Promise<unknown> => {
+    const [row] = await run(e).raw();
+    const value = row?.[0] as Uint8Array | null | undefined;
+    if (value == null) return null;
+    return JSON.parse(Buffer.from(e.records ? recordsWriterAtOnce(e.records)(value) : value).toString());
+  };
+  const subPlans = async (e: Explained): Promise<string> => {
+    const [row] = await conn.unsafe(`explain (analyze, format json) ${e.sql}`, e.params as postgres.ParameterOrJSON<never>[]);
+    const found: string[] = [];
+    const walk = (node: any) => {
+      if (node['Parent Relationship'] === 'SubPlan') found.push(`SubPlan x${node['Actual Loops']}`);
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk((row as any)['QUERY PLAN'][0].Plan);
+    return found.join(', ') || 'no SubPlan';
+  };
+  log(`${flags.rounds} rounds of ${flags.n} runs of each statement; base ${flags.base}, new ${root}`);
+  for (const c of cases) {
+    const explained: (Explained & { field: string })[][] = [];
+    for (const port of [basePort, newPort]) {
+      const r = await post(`http://127.0.0.1:${port}/v1/graphql/explain`, { query: { query: c.query, variables: c.variables ?? {} }, user: c.headers ?? {} });
+      const fields = r.status === 200 ? (JSON.parse(r.text) as (Explained & { field: string })[]) : [];
+      if (fields.length === 0) throw new Error(`${c.name}: /v1/graphql/explain answered ${r.status} ${r.text.slice(0, 200)}`);
+      explained.push(fields);
+    }
+    for (const [i, base] of explained[0]!.entries()) {
+      const next = explained[1]![i]!;
+      const name = explained[0]!.length > 1 ? `${c.name}.${base.field}` : c.name;
+      if (JSON.stringify(await answer(base)) !== JSON.stringify(await answer(next))) throw new Error(`${name}: the two statements answer differently`);
+      const times: [number[], number[]] = [[], []];
+      for (let round = 0; round < flags.rounds; round++) {
+        for (const [k, e] of [base, next].entries()) {
+          const c0 = cpu(pid);
+          for (let n = 0; n < flags.n; n++) await run(e);
+          times[k as 0 | 1].push((cpu(pid) - c0) / flags.n);
+        }
+      }
+      const [tb, tn] = [median(times[0]), median(times[1])];
+      const same = base.sql === next.sql ? ' (the same statement)' : '';
+      console.log(
+        `${name}: base ${tb.toFixed(0)} µs (${await subPlans(base)}), new ${tn.toFixed(0)} µs (${await subPlans(next)}), new/base ${(tn / tb).toFixed(2)}${same}`,
+      );
+    }
+  }
+  conn.release();
+} finally {
+  await cleanup();
+}
