@@ -569,7 +569,8 @@ class Compiler extends SqlCompiler {
     const skip = literalCount(r.offset);
     // Note [Rows numbered as read]: a short root list keeps its sub-queries; not under distinct
     // on, whose sort comes after the window.
-    const short = list?.root === true && limit !== undefined && /^\d+$/.test(limit) && Number(limit) <= SHORT_LIST;
+    const most = typeof given === 'number' ? Math.min(given, cap ?? given) : cap;
+    const short = list?.root === true && most !== undefined && most <= SHORT_LIST;
     const numbered = list?.objects === true && !short && keys.length === 0 && dist.length === 0 && !firstRow;
     // The projection is narrowed to the columns the statement reads when the subquery keeps
     // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).

@@ -47,6 +47,8 @@ beforeAll(async () => {
       { type: 'pg_create_array_relationship', args: { table: 'region', name: 'sites', using: { foreign_key_constraint_on: { table: 'site', column: 'region_id' } } } },
       { type: 'pg_create_select_permission', args: { table: 'site', role: 'user', permission: { columns: ['id', 'name'], filter: {} } } },
       { type: 'pg_create_select_permission', args: { table: 'region', role: 'user', permission: { columns: ['id', 'name'], filter: { id: { _gt: 2500 } } } } },
+      { type: 'pg_create_select_permission', args: { table: 'site', role: 'capped', permission: { columns: ['id', 'name'], filter: {}, limit: 100 } } },
+      { type: 'pg_create_select_permission', args: { table: 'region', role: 'capped', permission: { columns: ['id', 'name'], filter: {} } } },
     ],
   });
   expect(r.status, r.text).toBe(200);
@@ -93,7 +95,7 @@ describe('a list without order_by', () => {
     expect(agg.nodes).toEqual(list);
   });
 
-  it('short, by a literal limit of at most 100, keeps a sub-query per row', async () => {
+  it('short, by a literal limit or the role\'s of at most 100, keeps a sub-query per row', async () => {
     const short = '{ site(limit: 100) { id region { name } } }';
     const { sql, plan } = await explain(short);
     expect(sql).not.toMatch(/left join/);
@@ -105,6 +107,14 @@ describe('a list without order_by', () => {
     const long = '{ site(limit: 101) { id region { name } } }';
     expect((await explain(long)).sql).toMatch(/row_number\(\) over \(\) as "__svc_n" from "public"\."site" as _t0 where true limit 101/);
     expect((await gql(long)).site).toEqual(list.slice(0, 101));
+    // The role's limit makes a list short, whatever limit a variable asks for.
+    const capped = { 'x-svc-role': 'capped' };
+    const variable = 'query ($n: Int) { site(limit: $n) { id region { name } } }';
+    const r = await server.request('POST', '/v1/graphql/explain', { query: { query: variable, variables: { n: 200 } }, user: capped });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body[0].sql).not.toMatch(/left join/);
+    const asCapped = await server.request('POST', '/v1/graphql', { query: variable, variables: { n: 200 } }, capped);
+    expect(asCapped.body.data.site).toEqual(list.slice(0, 100));
     // A short list ordered by its own columns reads its objects per row too.
     const ordered = '{ site(order_by: {name: asc}, limit: 20) { id region { name } } }';
     expect((await explain(ordered)).sql).not.toMatch(/left join/);
