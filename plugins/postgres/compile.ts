@@ -269,9 +269,9 @@ const inlineWidth = (o: ObjectIR): number => o.fields.reduce((n, f) => n + (f.k 
 /** A single object as json: a row (an alias of `from`) through to_json, else the expression. */
 const toJson = (obj: string, from: readonly string[]): string => (from.length > 0 && /^_t\d+$/.test(obj) ? `to_json(${obj})` : obj);
 
-/** `joins` for the objects of a list whose aggregate has an order of its own, else none: a join
- * may read the rows in another order, and a list without order_by keeps the order it had
- * (the rows as read, Note [Object relationships by joins]). */
+/** `joins` for the objects of a list whose rows say they join (an order of their own, by
+ * order_by or as read, and not a short root list), else none: a join may read the rows in
+ * another order (Notes [Object relationships by joins] and [Rows numbered as read]). */
 const ordered = (r: Rows, joins: string[]): string[] | undefined => (r.joins ? joins : undefined);
 
 /** Whether a list of `o` without an order of its own is numbered as read (Note [Rows numbered as
@@ -281,8 +281,8 @@ const joinsObjects = (o: ObjectIR): boolean => o.fields.some((f) => f.k === 'obj
 /** The column of a rows subquery that numbers its rows as read (Note [Rows numbered as read]). */
 const READ_ORDER = '"__svc_n"';
 
-/** The most rows a list has, by its literal limit, for it to read its object relationships by a
- * sub-query per row (Note [Rows numbered as read]). */
+/** The most rows a root list has, by its literal limit or the role's, for it to read its object
+ * relationships by a subquery per row (Note [Rows numbered as read]). */
 const SHORT_LIST = 100;
 
 /** A list's rows subquery (`rows`): its FROM item, its aggregate's order, and whether its
@@ -547,6 +547,9 @@ class Compiler extends SqlCompiler {
    * rows without an order of its own (`firstRow`: `limit 1` of an object relationship or single
    * row); otherwise the aggregate's own `order by` is the one sort (Note [One sort per list]).
    * Order keys through object relationships that match one row are joined (Note [Order keys by joins]).
+   * `list`: a list's rows, whether its object has relationships a join can read and whether it is
+   * a root field's; such a list without order_by is numbered as read, and a short root list's
+   * objects stay subqueries (Note [Rows numbered as read]).
    */
   rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string, firstRow = false, list?: { objects: boolean; root?: boolean }): Rows {
     const joins: Joins = { sql: [], aliases: new Map() };

@@ -23,10 +23,9 @@ analyze;
 
 const server = useServer(SEED);
 const gql = async (query: string, headers?: Record<string, string>) => {
-  const r = await server.request('POST', '/v1/graphql', { query }, headers);
-  expect(r.status, r.text).toBe(200);
-  expect(r.body.errors, r.text).toBeUndefined();
-  return r.body.data;
+  const body = await server.gql(query, undefined, headers);
+  expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+  return body.data;
 };
 const explain = async (query: string, headers?: Record<string, string>) => {
   const r = await server.request('POST', '/v1/graphql/explain', { query: { query }, user: headers ?? {} });
