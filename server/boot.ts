@@ -11,7 +11,7 @@ import { createServer, type RequestListener, type ServerOptions } from 'node:htt
 import { createApp, nodeRoutes } from './app.js';
 import { graphqlEngine, type GraphQLEngine } from '../plugins/graphql/index.js';
 import { Upgrades } from './upgrades.js';
-import { startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
+import { EMBEDDED_SETTINGS, startEmbeddedPostgres, type EmbeddedPg } from './embedded.js';
 import { builtinPlugins, defaultSource } from './plugins.js';
 import { driverFor } from '../plugins/postgres/index.js';
 import { withPluginDefaults } from '../core/config.js';
@@ -56,6 +56,7 @@ export async function boot(opts: {
     embedded = await startEmbeddedPostgres({
       dataDir: config.dataDir,
       port: config.embeddedPgPort,
+      settings: EMBEDDED_SETTINGS,
       signal,
       onLog: (text) => log.debug('startup', { kind: 'embedded_postgres_log', text }),
       onNotice: (message) => log.warn('startup', { kind: 'embedded_postgres', message, data_dir: config.dataDir }),

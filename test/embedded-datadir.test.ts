@@ -75,3 +75,51 @@ describe.skipIf(!asRoot)('the server started by a user other than root', () => {
     }
   }, 120_000);
 });
+
+/**
+ * The engine's own cluster (no database URL given) runs with its planner settings
+ * (EMBEDDED_SETTINGS in server/embedded.ts), and a database's own setting still wins.
+ */
+describe("the engine's embedded PostgreSQL", () => {
+  it('plans with random_page_cost 1.1, which ALTER DATABASE still overrides', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'svc-settings-'));
+    const port = await freePort();
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: dir, SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'warn' };
+    const runSql = async (sql: string) => {
+      const r = await fetch(`http://127.0.0.1:${port}/v2/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'run_sql', args: { sql } }) });
+      return (await r.json()) as { result?: string[][] };
+    };
+    // The engine on the data directory `dir`, until `stop`.
+    const serve = async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      let up = false;
+      for (let i = 0; i < 600 && !up && child.exitCode === null; i++) {
+        up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+        if (!up) await new Promise((r) => setTimeout(r, 100));
+      }
+      return {
+        up,
+        kill: () => child.exitCode === null && child.kill('SIGKILL'),
+        stop: async () => {
+          child.kill('SIGTERM');
+          return exited;
+        },
+      };
+    };
+    let engine = await serve();
+    try {
+      expect(engine.up).toBe(true);
+      expect((await runSql('show random_page_cost')).result).toEqual([['random_page_cost'], ['1.1']]);
+      await runSql('alter database postgres set random_page_cost = 2');
+      expect(await engine.stop()).toBe(0);
+      engine = await serve();
+      expect(engine.up).toBe(true);
+      expect((await runSql('show random_page_cost')).result).toEqual([['random_page_cost'], ['2']]);
+      expect(await engine.stop()).toBe(0);
+    } finally {
+      engine.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

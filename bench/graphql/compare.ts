@@ -4,23 +4,27 @@
  * engines are started on one Chinook (the other checkout's `dist/` built there first, as
  * `startEngine` does), each query's statement taken from /v1/graphql/explain of each, both
  * answers written (records by each one's writer, Note [Lists as records]) and checked to be the
- * same JSON, then the two statements timed on one connection, prepared, `--n` runs per round,
- * the rounds interleaved, the backend's CPU time per statement read from Linux's /proc (the
- * median round; its resolution is 10 ms / n). Each line gives the plan's sub-plans (EXPLAIN
+ * same JSON, then the two statements timed, each on a connection of its own, prepared, `--n`
+ * runs per round, the rounds interleaved, each side's backend CPU time per statement read from
+ * Linux's /proc (the median round; its resolution is 10 ms / n). Each line gives the plan's sub-plans (EXPLAIN
  * ANALYZE, `SubPlan xN` with N the rows each ran for) and new / base.
  *
  *   git worktree add ../base <rev> && ln -s "$PWD/node_modules" ../base/node_modules
  *   npm run bench:compare -- --base ../base [--n 300 --rounds 5 --only read_order,short]
  *
- * The queries: the benchmark's queries without variables (queries.ts) and shapes users write
- * that it has not, lists without order_by among them (Note [Rows numbered as read]).
+ * `--setting name=value` (repeated) sets a PostgreSQL setting for the new side's connection only:
+ * with `--base` the same checkout, one build's statements under two settings.
+ *
+ * The queries: the benchmark's (queries.ts) and shapes users write that it has not: lists
+ * without order_by (Note [Rows numbered as read]), short lists, array relationships over a small
+ * table.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type postgres from 'postgres';
+import postgres from 'postgres';
 import { recordsWriterAtOnce, type RecordRow } from '../../plugins/postgres/records.js';
 import { freePort } from '../../server/embedded.js';
-import { cleanup, loadChinook, log, startEngine } from '../common.js';
+import { cleanup, cleanups, loadChinook, log, startEngine } from '../common.js';
 import { chinookMetadata, post } from './chinook.js';
 import { queries } from './queries.js';
 
@@ -37,6 +41,10 @@ const SHAPES: Record<string, Record<string, string>> = {
     lines_where: '{ invoice_lines(where: {invoice_id: {_lt: 30}}) { id track { name album { title } } } }',
     nodes_200: '{ tracks_aggregate(limit: 200) { aggregate { count } nodes { name album { title } } } }',
   },
+  arrays: {
+    artists_album_count: '{ artists { id albums_aggregate { aggregate { count } } } }',
+    artists_albums: '{ artists { id albums { title } } }',
+  },
   short: {
     tracks_50: '{ tracks(limit: 50) { id name album { title } } }',
     lines_50: '{ invoice_lines(limit: 50) { id track { name } invoice { total } } }',
@@ -46,13 +54,18 @@ const SHAPES: Record<string, Record<string, string>> = {
 };
 
 function parseFlags(argv: string[]) {
-  const flags = { base: '', n: 300, rounds: 5, only: undefined as string[] | undefined };
+  const flags = { base: '', n: 300, rounds: 5, only: undefined as string[] | undefined, settings: [] as [string, string][] };
   for (let i = 0; i < argv.length; i++) {
     const m = /^--([a-z]+)(?:=(.*))?$/.exec(argv[i]!);
     const value = m?.[2] ?? argv[++i];
-    if (!m || value === undefined) throw new Error(`usage: --base DIR [--n N --rounds R --only group,name] (at ${argv[i - 1] ?? argv[i]})`);
+    if (!m || value === undefined) throw new Error(`usage: --base DIR [--n N --rounds R --only group,name --setting name=value] (at ${argv[i - 1] ?? argv[i]})`);
     if (m[1] === 'base') flags.base = path.resolve(value);
     else if (m[1] === 'only') flags.only = value.split(',');
+    else if (m[1] === 'setting') {
+      const kv = /^([a-z_][a-z0-9_.]*)=(.*)$/.exec(value);
+      if (!kv) throw new Error(`--setting name=value: not a setting: ${value}`);
+      flags.settings.push([kv[1]!, kv[2]!]);
+    }
     else if (m[1] === 'n' || m[1] === 'rounds') {
       const n = Number(value);
       if (!Number.isInteger(n) || n < 1) throw new Error(`--${m[1]}: not a count: ${value}`);
@@ -90,17 +103,26 @@ try {
   // The second engine reads the metadata the first stored.
   const newPort = await freePort();
   await startEngine(root, { dbUrl, port: newPort });
-  const conn = await sql.reserve();
-  const [{ pid }] = await conn`select pg_backend_pid() as pid`;
-  const run = (e: Explained) => conn.unsafe(e.sql, e.params as postgres.ParameterOrJSON<never>[], { prepare: true });
-  const answer = async (e: Explained): Promise<unknown> => {
-    const [row] = await run(e).raw();
+  // One connection per side, each with its own prepared statements (a cached plan is not made
+  // again when a setting changes), the new side's with the `--setting`s.
+  const sides = await Promise.all(
+    [[], flags.settings].map(async (settings) => {
+      const conn = postgres(dbUrl, { max: 1, onnotice: () => {} });
+      cleanups.push(() => conn.end({ timeout: 1 }));
+      for (const [name, value] of settings) await conn`select set_config(${name}, ${value}, false)`;
+      const [{ pid }] = await conn`select pg_backend_pid() as pid`;
+      return { conn, pid: pid as number };
+    }),
+  );
+  const run = (side: number, e: Explained) => sides[side]!.conn.unsafe(e.sql, e.params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  const answer = async (side: number, e: Explained): Promise<unknown> => {
+    const [row] = await run(side, e).raw();
     const value = row?.[0] as Uint8Array | null | undefined;
     if (value == null) return null;
     return JSON.parse(Buffer.from(e.records ? recordsWriterAtOnce(e.records)(value) : value).toString());
   };
-  const subPlans = async (e: Explained): Promise<string> => {
-    const [row] = await conn.unsafe(`explain (analyze, format json) ${e.sql}`, e.params as postgres.ParameterOrJSON<never>[]);
+  const subPlans = async (side: number, e: Explained): Promise<string> => {
+    const [row] = await sides[side]!.conn.unsafe(`explain (analyze, format json) ${e.sql}`, e.params as postgres.ParameterOrJSON<never>[]);
     const found: string[] = [];
     const walk = (node: any) => {
       if (node['Parent Relationship'] === 'SubPlan') found.push(`SubPlan x${node['Actual Loops']}`);
@@ -109,7 +131,7 @@ try {
     walk((row as any)['QUERY PLAN'][0].Plan);
     return found.join(', ') || 'no SubPlan';
   };
-  log(`${flags.rounds} rounds of ${flags.n} runs of each statement; base ${flags.base}, new ${root}`);
+  log(`${flags.rounds} rounds of ${flags.n} runs of each statement; base ${flags.base}, new ${root}${flags.settings.map(([k, v]) => `, ${k}=${v}`).join('')}`);
   for (const c of cases) {
     const explained: (Explained & { field: string })[][] = [];
     for (const port of [basePort, newPort]) {
@@ -121,23 +143,22 @@ try {
     for (const [i, base] of explained[0]!.entries()) {
       const next = explained[1]![i]!;
       const name = explained[0]!.length > 1 ? `${c.name}.${base.field}` : c.name;
-      if (JSON.stringify(await answer(base)) !== JSON.stringify(await answer(next))) throw new Error(`${name}: the two statements answer differently`);
+      if (JSON.stringify(await answer(0, base)) !== JSON.stringify(await answer(1, next))) throw new Error(`${name}: the two statements answer differently`);
       const times: [number[], number[]] = [[], []];
       for (let round = 0; round < flags.rounds; round++) {
         for (const [k, e] of [base, next].entries()) {
-          const c0 = cpu(pid);
-          for (let n = 0; n < flags.n; n++) await run(e);
-          times[k as 0 | 1].push((cpu(pid) - c0) / flags.n);
+          const c0 = cpu(sides[k]!.pid);
+          for (let n = 0; n < flags.n; n++) await run(k, e);
+          times[k as 0 | 1].push((cpu(sides[k]!.pid) - c0) / flags.n);
         }
       }
       const [tb, tn] = [median(times[0]), median(times[1])];
       const same = base.sql === next.sql ? ' (the same statement)' : '';
       console.log(
-        `${name}: base ${tb.toFixed(0)} µs (${await subPlans(base)}), new ${tn.toFixed(0)} µs (${await subPlans(next)}), new/base ${(tn / tb).toFixed(2)}${same}`,
+        `${name}: base ${tb.toFixed(0)} µs (${await subPlans(0, base)}), new ${tn.toFixed(0)} µs (${await subPlans(1, next)}), new/base ${(tn / tb).toFixed(2)}${same}`,
       );
     }
   }
-  conn.release();
 } finally {
   await cleanup();
 }
