@@ -60,7 +60,7 @@ function traversable(dir: string, notice: (message: string) => void): void {
 /**
  * The engine's own cluster's settings beside startEmbeddedPostgres's (its data is on this
  * machine's disk): random_page_cost 1.1, as PostgreSQL's documentation advises for SSDs, not 4.
- * At 4 an index probe is priced as four random page reads, and a correlated subquery over a
+ * At 4 a page read at random is priced as four read in sequence, and a correlated subquery over a
  * table of a few hundred rows (an array relationship per parent row, an object relationship of
  * a short list) is planned as a sequential scan per row: 275 Chinook artists with their albums
  * cost 6,850 µs of PostgreSQL's CPU per statement at 4 and 700 at 1.1, the benchmark's array_agg

@@ -120,24 +120,24 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * Note [Rows numbered as read]
  * A list without order_by answers its rows in the order PostgreSQL reads them, which clients of
  * Hasura come to rely on. Its object relationships were a correlated subquery per row for that
- * reason, and PostgreSQL plans each alone: with `limit 1` on a small remote table a sequential
- * scan per row, and no Memoize (it caches parameterized joins, not subqueries). Joined as they
- * are, the rows could come back in the remote table's order (a Hash Right Join hashes the
- * parent rows). So such a list numbers its rows as read, `row_number() over () as "__svc_n"` in
- * its rows subquery (before its limit and offset; not under distinct on, whose sort comes after
- * the window), and its aggregate reads them by that number: it joins as an ordered list does,
- * and the order is the one the rows were read in. The window keeps the subquery from being
- * pulled up, so its projection is narrowed (Note [Narrow rows] in ./narrow.ts). A join has a
- * fixed cost (a hash of the remote table, or PostgreSQL's choice of one: its default
- * random_page_cost prices each index probe at four pages) that a root list of a few rows does
- * not repay, so a root list whose literal limit (or the role's) is at most SHORT_LIST rows keeps
- * a subquery per row, ordered or not, unless its order keys joined the object's table already
- * (Note [Objects read through the order keys' joins]). A nested list keeps joining: its hash
- * tables are built once for all its parent rows. PostgreSQL's CPU per statement (`npm run
- * bench:compare`, docs/benchmarks.md, 2026-11-28): Chinook's 3,503 tracks with album and genre
- * and no order_by 39,200 -> 5,133 µs (ordered by id, joined: 4,233), 400 tracks with album 0.48x,
- * 20 albums with their tracks' genre and media type 0.81x; 50 invoice lines with track and
- * invoice 367 µs by subqueries against 667 joined. Test: read-order.test.ts.
+ * reason, and PostgreSQL plans each alone: with `limit 1` on a small remote table a sequential scan
+ * per row, and no Memoize (it caches parameterized joins, not subqueries). Joined as they are, the
+ * rows could come back in the remote table's order (a Hash Right Join hashes the parent rows). So
+ * such a list numbers its rows as read, `row_number() over () as "__svc_n"` in its rows subquery
+ * (before its limit and offset; not under distinct on, whose sort comes after the window), and its
+ * aggregate reads them by that number: it joins as an ordered list does, and the order is the one
+ * the rows were read in. The window keeps the subquery from being pulled up, so its projection is
+ * narrowed (Note [Narrow rows] in ./narrow.ts). A join has a fixed cost (a hash of the remote
+ * table, or PostgreSQL's choice of one: its default random_page_cost prices a page read at random
+ * as four in sequence) that a root list of a few rows does not repay, so a root list whose literal
+ * limit (or the role's) is at most SHORT_LIST rows keeps a subquery per row, ordered or not, unless
+ * its order keys joined the object's table already (Note [Objects read through the order keys'
+ * joins]). A nested list keeps joining: its hash tables are built once for all its parent rows.
+ * PostgreSQL's CPU per statement (`npm run bench:compare`, docs/benchmarks.md, 2026-11-28):
+ * Chinook's 3,503 tracks with album and genre and no order_by 39,200 -> 5,133 µs (ordered by id,
+ * joined: 4,233), 400 tracks with album 0.48x, 20 albums with their tracks' genre and media type
+ * 0.81x; 50 invoice lines with track and invoice 367 µs by subqueries against 667 joined. Test:
+ * read-order.test.ts.
  */
 
 /*
