@@ -111,9 +111,9 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * same rows are read either way, so counts and aggregates beside the nodes do not change. A
  * join may read the parent rows in another order (a hash join), so a list joins only when its
  * aggregate has an order of its own (`json_agg(... order by ...)`): its order_by, or its rows
- * numbered as read (Note [Rows numbered as read]). A short root list keeps the subqueries (that
- * Note too), and so does a mutation's `returning`. A single row (`_by_pk`, an object) always
- * joins.
+ * numbered as read (Note [Rows numbered as read]; a mutation's `returning` list too, numbered as
+ * written). A short root list keeps the subqueries (that Note too). A single row (`_by_pk`, an
+ * object) always joins.
  */
 
 /*
@@ -1239,8 +1239,16 @@ export class MutationCompiler extends Compiler {
       if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
       const t = this.alias();
       const from: string[] = [];
-      const obj = this.object(f.select, t, undefined, from);
-      return `${lit(f.key)}, (select coalesce(json_agg(${obj}), '[]') from (${rows}) as ${t}${joined(from)}${this.filterWhere(f.filter, t)})`;
+      if (!joinsObjects(f.select)) {
+        const obj = this.object(f.select, t, undefined, from);
+        return `${lit(f.key)}, (select coalesce(json_agg(${obj}), '[]') from (${rows}) as ${t}${joined(from)}${this.filterWhere(f.filter, t)})`;
+      }
+      // The rows numbered as written, so that their objects join (Note [Rows numbered as read]).
+      const joins: string[] = [];
+      const obj = this.object(f.select, t, joins, from);
+      const u = this.alias();
+      const numbered = `(select ${u}.*, row_number() over () as ${READ_ORDER} from (${rows}) as ${u})`;
+      return `${lit(f.key)}, (select coalesce(json_agg(${obj} order by ${t}.${READ_ORDER}), '[]') from ${numbered} as ${t}${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }

@@ -94,6 +94,24 @@ describe('a list without order_by', () => {
     expect(agg.nodes).toEqual(list);
   });
 
+  it("a mutation's returning joins them too, in the order the rows were written", async () => {
+    const rows = await server.sql.unsafe('select id, name, region_id from site');
+    const read = rows.map((r) => r.id as number);
+    expect(read).not.toEqual([...read].sort((a, b) => a - b));
+    const names = await regions();
+    const expected = read.map((id) => ({ id, region: names.get(id) ? { name: names.get(id) } : null }));
+    // Every site deleted, then inserted again in the same order: each answer in the order the
+    // rows were written, whatever join PostgreSQL chooses (here it kept that order even without
+    // the number, so this checks the answers, not that the number is needed).
+    const gone = await server.gql('mutation { delete_site(where: {}) { returning { id region { name } } } }');
+    expect(gone.errors, JSON.stringify(gone.errors)).toBeUndefined();
+    expect(gone.data.delete_site.returning).toEqual(expected);
+    const objects = rows.map((r) => ({ id: r.id, name: r.name, region_id: r.region_id }));
+    const back = await server.gql('mutation ($o: [site_insert_input!]!) { insert_site(objects: $o) { returning { id region { name } } } }', { o: objects });
+    expect(back.errors, JSON.stringify(back.errors)).toBeUndefined();
+    expect(back.data.insert_site.returning).toEqual(expected);
+  });
+
   it('short, by a literal limit or the role\'s of at most 100, keeps a sub-query per row', async () => {
     const short = '{ site(limit: 100) { id region { name } } }';
     const { sql, plan } = await explain(short);
