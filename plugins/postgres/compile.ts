@@ -133,6 +133,7 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * limit (or the role's) is at most SHORT_LIST rows keeps a subquery per row, ordered or not, unless
  * its order keys joined the object's table already (Note [Objects read through the order keys'
  * joins]). A nested list keeps joining: its hash tables are built once for all its parent rows.
+ * A mutation's `returning` list numbers its rows as written the same way (`output`).
  * PostgreSQL's CPU per statement (`npm run bench:compare`, docs/benchmarks.md, 2026-11-28):
  * Chinook's 3,503 tracks with album and genre and no order_by 39,200 -> 5,133 µs (ordered by id,
  * joined: 4,233), 400 tracks with album 0.48x, 20 albums with their tracks' genre and media type
