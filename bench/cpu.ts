@@ -72,6 +72,12 @@ function sample(root: number) {
   return { server, postgres, machine: machineTicks() ?? 0, main: threadTicks(root) };
 }
 
+/** The CPU time of one process so far, in µs (user + system): a PostgreSQL backend's, for the
+ * statements one connection ran. */
+export function processCpuUs(pid: number): number {
+  return ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8')) * TICK_US;
+}
+
 /** The CPU ticks of a process's main thread (its task of the same id), which answers every
  * request of a Node server: the one a server is bound by when it has cores to spare. */
 function threadTicks(pid: number): number | undefined {

@@ -109,3 +109,16 @@ export async function engineSql(svcPort: number, selected: BenchQuery[]): Promis
   }
   return { sql, label };
 }
+
+/** The sub-plans of a statement's plan (EXPLAIN ANALYZE), each `SubPlan xN` with N the times it
+ * ran: a per-row sub-query shows there. */
+export async function subPlans(sql: postgres.Sql, text: string, params: readonly unknown[] = []): Promise<string> {
+  const [row] = await sql.unsafe(`explain (analyze, format json) ${text}`, params as postgres.ParameterOrJSON<never>[]);
+  const found: string[] = [];
+  const walk = (node: any) => {
+    if (node['Parent Relationship'] === 'SubPlan') found.push(`SubPlan x${node['Actual Loops']}`);
+    for (const child of node.Plans ?? []) walk(child);
+  };
+  walk((row as any)['QUERY PLAN'][0].Plan);
+  return found.length ? found.join(', ') : 'no SubPlan';
+}

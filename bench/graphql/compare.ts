@@ -19,13 +19,13 @@
  * without order_by (Note [Rows numbered as read]), short lists, array relationships over a small
  * table.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
 import { recordsWriterAtOnce, type RecordRow } from '../../plugins/postgres/records.js';
 import { freePort } from '../../server/embedded.js';
 import { cleanup, cleanups, loadChinook, log, startEngine } from '../common.js';
-import { chinookMetadata, post } from './chinook.js';
+import { chinookMetadata, post, subPlans } from './chinook.js';
+import { processCpuUs } from '../cpu.js';
 import { queries } from './queries.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -78,11 +78,6 @@ function parseFlags(argv: string[]) {
 
 type Explained = { sql: string; params: unknown[]; records?: RecordRow };
 
-/** Backend CPU time of `pid` so far, in µs (user + system, 10 ms ticks). */
-const cpu = (pid: number): number => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-};
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const flags = parseFlags(process.argv.slice(2));
@@ -114,22 +109,14 @@ try {
       return { conn, pid: pid as number };
     }),
   );
-  const run = (side: number, e: Explained) => sides[side]!.conn.unsafe(e.sql, e.params as postgres.ParameterOrJSON<never>[], { prepare: true });
+  // Prepared, as the engine runs them (postgres.js sends a statement without parameters
+  // unprepared unless `simple: false`).
+  const run = (side: number, e: Explained) => sides[side]!.conn.unsafe(e.sql, e.params as postgres.ParameterOrJSON<never>[], { prepare: true, simple: false } as { prepare: true });
   const answer = async (side: number, e: Explained): Promise<unknown> => {
     const [row] = await run(side, e).raw();
     const value = row?.[0] as Uint8Array | null | undefined;
     if (value == null) return null;
     return JSON.parse(Buffer.from(e.records ? recordsWriterAtOnce(e.records)(value) : value).toString());
-  };
-  const subPlans = async (side: number, e: Explained): Promise<string> => {
-    const [row] = await sides[side]!.conn.unsafe(`explain (analyze, format json) ${e.sql}`, e.params as postgres.ParameterOrJSON<never>[]);
-    const found: string[] = [];
-    const walk = (node: any) => {
-      if (node['Parent Relationship'] === 'SubPlan') found.push(`SubPlan x${node['Actual Loops']}`);
-      for (const child of node.Plans ?? []) walk(child);
-    };
-    walk((row as any)['QUERY PLAN'][0].Plan);
-    return found.join(', ') || 'no SubPlan';
   };
   log(`${flags.rounds} rounds of ${flags.n} runs of each statement; base ${flags.base}, new ${root}${flags.settings.map(([k, v]) => `, ${k}=${v}`).join('')}`);
   for (const c of cases) {
@@ -147,15 +134,15 @@ try {
       const times: [number[], number[]] = [[], []];
       for (let round = 0; round < flags.rounds; round++) {
         for (const [k, e] of [base, next].entries()) {
-          const c0 = cpu(sides[k]!.pid);
+          const c0 = processCpuUs(sides[k]!.pid);
           for (let n = 0; n < flags.n; n++) await run(k, e);
-          times[k as 0 | 1].push((cpu(sides[k]!.pid) - c0) / flags.n);
+          times[k as 0 | 1].push((processCpuUs(sides[k]!.pid) - c0) / flags.n);
         }
       }
       const [tb, tn] = [median(times[0]), median(times[1])];
       const same = base.sql === next.sql ? ' (the same statement)' : '';
       console.log(
-        `${name}: base ${tb.toFixed(0)} µs (${await subPlans(0, base)}), new ${tn.toFixed(0)} µs (${await subPlans(1, next)}), new/base ${(tn / tb).toFixed(2)}${same}`,
+        `${name}: base ${tb.toFixed(0)} µs (${await subPlans(sides[0]!.conn, base.sql, base.params)}), new ${tn.toFixed(0)} µs (${await subPlans(sides[1]!.conn, next.sql, next.params)}), new/base ${(tn / tb).toFixed(2)}${same}`,
       );
     }
   }

@@ -22,12 +22,12 @@
  * counts the plan's sub-plans, `SubPlan xN` with N the rows each ran for (EXPLAIN ANALYZE): a
  * per-row sub-query where the expert's statement has a join shows there (issue 25, part 2).
  */
-import { readFileSync } from 'node:fs';
 import type postgres from 'postgres';
 import { recordsWriter, type RecordRow } from '../../plugins/postgres/records.js';
 import { freePort } from '../../server/embedded.js';
 import { cleanup, loadChinook, log, startEngine } from '../common.js';
-import { chinookMetadata, engineSql, post } from './chinook.js';
+import { chinookMetadata, engineSql, post, subPlans } from './chinook.js';
+import { processCpuUs } from '../cpu.js';
 import { queries } from './queries.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -113,18 +113,6 @@ async function queryCases(sql: postgres.Sql, dbUrl: string): Promise<Record<stri
   return out;
 }
 
-/** The plan's sub-plans (EXPLAIN ANALYZE), each `SubPlan xN` with N the times it ran. */
-async function subPlans(sql: postgres.Sql, s: Shape): Promise<string> {
-  const [row] = await sql.unsafe(`explain (analyze, format json) ${s.text}`, (s.params ?? []) as postgres.ParameterOrJSON<never>[]);
-  const found: string[] = [];
-  const walk = (node: any) => {
-    if (node['Parent Relationship'] === 'SubPlan') found.push(`SubPlan x${node['Actual Loops']}`);
-    for (const child of node.Plans ?? []) walk(child);
-  };
-  walk((row as any)['QUERY PLAN'][0].Plan);
-  return found.length ? found.join(', ') : 'no SubPlan';
-}
-
 const flags = parseFlags(process.argv.slice(2));
 const known = flags.queries ? queries.map((q) => q.name) : Object.keys(cases);
 const unknown = flags.only?.filter((n) => !known.includes(n)) ?? [];
@@ -136,10 +124,6 @@ try {
     ? await queryCases(sql, dbUrl)
     : Object.fromEntries(Object.entries(cases).map(([name, shapes]) => [name, Object.fromEntries(Object.entries(shapes).map(([k, v]) => [k, typeof v === 'string' ? { text: v } : v]))]));
   const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
-  const ticks = () => {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return Number(f[11]) + Number(f[12]);
-  };
   // Prepared, as the servers run them (postgres.js sends a statement without parameters
   // unprepared unless `simple: false`); raw(): the column's bytes, as a server reads them.
   const run = (s: Shape) => sql.unsafe(s.text, (s.params ?? []) as postgres.ParameterOrJSON<never>[], { prepare: true, simple: false } as { prepare: true }).raw();
@@ -168,10 +152,10 @@ try {
     for (let r = 0; r < flags.rounds; r++) {
       for (const [shape, text] of Object.entries(shapes)) {
         for (let i = 0; i < Math.min(10, n); i++) await run(text);
-        const t0 = ticks();
+        const t0 = processCpuUs(pid);
         const w0 = performance.now();
         for (let i = 0; i < n; i++) await run(text);
-        cpu.set(shape, [...(cpu.get(shape) ?? []), ((ticks() - t0) * 10_000) / n]);
+        cpu.set(shape, [...(cpu.get(shape) ?? []), (processCpuUs(pid) - t0) / n]);
         wall.set(shape, [...(wall.get(shape) ?? []), ((performance.now() - w0) * 1000) / n]);
       }
     }
@@ -180,7 +164,7 @@ try {
     const base = med(cpu.get(first)!);
     for (const [shape, s] of Object.entries(shapes)) {
       const c = med(cpu.get(shape)!);
-      const plans = flags.queries ? `  ${await subPlans(sql, s)}` : '';
+      const plans = flags.queries ? `  ${await subPlans(sql, s.text, s.params)}` : '';
       console.log(`  ${shape.padEnd(24)} CPU ${c.toFixed(0).padStart(6)} µs (${(c / base).toFixed(2)}x)  wall ${med(wall.get(shape)!).toFixed(0).padStart(6)} µs  ${answers.get(shape)!.length} bytes${plans}`);
     }
   }

@@ -844,12 +844,13 @@ class Compiler extends SqlCompiler {
     return `(select coalesce(json_agg(${obj}${r.order}), '[]') from ${from}${joined(joins)}${joined(rowsFrom)})`;
   }
 
-  aggregate(g: AggregateIR, t: string, extraWhere: string | undefined): string {
+  /** `root`: a root field's (Note [Rows numbered as read]: a short root list's objects stay
+   * subqueries). */
+  aggregate(g: AggregateIR, t: string, extraWhere: string | undefined, root = false): string {
     // The permission's limit caps the nodes, not the rows aggregated (Hasura counts them all).
     const cap = g.rows.limitCap;
     const objects = g.fields.some((f) => f.k === 'nodes' && joinsObjects(f.select));
-    // A root aggregate has no join to a parent row.
-    const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined, false, { objects, root: extraWhere === undefined });
+    const r = this.rows(cap === undefined ? g.rows : { ...g.rows, limitCap: undefined }, t, extraWhere, undefined, false, { objects, root });
     const nodeJoins: string[] = [];
     const nodeRows: string[] = [];
     const parts = g.fields.map((f): [string, string] => {
@@ -894,7 +895,7 @@ class Compiler extends SqlCompiler {
   }
 
   protected rootAggregate(g: AggregateIR, t: string): string {
-    return `select (${this.aggregate(g, t, undefined)})::text as json`;
+    return `select (${this.aggregate(g, t, undefined, true)})::text as json`;
   }
 
   protected override rootGroups(g: GroupsIR): string {
@@ -1240,16 +1241,18 @@ export class MutationCompiler extends Compiler {
       if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
       const t = this.alias();
       const from: string[] = [];
-      if (!joinsObjects(f.select)) {
-        const obj = this.object(f.select, t, undefined, from);
-        return `${lit(f.key)}, (select coalesce(json_agg(${obj}), '[]') from (${rows}) as ${t}${joined(from)}${this.filterWhere(f.filter, t)})`;
-      }
-      // The rows numbered as written, so that their objects join (Note [Rows numbered as read]).
       const joins: string[] = [];
-      const obj = this.object(f.select, t, joins, from);
-      const u = this.alias();
-      const numbered = `(select ${u}.*, row_number() over () as ${READ_ORDER} from (${rows}) as ${u})`;
-      return `${lit(f.key)}, (select coalesce(json_agg(${obj} order by ${t}.${READ_ORDER}), '[]') from ${numbered} as ${t}${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)})`;
+      // Where objects can join, the rows are numbered as written (Note [Rows numbered as read]).
+      const numbered = joinsObjects(f.select);
+      const obj = this.object(f.select, t, numbered ? joins : undefined, from);
+      let written = `(${rows})`;
+      let order = '';
+      if (numbered) {
+        const u = this.alias();
+        written = `(select ${u}.*, row_number() over () as ${READ_ORDER} from ${written} as ${u})`;
+        order = ` order by ${t}.${READ_ORDER}`;
+      }
+      return `${lit(f.key)}, (select coalesce(json_agg(${obj}${order}), '[]') from ${written} as ${t}${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }
