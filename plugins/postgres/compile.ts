@@ -135,9 +135,9 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * joins]). A nested list keeps joining: its hash tables are built once for all its parent rows.
  * A mutation's `returning` list numbers its rows as written the same way (`output`).
  * PostgreSQL's CPU per statement (`npm run bench:compare`, docs/benchmarks.md, 2026-11-28):
- * Chinook's 3,503 tracks with album and genre and no order_by 39,200 -> 5,133 µs (ordered by id,
- * joined: 4,233), 400 tracks with album 0.48x, 20 albums with their tracks' genre and media type
- * 0.81x; 50 invoice lines with track and invoice 367 µs by subqueries against 667 joined. Test:
+ * Chinook's 3,503 tracks with album and genre and no order_by 41,700 -> 5,967 µs (ordered by id,
+ * joined: 5,267), 400 tracks with album 0.37x, 20 albums with their tracks' genre and media type
+ * 0.59x; 50 invoice lines with track and invoice 367 µs by subqueries against 667 joined. Test:
  * read-order.test.ts.
  */
 
