@@ -69,7 +69,7 @@ function sample(root: number) {
     if (inTree(pid)) server.set(pid, p.ticks);
     else if (p.comm === 'postgres') postgres.set(pid, p.ticks);
   }
-  return { server, postgres, machine: machineTicks() ?? 0, main: threadTicks(root) };
+  return { server, postgres, machine: machineTicks() ?? 0, main: mainThread(root) };
 }
 
 /** The CPU time of one process so far, in µs (user + system): a PostgreSQL backend's, for the
@@ -78,11 +78,20 @@ export function processCpuUs(pid: number): number {
   return ticksOf(readFileSync(`/proc/${pid}/stat`, 'utf8')) * TICK_US;
 }
 
-/** The CPU ticks of a process's main thread (its task of the same id), which answers every
- * request of a Node server: the one a server is bound by when it has cores to spare. */
-function threadTicks(pid: number): number | undefined {
+/** A process's main thread (its task of the same id), which answers every request of a Node
+ * server: the one a server is bound by when it has cores to spare. Its user and system ticks
+ * apart, and its context switches: a switch is the thread going to sleep (voluntary: its event
+ * loop found nothing to do, so the next request or answer wakes it) or being taken off its core.
+ * Where a server's CPU per request differs between two shapes of request, these say whether the
+ * difference is in its own code (user), in the kernel (system: socket writes and reads, and on
+ * Linux's loopback the delivery to the other end), or in being woken more often per request. */
+function mainThread(pid: number): { user: number; sys: number; switches?: number } | undefined {
   try {
-    return ticksOf(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+    const f = fields(readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8'));
+    const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+    const count = (name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+    const switches = count('voluntary_ctxt_switches') + count('nonvoluntary_ctxt_switches');
+    return { user: Number(f[11]), sys: Number(f[12]), switches: Number.isFinite(switches) ? switches : undefined };
   } catch {
     return undefined;
   }
@@ -102,8 +111,11 @@ export interface CpuPerRequest {
   server: number;
   postgres: number;
   machine: number;
-  /** The server's main thread (the root process's): its share of `server`. */
+  /** The server's main thread (the root process's): its share of `server`, of which `mainSys`
+   * in the kernel; and its context switches per request (`mainSwitches`, see mainThread). */
   main?: number;
+  mainSys?: number;
+  mainSwitches?: number;
 }
 
 /** Runs `fn` and divides the CPU spent meanwhile by the requests it reports. */
@@ -115,11 +127,16 @@ export async function cpuPerRequest<T>(serverPid: number | undefined, fn: () => 
   if (!before || !after || !n) return { result };
   const per = (ticks: number) => (ticks * TICK_US) / n;
   const cpu: CpuPerRequest = { server: per(spent(before.server, after.server)), postgres: per(spent(before.postgres, after.postgres)), machine: per(after.machine - before.machine) };
-  if (before.main !== undefined && after.main !== undefined) cpu.main = per(after.main - before.main);
+  const [m0, m1] = [before.main, after.main];
+  if (m0 && m1) {
+    cpu.main = per(m1.user + m1.sys - m0.user - m0.sys);
+    cpu.mainSys = per(m1.sys - m0.sys);
+    if (m0.switches !== undefined && m1.switches !== undefined) cpu.mainSwitches = (m1.switches - m0.switches) / n;
+  }
   return { result, cpu };
 }
 
 export const formatCpu = (c: CpuPerRequest | undefined) =>
   c
-    ? `CPU/request: server ${c.server.toFixed(0)} µs${c.main !== undefined ? ` (main thread ${c.main.toFixed(0)})` : ''}, PostgreSQL ${c.postgres.toFixed(0)} µs, machine ${c.machine.toFixed(0)} µs`
+    ? `CPU/request: server ${c.server.toFixed(0)} µs${c.main !== undefined ? ` (main thread ${c.main.toFixed(0)}, in the kernel ${c.mainSys!.toFixed(0)}${c.mainSwitches !== undefined ? `, ${c.mainSwitches.toFixed(2)} switches` : ''})` : ''}, PostgreSQL ${c.postgres.toFixed(0)} µs, machine ${c.machine.toFixed(0)} µs`
     : '';
