@@ -1,11 +1,11 @@
 /**
  * Updates with writes through relationships (`_nested`; Note [Nested updates] in
  * plugins/database/schema/nested-update.ts) -> one PostgreSQL statement of data-modifying CTEs.
- * The mutation compiler of compile.ts does the SQL of each update, delete and the output; this
+ * The mutation compiler of compile-mutation.ts does the SQL of each update, delete and the output; this
  * one chains them and makes the statement's reads see its writes (Note [Nested updates in SQL]).
  */
 import type { BoolIR, CompiledQuery, NestedInsertIR, NestedWriteIR, QualifiedTable, UpdateIR } from '../database/index.js';
-import { MutationCompiler, type Written } from './compile.js';
+import { MutationCompiler, type Written } from './compile-mutation.js';
 import { quoteIdent } from './identifiers.js';
 
 /*

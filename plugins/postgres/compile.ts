@@ -9,13 +9,9 @@ import type {
   BoolIR,
   CompiledQuery,
   FieldIR,
-  DeleteIR,
   FunctionCallIR,
   GroupsIR,
-  InsertIR,
   Joins,
-  MutationIR,
-  MutationOutput,
   ObjectIR,
   OrderItem,
   QualifiedTable,
@@ -24,8 +20,6 @@ import type {
   RowsIR,
   ScalarType,
   SelectOptions,
-  ColumnValue,
-  UpdateIR,
   Value,
 } from '../database/index.js';
 import { aggregateByOrderKeys, joinStep, literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
@@ -133,7 +127,8 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * limit (or the role's) is at most SHORT_LIST rows keeps a subquery per row, ordered or not, unless
  * its order keys joined the object's table already (Note [Objects read through the order keys'
  * joins]). A nested list keeps joining: its hash tables are built once for all its parent rows.
- * A mutation's `returning` list numbers its rows as written the same way (`output`).
+ * A mutation's `returning` list numbers its rows as written the same way (`output` in
+ * compile-mutation.ts).
  * PostgreSQL's CPU per statement (`npm run bench:compare`, docs/benchmarks.md, 2026-11-28):
  * Chinook's 3,503 tracks with album and genre and no order_by 41,700 -> 5,967 µs (ordered by id,
  * joined: 5,267), 400 tracks with album 0.37x, 20 albums with their tracks' genre and media type
@@ -178,7 +173,7 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * that one statement serves every value. Test: plugins/database/schema/explain.test.ts.
  */
 
-const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
+export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
  * its text (a literal such as `{1,2}` given as a string). Bound as a parameter, never spliced. */
@@ -198,7 +193,7 @@ export function arrayLiteral(x: unknown): string {
 const arrayLiterals = (x: unknown): string => JSON.stringify(Array.isArray(x) ? x.map((a) => (a === null ? null : arrayLiteral(a))) : [arrayLiteral(x)]);
 
 /** The joins an object collected (Note [Object relationships by joins]), to follow its FROM. */
-const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).join('');
+export const joined = (joins: readonly string[]): string => joins.map((j) => ` ${j}`).join('');
 
 /*
  * Note [Objects from rows]
@@ -268,7 +263,7 @@ function rowText(parts: readonly RecordPart[]): string {
 const inlineWidth = (o: ObjectIR): number => o.fields.reduce((n, f) => n + (f.k === 'object' ? 1 + inlineWidth(f.select) : 1), 0);
 
 /** A single object as json: a row (an alias of `from`) through to_json, else the expression. */
-const toJson = (obj: string, from: readonly string[]): string => (from.length > 0 && /^_t\d+$/.test(obj) ? `to_json(${obj})` : obj);
+export const toJson = (obj: string, from: readonly string[]): string => (from.length > 0 && /^_t\d+$/.test(obj) ? `to_json(${obj})` : obj);
 
 /** `joins` for the objects of a list whose rows say they join (an order of their own, by
  * order_by or as read, and not a short root list), else none: a join may read the rows in
@@ -277,10 +272,10 @@ const ordered = (r: Rows, joins: string[]): string[] | undefined => (r.joins ? j
 
 /** Whether a list of `o` without an order of its own is numbered as read (Note [Rows numbered as
  * read]): where it has an object relationship that a join can read. */
-const joinsObjects = (o: ObjectIR): boolean => o.fields.some((f) => f.k === 'object' && f.unique && f.mapping.length > 0);
+export const joinsObjects = (o: ObjectIR): boolean => o.fields.some((f) => f.k === 'object' && f.unique && f.mapping.length > 0);
 
 /** The column of a rows subquery that numbers its rows as read (Note [Rows numbered as read]). */
-const READ_ORDER = '"__svc_n"';
+export const READ_ORDER = '"__svc_n"';
 
 /** The most rows a root list has, by its literal limit or the role's, for it to read its object
  * relationships by a subquery per row (Note [Rows numbered as read]). */
@@ -354,7 +349,7 @@ export { UnsupportedQuery };
  * JSON built from rows by json_agg/to_json (Note [Objects from rows]), object relationships and order keys by joins, the
  * rows a mutation wrote earlier in the statement, grouped aggregates and multiplexing.
  */
-class Compiler extends SqlCompiler {
+export class Compiler extends SqlCompiler {
   ident(name: string): string {
     return quoteIdent(name);
   }
@@ -418,7 +413,8 @@ class Compiler extends SqlCompiler {
     return `(${this.param(v, false, scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined)})::${scalar.bindAs}`;
   }
 
-  /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE, and
+  /** Rows written earlier in this statement, by table key (Note [Nested inserts] in
+   * compile-mutation.ts): each CTE, and
    * for an upsert that may update, the key columns of its conflict. */
   readonly overlay = new Map<string, { cte: string; key?: readonly string[] }[]>();
 
@@ -947,335 +943,4 @@ export function compileSelect(ir: RootIR, opts: SelectOptions = {}): CompiledQue
   // Either way its value is read as bytes (Note [Answers as bytes] in core/schema/contract.ts):
   // records to write, or JSON to answer as it came.
   return { ...q, sql: c.finish(q.sql), ...(c.recordsRow ? { records: { rows: c.recordsRow, write: recordsWriter(c.recordsRow) } } : q.batch ? {} : { bytes: true }) };
-}
-
-/*
- * Note [Mutation statements]
- * A mutation root field is one statement. Its writes are data-modifying CTEs, each returning the
- * written row whole (`r`, of the table's row type) and the role's check on it (`c`); the outer
- * select builds the field's JSON from those rows and ANDs the checks into `ok` (Note [Mutations
- * in the IR]). The target is aliased so that the check, the filters and the SET expressions name
- * the row the same way. An update's check sees the new row (RETURNING's), an upsert's row is
- * checked with the insert check when it was inserted and with the update check when the conflict
- * updated it (`xmax = 0` only for a row the statement inserted).
- *
- * Note [Nested inserts]
- * Rows inserted through relationships are CTEs of the same statement, in dependency order: the
- * row of an object relationship before the row that refers to it (whose columns then read the
- * parent's CTE: `(select (_c0.r)."id" from _c0)`), the rows of an array relationship after their
- * parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
- * one CTE per row, so that each child names its own parent; a level without them is one
- * multi-row INSERT. Foreign keys are checked at the end of the statement, so a child may refer
- * to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
- * check or a `returning` relationship that reads a table this statement inserted into reads the
- * table with those rows added (`src`, the compiler's overlay), and with the rows an upsert
- * updated in their new version only (by the conflict's key columns, `InsertIR.onConflict.columns`
- * given beside the constraint). That is what Hasura's reads see, as it inserts a row with nested
- * rows statement by statement. An insert without nested rows has no overlay: Hasura runs it as
- * one statement, whose `returning` relationships read the tables as they were before it.
- * `affected_rows` counts every row inserted, nested ones too (Hasura sums them). An object
- * relationship's insert that affects no row (`on_conflict` doing nothing) leaves its child
- * without a parent, and so does a parent with array relationship rows: `zero` says which (JSON:
- * `{index, relationship?, schema, name}` of the table whose insert wrote nothing) and the request fails,
- * as Hasura fails it. As a child row would be written with null for the parent's columns (or
- * fail a NOT NULL constraint first), a parent's column is read for its children so that a missing
- * parent raises an error instead (`parentValue`), which names the same check.
- */
-/** A column a nested row takes from its parent's row: `column` of the one row the parent's CTE
- * `cte` wrote; `index`: the parent's zero check; `bindAs`: the child column's type. */
-interface ParentColumn {
-  cte: string;
-  column: string;
-  bindAs: string | undefined;
-  index: number;
-}
-/** The parent columns of a nested insert's rows, by the child's column. */
-type Fixed = Map<string, ParentColumn>;
-
-/*
- * Note [Parents joined]
- * Nested rows read their parent's column from the parent's CTE. Where every row gives every
- * column (the usual case: a client sends rows of one shape), the INSERT selects its rows from the
- * parents' CTEs joined with a LATERAL VALUES list: `insert into t (a, fk) select _v.* from _c0,
- * lateral (values ($1, (_c0.r)."id"), ...) as _v`. Each parent CTE holds at most one row, so the
- * rows keep their order (the VALUES list is scanned once, inside the one parent row), and a parent
- * that wrote nothing makes the insert write nothing: the statement's zero check then fails the
- * request (Note [Nested inserts]). This is one plan node per INSERT where a subquery per row and
- * parent column (`parentValue`) is three, which PostgreSQL sets up at every execution: for ten
- * rows, 20% less of PostgreSQL's CPU per statement. A row that leaves a column to its default
- * cannot be selected (DEFAULT is only valid in INSERT's own VALUES), so a level with such a row
- * keeps the subqueries.
- */
-
-/** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
- * schema's mutation planner recognises it). */
-const ZERO_MARK = 'svc:zero:';
-/** How the error of a failed permission check begins (Note [Mutations in one round trip]). */
-const CHECK_MARK = 'svc:check:';
-
-/*
- * Note [Mutations in one round trip]
- * A mutation field's statement fails by itself when it must not be written: a row that fails
- * the role's check, or a nested insert whose parent wrote nothing, makes PostgreSQL raise an
- * error (`raise`) instead of answering, so the statement is atomic without the engine looking at
- * its answer first. A mutation request with one root field then runs its one statement in
- * autocommit: one round trip, no BEGIN and COMMIT (RunContext.alone); several fields still run in
- * the request's transaction (Note [One transaction per mutation request]), where the error rolls
- * back all of them. The statement also sets the session variables for its transaction
- * (`svc.user`, JSON, as Hasura sets `hasura.user`), before the first WHEN reads anything it
- * wrote, so that triggers (event triggers fire after the statement) can read them.
- * `mutationFailure` recognises the raised errors.
- */
-
-/** An error raised at run time with `mark` in its message: a cast of text built at run time, so
- * not folded when the statement is planned; CASE evaluates it only when its WHEN holds. */
-const raise = (mark: string) => `(select ('${mark}' || count(*))::int4 from _svc_s)::text`;
-
-const RAISED = /^invalid input syntax for type integer: "svc:(check|zero):(?:(\d+):)?\d+"$/;
-
-/** What a mutation statement's error means (Note [Mutations in one round trip]): a failed check,
- * a nested insert's missing parent (the zero check `index`), or undefined for any other error. */
-export function mutationFailure(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined {
-  const m = RAISED.exec((e as { message?: unknown })?.message as string);
-  if (!m) return undefined;
-  return m[1] === 'check' ? { k: 'check' } : { k: 'zero', index: Number(m[2]) };
-}
-
-export interface Written {
-  /** The CTEs holding the rows of one table written by this statement, in order. */
-  ctes: string[];
-}
-
-export class MutationCompiler extends Compiler {
-  readonly with: string[] = [];
-  /** CTEs whose `c` column is a check. */
-  readonly checked: string[] = [];
-  /** `(what zero reports, CTE)` of inserts that must have written a row: object relationships'
-   * rows, and rows with array relationship rows (Note [Nested inserts]). */
-  readonly parents: [string, string][] = [];
-  /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
-  readonly inserted: string[] = [];
-  /** Whether reads see the rows written earlier in the statement (Note [Nested inserts]). */
-  overlayOn = false;
-  private cte = 0;
-
-  name(): string {
-    return `_c${this.cte++}`;
-  }
-
-  private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
-    if (!this.overlayOn) return;
-    const k = tkey(table);
-    const list = this.overlay.get(k);
-    if (list) list.push({ cte, key });
-    else this.overlay.set(k, [{ cte, key }]);
-  }
-
-  /** A parent row's column for its child rows (Note [Nested inserts]); when the parent's insert
-   * wrote no row, PostgreSQL raises an error naming the zero check `index` (`svc:zero:<index>:`,
-   * in an invalid input syntax error: a cast of text built at run time, so not folded when the
-   * statement is planned; CASE evaluates it only then). */
-  private parentValue({ cte: parent, column, bindAs, index }: ParentColumn): string {
-    const value = `(select (${parent}.r).${quoteIdent(column)} from ${parent})`;
-    if (bindAs === undefined) return value;
-    return `(case when exists (select from ${parent}) then ${value} else (select null::${bindAs} from ${parent} having ('${ZERO_MARK}${index}:' || count(*))::int4 is null) end)`;
-  }
-
-  /** What `zero` reports when the insert of `table` wrote no row; `index`: the check's place
-   * among the statement's (object relationships depth first, each before its child row; a row's
-   * array relationships right after the row). */
-  private zeroOf(table: QualifiedTable, relationship?: string): string {
-    return JSON.stringify({ index: this.parents.length, ...(relationship !== undefined ? { relationship } : {}), schema: table.schema, name: table.name });
-  }
-
-  /** One INSERT of `rows` (their values, and the parent columns `fixed` gives each) as a CTE. */
-  private insertCte(ir: InsertIR, rows: { values: ReadonlyMap<string, ColumnValue>; fixed: Fixed }[]): string {
-    const name = this.name();
-    const t = this.alias();
-    const cols: string[] = [];
-    for (const r of rows) {
-      for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
-      for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
-    }
-    // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
-    const joined = rows.every((r) => r.fixed.size > 0 && cols.every((c) => r.fixed.has(c) || (r.values.has(c) && r.values.get(c)!.k !== 'default')));
-    const parents = new Set<string>();
-    let sql = `insert into ${this.table(ir.table)} as ${t}`;
-    if (cols.length === 0 && rows.length > 1) {
-      // Rows of defaults only: `default values` is one row, so one column takes its default in
-      // each (as Hasura writes every column, DEFAULT for those not given).
-      const first = ir.columns.keys().next().value;
-      if (first === undefined) throw new UnsupportedQuery('several rows without any column are not supported');
-      sql += ` (${quoteIdent(first)}) values ${rows.map(() => '(default)').join(', ')}`;
-    } else if (cols.length === 0) {
-      sql += ' default values';
-    } else {
-      const values = rows.map(
-        (r) =>
-          `(${cols
-            .map((c) => {
-              const fixed = r.fixed.get(c);
-              if (fixed !== undefined) {
-                if (!joined) return this.parentValue(fixed);
-                parents.add(fixed.cte);
-                return `(${fixed.cte}.r).${quoteIdent(fixed.column)}`;
-              }
-              const v = r.values.get(c);
-              const col = ir.columns.get(c);
-              if (!col) throw new UnsupportedQuery(`unknown column "${c}"`);
-              return v ? this.colValue(v, col.scalar) : 'default';
-            })
-            .join(', ')})`,
-      );
-      const list = `(${cols.map(quoteIdent).join(', ')})`;
-      sql += joined
-        ? ` ${list} select _v.* from ${[...parents].join(', ')}, lateral (values ${values.join(', ')}) as _v`
-        : ` ${list} values ${values.join(', ')}`;
-    }
-    const oc = ir.onConflict;
-    let check = this.bool(ir.check, t, t);
-    let updates = false;
-    if (oc) {
-      const target = oc.constraint !== undefined ? ` on constraint ${quoteIdent(oc.constraint)}` : oc.columns ? ` (${oc.columns.map(quoteIdent).join(', ')})` : '';
-      const sets = oc.update.map((x) => `${quoteIdent(x)} = excluded.${quoteIdent(x)}`);
-      for (const [c, v] of oc.set ?? []) {
-        const col = ir.columns.get(c);
-        if (col) sets.push(`${quoteIdent(c)} = ${this.colValue(v, col.scalar)}`);
-      }
-      if (sets.length === 0) sql += ` on conflict${target} do nothing`;
-      else {
-        sql += ` on conflict${target} do update set ${sets.join(', ')}`;
-        if (oc.where.t !== 'true') sql += ` where ${this.bool(oc.where, t, t)}`;
-        check = `(case when ${t}.xmax = 0 then ${check} else ${this.bool(oc.check, t, t)} end)`;
-        updates = true;
-      }
-    }
-    sql += ` returning ${t} as r, ${check} as c`;
-    this.with.push(`${name} as (${sql})`);
-    // A check that always holds (admin, a permission without one) is not read back.
-    if (check !== 'true') this.checked.push(name);
-    this.inserted.push(name);
-    // The key of an upsert that may update: its constraint's columns (given beside it).
-    this.addOverlay(ir.table, name, updates && oc?.columns?.length ? oc.columns : undefined);
-    return name;
-  }
-
-  /** The CTEs of `ir`'s rows and of their nested rows (Note [Nested inserts]); `fixed` gives
-   * columns of every row from a parent's CTE. */
-  insert(ir: InsertIR, fixed: Fixed = new Map()): Written {
-    const nested = ir.rows.some((r) => r.before.length > 0 || r.after.length > 0);
-    if (!nested) return { ctes: [this.insertCte(ir, ir.rows.map((r) => ({ values: r.values, fixed })))] };
-    const ctes: string[] = [];
-    for (const row of ir.rows) {
-      const own = new Map(fixed);
-      for (const b of row.before) {
-        const parent = this.insert(b.insert).ctes[0]!;
-        const index = this.parents.length;
-        this.parents.push([this.zeroOf(b.insert.table, b.relationship), parent]);
-        for (const [mine, theirs] of b.mapping) own.set(mine, { cte: parent, column: theirs, bindAs: ir.columns.get(mine)?.scalar.bindAs, index });
-      }
-      const cte = this.insertCte(ir, [{ values: row.values, fixed: own }]);
-      ctes.push(cte);
-      const index = this.parents.length;
-      if (row.after.length > 0) this.parents.push([this.zeroOf(ir.table), cte]);
-      for (const a of row.after) {
-        const theirs: Fixed = new Map();
-        for (const [mine, remote] of a.mapping) theirs.set(remote, { cte, column: mine, bindAs: a.insert.columns.get(remote)?.scalar.bindAs, index });
-        this.insert(a.insert, theirs);
-      }
-    }
-    return { ctes };
-  }
-
-  /** The jsonb operators of an update (`_append`, `_prepend`, `_delete_key`, `_delete_elem`,
-   * `_delete_at_path`), beside the default compiler's `_set` and `_inc`. */
-  override setClause(s: UpdateIR['set'][number], t: string): string {
-    const col = `${t}.${quoteIdent(s.column)}`;
-    const c = quoteIdent(s.column);
-    switch (s.op) {
-      case 'append':
-        return `${c} = ${col} || ${this.value(s.value!, s.scalar)}`;
-      case 'prepend':
-        return `${c} = ${this.value(s.value!, s.scalar)} || ${col}`;
-      case 'delete_key':
-        return `${c} = ${col} - (${this.param(s.value!)})::text`;
-      case 'delete_elem':
-        return `${c} = ${col} - (${this.param(s.value!)})::int4`;
-      case 'delete_at_path':
-        return `${c} = ${col} #- (${this.param(s.value!, false, arrayLiteral)})::text[]`;
-      default:
-        return super.setClause(s, t);
-    }
-  }
-
-  update(ir: UpdateIR): Written {
-    const name = this.name();
-    const t = this.alias();
-    const sets = ir.set.map((s) => this.setClause(s, t));
-    const check = this.bool(ir.check, t, t);
-    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${t} as r, ${check} as c`;
-    this.with.push(`${name} as (${sql})`);
-    if (check !== 'true') this.checked.push(name);
-    return { ctes: [name] };
-  }
-
-  delete(ir: DeleteIR): Written {
-    const name = this.name();
-    const t = this.alias();
-    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${t} as r)`);
-    return { ctes: [name] };
-  }
-
-  /** The field's value from the rows written (Note [Mutations in the IR]); `affected`: the CTEs
-   * whose rows `affected_rows` counts. */
-  output(out: MutationOutput, w: Written, affected: readonly string[] = w.ctes): string {
-    const rows = w.ctes.map((c) => `select (${c}.r).* from ${c}`).join(' union all ');
-    if (out.k === 'single') {
-      const t = this.alias();
-      const from: string[] = [];
-      const obj = this.object(out.select, t, undefined, from);
-      return `coalesce((select ${toJson(obj, from)} from (${rows}) as ${t}${joined(from)}${this.filterWhere(out.filter, t)} limit 1)::text, 'null')`;
-    }
-    const parts = out.fields.map((f) => {
-      if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
-      if (f.k === 'affected_rows') return `${lit(f.key)}, (select count(*) from (${affected.map((c) => `select from ${c}`).join(' union all ')}) as _n)`;
-      const t = this.alias();
-      const from: string[] = [];
-      const joins: string[] = [];
-      // Where objects can join, the rows are numbered as written (Note [Rows numbered as read]).
-      const numbered = joinsObjects(f.select);
-      const obj = this.object(f.select, t, numbered ? joins : undefined, from);
-      let written = `(${rows})`;
-      let order = '';
-      if (numbered) {
-        const u = this.alias();
-        written = `(select ${u}.*, row_number() over () as ${READ_ORDER} from ${written} as ${u})`;
-        order = ` order by ${t}.${READ_ORDER}`;
-      }
-      return `${lit(f.key)}, (select coalesce(json_agg(${obj}${order}), '[]') from ${written} as ${t}${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)})`;
-    });
-    return `json_build_object(${parts.join(', ')})::text`;
-  }
-
-  /** Note [Mutations in one round trip]. */
-  statement(json: string): string {
-    const session = `_svc_s as (select set_config('svc.user', ${this.param({ k: 'session_json' }, true)}, true) as v)`;
-    const whens = ['when (select v from _svc_s) is null then null'];
-    if (this.checked.length) {
-      const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
-      whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
-    }
-    this.parents.forEach(([, c], i) => whens.push(`when not exists (select from ${c}) then ${raise(`${ZERO_MARK}${i}:`)}`));
-    return `with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`;
-  }
-}
-
-export function compileMutation(ir: MutationIR): CompiledQuery {
-  const c = new MutationCompiler();
-  // Only a statement with nested rows reads what it wrote (Note [Nested inserts]).
-  c.overlayOn = ir.k === 'insert' && ir.insert.rows.some((r) => r.before.length > 0 || r.after.length > 0);
-  const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
-  // The top level's own rows (not its nested ones) are what the field returns; affected_rows
-  // counts the nested ones too.
-  return { sql: c.finish(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params };
 }

@@ -6,7 +6,8 @@
 import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType, TypeKind } from '../database/index.js';
-import { compileMutation, compileSelect, mutationFailure } from './compile.js';
+import { compileSelect } from './compile.js';
+import { compileMutation, mutationFailure } from './compile-mutation.js';
 import { compileNestedUpdate } from './compile-nested.js';
 import { quoteIdent } from './identifiers.js';
 import { PG_AGGREGATES } from './aggregates.js';
