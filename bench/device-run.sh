@@ -11,8 +11,11 @@
 #      rounds (the servers' order rotated), 4 s after a 1 s warm-up: req/s, and each server's CPU
 #      per request, its main thread's apart (the rest is V8's and libuv's threads);
 #   2. parts 2 and 3: the other queries, every server, one round, the same timing;
-#   3. part 1 at one load (--rate 3000): the engine and the handler, by_pk and the mutations;
-#   4. the engine's threads and collections (bench/graphql/gc.ts) on by_pk and nested, unpinned.
+#   3. part 1 with 64 connections instead of 20: a server whose req/s rises with them was bound by
+#      its requests' latency (its event loop runs dry and sleeps between answers: the switches per
+#      request in each run's line), not by its CPU;
+#   4. part 1 at one load (--rate 3000): the engine and the handler, by_pk and the mutations;
+#   5. the engine's threads and collections (bench/graphql/gc.ts) on by_pk and nested, unpinned.
 # Usage: bash bench/device-run.sh [SECONDS] (the deadline for all stages; default 540).
 set -uo pipefail
 deadline=$(( $(date +%s) + ${1:-540} ))
@@ -41,6 +44,7 @@ run="node --import tsx bench/graphql/run.ts"
 mutations=by_pk,insert_one,insert_nested,update_by_pk,delete_by_pk
 stage part1 200 $run --only "$mutations" --servers svc,postgraphile,handwritten --rounds 2 --duration 4 --warmup 1
 stage queries 240 $run --only simple,nested,deep,aggregate,groups,user,order_rel,large,multi,array_agg --duration 4 --warmup 1
+stage part1-c64 100 $run --only by_pk,update_by_pk,delete_by_pk --servers svc,postgraphile,handwritten --connections 64 --duration 4 --warmup 1
 stage part1-rate3000 100 $run --only by_pk,insert_one,update_by_pk,delete_by_pk --servers svc,handwritten --rate 3000 --duration 4 --warmup 1
 stage gc 60 node --import tsx bench/graphql/gc.ts --only by_pk,nested --rate 2000 --rounds 1 --duration 5 --warmup 1
 cat "$out/stages.txt"
