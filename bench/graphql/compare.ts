@@ -51,6 +51,19 @@ const SHAPES: Record<string, Record<string, string>> = {
     lines_50_ordered: '{ invoice_lines(limit: 50, order_by: {id: asc}) { id track { name } invoice { total } } }',
     playlists_10: '{ playlists(limit: 10) { name playlist_tracks(limit: 10) { track { name album { title artist { name } } } } } }',
   },
+  // Lists without order_by in the corners of Note [Rows numbered as read]: an offset, distinct
+  // on, objects of objects, a where through an object, aggregate nodes with an offset, an
+  // object whose key may be null, array relationships under a list numbered as read.
+  edges: {
+    offset: '{ tracks(offset: 3400) { id album { title } } }',
+    offset_limit: '{ tracks(offset: 200, limit: 300) { id genre { name } } }',
+    distinct_on: '{ tracks(distinct_on: album_id) { album_id album { title } } }',
+    chain: '{ tracks(limit: 500) { id album { title artist { name } } } }',
+    where_object: '{ tracks(where: {album: {artist_id: {_lt: 50}}}) { id album { title } media_type { name } } }',
+    nodes_offset: '{ tracks_aggregate(offset: 100, limit: 300) { aggregate { count } nodes { id genre { name } } } }',
+    nullable_key: '{ employees { id employee { last_name } } }',
+    arrays_under: '{ albums(limit: 150) { id artist { name } tracks { name genre { name } } } }',
+  },
 };
 
 function parseFlags(argv: string[]) {

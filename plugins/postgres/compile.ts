@@ -121,7 +121,9 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * (before its limit and offset; not under distinct on, whose sort comes after the window), and its
  * aggregate reads them by that number: it joins as an ordered list does, and the order is the one
  * the rows were read in. The window keeps the subquery from being pulled up, so its projection is
- * narrowed (Note [Narrow rows] in ./narrow.ts). A join has a fixed cost (a hash of the remote
+ * narrowed (Note [Narrow rows] in ./narrow.ts). A list with distinct on and no order_by needs no
+ * number: its rows come in the order of its distinct columns, the sort DISTINCT ON reads (one
+ * row per value, so no ties), and its aggregate orders by those columns projected as order keys. A join has a fixed cost (a hash of the remote
  * table, or PostgreSQL's choice of one: its default random_page_cost prices a page read at random
  * as four in sequence) that a root list of a few rows does not repay, so a root list whose literal
  * limit (or the role's) is at most SHORT_LIST rows keeps a subquery per row, ordered or not, unless
@@ -572,11 +574,14 @@ export class Compiler extends SqlCompiler {
     const most = typeof given === 'number' ? Math.min(given, cap ?? given) : cap;
     const short = list?.root === true && most !== undefined && most <= SHORT_LIST;
     const numbered = list?.objects === true && !short && keys.length === 0 && dist.length === 0 && !firstRow;
+    // Under distinct on without order_by the rows come in the order of the distinct columns (the
+    // sort DISTINCT ON reads, above), which the list's aggregate can read instead (that Note).
+    const byDistinct = list?.objects === true && !short && keys.length === 0 && dist.length > 0 && !firstRow;
     // The projection is narrowed to the columns the statement reads when the subquery keeps
     // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).
     // Note [Objects read through the order keys' joins].
     if (joins.aliases.size > 0) this.keyJoins.set(t, { aliases: joins.aliases, out: [], names: new Map(keys.map((k, i) => [k, orderKeyColumn(t, i)])) });
-    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(keys)}${numbered ? `, row_number() over () as ${READ_ORDER}` : ''}${joins.aliases.size > 0 ? joinedPlaceholder(t) : ''}`;
+    let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(byDistinct ? distCols : keys)}${numbered ? `, row_number() over () as ${READ_ORDER}` : ''}${joins.aliases.size > 0 ? joinedPlaceholder(t) : ''}`;
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
     if (innerOrder.length && (firstRow || dist.length > 0 || limit !== undefined || skip !== undefined)) sql += ` order by ${innerOrder.join(', ')}`;
     if (limit) sql += ` limit ${limit}`;
@@ -585,7 +590,11 @@ export class Compiler extends SqlCompiler {
     // carries nothing the parent does not read: it keeps `<t>.*`.
     if (!(numbered || dist.length > 0 || limit !== undefined || skip !== undefined || (innerOrder.length && firstRow))) sql = sql.replace(rowsPlaceholder(t), `${t}.*`);
     this.orderKeys.set(t, r.orderBy);
-    const order = numbered ? `${t}.${READ_ORDER}` : r.orderBy.map((o, i) => `${orderKeyColumn(t, i)} ${DIRS[o.dir]}`).join(', ');
+    const order = numbered
+      ? `${t}.${READ_ORDER}`
+      : byDistinct
+        ? distCols.map((_, i) => `${orderKeyColumn(t, i)} ${DIRS.asc}`).join(', ')
+        : r.orderBy.map((o, i) => `${orderKeyColumn(t, i)} ${DIRS[o.dir]}`).join(', ');
     // Objects join where the list has an order of its own and is not short, or where its order
     // keys joined them already (Note [Object relationships by joins]).
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '', joins: order !== '' && (!short || joins.aliases.size > 0) };

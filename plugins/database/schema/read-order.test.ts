@@ -138,4 +138,21 @@ describe('a list without order_by', () => {
     const byName = [...list].sort((a, b) => (`s${a.id}` < `s${b.id}` ? -1 : 1)).slice(0, 20);
     expect((await gql(ordered)).site).toEqual(byName);
   });
+
+  it('with distinct_on, in the order of its distinct columns, joins them over that order', async () => {
+    const query = '{ site(distinct_on: region_id) { region_id region { name } } }';
+    const { sql, plan } = await explain(query);
+    expect(plan).not.toMatch(/SubPlan/);
+    expect(sql).toMatch(/left join "public"\."region"/);
+    expect(sql).not.toMatch(/row_number/);
+    const ids = (await server.sql.unsafe('select distinct region_id from site order by region_id asc nulls last')).map((r) => r.region_id as number | null);
+    const names = new Map((await server.sql.unsafe('select id, name from region')).map((r) => [r.id as number, r.name as string]));
+    const data = (await gql(query)).site as { region_id: number | null; region: { name: string } | null }[];
+    expect(data).toEqual(ids.map((id) => ({ region_id: id, region: id === null ? null : { name: names.get(id) } })));
+    expect(data.at(-1)).toEqual({ region_id: null, region: null });
+    // Short, it keeps a sub-query per row, in the same order.
+    const short = '{ site(distinct_on: region_id, limit: 50) { region_id region { name } } }';
+    expect((await explain(short)).sql).not.toMatch(/left join/);
+    expect((await gql(short)).site).toEqual(data.slice(0, 50));
+  });
 });
