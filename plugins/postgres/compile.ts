@@ -123,18 +123,19 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * the rows were read in. The window keeps the subquery from being pulled up, so its projection is
  * narrowed (Note [Narrow rows] in ./narrow.ts). A list with distinct on and no order_by needs no
  * number: its rows come in the order of its distinct columns, the sort DISTINCT ON reads (one
- * row per value, so no ties), and its aggregate orders by those columns projected as order keys. A join has a fixed cost (a hash of the remote
- * table, or PostgreSQL's choice of one: its default random_page_cost prices a page read at random
- * as four in sequence) that a root list of a few rows does not repay, so a root list whose literal
- * limit (or the role's) is at most SHORT_LIST rows keeps a subquery per row, ordered or not, unless
- * its order keys joined the object's table already (Note [Objects read through the order keys'
- * joins]). A nested list keeps joining: its hash tables are built once for all its parent rows.
- * A mutation's `returning` list numbers its rows as written the same way (`output` in
- * compile-mutation.ts).
+ * row per value, so no ties), and its aggregate orders by those columns projected as order keys.
+ * A join has a fixed cost (a hash of the remote table, or PostgreSQL's choice of one: its default
+ * random_page_cost prices a page read at random as four in sequence) that a root list of a few
+ * rows does not repay, so a root list whose literal limit (or the role's) is at most SHORT_LIST
+ * rows keeps a subquery per row, ordered or not, unless its order keys joined the object's table
+ * already (Note [Objects read through the order keys' joins]). A nested list keeps joining: its
+ * hash tables are built once for all its parent rows. A mutation's `returning` list numbers its
+ * rows as written the same way (`output` in compile-mutation.ts).
  * PostgreSQL's CPU per statement (`npm run bench:compare`, docs/benchmarks.md, 2026-11-28):
  * Chinook's 3,503 tracks with album and genre and no order_by 41,700 -> 5,967 µs (ordered by id,
  * joined: 5,267), 400 tracks with album 0.37x, 20 albums with their tracks' genre and media type
- * 0.59x; 50 invoice lines with track and invoice 367 µs by subqueries against 667 joined. Test:
+ * 0.59x; 50 invoice lines with track and invoice 367 µs by subqueries against 667 joined; 347
+ * tracks, one per album by distinct on, with the album 4,800 -> 967 µs. Test:
  * read-order.test.ts.
  */
 
@@ -547,8 +548,9 @@ export class Compiler extends SqlCompiler {
    * row); otherwise the aggregate's own `order by` is the one sort (Note [One sort per list]).
    * Order keys through object relationships that match one row are joined (Note [Order keys by joins]).
    * `list`: a list's rows, whether its object has relationships a join can read and whether it is
-   * a root field's; such a list without order_by is numbered as read, and a short root list's
-   * objects stay subqueries (Note [Rows numbered as read]).
+   * a root field's; such a list without order_by is numbered as read (or, under distinct on,
+   * ordered by its distinct columns), and a short root list's objects stay subqueries (Note [Rows
+   * numbered as read]).
    */
   rows(r: RowsIR, t: string, extraWhere: string | undefined, row?: string, firstRow = false, list?: { objects: boolean; root?: boolean }): Rows {
     const joins: Joins = { sql: [], aliases: new Map() };
