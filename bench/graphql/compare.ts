@@ -64,6 +64,20 @@ const SHAPES: Record<string, Record<string, string>> = {
     nullable_key: '{ employees { id employee { last_name } } }',
     arrays_under: '{ albums(limit: 150) { id artist { name } tracks { name genre { name } } } }',
   },
+  // More shapes users write, probed for sub-plans: a where through an array relationship or an
+  // or of two, a whole list ordered by an aggregate (Note [Computed keys kept in their
+  // subquery]) or through an object, aggregates per row, a by-pk's nested lists.
+  probe: {
+    or_exists: '{ albums(where: {_or: [{artist: {name: {_ilike: "%a%"}}}, {tracks: {name: {_ilike: "%love%"}}}]}) { id } }',
+    through_array: '{ tracks(where: {playlist_tracks: {playlist_id: {_eq: 1}}}, limit: 500) { id } }',
+    order_count_all: '{ artists(order_by: {albums_aggregate: {count: desc}}) { id albums_aggregate { aggregate { count } } } }',
+    order_object_all: '{ invoices(order_by: {customer: {last_name: asc}}) { id customer { last_name } } }',
+    sums: '{ customers { id invoices_aggregate { aggregate { sum { total } } } } }',
+    genre_counts: '{ genres { name tracks_aggregate { aggregate { count } } } }',
+    pk_deep: '{ tracks_by_pk(id: 1) { playlist_tracks { playlist { name } } } }',
+    not_exists: '{ artists(where: {_not: {albums: {}}}) { id } }',
+    count_where: '{ tracks_aggregate(where: {album: {artist_id: {_eq: 90}}}) { aggregate { count } } }',
+  },
 };
 
 function parseFlags(argv: string[]) {

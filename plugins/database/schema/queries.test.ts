@@ -121,6 +121,24 @@ describe('admin', () => {
     expect(sql).not.toContain(`(select json_build_object('aggregate'`);
   });
 
+  it('ordered by an aggregate and no limit: each row\'s key computed once, for the order and the answer (Note [Computed keys kept in their subquery])', async () => {
+    const query = '{ author(order_by: [{articles_aggregate: {count: desc}}, {id: asc}]) { id articles_aggregate { aggregate { count } } } }';
+    expect((await q(query)).data.author).toEqual([
+      { id: 1, articles_aggregate: { aggregate: { count: 3 } } },
+      { id: 2, articles_aggregate: { aggregate: { count: 2 } } },
+      { id: 3, articles_aggregate: { aggregate: { count: 0 } } },
+    ]);
+    const r = await server.request('POST', '/v1/graphql/explain', { query: { query } });
+    expect(r.status, r.text).toBe(200);
+    // Pulled up into the aggregate, the key's subquery would be a sub-plan for the order and
+    // another for the answer, each run for every row.
+    const subPlans = new Set(((r.body[0].plan as string[]).join('\n').match(/SubPlan \d+/g) ?? []));
+    expect([...subPlans]).toEqual(['SubPlan 1']);
+    // A list ordered by its columns alone is still pulled up.
+    const plain = await server.request('POST', '/v1/graphql/explain', { query: { query: '{ author(order_by: {name: asc}) { id } }' } });
+    expect(plain.body[0].sql).not.toContain('offset 0');
+  });
+
   it('an object ordered through and selected: read through the order key\'s join (Note [Objects read through the order keys\' joins])', async () => {
     const doc = (args: string, sel: string) => `{ article(order_by: [{author: {name: desc}}, {id: asc}]${args}) { id author ${sel} } }`;
     const answer = (ids: number[]) => ids.map((id) => ({ id, author: id === 3 || id === 4 ? { name: 'Bob', born: null, __typename: 'author' } : { name: 'Alice', born: '1970-01-01', __typename: 'author' } }));
