@@ -77,6 +77,8 @@ const SHAPES: Record<string, Record<string, string>> = {
     pk_deep: '{ tracks_by_pk(id: 1) { playlist_tracks { playlist { name } } } }',
     not_exists: '{ artists(where: {_not: {albums: {}}}) { id } }',
     count_where: '{ tracks_aggregate(where: {album: {artist_id: {_eq: 90}}}) { aggregate { count } } }',
+    nested_order_count: '{ artists(order_by: {id: asc}) { id albums(order_by: {tracks_aggregate: {count: desc}}) { title tracks_aggregate { aggregate { count } } } } }',
+    nodes_order_count: '{ artists_aggregate(order_by: {albums_aggregate: {count: desc}}) { nodes { id albums_aggregate { aggregate { count } } } } }',
   },
 };
 
