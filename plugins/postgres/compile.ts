@@ -287,10 +287,10 @@ export const joinsObjects = (o: ObjectIR): boolean => o.fields.some((f) => f.k =
  * aggregate's subquery (or a computed field's function) runs once for the order and again for the
  * answer, for every row. So such a subquery ends in `offset 0`, which PostgreSQL does not pull up,
  * and computes each key once per row. Chinook's 275 artists ordered by their album count and
- * answering it (no limit): 14,600 -> 7,400 µs of PostgreSQL's CPU per statement (2026-11-28,
- * two-core machine, one connection, prepared, the median of five rounds of 100; a statement
- * with a limit was never pulled up). A key that is a column stays pulled up: copying it costs
- * nothing. Test: plugins/database/schema/queries.test.ts.
+ * answering it (no limit): 13,550 -> 6,900 µs of PostgreSQL's CPU per statement, as a root
+ * aggregate's nodes 14,400 -> 7,300 (`npm run bench:compare`, 2026-11-28, docs/benchmarks.md; a
+ * statement with a limit was never pulled up). A key that is a column stays pulled up: copying
+ * it costs nothing. Test: plugins/database/schema/queries.test.ts.
  */
 /** An order key that is a column of a row (`_t0."col"`), not computed. */
 const COLUMN = /^_t\d+\."(?:[^"]|"")*"$/;
