@@ -593,10 +593,11 @@ export class Compiler extends SqlCompiler {
     // on, whose sort comes after the window.
     const most = typeof given === 'number' ? Math.min(given, cap ?? given) : cap;
     const short = list?.root === true && most !== undefined && most <= SHORT_LIST;
-    const numbered = list?.objects === true && !short && keys.length === 0 && dist.length === 0 && !firstRow;
-    // Under distinct on without order_by the rows come in the order of the distinct columns (the
-    // sort DISTINCT ON reads, above), which the list's aggregate can read instead (that Note).
-    const byDistinct = list?.objects === true && !short && keys.length === 0 && dist.length > 0 && !firstRow;
+    const readOrder = list?.objects === true && !short && keys.length === 0 && !firstRow;
+    const numbered = readOrder && dist.length === 0;
+    // Under distinct on the rows come in the order of the distinct columns (the sort DISTINCT ON
+    // reads, above), which the list's aggregate can read instead (that Note).
+    const byDistinct = readOrder && dist.length > 0;
     // The projection is narrowed to the columns the statement reads when the subquery keeps
     // them through a sort or a limit (Note [Narrow rows] in ./narrow.ts).
     // Note [Objects read through the order keys' joins].
@@ -622,6 +623,12 @@ export class Compiler extends SqlCompiler {
     // Objects join where the list has an order of its own and is not short, or where its order
     // keys joined them already (Note [Object relationships by joins]).
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '', joins: order !== '' && (!short || joins.aliases.size > 0) };
+  }
+
+  /** The rows of a nested list (an array relationship's, a set-returning computed field's): a
+   * list, whose objects join where its rows have an order (Note [Rows numbered as read]). */
+  private nestedRows(f: { rows: RowsIR; select: ObjectIR }, a: string, extraWhere: string | undefined, row?: string): Rows {
+    return this.rows(f.rows, a, extraWhere, row, false, { objects: joinsObjects(f.select) });
   }
 
   /** The JSON object of `o` on the row `t`. With `joins`, object relationships that match at
@@ -752,7 +759,7 @@ export class Compiler extends SqlCompiler {
 
   protected arrayField(f: Extract<FieldIR, { k: 'array' }>, t: string): string {
     const a = this.alias();
-    return this.list(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, false, { objects: joinsObjects(f.select) }));
+    return this.list(f.select, a, this.nestedRows(f, a, this.join(f.mapping, a, t)));
   }
 
   // -------------------------------------------------------------------------------------------
@@ -813,11 +820,11 @@ export class Compiler extends SqlCompiler {
       }
       case 'array': {
         const a = this.alias();
-        return this.recordList(f.select, a, this.rows(f.rows, a, this.join(f.mapping, a, t), undefined, false, { objects: joinsObjects(f.select) }), parts);
+        return this.recordList(f.select, a, this.nestedRows(f, a, this.join(f.mapping, a, t)), parts);
       }
       case 'computed_rows': {
         const a = this.alias();
-        return this.recordList(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t), false, { objects: joinsObjects(f.select) }), parts);
+        return this.recordList(f.select, a, this.nestedRows(f, a, undefined, this.rowOf(f.row, t)), parts);
       }
       default:
         parts.push({ col: this.field(f, t, joins, from) });
@@ -856,7 +863,7 @@ export class Compiler extends SqlCompiler {
 
   protected override computedRowsField(f: Extract<FieldIR, { k: 'computed_rows' }>, t: string): string {
     const a = this.alias();
-    return this.list(f.select, a, this.rows(f.rows, a, undefined, this.rowOf(f.row, t), false, { objects: joinsObjects(f.select) }));
+    return this.list(f.select, a, this.nestedRows(f, a, undefined, this.rowOf(f.row, t)));
   }
 
   // Note [Grouped aggregates in SQL] in ./compile-groups.ts.
