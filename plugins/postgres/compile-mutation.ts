@@ -5,7 +5,7 @@
  */
 import type { ColumnValue, CompiledQuery, DeleteIR, InsertIR, MutationIR, MutationOutput, QualifiedTable, UpdateIR } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
-import { arrayLiteral, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson } from './compile.js';
+import { arrayLiteral, boundValue, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { lit, quoteIdent } from './identifiers.js';
 
 /*
@@ -55,15 +55,32 @@ type Fixed = Map<string, ParentColumn>;
  * Note [Parents joined]
  * Nested rows read their parent's column from the parent's CTE. Where every row gives every
  * column (the usual case: a client sends rows of one shape), the INSERT selects its rows from the
- * parents' CTEs joined with a LATERAL VALUES list: `insert into t (a, fk) select _v.* from _c0,
- * lateral (values ($1, (_c0.r)."id"), ...) as _v`. Each parent CTE holds at most one row, so the
- * rows keep their order (the VALUES list is scanned once, inside the one parent row), and a parent
- * that wrote nothing makes the insert write nothing: the statement's zero check then fails the
- * request (Note [Nested inserts]). This is one plan node per INSERT where a subquery per row and
- * parent column (`parentValue`) is three, which PostgreSQL sets up at every execution: for ten
- * rows, 20% less of PostgreSQL's CPU per statement. A row that leaves a column to its default
- * cannot be selected (DEFAULT is only valid in INSERT's own VALUES), so a level with such a row
- * keeps the subqueries.
+ * parents' CTEs joined with the rows' values: `insert into t (a, fk) select _v.* from _c0,
+ * lateral (values ($1, (_c0.r)."id")) as _v` for one row, the arrays of Note [Rows bound by
+ * column] for several. Each parent CTE holds at most one row, so the rows keep their order (the
+ * values are scanned once, inside the one parent row), and a parent that wrote nothing makes the
+ * insert write nothing: the statement's zero check then fails the request (Note [Nested
+ * inserts]). This is one plan node per INSERT where a subquery per row and parent column
+ * (`parentValue`) is three, which PostgreSQL sets up at every execution: for ten rows, 20% less
+ * of PostgreSQL's CPU per statement. A row that leaves a column to its default cannot be
+ * selected (DEFAULT is only valid in INSERT's own VALUES), so a level with such a row keeps the
+ * subqueries.
+ *
+ * Note [Rows bound by column]
+ * A VALUES list binds a parameter per value, and PostgreSQL's protocol carries at most 65,535 in
+ * one statement (postgres.js refuses more than 65,533): 10,000 rows of seven columns could not be
+ * inserted, and each row count was a statement of its own text, parsed and planned again (a
+ * batch's row count is rarely the same twice). So several rows that give the same columns
+ * (none left to its default) bind each column's values as one text array, `insert into t (a, b)
+ * select (_v.c0)::int4, (_v.c1)::text from unnest($1::text[], $2::text[]) as _v(c0, c1)`: each
+ * value is the text it would be bound as alone (`boundValue`: JSON as JSON text, arrays as array
+ * literals), an item of the array literal, and is cast as a lone parameter would be
+ * (`typedValue`). unnest returns the items in order, and the rows are inserted and returned in
+ * it. The statement is the same for any number of rows, so it is prepared once (1,000 rows
+ * through the engine: PostgreSQL's CPU per request 50-55 -> 21-22 ms, docs/benchmarks.md "Bulk
+ * inserts"). Rows that leave out different columns keep the VALUES list (DEFAULT exists only
+ * there), and a statement that would still need more parameters than one can take is refused
+ * with a clear error (`finish` in ./compile.ts). A single row keeps its VALUES list.
  */
 
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
@@ -156,11 +173,33 @@ export class MutationCompiler extends Compiler {
       for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
       for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
     }
+    const givesAll = (r: (typeof rows)[number]) => cols.every((c) => r.fixed.has(c) || r.values.get(c)?.k === 'value');
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
-    const joined = rows.every((r) => r.fixed.size > 0 && cols.every((c) => r.fixed.has(c) || (r.values.has(c) && r.values.get(c)!.k !== 'default')));
+    const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r));
     const parents = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
-    if (cols.length === 0 && rows.length > 1) {
+    const byColumn = rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c));
+    if (byColumn) {
+      // Note [Rows bound by column].
+      const fixed = rows[0]!.fixed;
+      const arrays: string[] = [];
+      const names: string[] = [];
+      const exprs = cols.map((c) => {
+        const parent = fixed.get(c);
+        if (parent !== undefined) {
+          parents.add(parent.cte);
+          return `(${parent.cte}.r).${quoteIdent(parent.column)}`;
+        }
+        const col = ir.columns.get(c);
+        if (!col) throw new UnsupportedQuery(`unknown column "${c}"`);
+        const items = rows.map((r) => boundValue((r.values.get(c) as Extract<ColumnValue, { k: 'value' }>).value, col.scalar));
+        const name = `c${names.length}`;
+        names.push(name);
+        arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
+        return typedValue(`_v.${name}`, col.scalar);
+      });
+      sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${[...parents, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ')}`;
+    } else if (cols.length === 0 && rows.length > 1) {
       // Rows of defaults only: `default values` is one row, so one column takes its default in
       // each (as Hasura writes every column, DEFAULT for those not given).
       const first = ir.columns.keys().next().value;

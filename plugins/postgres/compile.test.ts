@@ -9,7 +9,7 @@
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { AggregateIR, AggregateOp, ColumnType, CompiledQuery, FieldIR, MutationIR, ObjectIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
+import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, MutationIR, ObjectIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { postgresDialect as pg } from './dialect.js';
 
@@ -445,19 +445,108 @@ describe('compileMutation', () => {
             "v": "bob",
           },
           {
-            "k": "lit",
-            "v": "one",
-          },
-          {
-            "k": "lit",
-            "v": "two",
+            "format": [Function],
+            "items": [
+              {
+                "k": "lit",
+                "v": "one",
+              },
+              {
+                "k": "lit",
+                "v": "two",
+              },
+            ],
+            "k": "items",
           },
           {
             "json": true,
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", (_c0.r)."id"), (($3::text)::"pg_catalog"."text", (_c0.r)."id")) as _v returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", (_c0.r)."id" from _c0, unnest(($2::text)::text[]) as _v(c0) returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json",
+      }
+    `);
+  });
+
+  it('rows that give the same columns: one array parameter per column, the same statement for any number of rows (Note [Rows bound by column])', () => {
+    const tags = authorColumns.get('tags')!;
+    const rowsOf = (n: number): MutationIR => ({
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: Array.from({ length: n }, (_, i) => ({
+          values: new Map<string, ColumnValue>([
+            ['name', { k: 'value', value: { k: 'var', name: 'rows', path: [i, 'name'] } }],
+            ['tags', { k: 'value', value: { k: 'var', name: 'rows', path: [i, 'tags'] } }],
+          ]),
+          before: [],
+          after: [],
+        })),
+        check: T,
+      },
+      output: { k: 'multi', fields: [affected] },
+    });
+    expect(tags.scalar.array).toBe(true);
+    const two = mutation(rowsOf(2));
+    const three = mutation(rowsOf(3));
+    expect(three.sql).toBe(two.sql);
+    expect(three.params.map((p) => (p.k === 'items' ? p.items.length : p.k))).toEqual([3, 3, 'session_json']);
+    expect(two).toMatchInlineSnapshot(`
+      {
+        "params": [
+          {
+            "format": [Function],
+            "items": [
+              {
+                "k": "var",
+                "name": "rows",
+                "path": [
+                  0,
+                  "name",
+                ],
+              },
+              {
+                "k": "var",
+                "name": "rows",
+                "path": [
+                  1,
+                  "name",
+                ],
+              },
+            ],
+            "k": "items",
+          },
+          {
+            "format": [Function],
+            "items": [
+              {
+                "format": [Function],
+                "k": "var",
+                "name": "rows",
+                "path": [
+                  0,
+                  "tags",
+                ],
+              },
+              {
+                "format": [Function],
+                "k": "var",
+                "name": "rows",
+                "path": [
+                  1,
+                  "tags",
+                ],
+              },
+            ],
+            "k": "items",
+          },
+          {
+            "json": true,
+            "k": "session_json",
+          },
+        ],
+        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name", "tags") select (_v.c0)::"pg_catalog"."text", (_v.c1)::"pg_catalog"."_text" from unnest(($1::text)::text[], ($2::text)::text[]) as _v(c0, c1) returning _t0 as r, true as c) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n))::text end as json",
       }
     `);
   });

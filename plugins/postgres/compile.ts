@@ -14,6 +14,7 @@ import type {
   Joins,
   ObjectIR,
   OrderItem,
+  ParamSource,
   QualifiedTable,
   RootIR,
   RowOf,
@@ -180,6 +181,28 @@ export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
  * its text (a literal such as `{1,2}` given as a string). Bound as a parameter, never spliced. */
+/** The most bind parameters of one statement: PostgreSQL's protocol counts them in 16 bits, and
+ * postgres.js refuses 65,534 or more. */
+export const MAX_BIND_PARAMETERS = 65_533;
+
+/** How a value of `scalar`'s type is bound: as its text (Note [Values in the IR]), a JSON value
+ * as its JSON text (a string too: `"a"`, not `a`, which is no JSON), a PostGIS value as its
+ * GeoJSON (Note [GeoJSON]), a session variable's as the text it holds (as in Hasura), an array as
+ * PostgreSQL's array literal. */
+export function boundValue(v: Value, scalar: ScalarType): ParamSource {
+  if (scalar.category === 'json' && !scalar.array) return v.k === 'session' ? v : { ...v, json: true };
+  if (scalar.category === 'geometry') return v.k === 'session' ? v : { ...v, json: true };
+  const format = scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined;
+  return format ? { ...v, format } : v;
+}
+
+/** A value bound as `boundValue` says (at `ref`, a parameter or a column of them) read as
+ * `scalar`'s type. */
+export function typedValue(ref: string, scalar: ScalarType): string {
+  if (scalar.category === 'geometry') return `st_geomfromgeojson(${ref})::${scalar.bindAs}`;
+  return `(${ref})::${scalar.bindAs}`;
+}
+
 export function arrayLiteral(x: unknown): string {
   if (!Array.isArray(x)) return typeof x === 'string' ? x : JSON.stringify(x);
   const item = (e: unknown): string => {
@@ -426,12 +449,7 @@ export class Compiler extends SqlCompiler {
   /** A value bound as text and cast to `scalar`'s type (an array given as a JSON array goes as
    * PostgreSQL's array literal). */
   override value(v: Value, scalar: ScalarType): string {
-    // A json/jsonb value is any JSON value, bound as its JSON text (a string too: `"a"`, not `a`,
-    // which is no JSON); a session variable holds the JSON text itself, as in Hasura.
-    if (scalar.category === 'json' && !scalar.array) return `(${this.param(v, v.k !== 'session')})::${scalar.bindAs}`;
-    // PostGIS values are GeoJSON objects (Note [GeoJSON]); a session variable holds its text.
-    if (scalar.category === 'geometry') return `st_geomfromgeojson(${this.param(v, v.k !== 'session')})::${scalar.bindAs}`;
-    return `(${this.param(v, false, scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined)})::${scalar.bindAs}`;
+    return typedValue(this.bind(boundValue(v, scalar)), scalar);
   }
 
   /** Rows written earlier in this statement, by table key (Note [Nested inserts] in
@@ -731,8 +749,16 @@ export class Compiler extends SqlCompiler {
 
   /** The whole statement `sql` with its placeholders written: each rows subquery's joined
    * projections (Note [Objects read through the order keys' joins]), then its projection (Note
-   * [Narrow rows] in ./narrow.ts). Every statement this compiler or a subclass writes ends here. */
+   * [Narrow rows] in ./narrow.ts). Every statement this compiler or a subclass writes ends here,
+   * where one that needs more bind parameters than a statement can carry is refused. */
   finish(sql: string): string {
+    if (this.params.length > MAX_BIND_PARAMETERS) {
+      const n = (x: number) => x.toLocaleString('en-US');
+      throw new UnsupportedQuery(
+        `the statement of this field needs ${n(this.params.length)} bind parameters, more than the ${n(MAX_BIND_PARAMETERS)} one statement can take: ` +
+          'send fewer values in one request (a multi-row insert whose rows all give the same columns takes one parameter per column)',
+      );
+    }
     const joined = this.keyJoins.size === 0 ? sql : sql.replace(/\u0001(_t\d+)\u0001/g, (_m, t: string) => this.keyJoins.get(t)?.out.join('') ?? '');
     return narrowRows(joined);
   }

@@ -54,7 +54,12 @@ export interface RowOf {
 }
 
 /** Where a bind parameter's value comes from at run time, and the SQL type it is cast to. */
-export type ParamSource = Value & {
+export type ParamSource = (
+  | Value
+  /** Many values in one parameter: each item's text (null for a null), given to `format` as a
+   * list (Note [Rows bound by column] in plugins/postgres/compile-mutation.ts). */
+  | { k: 'items'; items: readonly ParamSource[] }
+) & {
   json?: boolean;
   /** The dialect's text form of the value (PostgreSQL: a JSON array as an array literal). */
   format?: (value: unknown) => string;

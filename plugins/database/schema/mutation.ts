@@ -433,6 +433,7 @@ class MutationPlanner {
     const columns = new Map<string, { scalar: ScalarType }>();
     for (const c of t.model.columns) columns.set(c.name, { scalar: c.scalar });
     const rels = this.ms.insertRelationships(w);
+    const byField = insertColumnsByField(w);
     const rows: InsertRowIR[] = objects.map((o, i) => {
       const obj = this.objectOf(o, 'objects');
       if (!obj) throw fail(`expected an object for "objects"`);
@@ -442,11 +443,14 @@ class MutationPlanner {
       // Hasura's validateInsert: a column is given by the request, a parent's row or an object
       // relationship's row, never by two of them (without it, the parent's value would silently
       // win over the one given).
-      const given = Object.keys(obj).flatMap((k) => w.insertColumns.filter((c) => c.field === k).map((c) => c.name));
-      const twice = given.filter((c) => parentColumns.includes(c));
-      if (twice.length) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: at });
-      for (const [k, val] of Object.entries(obj)) {
-        const col = w.insertColumns.find((c) => c.field === k);
+      const given = () => Object.keys(obj).flatMap((k) => byField.get(k)?.name ?? []);
+      if (parentColumns.length > 0) {
+        const twice = given().filter((c) => parentColumns.includes(c));
+        if (twice.length) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: at });
+      }
+      for (const k in obj) {
+        const val = obj[k];
+        const col = byField.get(k);
         if (col) {
           values.set(col.name, { k: 'value', value: this.p.leaf(val, false) });
           continue;
@@ -458,7 +462,7 @@ class MutationPlanner {
         if (r.rel.kind === 'object') {
           const data = this.p.shape(nested.data);
           if (data === null || data === undefined) continue;
-          const determined = r.rel.mapping.map(([own]) => own).filter((c) => given.includes(c) || parentColumns.includes(c));
+          const determined = r.rel.mapping.map(([own]) => own).filter((c) => given().includes(c) || parentColumns.includes(c));
           if (determined.length) {
             throw new SvcError('validation-failed', `cannot insert object relationship "${r.rel.name}" as ${determined.map((c) => `"${c}"`).join(', ')} column values are already determined`, { path: `${at}.${k}` });
           }
@@ -695,6 +699,14 @@ function zeroError(zeros: readonly { message: string; path: string }[] | undefin
   return z ? new SvcError('not-supported', z.message, { path: z.path }) : undefined;
 }
 
+/** A role's insertable columns of a table by their GraphQL field name, made once per list. */
+const byFieldMemo = new WeakMap<readonly ResolvedColumn[], ReadonlyMap<string, ResolvedColumn>>();
+function insertColumnsByField(w: WriteTable): ReadonlyMap<string, ResolvedColumn> {
+  let m = byFieldMemo.get(w.insertColumns);
+  if (!m) byFieldMemo.set(w.insertColumns, (m = new Map(w.insertColumns.map((c) => [c.field, c]))));
+  return m;
+}
+
 /** Shapes kept per mutation plan, and the largest kept (Note [Statements per variable shape]):
  * a batch of thousands of rows is compiled per request, as its statement would be kept once per
  * row count otherwise. */
@@ -739,8 +751,8 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   const statements = (vars: Readonly<Record<string, unknown>>): Statements => {
     if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
     const all = { ...defaults, ...vars };
-    const key = types && shapeKey(types, all);
-    if (key === undefined || key.length > SHAPE_KEY_MAX) return build(all).qs;
+    const key = types && shapeKey(types, all, SHAPE_KEY_MAX);
+    if (key === undefined) return build(all).qs;
     let qs = shapes.get(key);
     if (qs === undefined) {
       // The same walk as shapeKey's (walkShape), which accepted these variables.

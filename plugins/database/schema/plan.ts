@@ -684,7 +684,8 @@ export function irFor(kind: RootKind, t: RoleTable, rs: RoleSchema, input: PlanI
 /** A bind parameter's text (values go as text and are cast in SQL to the column's type). */
 export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<string, unknown>): string | null {
   let val: unknown;
-  if (p.k === 'lit') val = p.v;
+  if (p.k === 'items') val = p.items.map((item) => paramText(item, ctx, defaults));
+  else if (p.k === 'lit') val = p.v;
   else if (p.k === 'var') {
     val = ctx.variables[p.name] ?? defaults[p.name] ?? null;
     if (p.path) val = valueAt(val, p.path) ?? null;

@@ -125,20 +125,36 @@ function walkShape(types: Types, vars: Readonly<Record<string, unknown>>, sink: 
 
 /**
  * The shape of `vars` (defaults applied) as a memo key, or undefined when a value does not fit its
- * type. Computed at every request, so it only appends to one list; the stand-ins
+ * type or the key would be longer than `max`. Computed at every request, so it only appends to one list; the stand-ins
  * (`abstractVariables`) are made only for a shape not seen before.
  */
-export function shapeKey(types: Types, vars: Readonly<Record<string, unknown>>): string | undefined {
+export function shapeKey(types: Types, vars: Readonly<Record<string, unknown>>, max = Infinity): string | undefined {
   const out: string[] = [];
-  const ok = walkShape(types, vars, {
-    leaf: (v, kind) => void out.push(kind === 'null' ? 'n' : kind === 'steer' ? `V${JSON.stringify(v)}` : typeof v === 'string' ? 's' : 'd'),
-    open: (kind, size) => void out.push(kind === 'list' ? `L${size}(` : kind === 'one' ? '1(' : '{'),
-    // Indexes follow from the order; names and fields are part of the shape.
-    key: (k) => void (typeof k === 'string' && out.push(JSON.stringify(k), ':')),
-    close: () => void out.push(')'),
-  });
-  return ok ? out.join('') : undefined;
+  // The key's length so far, counted as it grows: a batch of thousands of rows is known too
+  // large to keep (`max`) after its first rows, not after all of them.
+  let length = 0;
+  const push = (part: string) => {
+    length += part.length;
+    if (length > max) throw TOO_LARGE;
+    out.push(part);
+  };
+  try {
+    const ok = walkShape(types, vars, {
+      leaf: (v, kind) => push(kind === 'null' ? 'n' : kind === 'steer' ? `V${JSON.stringify(v)}` : typeof v === 'string' ? 's' : 'd'),
+      open: (kind, size) => push(kind === 'list' ? `L${size}(` : kind === 'one' ? '1(' : '{'),
+      // Indexes follow from the order; names and fields are part of the shape.
+      key: (k) => {
+        if (typeof k === 'string') push(`${JSON.stringify(k)}:`);
+      },
+      close: () => push(')'),
+    });
+    return ok ? out.join('') : undefined;
+  } catch (e) {
+    if (e === TOO_LARGE) return undefined;
+    throw e;
+  }
 }
+const TOO_LARGE = Symbol('too large');
 
 /** The stand-ins of `vars` (defaults applied) for a shape `shapeKey` accepted; undefined as there. */
 export function abstractVariables(types: Types, vars: Readonly<Record<string, unknown>>): Abstracted | undefined {
@@ -192,18 +208,32 @@ export function generalise<Q extends CompiledQuery>(q: Q, a: Abstracted): Q | un
   for (const s of a.places.keys()) if (typeof s === 'number' && q.sql.includes(String(s))) return undefined;
   const params: ParamSource[] = [];
   for (const p of q.params) {
-    if (p.k !== 'lit') {
-      params.push(p);
-      continue;
-    }
-    const place = (typeof p.v === 'string' || typeof p.v === 'number') && a.places.get(p.v);
-    if (place) {
-      const { v: _v, ...flags } = p;
-      params.push({ ...flags, k: 'var', name: place.name, path: place.path });
-    } else if (holdsSentinel(p.v, a)) return undefined;
-    else params.push(p);
+    const g = generaliseParam(p, a);
+    if (!g) return undefined;
+    params.push(g);
   }
   return { ...q, params };
+}
+
+/** A parameter with each sentinel a reference to its leaf (an items parameter item by item);
+ * undefined for a sentinel inside a larger value. */
+function generaliseParam(p: ParamSource, a: Abstracted): ParamSource | undefined {
+  if (p.k === 'items') {
+    const items: ParamSource[] = [];
+    for (const item of p.items) {
+      const g = generaliseParam(item, a);
+      if (!g) return undefined;
+      items.push(g);
+    }
+    return { ...p, items };
+  }
+  if (p.k !== 'lit') return p;
+  const place = (typeof p.v === 'string' || typeof p.v === 'number') && a.places.get(p.v);
+  if (place) {
+    const { v: _v, ...flags } = p;
+    return { ...flags, k: 'var', name: place.name, path: place.path };
+  }
+  return holdsSentinel(p.v, a) ? undefined : p;
 }
 
 /** The value at `path` inside `v` (undefined where it has none). */

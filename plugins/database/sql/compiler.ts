@@ -177,7 +177,12 @@ export abstract class SqlCompiler {
   /** A bind parameter (Note [Values in the IR]): `json`, bound as its JSON text; `format`, the
    * dialect's text form of the value. */
   param(v: Value, json = false, format?: (x: unknown) => string): string {
-    this.params.push(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
+    return this.bind(json || format ? { ...v, ...(json ? { json: true } : {}), ...(format ? { format } : {}) } : v);
+  }
+
+  /** A bind parameter whose value `p` says how to get. */
+  bind(p: ParamSource): string {
+    this.params.push(p);
     const n = this.params.length;
     return this.options.multiplexed ? this.muxRef(n) : this.paramRef(n);
   }

@@ -1,0 +1,103 @@
+/**
+ * Multi-row inserts through the engine (Note [Rows bound by column] in
+ * plugins/postgres/compile-mutation.ts): `insert_tracks(objects: $rows) { affected_rows }` of N
+ * rows of Chinook's nine track columns, sent one request at a time, each batch of a row count of
+ * its own (as batches come: a count seldom the same twice) or all of one count (`--same`).
+ * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
+ * The rows written are deleted between runs, outside the timing.
+ *
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--root DIR]
+ *
+ * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
+ * data: the commit before a change, with this script copied into it.
+ */
+import path from 'node:path';
+import { cleanup, loadChinook, startEngine } from '../common.js';
+import { cpuPerRequest } from '../cpu.js';
+import { freePort } from '../../server/embedded.js';
+import { chinookMetadata, post } from './chinook.js';
+
+const here = new URL('../..', import.meta.url).pathname;
+
+function parseFlags(argv: string[]) {
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, root: here };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--same') flags.same = true;
+    else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
+    else if (a === '--requests' || a === '--rounds') {
+      const n = Number(argv[++i]);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
+      flags[a === '--requests' ? 'requests' : 'rounds'] = n;
+    } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --root DIR)`);
+  }
+  if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
+  return flags;
+}
+
+const INSERT = 'mutation ($rows: [tracks_insert_input!]!) { insert_tracks(objects: $rows) { affected_rows } }';
+const FIRST_ID = 1_000_000;
+
+try {
+  const flags = parseFlags(process.argv.slice(2));
+  const { sql, dbUrl } = await loadChinook(here, 'bulk-inserts');
+  const port = await freePort();
+  const engine = await startEngine(flags.root, { dbUrl, port });
+  const url = `http://127.0.0.1:${port}`;
+  const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
+  if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
+  // The mutation root is made and the document planned on its first request: not timed.
+  const warm = await post(`${url}/v1/graphql`, { query: INSERT, variables: { rows: [] } });
+  if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}`);
+  for (const size of flags.sizes) {
+    const wall: number[] = [];
+    const server: number[] = [];
+    const pg: number[] = [];
+    for (let round = 0; round < flags.rounds; round++) {
+      // Each request's rows, made before the timing: `size` rows, or `size - i` so that no two
+      // requests of the run have the same count.
+      const bodies = Array.from({ length: flags.requests }, (_, i) => {
+        const n = flags.same ? size : Math.max(1, size - i);
+        const rows = Array.from({ length: n }, (_, j) => ({
+          id: FIRST_ID + i * size + j,
+          name: `bulk "${i}" \\ ${j}`,
+          album_id: 1 + (j % 347),
+          media_type_id: 1 + (j % 5),
+          genre_id: 1 + (j % 25),
+          composer: j % 3 ? `composer ${j}` : null,
+          milliseconds: 1000 + j,
+          bytes: 10_000 + j,
+          unit_price: '0.99',
+        }));
+        return { rows: n, body: JSON.stringify({ query: INSERT, variables: { rows } }) };
+      });
+      const t0 = performance.now();
+      const { cpu } = await cpuPerRequest(
+        engine.pid,
+        async () => {
+          for (const b of bodies) {
+            const r = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b.body });
+            const text = await r.text();
+            if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
+          }
+          return bodies.length;
+        },
+        (n) => n,
+      );
+      wall.push((performance.now() - t0) / bodies.length);
+      if (cpu) {
+        server.push(cpu.server / 1000);
+        pg.push(cpu.postgres / 1000);
+      }
+      await sql.unsafe(`delete from tracks where id >= ${FIRST_ID}`);
+      await sql.unsafe('vacuum tracks');
+    }
+    const fmt = (xs: number[]) => (xs.length ? `${median(xs).toFixed(2)} (${xs.map((x) => x.toFixed(2)).join(', ')})` : 'n/a');
+    console.log(`${String(size).padStart(6)} rows: ms per request, median of ${flags.rounds} runs (each run): wall ${fmt(wall)}; engine CPU ${fmt(server)}; PostgreSQL CPU ${fmt(pg)}`);
+  }
+} finally {
+  await cleanup();
+}
