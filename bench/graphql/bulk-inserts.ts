@@ -6,7 +6,10 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K] [--root DIR]
+ *
+ * `--nested K` inserts N playlists instead, each with K playlist_track rows through its array
+ * relationship (Note [Levels inserted as sets]).
  *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
  * data: the commit before a change, with this script copied into it.
@@ -20,23 +23,24 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
-    else if (a === '--requests' || a === '--rounds') {
+    else if (a === '--requests' || a === '--rounds' || a === '--nested') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
-      flags[a === '--requests' ? 'requests' : 'rounds'] = n;
+      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : 'nested'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   return flags;
 }
 
 const INSERT = 'mutation ($rows: [tracks_insert_input!]!) { insert_tracks(objects: $rows) { affected_rows } }';
+const INSERT_NESTED = 'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows } }';
 const FIRST_ID = 1_000_000;
 
 try {
@@ -48,10 +52,11 @@ try {
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
-  const warm = await post(`${url}/v1/graphql`, { query: INSERT, variables: { rows: [] } });
+  const query = flags.nested ? INSERT_NESTED : INSERT;
+  const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}`);
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -61,6 +66,15 @@ try {
       // requests of the run have the same count.
       const bodies = Array.from({ length: flags.requests }, (_, i) => {
         const n = flags.same ? size : Math.max(1, size - i);
+        const written = n * (1 + flags.nested);
+        if (flags.nested) {
+          const rows = Array.from({ length: n }, (_, j) => ({
+            id: FIRST_ID + i * size + j,
+            name: `bulk "${i}" \\ ${j}`,
+            playlist_tracks: { data: Array.from({ length: flags.nested }, (_, k) => ({ track_id: 1 + ((j * flags.nested + k) % 3503) })) },
+          }));
+          return { rows: written, body: JSON.stringify({ query, variables: { rows } }) };
+        }
         const rows = Array.from({ length: n }, (_, j) => ({
           id: FIRST_ID + i * size + j,
           name: `bulk "${i}" \\ ${j}`,
@@ -72,7 +86,7 @@ try {
           bytes: 10_000 + j,
           unit_price: '0.99',
         }));
-        return { rows: n, body: JSON.stringify({ query: INSERT, variables: { rows } }) };
+        return { rows: written, body: JSON.stringify({ query, variables: { rows } }) };
       });
       const t0 = performance.now();
       const { cpu } = await cpuPerRequest(
@@ -92,8 +106,14 @@ try {
         server.push(cpu.server / 1000);
         pg.push(cpu.postgres / 1000);
       }
-      await sql.unsafe(`delete from tracks where id >= ${FIRST_ID}`);
-      await sql.unsafe('vacuum tracks');
+      if (flags.nested) {
+        await sql.unsafe(`delete from playlist_track where playlist_id >= ${FIRST_ID}`);
+        await sql.unsafe(`delete from playlists where id >= ${FIRST_ID}`);
+        await sql.unsafe('vacuum analyze playlist_track, playlists');
+      } else {
+        await sql.unsafe(`delete from tracks where id >= ${FIRST_ID}`);
+        await sql.unsafe('vacuum analyze tracks');
+      }
     }
     const fmt = (xs: number[]) => (xs.length ? `${median(xs).toFixed(2)} (${xs.map((x) => x.toFixed(2)).join(', ')})` : 'n/a');
     console.log(`${String(size).padStart(6)} rows: ms per request, median of ${flags.rounds} runs (each run): wall ${fmt(wall)}; engine CPU ${fmt(server)}; PostgreSQL CPU ${fmt(pg)}`);

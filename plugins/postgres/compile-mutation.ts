@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, InsertIR, MutationIR, MutationOutput, QualifiedTable, UpdateIR } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, InsertIR, MutationIR, MutationOutput, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { lit, quoteIdent } from './identifiers.js';
@@ -23,8 +23,8 @@ import { lit, quoteIdent } from './identifiers.js';
  * row of an object relationship before the row that refers to it (whose columns then read the
  * parent's CTE: `(select (_c0.r)."id" from _c0)`), the rows of an array relationship after their
  * parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
- * one CTE per row, so that each child names its own parent; a level without them is one
- * multi-row INSERT. Foreign keys are checked at the end of the statement, so a child may refer
+ * one CTE per row, so that each child names its own parent, unless it can be inserted as a set
+ * (Note [Levels inserted as sets]); a level without them is one multi-row INSERT. Foreign keys are checked at the end of the statement, so a child may refer
  * to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
  * check or a `returning` relationship that reads a table this statement inserted into reads the
  * table with those rows added (`src`, the compiler's overlay), and with the rows an upsert
@@ -83,6 +83,31 @@ type Fixed = Map<string, ParentColumn>;
  * with a clear error (`finish` in ./compile.ts). A single row keeps its VALUES list.
  */
 
+/*
+ * Note [Levels inserted as sets]
+ * A CTE per row made a batch of objects with array relationship rows cost PostgreSQL time
+ * quadratic in the objects, as it parses and plans a statement of many CTEs (objects of three
+ * rows each: 0.55-0.65 s of PostgreSQL's CPU for 1,000, 6.0-7.9 s for 3,000), and 5,000 failed
+ * with "stack depth limit exceeded". So a
+ * level of several rows that give the same columns (none left to its default) and no object
+ * relationship rows is one INSERT of Note [Rows bound by column], and the rows each
+ * relationship inserts under it, every row's together in the rows' order, are one INSERT too,
+ * each row carrying its parent's position among the level's rows: `insert into child (..., fk)
+ * select ..., _p.k0 from unnest(..., $positions) with ordinality as _v(..., p, o) join (select
+ * (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p on _p.n = (_v.p)::int8 order by
+ * _v.o`, and so on down, when every level under it can be inserted so as well (otherwise the
+ * level keeps a CTE per row). The parent CTE returns its rows in the order they were inserted,
+ * which is the order unnest gave them: a position names the row it was given for as long as the
+ * level wrote every row. So the level's zero check is that count, before the role's checks (a
+ * level short of a row has put rows under the wrong parents, and the error rolls all of it
+ * back): a BEFORE trigger that drops a row of such a level fails the request, with the level's
+ * path (Hasura fails it only when that row has rows under it, naming the row). A level with an
+ * upsert that may write nothing for a row (`update_columns: []`, or an update with a `where` or
+ * the role's update filter) keeps a CTE per row, where only a row with rows under it must have
+ * written, as in Hasura. Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three
+ * rows: 6.2-8.1 s -> 0.20-0.27 s).
+ */
+
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
  * schema's mutation planner recognises it). */
 const ZERO_MARK = 'svc:zero:';
@@ -126,9 +151,14 @@ export class MutationCompiler extends Compiler {
   readonly with: string[] = [];
   /** CTEs whose `c` column is a check. */
   readonly checked: string[] = [];
-  /** `(what zero reports, CTE)` of inserts that must have written a row: object relationships'
-   * rows, and rows with array relationship rows (Note [Nested inserts]). */
-  readonly parents: [string, string][] = [];
+  /** The inserts that must write a row (Note [Nested inserts]), by the index their error names. */
+  readonly zeroes: ZeroCheck[] = [];
+  /** `(zero check, CTE)` of inserts of one row that must have written it: object relationships'
+   * rows, and rows with array relationship rows. */
+  readonly parents: [number, string][] = [];
+  /** `(zero check, CTE, rows)` of levels inserted as sets that must have written every row
+   * (Note [Levels inserted as sets]). */
+  readonly levels: [number, string, number][] = [];
   /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
   readonly inserted: string[] = [];
   /** Whether reads see the rows written earlier in the statement (Note [Nested inserts]). */
@@ -157,15 +187,15 @@ export class MutationCompiler extends Compiler {
     return `(case when exists (select from ${parent}) then ${value} else (select null::${bindAs} from ${parent} having ('${ZERO_MARK}${index}:' || count(*))::int4 is null) end)`;
   }
 
-  /** What `zero` reports when the insert of `table` wrote no row; `index`: the check's place
-   * among the statement's (object relationships depth first, each before its child row; a row's
-   * array relationships right after the row). */
-  private zeroOf(table: QualifiedTable, relationship?: string): string {
-    return JSON.stringify({ index: this.parents.length, ...(relationship !== undefined ? { relationship } : {}), schema: table.schema, name: table.name });
+  /** A zero check of the insert into `table` for `at` (Note [Nested inserts]): its index. */
+  private zero(table: QualifiedTable, at: ZeroCheck['at'], relationship?: string): number {
+    return this.zeroes.push({ table, at, ...(relationship !== undefined ? { relationship } : {}) }) - 1;
   }
 
-  /** One INSERT of `rows` (their values, and the parent columns `fixed` gives each) as a CTE. */
-  private insertCte(ir: InsertIR, rows: { values: ReadonlyMap<string, ColumnValue>; fixed: Fixed }[]): string {
+  /** One INSERT of `rows` (their values, and the parent columns `fixed` gives each) as a CTE;
+   * `under`: the rows of a level inserted as a set, each under the row of the parent level's
+   * CTE at its position (Note [Levels inserted as sets]). */
+  private insertCte(ir: InsertIR, rows: { values: ReadonlyMap<string, ColumnValue>; fixed: Fixed }[], under?: Under): string {
     const name = this.name();
     const t = this.alias();
     const cols: string[] = [];
@@ -173,18 +203,27 @@ export class MutationCompiler extends Compiler {
       for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
       for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
     }
-    const givesAll = (r: (typeof rows)[number]) => cols.every((c) => r.fixed.has(c) || r.values.get(c)?.k === 'value');
+    const fromParent = new Map<string, number>();
+    under?.mapping.forEach(([, theirs], i) => {
+      fromParent.set(theirs, i);
+      if (!cols.includes(theirs)) cols.push(theirs);
+    });
+    const givesAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || r.values.get(c)?.k === 'value');
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
     const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r));
     const parents = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
-    const byColumn = rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c));
+    const byColumn =
+      under !== undefined ||
+      (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c)));
     if (byColumn) {
       // Note [Rows bound by column].
-      const fixed = rows[0]!.fixed;
+      const fixed = rows[0]?.fixed ?? new Map();
       const arrays: string[] = [];
       const names: string[] = [];
       const exprs = cols.map((c) => {
+        const k = fromParent.get(c);
+        if (k !== undefined) return `_p.k${k}`;
         const parent = fixed.get(c);
         if (parent !== undefined) {
           parents.add(parent.cte);
@@ -198,7 +237,15 @@ export class MutationCompiler extends Compiler {
         arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
         return typedValue(`_v.${name}`, col.scalar);
       });
-      sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${[...parents, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ')}`;
+      let from: string;
+      if (under) {
+        // Note [Levels inserted as sets]: each row joins its parent by the parent's position
+        // among the rows its CTE returned, and the rows are inserted in their own order.
+        arrays.push(`(${this.bind({ k: 'items', items: under.positions.map((n) => ({ k: 'lit', v: n })), format: arrayLiteral })})::text[]`);
+        const keys = under.mapping.map(([mine], i) => `(${under.cte}.r).${quoteIdent(mine)} as k${i}`);
+        from = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'p', 'o'].join(', ')}) join (select ${keys.join(', ')}, row_number() over () as n from ${under.cte}) as _p on _p.n = (_v.p)::int8 order by _v.o`;
+      } else from = [...parents, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ');
+      sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${from}`;
     } else if (cols.length === 0 && rows.length > 1) {
       // Rows of defaults only: `default values` is one row, so one column takes its default in
       // each (as Hasura writes every column, DEFAULT for those not given).
@@ -263,19 +310,21 @@ export class MutationCompiler extends Compiler {
   insert(ir: InsertIR, fixed: Fixed = new Map()): Written {
     const nested = ir.rows.some((r) => r.before.length > 0 || r.after.length > 0);
     if (!nested) return { ctes: [this.insertCte(ir, ir.rows.map((r) => ({ values: r.values, fixed })))] };
+    const level = fixed.size === 0 && ir.rows.length > 1 ? levelOf([ir]) : undefined;
+    if (level) return { ctes: [this.insertLevel(level)] };
     const ctes: string[] = [];
     for (const row of ir.rows) {
       const own = new Map(fixed);
       for (const b of row.before) {
         const parent = this.insert(b.insert).ctes[0]!;
-        const index = this.parents.length;
-        this.parents.push([this.zeroOf(b.insert.table, b.relationship), parent]);
+        const index = this.zero(b.insert.table, b, b.relationship);
+        this.parents.push([index, parent]);
         for (const [mine, theirs] of b.mapping) own.set(mine, { cte: parent, column: theirs, bindAs: ir.columns.get(mine)?.scalar.bindAs, index });
       }
       const cte = this.insertCte(ir, [{ values: row.values, fixed: own }]);
       ctes.push(cte);
-      const index = this.parents.length;
-      if (row.after.length > 0) this.parents.push([this.zeroOf(ir.table), cte]);
+      const index = row.after.length > 0 ? this.zero(ir.table, row) : -1;
+      if (row.after.length > 0) this.parents.push([index, cte]);
       for (const a of row.after) {
         const theirs: Fixed = new Map();
         for (const [mine, remote] of a.mapping) theirs.set(remote, { cte, column: mine, bindAs: a.insert.columns.get(remote)?.scalar.bindAs, index });
@@ -283,6 +332,16 @@ export class MutationCompiler extends Compiler {
       }
     }
     return { ctes };
+  }
+
+  /** The CTE of a level inserted as a set and those of the levels under it (Note [Levels
+   * inserted as sets]); `under`: its parent level's CTE and the relationship's mapping. */
+  private insertLevel(level: Level, under?: Omit<Under, 'positions'>): string {
+    const rows = level.ir.rows.map((r) => ({ values: r.values, fixed: NO_FIXED }));
+    const cte = this.insertCte(level.ir, rows, under && { ...under, positions: level.positions! });
+    if (level.children.length > 0) this.levels.push([this.zero(level.ir.table, level.at), cte, rows.length]);
+    for (const child of level.children) this.insertLevel(child.level, { cte, mapping: child.mapping });
+    return cte;
   }
 
   /** The jsonb operators of an update (`_append`, `_prepend`, `_delete_key`, `_delete_elem`,
@@ -359,11 +418,13 @@ export class MutationCompiler extends Compiler {
   statement(json: string): string {
     const session = `_svc_s as (select set_config('svc.user', ${this.param({ k: 'session_json' }, true)}, true) as v)`;
     const whens = ['when (select v from _svc_s) is null then null'];
+    // Before the checks: a level short of a row has put rows under the wrong parents.
+    for (const [i, c, n] of this.levels) whens.push(`when (select count(*) from ${c}) <> ${n} then ${raise(`${ZERO_MARK}${i}:`)}`);
     if (this.checked.length) {
       const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
       whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
     }
-    this.parents.forEach(([, c], i) => whens.push(`when not exists (select from ${c}) then ${raise(`${ZERO_MARK}${i}:`)}`));
+    for (const [i, c] of this.parents) whens.push(`when not exists (select from ${c}) then ${raise(`${ZERO_MARK}${i}:`)}`);
     return `with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`;
   }
 }
@@ -375,5 +436,74 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
   const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
   // The top level's own rows (not its nested ones) are what the field returns; affected_rows
   // counts the nested ones too.
-  return { sql: c.finish(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params };
+  return { sql: c.finish(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params, ...(c.zeroes.length ? { zeroes: c.zeroes } : {}) };
+}
+
+const NO_FIXED: Fixed = new Map();
+
+/** Where the rows of a level inserted as a set take their parents' columns (Note [Levels
+ * inserted as sets]): the parent level's CTE, the relationship's (parent column, own column)
+ * pairs, and each row's parent's 1-based position among the CTE's rows. */
+interface Under {
+  cte: string;
+  mapping: readonly (readonly [string, string])[];
+  positions: readonly number[];
+}
+
+/** Rows inserted as one set, and the levels under them (Note [Levels inserted as sets]). */
+interface Level {
+  /** The rows of every insert of the level, in order, with the first one's table, columns,
+   * check and on_conflict (the same for all). */
+  ir: InsertIR;
+  /** What the level's zero check reports (its first insert). */
+  at: InsertIR;
+  /** Each row's parent's position among the parent level's rows (1-based); none at the top. */
+  positions?: number[];
+  children: { mapping: readonly (readonly [string, string])[]; level: Level }[];
+}
+
+/** The same for every insert of a level: a JSON value with maps as their entries. */
+const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instanceof Map ? [...v] : typeof v === 'function' ? String(v) : v));
+
+/**
+ * `irs` (a root's rows, or the rows one relationship inserts under each row of the level above,
+ * `positions` giving each row's parent) as a level inserted as a set, when they can be: rows
+ * that give the same columns (none left to its default) and no object relationship rows, the
+ * inserts of one table, check and on_conflict, and the levels under them as well. Undefined
+ * otherwise: the rows are then inserted one CTE each (Note [Nested inserts]).
+ */
+function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefined {
+  const first = irs[0]!;
+  const rows = irs.length === 1 ? first.rows : irs.flatMap((x) => x.rows);
+  const keys = [...(rows[0]?.values.keys() ?? [])];
+  if (keys.length === 0 && !positions) return undefined;
+  // An upsert that may write nothing for a row (doing nothing, or updating only where a filter
+  // holds) would move the rows after it: such rows are inserted one by one, where only a row
+  // with rows under it must have written.
+  const oc = first.onConflict;
+  if (oc && !(oc.update.length > 0 && oc.where.t === 'true')) return undefined;
+  for (const r of rows) {
+    if (r.before.length > 0 || r.values.size !== keys.length) return undefined;
+    for (const k of keys) if (r.values.get(k)?.k !== 'value') return undefined;
+  }
+  if (irs.length > 1) {
+    const same = sameness([first.table, first.check, first.onConflict]);
+    if (irs.some((x) => x !== first && sameness([x.table, x.check, x.onConflict]) !== same)) return undefined;
+  }
+  const byRelationship = new Map<string, { mapping: readonly (readonly [string, string])[]; irs: InsertIR[]; positions: number[] }>();
+  rows.forEach((r, i) => {
+    for (const a of r.after) {
+      let e = byRelationship.get(a.relationship);
+      if (!e) byRelationship.set(a.relationship, (e = { mapping: a.mapping, irs: [], positions: [] }));
+      e.irs.push(a.insert);
+      for (let j = 0; j < a.insert.rows.length; j++) e.positions.push(i + 1);
+    }
+  });
+  const children: Level['children'] = [];
+  for (const e of byRelationship.values()) {
+    const level = levelOf(e.irs, e.positions);
+    if (!level) return undefined;
+    children.push({ mapping: e.mapping, level });
+  }
+  return { ir: irs.length === 1 ? first : { ...first, rows }, at: first, ...(positions ? { positions } : {}), children };
 }

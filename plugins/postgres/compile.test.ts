@@ -31,7 +31,14 @@ const g = goldenCases({
 const { author, article, authorColumns, articleColumns, scalarOf, lit, T, col, obj, cmp, rows, ARTICLE_AUTHOR, AUTHOR_ARTICLES, affected } = g;
 
 const select = (ir: RootIR, multiplexed = false): CompiledQuery => pg.compileSelect!(ir, multiplexed ? { multiplexed } : undefined);
-const mutation = (ir: MutationIR): CompiledQuery => pg.compileMutation!(ir);
+/** A mutation's statement and parameters (its zero checks, IR objects, asserted apart). */
+const mutation = (ir: MutationIR): CompiledQuery => {
+  const { zeroes: _zeroes, ...q } = pg.compileMutation!(ir);
+  return q;
+};
+/** What a mutation's zero checks name: the table, the relationship, and the IR object's kind. */
+const zeroesOf = (ir: MutationIR) =>
+  pg.compileMutation!(ir).zeroes?.map((z) => ({ table: z.table.name, relationship: z.relationship, at: 'relationship' in z.at ? 'nested' : 'rows' in z.at ? 'level' : 'row' }));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -388,6 +395,7 @@ describe('compileMutation', () => {
       k: 'single',
       select: obj(col(article, 'id'), { key: 'author', k: 'object', mapping: ARTICLE_AUTHOR, rows: rows(author), select: obj(col(author, 'name')) }),
     });
+    expect(zeroesOf(articleWithAuthor)).toEqual([{ table: 'author', relationship: 'author', at: 'nested' }]);
     expect(mutation(articleWithAuthor)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -437,6 +445,7 @@ describe('compileMutation', () => {
       },
       output: { k: 'multi', fields: [affected] },
     };
+    expect(zeroesOf(authorWithArticles)).toEqual([{ table: 'author', relationship: undefined, at: 'row' }]);
     expect(mutation(authorWithArticles)).toMatchInlineSnapshot(`
       {
         "params": [
@@ -466,6 +475,33 @@ describe('compileMutation', () => {
         "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", (_c0.r)."id" from _c0, unnest(($2::text)::text[]) as _v(c0) returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json",
       }
     `);
+  });
+
+  it('authors with articles, several of them: one INSERT per table, each article under its author by position (Note [Levels inserted as sets])', () => {
+    const articlesOf = (titles: string[]) => ({
+      relationship: 'articles',
+      mapping: AUTHOR_ARTICLES,
+      insert: { table: article, columns: articleColumns, rows: titles.map((t) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(t) }]]), before: [], after: [] })), check: T },
+    });
+    const ir: MutationIR = {
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: [
+          { values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [articlesOf(['a1', 'a2'])] },
+          { values: new Map([['name', { k: 'value', value: lit('bob') }]]), before: [], after: [] },
+          { values: new Map([['name', { k: 'value', value: lit('cy') }]]), before: [], after: [articlesOf(['c1'])] },
+        ],
+        check: T,
+      },
+      output: { k: 'multi', fields: [affected] },
+    };
+    expect(zeroesOf(ir)).toEqual([{ table: 'author', relationship: undefined, at: 'level' }]);
+    const q = mutation(ir);
+    // The articles' positions: ann's two under author 1, cy's under author 3.
+    expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([['ann', 'bob', 'cy'], ['a1', 'a2', 'c1'], [1, 1, 3], 'session_json']);
+    expect(q.sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p.k0 from unnest(($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, p, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p on _p.n = (_v.p)::int8 order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 3 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
   });
 
   it('rows that give the same columns: one array parameter per column, the same statement for any number of rows (Note [Rows bound by column])', () => {

@@ -388,9 +388,21 @@ export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & U
 
 /** What a dialect gives back: one statement returning one row with one text column `json` (and,
  * for a mutation, a boolean `ok`: Note [Mutations in the IR]). */
+/** An insert of a mutation statement that must write a row, for the rows that depend on it
+ * (Note [Nested inserts] in plugins/postgres/compile-mutation.ts): an object relationship's row
+ * (`relationship`), a row with array relationship rows, or a level of such rows inserted as a set
+ * (`at` the InsertIR). `table`: where that insert writes. */
+export interface ZeroCheck {
+  table: QualifiedTable;
+  relationship?: string;
+  at: InsertRowIR | NestedInsert | InsertIR;
+}
+
 export interface CompiledQuery {
   sql: string;
   params: ParamSource[];
+  /** A mutation's zero checks, by the index its error names (`mutationFailure`). */
+  zeroes?: readonly ZeroCheck[];
   /** A multiplexed statement (SelectOptions): its bind parameters for many bindings, each the
    * texts of `params` (as one statement would bind them); its rows are `{i, json, cursor?}`,
    * one per binding, `i` its 1-based index, in order. */

@@ -40,7 +40,7 @@ beforeAll(async () => {
   expect(r.status, r.text).toBe(200);
 });
 beforeEach(async () => {
-  await server.runSql(`truncate part, item restart identity;`);
+  await server.runSql(`truncate part, item restart identity cascade;`);
 });
 
 const INSERT = `mutation ($objects: [item_insert_input!]!) { insert_item(objects: $objects) { affected_rows returning { id name } } }`;
@@ -119,6 +119,99 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(r.errors).toBeUndefined();
     expect(r.data.insert_item_one).toEqual({ id: 1, name: 'big', parts_aggregate: { aggregate: { count: 35_000 } } });
     expect(await rows('part', 'item_id, label, qty')).toEqual(parts.map((p) => ({ item_id: 1, ...p })));
+  });
+
+  it('5,000 objects each with array relationship rows (Note [Levels inserted as sets]): every child its own parent\'s key, in order, in time linear in the rows', async () => {
+    const objects = Array.from({ length: 5_000 }, (_, i) => ({
+      name: `o${i}`,
+      n: i,
+      // 0 to 3 parts each: a parent without parts keeps its place.
+      parts: { data: Array.from({ length: i % 4 }, (_, j) => ({ label: `o${i}-${j}`, qty: j })) },
+    }));
+    const t0 = performance.now();
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { id name } } }`, { o: objects });
+    const ms = performance.now() - t0;
+    expect(r.errors).toBeUndefined();
+    const parts = objects.reduce((n, o) => n + o.parts.data.length, 0);
+    expect(r.data.insert_item.affected_rows).toBe(5_000 + parts);
+    expect(r.data.insert_item.returning).toEqual(objects.map((o, i) => ({ id: i + 1, name: o.name })));
+    const back = await rows('part', `label, qty, (select name from item where item.id = part.item_id) as owner`);
+    expect(back).toEqual(objects.flatMap((o) => o.parts.data.map((p) => ({ label: p.label, qty: p.qty, owner: o.name }))));
+    // A statement of a CTE per row took 7 s for 3,000 objects of three rows (PostgreSQL plans
+    // many CTEs in quadratic time); as sets, well under that on any machine that runs the tests.
+    expect(ms).toBeLessThan(5_000);
+  });
+
+  it('objects with rows through two array relationships and rows of their rows, as sets: each row under its own parent', async () => {
+    await server.runSql(`create table if not exists note (id serial primary key, item_id int not null references item(id), body text not null);
+      create table if not exists tag (id serial primary key, part_id int not null references part(id), word text not null);`);
+    await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_track_table', args: { table: 'note' } },
+        { type: 'pg_track_table', args: { table: 'tag' } },
+        { type: 'pg_create_array_relationship', args: { table: 'item', name: 'notes', using: { foreign_key_constraint_on: { table: 'note', column: 'item_id' } } } },
+        { type: 'pg_create_array_relationship', args: { table: 'part', name: 'tags', using: { foreign_key_constraint_on: { table: 'tag', column: 'part_id' } } } },
+      ],
+    });
+    await server.runSql('truncate tag, note, part, item restart identity;');
+    const objects = Array.from({ length: 40 }, (_, i) => ({
+      name: `o${i}`,
+      ...(i % 3 ? { notes: { data: [{ body: `n${i}` }] } } : {}),
+      parts: { data: Array.from({ length: i % 3 }, (_, j) => ({ label: `o${i}-${j}`, tags: { data: Array.from({ length: j + 1 }, (_, k) => ({ word: `o${i}-${j}-${k}` })) } })) },
+    }));
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name notes { body } parts(order_by: {id: asc}) { label tags(order_by: {id: asc}) { word } } } } }`, { o: objects });
+    expect(r.errors).toBeUndefined();
+    // returning reads the rows the statement wrote under each row (Note [Nested inserts]).
+    expect(r.data.insert_item.returning).toEqual(
+      objects.map((o) => ({ name: o.name, notes: o.notes?.data ?? [], parts: o.parts.data.map((p) => ({ label: p.label, tags: p.tags.data })) })),
+    );
+    const notes = objects.filter((o) => o.notes).length;
+    const parts = objects.flatMap((o) => o.parts.data);
+    const tags = parts.flatMap((p) => p.tags.data);
+    expect(r.data.insert_item.affected_rows).toBe(40 + notes + parts.length + tags.length);
+    expect(await rows('note', 'body, (select name from item where item.id = note.item_id) as owner')).toEqual(objects.flatMap((o, i) => (o.notes ? [{ body: `n${i}`, owner: o.name }] : [])));
+    expect(await rows('tag', 'word, (select label from part where part.id = tag.part_id) as part')).toEqual(parts.flatMap((p) => p.tags.data.map((t) => ({ word: t.word, part: p.label }))));
+    expect(await rows('part', 'label, (select name from item where item.id = part.item_id) as owner')).toEqual(objects.flatMap((o) => o.parts.data.map((p) => ({ label: p.label, owner: o.name }))));
+    await server.metadata({ type: 'bulk', args: [{ type: 'pg_untrack_table', args: { table: 'tag', cascade: true } }, { type: 'pg_untrack_table', args: { table: 'note', cascade: true } }] });
+    await server.runSql('drop table tag; drop table note;');
+  });
+
+  it('objects with rows under an upsert that writes nothing for one of them: the zero-rows error naming it, nothing written; one without rows may write nothing', async () => {
+    await server.runSql(`insert into item (name, code) values ('kept', 'k1');`);
+    const upsert = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows } }`;
+    const r = await q(upsert, { o: ['k0', 'k1', 'k2'].map((code) => ({ name: code, code, parts: { data: [{ label: `${code}-a` }, { label: `${code}-b` }] } })) });
+    expect(r.errors[0]).toEqual({
+      message: 'cannot proceed to insert array relations since insert to table "item" affects zero rows',
+      extensions: { code: 'not-supported', path: '$.selectionSet.insert_item.args.objects[1]' },
+    });
+    expect(await rows('item', 'name')).toEqual([{ name: 'kept' }]);
+    expect(await rows('part', 'label')).toEqual([]);
+    // As in Hasura, a row without rows under it may write nothing: the others' rows go under them.
+    const ok = await q(upsert, { o: ['k0', 'k1', 'k2'].map((code) => ({ name: code, code, ...(code === 'k1' ? {} : { parts: { data: [{ label: `${code}-a` }] } }) })) });
+    expect(ok).toEqual({ data: { insert_item: { affected_rows: 4 } } });
+    expect(await rows('part', 'label, (select code from item where item.id = part.item_id) as owner')).toEqual([
+      { label: 'k0-a', owner: 'k0' },
+      { label: 'k2-a', owner: 'k2' },
+    ]);
+  });
+
+  it('a level inserted as a set that a trigger leaves a row short of: the zero-rows error, nothing written', async () => {
+    await server.runSql(`create function skip_item() returns trigger language plpgsql as $$ begin if new.name = 'skip' then return null; end if; return new; end $$;
+      create trigger skip_item before insert on item for each row execute function skip_item();`);
+    try {
+      const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows } }`, {
+        o: ['a', 'skip', 'c'].map((name) => ({ name, parts: { data: [{ label: `${name}-1` }] } })),
+      });
+      expect(r.errors[0]).toEqual({
+        message: 'cannot proceed to insert array relations since insert to table "item" affects zero rows',
+        extensions: { code: 'not-supported', path: '$.selectionSet.insert_item.args.objects' },
+      });
+      expect(await rows('item', 'name')).toEqual([]);
+      expect(await rows('part', 'label')).toEqual([]);
+    } finally {
+      await server.runSql('drop trigger skip_item on item; drop function skip_item();');
+    }
   });
 
   it('rows that leave out different columns take the defaults (bound per value), and past PostgreSQL\'s parameter limit get a clear error', async () => {

@@ -31,7 +31,7 @@ import {
 } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp } from '../ir/types.js';
+import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, ZeroCheck } from '../ir/types.js';
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
@@ -483,6 +483,8 @@ class MutationPlanner {
       return row;
     });
     const ir: InsertIR = { table: t.model.table, columns, rows, check: perm.check };
+    // A level inserted as a set reports its zero check here (Note [Levels inserted as sets]).
+    ZERO_PATHS.set(ir, path);
     const oc = this.objectOf(onConflict, 'on_conflict');
     if (oc) {
       const constraint = this.p.shape(oc.constraint);
@@ -663,35 +665,32 @@ const CHECK_FAILED = 'check constraint of an insert/update permission has failed
 
 /** Where Hasura reports that a nested insert's parent row was not written: an object
  * relationship's insert at the relationship, a row with array relationship rows at the row. */
-const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert, string>();
+const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert | InsertIR, string>();
 
 /** Hasura's errors for an insert's nested parents that write no row, in the order of the
  * dialect's zero checks (Note [Nested inserts] in the PostgreSQL compiler): an object
  * relationship's insert, reported at the relationship, before the row that refers to it; a row
  * with array relationship rows, reported at the row. A table outside the dialect's default
  * schema is `schema.name`. */
-function zeroErrors(ir: InsertIR, defaultSchema: string): { message: string; path: string }[] {
-  const out: { message: string; path: string }[] = [];
+function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { message: string; path: string }[] {
   const tableName = (t: { schema: string; name: string }) => (t.schema === defaultSchema ? t.name : `${t.schema}.${t.name}`);
-  const walk = (ir: InsertIR) => {
-    if (!ir.rows.some((r) => r.before.length > 0 || r.after.length > 0)) return;
-    for (const row of ir.rows) {
-      for (const b of row.before) {
-        walk(b.insert);
-        const message = `cannot proceed to insert object relation "${b.relationship}" since insert to table "${tableName(b.insert.table)}" affects zero rows`;
-        out.push({ message, path: ZERO_PATHS.get(b)! });
-      }
-      if (row.after.length > 0) {
-        const message = `cannot proceed to insert array relations since insert to table "${tableName(ir.table)}" affects zero rows`;
-        out.push({ message, path: ZERO_PATHS.get(row)! });
-      }
-      for (const a of row.after) walk(a.insert);
-    }
-  };
-  walk(ir);
-  return out;
+  return zeroes.map((z) => ({
+    message:
+      z.relationship !== undefined
+        ? `cannot proceed to insert object relation "${z.relationship}" since insert to table "${tableName(z.table)}" affects zero rows`
+        : `cannot proceed to insert array relations since insert to table "${tableName(z.table)}" affects zero rows`,
+    path: ZERO_PATHS.get(z.at)!,
+  }));
 }
 
+
+/** A statement with its zero checks' errors (`zeroErrors`). */
+function withZeros(q: CompiledQuery, defaultSchema: string): CompiledQuery & { zeros?: { message: string; path: string }[] } {
+  if (!q.zeroes) return q;
+  // The messages only: the IR the checks name is not kept with the statement.
+  const { zeroes, ...rest } = q;
+  return { ...rest, zeros: zeroErrors(zeroes, defaultSchema) };
+}
 
 /** The zero check `index`'s error (`zeroErrors`). */
 function zeroError(zeros: readonly { message: string; path: string }[] | undefined, index: number): SvcError | undefined {
@@ -732,7 +731,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
     const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
     joins = planner.joins;
-    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : { ...compile(ir), ...(ir.k === 'insert' ? { zeros: zeroErrors(ir.insert, dialect.defaultSchema) } : {}) })), planner };
+    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : withZeros(compile(ir), dialect.defaultSchema))), planner };
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
