@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, InsertIR, MutationIR, MutationOutput, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, InsertIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { lit, quoteIdent } from './identifiers.js';
@@ -88,24 +88,28 @@ type Fixed = Map<string, ParentColumn>;
  * A CTE per row made a batch of objects with array relationship rows cost PostgreSQL time
  * quadratic in the objects, as it parses and plans a statement of many CTEs (objects of three
  * rows each: 0.55-0.65 s of PostgreSQL's CPU for 1,000, 6.0-7.9 s for 3,000), and 5,000 failed
- * with "stack depth limit exceeded". So a
- * level of several rows that give the same columns (none left to its default) and no object
- * relationship rows is one INSERT of Note [Rows bound by column], and the rows each
- * relationship inserts under it, every row's together in the rows' order, are one INSERT too,
- * each row carrying its parent's position among the level's rows: `insert into child (..., fk)
- * select ..., _p.k0 from unnest(..., $positions) with ordinality as _v(..., p, o) join (select
- * (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p on _p.n = (_v.p)::int8 order by
- * _v.o`, and so on down, when every level under it can be inserted so as well (otherwise the
- * level keeps a CTE per row). The parent CTE returns its rows in the order they were inserted,
- * which is the order unnest gave them: a position names the row it was given for as long as the
- * level wrote every row. So the level's zero check is that count, before the role's checks (a
- * level short of a row has put rows under the wrong parents, and the error rolls all of it
- * back): a BEFORE trigger that drops a row of such a level fails the request, with the level's
- * path (Hasura fails it only when that row has rows under it, naming the row). A level with an
- * upsert that may write nothing for a row (`update_columns: []`, or an update with a `where` or
- * the role's update filter) keeps a CTE per row, where only a row with rows under it must have
- * written, as in Hasura. Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three
- * rows: 6.2-8.1 s -> 0.20-0.27 s).
+ * with "stack depth limit exceeded"; so did rows each with an object through an object
+ * relationship. So a level of several rows that give the same columns (none left to its
+ * default), each with an object through the same object relationships, is one INSERT of Note
+ * [Rows bound by column]: after one INSERT per object relationship of the rows' objects, each
+ * row joined to its own by position, and before one INSERT per array relationship of the rows
+ * under them, every row's together in the rows' order, each carrying its parent's position among
+ * the level's rows: `insert into child (..., fk) select ..., _p0.k0 from unnest(...,
+ * $positions) with ordinality as _v(..., p0, o) join (select (_c0.r)."id" as k0, row_number()
+ * over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o`; and so on through
+ * every level, when every level can be inserted so (otherwise the level keeps a CTE per row).
+ * A CTE returns its rows in the order they were inserted, which is the order unnest gave them:
+ * a position names the row it was given for as long as that level wrote every row. So each such
+ * level's zero check is that count, before the role's checks (a level short of a row has joined
+ * rows to the wrong ones, and the error rolls all of it back): a BEFORE trigger that drops a row
+ * of such a level fails the request, with the first row's path or the level's (Hasura fails it
+ * only when that row has rows under it, naming the row). A level with an upsert that may write
+ * nothing for a row (`update_columns: []`, or an update with a `where` or the role's update
+ * filter) keeps a CTE per row, where only a row with rows under it must have written, as in
+ * Hasura. Two rows of one statement that upsert the same object fail either way ("ON CONFLICT DO
+ * UPDATE command cannot affect row a second time"), where Hasura's statement per row updates it
+ * twice. Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows: 6.2-8.1 s
+ * -> 0.20-0.27 s).
  */
 
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
@@ -193,9 +197,9 @@ export class MutationCompiler extends Compiler {
   }
 
   /** One INSERT of `rows` (their values, and the parent columns `fixed` gives each) as a CTE;
-   * `under`: the rows of a level inserted as a set, each under the row of the parent level's
-   * CTE at its position (Note [Levels inserted as sets]). */
-  private insertCte(ir: InsertIR, rows: { values: ReadonlyMap<string, ColumnValue>; fixed: Fixed }[], under?: Under): string {
+   * `joins`: the rows of a level inserted as a set take columns of the rows of other levels'
+   * CTEs, each by its position (Note [Levels inserted as sets]). */
+  private insertCte(ir: InsertIR, rows: { values: ReadonlyMap<string, ColumnValue>; fixed: Fixed }[], joins?: readonly Join[]): string {
     const name = this.name();
     const t = this.alias();
     const cols: string[] = [];
@@ -203,18 +207,21 @@ export class MutationCompiler extends Compiler {
       for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
       for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
     }
-    const fromParent = new Map<string, number>();
-    under?.mapping.forEach(([, theirs], i) => {
-      fromParent.set(theirs, i);
-      if (!cols.includes(theirs)) cols.push(theirs);
-    });
+    // A column a joined level gives: `_p<join>.k<pair>`.
+    const fromParent = new Map<string, string>();
+    joins?.forEach((j, n) =>
+      j.mapping.forEach(([, own], i) => {
+        fromParent.set(own, `_p${n}.k${i}`);
+        if (!cols.includes(own)) cols.push(own);
+      }),
+    );
     const givesAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || r.values.get(c)?.k === 'value');
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
     const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r));
     const parents = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
     const byColumn =
-      under !== undefined ||
+      joins !== undefined ||
       (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c)));
     if (byColumn) {
       // Note [Rows bound by column].
@@ -222,8 +229,8 @@ export class MutationCompiler extends Compiler {
       const arrays: string[] = [];
       const names: string[] = [];
       const exprs = cols.map((c) => {
-        const k = fromParent.get(c);
-        if (k !== undefined) return `_p.k${k}`;
+        const joinedColumn = fromParent.get(c);
+        if (joinedColumn !== undefined) return joinedColumn;
         const parent = fixed.get(c);
         if (parent !== undefined) {
           parents.add(parent.cte);
@@ -238,12 +245,23 @@ export class MutationCompiler extends Compiler {
         return typedValue(`_v.${name}`, col.scalar);
       });
       let from: string;
-      if (under) {
-        // Note [Levels inserted as sets]: each row joins its parent by the parent's position
-        // among the rows its CTE returned, and the rows are inserted in their own order.
-        arrays.push(`(${this.bind({ k: 'items', items: under.positions.map((n) => ({ k: 'lit', v: n })), format: arrayLiteral })})::text[]`);
-        const keys = under.mapping.map(([mine], i) => `(${under.cte}.r).${quoteIdent(mine)} as k${i}`);
-        from = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'p', 'o'].join(', ')}) join (select ${keys.join(', ')}, row_number() over () as n from ${under.cte}) as _p on _p.n = (_v.p)::int8 order by _v.o`;
+      if (joins) {
+        // Note [Levels inserted as sets]: each row joins the row of each joined level at its
+        // position among the rows that level's CTE returned (its parent's, given; its object
+        // relationship's, its own), and the rows are inserted in their own order.
+        const on: string[] = [];
+        const subqueries = joins.map((j, n) => {
+          let at = '_v.o';
+          if (j.positions) {
+            arrays.push(`(${this.bind({ k: 'items', items: j.positions.map((x) => ({ k: 'lit', v: x })), format: arrayLiteral })})::text[]`);
+            names.push(`p${n}`);
+            at = `(_v.p${n})::int8`;
+          }
+          on.push(`_p${n}.n = ${at}`);
+          const keys = j.mapping.map(([theirs], i) => `(${j.cte}.r).${quoteIdent(theirs)} as k${i}`);
+          return `(select ${keys.join(', ')}, row_number() over () as n from ${j.cte}) as _p${n}`;
+        });
+        from = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` join ${q} on ${on[n]}`).join('')} order by _v.o`;
       } else from = [...parents, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ');
       sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${from}`;
     } else if (cols.length === 0 && rows.length > 1) {
@@ -334,11 +352,19 @@ export class MutationCompiler extends Compiler {
     return { ctes };
   }
 
-  /** The CTE of a level inserted as a set and those of the levels under it (Note [Levels
-   * inserted as sets]); `under`: its parent level's CTE and the relationship's mapping. */
-  private insertLevel(level: Level, under?: Omit<Under, 'positions'>): string {
+  /** The CTE of a level inserted as a set, after those of its object relationships' rows and
+   * before those of the levels under it (Note [Levels inserted as sets]); `under`: its parent
+   * level's CTE and the relationship's mapping. */
+  private insertLevel(level: Level, under?: Omit<Join, 'positions'>): string {
     const rows = level.ir.rows.map((r) => ({ values: r.values, fixed: NO_FIXED }));
-    const cte = this.insertCte(level.ir, rows, under && { ...under, positions: level.positions! });
+    const joins: Join[] = under ? [{ ...under, positions: level.positions! }] : [];
+    for (const o of level.objects) {
+      // Each row's own object, at the row's position: every one must have been written.
+      const cte = this.insertLevel(o.level);
+      this.levels.push([this.zero(o.level.ir.table, o.at, o.relationship), cte, rows.length]);
+      joins.push({ cte, mapping: o.mapping.map(([own, theirs]) => [theirs, own] as const) });
+    }
+    const cte = this.insertCte(level.ir, rows, level.objects.length > 0 || under ? joins : undefined);
     if (level.children.length > 0) this.levels.push([this.zero(level.ir.table, level.at), cte, rows.length]);
     for (const child of level.children) this.insertLevel(child.level, { cte, mapping: child.mapping });
     return cte;
@@ -441,13 +467,13 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
 
 const NO_FIXED: Fixed = new Map();
 
-/** Where the rows of a level inserted as a set take their parents' columns (Note [Levels
- * inserted as sets]): the parent level's CTE, the relationship's (parent column, own column)
- * pairs, and each row's parent's 1-based position among the CTE's rows. */
-interface Under {
+/** Where the rows of a level inserted as a set take columns of another level's rows (Note
+ * [Levels inserted as sets]): that level's CTE, the (its column, own column) pairs, and each
+ * row's 1-based position among the CTE's rows (none: the row's own position). */
+interface Join {
   cte: string;
   mapping: readonly (readonly [string, string])[];
-  positions: readonly number[];
+  positions?: readonly number[];
 }
 
 /** Rows inserted as one set, and the levels under them (Note [Levels inserted as sets]). */
@@ -459,6 +485,9 @@ interface Level {
   at: InsertIR;
   /** Each row's parent's position among the parent level's rows (1-based); none at the top. */
   positions?: number[];
+  /** The rows of each object relationship, one per row, in the rows' order: (own column, the
+   * object's column) pairs. */
+  objects: { relationship: string; mapping: readonly (readonly [string, string])[]; at: NestedInsert; level: Level }[];
   children: { mapping: readonly (readonly [string, string])[]; level: Level }[];
 }
 
@@ -468,9 +497,10 @@ const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instan
 /**
  * `irs` (a root's rows, or the rows one relationship inserts under each row of the level above,
  * `positions` giving each row's parent) as a level inserted as a set, when they can be: rows
- * that give the same columns (none left to its default) and no object relationship rows, the
- * inserts of one table, check and on_conflict, and the levels under them as well. Undefined
- * otherwise: the rows are then inserted one CTE each (Note [Nested inserts]).
+ * that give the same columns (none left to its default) and each an object through the same
+ * object relationships, the inserts of one table, check and on_conflict, and the levels of
+ * their objects and of the rows under them as well. Undefined otherwise: the rows are then
+ * inserted one CTE each (Note [Nested inserts]).
  */
 function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefined {
   const first = irs[0]!;
@@ -482,9 +512,11 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
   // with rows under it must have written.
   const oc = first.onConflict;
   if (oc && !(oc.update.length > 0 && oc.where.t === 'true')) return undefined;
+  const objectNames = rows[0]!.before.map((b) => b.relationship);
   for (const r of rows) {
-    if (r.before.length > 0 || r.values.size !== keys.length) return undefined;
+    if (r.values.size !== keys.length || r.before.length !== objectNames.length) return undefined;
     for (const k of keys) if (r.values.get(k)?.k !== 'value') return undefined;
+    for (let i = 0; i < objectNames.length; i++) if (r.before[i]!.relationship !== objectNames[i]) return undefined;
   }
   if (irs.length > 1) {
     const same = sameness([first.table, first.check, first.onConflict]);
@@ -505,5 +537,12 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
     if (!level) return undefined;
     children.push({ mapping: e.mapping, level });
   }
-  return { ir: irs.length === 1 ? first : { ...first, rows }, at: first, ...(positions ? { positions } : {}), children };
+  const objects: Level['objects'] = [];
+  for (let i = 0; i < objectNames.length; i++) {
+    const level = levelOf(rows.map((r) => r.before[i]!.insert));
+    if (!level) return undefined;
+    const at = rows[0]!.before[i]!;
+    objects.push({ relationship: at.relationship, mapping: at.mapping, at, level });
+  }
+  return { ir: irs.length === 1 ? first : { ...first, rows }, at: first, ...(positions ? { positions } : {}), objects, children };
 }

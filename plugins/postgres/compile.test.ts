@@ -501,7 +501,22 @@ describe('compileMutation', () => {
     const q = mutation(ir);
     // The articles' positions: ann's two under author 1, cy's under author 3.
     expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([['ann', 'bob', 'cy'], ['a1', 'a2', 'c1'], [1, 1, 3], 'session_json']);
-    expect(q.sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p.k0 from unnest(($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, p, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p on _p.n = (_v.p)::int8 order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 3 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
+    expect(q.sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p0.k0 from unnest(($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, p0, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 3 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
+  });
+
+  it('articles each with its author, several of them: the authors as a set, each article joined to its own by position (Note [Levels inserted as sets])', () => {
+    const withAuthor = (title: string, name: string) => ({
+      values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }]]),
+      before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map<string, ColumnValue>([['name', { k: 'value', value: lit(name) }]]), before: [], after: [] }], check: T } }],
+      after: [],
+    });
+    const ir: MutationIR = {
+      k: 'insert',
+      insert: { table: article, columns: articleColumns, rows: [withAuthor('t1', 'ann'), withAuthor('t2', 'bob')], check: T },
+      output: { k: 'multi', fields: [affected] },
+    };
+    expect(zeroesOf(ir)).toEqual([{ table: 'author', relationship: 'author', at: 'nested' }]);
+    expect(mutation(ir).sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p0.k0 from unnest(($2::text)::text[]) with ordinality as _v(c0, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = _v.o order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 2 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
   });
 
   it('rows that give the same columns: one array parameter per column, the same statement for any number of rows (Note [Rows bound by column])', () => {

@@ -177,6 +177,21 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     await server.runSql('drop table tag; drop table note;');
   });
 
+  it('3,000 rows each with its own object through an object relationship, as sets: each row its own object\'s key, in order', async () => {
+    await server.runSql(`insert into item (name, code) values ('old', 'c1');`);
+    const objects = Array.from({ length: 3_000 }, (_, i) => ({ label: `p${i}`, qty: i, item: { data: { name: `i${i}`, code: `c${i}` }, on_conflict: { constraint: 'item_code_key', update_columns: ['name'] } } }));
+    const t0 = performance.now();
+    const r = await q(`mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { affected_rows returning { label item { name code } } } }`, { o: objects });
+    const ms = performance.now() - t0;
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_part.affected_rows).toBe(6_000);
+    // The first object updated the row that was there (its code), the others were inserted.
+    expect(r.data.insert_part.returning).toEqual(objects.map((o) => ({ label: o.label, item: { name: o.item.data.name, code: o.item.data.code } })));
+    expect(await rows('part', 'label, qty, (select name from item where item.id = part.item_id) as owner')).toEqual(objects.map((o) => ({ label: o.label, qty: o.qty, owner: o.item.data.name })));
+    expect(await rows("item where code = 'c1'", 'id, name')).toEqual([{ id: 1, name: 'i1' }]);
+    expect(ms).toBeLessThan(5_000);
+  });
+
   it('objects with rows under an upsert that writes nothing for one of them: the zero-rows error naming it, nothing written; one without rows may write nothing', async () => {
     await server.runSql(`insert into item (name, code) values ('kept', 'k1');`);
     const upsert = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows } }`;
