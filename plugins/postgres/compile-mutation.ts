@@ -98,10 +98,13 @@ type Fixed = Map<string, ParentColumn>;
  * $positions) with ordinality as _v(..., p0, o) join (select (_c0.r)."id" as k0, row_number()
  * over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o`; and so on through
  * every level, when every level can be inserted so (otherwise the level keeps a CTE per row).
+ * The rows under a row inserted on its own (one object, or a row of a level that could not be a
+ * set) are such a level too where they carry rows of their own, each at position 1.
  * A CTE returns its rows in the order they were inserted, which is the order unnest gave them:
  * a position names the row it was given for as long as that level wrote every row. So each such
- * level's zero check is that count, before the role's checks (a level short of a row has joined
- * rows to the wrong ones, and the error rolls all of it back): a BEFORE trigger that drops a row
+ * level's zero check is that count, and the zero checks come before the role's checks (a level
+ * short of a row has joined rows to the wrong ones, and the error rolls all of it back; Hasura
+ * too, row by row, stops at the insert that wrote nothing): a BEFORE trigger that drops a row
  * of such a level fails the request, with the first row's path or the level's (Hasura fails it
  * only when that row has rows under it, naming the row). A level with an upsert that may write
  * nothing for a row (`update_columns: []`, or an update with a `where` or the role's update
@@ -218,7 +221,7 @@ export class MutationCompiler extends Compiler {
     const givesAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || r.values.get(c)?.k === 'value');
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
     const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r));
-    const parents = new Set<string>();
+    const parentCtes = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
     const byColumn =
       joins !== undefined ||
@@ -233,7 +236,7 @@ export class MutationCompiler extends Compiler {
         if (joinedColumn !== undefined) return joinedColumn;
         const parent = fixed.get(c);
         if (parent !== undefined) {
-          parents.add(parent.cte);
+          parentCtes.add(parent.cte);
           return `(${parent.cte}.r).${quoteIdent(parent.column)}`;
         }
         const col = ir.columns.get(c);
@@ -262,7 +265,7 @@ export class MutationCompiler extends Compiler {
           return `(select ${keys.join(', ')}, row_number() over () as n from ${j.cte}) as _p${n}`;
         });
         from = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` join ${q} on ${on[n]}`).join('')} order by _v.o`;
-      } else from = [...parents, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ');
+      } else from = [...parentCtes, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ');
       sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${from}`;
     } else if (cols.length === 0 && rows.length > 1) {
       // Rows of defaults only: `default values` is one row, so one column takes its default in
@@ -280,7 +283,7 @@ export class MutationCompiler extends Compiler {
               const fixed = r.fixed.get(c);
               if (fixed !== undefined) {
                 if (!joined) return this.parentValue(fixed);
-                parents.add(fixed.cte);
+                parentCtes.add(fixed.cte);
                 return `(${fixed.cte}.r).${quoteIdent(fixed.column)}`;
               }
               const v = r.values.get(c);
@@ -292,7 +295,7 @@ export class MutationCompiler extends Compiler {
       );
       const list = `(${cols.map(quoteIdent).join(', ')})`;
       sql += joined
-        ? ` ${list} select _v.* from ${[...parents].join(', ')}, lateral (values ${values.join(', ')}) as _v`
+        ? ` ${list} select _v.* from ${[...parentCtes].join(', ')}, lateral (values ${values.join(', ')}) as _v`
         : ` ${list} values ${values.join(', ')}`;
     }
     const oc = ir.onConflict;
@@ -328,8 +331,10 @@ export class MutationCompiler extends Compiler {
   insert(ir: InsertIR, fixed: Fixed = new Map()): Written {
     const nested = ir.rows.some((r) => r.before.length > 0 || r.after.length > 0);
     if (!nested) return { ctes: [this.insertCte(ir, ir.rows.map((r) => ({ values: r.values, fixed })))] };
-    const level = fixed.size === 0 && ir.rows.length > 1 ? levelOf([ir]) : undefined;
-    if (level) return { ctes: [this.insertLevel(level)] };
+    // Rows under one parent row (a row inserted on its own) are a level too, each at its first row.
+    const under = fixed.size > 0 ? joinOfFixed(fixed) : undefined;
+    const level = ir.rows.length > 1 && (fixed.size === 0 || under) ? levelOf([ir]) : undefined;
+    if (level) return { ctes: [this.insertLevel(level, under)] };
     const ctes: string[] = [];
     for (const row of ir.rows) {
       const own = new Map(fixed);
@@ -341,8 +346,9 @@ export class MutationCompiler extends Compiler {
       }
       const cte = this.insertCte(ir, [{ values: row.values, fixed: own }]);
       ctes.push(cte);
-      const index = row.after.length > 0 ? this.zero(ir.table, row) : -1;
-      if (row.after.length > 0) this.parents.push([index, cte]);
+      if (row.after.length === 0) continue;
+      const index = this.zero(ir.table, row);
+      this.parents.push([index, cte]);
       for (const a of row.after) {
         const theirs: Fixed = new Map();
         for (const [mine, remote] of a.mapping) theirs.set(remote, { cte, column: mine, bindAs: a.insert.columns.get(remote)?.scalar.bindAs, index });
@@ -357,7 +363,7 @@ export class MutationCompiler extends Compiler {
    * level's CTE and the relationship's mapping. */
   private insertLevel(level: Level, under?: Omit<Join, 'positions'>): string {
     const rows = level.ir.rows.map((r) => ({ values: r.values, fixed: NO_FIXED }));
-    const joins: Join[] = under ? [{ ...under, positions: level.positions! }] : [];
+    const joins: Join[] = under ? [{ ...under, positions: level.positions ?? rows.map(() => 1) }] : [];
     for (const o of level.objects) {
       // Each row's own object, at the row's position: every one must have been written.
       const cte = this.insertLevel(o.level);
@@ -444,13 +450,18 @@ export class MutationCompiler extends Compiler {
   statement(json: string): string {
     const session = `_svc_s as (select set_config('svc.user', ${this.param({ k: 'session_json' }, true)}, true) as v)`;
     const whens = ['when (select v from _svc_s) is null then null'];
-    // Before the checks: a level short of a row has put rows under the wrong parents.
-    for (const [i, c, n] of this.levels) whens.push(`when (select count(*) from ${c}) <> ${n} then ${raise(`${ZERO_MARK}${i}:`)}`);
+    // The zero checks in order (a parent before what it wrote under it), before the role's
+    // checks: a level short of a row has joined rows to the wrong ones (Note [Levels inserted
+    // as sets]), and Hasura, row by row, stops at the parent that wrote nothing.
+    const zeroes: [number, string][] = [
+      ...this.levels.map(([i, c, n]): [number, string] => [i, `(select count(*) from ${c}) <> ${n}`]),
+      ...this.parents.map(([i, c]): [number, string] => [i, `not exists (select from ${c})`]),
+    ].sort((a, b) => a[0] - b[0]);
+    for (const [i, condition] of zeroes) whens.push(`when ${condition} then ${raise(`${ZERO_MARK}${i}:`)}`);
     if (this.checked.length) {
       const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
       whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
     }
-    for (const [i, c] of this.parents) whens.push(`when not exists (select from ${c}) then ${raise(`${ZERO_MARK}${i}:`)}`);
     return `with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`;
   }
 }
@@ -466,6 +477,14 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
 }
 
 const NO_FIXED: Fixed = new Map();
+
+/** The parent columns of rows under one parent row (Note [Nested inserts]) as a join to its
+ * CTE; undefined where they come from more than one. */
+function joinOfFixed(fixed: Fixed): Omit<Join, 'positions'> | undefined {
+  const ctes = new Set([...fixed.values()].map((p) => p.cte));
+  if (ctes.size !== 1) return undefined;
+  return { cte: [...ctes][0]!, mapping: [...fixed].map(([own, p]) => [p.column, own] as const) };
+}
 
 /** Where the rows of a level inserted as a set take columns of another level's rows (Note
  * [Levels inserted as sets]): that level's CTE, the (its column, own column) pairs, and each
