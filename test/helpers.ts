@@ -142,6 +142,13 @@ export async function startServer(opts: {
   return server;
 }
 
+/** `columns` of `from`'s rows (a table, with a `where` if need be) as JSON objects in the order of
+ * their `id`, read as admin through run_sql. */
+export async function rowsById(server: TestServer, from: string, columns = '*'): Promise<any[]> {
+  const r = await server.runSql(`select coalesce(json_agg(to_jsonb(t) - '__o' order by t.__o), '[]')::text from (select ${columns}, id as __o from ${from}) as t`);
+  return JSON.parse(r.result[1][0]);
+}
+
 /**
  * The server of a test file: started (on a fresh database, with `seed` SQL run through run_sql)
  * before the file's tests and stopped after them. The returned object forwards to it.

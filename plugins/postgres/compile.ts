@@ -179,8 +179,6 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
 
 export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
-/** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
- * its text (a literal such as `{1,2}` given as a string). Bound as a parameter, never spliced. */
 /** The most bind parameters of one statement: PostgreSQL's protocol counts them in 16 bits, and
  * postgres.js refuses 65,534 or more. */
 export const MAX_BIND_PARAMETERS = 65_533;
@@ -203,6 +201,8 @@ export function typedValue(ref: string, scalar: ScalarType): string {
   return `(${ref})::${scalar.bindAs}`;
 }
 
+/** A JSON array as PostgreSQL's array literal text (`{1,"a b",NULL,{2,3}}`); anything else as
+ * its text (a literal such as `{1,2}` given as a string). Bound as a parameter, never spliced. */
 export function arrayLiteral(x: unknown): string {
   if (!Array.isArray(x)) return typeof x === 'string' ? x : JSON.stringify(x);
   const item = (e: unknown): string => {

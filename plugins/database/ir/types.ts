@@ -386,8 +386,6 @@ export interface DeleteIR {
 /** A mutation root field's statement (Note [Mutations in the IR]). */
 export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & UpdateIR) | ({ k: 'delete' } & DeleteIR);
 
-/** What a dialect gives back: one statement returning one row with one text column `json` (and,
- * for a mutation, a boolean `ok`: Note [Mutations in the IR]). */
 /** An insert of a mutation statement that must write a row, for the rows that depend on it
  * (Note [Nested inserts] in plugins/postgres/compile-mutation.ts): an object relationship's row
  * (`relationship`), a row with array relationship rows, or a level of such rows inserted as a set
@@ -398,6 +396,8 @@ export interface ZeroCheck {
   at: InsertRowIR | NestedInsert | InsertIR;
 }
 
+/** What a dialect gives back: one statement returning one row with one text column `json` (and,
+ * for a mutation, a boolean `ok`: Note [Mutations in the IR]). */
 export interface CompiledQuery {
   sql: string;
   params: ParamSource[];

@@ -6,7 +6,7 @@
  * out of order or one lost shows here.
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../../test/helpers.js';
+import { rowsById, useServer } from '../../../test/helpers.js';
 
 const SEED = `
 create table item (id serial primary key, name text not null, n int, price numeric(12,2), tags text[], info jsonb, flag boolean, at timestamptz, code text unique, owner text);
@@ -19,10 +19,7 @@ const server = useServer(SEED);
 const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => server.gql(query, variables, headers);
 
 /** `columns` of `from`'s rows in id order, as admin. */
-async function rows(from: string, columns = '*'): Promise<any[]> {
-  const r = await server.runSql(`select coalesce(json_agg(to_jsonb(t) - '__o' order by t.__o), '[]')::text from (select ${columns}, id as __o from ${from}) as t`);
-  return JSON.parse(r.result[1][0]);
-}
+const rows = (from: string, columns?: string) => rowsById(server, from, columns);
 
 beforeAll(async () => {
   const r = await server.metadata({

@@ -7,7 +7,7 @@
  * compiled for, shows here.
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../../test/helpers.js';
+import { rowsById, useServer } from '../../../test/helpers.js';
 
 const SEED = `
 create table author (id serial primary key, name text not null, email text unique, tags text[], info jsonb, rating int not null default 0, active boolean);
@@ -23,10 +23,7 @@ const server = useServer(SEED);
 const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => server.gql(query, variables, headers);
 
 /** `columns` of `from`'s rows in id order, as admin. */
-async function rows(from: string, columns = '*'): Promise<any[]> {
-  const r = await server.runSql(`select coalesce(json_agg(to_jsonb(t) - '__o' order by t.__o), '[]')::text from (select ${columns}, id as __o from ${from}) as t`);
-  return JSON.parse(r.result[1][0]);
-}
+const rows = (from: string, columns?: string) => rowsById(server, from, columns);
 
 beforeAll(async () => {
   const r = await server.metadata({

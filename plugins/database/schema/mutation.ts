@@ -664,14 +664,15 @@ function pool(w: WriteTable): SqlExecutor {
 const CHECK_FAILED = 'check constraint of an insert/update permission has failed';
 
 /** Where Hasura reports that a nested insert's parent row was not written: an object
- * relationship's insert at the relationship, a row with array relationship rows at the row. */
+ * relationship's insert at the relationship, a row with array relationship rows at the row; and
+ * a level inserted as a set at its list (Note [Levels inserted as sets] in the PostgreSQL
+ * compiler). */
 const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert | InsertIR, string>();
 
-/** Hasura's errors for an insert's nested parents that write no row, in the order of the
- * dialect's zero checks (Note [Nested inserts] in the PostgreSQL compiler): an object
- * relationship's insert, reported at the relationship, before the row that refers to it; a row
- * with array relationship rows, reported at the row. A table outside the dialect's default
- * schema is `schema.name`. */
+/** Hasura's errors for an insert's nested parents that write no row, one per zero check of the
+ * compiled statement (Note [Nested inserts] in the PostgreSQL compiler): an object
+ * relationship's insert (`relationship`), and a row with array relationship rows or a level of
+ * them. A table outside the dialect's default schema is `schema.name`. */
 function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { message: string; path: string }[] {
   const tableName = (t: { schema: string; name: string }) => (t.schema === defaultSchema ? t.name : `${t.schema}.${t.name}`);
   return zeroes.map((z) => ({
@@ -682,7 +683,6 @@ function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { mess
     path: ZERO_PATHS.get(z.at)!,
   }));
 }
-
 
 /** A statement with its zero checks' errors (`zeroErrors`). */
 function withZeros(q: CompiledQuery, defaultSchema: string): CompiledQuery & { zeros?: { message: string; path: string }[] } {

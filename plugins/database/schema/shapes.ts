@@ -125,8 +125,8 @@ function walkShape(types: Types, vars: Readonly<Record<string, unknown>>, sink: 
 
 /**
  * The shape of `vars` (defaults applied) as a memo key, or undefined when a value does not fit its
- * type or the key would be longer than `max`. Computed at every request, so it only appends to one list; the stand-ins
- * (`abstractVariables`) are made only for a shape not seen before.
+ * type or the key would be longer than `max`. Computed at every request, so it only appends to
+ * one list; the stand-ins (`abstractVariables`) are made only for a shape not seen before.
  */
 export function shapeKey(types: Types, vars: Readonly<Record<string, unknown>>, max = Infinity): string | undefined {
   const out: string[] = [];
