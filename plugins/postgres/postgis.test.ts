@@ -82,6 +82,23 @@ describe.skipIf(!postgisAvailable())('PostGIS', () => {
     await server.sql`delete from place where id > 3`;
   });
 
+  it('several rows of GeoJSON in one insert (one array per column, Note [Rows bound by column]), in order', async () => {
+    const objects = [
+      { name: 'r1', geom: point(1, 2), geog: point(3, 4) },
+      { name: 'r2', geom: point(-1, 0.5), geog: null },
+      { name: 'r3', geom: point(5, 6), geog: point(7, 8) },
+    ];
+    const r = await gql('mutation ($o: [place_insert_input!]!) { insert_place(objects: $o) { returning { name geom geog } } }', { o: objects });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_place.returning).toMatchObject(objects.map((o) => ({ ...o, geog: o.geog === null ? null : expect.objectContaining(o.geog) })));
+    expect(await server.sql`select name, st_astext(geom) as g from place where id > 3 order by id`).toEqual([
+      { name: 'r1', g: 'POINT(1 2)' },
+      { name: 'r2', g: 'POINT(-1 0.5)' },
+      { name: 'r3', g: 'POINT(5 6)' },
+    ]);
+    await server.sql`delete from place where id > 3`;
+  });
+
   it('a value that is not GeoJSON is a clear error, and nothing is written', async () => {
     const r = await gql('mutation { insert_place_one(object: {name: "bad", geom: {type: "Nope"}}) { id } }');
     expect(r.data).toBeUndefined();

@@ -13,6 +13,8 @@ create table item (id serial primary key, name text not null, n int, price numer
 create table part (id serial primary key, item_id int not null references item(id), label text not null, qty int not null default 1);
 create table note (id serial primary key, item_id int not null references item(id), body text not null);
 create table tag (id serial primary key, part_id int not null references part(id), word text not null);
+create type mood as enum ('sad', 'ok', 'happy');
+create table kinds (id serial primary key, b bytea, m money, u uuid, e mood, a int[], d date, j json, n numeric, big bigint);
 `;
 
 const server = useServer(SEED);
@@ -29,6 +31,7 @@ beforeAll(async () => {
       { type: 'pg_track_table', args: { table: 'part' } },
       { type: 'pg_create_array_relationship', args: { table: 'item', name: 'parts', using: { foreign_key_constraint_on: { table: 'part', column: 'item_id' } } } },
       { type: 'pg_create_object_relationship', args: { table: 'part', name: 'item', using: { foreign_key_constraint_on: 'item_id' } } },
+      { type: 'pg_track_table', args: { table: 'kinds' } },
       { type: 'pg_track_table', args: { table: 'note' } },
       { type: 'pg_track_table', args: { table: 'tag' } },
       { type: 'pg_create_array_relationship', args: { table: 'item', name: 'notes', using: { foreign_key_constraint_on: { table: 'note', column: 'item_id' } } } },
@@ -43,7 +46,7 @@ beforeAll(async () => {
   expect(r.status, r.text).toBe(200);
 });
 beforeEach(async () => {
-  await server.runSql(`truncate tag, note, part, item restart identity cascade;`);
+  await server.runSql(`truncate tag, note, part, item, kinds restart identity cascade;`);
 });
 
 const INSERT = `mutation ($objects: [item_insert_input!]!) { insert_item(objects: $objects) { affected_rows returning { id name } } }`;
@@ -71,6 +74,19 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(r.data.insert_item.returning).toEqual(objects.map((o, i) => ({ id: i + 1, name: o.name })));
     const back = await rows('item', `name, n, price::text, tags, info, flag, to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"+00:00"') as at`);
     expect(back).toEqual(objects.map((o) => ({ ...o, price: o.price === null ? null : o.price })));
+  });
+
+  it('rows of other column types: each value as it is bound alone, an item of its column\'s array', async () => {
+    const objects = [
+      { b: '\\x00ff', m: '12.50', u: '0b7f8c1e-5d3a-4c1e-9a47-3f1c2b6d9e01', e: 'happy', a: [1, 2, 3], d: '2026-11-28', j: { a: [1, '{x}'] }, n: '0.1000000000000000000001', big: '9007199254740993' },
+      { b: null, m: '0', u: null, e: 'sad', a: [], d: null, j: 'text', n: '-1e-20', big: '-1' },
+    ];
+    const r = await q(`mutation ($o: [kinds_insert_input!]!) { insert_kinds(objects: $o) { affected_rows } }`, { o: objects });
+    expect(r).toEqual({ data: { insert_kinds: { affected_rows: 2 } } });
+    expect(await rows('kinds', 'b::text, m::numeric::text as m, u::text, e::text, a::text, d::text, j::text, n::text, big::text')).toEqual([
+      { b: '\\x00ff', m: '12.50', u: '0b7f8c1e-5d3a-4c1e-9a47-3f1c2b6d9e01', e: 'happy', a: '{1,2,3}', d: '2026-11-28', j: '{"a":[1,"{x}"]}', n: '0.1000000000000000000001', big: '9007199254740993' },
+      { b: null, m: '0.00', u: null, e: 'sad', a: '{}', d: null, j: '"text"', n: '-0.00000000000000000001', big: '-1' },
+    ]);
   });
 
   it('a role: one row of three failing the check fails the request and writes nothing; the preset on every row, from each request\'s session', async () => {
