@@ -477,7 +477,8 @@ class MutationPlanner {
           row.after.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, data, nested.on_conflict, `${at}.${k}.data`, true, theirs) });
         }
       }
-      ZERO_PATHS.set(row, at);
+      // Only a row with rows under it has a zero check of its own.
+      if (row.after.length > 0) ZERO_PATHS.set(row, at);
       // Presets win over anything given (preset columns are not in the input type).
       for (const [c, v] of perm.set) values.set(c, { k: 'value', value: v });
       return row;
