@@ -78,9 +78,13 @@ type Fixed = Map<string, ParentColumn>;
  * (`typedValue`). unnest returns the items in order, and the rows are inserted and returned in
  * it. The statement is the same for any number of rows, so it is prepared once (1,000 rows
  * through the engine: PostgreSQL's CPU per request 50-55 -> 21-22 ms, docs/benchmarks.md "Bulk
- * inserts"). Rows that leave out different columns keep the VALUES list (DEFAULT exists only
- * there), and a statement that would still need more parameters than one can take is refused
- * with a clear error (`finish` in ./compile.ts). A single row keeps its VALUES list.
+ * inserts"). A row may leave out a column whose default is null (no default, identity or
+ * generation, and not of a domain: `InsertIR.columns`' `nullDefault`, from the table's
+ * introspection): its item is null, which is what DEFAULT would write (clients drop the fields
+ * a row has no value for). Rows that leave out different columns with defaults keep the VALUES
+ * list (DEFAULT exists only there), and a statement that would still need more parameters than
+ * one can take is refused with a clear error (`finish` in ./compile.ts). A single row keeps its
+ * VALUES list.
  */
 
 /*
@@ -89,8 +93,9 @@ type Fixed = Map<string, ParentColumn>;
  * quadratic in the objects, as it parses and plans a statement of many CTEs (objects of three
  * rows each: 0.55-0.65 s of PostgreSQL's CPU for 1,000, 6.0-7.9 s for 3,000), and 5,000 failed
  * with "stack depth limit exceeded"; so did rows each with an object through an object
- * relationship. So a level of several rows that give the same columns (none left to its
- * default), each with an object through the same object relationships, is one INSERT of Note
+ * relationship. So a level of several rows that give the same columns (or leave out only
+ * columns whose default is null), each with an object through the same object relationships, is
+ * one INSERT of Note
  * [Rows bound by column]: after one INSERT per object relationship of the rows' objects, each
  * row joined to its own by position, and before one INSERT per array relationship of the rows
  * under them, every row's together in the rows' order, each carrying its parent's position among
@@ -221,11 +226,14 @@ export class MutationCompiler extends Compiler {
     const givesAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || r.values.get(c)?.k === 'value');
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
     const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r));
+    // Note [Rows bound by column]: a column a row leaves out may be bound as null where that is
+    // its default.
+    const bindsAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || givesOrNull(r.values, c, ir.columns));
     const parentCtes = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
     const byColumn =
       joins !== undefined ||
-      (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c)));
+      (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && bindsAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c)));
     if (byColumn) {
       // Note [Rows bound by column].
       const fixed = rows[0]?.fixed ?? new Map();
@@ -241,7 +249,10 @@ export class MutationCompiler extends Compiler {
         }
         const col = ir.columns.get(c);
         if (!col) throw new UnsupportedQuery(`unknown column "${c}"`);
-        const items = rows.map((r) => boundValue((r.values.get(c) as Extract<ColumnValue, { k: 'value' }>).value, col.scalar));
+        const items = rows.map((r) => {
+          const v = r.values.get(c);
+          return v?.k === 'value' ? boundValue(v.value, col.scalar) : NULL_VALUE;
+        });
         const name = `c${names.length}`;
         names.push(name);
         arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
@@ -477,6 +488,14 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
 }
 
 const NO_FIXED: Fixed = new Map();
+const NULL_VALUE = { k: 'lit', v: null } as const;
+
+/** Whether a row gives `column` a value, or leaves out a column whose default is null (Note
+ * [Rows bound by column]). */
+function givesOrNull(values: ReadonlyMap<string, ColumnValue>, column: string, columns: InsertIR['columns']): boolean {
+  const v = values.get(column);
+  return v ? v.k === 'value' : columns.get(column)?.nullDefault === true;
+}
 
 /** The parent columns of rows under one parent row (Note [Nested inserts]) as a join to its
  * CTE; undefined where they come from more than one. */
@@ -524,7 +543,9 @@ const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instan
 function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefined {
   const first = irs[0]!;
   const rows = irs.length === 1 ? first.rows : irs.flatMap((x) => x.rows);
-  const keys = [...(rows[0]?.values.keys() ?? [])];
+  // The columns any row gives; a row may leave out one whose default is null.
+  const keys: string[] = [];
+  for (const r of rows) for (const k of r.values.keys()) if (!keys.includes(k)) keys.push(k);
   if (keys.length === 0 && !positions) return undefined;
   // An upsert that may write nothing for a row (doing nothing, or updating only where a filter
   // holds) would move the rows after it: such rows are inserted one by one, where only a row
@@ -533,8 +554,8 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
   if (oc && !(oc.update.length > 0 && oc.where.t === 'true')) return undefined;
   const objectNames = rows[0]!.before.map((b) => b.relationship);
   for (const r of rows) {
-    if (r.values.size !== keys.length || r.before.length !== objectNames.length) return undefined;
-    for (const k of keys) if (r.values.get(k)?.k !== 'value') return undefined;
+    if (r.before.length !== objectNames.length) return undefined;
+    for (const k of keys) if (!givesOrNull(r.values, k, first.columns)) return undefined;
     for (let i = 0; i < objectNames.length; i++) if (r.before[i]!.relationship !== objectNames[i]) return undefined;
   }
   if (irs.length > 1) {

@@ -306,8 +306,11 @@ export interface NestedInsert {
 
 export interface InsertIR {
   table: QualifiedTable;
-  /** Every column the rows may give, with its type (for the casts). */
-  columns: ReadonlyMap<string, { scalar: ScalarType }>;
+  /** Every column the rows may give, with its type (for the casts); `nullDefault`: a row that
+   * leaves the column out writes null (it has no default, identity or generation), so it may be
+   * bound with rows that give it (Note [Rows bound by column] in
+   * plugins/postgres/compile-mutation.ts). */
+  columns: ReadonlyMap<string, { scalar: ScalarType; nullDefault?: true }>;
   rows: InsertRowIR[];
   onConflict?: {
     /** A constraint by name, or the columns of a unique index; neither: any conflict. */
@@ -368,8 +371,11 @@ export interface NestedWriteIR {
 }
 
 export interface NestedInsertIR {
-  /** Every column the rows may give, with its type (for the casts). */
-  columns: ReadonlyMap<string, { scalar: ScalarType }>;
+  /** Every column the rows may give, with its type (for the casts); `nullDefault`: a row that
+   * leaves the column out writes null (it has no default, identity or generation), so it may be
+   * bound with rows that give it (Note [Rows bound by column] in
+   * plugins/postgres/compile-mutation.ts). */
+  columns: ReadonlyMap<string, { scalar: ScalarType; nullDefault?: true }>;
   /** Each row's values (a column left out takes its default) and the rows it brings through
    * array relationships (inserted for it, as for a parent). */
   rows: { values: ReadonlyMap<string, ColumnValue>; after: NestedWriteIR[] }[];

@@ -430,8 +430,7 @@ class MutationPlanner {
   insert(w: WriteTable, objects: Arg[], onConflict: Arg | undefined, path: string, indexed = true, parentColumns: readonly string[] = [], ifMatched?: Arg): InsertIR {
     const perm = w.insert!;
     const t = w.t;
-    const columns = new Map<string, { scalar: ScalarType }>();
-    for (const c of t.model.columns) columns.set(c.name, { scalar: c.scalar });
+    const columns = insertIrColumns(w);
     const rels = this.ms.insertRelationships(w);
     const byField = insertColumnsByField(w);
     const rows: InsertRowIR[] = objects.map((o, i) => {
@@ -697,6 +696,25 @@ function withZeros(q: CompiledQuery, defaultSchema: string): CompiledQuery & { z
 function zeroError(zeros: readonly { message: string; path: string }[] | undefined, index: number): SvcError | undefined {
   const z = zeros?.[index];
   return z ? new SvcError('not-supported', z.message, { path: z.path }) : undefined;
+}
+
+/** The columns of an InsertIR of `w`'s table, made once per table: each column's type, and
+ * whether a row that leaves it out writes null (no default, identity or generation, and not of
+ * a domain, which may have a default of its own): Note [Rows bound by column]. */
+const irColumnsMemo = new WeakMap<WriteTable, InsertIR['columns']>();
+function insertIrColumns(w: WriteTable): InsertIR['columns'] {
+  let columns = irColumnsMemo.get(w);
+  if (columns) return columns;
+  const t = w.t;
+  const info = new Map(t.source.tables.get(t.model.key)?.info.columns.map((c) => [c.name, c]));
+  const out = new Map<string, { scalar: ScalarType; nullDefault?: true }>();
+  for (const c of t.model.columns) {
+    const i = info.get(c.name);
+    const nullDefault = i !== undefined && !i.hasDefault && !i.isIdentity && !i.isGenerated && i.typeKind !== 'domain';
+    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : { scalar: c.scalar });
+  }
+  irColumnsMemo.set(w, (columns = out));
+  return columns;
 }
 
 /** A role's insertable columns of a table by their GraphQL field name, made once per list. */
