@@ -504,6 +504,33 @@ describe('compileMutation', () => {
     expect(q.sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p0.k0 from unnest(($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, p0, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 3 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
   });
 
+  it('returning the articles of the authors it wrote: one grouped join, not a scan of the written rows per author (Note [Arrays of written rows grouped])', () => {
+    const articlesOf = (titles: string[]) => ({
+      relationship: 'articles',
+      mapping: AUTHOR_ARTICLES,
+      insert: { table: article, columns: articleColumns, rows: titles.map((t) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(t) }]]), before: [], after: [] })), check: T },
+    });
+    const articles = (r: Partial<RowsIR>): FieldIR => ({ key: 'articles', k: 'array', mapping: AUTHOR_ARTICLES, rows: rows(article, r), select: obj(col(article, 'title')) });
+    const ir = (field: FieldIR): MutationIR => ({
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: [
+          { values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [articlesOf(['a1', 'a2'])] },
+          { values: new Map([['name', { k: 'value', value: lit('bob') }]]), before: [], after: [articlesOf(['b1'])] },
+        ],
+        check: T,
+      },
+      output: { k: 'multi', fields: [{ key: 'returning', k: 'returning', select: obj(col(author, 'name'), field) }] },
+    });
+    const ordered = mutation(ir(articles({ orderBy: [{ path: [], column: 'id', dir: 'desc' }] }))).sql;
+    expect(ordered).toContain('left join (select _t');
+    expect(ordered.slice(ordered.indexOf("'returning'"))).toMatchInlineSnapshot(`"'returning', (select coalesce(json_agg(_t3 order by _t2."__svc_n"), '[]') from (select _t7.*, row_number() over () as "__svc_n" from (select (_c0.r).* from _c0) as _t7) as _t2 left join (select _t4."author_id" as k0, json_agg(json_build_object('title', _t4."title") order by _t4."id" desc nulls first, _t4."__svc_n") as j from (select _t4.*, row_number() over () as "__svc_n" from (select _t6.* from "public"."article" as _t6 union all select (_c1.r).* from _c1) as _t4 where (_t4."author_id") in (select (_c0.r)."id" from _c0) and true) as _t4 group by _t4."author_id") as _t5 on _t5.k0 = _t2."id" cross join lateral (select _t2."name" as "name", coalesce(_t5.j, '[]') as "articles") as _t3))::text end as json"`);
+    // A limit per author keeps the subquery per author.
+    expect(mutation(ir(articles({ limit: lit(1) }))).sql).not.toContain('left join (select _t');
+  });
+
   it('articles each with its author, several of them: the authors as a set, each article joined to its own by position (Note [Levels inserted as sets])', () => {
     const withAuthor = (title: string, name: string) => ({
       values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }]]),
