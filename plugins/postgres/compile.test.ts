@@ -31,6 +31,12 @@ const g = goldenCases({
 const { author, article, authorColumns, articleColumns, scalarOf, lit, T, col, obj, cmp, rows, ARTICLE_AUTHOR, AUTHOR_ARTICLES, affected } = g;
 
 const select = (ir: RootIR, multiplexed = false): CompiledQuery => pg.compileSelect!(ir, multiplexed ? { multiplexed } : undefined);
+/** An author's articles through the array relationship (a nested insert's rows). */
+const articlesOf = (titles: string[]) => ({
+  relationship: 'articles',
+  mapping: AUTHOR_ARTICLES,
+  insert: { table: article, columns: articleColumns, rows: titles.map((t) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(t) }]]), before: [], after: [] })), check: T },
+});
 /** A mutation's statement and parameters (its zero checks, IR objects, asserted apart). */
 const mutation = (ir: MutationIR): CompiledQuery => {
   const { zeroes: _zeroes, ...q } = pg.compileMutation!(ir);
@@ -478,11 +484,6 @@ describe('compileMutation', () => {
   });
 
   it('authors with articles, several of them: one INSERT per table, each article under its author by position (Note [Levels inserted as sets])', () => {
-    const articlesOf = (titles: string[]) => ({
-      relationship: 'articles',
-      mapping: AUTHOR_ARTICLES,
-      insert: { table: article, columns: articleColumns, rows: titles.map((t) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(t) }]]), before: [], after: [] })), check: T },
-    });
     const ir: MutationIR = {
       k: 'insert',
       insert: {
@@ -505,11 +506,6 @@ describe('compileMutation', () => {
   });
 
   it('returning the articles of the authors it wrote: one grouped join, not a scan of the written rows per author (Note [Arrays of written rows grouped])', () => {
-    const articlesOf = (titles: string[]) => ({
-      relationship: 'articles',
-      mapping: AUTHOR_ARTICLES,
-      insert: { table: article, columns: articleColumns, rows: titles.map((t) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(t) }]]), before: [], after: [] })), check: T },
-    });
     const articles = (r: Partial<RowsIR>): FieldIR => ({ key: 'articles', k: 'array', mapping: AUTHOR_ARTICLES, rows: rows(article, r), select: obj(col(article, 'title')) });
     const ir = (field: FieldIR): MutationIR => ({
       k: 'insert',
