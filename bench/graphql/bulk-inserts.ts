@@ -6,10 +6,11 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K [--returning]] [--root DIR]
  *
  * `--nested K` inserts N playlists instead, each with K playlist_track rows through its array
- * relationship (Note [Levels inserted as sets]).
+ * relationship (Note [Levels inserted as sets]); with `--returning` the mutation answers each
+ * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]).
  *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
  * data: the commit before a change, with this script copied into it.
@@ -23,24 +24,28 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, returning: false, root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
+    else if (a === '--returning') flags.returning = true;
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
     else if (a === '--requests' || a === '--rounds' || a === '--nested') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : 'nested'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --returning --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
+  if (flags.returning && !flags.nested) throw new Error('--returning: with --nested K');
   return flags;
 }
 
 const INSERT = 'mutation ($rows: [tracks_insert_input!]!) { insert_tracks(objects: $rows) { affected_rows } }';
 const INSERT_NESTED = 'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows } }';
+const INSERT_NESTED_RETURNING =
+  'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows returning { id playlist_tracks(order_by: {track_id: asc}) { track_id } } } }';
 const FIRST_ID = 1_000_000;
 
 try {
@@ -52,11 +57,11 @@ try {
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
-  const query = flags.nested ? INSERT_NESTED : INSERT;
+  const query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : INSERT;
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows` : ''}`);
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? ', returning them' : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -73,7 +78,7 @@ try {
             name: `bulk "${i}" \\ ${j}`,
             playlist_tracks: { data: Array.from({ length: flags.nested }, (_, k) => ({ track_id: 1 + ((j * flags.nested + k) % 3503) })) },
           }));
-          return { rows: written, body: JSON.stringify({ query, variables: { rows } }) };
+          return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
         }
         const rows = Array.from({ length: n }, (_, j) => ({
           id: FIRST_ID + i * size + j,
@@ -86,7 +91,7 @@ try {
           bytes: 10_000 + j,
           unit_price: '0.99',
         }));
-        return { rows: written, body: JSON.stringify({ query, variables: { rows } }) };
+        return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
       });
       const t0 = performance.now();
       const { cpu } = await cpuPerRequest(
@@ -96,6 +101,10 @@ try {
             const r = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b.body });
             const text = await r.text();
             if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
+            if (flags.returning) {
+              const back = JSON.parse(text).data.insert_playlists.returning as { playlist_tracks: unknown[] }[];
+              if (back.length !== b.objects || back.some((p) => p.playlist_tracks.length !== flags.nested)) throw new Error(`returning: ${text.slice(0, 300)}`);
+            }
           }
           return bodies.length;
         },

@@ -125,15 +125,14 @@ type Fixed = Map<string, ParentColumn>;
  * A `returning` that reads an array relationship of a table this statement wrote reads it from
  * the table with the written rows added (the overlay, Note [Nested inserts]), and the written
  * rows are a CTE, which has no index: as a subquery per returned row, each scanned the CTE, so
- * 4,000 objects with two rows each, returning them, took 5.6 s (3.6 s with an index on the
- * key). So such an array, read whole (no limit, offset or distinct on; ordered by its own
+ * 3,000 playlists of three tracks, returning them, cost PostgreSQL 2.8 s. So such an array, read whole (no limit, offset or distinct on; ordered by its own
  * columns if at all) and directly under the returned rows, is one LEFT JOIN: the overlay's rows
  * whose key is one of the returned rows' (a semi-join, which PostgreSQL may hash or probe an
  * index with), numbered as read, grouped by the key into their JSON list (ordered as asked,
  * then as read), joined to the returned rows by the key; the returned rows are numbered as
- * written (Note [Rows numbered as read]) so the join does not reorder them. The same 4,000
- * objects: 0.22 s (a scratch test run, 2026-11-28, two-core machine). Anything else keeps the
- * subquery per row.
+ * written (Note [Rows numbered as read]) so the join does not reorder them. The same 3,000
+ * playlists: 0.15-0.17 s (docs/benchmarks.md "Bulk inserts", `--returning`). Anything else keeps
+ * the subquery per row.
  */
 
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
