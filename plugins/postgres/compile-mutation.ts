@@ -238,17 +238,17 @@ export class MutationCompiler extends Compiler {
         if (!cols.includes(own)) cols.push(own);
       }),
     );
-    const givesAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || r.values.get(c)?.k === 'value');
+    // Whether a row has every column: from a joined level, its parent, or a value of its own;
+    // `orNull`: or left out where its default is null (Note [Rows bound by column]).
+    const givesAll = (r: (typeof rows)[number], orNull: boolean) =>
+      cols.every((c) => fromParent.has(c) || r.fixed.has(c) || (orNull ? givesOrNull(r.values, c, ir.columns) : r.values.get(c)?.k === 'value'));
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
-    const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r));
-    // Note [Rows bound by column]: a column a row leaves out may be bound as null where that is
-    // its default.
-    const bindsAll = (r: (typeof rows)[number]) => cols.every((c) => fromParent.has(c) || r.fixed.has(c) || givesOrNull(r.values, c, ir.columns));
+    const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r, false));
     const parentCtes = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
     const byColumn =
       joins !== undefined ||
-      (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && bindsAll(r)) && cols.some((c) => !rows[0]!.fixed.has(c)));
+      (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r, true)) && cols.some((c) => !rows[0]!.fixed.has(c)));
     if (byColumn) {
       // Note [Rows bound by column].
       const fixed = rows[0]?.fixed ?? new Map();

@@ -37,6 +37,12 @@ const articlesOf = (titles: string[]) => ({
   mapping: AUTHOR_ARTICLES,
   insert: { table: article, columns: articleColumns, rows: titles.map((t) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(t) }]]), before: [], after: [] })), check: T },
 });
+/** An author named `name` with articles titled `titles` (none: no nested insert). */
+const authorWith = (name: string, titles: string[]) => ({
+  values: new Map<string, ColumnValue>([['name', { k: 'value', value: lit(name) }]]),
+  before: [],
+  after: titles.length ? [articlesOf(titles)] : [],
+});
 /** A mutation's statement and parameters (its zero checks, IR objects, asserted apart). */
 const mutation = (ir: MutationIR): CompiledQuery => {
   const { zeroes: _zeroes, ...q } = pg.compileMutation!(ir);
@@ -490,9 +496,9 @@ describe('compileMutation', () => {
         table: author,
         columns: authorColumns,
         rows: [
-          { values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [articlesOf(['a1', 'a2'])] },
-          { values: new Map([['name', { k: 'value', value: lit('bob') }]]), before: [], after: [] },
-          { values: new Map([['name', { k: 'value', value: lit('cy') }]]), before: [], after: [articlesOf(['c1'])] },
+          authorWith('ann', ['a1', 'a2']),
+          authorWith('bob', []),
+          authorWith('cy', ['c1']),
         ],
         check: T,
       },
@@ -513,8 +519,8 @@ describe('compileMutation', () => {
         table: author,
         columns: authorColumns,
         rows: [
-          { values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [articlesOf(['a1', 'a2'])] },
-          { values: new Map([['name', { k: 'value', value: lit('bob') }]]), before: [], after: [articlesOf(['b1'])] },
+          authorWith('ann', ['a1', 'a2']),
+          authorWith('bob', ['b1']),
         ],
         check: T,
       },

@@ -188,8 +188,7 @@ export const MAX_BIND_PARAMETERS = 65_533;
  * GeoJSON (Note [GeoJSON]), a session variable's as the text it holds (as in Hasura), an array as
  * PostgreSQL's array literal. */
 export function boundValue(v: Value, scalar: ScalarType): ParamSource {
-  if (scalar.category === 'json' && !scalar.array) return v.k === 'session' ? v : { ...v, json: true };
-  if (scalar.category === 'geometry') return v.k === 'session' ? v : { ...v, json: true };
+  if ((scalar.category === 'json' && !scalar.array) || scalar.category === 'geometry') return v.k === 'session' ? v : { ...v, json: true };
   const format = scalar.array ? arrayLiteral : scalar.name === 'money' ? plainDecimal : undefined;
   return format ? { ...v, format } : v;
 }
