@@ -114,10 +114,33 @@ type Fixed = Map<string, ParentColumn>;
  * only when that row has rows under it, naming the row). A level with an upsert that may write
  * nothing for a row (`update_columns: []`, or an update with a `where` or the role's update
  * filter) keeps a CTE per row, where only a row with rows under it must have written, as in
- * Hasura. Two rows of one statement that upsert the same object fail either way ("ON CONFLICT DO
- * UPDATE command cannot affect row a second time"), where Hasura's statement per row updates it
- * twice. Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows: 6.2-8.1 s
- * -> 0.20-0.27 s).
+ * Hasura. Rows of such a level that upsert the same row are merged (Note [Rows upserting one
+ * row]); in a level of CTEs per row they fail ("ON CONFLICT DO UPDATE command cannot affect row a
+ * second time"). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows:
+ * 6.2-8.1 s -> 0.20-0.27 s).
+ *
+ * Note [Rows upserting one row]
+ * Hasura inserts rows with nested rows a statement per row, so rows of one request may upsert
+ * the same row: the usual batch of articles each with its author, upserted by name, names an
+ * author once per article. One INSERT cannot write a row twice ("ON CONFLICT DO UPDATE command
+ * cannot affect row a second time"), so a level inserted as a set that updates on conflict by a
+ * constraint whose columns it gives merges its rows by that key first, in a CTE (`map`): each
+ * row's values, position `o`, group (`partition by` the key; a row with a null in it conflicts
+ * with nothing and is a group of its own), the group's first row `f` and size `k`, and the
+ * group's rank `g` in the order of the first rows. The INSERT writes one row per group, in that
+ * order, as Hasura's statements leave it: the first row's values, but the columns the conflict
+ * updates from the group's last row and the role's update presets where the group has several
+ * rows (the later ones updated it). A second CTE (`each`) gives every row of the level, in its
+ * order, the row its group wrote (by rank, the INSERT's row number) and its position `n`; the
+ * levels joined to this one read it by `n`, the zero check counts it, and `affected_rows` counts
+ * its rows, as Hasura counts each row's statement. The role's checks see the row as the request
+ * leaves it: a row that was there, the update check; one the request inserted, the insert check
+ * and, where its group has several rows, the update check (Hasura: the insert check on the first
+ * row's values, the update check after each later row). So what is written passes the checks of
+ * the last statement Hasura would run; where the insert check reads a column that a later row
+ * updated, the two may differ. Each row of the level answers its group's row as the request
+ * leaves it (Hasura answers each as its own statement left it). A level whose rows repeat no key
+ * pays a sort by the key for the window.
  */
 
 /*
@@ -246,6 +269,8 @@ export class MutationCompiler extends Compiler {
     const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r, false));
     const parentCtes = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
+    // Rows merged by the key they upsert (Note [Rows upserting one row]).
+    let merged: { map: string; select: string } | undefined;
     const byColumn =
       joins !== undefined ||
       (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r, true)) && cols.some((c) => !rows[0]!.fixed.has(c)));
@@ -288,11 +313,15 @@ export class MutationCompiler extends Compiler {
           }
           on.push(`_p${n}.n = ${at}`);
           const keys = j.mapping.map(([theirs], i) => `(${j.cte}.r).${quoteIdent(theirs)} as k${i}`);
-          return `(select ${keys.join(', ')}, row_number() over () as n from ${j.cte}) as _p${n}`;
+          // A level whose rows upserted one row more than once holds each row's position.
+          const position = this.positioned.has(j.cte) ? `${j.cte}.n` : 'row_number() over () as n';
+          return `(select ${keys.join(', ')}, ${position} from ${j.cte}) as _p${n}`;
         });
-        from = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` join ${q} on ${on[n]}`).join('')} order by _v.o`;
-      } else from = [...parentCtes, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ');
-      sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${from}`;
+        const source = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` join ${q} on ${on[n]}`).join('')}`;
+        merged = this.mergeUpserts(ir, cols, exprs, source);
+        if (merged) sql += ` (${cols.map(quoteIdent).join(', ')}) ${merged.select}`;
+        else sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${source} order by _v.o`;
+      } else sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${[...parentCtes, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ')}`;
     } else if (cols.length === 0 && rows.length > 1) {
       // Rows of defaults only: `default values` is one row, so one column takes its default in
       // each (as Hasura writes every column, DEFAULT for those not given).
@@ -342,14 +371,70 @@ export class MutationCompiler extends Compiler {
         updates = true;
       }
     }
-    sql += ` returning ${t} as r, ${check} as c`;
+    // A row of several that the request inserted was updated by the later ones (Note [Rows
+    // upserting one row]): the role's update check too.
+    const updated = merged && oc ? this.bool(oc.check, '_u', '_u') : 'true';
+    sql += ` returning ${t} as r, ${check} as c${updated !== 'true' ? `, ${t}.xmax = 0 as i` : ''}`;
     this.with.push(`${name} as (${sql})`);
     // A check that always holds (admin, a permission without one) is not read back.
     if (check !== 'true') this.checked.push(name);
-    this.inserted.push(name);
     // The key of an upsert that may update: its constraint's columns (given beside it).
     this.addOverlay(ir.table, name, updates && oc?.columns?.length ? oc.columns : undefined);
-    return name;
+    if (!merged) {
+      this.inserted.push(name);
+      return name;
+    }
+    // Note [Rows upserting one row]: each of the level's rows, in its order, as the row its
+    // group wrote (`affected_rows` counts them all, as Hasura's statement per row does).
+    const each = this.name();
+    const written = `(select *, row_number() over () as n from ${name}) as _x on _x.n = _m.g`;
+    if (updated === 'true') this.with.push(`${each} as materialized (select _x.r, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
+    else {
+      this.with.push(
+        `${each} as materialized (select _x.r, _m.o as n, (not _x.i or _m.k = 1 or ${updated}) as c from ${merged.map} as _m join ${written} cross join lateral (select (_x.r).*) as _u order by _m.o)`,
+      );
+      this.checked.push(each);
+    }
+    this.positioned.add(each);
+    this.inserted.push(each);
+    return each;
+  }
+
+  /** CTEs that hold each row of a level at its position `n` (Note [Rows upserting one row]). */
+  private readonly positioned = new Set<string>();
+
+  /**
+   * Note [Rows upserting one row]: the rows of a level inserted as a set (their values `exprs`
+   * of `cols`, read from `source`) that upserts by a key, merged by that key; undefined where the
+   * insert does not update on conflict by columns it gives. `map` is a CTE holding each row's
+   * values, its position `o` and its group's rank `g` among the groups in the order of their
+   * first rows; `select` reads a group's row from it.
+   */
+  private mergeUpserts(ir: InsertIR, cols: readonly string[], exprs: readonly string[], source: string): { map: string; select: string } | undefined {
+    const oc = ir.onConflict;
+    const key = oc?.columns;
+    const presets = [...(oc?.set ?? [])];
+    if (!oc || !key?.length || !updatesOnConflict(ir) || ![...key, ...presets.map(([c]) => c)].every((c) => cols.includes(c))) return undefined;
+    const at = key.map((c) => `_w.e${cols.indexOf(c)}`);
+    // A null in the key conflicts with nothing: such a row is a group of its own.
+    const partition = [`case when ${at.map((x) => `${x} is null`).join(' or ')} then _w.o end`, ...at].join(', ');
+    // A column the conflict updates takes the last row's value (as the last of Hasura's
+    // statements per row leaves it); the others the first row's (as the first inserted it).
+    const last = cols.flatMap((c, i) => (oc.update.includes(c) && !key.includes(c) ? [i] : []));
+    const values = exprs.map((x, i) => `${x} as e${i}`);
+    const lasts = last.map((i) => `, last_value(_w.e${i}) over (_k order by _w.o rows between unbounded preceding and unbounded following) as l${i}`);
+    // `k`: how many rows a group has (the later ones update the row the first inserted).
+    const groups = `select _w.*, min(_w.o) over _k as f, count(*) over _k as k${lasts.join('')} from (select ${values.join(', ')}, _v.o from ${source}) as _w window _k as (partition by ${partition})`;
+    const map = this.name();
+    this.with.push(`${map} as (select _s.*, dense_rank() over (order by _s.f) as g from (${groups}) as _s)`);
+    // The role's update presets on a group of several rows.
+    const value = (c: string, i: number) => {
+      const preset = oc.set?.get(c);
+      if (preset) return `(case when _m.k > 1 then ${this.colValue(preset, ir.columns.get(c)!.scalar)} else _m.e${i} end)`;
+      return last.includes(i) ? `_m.l${i}` : `_m.e${i}`;
+    };
+    const select = `select ${cols.map(value).join(', ')} from ${map} as _m where _m.o = _m.f order by _m.o`;
+    return { map, select };
   }
 
   /** The CTEs of `ir`'s rows and of their nested rows (Note [Nested inserts]); `fixed` gives
@@ -396,7 +481,10 @@ export class MutationCompiler extends Compiler {
       this.levels.push([this.zero(o.level.ir.table, o.at, o.relationship), cte, rows.length]);
       joins.push({ cte, mapping: o.mapping.map(([own, theirs]) => [theirs, own] as const) });
     }
-    const cte = this.insertCte(level.ir, rows, level.objects.length > 0 || under ? joins : undefined);
+    // A level that upserts reads its rows with their positions, to merge them by their key
+    // (Note [Rows upserting one row]).
+    const positions = level.objects.length > 0 || under !== undefined || updatesOnConflict(level.ir);
+    const cte = this.insertCte(level.ir, rows, positions ? joins : undefined);
     if (level.children.length > 0) this.levels.push([this.zero(level.ir.table, level.at), cte, rows.length]);
     for (const child of level.children) this.insertLevel(child.level, { cte, mapping: child.mapping });
     return cte;
@@ -550,6 +638,9 @@ function givesOrNull(values: ReadonlyMap<string, ColumnValue>, column: string, c
   const v = values.get(column);
   return v ? v.k === 'value' : columns.get(column)?.nullDefault === true;
 }
+
+/** Whether `ir` upserts, updating the row its key finds. */
+const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.onConflict.update.length > 0 || (ir.onConflict.set?.size ?? 0) > 0);
 
 /** The parent columns of rows under one parent row (Note [Nested inserts]) as a join to its
  * CTE; undefined where they come from more than one. */

@@ -556,6 +556,9 @@ export function compileStoredBoolExp(exp: unknown, t: Ref, root: Ref, ctx: Model
       parts.push({ t: 'exists', table: qt, e: compileStoredBoolExp(o._where, { meta: target.meta, info: target.info }, root, ctx) });
     } else parts.push(field(k, val, t, root, ctx));
   }
+  // `{}` holds for every row: TRUE, which a plan may test for (a level of rows that upserts
+  // inserted as a set, Note [Levels inserted as sets]).
+  if (parts.length === 0) return { t: 'true' };
   return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
 }
 

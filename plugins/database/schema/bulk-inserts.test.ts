@@ -13,6 +13,7 @@ create table item (id serial primary key, name text not null, n int, price numer
 create table part (id serial primary key, item_id int not null references item(id), label text not null, qty int not null default 1);
 create table note (id serial primary key, item_id int not null references item(id), body text not null);
 create table tag (id serial primary key, part_id int not null references part(id), word text not null);
+create table stock (item_id int not null references item(id), sku text not null, qty int not null, primary key (item_id, sku));
 create type mood as enum ('sad', 'ok', 'happy');
 create table kinds (id serial primary key, b bytea, m money, u uuid, e mood, a int[], d date, j json, n numeric, big bigint);
 `;
@@ -36,6 +37,8 @@ beforeAll(async () => {
       { type: 'pg_track_table', args: { table: 'tag' } },
       { type: 'pg_create_array_relationship', args: { table: 'item', name: 'notes', using: { foreign_key_constraint_on: { table: 'note', column: 'item_id' } } } },
       { type: 'pg_create_array_relationship', args: { table: 'part', name: 'tags', using: { foreign_key_constraint_on: { table: 'tag', column: 'part_id' } } } },
+      { type: 'pg_track_table', args: { table: 'stock' } },
+      { type: 'pg_create_array_relationship', args: { table: 'item', name: 'stock', using: { foreign_key_constraint_on: { table: 'stock', column: 'item_id' } } } },
       {
         type: 'pg_create_insert_permission',
         args: { table: 'item', role: 'user', permission: { columns: ['name', 'n'], set: { owner: 'X-Svc-Owner' }, check: { n: { _lt: 100 } } } },
@@ -46,7 +49,7 @@ beforeAll(async () => {
   expect(r.status, r.text).toBe(200);
 });
 beforeEach(async () => {
-  await server.runSql(`truncate tag, note, part, item, kinds restart identity cascade;`);
+  await server.runSql(`truncate stock, tag, note, part, item, kinds restart identity cascade;`);
 });
 
 const INSERT = `mutation ($objects: [item_insert_input!]!) { insert_item(objects: $objects) { affected_rows returning { id name } } }`;
@@ -195,6 +198,110 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(r.data.insert_part.returning).toEqual(objects.map((o) => ({ label: o.label, item: { name: o.item.data.name, code: o.item.data.code } })));
     expect(await rows('part', 'label, qty, (select name from item where item.id = part.item_id) as owner')).toEqual(objects.map((o) => ({ label: o.label, qty: o.qty, owner: o.item.data.name })));
     expect(await rows("item where code = 'c1'", 'id, name')).toEqual([{ id: 1, name: 'i1' }]);
+  });
+
+  it('rows whose objects upsert the same row, as Hasura row by row: each row its object\'s key; the row written once, with the first row\'s values and the last one\'s update columns (Note [Rows upserting one row])', async () => {
+    await server.runSql(`insert into item (name, code, n) values ('old', 'k0', 5);`);
+    const codes = ['k1', 'k0', 'k1', 'k2', 'k0', 'k1'];
+    const objects = codes.map((code, i) => ({ label: `p${i}`, item: { data: { name: `n${i}`, code, n: i }, on_conflict: { constraint: 'item_code_key', update_columns: ['name'] } } }));
+    const r = await q(`mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { affected_rows returning { label item { code name n } } } }`, { o: objects });
+    expect(r.errors).toBeUndefined();
+    // Hasura counts each row's upsert, as its statement per row affected it.
+    expect(r.data.insert_part.affected_rows).toBe(12);
+    const final: Record<string, { name: string; n: number }> = { k0: { name: 'n4', n: 5 }, k1: { name: 'n5', n: 0 }, k2: { name: 'n3', n: 3 } };
+    expect(r.data.insert_part.returning).toEqual(codes.map((code, i) => ({ label: `p${i}`, item: { code, ...final[code] } })));
+    expect(await rows('part', 'label, (select code from item where item.id = part.item_id) as code')).toEqual(codes.map((code, i) => ({ label: `p${i}`, code })));
+    expect(await rows('item', 'code, name, n')).toEqual(['k0', 'k1', 'k2'].map((code) => ({ code, ...final[code] })));
+  });
+
+  it('objects with rows under them that upsert the same row: all their rows under it, each object answered as the request left it; a null key is no conflict', async () => {
+    const o = [
+      { name: 'a', code: 'k1', parts: { data: [{ label: 'x' }] } },
+      { name: 'b', code: 'k1', parts: { data: [{ label: 'y' }, { label: 'y2' }] } },
+      { name: 'c', code: 'k2', parts: { data: [{ label: 'z' }] } },
+      { name: 'd', parts: { data: [{ label: 'w' }] } },
+      { name: 'e', parts: { data: [{ label: 'v' }] } },
+    ];
+    const r = await q(
+      `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: [name]}) { affected_rows returning { code name parts { label } } } }`,
+      { o },
+    );
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_item.affected_rows).toBe(11);
+    const k1 = { code: 'k1', name: 'b', parts: [{ label: 'x' }, { label: 'y' }, { label: 'y2' }] };
+    expect(r.data.insert_item.returning).toEqual([k1, k1, { code: 'k2', name: 'c', parts: [{ label: 'z' }] }, { code: null, name: 'd', parts: [{ label: 'w' }] }, { code: null, name: 'e', parts: [{ label: 'v' }] }]);
+    expect(await rows('item', 'code, name')).toEqual([{ code: 'k1', name: 'b' }, { code: 'k2', name: 'c' }, { code: null, name: 'd' }, { code: null, name: 'e' }]);
+    expect(await rows('part', 'label, (select name from item where item.id = part.item_id) as owner')).toEqual([
+      { label: 'x', owner: 'b' },
+      { label: 'y', owner: 'b' },
+      { label: 'y2', owner: 'b' },
+      { label: 'z', owner: 'c' },
+      { label: 'w', owner: 'd' },
+      { label: 'v', owner: 'e' },
+    ]);
+  });
+
+  it('a role\'s rows upserting one row: its update presets and update check on the row the later rows updated, its insert check on the row the request leaves', async () => {
+    const perms = await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_create_insert_permission', args: { table: 'part', role: 'editor', permission: { columns: ['label'], check: {} } } },
+        { type: 'pg_create_insert_permission', args: { table: 'item', role: 'editor', permission: { columns: ['name', 'code', 'n'], set: { owner: 'X-Svc-Owner' }, check: { n: { _lt: 100 } } } } },
+        { type: 'pg_create_update_permission', args: { table: 'item', role: 'editor', permission: { columns: ['name'], filter: {}, check: { name: { _neq: 'bad' } }, set: { n: 50 } } } },
+        { type: 'pg_create_select_permission', args: { table: 'item', role: 'editor', permission: { columns: ['name', 'code', 'n', 'owner'], filter: {} } } },
+        { type: 'pg_create_select_permission', args: { table: 'part', role: 'editor', permission: { columns: ['label'], filter: {} } } },
+      ],
+    });
+    expect(perms.status, perms.text).toBe(200);
+    await server.runSql(`insert into item (name, code, n, owner) values ('old', 'k0', 7, 'z');`);
+    const upsert = `mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { affected_rows returning { label item { code name n owner } } } }`;
+    const item = (name: string, code: string, n: number) => ({ data: { name, code, n }, on_conflict: { constraint: 'item_code_key', update_columns: ['name'] } });
+    const editor = { 'X-Svc-Role': 'editor', 'X-Svc-Owner': 'ed' };
+    const r = await q(upsert, { o: [{ label: 'p0', item: item('a', 'k1', 1) }, { label: 'p1', item: item('b', 'k1', 150) }, { label: 'p2', item: item('c', 'k2', 3) }, { label: 'p3', item: item('d', 'k0', 4) }] }, editor);
+    expect(r.errors).toBeUndefined();
+    // As row by row: k1 inserted (n 1, passing the check), then updated (name, and n by the
+    // preset); k2 inserted; k0 updated.
+    const k1 = { code: 'k1', name: 'b', n: 50, owner: 'ed' };
+    expect(r.data.insert_part).toEqual({
+      affected_rows: 8,
+      returning: [
+        { label: 'p0', item: k1 },
+        { label: 'p1', item: k1 },
+        { label: 'p2', item: { code: 'k2', name: 'c', n: 3, owner: 'ed' } },
+        { label: 'p3', item: { code: 'k0', name: 'd', n: 50, owner: 'z' } },
+      ],
+    });
+    // The row the later rows updated fails the update check, or the row a single one
+    // inserted the insert check: nothing written.
+    const before = await rows('item', 'code, name, n, owner');
+    for (const o of [
+      [{ label: 'q0', item: item('e', 'k9', 1) }, { label: 'q1', item: item('bad', 'k9', 1) }],
+      [{ label: 'q0', item: item('e', 'k9', 120) }, { label: 'q1', item: item('f', 'k8', 1) }],
+    ]) {
+      const bad = await q(upsert, { o }, editor);
+      expect(bad.errors[0]).toEqual({ message: 'check constraint of an insert/update permission has failed', extensions: { code: 'permission-error', path: '$.selectionSet.insert_part.args.objects' } });
+      expect(await rows('item', 'code, name, n, owner')).toEqual(before);
+    }
+    expect(await rows('part', 'label')).toEqual(['p0', 'p1', 'p2', 'p3'].map((label) => ({ label })));
+  });
+
+  it('rows under their parents upserting by a key with the parent\'s column: merged under one parent, not across parents', async () => {
+    const stock = (...rows: [string, number][]) => ({ data: rows.map(([sku, qty]) => ({ sku, qty })), on_conflict: { constraint: 'stock_pkey', update_columns: ['qty'] } });
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name stock(order_by: {sku: asc}) { sku qty } } } }`, {
+      o: [
+        { name: 'a', stock: stock(['s1', 1], ['s2', 2], ['s1', 3]) },
+        { name: 'b', stock: stock(['s1', 4]) },
+      ],
+    });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_item).toEqual({
+      affected_rows: 6,
+      returning: [
+        { name: 'a', stock: [{ sku: 's1', qty: 3 }, { sku: 's2', qty: 2 }] },
+        { name: 'b', stock: [{ sku: 's1', qty: 4 }] },
+      ],
+    });
+    expect((await server.runSql(`select count(*) from stock`)).result[1][0]).toBe('3');
   });
 
   it('returning the rows under upserted objects: those already there and those written, filtered and ordered as asked (Note [Arrays of written rows grouped])', async () => {

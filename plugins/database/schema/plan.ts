@@ -177,6 +177,9 @@ export class Planner {
         parts.push({ t: 'rel', remote: rel.remote, mapping: rel.mapping, e: and(this.where(val, remote), filterOf(remote)) });
       }
     }
+    // `{}` holds for every row: TRUE, which a plan may test for (a level of rows that upserts
+    // inserted as a set, Note [Levels inserted as sets]).
+    if (parts.length === 0) return { t: 'true' };
     return parts.length === 1 ? parts[0]! : { t: 'and', of: parts };
   }
 
