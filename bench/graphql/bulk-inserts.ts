@@ -6,11 +6,22 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K [--returning]] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K [--returning] [--upsert]] [--root DIR]
  *
  * `--nested K` inserts N playlists instead, each with K playlist_track rows through its array
  * relationship (Note [Levels inserted as sets]); with `--returning` the mutation answers each
- * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]).
+ * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]); with
+ * `--upsert` the playlists are upserted by their key (`on_conflict` updating the name: each
+ * inserted, none there before; Note [Rows upserting one row]).
+ *
+ * In the nested runs the playlists table holds 20,000 rows besides Chinook's 18 (ids from
+ * 100,000; the runs' own are from 1,000,000), as a table that batches insert rows under is seldom
+ * tiny. On the 18-row table each of the engine's connections plans PostgreSQL's foreign-key check
+ * of playlist_track (`select 1 from only playlists where id = $1 for key share`) once, after five
+ * custom plans, while the table is small: a sequential scan, kept as the table grows, so every
+ * row of a batch scanned every playlist written before it (1,000 playlists of three rows after
+ * a run of 100: 0.3-1.7 s a request, growing within the run, where 75 ms with the 20,000 rows).
+ * That is PostgreSQL's plan cache, for any client; the ballast keeps it out of the figures.
  *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
  * data: the commit before a change, with this script copied into it.
@@ -24,21 +35,22 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, returning: false, root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, returning: false, upsert: false, root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--returning') flags.returning = true;
+    else if (a === '--upsert') flags.upsert = true;
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
     else if (a === '--requests' || a === '--rounds' || a === '--nested') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : 'nested'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --returning --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --returning --upsert --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
-  if (flags.returning && !flags.nested) throw new Error('--returning: with --nested K');
+  if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert: with --nested K');
   return flags;
 }
 
@@ -47,21 +59,28 @@ const INSERT_NESTED = 'mutation ($rows: [playlists_insert_input!]!) { insert_pla
 const INSERT_NESTED_RETURNING =
   'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows returning { id playlist_tracks(order_by: {track_id: asc}) { track_id } } } }';
 const FIRST_ID = 1_000_000;
+/** The first id of the playlists that are there before the nested runs (see above). */
+const BALLAST = 100_000;
 
 try {
   const flags = parseFlags(process.argv.slice(2));
   const { sql, dbUrl } = await loadChinook(here, 'bulk-inserts');
+  if (flags.nested) {
+    await sql.unsafe(`insert into playlists (id, name) select g, 'ballast' from generate_series(${BALLAST}, ${BALLAST + 19_999}) as g on conflict do nothing`);
+    await sql.unsafe('vacuum analyze playlists');
+  }
   const port = await freePort();
   const engine = await startEngine(flags.root, { dbUrl, port });
   const url = `http://127.0.0.1:${port}`;
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
-  const query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : INSERT;
+  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : INSERT;
+  if (flags.upsert) query = query.replace('(objects: $rows)', '(objects: $rows, on_conflict: {constraint: pk_playlists, update_columns: [name]})');
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? ', returning them' : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? ', returning them' : ''}${flags.upsert ? ', upserted' : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
