@@ -6,11 +6,12 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K [--returning] [--upsert]] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K [--returning [--limit L]] [--upsert]] [--root DIR]
  *
  * `--nested K` inserts N playlists instead, each with K playlist_track rows through its array
  * relationship (Note [Levels inserted as sets]); with `--returning` the mutation answers each
- * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]); with
+ * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]), the
+ * first L of them with `--limit L`; with
  * `--upsert` the playlists are upserted by their key (`on_conflict` updating the name: each
  * inserted, none there before; Note [Rows upserting one row]).
  *
@@ -35,22 +36,23 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, returning: false, upsert: false, root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, returning: false, limit: 0, upsert: false, root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--returning') flags.returning = true;
     else if (a === '--upsert') flags.upsert = true;
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
-    else if (a === '--requests' || a === '--rounds' || a === '--nested') {
+    else if (a === '--requests' || a === '--rounds' || a === '--nested' || a === '--limit') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
-      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : 'nested'] = n;
+      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --returning --upsert --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --returning --limit L --upsert --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert: with --nested K');
+  if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
   return flags;
 }
 
@@ -76,11 +78,12 @@ try {
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
   let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : INSERT;
+  if (flags.limit) query = query.replace('(order_by: {track_id: asc})', `(order_by: {track_id: asc}, limit: ${flags.limit})`);
   if (flags.upsert) query = query.replace('(objects: $rows)', '(objects: $rows, on_conflict: {constraint: pk_playlists, update_columns: [name]})');
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? ', returning them' : ''}${flags.upsert ? ', upserted' : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? ', upserted' : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -122,7 +125,7 @@ try {
             if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
             if (flags.returning) {
               const back = JSON.parse(text).data.insert_playlists.returning as { playlist_tracks: unknown[] }[];
-              if (back.length !== b.objects || back.some((p) => p.playlist_tracks.length !== flags.nested)) throw new Error(`returning: ${text.slice(0, 300)}`);
+              if (back.length !== b.objects || back.some((p) => p.playlist_tracks.length !== Math.min(flags.nested, flags.limit || flags.nested))) throw new Error(`returning: ${text.slice(0, 300)}`);
             }
           }
           return bodies.length;

@@ -148,14 +148,15 @@ type Fixed = Map<string, ParentColumn>;
  * A `returning` that reads an array relationship of a table this statement wrote reads it from
  * the table with the written rows added (the overlay, Note [Nested inserts]), and the written
  * rows are a CTE, which has no index: as a subquery per returned row, each scanned the CTE, so
- * 3,000 playlists of three tracks, returning them, cost PostgreSQL 2.8 s. So such an array, read whole (no limit, offset or distinct on; ordered by its own
- * columns if at all) and directly under the returned rows, is one LEFT JOIN: the overlay's rows
- * whose key is one of the returned rows' (a semi-join, which PostgreSQL may hash or probe an
- * index with), numbered as read, grouped by the key into their JSON list (ordered as asked,
- * then as read), joined to the returned rows by the key; the returned rows are numbered as
- * written (Note [Rows numbered as read]) so the join does not reorder them. The same 3,000
- * playlists: 0.15-0.17 s (docs/benchmarks.md "Bulk inserts", `--returning`). Anything else keeps
- * the subquery per row.
+ * 3,000 playlists of three tracks, returning them, cost PostgreSQL 2.8 s. So such an array
+ * (without distinct on; ordered by its own columns if at all) directly under the returned rows
+ * is one LEFT JOIN: the overlay's rows whose key is one of the returned rows' (a semi-join, which
+ * PostgreSQL may hash or probe an index with), numbered as read, grouped by the key into their
+ * JSON list (ordered as asked, then as read), joined to the returned rows by the key; the
+ * returned rows are numbered as written (Note [Rows numbered as read]) so the join does not
+ * reorder them. A limit or offset numbers each key's rows in that order (`row_number() over
+ * (partition by` the key`)`) and keeps those in the window. The same 3,000 playlists: 0.15-0.17 s
+ * (docs/benchmarks.md "Bulk inserts", `--returning`). Anything else keeps the subquery per row.
  */
 
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
@@ -568,12 +569,12 @@ export class MutationCompiler extends Compiler {
    * over rows this statement wrote are grouped (Note [Arrays of written rows grouped]). */
   private returned: { t: string; ctes: readonly string[] } | undefined;
 
-  /** Whether `f` is an array relationship over a table this statement wrote, read whole (no
-   * limit, offset, distinct on or order by anything but its own columns). */
+  /** Whether `f` is an array relationship over a table this statement wrote, without distinct
+   * on, ordered by its own columns if at all. */
   private groupable(f: FieldIR): f is Extract<FieldIR, { k: 'array' }> {
     if (f.k !== 'array' || f.mapping.length === 0 || !this.overlay.has(tkey(f.rows.table))) return false;
     const r = f.rows;
-    if (r.from || r.limit !== undefined || r.limitCap !== undefined || r.offset !== undefined || r.distinctOn?.length) return false;
+    if (r.from || r.distinctOn?.length) return false;
     return r.orderBy.every((o) => o.path.length === 0 && !o.call && !o.agg && !o.redact);
   }
 
@@ -592,9 +593,16 @@ export class MutationCompiler extends Compiler {
     const keys = ctes.map((c) => `select ${f.mapping.map(([mine]) => `(${c}.r).${quoteIdent(mine)}`).join(', ')} from ${c}`).join(' union all ');
     const rows = `select ${a}.*, row_number() over () as ${READ_ORDER} from ${this.src(f.rows.table)} as ${a} where (${theirs.join(', ')}) in (${keys}) and ${this.bool(f.rows.where, a, a)}`;
     const order = [...f.rows.orderBy.map((o) => `${a}.${quoteIdent(o.column)} ${DIRS[o.dir]}`), `${a}.${READ_ORDER}`];
+    // A limit or offset: each returned row's rows numbered in the list's order, those in the window kept.
+    const { limit, offset } = this.window(f.rows);
+    let from = `(${rows}) as ${a}`;
+    if (limit !== undefined || offset !== undefined) {
+      const bounds = [...(offset !== undefined ? [`${a}.${RANK} > ${offset}`] : []), ...(limit !== undefined ? [`${a}.${RANK} <= ${offset !== undefined ? `${offset} + ` : ''}${limit}`] : [])];
+      from = `(select * from (select ${a}.*, row_number() over (partition by ${theirs.join(', ')} order by ${order.join(', ')}) as ${RANK} from ${from}) as ${a} where ${bounds.join(' and ')}) as ${a}`;
+    }
     const obj = this.object(f.select, a);
     joins.push(
-      `left join (select ${theirs.map((x, i) => `${x} as k${i}`).join(', ')}, json_agg(${obj} order by ${order.join(', ')}) as j from (${rows}) as ${a} group by ${theirs.join(', ')}) as ${g} on ${f.mapping.map(([mine], i) => `${g}.k${i} = ${t}.${quoteIdent(mine)}`).join(' and ')}`,
+      `left join (select ${theirs.map((x, i) => `${x} as k${i}`).join(', ')}, json_agg(${obj} order by ${order.join(', ')}) as j from ${from} group by ${theirs.join(', ')}) as ${g} on ${f.mapping.map(([mine], i) => `${g}.k${i} = ${t}.${quoteIdent(mine)}`).join(' and ')}`,
     );
     return `coalesce(${g}.j, '[]')`;
   }
@@ -630,6 +638,8 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
 }
 
 const NO_FIXED: Fixed = new Map();
+/** A grouped array's row number within its returned row (Note [Arrays of written rows grouped]). */
+const RANK = '"__svc_k"';
 const NULL_VALUE = { k: 'lit', v: null } as const;
 
 /** Whether a row gives `column` a value, or leaves out a column whose default is null (Note

@@ -529,8 +529,14 @@ describe('compileMutation', () => {
     const ordered = mutation(ir(articles({ orderBy: [{ path: [], column: 'id', dir: 'desc' }] }))).sql;
     expect(ordered).toContain('left join (select _t');
     expect(ordered.slice(ordered.indexOf("'returning'"))).toMatchInlineSnapshot(`"'returning', (select coalesce(json_agg(_t3 order by _t2."__svc_n"), '[]') from (select _t7.*, row_number() over () as "__svc_n" from (select (_c0.r).* from _c0) as _t7) as _t2 left join (select _t4."author_id" as k0, json_agg(json_build_object('title', _t4."title") order by _t4."id" desc nulls first, _t4."__svc_n") as j from (select _t4.*, row_number() over () as "__svc_n" from (select _t6.* from "public"."article" as _t6 union all select (_c1.r).* from _c1) as _t4 where (_t4."author_id") in (select (_c0.r)."id" from _c0) and true) as _t4 group by _t4."author_id") as _t5 on _t5.k0 = _t2."id" cross join lateral (select _t2."name" as "name", coalesce(_t5.j, '[]') as "articles") as _t3))::text end as json"`);
-    // A limit per author keeps the subquery per author.
-    expect(mutation(ir(articles({ limit: lit(1) }))).sql).not.toContain('left join (select _t');
+    // A limit and offset per author: each author's articles numbered in the list's order, those
+    // in the window kept; the role's cap bounds the limit.
+    const windowed = mutation(ir(articles({ orderBy: [{ path: [], column: 'id', dir: 'desc' }], limit: lit(2), offset: lit(1), limitCap: 1 }))).sql;
+    expect(windowed).toContain('left join (select _t');
+    expect(windowed).toContain(`row_number() over (partition by _t4."author_id" order by _t4."id" desc nulls first, _t4."__svc_n") as "__svc_k" from (select _t4.*, row_number() over () as "__svc_n"`);
+    expect(windowed).toContain(`where _t4."__svc_k" > 1 and _t4."__svc_k" <= 1 + 1)`);
+    // distinct on keeps the subquery per author.
+    expect(mutation(ir(articles({ distinctOn: ['title'] }))).sql).not.toContain('left join (select _t');
   });
 
   it('articles each with its author, several of them: the authors as a set, each article joined to its own by position (Note [Levels inserted as sets])', () => {

@@ -607,14 +607,9 @@ export class Compiler extends SqlCompiler {
     const prefixed = distCols.length > 0 && !(leading.size === distCols.length && distCols.every((c) => leading.has(c)));
     const innerOrder = [...(prefixed ? distCols : []), ...r.orderBy.map((o, i) => `${keys[i]} ${DIRS[o.dir]}`)];
     const where = this.rowsWhere(r.where, t, extraWhere);
-    // A literal limit or offset is written into the statement (Note [Literal limits]).
     const given = literalCount(r.limit);
     const cap = r.limitCap;
-    let limit: string | undefined;
-    if (typeof given === 'number') limit = String(cap === undefined ? given : Math.min(given, cap));
-    else if (given) limit = cap === undefined ? `(${this.param(given)})::int8` : `least((${this.param(given)})::int8, ${cap})`;
-    else if (cap !== undefined) limit = String(cap);
-    const skip = literalCount(r.offset);
+    const { limit, offset } = this.window(r);
     // Note [Rows numbered as read]: a short root list keeps its sub-queries; not under distinct
     // on, whose sort comes after the window.
     const most = typeof given === 'number' ? Math.min(given, cap ?? given) : cap;
@@ -630,13 +625,13 @@ export class Compiler extends SqlCompiler {
     if (joins.aliases.size > 0) this.keyJoins.set(t, { aliases: joins.aliases, out: [], names: new Map(keys.map((k, i) => [k, orderKeyColumn(t, i)])) });
     let sql = `select ${dist.length ? `distinct on (${distCols.join(', ')}) ` : ''}${rowsPlaceholder(t)}${this.projectKeys(byDistinct ? distCols : keys)}${numbered ? `, row_number() over () as ${READ_ORDER}` : ''}${joins.aliases.size > 0 ? joinedPlaceholder(t) : ''}`;
     sql += ` from ${r.from ? this.call(r.from, row) : this.src(r.table)} as ${t}${joins.sql.map((j) => ` ${j}`).join('')} where ${where}`;
-    if (innerOrder.length && (firstRow || dist.length > 0 || limit !== undefined || skip !== undefined)) sql += ` order by ${innerOrder.join(', ')}`;
+    if (innerOrder.length && (firstRow || dist.length > 0 || limit !== undefined || offset !== undefined)) sql += ` order by ${innerOrder.join(', ')}`;
     if (limit) sql += ` limit ${limit}`;
-    if (skip !== undefined) sql += ` offset ${typeof skip === 'number' ? skip : `(${this.param(skip)})::int8`}`;
+    if (offset !== undefined) sql += ` offset ${offset}`;
     // Pulled up into its parent (no sort, limit, offset, distinct on or window), the subquery
     // carries nothing the parent does not read: it keeps `<t>.*`; unless an order key is computed
     // (Note [Computed keys kept in their subquery]).
-    if (!(numbered || dist.length > 0 || limit !== undefined || skip !== undefined || (innerOrder.length && firstRow))) {
+    if (!(numbered || dist.length > 0 || limit !== undefined || offset !== undefined || (innerOrder.length && firstRow))) {
       if (keys.some((k) => !COLUMN.test(k))) sql += ' offset 0';
       else sql = sql.replace(rowsPlaceholder(t), `${t}.*`);
     }
@@ -649,6 +644,20 @@ export class Compiler extends SqlCompiler {
     // Objects join where the list has an order of its own and is not short, or where its order
     // keys joined them already (Note [Object relationships by joins]).
     return { from: `(${sql}) as ${t}`, order: order ? ` order by ${order}` : '', joins: order !== '' && (!short || joins.aliases.size > 0) };
+  }
+
+  /** `r`'s limit (the request's, capped by the permission's) and offset as SQL: a literal one
+   * written into the statement (Note [Literal limits]), one from a variable a bind parameter. */
+  protected window(r: RowsIR): { limit?: string; offset?: string } {
+    const given = literalCount(r.limit);
+    const cap = r.limitCap;
+    let limit: string | undefined;
+    if (typeof given === 'number') limit = String(cap === undefined ? given : Math.min(given, cap));
+    else if (given) limit = cap === undefined ? `(${this.param(given)})::int8` : `least((${this.param(given)})::int8, ${cap})`;
+    else if (cap !== undefined) limit = String(cap);
+    const skip = literalCount(r.offset);
+    const offset = skip === undefined ? undefined : typeof skip === 'number' ? String(skip) : `(${this.param(skip)})::int8`;
+    return { ...(limit !== undefined ? { limit } : {}), ...(offset !== undefined ? { offset } : {}) };
   }
 
   /** The rows of a nested list (an array relationship's, a set-returning computed field's): a

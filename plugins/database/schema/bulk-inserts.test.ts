@@ -321,6 +321,22 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     ]);
   });
 
+  it('returning a window of each object\'s rows (limit, offset, from a variable too): the rows a query of the same objects answers', async () => {
+    await server.runSql(`insert into item (name, code) values ('old', 'k0'); insert into part (item_id, label) values (1, 'o1'), (1, 'o2'), (1, 'o3');`);
+    const o = Array.from({ length: 40 }, (_, i) => ({ name: `i${i}`, code: `k${i}`, parts: { data: Array.from({ length: i % 5 }, (_, j) => ({ label: `p${i}-${j}`, qty: (i * 7 + j) % 4 })) } }));
+    const lists = `top: parts(order_by: {qty: desc, label: asc}, limit: 2, offset: 1) { label qty } first: parts(limit: $n) { label } rest: parts(order_by: {label: desc}, offset: $n) { label }`;
+    const r = await q(
+      `mutation ($o: [item_insert_input!]!, $n: Int!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: [name]}) { returning { code ${lists} } } }`,
+      { o, n: 2 },
+    );
+    expect(r.errors).toBeUndefined();
+    const back = await q(`query ($n: Int!) { item(order_by: {code: asc}) { code ${lists} } }`, { n: 2 });
+    const byCode = new Map(back.data.item.map((x: { code: string }) => [x.code, x]));
+    expect(r.data.insert_item.returning).toEqual(o.map((x) => byCode.get(x.code)));
+    // k0 kept its three rows and got none: offset 1 of them by qty then label.
+    expect(r.data.insert_item.returning[0]).toEqual({ code: 'k0', top: [{ label: 'o2', qty: 1 }, { label: 'o3', qty: 1 }], first: [{ label: 'o1' }, { label: 'o2' }], rest: [{ label: 'o1' }] });
+  });
+
   it('objects with rows under an upsert that writes nothing for one of them: the zero-rows error naming it, nothing written; one without rows may write nothing', async () => {
     await server.runSql(`insert into item (name, code) values ('kept', 'k1');`);
     const upsert = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows } }`;
