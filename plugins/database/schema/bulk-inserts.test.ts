@@ -14,6 +14,8 @@ create table part (id serial primary key, item_id int not null references item(i
 create table note (id serial primary key, item_id int not null references item(id), body text not null);
 create table tag (id serial primary key, part_id int not null references part(id), word text not null);
 create table stock (item_id int not null references item(id), sku text not null, qty int not null, primary key (item_id, sku));
+create table gadget (id serial primary key, label text not null, qty int not null default 1, note text default 'none');
+create view gadget_v as select * from gadget;
 create type mood as enum ('sad', 'ok', 'happy');
 create table kinds (id serial primary key, b bytea, m money, u uuid, e mood, a int[], d date, j json, n numeric, big bigint);
 `;
@@ -38,6 +40,7 @@ beforeAll(async () => {
       { type: 'pg_create_array_relationship', args: { table: 'item', name: 'notes', using: { foreign_key_constraint_on: { table: 'note', column: 'item_id' } } } },
       { type: 'pg_create_array_relationship', args: { table: 'part', name: 'tags', using: { foreign_key_constraint_on: { table: 'tag', column: 'part_id' } } } },
       { type: 'pg_track_table', args: { table: 'stock' } },
+      { type: 'pg_track_table', args: { table: 'gadget_v' } },
       { type: 'pg_create_array_relationship', args: { table: 'item', name: 'stock', using: { foreign_key_constraint_on: { table: 'stock', column: 'item_id' } } } },
       {
         type: 'pg_create_insert_permission',
@@ -49,7 +52,7 @@ beforeAll(async () => {
   expect(r.status, r.text).toBe(200);
 });
 beforeEach(async () => {
-  await server.runSql(`truncate stock, tag, note, part, item, kinds restart identity cascade;`);
+  await server.runSql(`truncate gadget, stock, tag, note, part, item, kinds restart identity cascade;`);
 });
 
 const INSERT = `mutation ($objects: [item_insert_input!]!) { insert_item(objects: $objects) { affected_rows returning { id name } } }`;
@@ -388,6 +391,21 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(r).toEqual({ data: { insert_item: { affected_rows: 6_000 } } });
     expect(await rows('item', 'name, n')).toEqual(objects.map((o, i) => ({ name: o.name, n: i % 3 ? i : null })));
     expect(await rows('part', 'label, qty, (select name from item where item.id = part.item_id) as owner')).toEqual(objects.map((o) => ({ label: o.parts.data[0]!.label, qty: o.parts.data[0]!.qty, owner: o.name })));
+  });
+
+  it('rows into a view that leave out columns: each takes its base table\'s default, never null (a view column has no default of its own to read)', async () => {
+    const r = await q(`mutation ($o: [gadget_v_insert_input!]!) { insert_gadget_v(objects: $o) { returning { label qty note } } }`, {
+      o: [{ label: 'a', qty: 5, note: 'x' }, { label: 'b' }, { label: 'c', note: null }, { label: 'd', qty: 7 }],
+    });
+    expect(r.errors).toBeUndefined();
+    const expected = [
+      { label: 'a', qty: 5, note: 'x' },
+      { label: 'b', qty: 1, note: 'none' },
+      { label: 'c', qty: 1, note: null },
+      { label: 'd', qty: 7, note: 'none' },
+    ];
+    expect(r.data.insert_gadget_v.returning).toEqual(expected);
+    expect(await rows('gadget', 'label, qty, note')).toEqual(expected);
   });
 
   it('rows that leave out different columns take the defaults (bound per value), and past PostgreSQL\'s parameter limit get a clear error', async () => {

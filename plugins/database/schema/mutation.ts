@@ -700,13 +700,17 @@ function zeroError(zeros: readonly { message: string; path: string }[] | undefin
 
 /** The columns of an InsertIR of `w`'s table, made once per table: each column's type, and
  * whether a row that leaves it out writes null (no default, identity or generation, and not of
- * a domain, which may have a default of its own): Note [Rows bound by column]. */
+ * a domain, which may have a default of its own): Note [Rows bound by column]. Only a table's
+ * columns say so: a view's column takes its base table's default, which its own does not show
+ * (nor does a foreign table's show the remote one). */
 const irColumnsMemo = new WeakMap<WriteTable, InsertIR['columns']>();
 function insertIrColumns(w: WriteTable): InsertIR['columns'] {
   let columns = irColumnsMemo.get(w);
   if (columns) return columns;
   const t = w.t;
-  const info = new Map(t.source.tables.get(t.model.key)?.info.columns.map((c) => [c.name, c]));
+  const table = t.source.tables.get(t.model.key)?.info;
+  const own = table?.relation === 'table' || table?.relation === 'partitioned_table';
+  const info = new Map(own ? table.columns.map((c) => [c.name, c]) : []);
   const out = new Map<string, { scalar: ScalarType; nullDefault?: true }>();
   for (const c of t.model.columns) {
     const i = info.get(c.name);
