@@ -6,7 +6,10 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--nested K [--returning [--limit L]] [--upsert]] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert]] [--root DIR]
+ *
+ * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
+ * bound by column]).
  *
  * `--nested K` inserts N playlists instead, each with K playlist_track rows through its array
  * relationship (Note [Levels inserted as sets]); with `--returning` the mutation answers each
@@ -36,10 +39,11 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, nested: 0, returning: false, limit: 0, upsert: false, root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, upsert: false, root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
+    else if (a === '--mixed') flags.mixed = true;
     else if (a === '--returning') flags.returning = true;
     else if (a === '--upsert') flags.upsert = true;
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
@@ -48,11 +52,12 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --nested K --returning --limit L --upsert --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert: with --nested K');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
+  if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
   return flags;
 }
 
@@ -83,7 +88,7 @@ try {
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? ', upserted' : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? ', upserted' : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -103,7 +108,7 @@ try {
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
         }
         const rows = Array.from({ length: n }, (_, j) => ({
-          id: FIRST_ID + i * size + j,
+          ...(flags.mixed && j % 2 ? {} : { id: FIRST_ID + i * size + j }),
           name: `bulk "${i}" \\ ${j}`,
           album_id: 1 + (j % 347),
           media_type_id: 1 + (j % 5),
@@ -142,7 +147,7 @@ try {
         await sql.unsafe(`delete from playlists where id >= ${FIRST_ID}`);
         await sql.unsafe('vacuum analyze playlist_track, playlists');
       } else {
-        await sql.unsafe(`delete from tracks where id >= ${FIRST_ID}`);
+        await sql.unsafe(`delete from tracks where id >= ${FIRST_ID} or name like 'bulk %'`);
         await sql.unsafe('vacuum analyze tracks');
       }
     }

@@ -81,10 +81,26 @@ type Fixed = Map<string, ParentColumn>;
  * inserts"). A row may leave out a column whose default is null (no default, identity or
  * generation, and not of a domain: `InsertIR.columns`' `nullDefault`, from the table's
  * introspection): its item is null, which is what DEFAULT would write (clients drop the fields
- * a row has no value for). Rows that leave out different columns with defaults keep the VALUES
- * list (DEFAULT exists only there), and a statement that would still need more parameters than
- * one can take is refused with a clear error (`finish` in ./compile.ts). A single row keeps its
- * VALUES list.
+ * a row has no value for); or one whose default is known (Note [Defaults bound by column]).
+ * Rows that leave out an identity column some rows give keep the VALUES list (DEFAULT exists
+ * only there), and a statement that would still need more parameters than one can take is
+ * refused with a clear error (`finish` in ./compile.ts). A single row keeps its VALUES list.
+ *
+ * Note [Defaults bound by column]
+ * DEFAULT is only valid in an INSERT's own VALUES list, so rows bound by column cannot ask for
+ * it. A column's own default (not an identity's, whose sequence DEFAULT reads without the
+ * privilege a call needs; not a domain's) is read with the table (`InsertColumn.default`,
+ * pg_get_expr of its pg_attrdef row), so where some rows leave such a column out, its value is
+ * `case when _v.g<n> is null then (<default>)::<type> else <the row's value> end`, `g<n>` an
+ * array that holds an item for each row that gives the column: the expression DEFAULT would
+ * evaluate, once for each row that takes it, in the rows' order (a serial's ids as Hasura's
+ * VALUES list gives them). A default changed since the table was read would be written silently,
+ * so the statement checks each default it wrote in (and that a column it wrote null for still
+ * has none) against the catalog when it runs, and fails before anything is kept if one differs:
+ * `svc:default:<i>`, the error naming the column and asking for reload_metadata (run_sql
+ * reloads by itself). Rows that leave out different columns with defaults are then one
+ * statement for any count (30,000 such rows in one request were refused: more parameters than
+ * PostgreSQL takes), and levels of them are inserted as sets (Note [Levels inserted as sets]).
  */
 
 /*
@@ -94,9 +110,8 @@ type Fixed = Map<string, ParentColumn>;
  * rows each: 0.55-0.65 s of PostgreSQL's CPU for 1,000, 6.0-7.9 s for 3,000), and 5,000 failed
  * with "stack depth limit exceeded"; so did rows each with an object through an object
  * relationship. So a level of several rows that give the same columns (or leave out only
- * columns whose default is null), each with an object through the same object relationships, is
- * one INSERT of Note
- * [Rows bound by column]: after one INSERT per object relationship of the rows' objects, each
+ * columns whose default is null or known), each with an object through the same object
+ * relationships, is one INSERT of Note [Rows bound by column]: after one INSERT per object relationship of the rows' objects, each
  * row joined to its own by position, and before one INSERT per array relationship of the rows
  * under them, every row's together in the rows' order, each carrying its parent's position among
  * the level's rows: `insert into child (..., fk) select ..., _p0.k0 from unnest(...,
@@ -164,6 +179,8 @@ type Fixed = Map<string, ParentColumn>;
 const ZERO_MARK = 'svc:zero:';
 /** How the error of a failed permission check begins (Note [Mutations in one round trip]). */
 const CHECK_MARK = 'svc:check:';
+/** How the error of a changed column default begins (Note [Defaults bound by column]). */
+const DEFAULT_MARK = 'svc:default:';
 
 /*
  * Note [Mutations in one round trip]
@@ -183,14 +200,16 @@ const CHECK_MARK = 'svc:check:';
  * not folded when the statement is planned; CASE evaluates it only when its WHEN holds. */
 const raise = (mark: string) => `(select ('${mark}' || count(*))::int4 from _svc_s)::text`;
 
-const RAISED = /^invalid input syntax for type integer: "svc:(check|zero):(?:(\d+):)?\d+"$/;
+const RAISED = /^invalid input syntax for type integer: "svc:(check|zero|default):(?:(\d+):)?\d+"$/;
 
 /** What a mutation statement's error means (Note [Mutations in one round trip]): a failed check,
- * a nested insert's missing parent (the zero check `index`), or undefined for any other error. */
-export function mutationFailure(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined {
+ * a nested insert's missing parent (the zero check `index`), a column default that changed since
+ * the statement was compiled (`CompiledQuery.defaults`' `index`; Note [Defaults bound by
+ * column]), or undefined for any other error. */
+export function mutationFailure(e: unknown): { k: 'check' } | { k: 'zero' | 'default'; index: number } | undefined {
   const m = RAISED.exec((e as { message?: unknown })?.message as string);
   if (!m) return undefined;
-  return m[1] === 'check' ? { k: 'check' } : { k: 'zero', index: Number(m[2]) };
+  return m[1] === 'check' ? { k: 'check' } : { k: m[1] as 'zero' | 'default', index: Number(m[2]) };
 }
 
 export interface Written {
@@ -212,6 +231,9 @@ export class MutationCompiler extends Compiler {
   readonly levels: [number, string, number][] = [];
   /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
   readonly inserted: string[] = [];
+  /** The column defaults written into the statement (Note [Defaults bound by column]), each
+   * checked unchanged when it runs. */
+  readonly defaults: { table: QualifiedTable; column: string; sql: string | null }[] = [];
   /** Whether reads see the rows written earlier in the statement (Note [Nested inserts]). */
   overlayOn = false;
   private cte = 0;
@@ -263,9 +285,10 @@ export class MutationCompiler extends Compiler {
       }),
     );
     // Whether a row has every column: from a joined level, its parent, or a value of its own;
-    // `orNull`: or left out where its default is null (Note [Rows bound by column]).
+    // `orNull`: or left out where its default is null or known (Notes [Rows bound by column],
+    // [Defaults bound by column]).
     const givesAll = (r: (typeof rows)[number], orNull: boolean) =>
-      cols.every((c) => fromParent.has(c) || r.fixed.has(c) || (orNull ? givesOrNull(r.values, c, ir.columns) : r.values.get(c)?.k === 'value'));
+      cols.every((c) => fromParent.has(c) || r.fixed.has(c) || (orNull ? givesOrDefault(r.values, c, ir.columns) : r.values.get(c)?.k === 'value'));
     // Note [Parents joined]: rows that give every column read their parents' CTEs as FROM items.
     const joined = rows.every((r) => r.fixed.size > 0 && givesAll(r, false));
     const parentCtes = new Set<string>();
@@ -297,7 +320,18 @@ export class MutationCompiler extends Compiler {
         const name = `c${names.length}`;
         names.push(name);
         arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
-        return typedValue(`_v.${name}`, col.scalar);
+        const value = typedValue(`_v.${name}`, col.scalar);
+        if (rows.every((r) => r.values.has(c))) return value;
+        if (col.nullDefault) {
+          // Null where left out, while the column still has no default (Note [Defaults bound by column]).
+          this.defaultOf(ir.table, c, null);
+          return value;
+        }
+        // Note [Defaults bound by column]: which rows give the column, and its default for the others.
+        const given = `g${names.length}`;
+        names.push(given);
+        arrays.push(`(${this.bind({ k: 'items', items: rows.map((r) => (r.values.has(c) ? TRUE_VALUE : NULL_VALUE)), format: arrayLiteral })})::text[]`);
+        return `(case when _v.${given} is null then (${this.defaultOf(ir.table, c, col.default!)})::${col.scalar.bindAs} else ${value} end)`;
       });
       let from: string;
       if (joins) {
@@ -399,6 +433,13 @@ export class MutationCompiler extends Compiler {
     this.positioned.add(each);
     this.inserted.push(each);
     return each;
+  }
+
+  /** The default `sql` of `table`'s `column`, written into the statement and checked there
+   * (Note [Defaults bound by column]). */
+  private defaultOf<T extends string | null>(table: QualifiedTable, column: string, sql: T): T {
+    if (!this.defaults.some((d) => d.column === column && tkey(d.table) === tkey(table))) this.defaults.push({ table, column, sql });
+    return sql;
   }
 
   /** CTEs that hold each row of a level at its position `n` (Note [Rows upserting one row]). */
@@ -618,6 +659,11 @@ export class MutationCompiler extends Compiler {
       ...this.levels.map(([i, c, n]): [number, string] => [i, `(select count(*) from ${c}) <> ${n}`]),
       ...this.parents.map(([i, c]): [number, string] => [i, `not exists (select from ${c})`]),
     ].sort((a, b) => a[0] - b[0]);
+    // A default written into the statement that is no longer the column's: nothing else counts.
+    this.defaults.forEach((d, i) => {
+      const now = `(select pg_get_expr(d.adbin, d.adrelid) from pg_catalog.pg_attrdef as d join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = ${lit(this.table(d.table))}::regclass and a.attname = ${lit(d.column)})`;
+      whens.push(`when ${now} is distinct from ${d.sql === null ? 'null' : lit(d.sql)} then ${raise(`${DEFAULT_MARK}${i}:`)}`);
+    });
     for (const [i, condition] of zeroes) whens.push(`when ${condition} then ${raise(`${ZERO_MARK}${i}:`)}`);
     if (this.checked.length) {
       const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
@@ -634,19 +680,23 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
   const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
   // The top level's own rows (not its nested ones) are what the field returns; affected_rows
   // counts the nested ones too.
-  return { sql: c.finish(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes))), params: c.params, ...(c.zeroes.length ? { zeroes: c.zeroes } : {}) };
+  const sql = c.finish(c.statement(c.output(ir.output, w, ir.k === 'insert' ? c.inserted : w.ctes)));
+  return { sql, params: c.params, ...(c.zeroes.length ? { zeroes: c.zeroes } : {}), ...(c.defaults.length ? { defaults: c.defaults.map(({ table, column }) => ({ table, column })) } : {}) };
 }
 
 const NO_FIXED: Fixed = new Map();
 /** A grouped array's row number within its returned row (Note [Arrays of written rows grouped]). */
 const RANK = '"__svc_k"';
 const NULL_VALUE = { k: 'lit', v: null } as const;
+const TRUE_VALUE = { k: 'lit', v: true } as const;
 
-/** Whether a row gives `column` a value, or leaves out a column whose default is null (Note
- * [Rows bound by column]). */
-function givesOrNull(values: ReadonlyMap<string, ColumnValue>, column: string, columns: InsertIR['columns']): boolean {
+/** Whether a row gives `column` a value, or leaves out a column whose default is null or known
+ * (Notes [Rows bound by column], [Defaults bound by column]). */
+function givesOrDefault(values: ReadonlyMap<string, ColumnValue>, column: string, columns: InsertIR['columns']): boolean {
   const v = values.get(column);
-  return v ? v.k === 'value' : columns.get(column)?.nullDefault === true;
+  if (v) return v.k === 'value';
+  const c = columns.get(column);
+  return c?.nullDefault === true || c?.default !== undefined;
 }
 
 /** Whether `ir` upserts, updating the row its key finds. */
@@ -690,15 +740,15 @@ const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instan
 /**
  * `irs` (a root's rows, or the rows one relationship inserts under each row of the level above,
  * `positions` giving each row's parent) as a level inserted as a set, when they can be: rows
- * that give the same columns (none left to its default) and each an object through the same
- * object relationships, the inserts of one table, check and on_conflict, and the levels of
- * their objects and of the rows under them as well. Undefined otherwise: the rows are then
+ * that give the same columns (or leave out ones whose default is null or known) and each an
+ * object through the same object relationships, the inserts of one table, check and
+ * on_conflict, and the levels of their objects and of the rows under them as well. Undefined otherwise: the rows are then
  * inserted one CTE each (Note [Nested inserts]).
  */
 function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefined {
   const first = irs[0]!;
   const rows = irs.length === 1 ? first.rows : irs.flatMap((x) => x.rows);
-  // The columns any row gives; a row may leave out one whose default is null.
+  // The columns any row gives; a row may leave out one whose default is null or known.
   const keys: string[] = [];
   for (const r of rows) for (const k of r.values.keys()) if (!keys.includes(k)) keys.push(k);
   if (keys.length === 0 && !positions) return undefined;
@@ -710,7 +760,7 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
   const objectNames = rows[0]!.before.map((b) => b.relationship);
   for (const r of rows) {
     if (r.before.length !== objectNames.length) return undefined;
-    for (const k of keys) if (!givesOrNull(r.values, k, first.columns)) return undefined;
+    for (const k of keys) if (!givesOrDefault(r.values, k, first.columns)) return undefined;
     for (let i = 0; i < objectNames.length; i++) if (r.before[i]!.relationship !== objectNames[i]) return undefined;
   }
   if (irs.length > 1) {

@@ -9,7 +9,7 @@
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, MutationIR, ObjectIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
+import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, InsertColumn, MutationIR, ObjectIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { postgresDialect as pg } from './dialect.js';
 
@@ -635,6 +635,23 @@ describe('compileMutation', () => {
         "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name", "tags") select (_v.c0)::"pg_catalog"."text", (_v.c1)::"pg_catalog"."_text" from unnest(($1::text)::text[], ($2::text)::text[]) as _v(c0, c1) returning _t0 as r, true as c) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n))::text end as json",
       }
     `);
+  });
+
+  it('rows that leave out a column with a default: its default written in for them, by a mask of the rows that give it, and checked unchanged when the statement runs (Note [Defaults bound by column])', () => {
+    const columns = new Map<string, InsertColumn>(authorColumns);
+    columns.set('name', { scalar: authorColumns.get('name')!.scalar, default: `'anon'::text` });
+    const named = (name?: string) => ({ values: new Map<string, ColumnValue>([['id', { k: 'value', value: lit(1) }], ...(name ? ([['name', { k: 'value', value: lit(name) }]] as const) : [])]), before: [], after: [] });
+    const q = mutation({ k: 'insert', insert: { table: author, columns, rows: [named('ann'), named(), named('cy')], check: T }, output: { k: 'multi', fields: [affected] } });
+    expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([[1, 1, 1], ['ann', null, 'cy'], [true, null, true], 'session_json']);
+    expect(q.sql).toContain(`(case when _v.g2 is null then ('anon'::text)::"pg_catalog"."text" else (_v.c1)::"pg_catalog"."text" end)`);
+    expect(q.sql).toContain(
+      `when (select pg_get_expr(d.adbin, d.adrelid) from pg_catalog.pg_attrdef as d join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = '"public"."author"'::regclass and a.attname = 'name') is distinct from '''anon''::text' then`,
+    );
+    expect(q.defaults).toEqual([{ table: author, column: 'name' }]);
+    // Every row giving it: no mask, no check.
+    const all = mutation({ k: 'insert', insert: { table: author, columns, rows: [named('ann'), named('bo')], check: T }, output: { k: 'multi', fields: [affected] } });
+    expect(all.sql).not.toContain('pg_attrdef');
+    expect(all.defaults).toBeUndefined();
   });
 
   it("an update with _set and _inc, the role's filter and check, returning under the select filter", () => {

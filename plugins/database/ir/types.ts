@@ -304,13 +304,21 @@ export interface NestedInsert {
   insert: InsertIR;
 }
 
+/** A column an insert's rows may give: its type (for the casts); `nullDefault`: a row that
+ * leaves it out writes null (it has no default, identity or generation); `default`: the SQL of
+ * its own default, which such a row writes (the table's, checked unchanged when the statement
+ * runs). Either lets a row that leaves it out be bound with rows that give it (Note [Rows bound
+ * by column] in plugins/postgres/compile-mutation.ts). */
+export interface InsertColumn {
+  scalar: ScalarType;
+  nullDefault?: true;
+  default?: string;
+}
+
 export interface InsertIR {
   table: QualifiedTable;
-  /** Every column the rows may give, with its type (for the casts); `nullDefault`: a row that
-   * leaves the column out writes null (it has no default, identity or generation), so it may be
-   * bound with rows that give it (Note [Rows bound by column] in
-   * plugins/postgres/compile-mutation.ts). */
-  columns: ReadonlyMap<string, { scalar: ScalarType; nullDefault?: true }>;
+  /** Every column the rows may give (InsertColumn). */
+  columns: ReadonlyMap<string, InsertColumn>;
   rows: InsertRowIR[];
   onConflict?: {
     /** A constraint by name, or the columns of a unique index; neither: any conflict. */
@@ -371,11 +379,8 @@ export interface NestedWriteIR {
 }
 
 export interface NestedInsertIR {
-  /** Every column the rows may give, with its type (for the casts); `nullDefault`: a row that
-   * leaves the column out writes null (it has no default, identity or generation), so it may be
-   * bound with rows that give it (Note [Rows bound by column] in
-   * plugins/postgres/compile-mutation.ts). */
-  columns: ReadonlyMap<string, { scalar: ScalarType; nullDefault?: true }>;
+  /** Every column the rows may give (InsertColumn). */
+  columns: ReadonlyMap<string, InsertColumn>;
   /** Each row's values (a column left out takes its default) and the rows it brings through
    * array relationships (inserted for it, as for a parent). */
   rows: { values: ReadonlyMap<string, ColumnValue>; after: NestedWriteIR[] }[];
@@ -409,6 +414,9 @@ export interface CompiledQuery {
   params: ParamSource[];
   /** A mutation's zero checks, by the index its error names (`mutationFailure`). */
   zeroes?: readonly ZeroCheck[];
+  /** The column defaults a mutation's statement wrote in, by the index its error names when one
+   * changed since (`mutationFailure`). */
+  defaults?: readonly { table: QualifiedTable; column: string }[];
   /** A multiplexed statement (SelectOptions): its bind parameters for many bindings, each the
    * texts of `params` (as one statement would bind them); its rows are `{i, json, cursor?}`,
    * one per binding, `i` its 1-based index, in order. */

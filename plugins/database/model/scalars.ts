@@ -47,6 +47,9 @@ export interface ColumnInfo {
   elementKind?: TypeKind | null;
   nullable: boolean;
   hasDefault: boolean;
+  /** The column's own default as the source prints it (PostgreSQL: pg_get_expr of its
+   * pg_attrdef row); null or absent where it has none, or the kind does not say. */
+  defaultSql?: string | null;
   isIdentity: boolean;
   isGenerated: boolean;
   description: string | null;

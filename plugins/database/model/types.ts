@@ -527,7 +527,7 @@ export interface Dialect {
   nestedInserts?: boolean;
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
-  mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero'; index: number } | undefined;
+  mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero' | 'default'; index: number } | undefined;
   /** What a database error means to the client (Note [Database errors] in schema/plan.ts): the
    * error code, a prefix for its message (Hasura's `Uniqueness violation. `), and what `internal`
    * shows (PostgreSQL: the SQLSTATE). Undefined: the framework's default, `unexpected` with the

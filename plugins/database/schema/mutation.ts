@@ -31,7 +31,7 @@ import {
 } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, ZeroCheck } from '../ir/types.js';
+import type { BoolIR, ColumnValue, CompiledQuery, InsertColumn, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, ZeroCheck } from '../ir/types.js';
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
@@ -684,6 +684,15 @@ function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { mess
   }));
 }
 
+/** The error of a statement that wrote a column's default in, which changed since the table
+ * was introspected (Note [Defaults bound by column] in plugins/postgres/compile-mutation.ts):
+ * nothing was written, and reloading the metadata reads the new one. */
+function defaultChanged(d: { table: { schema: string; name: string }; column: string } | undefined, defaultSchema: string, path: string): SvcError {
+  const table = d === undefined ? 'a table' : `table "${d.table.schema === defaultSchema ? d.table.name : `${d.table.schema}.${d.table.name}`}"`;
+  const column = d === undefined ? 'a column' : `column "${d.column}"`;
+  return new SvcError('unexpected', `the default of ${column} of ${table} changed since the metadata was loaded: reload the metadata (reload_metadata) and send the request again`, { path });
+}
+
 /** A statement with its zero checks' errors (`zeroErrors`). */
 function withZeros(q: CompiledQuery, defaultSchema: string): CompiledQuery & { zeros?: { message: string; path: string }[] } {
   if (!q.zeroes) return q;
@@ -700,9 +709,9 @@ function zeroError(zeros: readonly { message: string; path: string }[] | undefin
 
 /** The columns of an InsertIR of `w`'s table, made once per table: each column's type, and
  * whether a row that leaves it out writes null (no default, identity or generation, and not of
- * a domain, which may have a default of its own): Note [Rows bound by column]. Only a table's
- * columns say so: a view's column takes its base table's default, which its own does not show
- * (nor does a foreign table's show the remote one). */
+ * a domain, which may have a default of its own) or its default's SQL (InsertColumn; Note [Rows
+ * bound by column]). Only a table's columns say so: a view's column takes its base table's
+ * default, which its own does not show (nor does a foreign table's show the remote one). */
 const irColumnsMemo = new WeakMap<WriteTable, InsertIR['columns']>();
 function insertIrColumns(w: WriteTable): InsertIR['columns'] {
   let columns = irColumnsMemo.get(w);
@@ -711,11 +720,13 @@ function insertIrColumns(w: WriteTable): InsertIR['columns'] {
   const table = t.source.tables.get(t.model.key)?.info;
   const own = table?.relation === 'table' || table?.relation === 'partitioned_table';
   const info = new Map(own ? table.columns.map((c) => [c.name, c]) : []);
-  const out = new Map<string, { scalar: ScalarType; nullDefault?: true }>();
+  const out = new Map<string, InsertColumn>();
   for (const c of t.model.columns) {
     const i = info.get(c.name);
     const nullDefault = i !== undefined && !i.hasDefault && !i.isIdentity && !i.isGenerated && i.typeKind !== 'domain';
-    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : { scalar: c.scalar });
+    // An identity's default is no expression (and needs no privilege on its sequence): none.
+    const sql = i !== undefined && i.hasDefault && !i.isIdentity && !i.isGenerated ? i.defaultSql : undefined;
+    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : sql ? { scalar: c.scalar, default: sql } : { scalar: c.scalar });
   }
   irColumnsMemo.set(w, (columns = out));
   return columns;
@@ -812,6 +823,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
           const failure = w.t.source.kind.dialect.mutationFailure?.(e);
           if (failure?.k === 'check') throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
           if (failure?.k === 'zero') throw zeroError(q.zeros, failure.index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
+          if (failure?.k === 'default') throw defaultChanged(q.defaults?.[failure.index], dialect.defaultSchema, errorPath);
           throw dbError(e, w.t.source.kind.dialect, errorPath);
         }
         texts.push(row.json);
