@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
@@ -98,7 +98,13 @@ type Fixed = Map<string, ParentColumn>;
  * so the statement checks each default it wrote in (and that a column it wrote null for still
  * has none) against the catalog when it runs, and fails before anything is kept if one differs:
  * `svc:default:<i>`, the error naming the column and asking for reload_metadata (run_sql
- * reloads by itself). Rows that leave out different columns with defaults are then one
+ * reloads by itself). It compares the key (md5 of the stored expression, whose objects are
+ * OIDs), not the SQL: pg_get_expr qualifies names by the search_path it runs under, and run_sql
+ * of pg_dump's output empties it before the metadata is reloaded in the same transaction, which
+ * printed `nextval('public.part_id_seq'::regclass)` where the statement's session prints
+ * `nextval('part_id_seq'::regclass)`. SQL printed under a search_path that saw a same-named
+ * function the statement's does not see would call the other one; the engine reads tables under
+ * the source's own search_path except there. Rows that leave out different columns with defaults are then one
  * statement for any count (30,000 such rows in one request were refused: more parameters than
  * PostgreSQL takes), and levels of them are inserted as sets (Note [Levels inserted as sets]).
  */
@@ -233,7 +239,7 @@ export class MutationCompiler extends Compiler {
   readonly inserted: string[] = [];
   /** The column defaults written into the statement (Note [Defaults bound by column]), each
    * checked unchanged when it runs. */
-  readonly defaults: { table: QualifiedTable; column: string; sql: string | null }[] = [];
+  readonly defaults: { table: QualifiedTable; column: string; key: string | null }[] = [];
   /** Whether reads see the rows written earlier in the statement (Note [Nested inserts]). */
   overlayOn = false;
   private cte = 0;
@@ -331,7 +337,7 @@ export class MutationCompiler extends Compiler {
         const given = `g${names.length}`;
         names.push(given);
         arrays.push(`(${this.bind({ k: 'items', items: rows.map((r) => (r.values.has(c) ? TRUE_VALUE : NULL_VALUE)), format: arrayLiteral })})::text[]`);
-        return `(case when _v.${given} is null then (${this.defaultOf(ir.table, c, col.default!)})::${col.scalar.bindAs} else ${value} end)`;
+        return `(case when _v.${given} is null then (${this.defaultOf(ir.table, c, col.default!).sql})::${col.scalar.bindAs} else ${value} end)`;
       });
       let from: string;
       if (joins) {
@@ -437,9 +443,9 @@ export class MutationCompiler extends Compiler {
 
   /** The default `sql` of `table`'s `column`, written into the statement and checked there
    * (Note [Defaults bound by column]). */
-  private defaultOf<T extends string | null>(table: QualifiedTable, column: string, sql: T): T {
-    if (!this.defaults.some((d) => d.column === column && tkey(d.table) === tkey(table))) this.defaults.push({ table, column, sql });
-    return sql;
+  private defaultOf<T extends InsertColumn['default'] | null>(table: QualifiedTable, column: string, given: T): T {
+    if (!this.defaults.some((d) => d.column === column && tkey(d.table) === tkey(table))) this.defaults.push({ table, column, key: given?.key ?? null });
+    return given;
   }
 
   /** CTEs that hold each row of a level at its position `n` (Note [Rows upserting one row]). */
@@ -661,8 +667,8 @@ export class MutationCompiler extends Compiler {
     ].sort((a, b) => a[0] - b[0]);
     // A default written into the statement that is no longer the column's: nothing else counts.
     this.defaults.forEach((d, i) => {
-      const now = `(select pg_get_expr(d.adbin, d.adrelid) from pg_catalog.pg_attrdef as d join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = ${lit(this.table(d.table))}::regclass and a.attname = ${lit(d.column)})`;
-      whens.push(`when ${now} is distinct from ${d.sql === null ? 'null' : lit(d.sql)} then ${raise(`${DEFAULT_MARK}${i}:`)}`);
+      const now = `(select md5(d.adbin::text) from pg_catalog.pg_attrdef as d join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = ${lit(this.table(d.table))}::regclass and a.attname = ${lit(d.column)})`;
+      whens.push(`when ${now} is distinct from ${d.key === null ? 'null' : lit(d.key)} then ${raise(`${DEFAULT_MARK}${i}:`)}`);
     });
     for (const [i, condition] of zeroes) whens.push(`when ${condition} then ${raise(`${ZERO_MARK}${i}:`)}`);
     if (this.checked.length) {

@@ -33,7 +33,7 @@ cols as (
       'typeKind', ${typeKind('t', true)}, 'elementKind', ${elementKind('t')},
       'nullable', not a.attnotnull,
       'hasDefault', a.atthasdef or a.attidentity <> '',
-      'defaultSql', case when a.atthasdef then (select pg_get_expr(d.adbin, d.adrelid) from pg_attrdef d where d.adrelid = a.attrelid and d.adnum = a.attnum) end,
+      'default', case when a.atthasdef then (select json_build_object('sql', pg_get_expr(d.adbin, d.adrelid), 'key', md5(d.adbin::text)) from pg_attrdef d where d.adrelid = a.attrelid and d.adnum = a.attnum) end,
       'isIdentity', a.attidentity <> '', 'isGenerated', a.attgenerated <> '',
       'description', col_description(a.attrelid, a.attnum)
     ) order by a.attnum) as columns

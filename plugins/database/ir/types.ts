@@ -305,14 +305,14 @@ export interface NestedInsert {
 }
 
 /** A column an insert's rows may give: its type (for the casts); `nullDefault`: a row that
- * leaves it out writes null (it has no default, identity or generation); `default`: the SQL of
- * its own default, which such a row writes (the table's, checked unchanged when the statement
- * runs). Either lets a row that leaves it out be bound with rows that give it (Note [Rows bound
+ * leaves it out writes null (it has no default, identity or generation); `default`: its own
+ * default (ColumnInfo.default), which such a row writes (checked unchanged by its key when the
+ * statement runs). Either lets a row that leaves it out be bound with rows that give it (Note [Rows bound
  * by column] in plugins/postgres/compile-mutation.ts). */
 export interface InsertColumn {
   scalar: ScalarType;
   nullDefault?: true;
-  default?: string;
+  default?: { sql: string; key: string };
 }
 
 export interface InsertIR {

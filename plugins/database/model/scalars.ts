@@ -47,9 +47,11 @@ export interface ColumnInfo {
   elementKind?: TypeKind | null;
   nullable: boolean;
   hasDefault: boolean;
-  /** The column's own default as the source prints it (PostgreSQL: pg_get_expr of its
-   * pg_attrdef row); null or absent where it has none, or the kind does not say. */
-  defaultSql?: string | null;
+  /** The column's own default: its SQL as the source prints it and a key that changes when it
+   * does (PostgreSQL: pg_get_expr of its pg_attrdef row, and the md5 of the stored expression,
+   * which names objects by OID, not by the search_path the SQL was printed under); null or
+   * absent where it has none, or the kind does not say. */
+  default?: { sql: string; key: string } | null;
   isIdentity: boolean;
   isGenerated: boolean;
   description: string | null;

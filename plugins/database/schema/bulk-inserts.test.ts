@@ -466,6 +466,16 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
       await server.sql.unsafe('alter table part alter column qty set default 1');
       expect((await server.metadata({ type: 'reload_metadata', args: {} })).status).toBe(200);
     }
+    // Metadata reloaded by run_sql whose SQL emptied the search_path (as pg_dump's output does):
+    // the defaults print schema-qualified, and are the same defaults.
+    await server.runSql(`select pg_catalog.set_config('search_path', '', false); alter table public.part alter column qty set default 2;`);
+    try {
+      const r = await q(`mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { returning { id label qty } } }`, { o: [{ id: 50, item_id: 1, label: 's' }, { item_id: 1, label: 't', qty: 3 }] });
+      expect(r.errors).toBeUndefined();
+      expect(r.data.insert_part.returning.map((x: { label: string; qty: number }) => [x.label, x.qty])).toEqual([['s', 2], ['t', 3]]);
+    } finally {
+      await server.runSql('alter table part alter column qty set default 1;');
+    }
     // A default given to a column that had none: rows leaving it out would have written null.
     await server.sql.unsafe(`alter table item alter column n set default 7`);
     try {

@@ -725,8 +725,8 @@ function insertIrColumns(w: WriteTable): InsertIR['columns'] {
     const i = info.get(c.name);
     const nullDefault = i !== undefined && !i.hasDefault && !i.isIdentity && !i.isGenerated && i.typeKind !== 'domain';
     // An identity's default is no expression (and needs no privilege on its sequence): none.
-    const sql = i !== undefined && i.hasDefault && !i.isIdentity && !i.isGenerated ? i.defaultSql : undefined;
-    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : sql ? { scalar: c.scalar, default: sql } : { scalar: c.scalar });
+    const own = i !== undefined && i.hasDefault && !i.isIdentity && !i.isGenerated ? i.default : undefined;
+    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : own ? { scalar: c.scalar, default: own } : { scalar: c.scalar });
   }
   irColumnsMemo.set(w, (columns = out));
   return columns;
