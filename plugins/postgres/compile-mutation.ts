@@ -116,9 +116,10 @@ type Fixed = Map<string, ParentColumn>;
  * rows each: 0.55-0.65 s of PostgreSQL's CPU for 1,000, 6.0-7.9 s for 3,000), and 5,000 failed
  * with "stack depth limit exceeded"; so did rows each with an object through an object
  * relationship. So a level of several rows that give the same columns (or leave out only
- * columns whose default is null or known), each with an object through the same object
- * relationships, is one INSERT of Note [Rows bound by column]: after one INSERT per object relationship of the rows' objects, each
- * row joined to its own by position, and before one INSERT per array relationship of the rows
+ * columns whose default is null or known) is one INSERT of Note [Rows bound by column]: after
+ * one INSERT per object relationship of the rows' objects, each row joined to its own by
+ * position (where only some rows bring an object, the others naming theirs by its columns, by
+ * its position among those that do, a LEFT JOIN, the others keeping their own values), and before one INSERT per array relationship of the rows
  * under them, every row's together in the rows' order, each carrying its parent's position among
  * the level's rows: `insert into child (..., fk) select ..., _p0.k0 from unnest(...,
  * $positions) with ordinality as _v(..., p0, o) join (select (_c0.r)."id" as k0, row_number()
@@ -282,11 +283,12 @@ export class MutationCompiler extends Compiler {
       for (const c of r.values.keys()) if (!cols.includes(c)) cols.push(c);
       for (const c of r.fixed.keys()) if (!cols.includes(c)) cols.push(c);
     }
-    // A column a joined level gives: `_p<join>.k<pair>`.
-    const fromParent = new Map<string, string>();
+    // A column a joined level gives: `_p<join>.k<pair>`; `partial`: only to the rows that have a
+    // row there (an object relationship some rows give), the others giving their own.
+    const fromParent = new Map<string, { ref: string; n: number; partial: boolean }>();
     joins?.forEach((j, n) =>
       j.mapping.forEach(([, own], i) => {
-        fromParent.set(own, `_p${n}.k${i}`);
+        fromParent.set(own, { ref: `_p${n}.k${i}`, n, partial: j.positions?.includes(null) === true });
         if (!cols.includes(own)) cols.push(own);
       }),
     );
@@ -309,14 +311,8 @@ export class MutationCompiler extends Compiler {
       const fixed = rows[0]?.fixed ?? new Map();
       const arrays: string[] = [];
       const names: string[] = [];
-      const exprs = cols.map((c) => {
-        const joinedColumn = fromParent.get(c);
-        if (joinedColumn !== undefined) return joinedColumn;
-        const parent = fixed.get(c);
-        if (parent !== undefined) {
-          parentCtes.add(parent.cte);
-          return `(${parent.cte}.r).${quoteIdent(parent.column)}`;
-        }
+      // The rows' own values of column `c`.
+      const own = (c: string) => {
         const col = ir.columns.get(c);
         if (!col) throw new UnsupportedQuery(`unknown column "${c}"`);
         const items = rows.map((r) => {
@@ -338,6 +334,17 @@ export class MutationCompiler extends Compiler {
         names.push(given);
         arrays.push(`(${this.bind({ k: 'items', items: rows.map((r) => (r.values.has(c) ? TRUE_VALUE : NULL_VALUE)), format: arrayLiteral })})::text[]`);
         return `(case when _v.${given} is null then (${this.defaultOf(ir.table, c, col.default!).sql})::${col.scalar.bindAs} else ${value} end)`;
+      };
+      const exprs = cols.map((c) => {
+        const joinedColumn = fromParent.get(c);
+        if (joinedColumn?.partial) return `(case when _v.p${joinedColumn.n} is null then ${own(c)} else ${joinedColumn.ref} end)`;
+        if (joinedColumn !== undefined) return joinedColumn.ref;
+        const parent = fixed.get(c);
+        if (parent !== undefined) {
+          parentCtes.add(parent.cte);
+          return `(${parent.cte}.r).${quoteIdent(parent.column)}`;
+        }
+        return own(c);
       });
       let from: string;
       if (joins) {
@@ -358,7 +365,8 @@ export class MutationCompiler extends Compiler {
           const position = this.positioned.has(j.cte) ? `${j.cte}.n` : 'row_number() over () as n';
           return `(select ${keys.join(', ')}, ${position} from ${j.cte}) as _p${n}`;
         });
-        const source = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` join ${q} on ${on[n]}`).join('')}`;
+        // A row without a row of a joined level (Join.positions' null) keeps its own values.
+        const source = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` ${joins[n]!.positions?.includes(null) ? 'left join' : 'join'} ${q} on ${on[n]}`).join('')}`;
         merged = this.mergeUpserts(ir, cols, exprs, source);
         if (merged) sql += ` (${cols.map(quoteIdent).join(', ')}) ${merged.select}`;
         else sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${source} order by _v.o`;
@@ -524,10 +532,11 @@ export class MutationCompiler extends Compiler {
     const rows = level.ir.rows.map((r) => ({ values: r.values, fixed: NO_FIXED }));
     const joins: Join[] = under ? [{ ...under, positions: level.positions ?? rows.map(() => 1) }] : [];
     for (const o of level.objects) {
-      // Each row's own object, at the row's position: every one must have been written.
+      // Each row's own object, at the row's position (or its position among the rows that have
+      // one): every one must have been written.
       const cte = this.insertLevel(o.level);
-      this.levels.push([this.zero(o.level.ir.table, o.at, o.relationship), cte, rows.length]);
-      joins.push({ cte, mapping: o.mapping.map(([own, theirs]) => [theirs, own] as const) });
+      this.levels.push([this.zero(o.level.ir.table, o.at, o.relationship), cte, o.level.ir.rows.length]);
+      joins.push({ cte, mapping: o.mapping.map(([own, theirs]) => [theirs, own] as const), ...(o.positions ? { positions: o.positions } : {}) });
     }
     // A level that upserts reads its rows with their positions, to merge them by their key
     // (Note [Rows upserting one row]).
@@ -718,11 +727,12 @@ function joinOfFixed(fixed: Fixed): Omit<Join, 'positions'> | undefined {
 
 /** Where the rows of a level inserted as a set take columns of another level's rows (Note
  * [Levels inserted as sets]): that level's CTE, the (its column, own column) pairs, and each
- * row's 1-based position among the CTE's rows (none: the row's own position). */
+ * row's 1-based position among the CTE's rows (none: the row's own position; null: the row has
+ * none there, and gives the columns itself). */
 interface Join {
   cte: string;
   mapping: readonly (readonly [string, string])[];
-  positions?: readonly number[];
+  positions?: readonly (number | null)[];
 }
 
 /** Rows inserted as one set, and the levels under them (Note [Levels inserted as sets]). */
@@ -734,9 +744,10 @@ interface Level {
   at: InsertIR;
   /** Each row's parent's position among the parent level's rows (1-based); none at the top. */
   positions?: number[];
-  /** The rows of each object relationship, one per row, in the rows' order: (own column, the
-   * object's column) pairs. */
-  objects: { relationship: string; mapping: readonly (readonly [string, string])[]; at: NestedInsert; level: Level }[];
+  /** The rows of each object relationship, one per row that has one, in the rows' order: (own
+   * column, the object's column) pairs; `positions`: where not every row has one, each row's
+   * object's position among them (null for none). */
+  objects: { relationship: string; mapping: readonly (readonly [string, string])[]; at: NestedInsert; level: Level; positions?: (number | null)[] }[];
   children: { mapping: readonly (readonly [string, string])[]; level: Level }[];
 }
 
@@ -763,12 +774,10 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
   // with rows under it must have written.
   const oc = first.onConflict;
   if (oc && !(oc.update.length > 0 && oc.where.t === 'true')) return undefined;
-  const objectNames = rows[0]!.before.map((b) => b.relationship);
-  for (const r of rows) {
-    if (r.before.length !== objectNames.length) return undefined;
-    for (const k of keys) if (!givesOrDefault(r.values, k, first.columns)) return undefined;
-    for (let i = 0; i < objectNames.length; i++) if (r.before[i]!.relationship !== objectNames[i]) return undefined;
-  }
+  // The object relationships any row gives; a row without one gives its columns itself.
+  const objectNames: string[] = [];
+  for (const r of rows) for (const b of r.before) if (!objectNames.includes(b.relationship)) objectNames.push(b.relationship);
+  for (const r of rows) for (const k of keys) if (!givesOrDefault(r.values, k, first.columns)) return undefined;
   if (irs.length > 1) {
     const same = sameness([first.table, first.check, first.onConflict]);
     if (irs.some((x) => x !== first && sameness([x.table, x.check, x.onConflict]) !== same)) return undefined;
@@ -789,11 +798,17 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
     children.push({ mapping: e.mapping, level });
   }
   const objects: Level['objects'] = [];
-  for (let i = 0; i < objectNames.length; i++) {
-    const level = levelOf(rows.map((r) => r.before[i]!.insert));
+  for (const name of objectNames) {
+    const having = rows.flatMap((r, i) => r.before.filter((b) => b.relationship === name).map((b) => [i, b] as const));
+    const level = levelOf(having.map(([, b]) => b.insert));
     if (!level) return undefined;
-    const at = rows[0]!.before[i]!;
-    objects.push({ relationship: at.relationship, mapping: at.mapping, at, level });
+    const at = having[0]![1];
+    let positions: (number | null)[] | undefined;
+    if (having.length < rows.length) {
+      positions = rows.map(() => null);
+      having.forEach(([i], j) => (positions![i] = j + 1));
+    }
+    objects.push({ relationship: name, mapping: at.mapping, at, level, ...(positions ? { positions } : {}) });
   }
   return { ir: irs.length === 1 ? first : { ...first, rows }, at: first, ...(positions ? { positions } : {}), objects, children };
 }

@@ -554,6 +554,24 @@ describe('compileMutation', () => {
     expect(mutation(ir).sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p0.k0 from unnest(($2::text)::text[]) with ordinality as _v(c0, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = _v.o order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 2 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
   });
 
+  it('articles of which some bring their author and some name it: the authors of those that bring one as a set, the others keeping their own author_id (Note [Levels inserted as sets])', () => {
+    const brings = (title: string, name: string) => ({
+      values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }]]),
+      before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map<string, ColumnValue>([['name', { k: 'value', value: lit(name) }]]), before: [], after: [] }], check: T } }],
+      after: [],
+    });
+    const names = (title: string, id: number) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }], ['author_id', { k: 'value', value: lit(id) }]]), before: [], after: [] });
+    // author_id has no default: an article that brings its author leaves it out.
+    const columns = new Map<string, InsertColumn>(articleColumns);
+    columns.set('author_id', { scalar: articleColumns.get('author_id')!.scalar, nullDefault: true });
+    const q = mutation({ k: 'insert', insert: { table: article, columns, rows: [brings('t1', 'ann'), names('t2', 7), brings('t3', 'bob')], check: T }, output: { k: 'multi', fields: [affected] } });
+    // The authors' positions among the articles that bring one: 1, none, 2.
+    expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([['ann', 'bob'], ['t1', 't2', 't3'], [null, 7, null], [1, null, 2], 'session_json']);
+    expect(q.sql).toContain(`(case when _v.p0 is null then (_v.c1)::"pg_catalog"."int4" else _p0.k0 end)`);
+    expect(q.sql).toContain(`left join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8`);
+    expect(q.sql).toContain(`when (select count(*) from _c0) <> 2 then`);
+  });
+
   it('rows that give the same columns: one array parameter per column, the same statement for any number of rows (Note [Rows bound by column])', () => {
     const tags = authorColumns.get('tags')!;
     const rowsOf = (n: number): MutationIR => ({

@@ -205,6 +205,21 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(await rows("item where code = 'c1'", 'id, name')).toEqual([{ id: 1, name: 'i1' }]);
   });
 
+  it('5,000 rows, some with an object through the relationship and some naming theirs by its key: as sets, each row its own object or the one it named', async () => {
+    await server.runSql(`insert into item (name, code) values ('kept', 'k0');`);
+    const objects = Array.from({ length: 5_000 }, (_, i) =>
+      i % 3 === 0 ? { label: `p${i}`, item_id: 1 } : { label: `p${i}`, item: { data: { name: `i${i % 7}`, code: `c${i % 7}` }, on_conflict: { constraint: 'item_code_key', update_columns: ['name'] } } },
+    );
+    const r = await q(`mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { affected_rows returning { label item { code } } } }`, { o: objects });
+    expect(r.errors).toBeUndefined();
+    const withObject = objects.filter((_, i) => i % 3 !== 0).length;
+    expect(r.data.insert_part.affected_rows).toBe(5_000 + withObject);
+    const codes = objects.map((_, i) => (i % 3 === 0 ? 'k0' : `c${i % 7}`));
+    expect(r.data.insert_part.returning).toEqual(objects.map((o, i) => ({ label: o.label, item: { code: codes[i] } })));
+    expect(await rows('part', 'label, (select code from item where item.id = part.item_id) as code')).toEqual(objects.map((o, i) => ({ label: o.label, code: codes[i] })));
+    expect(await rows('item', 'code')).toEqual(['k0', ...[1, 2, 4, 5, 0, 3, 6].map((n) => `c${n}`)].map((code) => ({ code })));
+  });
+
   it('rows whose objects upsert the same row, as Hasura row by row: each row its object\'s key; the row written once, with the first row\'s values and the last one\'s update columns (Note [Rows upserting one row])', async () => {
     await server.runSql(`insert into item (name, code, n) values ('old', 'k0', 5);`);
     const codes = ['k1', 'k0', 'k1', 'k2', 'k0', 'k1'];
