@@ -4,8 +4,7 @@
  * The statement's compiler (compile.ts) calls it with itself as the `SqlHost`, so that values,
  * aliases, filters and the rows a mutation wrote earlier are the statement's own.
  */
-import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, ScalarType, Value } from '../database/index.js';
-import { literalCount } from '../database/index.js';
+import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, RowsIR, ScalarType, Value } from '../database/index.js';
 import { DIRS, lit, orderKeyColumn, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
 import { INTEGER_TYPES, NUMBER_TYPES } from './records.js';
@@ -42,6 +41,8 @@ export interface SqlHost {
   bool(e: BoolIR, t: string, root: string): string;
   src(t: QualifiedTable): string;
   redacted(expr: string, redact: BoolIR | Redaction | undefined, t: string): string;
+  /** A list's limit and offset as SQL (Note [Literal limits] in compile.ts). */
+  window(r: Pick<RowsIR, 'limit' | 'limitCap' | 'offset'>): { limit?: string; offset?: string };
 }
 
 /** The units a key may be truncated to: `date_trunc`'s, spliced only from this list. */
@@ -342,16 +343,10 @@ export function groupsSelect(
   let window = `select ${a}.* from (${grouped}) as ${a}`;
   if (g.having) window += ` where ${c.bool(g.having.e, a, a)}`;
   // A literal limit or offset is written into the statement (Note [Literal limits] in compile.ts).
-  const given = literalCount(g.limit);
-  const cap = g.limitCap;
-  let limit: string | undefined;
-  if (typeof given === 'number') limit = String(cap === undefined ? given : Math.min(given, cap));
-  else if (given) limit = cap === undefined ? `(${c.param(given)})::int8` : `least((${c.param(given)})::int8, ${cap})`;
-  else if (cap !== undefined) limit = String(cap);
-  const skip = literalCount(g.offset);
-  if (order && (limit !== undefined || skip !== undefined)) window += ` order by ${order}`;
+  const { limit, offset } = c.window(g);
+  if (order && (limit !== undefined || offset !== undefined)) window += ` order by ${order}`;
   if (limit !== undefined) window += ` limit ${limit}`;
-  if (skip !== undefined) window += ` offset ${typeof skip === 'number' ? skip : `(${c.param(skip)})::int8`}`;
+  if (offset !== undefined) window += ` offset ${offset}`;
   if (mode === 'text') return `select coalesce('[' || string_agg(${a}."j", ','${order ? ` order by ${order}` : ''}) || ']', '[]') from (${window}) as ${a}`;
   const laterals: string[] = [];
   const row = objectSql(c, obj, laterals);

@@ -648,7 +648,7 @@ export class Compiler extends SqlCompiler {
 
   /** `r`'s limit (the request's, capped by the permission's) and offset as SQL: a literal one
    * written into the statement (Note [Literal limits]), one from a variable a bind parameter. */
-  protected window(r: RowsIR): { limit?: string; offset?: string } {
+  window(r: Pick<RowsIR, 'limit' | 'limitCap' | 'offset'>): { limit?: string; offset?: string } {
     const given = literalCount(r.limit);
     const cap = r.limitCap;
     let limit: string | undefined;
