@@ -135,10 +135,13 @@ type Fixed = Map<string, ParentColumn>;
  * of such a level fails the request, with the first row's path or the level's (Hasura fails it
  * only when that row has rows under it, naming the row). A level with an upsert that may write
  * nothing for a row (`update_columns: []`, or an update with a `where` or the role's update
- * filter) keeps a CTE per row, where only a row with rows under it must have written, as in
- * Hasura. Rows of such a level that upsert the same row are merged (Note [Rows upserting one
- * row]); in a level of CTEs per row they fail ("ON CONFLICT DO UPDATE command cannot affect row a
- * second time"). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows:
+ * filter) whose rows have rows under them, or that holds objects, keeps a CTE per row, where only
+ * a row with rows under it must have written, as in Hasura; one that nothing is joined to (rows
+ * under their parents with nothing under them: join rows inserted if absent) is a set, its rows
+ * that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
+ * merged (Note [Rows upserting one row]), but for an update with a `where` and in a level of
+ * CTEs per row, where they fail ("ON CONFLICT DO UPDATE command cannot affect row a second
+ * time"; DO NOTHING writes the first). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows:
  * 6.2-8.1 s -> 0.20-0.27 s).
  *
  * Note [Rows upserting one row]
@@ -470,7 +473,8 @@ export class MutationCompiler extends Compiler {
     const oc = ir.onConflict;
     const key = oc?.columns;
     const presets = [...(oc?.set ?? [])];
-    if (!oc || !key?.length || !updatesOnConflict(ir) || ![...key, ...presets.map(([c]) => c)].every((c) => cols.includes(c))) return undefined;
+    // Rows that may not update (a `where`) are not merged: one INSERT cannot write a row twice.
+    if (!oc || !key?.length || !updatesOnConflict(ir) || oc.where.t !== 'true' || ![...key, ...presets.map(([c]) => c)].every((c) => cols.includes(c))) return undefined;
     const at = key.map((c) => `_w.e${cols.indexOf(c)}`);
     // A null in the key conflicts with nothing: such a row is a group of its own.
     const partition = [`case when ${at.map((x) => `${x} is null`).join(' or ')} then _w.o end`, ...at].join(', ');
@@ -756,13 +760,13 @@ const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instan
 
 /**
  * `irs` (a root's rows, or the rows one relationship inserts under each row of the level above,
- * `positions` giving each row's parent) as a level inserted as a set, when they can be: rows
- * that give the same columns (or leave out ones whose default is null or known) and each an
- * object through the same object relationships, the inserts of one table, check and
- * on_conflict, and the levels of their objects and of the rows under them as well. Undefined otherwise: the rows are then
- * inserted one CTE each (Note [Nested inserts]).
+ * `positions` giving each row's parent; `object`: the objects of an object relationship, each
+ * of which must be written) as a level inserted as a set, when they can be: rows that give the
+ * same columns (or leave out ones whose default is null or known), the inserts of one table,
+ * check and on_conflict, and the levels of their objects and of the rows under them as well.
+ * Undefined otherwise: the rows are then inserted one CTE each (Note [Nested inserts]).
  */
-function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefined {
+function levelOf(irs: readonly InsertIR[], positions?: number[], object = false): Level | undefined {
   const first = irs[0]!;
   const rows = irs.length === 1 ? first.rows : irs.flatMap((x) => x.rows);
   // The columns any row gives; a row may leave out one whose default is null or known.
@@ -770,10 +774,12 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
   for (const r of rows) for (const k of r.values.keys()) if (!keys.includes(k)) keys.push(k);
   if (keys.length === 0 && !positions) return undefined;
   // An upsert that may write nothing for a row (doing nothing, or updating only where a filter
-  // holds) would move the rows after it: such rows are inserted one by one, where only a row
-  // with rows under it must have written.
+  // holds) would move the rows after it: where rows are joined to them (rows under them, or
+  // objects), such rows are inserted one by one, where only a row with rows under it must have
+  // written (Hasura's semantics); a level of them that nothing joins is a set.
   const oc = first.onConflict;
-  if (oc && !(oc.update.length > 0 && oc.where.t === 'true')) return undefined;
+  const mayWriteNothing = oc !== undefined && !(oc.update.length > 0 && oc.where.t === 'true');
+  if (mayWriteNothing && (object || rows.some((r) => r.after.length > 0))) return undefined;
   // The object relationships any row gives; a row without one gives its columns itself.
   const objectNames: string[] = [];
   for (const r of rows) for (const b of r.before) if (!objectNames.includes(b.relationship)) objectNames.push(b.relationship);
@@ -800,7 +806,7 @@ function levelOf(irs: readonly InsertIR[], positions?: number[]): Level | undefi
   const objects: Level['objects'] = [];
   for (const name of objectNames) {
     const having = rows.flatMap((r, i) => r.before.filter((b) => b.relationship === name).map((b) => [i, b] as const));
-    const level = levelOf(having.map(([, b]) => b.insert));
+    const level = levelOf(having.map(([, b]) => b.insert), undefined, true);
     if (!level) return undefined;
     const at = having[0]![1];
     let positions: (number | null)[] | undefined;
