@@ -375,11 +375,10 @@ export class MutationCompiler extends Compiler {
         else sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${source} order by _v.o`;
       } else sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${[...parentCtes, `unnest(${arrays.join(', ')}) as _v(${names.join(', ')})`].join(', ')}`;
     } else if (cols.length === 0 && rows.length > 1) {
-      // Rows of defaults only: `default values` is one row, so one column takes its default in
-      // each (as Hasura writes every column, DEFAULT for those not given).
-      const first = ir.columns.keys().next().value;
-      if (first === undefined) throw new UnsupportedQuery('several rows without any column are not supported');
-      sql += ` (${quoteIdent(first)}) values ${rows.map(() => '(default)').join(', ')}`;
+      // Rows of defaults only: `default values` is one row, and a select of no column inserts a
+      // row of defaults for each of its rows, in order (an array with an item per row: the
+      // statement is the same for any count; no column named, so none needs a privilege).
+      sql += ` select from unnest((${this.bind({ k: 'items', items: rows.map(() => NULL_VALUE), format: arrayLiteral })})::text[])`;
     } else if (cols.length === 0) {
       sql += ' default values';
     } else {
@@ -772,7 +771,9 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false)
   // The columns any row gives; a row may leave out one whose default is null or known.
   const keys: string[] = [];
   for (const r of rows) for (const k of r.values.keys()) if (!keys.includes(k)) keys.push(k);
-  if (keys.length === 0 && !positions) return undefined;
+  // Rows that give no column (a cart of its items) are rows of defaults (`insertCte`), but for
+  // an upsert, whose key they would not give.
+  if (keys.length === 0 && !positions && first.onConflict) return undefined;
   // An upsert that may write nothing for a row (doing nothing, or updating only where a filter
   // holds) would move the rows after it: where rows are joined to them (rows under them, or
   // objects), such rows are inserted one by one, where only a row with rows under it must have
