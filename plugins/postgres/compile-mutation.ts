@@ -291,7 +291,7 @@ export class MutationCompiler extends Compiler {
     const fromParent = new Map<string, { ref: string; n: number; partial: boolean }>();
     joins?.forEach((j, n) =>
       j.mapping.forEach(([, own], i) => {
-        fromParent.set(own, { ref: `_p${n}.k${i}`, n, partial: j.positions?.includes(null) === true });
+        fromParent.set(own, { ref: `_p${n}.k${i}`, n, partial: partial(j) });
         if (!cols.includes(own)) cols.push(own);
       }),
     );
@@ -369,7 +369,7 @@ export class MutationCompiler extends Compiler {
           return `(select ${keys.join(', ')}, ${position} from ${j.cte}) as _p${n}`;
         });
         // A row without a row of a joined level (Join.positions' null) keeps its own values.
-        const source = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` ${joins[n]!.positions?.includes(null) ? 'left join' : 'join'} ${q} on ${on[n]}`).join('')}`;
+        const source = `unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')})${subqueries.map((q, n) => ` ${partial(joins[n]!) ? 'left join' : 'join'} ${q} on ${on[n]}`).join('')}`;
         merged = this.mergeUpserts(ir, cols, exprs, source);
         if (merged) sql += ` (${cols.map(quoteIdent).join(', ')}) ${merged.select}`;
         else sql += ` (${cols.map(quoteIdent).join(', ')}) select ${exprs.join(', ')} from ${source} order by _v.o`;
@@ -737,6 +737,9 @@ interface Join {
   mapping: readonly (readonly [string, string])[];
   positions?: readonly (number | null)[];
 }
+
+/** Whether some rows have no row of the joined level (they give its columns themselves). */
+const partial = (j: Join) => j.positions?.includes(null) === true;
 
 /** Rows inserted as one set, and the levels under them (Note [Levels inserted as sets]). */
 interface Level {

@@ -9,7 +9,7 @@
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, InsertColumn, MutationIR, ObjectIR, OrderItem, RootIR, RowsIR } from '../database/index.js';
+import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, InsertColumn, InsertRowIR, MutationIR, ObjectIR, OrderItem, QualifiedTable, RootIR, RowsIR } from '../database/index.js';
 import { goldenCases } from '../database/index.js';
 import { postgresDialect as pg } from './dialect.js';
 
@@ -43,6 +43,16 @@ const authorWith = (name: string, titles: string[]) => ({
   before: [],
   after: titles.length ? [articlesOf(titles)] : [],
 });
+/** An article titled `title` that brings its author, named `name`, through the object relationship. */
+const articleBringing = (title: string, name: string) => ({
+  values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }]]),
+  before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map<string, ColumnValue>([['name', { k: 'value', value: lit(name) }]]), before: [], after: [] }], check: T } }],
+  after: [],
+});
+/** An insert of `rows` into `table` answering affected_rows. */
+const inserting = (table: QualifiedTable, columns: ReadonlyMap<string, InsertColumn>, rows: InsertRowIR[]): MutationIR => ({ k: 'insert', insert: { table, columns, rows, check: T }, output: { k: 'multi', fields: [affected] } });
+/** A statement's parameters: an array's items (a literal's value, or the item's kind), or the parameter's kind. */
+const paramItems = (q: CompiledQuery) => q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k));
 /** A mutation's statement and parameters (its zero checks, IR objects, asserted apart). */
 const mutation = (ir: MutationIR): CompiledQuery => {
   const { zeroes: _zeroes, ...q } = pg.compileMutation!(ir);
@@ -490,24 +500,11 @@ describe('compileMutation', () => {
   });
 
   it('authors with articles, several of them: one INSERT per table, each article under its author by position (Note [Levels inserted as sets])', () => {
-    const ir: MutationIR = {
-      k: 'insert',
-      insert: {
-        table: author,
-        columns: authorColumns,
-        rows: [
-          authorWith('ann', ['a1', 'a2']),
-          authorWith('bob', []),
-          authorWith('cy', ['c1']),
-        ],
-        check: T,
-      },
-      output: { k: 'multi', fields: [affected] },
-    };
+    const ir = inserting(author, authorColumns, [authorWith('ann', ['a1', 'a2']), authorWith('bob', []), authorWith('cy', ['c1'])]);
     expect(zeroesOf(ir)).toEqual([{ table: 'author', relationship: undefined, at: 'level' }]);
     const q = mutation(ir);
     // The articles' positions: ann's two under author 1, cy's under author 3.
-    expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([['ann', 'bob', 'cy'], ['a1', 'a2', 'c1'], [1, 1, 3], 'session_json']);
+    expect(paramItems(q)).toEqual([['ann', 'bob', 'cy'], ['a1', 'a2', 'c1'], [1, 1, 3], 'session_json']);
     expect(q.sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p0.k0 from unnest(($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, p0, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 3 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
   });
 
@@ -540,33 +537,19 @@ describe('compileMutation', () => {
   });
 
   it('articles each with its author, several of them: the authors as a set, each article joined to its own by position (Note [Levels inserted as sets])', () => {
-    const withAuthor = (title: string, name: string) => ({
-      values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }]]),
-      before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map<string, ColumnValue>([['name', { k: 'value', value: lit(name) }]]), before: [], after: [] }], check: T } }],
-      after: [],
-    });
-    const ir: MutationIR = {
-      k: 'insert',
-      insert: { table: article, columns: articleColumns, rows: [withAuthor('t1', 'ann'), withAuthor('t2', 'bob')], check: T },
-      output: { k: 'multi', fields: [affected] },
-    };
+    const ir = inserting(article, articleColumns, [articleBringing('t1', 'ann'), articleBringing('t2', 'bob')]);
     expect(zeroesOf(ir)).toEqual([{ table: 'author', relationship: 'author', at: 'nested' }]);
     expect(mutation(ir).sql).toMatchInlineSnapshot(`"with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") select (_v.c0)::"pg_catalog"."text" from unnest(($1::text)::text[]) as _v(c0) returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select (_v.c0)::"pg_catalog"."text", _p0.k0 from unnest(($2::text)::text[]) with ordinality as _v(c0, o) join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = _v.o order by _v.o returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when (select count(*) from _c0) <> 2 then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0 union all select from _c1) as _n))::text end as json"`);
   });
 
   it('articles of which some bring their author and some name it: the authors of those that bring one as a set, the others keeping their own author_id (Note [Levels inserted as sets])', () => {
-    const brings = (title: string, name: string) => ({
-      values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }]]),
-      before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map<string, ColumnValue>([['name', { k: 'value', value: lit(name) }]]), before: [], after: [] }], check: T } }],
-      after: [],
-    });
     const names = (title: string, id: number) => ({ values: new Map<string, ColumnValue>([['title', { k: 'value', value: lit(title) }], ['author_id', { k: 'value', value: lit(id) }]]), before: [], after: [] });
     // author_id has no default: an article that brings its author leaves it out.
     const columns = new Map<string, InsertColumn>(articleColumns);
     columns.set('author_id', { scalar: articleColumns.get('author_id')!.scalar, nullDefault: true });
-    const q = mutation({ k: 'insert', insert: { table: article, columns, rows: [brings('t1', 'ann'), names('t2', 7), brings('t3', 'bob')], check: T }, output: { k: 'multi', fields: [affected] } });
+    const q = mutation(inserting(article, columns, [articleBringing('t1', 'ann'), names('t2', 7), articleBringing('t3', 'bob')]));
     // The authors' positions among the articles that bring one: 1, none, 2.
-    expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([['ann', 'bob'], ['t1', 't2', 't3'], [null, 7, null], [1, null, 2], 'session_json']);
+    expect(paramItems(q)).toEqual([['ann', 'bob'], ['t1', 't2', 't3'], [null, 7, null], [1, null, 2], 'session_json']);
     expect(q.sql).toContain(`(case when _v.p0 is null then (_v.c1)::"pg_catalog"."int4" else _p0.k0 end)`);
     expect(q.sql).toContain(`left join (select (_c0.r)."id" as k0, row_number() over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8`);
     expect(q.sql).toContain(`when (select count(*) from _c0) <> 2 then`);
@@ -659,15 +642,15 @@ describe('compileMutation', () => {
     const columns = new Map<string, InsertColumn>(authorColumns);
     columns.set('name', { scalar: authorColumns.get('name')!.scalar, default: { sql: `'anon'::text`, key: 'k1' } });
     const named = (name?: string) => ({ values: new Map<string, ColumnValue>([['id', { k: 'value', value: lit(1) }], ...(name ? ([['name', { k: 'value', value: lit(name) }]] as const) : [])]), before: [], after: [] });
-    const q = mutation({ k: 'insert', insert: { table: author, columns, rows: [named('ann'), named(), named('cy')], check: T }, output: { k: 'multi', fields: [affected] } });
-    expect(q.params.map((p) => (p.k === 'items' ? p.items.map((i) => (i.k === 'lit' ? i.v : i.k)) : p.k))).toEqual([[1, 1, 1], ['ann', null, 'cy'], [true, null, true], 'session_json']);
+    const q = mutation(inserting(author, columns, [named('ann'), named(), named('cy')]));
+    expect(paramItems(q)).toEqual([[1, 1, 1], ['ann', null, 'cy'], [true, null, true], 'session_json']);
     expect(q.sql).toContain(`(case when _v.g2 is null then ('anon'::text)::"pg_catalog"."text" else (_v.c1)::"pg_catalog"."text" end)`);
     expect(q.sql).toContain(
       `when (select md5(d.adbin::text) from pg_catalog.pg_attrdef as d join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = '"public"."author"'::regclass and a.attname = 'name') is distinct from 'k1' then`,
     );
     expect(q.defaults).toEqual([{ table: author, column: 'name' }]);
     // Every row giving it: no mask, no check.
-    const all = mutation({ k: 'insert', insert: { table: author, columns, rows: [named('ann'), named('bo')], check: T }, output: { k: 'multi', fields: [affected] } });
+    const all = mutation(inserting(author, columns, [named('ann'), named('bo')]));
     expect(all.sql).not.toContain('pg_attrdef');
     expect(all.defaults).toBeUndefined();
   });

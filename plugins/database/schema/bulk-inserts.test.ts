@@ -330,12 +330,11 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
   });
 
   it('rows under their parents with an upsert that may write nothing (do nothing, or update where): as sets, nothing being joined to them; of two with one key the first written, as row by row', async () => {
-    const stockOf = async (where: string) =>
-      JSON.parse((await server.runSql(`select coalesce(json_agg(json_build_array(i.name, s.sku, s.qty) order by i.id, s.sku), '[]')::text from stock s join item i on i.id = s.item_id where ${where}`)).result[1][0]);
+    const stockRows = async () => JSON.parse((await server.runSql(`select coalesce(json_agg(json_build_array(i.name, s.sku, s.qty) order by i.id, s.sku), '[]')::text from stock s join item i on i.id = s.item_id`)).result[1][0]);
     const objects = Array.from({ length: 4_000 }, (_, i) => ({ name: `i${i}`, stock: { data: [{ sku: 'a', qty: i }, { sku: i % 2 ? 'a' : 'b', qty: 10_000 + i }], on_conflict: { constraint: 'stock_pkey', update_columns: [] } } }));
     const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows } }`, { o: objects });
     expect(r).toEqual({ data: { insert_item: { affected_rows: 4_000 + 4_000 + 2_000 } } });
-    expect(await stockOf('true')).toEqual(objects.flatMap((o, i) => [[o.name, 'a', i], ...(i % 2 ? [] : [[o.name, 'b', 10_000 + i]])]));
+    expect(await stockRows()).toEqual(objects.flatMap((o, i) => [[o.name, 'a', i], ...(i % 2 ? [] : [[o.name, 'b', 10_000 + i]])]));
     // An update with a where (rows under new items have nothing to conflict with but each other).
     await server.runSql(`truncate stock, item restart identity cascade;`);
     const upsert = `{constraint: stock_pkey, update_columns: [qty], where: {qty: {_gt: 100}}}`;

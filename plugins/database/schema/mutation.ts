@@ -34,6 +34,8 @@ import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } fro
 import type { BoolIR, ColumnValue, CompiledQuery, InsertColumn, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, ZeroCheck } from '../ir/types.js';
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType, SqlExecutor } from '../model/types.js';
+import type { QualifiedTable } from '../model/scalars.js';
+import { qtDisplay } from '../model/meta.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { spliceJoins, type PlannedJoin } from './joins.js';
 import { ofSource, sourceNames, tableOwnerName, tn } from './names.js';
@@ -674,12 +676,11 @@ const ZERO_PATHS = new WeakMap<InsertRowIR | NestedInsert | InsertIR, string>();
  * relationship's insert (`relationship`), and a row with array relationship rows or a level of
  * them. A table outside the dialect's default schema is `schema.name`. */
 function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { message: string; path: string }[] {
-  const tableName = (t: { schema: string; name: string }) => (t.schema === defaultSchema ? t.name : `${t.schema}.${t.name}`);
   return zeroes.map((z) => ({
     message:
       z.relationship !== undefined
-        ? `cannot proceed to insert object relation "${z.relationship}" since insert to table "${tableName(z.table)}" affects zero rows`
-        : `cannot proceed to insert array relations since insert to table "${tableName(z.table)}" affects zero rows`,
+        ? `cannot proceed to insert object relation "${z.relationship}" since insert to table "${qtDisplay(z.table, defaultSchema)}" affects zero rows`
+        : `cannot proceed to insert array relations since insert to table "${qtDisplay(z.table, defaultSchema)}" affects zero rows`,
     path: ZERO_PATHS.get(z.at)!,
   }));
 }
@@ -687,8 +688,8 @@ function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { mess
 /** The error of a statement that wrote a column's default in, which changed since the table
  * was introspected (Note [Defaults bound by column] in plugins/postgres/compile-mutation.ts):
  * nothing was written, and reloading the metadata reads the new one. */
-function defaultChanged(d: { table: { schema: string; name: string }; column: string } | undefined, defaultSchema: string, path: string): SvcError {
-  const table = d === undefined ? 'a table' : `table "${d.table.schema === defaultSchema ? d.table.name : `${d.table.schema}.${d.table.name}`}"`;
+function defaultChanged(d: { table: QualifiedTable; column: string } | undefined, defaultSchema: string, path: string): SvcError {
+  const table = d === undefined ? 'a table' : `table "${qtDisplay(d.table, defaultSchema)}"`;
   const column = d === undefined ? 'a column' : `column "${d.column}"`;
   return new SvcError('unexpected', `the default of ${column} of ${table} changed since the metadata was loaded: reload the metadata (reload_metadata) and send the request again`, { path });
 }
@@ -725,8 +726,8 @@ function insertIrColumns(w: WriteTable): InsertIR['columns'] {
     const i = info.get(c.name);
     const nullDefault = i !== undefined && !i.hasDefault && !i.isIdentity && !i.isGenerated && i.typeKind !== 'domain';
     // An identity's default is no expression (and needs no privilege on its sequence): none.
-    const own = i !== undefined && i.hasDefault && !i.isIdentity && !i.isGenerated ? i.default : undefined;
-    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : own ? { scalar: c.scalar, default: own } : { scalar: c.scalar });
+    const given = i !== undefined && i.hasDefault && !i.isIdentity && !i.isGenerated ? i.default : undefined;
+    out.set(c.name, nullDefault ? { scalar: c.scalar, nullDefault: true } : given ? { scalar: c.scalar, default: given } : { scalar: c.scalar });
   }
   irColumnsMemo.set(w, (columns = out));
   return columns;
