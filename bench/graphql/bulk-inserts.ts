@@ -6,7 +6,7 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert]] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--root DIR]
  *
  * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
  * bound by column]).
@@ -16,7 +16,10 @@
  * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]), the
  * first L of them with `--limit L`; with
  * `--upsert` the playlists are upserted by their key (`on_conflict` updating the name: each
- * inserted, none there before; Note [Rows upserting one row]).
+ * inserted, none there before; Note [Rows upserting one row]); with `--upsert-nothing` doing
+ * nothing on conflict, and with `--upsert-where` updating the name where it starts with "x": an
+ * upsert that may write nothing, so the playlists are inserted one at a time, in steps of a few
+ * hundred inserts, and each of its own with `--upsert-where` (Note [Batches in steps]).
  *
  * In the nested runs the playlists table holds 20,000 rows besides Chinook's 18 (ids from
  * 100,000; the runs' own are from 1,000,000), as a table that batches insert rows under is seldom
@@ -39,23 +42,25 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, upsert: false, root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--mixed') flags.mixed = true;
     else if (a === '--returning') flags.returning = true;
-    else if (a === '--upsert') flags.upsert = true;
+    else if (a === '--upsert') flags.upsert = 'name';
+    else if (a === '--upsert-nothing') flags.upsert = 'nothing';
+    else if (a === '--upsert-where') flags.upsert = 'where';
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
     else if (a === '--requests' || a === '--rounds' || a === '--nested' || a === '--limit') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
-  if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert: with --nested K');
+  if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert*: with --nested K');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
   if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
   return flags;
@@ -84,11 +89,12 @@ try {
   // The mutation root is made and the document planned on its first request: not timed.
   let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : INSERT;
   if (flags.limit) query = query.replace('(order_by: {track_id: asc})', `(order_by: {track_id: asc}, limit: ${flags.limit})`);
-  if (flags.upsert) query = query.replace('(objects: $rows)', '(objects: $rows, on_conflict: {constraint: pk_playlists, update_columns: [name]})');
+  const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
+  if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? ', upserted' : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];

@@ -166,5 +166,5 @@ class NestedCompiler extends MutationCompiler {
 export function compileNestedUpdate(ir: UpdateIR): CompiledQuery {
   const c = new NestedCompiler();
   const w = c.nestedUpdate(ir);
-  return { sql: c.finish(c.statement(c.output(ir.output, w, c.affected))), params: c.params };
+  return { sql: c.finish(c.statement(c.output(ir.output, w, c.count(c.affected)))), params: c.params };
 }

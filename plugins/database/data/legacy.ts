@@ -494,6 +494,8 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
         } catch (e) {
           throw new SvcError('not-supported', (e as Error).message, { path: '$.args' });
         }
+        // A statement in steps inserts rows through relationships, which these operations do not.
+        if (q.steps) throw new SvcError('not-supported', 'a write in several statements is not supported here', { path: '$.args' });
         let row: { json: string };
         try {
           row = await run<{ json: string }>(await executor(db, ctx, s, true), q, s);

@@ -59,6 +59,9 @@ export type ParamSource = (
   /** Many values in one parameter: each item's text (null for a null), given to `format` as a
    * list (Note [Rows bound by column] in plugins/postgres/compile-mutation.ts). */
   | { k: 'items'; items: readonly ParamSource[] }
+  /** The answers of the statement's steps (`CompiledQuery.steps`), in order, as a JSON array of
+   * their `json` values: bound by the runner once the steps ran. */
+  | { k: 'steps' }
 ) & {
   json?: boolean;
   /** The dialect's text form of the value (PostgreSQL: a JSON array as an array literal). */
@@ -417,6 +420,10 @@ export interface CompiledQuery {
   /** The column defaults a mutation's statement wrote in, by the index its error names when one
    * changed since (`mutationFailure`). */
   defaults?: readonly { table: QualifiedTable; column: string }[];
+  /** Statements run before this one, in order, in the request's transaction (a mutation in
+   * steps: Note [Batches in steps] in plugins/postgres/compile-mutation.ts); each answers one row
+   * with `json`, which this statement reads through its `steps` parameter. */
+  steps?: readonly CompiledQuery[];
   /** A multiplexed statement (SelectOptions): its bind parameters for many bindings, each the
    * texts of `params` (as one statement would bind them); its rows are `{i, json, cursor?}`,
    * one per binding, `i` its 1-based index, in order. */

@@ -538,3 +538,99 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     }
   });
 });
+
+/*
+ * Note [Batches in steps] (plugins/postgres/compile-mutation.ts): objects that cannot be inserted
+ * as sets go a few hundred rows to a statement, in the request's transaction, and an object with
+ * an upsert that updates goes in a statement of its own, as Hasura's statement per object; one
+ * last statement answers from the rows the steps returned.
+ */
+describe('objects inserted a row at a time, in steps', () => {
+  beforeAll(async () => {
+    const r = await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_create_insert_permission', args: { table: 'item', role: 'stepper', permission: { columns: ['name', 'n', 'code'], check: { n: { _lt: 100 } } } } },
+        { type: 'pg_create_select_permission', args: { table: 'item', role: 'stepper', permission: { columns: ['id', 'name', 'n', 'code'], filter: {} } } },
+        { type: 'pg_create_insert_permission', args: { table: 'part', role: 'stepper', permission: { columns: ['label', 'item_id'], check: {} } } },
+        { type: 'pg_create_update_permission', args: { table: 'part', role: 'stepper', permission: { columns: ['label'], filter: {} } } },
+        { type: 'pg_create_select_permission', args: { table: 'part', role: 'stepper', permission: { columns: ['id', 'label', 'item_id'], filter: {} } } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+  });
+
+  it('5,000 objects with rows under an upsert that may write nothing: each row under its own object (one statement of a CTE per object failed: "stack depth limit exceeded")', async () => {
+    const o = Array.from({ length: 5_000 }, (_, i) => ({ name: `i${i}`, code: `k${i}`, parts: { data: [{ label: `p${i}` }, { label: `q${i}` }] } }));
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows } }`, { o });
+    expect(r).toEqual({ data: { insert_item: { affected_rows: 15_000 } } });
+    expect(await rows('item', 'name, code')).toEqual(o.map(({ name, code }) => ({ name, code })));
+    expect(await rows('part', 'label, item_id')).toEqual(o.flatMap((x, i) => x.parts.data.map(({ label }) => ({ label, item_id: i + 1 }))));
+  });
+
+  it('objects upserting one row with an update that has a where: the later one updates what the earlier wrote, each answered as its own statement left it, their rows all under it (Hasura, object by object)', async () => {
+    const upsert = `mutation ($o: [item_insert_input!]!) {
+      insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: [name], where: {n: {_is_null: true}}}) {
+        affected_rows returning { code name parts(order_by: {id: asc}) { label } }
+      }
+    }`;
+    const o = (a: string, b: string) => [
+      { name: a, code: 'k1', parts: { data: [{ label: `${a}-1` }] } },
+      { name: 'other', code: 'k2', parts: { data: [{ label: 'other-1' }] } },
+      { name: b, code: 'k1', parts: { data: [{ label: `${b}-1` }, { label: `${b}-2` }] } },
+    ];
+    const r = await q(upsert, { o: o('first', 'second') });
+    expect(r.errors).toBeUndefined();
+    const parts = [{ label: 'first-1' }, { label: 'second-1' }, { label: 'second-2' }];
+    expect(r.data.insert_item).toEqual({
+      affected_rows: 7,
+      returning: [
+        { code: 'k1', name: 'first', parts },
+        { code: 'k2', name: 'other', parts: [{ label: 'other-1' }] },
+        { code: 'k1', name: 'second', parts },
+      ],
+    });
+    expect(await rows('item', 'code, name')).toEqual([{ code: 'k1', name: 'second' }, { code: 'k2', name: 'other' }]);
+    // The same shape again (its statements kept from the first request), other values.
+    const again = await q(upsert, { o: o('third', 'fourth') });
+    expect(again.errors).toBeUndefined();
+    expect(again.data.insert_item.affected_rows).toBe(7);
+    expect(again.data.insert_item.returning.map((x: { name: string; parts: unknown[] }) => [x.name, x.parts.length])).toEqual([['third', 6], ['other', 2], ['fourth', 6]]);
+    expect(await rows('item', 'code, name')).toEqual([{ code: 'k1', name: 'fourth' }, { code: 'k2', name: 'other' }]);
+  });
+
+  it('an object of a later step whose upsert wrote nothing: the zero-rows error naming it, and nothing of the earlier steps kept', async () => {
+    await server.runSql(`insert into item (name, code) values ('kept', 'k300');`);
+    const o = Array.from({ length: 400 }, (_, i) => ({ name: `i${i}`, code: `k${i}`, parts: { data: [{ label: `p${i}` }] } }));
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows } }`, { o });
+    expect(r.errors).toEqual([
+      {
+        message: 'cannot proceed to insert array relations since insert to table "item" affects zero rows',
+        extensions: { code: 'not-supported', path: '$.selectionSet.insert_item.args.objects[300]' },
+      },
+    ]);
+    expect(await rows('item', 'name')).toEqual([{ name: 'kept' }]);
+    expect(await rows('part', 'label')).toEqual([]);
+  });
+
+  it('a role: an object of a later step failing the insert check fails the request and keeps nothing; otherwise every object and row written', async () => {
+    const insert = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { code parts { label } } } }`;
+    // Rows whose on_conflict differ (every other object's rows upsert) are inserted a row at a time.
+    const o = (bad: number) =>
+      Array.from({ length: 600 }, (_, i) => ({
+        name: `i${i}`,
+        code: `k${i}`,
+        n: i === bad ? 100 : i % 50,
+        parts: { data: [{ label: `p${i}` }], ...(i % 2 ? { on_conflict: { constraint: 'part_pkey', update_columns: ['label'] } } : {}) },
+      }));
+    const role = { 'X-Svc-Role': 'stepper' };
+    const r = await q(insert, { o: o(450) }, role);
+    expect(r.errors).toEqual([{ message: 'check constraint of an insert/update permission has failed', extensions: { code: 'permission-error', path: '$.selectionSet.insert_item.args.objects' } }]);
+    expect(await rows('item', 'name')).toEqual([]);
+    expect(await rows('part', 'label')).toEqual([]);
+    const ok = await q(insert, { o: o(-1) }, role);
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data.insert_item.affected_rows).toBe(1_200);
+    expect(ok.data.insert_item.returning).toEqual(o(-1).map((x) => ({ code: x.code, parts: [{ label: x.parts.data[0]!.label }] })));
+  });
+});

@@ -694,13 +694,21 @@ function defaultChanged(d: { table: QualifiedTable; column: string } | undefined
   return new SvcError('unexpected', `the default of ${column} of ${table} changed since the metadata was loaded: reload the metadata (reload_metadata) and send the request again`, { path });
 }
 
-/** A statement with its zero checks' errors (`zeroErrors`). */
-function withZeros(q: CompiledQuery, defaultSchema: string): CompiledQuery & { zeros?: { message: string; path: string }[] } {
-  if (!q.zeroes) return q;
+/** A mutation's statement as it is kept: with its zero checks' errors, and its steps' (Note
+ * [Batches in steps] in plugins/postgres/compile-mutation.ts). */
+type Statement = CompiledQuery & { zeros?: { message: string; path: string }[]; steps?: readonly Statement[] };
+
+/** A statement with its zero checks' errors (`zeroErrors`), and its steps'. */
+function withZeros(q: CompiledQuery, defaultSchema: string): Statement {
+  const steps = q.steps?.map((s) => withZeros(s, defaultSchema));
+  if (!q.zeroes) return steps ? { ...q, steps } : q;
   // The messages only: the IR the checks name is not kept with the statement.
   const { zeroes, ...rest } = q;
-  return { ...rest, zeros: zeroErrors(zeroes, defaultSchema) };
+  return { ...rest, zeros: zeroErrors(zeroes, defaultSchema), ...(steps ? { steps } : {}) };
 }
+
+/** The length of a statement's SQL and its steps'. */
+const sqlLength = (q: CompiledQuery): number => q.sql.length + (q.steps?.reduce((n, s) => n + sqlLength(s), 0) ?? 0);
 
 /** The zero check `index`'s error (`zeroErrors`). */
 function zeroError(zeros: readonly { message: string; path: string }[] | undefined, index: number): SvcError | undefined {
@@ -760,7 +768,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   };
   const defaults: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(defaultsOf(input))) defaults[k] = resolveMarks(v, () => null);
-  type Statements = ((CompiledQuery & { zeros?: { message: string; path: string }[] }) | { empty: string })[];
+  type Statements = (Statement | { empty: string })[];
   // The joined fields of the output: the same for every build (they follow the selection).
   let joins: readonly PlannedJoin[] = [];
   const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
@@ -793,7 +801,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
       const a = abstractVariables(types!, all)!;
       try {
         const general = build(a.variables).qs.map((q) => ('empty' in q ? q : generalise(q, a)));
-        const size = general.reduce((n, q) => n + (q && 'sql' in q ? q.sql.length : 0), 0);
+        const size = general.reduce((n, q) => n + (q && 'sql' in q ? sqlLength(q) : 0), 0);
         qs = general.every((q) => q !== undefined) && size <= SHAPE_SQL_MAX ? (general as Statements) : null;
       } catch {
         qs = null; // the request's own planning says what is wrong
@@ -804,6 +812,24 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
     return qs ?? build(all).qs;
   };
   const errorPath = kind === 'insert' || kind === 'insert_one' ? `$.selectionSet.${input.field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}` : '$';
+  /** `q`'s answer; `steps`: its steps' answers (Note [Batches in steps] in
+   * plugins/postgres/compile-mutation.ts). */
+  const runStatement = async (exec: SqlExecutor, q: Statement, ctx: RunContext, steps?: string): Promise<string> => {
+    const params: (string | null)[] = new Array(q.params.length);
+    for (let i = 0; i < params.length; i++) {
+      const p = q.params[i]!;
+      params[i] = p.k === 'steps' ? steps! : paramText(p, ctx, defaults);
+    }
+    try {
+      return (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!.json;
+    } catch (e) {
+      const failure = dialect.mutationFailure?.(e);
+      if (failure?.k === 'check') throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
+      if (failure?.k === 'zero') throw zeroError(q.zeros, failure.index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
+      if (failure?.k === 'default') throw defaultChanged(q.defaults?.[failure.index], dialect.defaultSchema, errorPath);
+      throw dbError(e, dialect, errorPath);
+    }
+  };
   return {
     async run(ctx: RunContext): Promise<string> {
       const qs = statements(ctx.variables);
@@ -813,21 +839,15 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
           texts.push(q.empty);
           continue;
         }
-        const params: (string | null)[] = new Array(q.params.length);
-        for (let i = 0; i < params.length; i++) params[i] = paramText(q.params[i]!, ctx, defaults);
         // Note [Mutations in one round trip]: alone, one statement needs no transaction.
-        const exec = ctx.alone && qs.length === 1 ? pool(w) : await sourceTransaction(ctx, w.t.source);
-        let row: { json: string };
-        try {
-          row = (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!;
-        } catch (e) {
-          const failure = w.t.source.kind.dialect.mutationFailure?.(e);
-          if (failure?.k === 'check') throw new SvcError('permission-error', CHECK_FAILED, { path: errorPath });
-          if (failure?.k === 'zero') throw zeroError(q.zeros, failure.index) ?? new SvcError('not-supported', 'a nested insert affects zero rows', { path: errorPath });
-          if (failure?.k === 'default') throw defaultChanged(q.defaults?.[failure.index], dialect.defaultSchema, errorPath);
-          throw dbError(e, w.t.source.kind.dialect, errorPath);
+        const exec = ctx.alone && qs.length === 1 && !q.steps ? pool(w) : await sourceTransaction(ctx, w.t.source);
+        let steps: string | undefined;
+        if (q.steps) {
+          const answers: string[] = [];
+          for (const step of q.steps) answers.push(await runStatement(exec, step, ctx));
+          steps = `[${answers.join(',')}]`;
         }
-        texts.push(row.json);
+        texts.push(await runStatement(exec, q, ctx, steps));
       }
       const text = kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
       return joins.length > 0 ? spliceJoins(text, joins, ctx) : text;

@@ -212,7 +212,14 @@ export function generalise<Q extends CompiledQuery>(q: Q, a: Abstracted): Q | un
     if (!g) return undefined;
     params.push(g);
   }
-  return { ...q, params };
+  if (!q.steps) return { ...q, params };
+  const steps: CompiledQuery[] = [];
+  for (const step of q.steps) {
+    const g = generalise(step, a);
+    if (!g) return undefined;
+    steps.push(g);
+  }
+  return { ...q, params, steps };
 }
 
 /** A parameter with each sentinel a reference to its leaf (an items parameter item by item);
