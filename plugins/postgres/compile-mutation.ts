@@ -721,9 +721,11 @@ function compiled(c: MutationCompiler, sql: string): CompiledQuery {
  * of them: 1,000 objects of two rows each cost 0.6 s of planning, 2,000 cost 2.7 s (plus 1.5 s
  * to start and run it), and 5,000 failed with "stack depth limit exceeded". So such objects are
  * inserted in steps: statements of at most STEP_INSERTS inserts (an object and each insert under
- * it), run in order in the request's transaction, where 25-200 objects cost PostgreSQL
- * 0.34-0.42 ms each (400: 0.65). An object whose inserts upsert with an update is a step of its
- * own: two objects of a request may upsert one row, which one statement cannot write twice ("ON
+ * it), run in order in the request's transaction. Even a few dozen CTEs cost PostgreSQL more
+ * each than a few: of steps of 16 to 256 inserts, 32 were the fastest (3,000 playlists of three
+ * rows each: 0.28 s a request, 0.54 s with 256; docs/benchmarks.md "Bulk inserts"), and the
+ * round trip of a second step costs about what it saves at 20 objects. An object whose inserts
+ * upsert with an update is a step of its own: two objects of a request may upsert one row, which one statement cannot write twice ("ON
  * CONFLICT DO UPDATE command cannot affect row a second time"), and Hasura, a statement per
  * object, updates in the later one what the earlier wrote. Which objects share a step follows
  * from the request's shape, never its values, so the statements are kept per shape (Note
@@ -737,7 +739,7 @@ function compiled(c: MutationCompiler, sql: string): CompiledQuery {
  * one statement.
  */
 /** The most inserts of one step (Note [Batches in steps]). */
-const STEP_INSERTS = 256;
+const STEP_INSERTS = 32;
 
 /** Whether a row has rows inserted through its relationships. */
 const hasNested = (r: InsertIR['rows'][number]) => r.before.length > 0 || r.after.length > 0;
