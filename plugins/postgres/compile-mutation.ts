@@ -24,8 +24,9 @@ import { DIRS, lit, quoteIdent } from './identifiers.js';
  * parent's CTE: `(select (_c0.r)."id" from _c0)`), the rows of an array relationship after their
  * parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
  * one CTE per row, so that each child names its own parent, unless it can be inserted as a set
- * (Note [Levels inserted as sets]); a level without them is one multi-row INSERT. Foreign keys are checked at the end of the statement, so a child may refer
- * to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
+ * (Note [Levels inserted as sets]); a root's objects so go in steps of a few (Note [Batches in
+ * steps]). A level without them is one multi-row INSERT. Foreign keys are checked at the end of
+ * the statement, so a child may refer to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
  * check or a `returning` relationship that reads a table this statement inserted into reads the
  * table with those rows added (`src`, the compiler's overlay), and with the rows an upsert
  * updated in their new version only (by the conflict's key columns, `InsertIR.onConflict.columns`
@@ -124,7 +125,8 @@ type Fixed = Map<string, ParentColumn>;
  * the level's rows: `insert into child (..., fk) select ..., _p0.k0 from unnest(...,
  * $positions) with ordinality as _v(..., p0, o) join (select (_c0.r)."id" as k0, row_number()
  * over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o`; and so on through
- * every level, when every level can be inserted so (otherwise the level keeps a CTE per row).
+ * every level, when every level can be inserted so (otherwise the level keeps a CTE per row,
+ * and a root's objects go in steps: Note [Batches in steps]).
  * The rows under a row inserted on its own (one object, or a row of a level that could not be a
  * set) are such a level too where they carry rows of their own, each at position 1.
  * A CTE returns its rows in the order they were inserted, which is the order unnest gave them:
@@ -141,7 +143,8 @@ type Fixed = Map<string, ParentColumn>;
  * that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
  * merged (Note [Rows upserting one row]), but for an update with a `where` and in a level of
  * CTEs per row, where they fail ("ON CONFLICT DO UPDATE command cannot affect row a second
- * time"; DO NOTHING writes the first). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows:
+ * time"; DO NOTHING writes the first) unless they are a root's objects, each then a step of its
+ * own (Note [Batches in steps]). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows:
  * 6.2-8.1 s -> 0.20-0.27 s).
  *
  * Note [Rows upserting one row]
