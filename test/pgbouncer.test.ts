@@ -290,4 +290,39 @@ describe.skipIf(!bin)(`through PgBouncer in transaction mode (pool of ${POOL})`,
       await Promise.all(holders.map((h) => h.end({ timeout: 1 })));
     }
   }, 300_000);
+
+  it('objects inserted in steps (Note [Batches in steps]), pipelined in one transaction: every row under its own object; a failing step keeps nothing', async () => {
+    const seeded = await s.query({
+      type: 'run_sql',
+      args: { source: 'pooled', sql: `create table box (id serial primary key, code text unique not null, label text not null); create table thing (id serial primary key, box_id int not null references box(id), name text not null);` },
+    });
+    expect(seeded.status, seeded.text).toBe(200);
+    const md = await s.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_track_table', args: { source: 'pooled', table: 'box' } },
+        { type: 'pg_track_table', args: { source: 'pooled', table: 'thing' } },
+        { type: 'pg_create_array_relationship', args: { source: 'pooled', table: 'box', name: 'things', using: { foreign_key_constraint_on: { table: 'thing', column: 'box_id' } } } },
+      ],
+    });
+    expect(md.status, md.text).toBe(200);
+    // An update with a where: each object a step of its own.
+    const insert = `mutation ($o: [box_insert_input!]!) { insert_box(objects: $o, on_conflict: {constraint: box_code_key, update_columns: [label], where: {label: {_like: "x%"}}}) { affected_rows returning { code things { name } } } }`;
+    const boxes = (from: number) => Array.from({ length: 200 }, (_, i) => ({ code: `c${from + i}`, label: `l${i}`, things: { data: [{ name: `a${from + i}` }, { name: `b${from + i}` }] } }));
+    const r = await s.gql(insert, { o: boxes(0) });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_box).toEqual({ affected_rows: 600, returning: boxes(0).map((b) => ({ code: b.code, things: b.things.data })) });
+    const stored = async () => (await direct<{ code: string; name: string }[]>`select b.code, t.name from thing t join box b on b.id = t.box_id order by t.id`).map((x) => `${x.code}:${x.name}`);
+    expect(await stored()).toEqual(boxes(0).flatMap((b) => b.things.data.map((t) => `${b.code}:${t.name}`)));
+    // The 150th object's box is there, and its label no update's where admits: that step writes
+    // nothing, and the steps before it are rolled back with it.
+    const failing = boxes(1000);
+    failing[150]!.code = 'c7';
+    const bad = await s.gql(insert, { o: failing });
+    expect(bad.errors?.[0]).toEqual({
+      message: 'cannot proceed to insert array relations since insert to table "box" affects zero rows',
+      extensions: { code: 'not-supported', path: '$.selectionSet.insert_box.args.objects[150]' },
+    });
+    expect((await stored()).length).toBe(400);
+  }, 120_000);
 });

@@ -843,8 +843,13 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         const exec = ctx.alone && qs.length === 1 && !q.steps ? pool(w) : await sourceTransaction(ctx, w.t.source);
         let steps: string | undefined;
         if (q.steps) {
+          // Sent one behind another without waiting (the transaction's connection pipelines
+          // them), answered in order: the first that failed is the request's error, the ones
+          // after it failing only because the transaction had.
+          const pending = q.steps.map((step) => runStatement(exec, step, ctx));
+          for (const p of pending) p.catch(() => {});
           const answers: string[] = [];
-          for (const step of q.steps) answers.push(await runStatement(exec, step, ctx));
+          for (const p of pending) answers.push(await p);
           steps = `[${answers.join(',')}]`;
         }
         texts.push(await runStatement(exec, q, ctx, steps));
