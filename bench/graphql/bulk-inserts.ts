@@ -6,7 +6,7 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--update-many] [--root DIR]
  *
  * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
  * bound by column]).
@@ -30,6 +30,10 @@
  * a run of 100: 0.3-1.7 s a request, growing within the run, where 75 ms with the 20,000 rows).
  * That is PostgreSQL's plan cache, for any client; the ballast keeps it out of the figures.
  *
+ * `--update-many` sends N updates of one track each (by id, up to 3,503) in one
+ * `update_tracks_many` instead: a statement per update in the request's transaction (Note
+ * [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is deleted between runs.
+ *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
  * data: the commit before a change, with this script copied into it.
  */
@@ -42,12 +46,13 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--mixed') flags.mixed = true;
     else if (a === '--returning') flags.returning = true;
+    else if (a === '--update-many') flags.updateMany = true;
     else if (a === '--upsert') flags.upsert = 'name';
     else if (a === '--upsert-nothing') flags.upsert = 'nothing';
     else if (a === '--upsert-where') flags.upsert = 'where';
@@ -57,12 +62,13 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --update-many --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert*: with --nested K');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
   if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
+  if (flags.updateMany && (flags.nested || flags.mixed || flags.sizes.some((n) => n > 3503))) throw new Error('--update-many: without --nested or --mixed, at most 3,503 updates');
   return flags;
 }
 
@@ -70,6 +76,7 @@ const INSERT = 'mutation ($rows: [tracks_insert_input!]!) { insert_tracks(object
 const INSERT_NESTED = 'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows } }';
 const INSERT_NESTED_RETURNING =
   'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows returning { id playlist_tracks(order_by: {track_id: asc}) { track_id } } } }';
+const UPDATE_MANY = 'mutation ($rows: [tracks_updates!]!) { update_tracks_many(updates: $rows) { affected_rows } }';
 const FIRST_ID = 1_000_000;
 /** The first id of the playlists that are there before the nested runs (see above). */
 const BALLAST = 100_000;
@@ -87,14 +94,14 @@ try {
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
-  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : INSERT;
+  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : flags.updateMany ? UPDATE_MANY : INSERT;
   if (flags.limit) query = query.replace('(order_by: {track_id: asc})', `(order_by: {track_id: asc}, limit: ${flags.limit})`);
   const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
   if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} bulk inserts, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -105,6 +112,10 @@ try {
       const bodies = Array.from({ length: flags.requests }, (_, i) => {
         const n = flags.same ? size : Math.max(1, size - i);
         const written = n * (1 + flags.nested);
+        if (flags.updateMany) {
+          const rows = Array.from({ length: n }, (_, j) => ({ where: { id: { _eq: 1 + j } }, _set: { name: `many "${round}-${i}" \\ ${j}` } }));
+          return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
+        }
         if (flags.nested) {
           const rows = Array.from({ length: n }, (_, j) => ({
             id: FIRST_ID + i * size + j,
@@ -133,7 +144,11 @@ try {
           for (const b of bodies) {
             const r = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b.body });
             const text = await r.text();
-            if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
+            if (flags.updateMany) {
+              // Each update's own answer: one row each.
+              const each = (JSON.parse(text) as { data?: { update_tracks_many: { affected_rows: number }[] } }).data?.update_tracks_many;
+              if (each?.length !== b.rows || each.some((x) => x.affected_rows !== 1)) throw new Error(`${b.rows} updates: ${text.slice(0, 300)}`);
+            } else if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
             if (flags.returning) {
               const back = JSON.parse(text).data.insert_playlists.returning as { playlist_tracks: unknown[] }[];
               if (back.length !== b.objects || back.some((p) => p.playlist_tracks.length !== Math.min(flags.nested, flags.limit || flags.nested))) throw new Error(`returning: ${text.slice(0, 300)}`);
@@ -148,7 +163,9 @@ try {
         server.push(cpu.server / 1000);
         pg.push(cpu.postgres / 1000);
       }
-      if (flags.nested) {
+      if (flags.updateMany) {
+        // Nothing to delete: the same tracks are updated again.
+      } else if (flags.nested) {
         await sql.unsafe(`delete from playlist_track where playlist_id >= ${FIRST_ID}`);
         await sql.unsafe(`delete from playlists where id >= ${FIRST_ID}`);
         await sql.unsafe('vacuum analyze playlist_track, playlists');

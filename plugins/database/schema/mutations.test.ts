@@ -794,6 +794,18 @@ describe('one transaction per request', () => {
       errors: [{ message: 'Uniqueness violation. duplicate key value violates unique constraint "author_email_key"', extensions: { path: '$', code: 'constraint-violation' } }],
     });
     await unchanged();
+    // Updates sent behind the failing one (Note [Statements pipelined]) fail only because the
+    // transaction had: the error is the failing update's.
+    const middle = await q(`mutation { update_author_many(updates: [
+        {where: {id: {_eq: 1}}, _set: {name: "Changed"}},
+        {where: {id: {_eq: 2}}, _set: {email: "alice@x"}},
+        {where: {id: {_eq: 1}}, _set: {name: "Again"}},
+        {where: {id: {_eq: 2}}, _set: {name: "Too"}}
+      ]) { affected_rows } }`);
+    expect(errorsOf(middle)).toEqual({
+      errors: [{ message: 'Uniqueness violation. duplicate key value violates unique constraint "author_email_key"', extensions: { path: '$', code: 'constraint-violation' } }],
+    });
+    await unchanged();
   });
 
   it('the fields of a request run in order and see each other\'s writes', async () => {
