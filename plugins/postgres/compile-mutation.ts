@@ -506,7 +506,7 @@ export class MutationCompiler extends Compiler {
     if (!nested) return { ctes: [this.insertCte(ir, ir.rows.map((r) => ({ values: r.values, fixed })))] };
     // Rows under one parent row (a row inserted on its own) are a level too, each at its first row.
     const under = fixed.size > 0 ? joinOfFixed(fixed) : undefined;
-    const level = ir.rows.length > 1 && (fixed.size === 0 || under) ? levelOf([ir]) : undefined;
+    const level = ir.rows.length > 1 && (fixed.size === 0 || under) ? levelOfInsert(ir) : undefined;
     if (level) return { ctes: [this.insertLevel(level, under)] };
     const ctes: string[] = [];
     for (const row of ir.rows) {
@@ -768,7 +768,7 @@ function weigh(r: InsertIR['rows'][number], ir: InsertIR): { inserts: number; up
 
 /** A root insert's rows in steps (Note [Batches in steps]), or undefined where it is one statement. */
 function inSteps(ir: InsertIR): InsertIR['rows'][] | undefined {
-  if (ir.rows.length < 2 || !ir.rows.some(hasNested) || levelOf([ir])) return undefined;
+  if (ir.rows.length < 2 || !ir.rows.some(hasNested) || levelOfInsert(ir)) return undefined;
   const steps: InsertIR['rows'][] = [];
   let step: InsertIR['rows'] = [];
   let inserts = 0;
@@ -863,6 +863,14 @@ interface Level {
    * object's position among them (null for none). */
   objects: { relationship: string; mapping: readonly (readonly [string, string])[]; at: NestedInsert; level: Level; positions?: (number | null)[] }[];
   children: { mapping: readonly (readonly [string, string])[]; level: Level }[];
+}
+
+/** `levelOf([ir])`, made once for an insert (inSteps asks first, then MutationCompiler.insert). */
+const levels = new WeakMap<InsertIR, Level | null>();
+function levelOfInsert(ir: InsertIR): Level | undefined {
+  let level = levels.get(ir);
+  if (level === undefined) levels.set(ir, (level = levelOf([ir]) ?? null));
+  return level ?? undefined;
 }
 
 /** The same for every insert of a level: a JSON value with maps as their entries. */
