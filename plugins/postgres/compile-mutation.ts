@@ -161,12 +161,13 @@ type Fixed = Map<string, ParentColumn>;
  * rows (the later ones updated it). A second CTE (`each`) gives every row of the level, in its
  * order, the row its group wrote (by rank, the INSERT's row number) and its position `n`; the
  * levels joined to this one read it by `n`, the zero check counts it, and `affected_rows` counts
- * its rows, as Hasura counts each row's statement. The role's checks see the row as the request
- * leaves it: a row that was there, the update check; one the request inserted, the insert check
- * and, where its group has several rows, the update check (Hasura: the insert check on the first
- * row's values, the update check after each later row). So what is written passes the checks of
- * the last statement Hasura would run; where the insert check reads a column that a later row
- * updated, the two may differ. Each row of the level answers its group's row as the request
+ * its rows, as Hasura counts each row's statement. The role's checks, as Hasura's statements
+ * make them: a row that was there, the update check on the row the request leaves; one the
+ * request inserted, the insert check on the row as its group's first row inserted it (the row
+ * written with the columns the later rows set, update columns and update presets, taken back to
+ * the first row's values: `jsonb_populate_record`) and, where its group has several rows, the
+ * update check on the row the request leaves (Hasura checks it after each later row too; the
+ * rows in between are never written). Each row of the level answers its group's row as the request
  * leaves it (Hasura answers each as its own statement left it). A level whose rows repeat no key
  * pays a sort by the key for the window.
  */
@@ -308,7 +309,7 @@ export class MutationCompiler extends Compiler {
     const parentCtes = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
     // Rows merged by the key they upsert (Note [Rows upserting one row]).
-    let merged: { map: string; select: string } | undefined;
+    let merged: ReturnType<MutationCompiler["mergeUpserts"]>;
     const byColumn =
       joins !== undefined ||
       (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r, true)) && cols.some((c) => !rows[0]!.fixed.has(c)));
@@ -408,7 +409,8 @@ export class MutationCompiler extends Compiler {
         : ` ${list} values ${values.join(', ')}`;
     }
     const oc = ir.onConflict;
-    let check = this.bool(ir.check, t, t);
+    // Rows merged are checked below, where each of them is read.
+    let check = merged ? 'true' : this.bool(ir.check, t, t);
     let updates = false;
     if (oc) {
       const target = oc.constraint !== undefined ? ` on constraint ${quoteIdent(oc.constraint)}` : oc.columns ? ` (${oc.columns.map(quoteIdent).join(', ')})` : '';
@@ -421,14 +423,24 @@ export class MutationCompiler extends Compiler {
       else {
         sql += ` on conflict${target} do update set ${sets.join(', ')}`;
         if (oc.where.t !== 'true') sql += ` where ${this.bool(oc.where, t, t)}`;
-        check = `(case when ${t}.xmax = 0 then ${check} else ${this.bool(oc.check, t, t)} end)`;
+        if (!merged) check = `(case when ${t}.xmax = 0 then ${check} else ${this.bool(oc.check, t, t)} end)`;
         updates = true;
       }
     }
-    // A row of several that the request inserted was updated by the later ones (Note [Rows
-    // upserting one row]): the role's update check too.
-    const updated = merged && oc ? this.bool(oc.check, '_u', '_u') : 'true';
-    sql += ` returning ${t} as r, ${check} as c${updated !== 'true' ? `, ${t}.xmax = 0 as i` : ''}`;
+    // Rows merged (Note [Rows upserting one row]): a row the request inserted is checked where
+    // each of its rows is read (`each`), with the insert check on the row as its group's first
+    // row inserted it (`_f`) and, where later rows updated it, the update check on the row it
+    // is (`_u`); the RETURNING checks only a row that was there.
+    let first = 'true';
+    let updated = 'true';
+    if (merged && oc) {
+      first = this.bool(ir.check, '_f', '_f');
+      updated = this.bool(oc.check, '_u', '_u');
+      const existing = this.bool(oc.check, t, t);
+      check = existing === 'true' ? 'true' : `(case when ${t}.xmax = 0 then true else ${existing} end)`;
+    }
+    const inserted = first !== 'true' || updated !== 'true';
+    sql += ` returning ${t} as r, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
     this.with.push(`${name} as (${sql})`);
     // A check that always holds (admin, a permission without one) is not read back.
     if (check !== 'true') this.checked.push(name);
@@ -442,10 +454,15 @@ export class MutationCompiler extends Compiler {
     // group wrote (`affected_rows` counts them all, as Hasura's statement per row does).
     const each = this.name();
     const written = `(select *, row_number() over () as n from ${name}) as _x on _x.n = _m.g`;
-    if (updated === 'true') this.with.push(`${each} as materialized (select _x.r, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
+    if (!inserted) this.with.push(`${each} as materialized (select _x.r, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
     else {
+      // Once for each group the request inserted, on its first row: the row as that row
+      // inserted it is the row written with the columns later rows set (the conflict's update
+      // columns, the role's update presets) taken back to the first row's values.
+      const asFirst = merged.later.length === 0 ? '_x.r' : `(case when _m.k > 1 then jsonb_populate_record(_x.r, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else _x.r end)`;
+      const checks = [first, updated === 'true' ? 'true' : `(_m.k = 1 or ${updated})`].filter((x) => x !== 'true');
       this.with.push(
-        `${each} as materialized (select _x.r, _m.o as n, (not _x.i or _m.k = 1 or ${updated}) as c from ${merged.map} as _m join ${written} cross join lateral (select (_x.r).*) as _u order by _m.o)`,
+        `${each} as materialized (select _x.r, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written} cross join lateral (select (_x.r).*) as _u cross join lateral (select (${asFirst}).*) as _f order by _m.o)`,
       );
       this.checked.push(each);
     }
@@ -471,7 +488,7 @@ export class MutationCompiler extends Compiler {
    * values, its position `o` and its group's rank `g` among the groups in the order of their
    * first rows; `select` reads a group's row from it.
    */
-  private mergeUpserts(ir: InsertIR, cols: readonly string[], exprs: readonly string[], source: string): { map: string; select: string } | undefined {
+  private mergeUpserts(ir: InsertIR, cols: readonly string[], exprs: readonly string[], source: string): { map: string; select: string; later: (readonly [string, number])[] } | undefined {
     const oc = ir.onConflict;
     const key = oc?.columns;
     const presets = [...(oc?.set ?? [])];
@@ -496,7 +513,9 @@ export class MutationCompiler extends Compiler {
       return last.includes(i) ? `_m.l${i}` : `_m.e${i}`;
     };
     const select = `select ${cols.map(value).join(', ')} from ${map} as _m where _m.o = _m.f order by _m.o`;
-    return { map, select };
+    // The columns later rows of a group set: (column, its index among `cols`).
+    const later = cols.flatMap((c, i) => (last.includes(i) || oc.set?.has(c) ? [[c, i] as const] : []));
+    return { map, select, later };
   }
 
   /** The CTEs of `ir`'s rows and of their nested rows (Note [Nested inserts]); `fixed` gives

@@ -266,7 +266,7 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     ]);
   });
 
-  it('a role\'s rows upserting one row: its update presets and update check on the row the later rows updated, its insert check on the row the request leaves', async () => {
+  it('a role\'s rows upserting one row: its update presets and update check on the row the later rows updated, its insert check on the row as the first one inserted it (Hasura\'s first statement)', async () => {
     const perms = await server.metadata({
       type: 'bulk',
       args: [
@@ -296,18 +296,47 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
         { label: 'p3', item: { code: 'k0', name: 'd', n: 50, owner: 'z' } },
       ],
     });
-    // The row the later rows updated fails the update check, or the row a single one
-    // inserted the insert check: nothing written.
+    // The row the later rows updated fails the update check, the row a single one inserted the
+    // insert check, or the first of rows upserting one row does (n 150, which the later row's
+    // update preset makes 50: Hasura's first statement fails): nothing written.
     const before = await rows('item', 'code, name, n, owner');
     for (const o of [
       [{ label: 'q0', item: item('e', 'k9', 1) }, { label: 'q1', item: item('bad', 'k9', 1) }],
       [{ label: 'q0', item: item('e', 'k9', 120) }, { label: 'q1', item: item('f', 'k8', 1) }],
+      [{ label: 'q0', item: item('e', 'k7', 150) }, { label: 'q1', item: item('f', 'k7', 1) }],
     ]) {
       const bad = await q(upsert, { o }, editor);
       expect(bad.errors[0]).toEqual({ message: 'check constraint of an insert/update permission has failed', extensions: { code: 'permission-error', path: '$.selectionSet.insert_part.args.objects' } });
       expect(await rows('item', 'code, name, n, owner')).toEqual(before);
     }
     expect(await rows('part', 'label')).toEqual(['p0', 'p1', 'p2', 'p3'].map((label) => ({ label })));
+  });
+
+  it('a role\'s insert check reading a column later rows update: on the first row\'s value, as Hasura\'s first statement, the update check on the last', async () => {
+    const perms = await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_create_insert_permission', args: { table: 'part', role: 'namer', permission: { columns: ['label'], check: {} } } },
+        { type: 'pg_create_insert_permission', args: { table: 'item', role: 'namer', permission: { columns: ['name', 'code'], check: { name: { _neq: 'x' } } } } },
+        { type: 'pg_create_update_permission', args: { table: 'item', role: 'namer', permission: { columns: ['name'], filter: {}, check: { name: { _neq: 'z' } } } } },
+        { type: 'pg_create_select_permission', args: { table: 'item', role: 'namer', permission: { columns: ['code', 'name'], filter: {} } } },
+        { type: 'pg_create_select_permission', args: { table: 'part', role: 'namer', permission: { columns: ['label'], filter: {} } } },
+      ],
+    });
+    expect(perms.status, perms.text).toBe(200);
+    const upsert = `mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { affected_rows } }`;
+    const parts = (...names: string[]) => names.map((name, i) => ({ label: `p${i}`, item: { data: { name, code: 'k1' }, on_conflict: { constraint: 'item_code_key', update_columns: ['name'] } } }));
+    const namer = { 'X-Svc-Role': 'namer' };
+    // "y" inserted (passing the insert check), then updated to "x" (which only the insert check refuses).
+    expect(await q(upsert, { o: parts('y', 'x') }, namer)).toEqual({ data: { insert_part: { affected_rows: 4 } } });
+    expect(await rows('item', 'code, name')).toEqual([{ code: 'k1', name: 'x' }]);
+    await server.runSql('truncate part, item restart identity cascade;');
+    // "x" first: the insert check fails, whatever the later rows make of it; "z" last: the update check.
+    for (const o of [parts('x', 'y'), parts('y', 'z'), parts('x', 'y', 'y')]) {
+      const bad = await q(upsert, { o }, namer);
+      expect(bad.errors?.[0]?.extensions?.code, JSON.stringify(bad)).toBe('permission-error');
+      expect(await rows('item', 'name')).toEqual([]);
+    }
   });
 
   it('rows under their parents upserting by a key with the parent\'s column: merged under one parent, not across parents', async () => {
