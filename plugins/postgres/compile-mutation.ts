@@ -462,7 +462,7 @@ export class MutationCompiler extends Compiler {
       const asFirst = merged.later.length === 0 ? '_x.r' : `(case when _m.k > 1 then jsonb_populate_record(_x.r, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else _x.r end)`;
       const checks = [first, updated === 'true' ? 'true' : `(_m.k = 1 or ${updated})`].filter((x) => x !== 'true');
       this.with.push(
-        `${each} as materialized (select _x.r, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written} cross join lateral (select (_x.r).*) as _u cross join lateral (select (${asFirst}).*) as _f order by _m.o)`,
+        `${each} as materialized (select _x.r, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written}${updated !== 'true' ? ' cross join lateral (select (_x.r).*) as _u' : ''}${first !== 'true' ? ` cross join lateral (select (${asFirst}).*) as _f` : ''} order by _m.o)`,
       );
       this.checked.push(each);
     }
