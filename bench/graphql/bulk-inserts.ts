@@ -6,7 +6,7 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--update-many] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--update-many] [--root DIR]
  *
  * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
  * bound by column]).
@@ -30,6 +30,11 @@
  * a run of 100: 0.3-1.7 s a request, growing within the run, where 75 ms with the 20,000 rows).
  * That is PostgreSQL's plan cache, for any client; the ballast keeps it out of the figures.
  *
+ * `--objects` inserts N playlist_track rows instead, each with a playlist of its own through its
+ * object relationship; with `--returning` the mutation answers each row's playlist with its
+ * tracks (`playlist { name playlist_tracks { track_id } }`, an array under an object of the
+ * written rows: Note [Arrays of written rows grouped]).
+ *
  * `--update-many` sends N updates of one track each (by id, up to 3,503) in one
  * `update_tracks_many` instead: a statement per update in the request's transaction (Note
  * [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is deleted between runs.
@@ -46,13 +51,14 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--mixed') flags.mixed = true;
     else if (a === '--returning') flags.returning = true;
     else if (a === '--update-many') flags.updateMany = true;
+    else if (a === '--objects') flags.objects = true;
     else if (a === '--upsert') flags.upsert = 'name';
     else if (a === '--upsert-nothing') flags.upsert = 'nothing';
     else if (a === '--upsert-where') flags.upsert = 'where';
@@ -62,10 +68,11 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --update-many --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --objects --update-many --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
-  if ((flags.returning || flags.upsert) && !flags.nested) throw new Error('--returning, --upsert*: with --nested K');
+  if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested)) throw new Error('--returning: with --nested K or --objects; --upsert*: with --nested K');
+  if (flags.objects && (flags.nested || flags.mixed || flags.updateMany)) throw new Error('--objects: without --nested, --mixed or --update-many');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
   if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
   if (flags.updateMany && (flags.nested || flags.mixed || flags.sizes.some((n) => n > 3503))) throw new Error('--update-many: without --nested or --mixed, at most 3,503 updates');
@@ -76,6 +83,9 @@ const INSERT = 'mutation ($rows: [tracks_insert_input!]!) { insert_tracks(object
 const INSERT_NESTED = 'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows } }';
 const INSERT_NESTED_RETURNING =
   'mutation ($rows: [playlists_insert_input!]!) { insert_playlists(objects: $rows) { affected_rows returning { id playlist_tracks(order_by: {track_id: asc}) { track_id } } } }';
+const INSERT_OBJECTS = 'mutation ($rows: [playlist_track_insert_input!]!) { insert_playlist_track(objects: $rows) { affected_rows } }';
+const INSERT_OBJECTS_RETURNING =
+  'mutation ($rows: [playlist_track_insert_input!]!) { insert_playlist_track(objects: $rows) { affected_rows returning { track_id playlist { name playlist_tracks { track_id } } } } }';
 const UPDATE_MANY = 'mutation ($rows: [tracks_updates!]!) { update_tracks_many(updates: $rows) { affected_rows } }';
 const FIRST_ID = 1_000_000;
 /** The first id of the playlists that are there before the nested runs (see above). */
@@ -84,7 +94,7 @@ const BALLAST = 100_000;
 try {
   const flags = parseFlags(process.argv.slice(2));
   const { sql, dbUrl } = await loadChinook(here, 'bulk-inserts');
-  if (flags.nested) {
+  if (flags.nested || flags.objects) {
     await sql.unsafe(`insert into playlists (id, name) select g, 'ballast' from generate_series(${BALLAST}, ${BALLAST + 19_999}) as g on conflict do nothing`);
     await sql.unsafe('vacuum analyze playlists');
   }
@@ -94,14 +104,14 @@ try {
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
-  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : flags.updateMany ? UPDATE_MANY : INSERT;
+  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : flags.objects ? (flags.returning ? INSERT_OBJECTS_RETURNING : INSERT_OBJECTS) : flags.updateMany ? UPDATE_MANY : INSERT;
   if (flags.limit) query = query.replace('(order_by: {track_id: asc})', `(order_by: {track_id: asc}, limit: ${flags.limit})`);
   const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
   if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
   const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -111,7 +121,11 @@ try {
       // requests of the run have the same count.
       const bodies = Array.from({ length: flags.requests }, (_, i) => {
         const n = flags.same ? size : Math.max(1, size - i);
-        const written = n * (1 + flags.nested);
+        const written = n * (1 + flags.nested + (flags.objects ? 1 : 0));
+        if (flags.objects) {
+          const rows = Array.from({ length: n }, (_, j) => ({ track_id: 1 + (j % 3503), playlist: { data: { id: FIRST_ID + i * size + j, name: `bulk "${i}" \\ ${j}` } } }));
+          return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
+        }
         if (flags.updateMany) {
           const rows = Array.from({ length: n }, (_, j) => ({ where: { id: { _eq: 1 + j } }, _set: { name: `many "${round}-${i}" \\ ${j}` } }));
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
@@ -149,7 +163,10 @@ try {
               const each = (JSON.parse(text) as { data?: { update_tracks_many: { affected_rows: number }[] } }).data?.update_tracks_many;
               if (each?.length !== b.rows || each.some((x) => x.affected_rows !== 1)) throw new Error(`${b.rows} updates: ${text.slice(0, 300)}`);
             } else if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
-            if (flags.returning) {
+            if (flags.returning && flags.objects) {
+              const back = JSON.parse(text).data.insert_playlist_track.returning as { playlist: { playlist_tracks: unknown[] } }[];
+              if (back.length !== b.objects || back.some((p) => p.playlist.playlist_tracks.length !== 1)) throw new Error(`returning: ${text.slice(0, 300)}`);
+            } else if (flags.returning) {
               const back = JSON.parse(text).data.insert_playlists.returning as { playlist_tracks: unknown[] }[];
               if (back.length !== b.objects || back.some((p) => p.playlist_tracks.length !== Math.min(flags.nested, flags.limit || flags.nested))) throw new Error(`returning: ${text.slice(0, 300)}`);
             }
@@ -165,7 +182,7 @@ try {
       }
       if (flags.updateMany) {
         // Nothing to delete: the same tracks are updated again.
-      } else if (flags.nested) {
+      } else if (flags.nested || flags.objects) {
         await sql.unsafe(`delete from playlist_track where playlist_id >= ${FIRST_ID}`);
         await sql.unsafe(`delete from playlists where id >= ${FIRST_ID}`);
         await sql.unsafe('vacuum analyze playlist_track, playlists');

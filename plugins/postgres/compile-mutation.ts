@@ -178,11 +178,13 @@ type Fixed = Map<string, ParentColumn>;
  * the table with the written rows added (the overlay, Note [Nested inserts]), and the written
  * rows are a CTE, which has no index: as a subquery per returned row, each scanned the CTE, so
  * 3,000 playlists of three tracks, returning them, cost PostgreSQL 2.8 s. So such an array
- * (without distinct on; ordered by its own columns if at all) directly under the returned rows
- * is one LEFT JOIN: the overlay's rows whose key is one of the returned rows' (a semi-join, which
- * PostgreSQL may hash or probe an index with), numbered as read, grouped by the key into their
- * JSON list (ordered as asked, then as read), joined to the returned rows by the key; the
- * returned rows are numbered as written (Note [Rows numbered as read]) so the join does not
+ * (without distinct on; ordered by its own columns if at all) directly under the returned rows,
+ * or under an object joined to them (by a key among the columns it was joined by), is one LEFT
+ * JOIN: the overlay's rows whose key is one of the returned rows' (an object's: the returned
+ * rows' values of the columns it was joined by; a semi-join, which PostgreSQL may hash or probe
+ * an index with), numbered as read, grouped by the key into their JSON list (ordered as asked,
+ * then as read), joined to the returned rows (or the object) by the key; the returned rows are
+ * numbered as written (Note [Rows numbered as read]) so the join does not
  * reorder them. A limit or offset numbers each key's rows in that order (`row_number() over
  * (partition by` the key`)`) and keeps those in the window. The same 3,000 playlists: 0.15-0.17 s
  * (docs/benchmarks.md "Bulk inserts", `--returning`). Anything else keeps the subquery per row.
@@ -636,9 +638,9 @@ export class MutationCompiler extends Compiler {
       // numbered as written (Note [Rows numbered as read]).
       const grouped = f.select.fields.some((x) => this.groupable(x));
       const numbered = joinsObjects(f.select) || grouped;
-      if (grouped) this.returned = { t, ctes: w.ctes };
+      if (numbered) this.grouping.set(t, (columns) => w.ctes.map((c) => `select ${columns.map((x) => `(${c}.r).${quoteIdent(x)}`).join(', ')} from ${c}`).join(' union all '));
       const obj = this.object(f.select, t, numbered ? joins : undefined, from);
-      this.returned = undefined;
+      this.grouping.clear();
       let written = `(${rows})`;
       let order = '';
       if (numbered) {
@@ -651,9 +653,11 @@ export class MutationCompiler extends Compiler {
     return `json_build_object(${parts.join(', ')})::text`;
   }
 
-  /** The rows `returning` reads (alias and CTEs), while its object is compiled: its array fields
-   * over rows this statement wrote are grouped (Note [Arrays of written rows grouped]). */
-  private returned: { t: string; ctes: readonly string[] } | undefined;
+  /** While `returning`'s object is compiled, the aliases of the rows it reads whose array fields
+   * over rows this statement wrote are grouped (Note [Arrays of written rows grouped]): the
+   * returned rows and the objects joined to them, each with a select of the values the rows may
+   * have in the given columns (undefined where it cannot tell). */
+  private readonly grouping = new Map<string, (columns: readonly string[]) => string | undefined>();
 
   /** Whether `f` is an array relationship over a table this statement wrote, without distinct
    * on, ordered by its own columns if at all. */
@@ -665,18 +669,34 @@ export class MutationCompiler extends Compiler {
   }
 
   override field(f: FieldIR, t: string, joins?: string[], from?: string[]): string {
-    if (joins && this.returned?.t === t && this.groupable(f)) return this.groupedArray(f, t, joins);
+    if (joins && this.groupable(f)) {
+      const keys = this.grouping.get(t)?.(f.mapping.map(([mine]) => mine));
+      if (keys !== undefined) return this.groupedArray(f, t, joins, keys);
+    }
     return super.field(f, t, joins, from);
   }
 
-  /** Note [Arrays of written rows grouped]: `f`'s rows of every returned row at once, grouped by
-   * their key to the returned row, joined to it by `joins`. */
-  private groupedArray(f: Extract<FieldIR, { k: 'array' }>, t: string, joins: string[]): string {
-    const { ctes } = this.returned!;
+  /** An object joined to rows whose arrays are grouped: its own are too, where their key is
+   * among the columns it was joined by (its values then the joined rows' values of theirs). */
+  protected override objectField(f: Extract<FieldIR, { k: 'object' }>, t: string, joins?: string[], from?: string[]): string {
+    const parent = this.grouping.get(t);
+    if (!parent || !joins) return super.objectField(f, t, joins, from);
+    return this.objectWith(f, t, joins, from, (o, a, j, fr) => {
+      if (j === joins) {
+        const by = new Map(f.mapping.map(([mine, theirs]) => [theirs, mine]));
+        this.grouping.set(a, (columns) => (columns.every((c) => by.has(c)) ? parent(columns.map((c) => by.get(c)!)) : undefined));
+      }
+      return this.object(o, a, j, fr);
+    });
+  }
+
+  /** Note [Arrays of written rows grouped]: `f`'s rows of every row of `t` at once (`keys`: a
+   * select of the values `t`'s rows may have in the mapping's columns), grouped by their key
+   * to the row, joined to it by `joins`. */
+  private groupedArray(f: Extract<FieldIR, { k: 'array' }>, t: string, joins: string[], keys: string): string {
     const a = this.alias();
     const g = this.alias();
     const theirs = f.mapping.map(([, remote]) => `${a}.${quoteIdent(remote)}`);
-    const keys = ctes.map((c) => `select ${f.mapping.map(([mine]) => `(${c}.r).${quoteIdent(mine)}`).join(', ')} from ${c}`).join(' union all ');
     const rows = `select ${a}.*, row_number() over () as ${READ_ORDER} from ${this.src(f.rows.table)} as ${a} where (${theirs.join(', ')}) in (${keys}) and ${this.bool(f.rows.where, a, a)}`;
     const order = [...f.rows.orderBy.map((o) => `${a}.${quoteIdent(o.column)} ${DIRS[o.dir]}`), `${a}.${READ_ORDER}`];
     // A limit or offset: each returned row's rows numbered in the list's order, those in the window kept.

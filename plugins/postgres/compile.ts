@@ -781,7 +781,7 @@ export class Compiler extends SqlCompiler {
   }
 
   /** An object relationship, its object built by `obj` on the row `a` (JSON, or a record). */
-  private objectWith(
+  protected objectWith(
     f: Extract<FieldIR, { k: 'object' }>,
     t: string,
     joins: string[] | undefined,

@@ -422,6 +422,19 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(r.data.insert_item.returning[0]).toEqual({ code: 'k0', top: [{ label: 'o2', qty: 1 }, { label: 'o3', qty: 1 }], first: [{ label: 'o1' }, { label: 'o2' }], rest: [{ label: 'o1' }] });
   });
 
+  it('returning the rows of an object of the written rows (Note [Arrays of written rows grouped]): those already there and those written, as a query afterwards answers', async () => {
+    await server.runSql(`insert into item (name, code) values ('old', 'k0'); insert into part (item_id, label, qty) values (1, 'o1', 2), (1, 'o2', 1);`);
+    // Parts each with its item: new ones (some shared by code through the upsert), and the old one.
+    const o = Array.from({ length: 30 }, (_, i) => ({ label: `p${i}`, qty: i % 3, item: { data: { name: `n${i}`, code: `k${i % 7}` }, on_conflict: { constraint: 'item_code_key', update_columns: ['name'] } } }));
+    const lists = `code parts(order_by: {qty: desc, label: asc}) { label qty } first: parts(order_by: {label: asc}, limit: 1) { label }`;
+    const r = await q(`mutation ($o: [part_insert_input!]!) { insert_part(objects: $o) { returning { label item { ${lists} } } } }`, { o });
+    expect(r.errors).toBeUndefined();
+    const back = await q(`query { item { ${lists} } }`);
+    const byCode = new Map(back.data.item.map((x: { code: string }) => [x.code, x]));
+    expect(r.data.insert_part.returning).toEqual(o.map((x) => ({ label: x.label, item: byCode.get(x.item.data.code) })));
+    expect(byCode.get('k0')).toEqual({ code: 'k0', parts: [{ label: 'o1', qty: 2 }, { label: 'o2', qty: 1 }, { label: 'p14', qty: 2 }, { label: 'p7', qty: 1 }, { label: 'p0', qty: 0 }, { label: 'p21', qty: 0 }, { label: 'p28', qty: 1 }].sort((a, b) => b.qty - a.qty || (a.label < b.label ? -1 : 1)), first: [{ label: 'o1' }] });
+  });
+
   it('objects with rows under an upsert that writes nothing for one of them: the zero-rows error naming it, nothing written; one without rows may write nothing', async () => {
     await server.runSql(`insert into item (name, code) values ('kept', 'k1');`);
     const upsert = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows } }`;
