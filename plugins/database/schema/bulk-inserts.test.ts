@@ -641,6 +641,32 @@ describe('objects inserted a row at a time, in steps', () => {
     expect(await rows('item', 'code, name')).toEqual([{ code: 'k1', name: 'fourth' }, { code: 'k2', name: 'other' }]);
   });
 
+  it('a request of several fields, one inserted in steps: they run in order in one transaction, each seeing what the one before wrote; a failing later field keeps nothing', async () => {
+    const o = Array.from({ length: 100 }, (_, i) => ({ name: `i${i}`, code: `k${i}`, parts: { data: [{ label: `p${i}` }] } }));
+    const fields = (then: string) => `mutation ($o: [item_insert_input!]!) {
+      a: insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { affected_rows }
+      b: update_part(where: {item: {code: {_in: ["k0", "k99"]}}}, _set: {qty: 7}) { affected_rows returning { label qty } }
+      c: ${then}
+    }`;
+    const r = await q(fields('delete_part(where: {label: {_eq: "p50"}}) { affected_rows }'), { o });
+    // An update's returning comes in the order PostgreSQL updated the rows: sorted here.
+    r.data?.b?.returning?.sort((x: { label: string }, y: { label: string }) => (x.label < y.label ? -1 : 1));
+    expect(r).toEqual({
+      data: {
+        a: { affected_rows: 200 },
+        b: { affected_rows: 2, returning: [{ label: 'p0', qty: 7 }, { label: 'p99', qty: 7 }] },
+        c: { affected_rows: 1 },
+      },
+    });
+    expect((await rows('part', 'label')).length).toBe(99);
+    await server.runSql('truncate part, item restart identity cascade;');
+    // The last field fails (no item k1000 to refer to): the steps of the first are taken back.
+    const bad = await q(fields('insert_part(objects: [{label: "x", item_id: 1000}]) { affected_rows }'), { o });
+    expect(bad.errors?.[0]?.extensions?.code).toBe('constraint-violation');
+    expect(await rows('item', 'name')).toEqual([]);
+    expect(await rows('part', 'label')).toEqual([]);
+  });
+
   it('an object of a later step whose upsert wrote nothing: the zero-rows error naming it, and nothing of the earlier steps kept', async () => {
     await server.runSql(`insert into item (name, code) values ('kept', 'k300');`);
     const o = Array.from({ length: 400 }, (_, i) => ({ name: `i${i}`, code: `k${i}`, parts: { data: [{ label: `p${i}` }] } }));
