@@ -7,6 +7,10 @@
  * the metadata is large: `--extra-tables N` tracks N more tables (each with a role's select
  * permission) beside Chinook, and asks for the admin's schema once, before the runs.
  *
+ * `--only` names bench queries (queries.ts) and mutations (mutations.ts: insert_one, update_by_pk,
+ * delete_by_pk; each update or delete on a pre-created playlist of its own, as bench:graphql
+ * sends them), to set a mutation's threads and collections beside a query's (part 1 of issue 25).
+ *
  *   taskset -c 1 npx tsx bench/graphql/gc.ts --only nested --rate 1000 [--rounds 3 --duration 10
  *     --warmup 2 --extra-tables 2000 --server-cpus 0 --engine-env 'SVC_GRAPHQL_X=v'
  *     --engine-flags '--flag' --sslmode require]
@@ -25,6 +29,7 @@ import { cleanup, cleanups, engineArgs, loadChinook, log, stopChild, waitHealthy
 import { freePort } from '../../server/embedded.js';
 import { chinookMetadata, post } from './chinook.js';
 import { queries } from './queries.js';
+import { mutations, POOL_BASE, POOL_NAME } from './mutations.js';
 import { tlsSettings } from '../../test/tls-postgres.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -43,8 +48,8 @@ function parseFlags(argv: string[]) {
     };
     if (m[1] === 'only') {
       const names = value.split(',');
-      const unknown = names.filter((q) => !queries.some((x) => x.name === q));
-      if (unknown.length) throw new Error(`--only: no such query: ${unknown.join(', ')} (queries: ${queries.map((q) => q.name).join(', ')})`);
+      const unknown = names.filter((q) => !queries.some((x) => x.name === q) && !mutations.some((x) => x.name === q && x.name !== 'insert_nested'));
+      if (unknown.length) throw new Error(`--only: no such query or mutation: ${unknown.join(', ')} (queries: ${queries.map((q) => q.name).join(', ')}; mutations: insert_one, update_by_pk, delete_by_pk)`);
       flags.only = names;
     } else if (m[1] === 'rate') flags.rate = count() || 1;
     else if (m[1] === 'rounds') flags.rounds = count() || 1;
@@ -151,18 +156,32 @@ async function main() {
       `${flags.engineFlags.length ? `, flags ${flags.engineFlags.join(' ')}` : ''}${Object.keys(flags.engineEnv).length ? `, env ${Object.entries(flags.engineEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}` +
       `${flags.sslmode ? `, PostgreSQL over TLS (sslmode=${flags.sslmode})` : ''}`,
   );
+  // The rows the updates and deletes act on, one a request (as bench:graphql's pool), with room
+  // for autocannon sending somewhat more than the rate.
+  const pooled = flags.only.filter((n) => mutations.find((m) => m.name === n)?.rows === 'pool').length;
+  let next = POOL_BASE;
+  if (pooled > 0) {
+    const rows = Math.ceil(flags.rate * (flags.warmup + flags.duration) * flags.rounds * pooled * 1.5) + 1000;
+    await sql.unsafe(`insert into playlists (id, name) select g, $1 from generate_series(${POOL_BASE}, ${POOL_BASE + rows - 1}) as g`, [POOL_NAME]);
+    await sql.unsafe('vacuum analyze playlists');
+  }
   console.log('round query      req/s   main µs/req  other threads µs/req  scavenges (main ms)  mark-compacts (main ms)');
   for (let round = 1; round <= flags.rounds; round++) {
     for (const name of flags.only) {
-      const q = queries.find((x) => x.name === name)!;
+      const q = queries.find((x) => x.name === name);
+      const m = q ? undefined : mutations.find((x) => x.name === name)!;
+      const req = q ? { query: q.svc.query, headers: q.svc.headers, variables: () => q.svc.variables ?? {} } : { query: m!.svc.query, headers: m!.svc.headers, variables: (id?: number) => m!.svc.variables(id) };
       const opts = {
         url: `http://127.0.0.1:${port}/v1/graphql`,
         method: 'POST' as const,
-        headers: { 'content-type': 'application/json', ...(q.svc.headers ?? {}) },
-        body: JSON.stringify({ query: q.svc.query, variables: q.svc.variables ?? {} }),
+        headers: { 'content-type': 'application/json', ...(req.headers ?? {}) },
+        body: JSON.stringify({ query: req.query, variables: req.variables() }),
         connections: 10,
         overallRate: flags.rate,
+        // A pool mutation: each request on a row of its own.
+        ...(m?.rows === 'pool' ? { setupRequest: (r: Record<string, unknown>) => ({ ...r, body: JSON.stringify({ query: req.query, variables: req.variables(next++) }) }) } : {}),
       };
+      const first = next;
       if (flags.warmup > 0) await autocannon({ ...opts, duration: flags.warmup });
       const before = threadCpu(pid);
       const from = gcLines.length;
@@ -171,6 +190,11 @@ async function main() {
       const gc = collections(gcLines.slice(from));
       const n = r.requests.total;
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} answers not 2xx, ${r.errors} errors`);
+      if (m?.rows === 'pool') {
+        // Every row a request was sent for was written (deleted, or renamed), none other.
+        const left = Number((await sql.unsafe(`select count(*) as n from playlists where id >= $1 and id < $2 and name = $3`, [first, next, POOL_NAME]))[0]!.n);
+        if (left > 0) throw new Error(`${name}: ${left} of the ${next - first} rows requests were sent for were not written`);
+      }
       let main = 0;
       let other = 0;
       for (const [tid, us] of after) {
