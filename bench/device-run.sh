@@ -15,7 +15,8 @@
 #      its requests' latency (its event loop runs dry and sleeps between answers: the switches per
 #      request in each run's line), not by its CPU;
 #   4. part 1 at one load (--rate 3000): the engine and the handler, by_pk and the mutations;
-#   5. the engine's threads and collections (bench/graphql/gc.ts) on by_pk and nested, unpinned.
+#   5. the engine's threads and collections (bench/graphql/gc.ts) on by_pk, update_by_pk,
+#      delete_by_pk and nested, unpinned: whether a mutation charges V8's collector threads more.
 # Usage: bash bench/device-run.sh [SECONDS] (the deadline for all stages; default 570).
 set -uo pipefail
 deadline=$(( $(date +%s) + ${1:-570} ))
@@ -46,5 +47,5 @@ stage part1 200 $run --only "$mutations" --servers svc,postgraphile,handwritten 
 stage queries 240 $run --only simple,nested,deep,aggregate,groups,user,order_rel,large,multi,array_agg --duration 4 --warmup 1
 stage part1-c64 100 $run --only by_pk,update_by_pk,delete_by_pk --servers svc,postgraphile,handwritten --connections 64 --duration 4 --warmup 1
 stage part1-rate3000 100 $run --only by_pk,insert_one,update_by_pk,delete_by_pk --servers svc,handwritten --rate 3000 --duration 4 --warmup 1
-stage gc 60 node --import tsx bench/graphql/gc.ts --only by_pk,nested --rate 2000 --rounds 1 --duration 5 --warmup 1
+stage gc 75 node --import tsx bench/graphql/gc.ts --only by_pk,update_by_pk,delete_by_pk,nested --rate 2000 --rounds 1 --duration 5 --warmup 1
 cat "$out/stages.txt"
