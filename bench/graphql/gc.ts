@@ -191,9 +191,10 @@ async function main() {
       const n = r.requests.total;
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} answers not 2xx, ${r.errors} errors`);
       if (m?.rows === 'pool') {
-        // Every row a request was sent for was written (deleted, or renamed), none other.
+        // Every row a request was made for was written (deleted, or renamed), but the last one
+        // of each connection, which autocannon may have made and not sent when it stopped.
         const left = Number((await sql.unsafe(`select count(*) as n from playlists where id >= $1 and id < $2 and name = $3`, [first, next, POOL_NAME]))[0]!.n);
-        if (left > 0) throw new Error(`${name}: ${left} of the ${next - first} rows requests were sent for were not written`);
+        if (left > opts.connections) throw new Error(`${name}: ${left} of the ${next - first} rows requests were made for were not written`);
       }
       let main = 0;
       let other = 0;
