@@ -763,8 +763,8 @@ function compiled(c: MutationCompiler, sql: string): CompiledQuery {
  * of them: 1,000 objects of two rows each cost 0.6 s of planning, 2,000 cost 2.7 s (plus 1.5 s
  * to start and run it), and 5,000 failed with "stack depth limit exceeded". So such objects are
  * inserted in steps: statements of at most STEP_INSERTS inserts (an object and each insert under
- * it), run in order in the request's transaction (sent one behind another, their answers read
- * in order: the first failure is the request's). Even a few dozen CTEs cost PostgreSQL more
+ * it), run in order in the request's transaction, pipelined (Note [Statements pipelined] in
+ * plugins/database/schema/mutation.ts). Even a few dozen CTEs cost PostgreSQL more
  * each than a few: of steps of 16 to 256 inserts, 32 were the fastest (3,000 playlists of three
  * rows each: 0.28 s a request, 0.54 s with 256; docs/benchmarks.md "Bulk inserts"), and the
  * round trip of a second step costs about what it saves at 20 objects. An object whose inserts
