@@ -331,6 +331,17 @@ describe('mutations over the stand-in', () => {
     expect(d.params).toEqual(['5']);
   });
 
+  it('update_many: its updates one after the other in one transaction (the driver takes one request at a time: Note [Statements pipelined]), answered in order', async () => {
+    stand.answer((sql) => sql.includes('UPDATE _t0 SET [title]'), (_sql, params) => jsonAnswer({ affected_rows: params[1] === '1' ? 1 : 0 }));
+    const ends = stand.ends.length;
+    const r = await s.gql('mutation { update_article_many(updates: [{where: {id: {_eq: 1}}, _set: {title: "a"}}, {where: {id: {_eq: 2}}, _set: {title: "b"}}, {where: {id: {_eq: 1}}, _set: {title: "c"}}]) { affected_rows } }');
+    expect(r).toEqual({ data: { update_article_many: [{ affected_rows: 1 }, { affected_rows: 0 }, { affected_rows: 1 }] } });
+    const sent = stand.sent().filter((x) => x.sql.includes('UPDATE _t0 SET [title]')).slice(-3);
+    expect(sent.map((x) => x.params[0])).toEqual(['a', 'b', 'c']);
+    expect(new Set(sent.map((x) => x.tx)).size).toBe(1);
+    expect(stand.ends.slice(ends)).toEqual(['commit']);
+  });
+
   it('offers no nested inserts (Dialect.nestedInserts unset, as Hasura\'s MSSQL schema): no relationship in the insert input, and one given is a validation error with no statement sent', async () => {
     const before = stand.sent().length;
     const t = await s.gql('{ __type(name: "article_insert_input") { inputFields { name } } }');

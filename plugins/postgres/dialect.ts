@@ -285,6 +285,8 @@ export const postgresDialect: Dialect = {
     truncates: (t) => t.typeKind !== 'array' && isCatalogType(t, ['date', 'timestamp', 'timestamptz']),
   },
   mutationFailure,
+  // postgres.js pipelines a reserved connection's statements.
+  pipelines: true,
   classifyError,
   quoteIdent,
   scalar,

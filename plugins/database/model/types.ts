@@ -528,6 +528,10 @@ export interface Dialect {
   /** What an error of a mutation statement means: a failed permission check, a nested insert
    * whose parent wrote no row (its zero check's index), or undefined for any other error. */
   mutationFailure?(e: unknown): { k: 'check' } | { k: 'zero' | 'default'; index: number } | undefined;
+  /** Whether a transaction's statements may be sent before the answers of those before them
+   * (they then run in order): a field of several statements is pipelined (Note [Statements
+   * pipelined] in plugins/database/schema/mutation.ts); otherwise each waits for the one before. */
+  pipelines?: boolean;
   /** What a database error means to the client (Note [Database errors] in schema/plan.ts): the
    * error code, a prefix for its message (Hasura's `Uniqueness violation. `), and what `internal`
    * shows (PostgreSQL: the SQLSTATE). Undefined: the framework's default, `unexpected` with the

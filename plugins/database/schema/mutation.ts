@@ -716,9 +716,13 @@ function withZeros(q: CompiledQuery, defaultSchema: string): Statement {
  * the answers are read in order. The first statement that failed is the request's error; those
  * sent after it fail only because the transaction had, and the request's transaction is rolled
  * back. A transaction pooler keeps the server connection for the transaction (Note [Poolers] in
- * plugins/postgres/connection.ts). One update_many of 100 updates on the two-core machine: 22-29
- * ms a request awaited one by one, 8.6-8.9 ms pipelined (PostgreSQL's CPU 8-11 -> 3 ms); of
- * 1,000: 216-243 -> 176-188 ms (docs/benchmarks.md "Bulk inserts", `--update-many`).
+ * plugins/postgres/connection.ts). Only a kind that says so (Dialect.pipelines: PostgreSQL's)
+ * is sent statements so; another's transaction may take one request at a time (SQL Server's
+ * driver, mssql, refuses a second while one runs: "There is another request in progress"), and
+ * each statement there is sent once the one before succeeded. One update_many of 100 updates on
+ * the two-core machine: 22-29 ms a request awaited one by one, 8.6-8.9 ms pipelined
+ * (PostgreSQL's CPU 8-11 -> 3 ms); of 1,000: 216-243 -> 176-188 ms (docs/benchmarks.md "Bulk
+ * inserts", `--update-many`).
  */
 
 /** The values of `pending` in order: the first rejection in that order is thrown, the ones after
@@ -857,7 +861,15 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
     async run(ctx: RunContext): Promise<string> {
       const qs = statements(ctx.variables);
       // Note [Statements pipelined]: each statement is sent without waiting for the answers of
-      // those before it; the answers are read in order.
+      // those before it where the kind pipelines them, else after the one before succeeded; the
+      // answers are read in order.
+      let chain: Promise<unknown> = Promise.resolve();
+      const send = (statement: () => Promise<string>): Promise<string> => {
+        if (dialect.pipelines) return statement();
+        const p = chain.then(statement);
+        chain = p;
+        return p;
+      };
       const pending: Promise<string>[] = [];
       for (const q of qs) {
         if ('empty' in q) {
@@ -869,10 +881,10 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
         let steps: string | undefined;
         if (q.steps) {
           // Its statement binds the steps' answers: sent once they and all before them are in.
-          const answers = await inOrder([...pending, ...q.steps.map((step) => runStatement(exec, step, ctx))]);
+          const answers = await inOrder([...pending, ...q.steps.map((step) => send(() => runStatement(exec, step, ctx)))]);
           steps = `[${answers.slice(pending.length).join(',')}]`;
         }
-        pending.push(runStatement(exec, q, ctx, steps));
+        pending.push(send(() => runStatement(exec, q, ctx, steps)));
       }
       const texts = await inOrder(pending);
       const text = kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;

@@ -91,8 +91,19 @@ export function standIn(catalog: Catalog = fixtureCatalog()): StandIn {
         begin: async () => {
           const id = ++txs;
           if (server === 'unreachable') await run('BEGIN TRANSACTION', []);
+          // As mssql's Transaction: one request at a time, a second refused while one runs.
+          let busy = false;
           return {
-            query: (sql, params) => run(sql, params, id),
+            query: async (sql, params) => {
+              if (busy) throw Object.assign(new Error("Can't acquire connection for the request. There is another request in progress."), { name: 'TransactionError', code: 'EREQINPROG' });
+              busy = true;
+              try {
+                await new Promise((r) => setImmediate(r));
+                return await run(sql, params, id);
+              } finally {
+                busy = false;
+              }
+            },
             commit: async () => void ends.push('commit'),
             rollback: async () => void ends.push('rollback'),
           };
