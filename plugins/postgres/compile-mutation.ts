@@ -311,7 +311,7 @@ export class MutationCompiler extends Compiler {
     const parentCtes = new Set<string>();
     let sql = `insert into ${this.table(ir.table)} as ${t}`;
     // Rows merged by the key they upsert (Note [Rows upserting one row]).
-    let merged: ReturnType<MutationCompiler["mergeUpserts"]>;
+    let merged: ReturnType<MutationCompiler['mergeUpserts']>;
     const byColumn =
       joins !== undefined ||
       (rows.length > 1 && rows.every((r) => r.fixed === rows[0]!.fixed && givesAll(r, true)) && cols.some((c) => !rows[0]!.fixed.has(c)));
@@ -523,7 +523,7 @@ export class MutationCompiler extends Compiler {
   /** The CTEs of `ir`'s rows and of their nested rows (Note [Nested inserts]); `fixed` gives
    * columns of every row from a parent's CTE. */
   insert(ir: InsertIR, fixed: Fixed = new Map()): Written {
-    const nested = ir.rows.some((r) => r.before.length > 0 || r.after.length > 0);
+    const nested = ir.rows.some(hasNested);
     if (!nested) return { ctes: [this.insertCte(ir, ir.rows.map((r) => ({ values: r.values, fixed })))] };
     // Rows under one parent row (a row inserted on its own) are a level too, each at its first row.
     const under = fixed.size > 0 ? joinOfFixed(fixed) : undefined;
@@ -743,7 +743,7 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
   if (steps) return compileSteps(ir as Extract<MutationIR, { k: 'insert' }>, steps);
   const c = new MutationCompiler();
   // Only a statement with nested rows reads what it wrote (Note [Nested inserts]).
-  c.overlayOn = ir.k === 'insert' && ir.insert.rows.some((r) => r.before.length > 0 || r.after.length > 0);
+  c.overlayOn = ir.k === 'insert' && ir.insert.rows.some(hasNested);
   const w = ir.k === 'insert' ? c.insert(ir.insert) : ir.k === 'update' ? c.update(ir) : c.delete(ir);
   // The top level's own rows (not its nested ones) are what the field returns; affected_rows
   // counts the nested ones too.

@@ -857,36 +857,42 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
       throw dbError(e, dialect, errorPath);
     }
   };
+  /** Several statements, or one with steps, in the request's transaction (Note [Statements
+   * pipelined]): each sent without waiting for the answers of those before it where the kind
+   * pipelines them, else after the one before succeeded; their answers in order. */
+  const runAll = async (qs: Statements, ctx: RunContext): Promise<string[]> => {
+    let chain: Promise<unknown> = Promise.resolve();
+    const send = (statement: () => Promise<string>): Promise<string> => {
+      if (dialect.pipelines) return statement();
+      const p = chain.then(statement);
+      chain = p;
+      return p;
+    };
+    const pending: Promise<string>[] = [];
+    for (const q of qs) {
+      if ('empty' in q) {
+        pending.push(Promise.resolve(q.empty));
+        continue;
+      }
+      const exec = await sourceTransaction(ctx, w.t.source);
+      let steps: string | undefined;
+      if (q.steps) {
+        // Its statement binds the steps' answers: sent once they and all before them are in.
+        const answers = await inOrder([...pending, ...q.steps.map((step) => send(() => runStatement(exec, step, ctx)))]);
+        steps = `[${answers.slice(pending.length).join(',')}]`;
+      }
+      pending.push(send(() => runStatement(exec, q, ctx, steps)));
+    }
+    return inOrder(pending);
+  };
   return {
     async run(ctx: RunContext): Promise<string> {
       const qs = statements(ctx.variables);
-      // Note [Statements pipelined]: each statement is sent without waiting for the answers of
-      // those before it where the kind pipelines them, else after the one before succeeded; the
-      // answers are read in order.
-      let chain: Promise<unknown> = Promise.resolve();
-      const send = (statement: () => Promise<string>): Promise<string> => {
-        if (dialect.pipelines) return statement();
-        const p = chain.then(statement);
-        chain = p;
-        return p;
-      };
-      const pending: Promise<string>[] = [];
-      for (const q of qs) {
-        if ('empty' in q) {
-          pending.push(Promise.resolve(q.empty));
-          continue;
-        }
-        // Note [Mutations in one round trip]: alone, one statement needs no transaction.
-        const exec = ctx.alone && qs.length === 1 && !q.steps ? pool(w) : await sourceTransaction(ctx, w.t.source);
-        let steps: string | undefined;
-        if (q.steps) {
-          // Its statement binds the steps' answers: sent once they and all before them are in.
-          const answers = await inOrder([...pending, ...q.steps.map((step) => send(() => runStatement(exec, step, ctx)))]);
-          steps = `[${answers.slice(pending.length).join(',')}]`;
-        }
-        pending.push(send(() => runStatement(exec, q, ctx, steps)));
-      }
-      const texts = await inOrder(pending);
+      const only = qs.length === 1 ? qs[0]! : undefined;
+      // One statement (a single-row mutation): sent and answered, with nothing to order; alone
+      // in its request it needs no transaction (Note [Mutations in one round trip]).
+      const texts =
+        only && !('empty' in only) && !only.steps ? [await runStatement(ctx.alone ? pool(w) : await sourceTransaction(ctx, w.t.source), only, ctx)] : await runAll(qs, ctx);
       const text = kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
       return joins.length > 0 ? spliceJoins(text, joins, ctx) : text;
     },
