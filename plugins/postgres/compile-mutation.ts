@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
@@ -274,6 +274,20 @@ export class MutationCompiler extends Compiler {
     const value = `(select (${parent}.r).${quoteIdent(column)} from ${parent})`;
     if (bindAs === undefined) return value;
     return `(case when exists (select from ${parent}) then ${value} else (select null::${bindAs} from ${parent} having ('${ZERO_MARK}${index}:' || count(*))::int4 is null) end)`;
+  }
+
+  /** A CTE of the row the step `step` of the same field answered (`p`), a row of `table`
+   * (Note [Batches in steps]). */
+  answered(step: number, table: QualifiedTable): string {
+    const name = this.name();
+    this.with.push(`${name} as (select ((${this.bind({ k: 'answer', step })})::json ->> 'p')::${this.table(table)} as r)`);
+    return name;
+  }
+
+  /** That the insert of `cte` into `table` wrote its row, else the zero check `z` fails the
+   * statement (a row whose rows under it, or whose parent, later steps insert). */
+  mustWrite(table: QualifiedTable, z: { at: ZeroCheck['at']; relationship?: string }, cte: string): void {
+    this.parents.push([this.zero(table, z.at, z.relationship), cte]);
   }
 
   /** A zero check of the insert into `table` for `at` (Note [Nested inserts]): its index. */
@@ -787,60 +801,189 @@ const STEP_INSERTS = 32;
 /** Whether a row has rows inserted through its relationships. */
 const hasNested = (r: InsertIR['rows'][number]) => r.before.length > 0 || r.after.length > 0;
 
-/** How many inserts a row's statement makes (itself, and those under it), and whether one of
- * them upserts with an update. */
-function weigh(r: InsertIR['rows'][number], ir: InsertIR): { inserts: number; updates: boolean } {
-  let inserts = 1;
-  let updates = updatesOnConflict(ir);
-  for (const n of [...r.before, ...r.after]) {
-    const under = n.insert.rows.filter(hasNested);
-    inserts += under.length === 0 ? 1 : 0;
-    for (const x of under) {
-      const w = weigh(x, n.insert);
-      inserts += w.inserts;
-      updates ||= w.updates;
-    }
-    updates ||= updatesOnConflict(n.insert);
-  }
-  return { inserts, updates };
+/** What one statement of an insert writes (Note [Batches in steps]): its inserts (counted up to
+ * just past STEP_INSERTS), how many of them write each table, and the tables of those that
+ * upsert with an update. */
+interface Weight {
+  inserts: number;
+  tables: Map<string, number>;
+  upserts: Set<string>;
+}
+const weight = (): Weight => ({ inserts: 0, tables: new Map(), upserts: new Set() });
+
+/** One insert of `ir`'s table into `w`. */
+function write(w: Weight, ir: InsertIR): Weight {
+  const k = tkey(ir.table);
+  w.inserts++;
+  w.tables.set(k, (w.tables.get(k) ?? 0) + 1);
+  if (updatesOnConflict(ir)) w.upserts.add(k);
+  return w;
 }
 
-/** A root insert's rows in steps (Note [Batches in steps]), or undefined where it is one statement. */
-function inSteps(ir: InsertIR): InsertIR['rows'][] | undefined {
-  if (ir.rows.length < 2 || !ir.rows.some(hasNested) || levelOfInsert(ir)) return undefined;
-  const steps: InsertIR['rows'][] = [];
-  let step: InsertIR['rows'] = [];
-  let inserts = 0;
-  for (const row of ir.rows) {
-    const w = weigh(row, ir);
-    if (step.length > 0 && (w.updates || inserts + w.inserts > STEP_INSERTS)) {
-      steps.push(step);
-      step = [];
-      inserts = 0;
-    }
-    step.push(row);
-    inserts += w.inserts;
-    if (w.updates) {
-      steps.push(step);
-      step = [];
-      inserts = 0;
-    }
+/** Adds to `w` what MutationCompiler.insert writes for `ir`: one INSERT of rows without rows
+ * under them, one per level of a level inserted as a set, otherwise one per row and what is
+ * under it. */
+function weighInsert(ir: InsertIR, w: Weight): Weight {
+  if (w.inserts > STEP_INSERTS) return w;
+  if (!ir.rows.some(hasNested)) return write(w, ir);
+  const level = ir.rows.length > 1 ? levelOfInsert(ir) : undefined;
+  if (level) return weighLevel(level, w);
+  for (const r of ir.rows) if (weighRow(r, ir, w).inserts > STEP_INSERTS) break;
+  return w;
+}
+function weighRow(r: InsertRowIR, ir: InsertIR, w: Weight): Weight {
+  for (const b of r.before) weighInsert(b.insert, w);
+  write(w, ir);
+  for (const a of r.after) weighInsert(a.insert, w);
+  return w;
+}
+function weighLevel(level: Level, w: Weight): Weight {
+  for (const o of level.objects) weighLevel(o.level, w);
+  write(w, level.ir);
+  for (const c of level.children) weighLevel(c.level, w);
+  return w;
+}
+function add(w: Weight, more: Weight): Weight {
+  w.inserts += more.inserts;
+  for (const [k, n] of more.tables) w.tables.set(k, (w.tables.get(k) ?? 0) + n);
+  for (const k of more.upserts) w.upserts.add(k);
+  return w;
+}
+/** Whether `a` and `b` in one statement might write one row twice: a table one of them upserts
+ * with an update that the other writes too (PostgreSQL: "ON CONFLICT DO UPDATE command cannot
+ * affect row a second time", where Hasura's statements update in the later what the earlier wrote). */
+const clash = (a: Weight, b: Weight) => [...a.upserts].some((k) => b.tables.has(k)) || [...b.upserts].some((k) => a.tables.has(k));
+/** Whether `w` is one statement: few enough inserts, none of them upserting a table that another writes. */
+const fits = (w: Weight) => w.inserts <= STEP_INSERTS && ![...w.upserts].some((k) => w.tables.get(k)! > 1);
+/** Whether `a` and `b` fit one statement together. */
+const fitTogether = (a: Weight, b: Weight) => a.inserts + b.inserts <= STEP_INSERTS && fits(a) && fits(b) && !clash(a, b);
+
+/** Columns of a step's rows from the row an earlier step answered (`p`): (own column, that
+ * row's column) pairs. */
+interface Bound {
+  step: number;
+  table: QualifiedTable;
+  mapping: readonly (readonly [string, string])[];
+}
+/** A zero check of a step's row (ZeroCheck without its table, which is the step's). */
+type ZeroAt = { at: InsertRowIR | NestedInsert; relationship?: string };
+/** One statement of an insert in steps: `ir`'s rows, each with the columns `bound` gives;
+ * `root`: they are the field's rows (answered as `r`); `keeps`: its one row is answered (`p`)
+ * for later steps to bind; `writes`: the zero checks of that row, whose rows under it or whose
+ * parent later steps write. */
+interface Step {
+  ir: InsertIR;
+  bound: readonly Bound[];
+  root: boolean;
+  keeps?: boolean;
+  writes?: ZeroAt[];
+}
+
+/** The first InsertIR of a copy `subset` made (its zero check's path is the original's). */
+const origins = new WeakMap<InsertIR, InsertIR>();
+function subset(ir: InsertIR, rows: InsertRowIR[]): InsertIR {
+  const part = { ...ir, rows };
+  origins.set(part, origins.get(ir) ?? ir);
+  return part;
+}
+
+/** Note [Batches in steps]: `ir`'s rows (a root's, or those under one parent row that `bound`
+ * gives) as steps: all of them where they fit one statement, else rows packed into statements of
+ * at most STEP_INSERTS inserts, and a row that does not fit one split (`splitRow`). */
+function planInsert(ir: InsertIR, bound: readonly Bound[], root: boolean, steps: Step[]): void {
+  if (fits(weighInsert(ir, weight()))) {
+    steps.push({ ir, bound, root });
+    return;
   }
-  if (step.length > 0) steps.push(step);
+  let pack: InsertRowIR[] = [];
+  let packed = weight();
+  const flush = () => {
+    if (pack.length > 0) steps.push({ ir: subset(ir, pack), bound, root });
+    pack = [];
+    packed = weight();
+  };
+  for (const row of ir.rows) {
+    const w = weighRow(row, ir, weight());
+    if (!fits(w)) {
+      flush();
+      splitRow(row, ir, bound, root, steps);
+      continue;
+    }
+    if (!fitTogether(packed, w)) flush();
+    pack.push(row);
+    add(packed, w);
+  }
+  flush();
+}
+
+/** A row that does not fit one statement: its objects that do not fit beside it ahead of it
+ * (`planObject`), the row with the others in a step of its own, then the rows under it, bound
+ * to its answered row; the index of its step. `writes`: zero checks the row answers for as an
+ * object of a row after it. */
+function splitRow(row: InsertRowIR, ir: InsertIR, bound: readonly Bound[], root: boolean, steps: Step[], writes: ZeroAt[] = []): number {
+  const own = [...bound];
+  const inline: NestedInsert[] = [];
+  const w = write(weight(), ir);
+  for (const b of row.before) {
+    const bw = weighInsert(b.insert, weight());
+    if (fitTogether(w, bw)) {
+      inline.push(b);
+      add(w, bw);
+      continue;
+    }
+    const at = planObject(b, steps);
+    steps[at]!.keeps = true;
+    own.push({ step: at, table: b.insert.table, mapping: b.mapping });
+  }
+  const index = steps.length;
+  steps.push({ ir: subset(ir, [{ ...row, before: inline, after: [] }]), bound: own, root, writes: [...(row.after.length > 0 ? [{ at: row }] : []), ...writes] });
+  for (const a of row.after) {
+    steps[index]!.keeps = true;
+    planInsert(a.insert, [{ step: index, table: ir.table, mapping: a.mapping.map(([mine, remote]) => [remote, mine] as const) }], false, steps);
+  }
+  return index;
+}
+
+/** An object through an object relationship that does not fit beside its row, in steps ahead of
+ * it: the index of the step answering it. */
+function planObject(b: NestedInsert, steps: Step[]): number {
+  const zero: ZeroAt = { at: b, relationship: b.relationship };
+  const row = b.insert.rows[0]!;
+  if (fits(weighRow(row, b.insert, weight()))) {
+    steps.push({ ir: b.insert, bound: [], root: false, writes: [zero] });
+    return steps.length - 1;
+  }
+  return splitRow(row, b.insert, [], false, steps, [zero]);
+}
+
+/** A root insert's steps (Note [Batches in steps]), or undefined where it is one statement. */
+function inSteps(ir: InsertIR): Step[] | undefined {
+  if (!ir.rows.some(hasNested)) return undefined;
+  const steps: Step[] = [];
+  planInsert(ir, [], true, steps);
   return steps.length > 1 ? steps : undefined;
 }
 
-/** Note [Batches in steps]: the steps, each a statement of its rows answering `{n, r}`, and the
- * field's statement over their answers. */
-function compileSteps(ir: Extract<MutationIR, { k: 'insert' }>, rows: InsertIR['rows'][]): CompiledQuery {
-  const steps = rows.map((step) => {
-    const c = new MutationCompiler();
-    c.overlayOn = true;
-    const w = c.insert({ ...ir.insert, rows: step });
-    const written = w.ctes.map((x) => `select r from ${x}`).join(' union all ');
-    const json = `json_build_object('n', ${c.count(c.inserted)}, 'r', (select coalesce(array_agg(_w.r), '{}') from (${written}) as _w)::text)::text`;
-    return compiled(c, c.finish(c.statement(json)));
-  });
+/** One step's statement, answering `{n, r, p}` (Note [Batches in steps]). */
+function compileStep(step: Step): CompiledQuery {
+  const c = new MutationCompiler();
+  c.overlayOn = true;
+  const fixed: Fixed = new Map();
+  for (const b of step.bound) {
+    const cte = c.answered(b.step, b.table);
+    for (const [own, theirs] of b.mapping) fixed.set(own, { cte, column: theirs, bindAs: undefined, index: -1 });
+  }
+  const w = c.insert(step.ir, fixed);
+  for (const z of step.writes ?? []) c.mustWrite(step.ir.table, z, w.ctes[0]!);
+  const parts = [`'n', ${c.count(c.inserted)}`];
+  if (step.root) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select r from ${x}`).join(' union all ')}) as _w)::text`);
+  if (step.keeps) parts.push(`'p', (select (${w.ctes[0]}.r)::text from ${w.ctes[0]})`);
+  return compiled(c, c.finish(c.statement(`json_build_object(${parts.join(', ')})::text`)));
+}
+
+/** Note [Batches in steps]: the steps, and the field's statement over their answers. */
+function compileSteps(ir: Extract<MutationIR, { k: 'insert' }>, plan: Step[]): CompiledQuery {
+  const steps = plan.map(compileStep);
   const c = new MutationCompiler();
   const answers = `(${c.bind({ k: 'steps' })})::json`;
   const cte = c.name();
@@ -923,7 +1066,7 @@ const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instan
  * check and on_conflict, and the levels of their objects and of the rows under them as well.
  * Undefined otherwise: the rows are then inserted one CTE each (Note [Nested inserts]).
  */
-function levelOf(irs: readonly InsertIR[], positions?: number[], object = false): Level | undefined {
+function levelOf(irs: readonly InsertIR[], positions?: number[], object = false, parentColumns: readonly string[] = []): Level | undefined {
   const first = irs[0]!;
   const rows = irs.length === 1 ? first.rows : irs.flatMap((x) => x.rows);
   // The columns any row gives; a row may leave out one whose default is null or known.
@@ -939,6 +1082,12 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false)
   const oc = first.onConflict;
   const mayWriteNothing = oc !== undefined && !(oc.update.length > 0 && oc.where.t === 'true');
   if (mayWriteNothing && (object || rows.some((r) => r.after.length > 0))) return undefined;
+  // Rows under several parents that update only where a filter holds cannot be merged (Note
+  // [Rows upserting one row]), and two of them with one key fail one INSERT, where Hasura's
+  // statement per parent updates in the later what the earlier wrote: unless the key holds a
+  // column their parents give (then they never share one), they go parent by parent (Note
+  // [Batches in steps]).
+  if (irs.length > 1 && updatesOnConflict(first) && oc!.where.t !== 'true' && !parentColumns.some((c) => oc!.columns?.includes(c))) return undefined;
   // The object relationships any row gives; a row without one gives its columns itself.
   const objectNames: string[] = [];
   for (const r of rows) for (const b of r.before) if (!objectNames.includes(b.relationship)) objectNames.push(b.relationship);
@@ -958,7 +1107,7 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false)
   });
   const children: Level['children'] = [];
   for (const e of byRelationship.values()) {
-    const level = levelOf(e.irs, e.positions);
+    const level = levelOf(e.irs, e.positions, false, e.mapping.map(([, child]) => child));
     if (!level) return undefined;
     children.push({ mapping: e.mapping, level });
   }
@@ -975,5 +1124,5 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false)
     }
     objects.push({ relationship: name, mapping: at.mapping, at, level, ...(positions ? { positions } : {}) });
   }
-  return { ir: irs.length === 1 ? first : { ...first, rows }, at: first, ...(positions ? { positions } : {}), objects, children };
+  return { ir: irs.length === 1 ? first : { ...first, rows }, at: origins.get(first) ?? first, ...(positions ? { positions } : {}), objects, children };
 }

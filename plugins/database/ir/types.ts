@@ -62,6 +62,9 @@ export type ParamSource = (
   /** The answers of the statement's steps (`CompiledQuery.steps`), in order, as a JSON array of
    * their `json` values: bound by the runner once the steps ran. */
   | { k: 'steps' }
+  /** The answer of the statement's step `step` (its `json`), which this step of the same field
+   * reads a row of an earlier one from: bound by the runner once that step ran. */
+  | { k: 'answer'; step: number }
 ) & {
   json?: boolean;
   /** The dialect's text form of the value (PostgreSQL: a JSON array as an array literal). */

@@ -21,6 +21,10 @@ create table gadget (id serial primary key, label text not null, qty int not nul
 create view gadget_v as select * from gadget;
 create type mood as enum ('sad', 'ok', 'happy');
 create table kinds (id serial primary key, b bytea, m money, u uuid, e mood, a int[], d date, j json, n numeric, big bigint);
+create table maker (id serial primary key, code text unique, name text not null, n int);
+create table widget (id serial primary key, item_id int not null references item(id), maker_id int references maker(id), label text not null);
+create table bolt (id serial primary key, widget_id int not null references widget(id), size int not null);
+create table tagline (id serial primary key, item_id int not null references item(id), word text not null unique, n int);
 `;
 
 const server = useServer(SEED);
@@ -59,7 +63,7 @@ beforeAll(async () => {
   expect(r.status, r.text).toBe(200);
 });
 beforeEach(async () => {
-  await server.runSql(`truncate cart_item, cart, ident, gadget, stock, tag, note, part, item, kinds restart identity cascade;`);
+  await server.runSql(`truncate tagline, bolt, widget, maker, cart_item, cart, ident, gadget, stock, tag, note, part, item, kinds restart identity cascade;`);
 });
 
 const INSERT = `mutation ($objects: [item_insert_input!]!) { insert_item(objects: $objects) { affected_rows returning { id name } } }`;
@@ -700,5 +704,174 @@ describe('objects inserted a row at a time, in steps', () => {
     expect(ok.errors).toBeUndefined();
     expect(ok.data.insert_item.affected_rows).toBe(1_200);
     expect(ok.data.insert_item.returning).toEqual(o(-1).map((x) => ({ code: x.code, parts: [{ label: x.parts.data[0]!.label }] })));
+  });
+});
+
+describe('rows under one object in steps (Note [Batches in steps])', () => {
+  beforeAll(async () => {
+    const r = await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_track_table', args: { table: 'maker' } },
+        { type: 'pg_track_table', args: { table: 'widget' } },
+        { type: 'pg_track_table', args: { table: 'bolt' } },
+        { type: 'pg_create_array_relationship', args: { table: 'item', name: 'widgets', using: { foreign_key_constraint_on: { table: 'widget', column: 'item_id' } } } },
+        { type: 'pg_create_array_relationship', args: { table: 'widget', name: 'bolts', using: { foreign_key_constraint_on: { table: 'bolt', column: 'widget_id' } } } },
+        { type: 'pg_create_object_relationship', args: { table: 'widget', name: 'maker', using: { foreign_key_constraint_on: 'maker_id' } } },
+        { type: 'pg_create_object_relationship', args: { table: 'widget', name: 'item', using: { foreign_key_constraint_on: 'item_id' } } },
+        { type: 'pg_track_table', args: { table: 'tagline' } },
+        { type: 'pg_create_array_relationship', args: { table: 'item', name: 'taglines', using: { foreign_key_constraint_on: { table: 'tagline', column: 'item_id' } } } },
+        { type: 'pg_create_insert_permission', args: { table: 'item', role: 'builder', permission: { columns: ['name', 'code'], check: {} } } },
+        { type: 'pg_create_select_permission', args: { table: 'item', role: 'builder', permission: { columns: ['id', 'name', 'code'], filter: {} } } },
+        { type: 'pg_create_insert_permission', args: { table: 'widget', role: 'builder', permission: { columns: ['id', 'label'], check: { item: { name: { _eq: 'root' } } } } } },
+        { type: 'pg_create_select_permission', args: { table: 'widget', role: 'builder', permission: { columns: ['id', 'label', 'item_id'], filter: {} } } },
+        { type: 'pg_create_insert_permission', args: { table: 'bolt', role: 'builder', permission: { columns: ['size'], check: {} } } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+  });
+
+  /** `n` widgets that upsert doing nothing, each with a bolt under it: a level that cannot be a set. */
+  const widgets = (n: number, label = 'w') => ({ data: Array.from({ length: n }, (_, i) => ({ label: `${label}${i}`, bolts: { data: [{ size: i }] } })), on_conflict: { constraint: 'widget_pkey', update_columns: [] } });
+  const ONE = `mutation ($o: item_insert_input!) { insert_item_one(object: $o) { id name } }`;
+
+  it('one object with 6,000 rows that cannot be a set, each with a row under it: every row under its own parent, in order (one statement of a CTE per row took 65 s)', async () => {
+    const r = await q(ONE, { o: { name: 'root', widgets: widgets(6_000) } });
+    expect(r).toEqual({ data: { insert_item_one: { id: 1, name: 'root' } } });
+    expect(await rows('widget', 'label, item_id')).toEqual(widgets(6_000).data.map(({ label }) => ({ label, item_id: 1 })));
+    expect(await rows('bolt', 'size, widget_id')).toEqual(widgets(6_000).data.map((_, i) => ({ size: i, widget_id: i + 1 })));
+    // The same shape again (its statements kept), other values.
+    const again = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o) { id name widgets(where: {label: {_in: ["v0", "v5999"]}}, order_by: {id: asc}) { label bolts { size } } } }`, { o: { name: 'again', widgets: widgets(6_000, 'v') } });
+    expect(again).toEqual({ data: { insert_item_one: { id: 2, name: 'again', widgets: [{ label: 'v0', bolts: [{ size: 0 }] }, { label: 'v5999', bolts: [{ size: 5999 }] }] } } });
+    expect((await rows('widget', 'item_id')).filter((w) => w.item_id === 2).length).toBe(6_000);
+  });
+
+  it('objects of which one has rows in steps under it: the field\'s rows in order, affected_rows counting every row', async () => {
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name widgets_aggregate { aggregate { count } } } } }`, {
+      o: [{ name: 'a', widgets: widgets(2) }, { name: 'b', widgets: widgets(2_000) }, { name: 'c' }, { name: 'd', widgets: widgets(40) }],
+    });
+    expect(r).toEqual({
+      data: {
+        insert_item: {
+          affected_rows: 4 + 2 * 2_042,
+          returning: [
+            { name: 'a', widgets_aggregate: { aggregate: { count: 2 } } },
+            { name: 'b', widgets_aggregate: { aggregate: { count: 2_000 } } },
+            { name: 'c', widgets_aggregate: { aggregate: { count: 0 } } },
+            { name: 'd', widgets_aggregate: { aggregate: { count: 40 } } },
+          ],
+        },
+      },
+    });
+    const owners = (await rows('widget', 'item_id')).map((w) => w.item_id);
+    expect(owners).toEqual([1, 1, ...Array<number>(2_000).fill(2), ...Array<number>(40).fill(4)]);
+    expect(await rows('bolt', 'widget_id')).toEqual(owners.map((_, i) => ({ widget_id: i + 1 })));
+  });
+
+  it('rows under one object upserting one row with an update that has a where: the later updates what the earlier wrote, as Hasura row by row', async () => {
+    const on = { constraint: 'maker_code_key', update_columns: ['name'], where: { n: { _is_null: true } } };
+    const maker = (name: string) => ({ data: { code: 'm1', name }, on_conflict: on });
+    const r = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o) { name widgets(order_by: {id: asc}) { label maker { code name } } } }`, {
+      o: { name: 'root', widgets: { data: [{ label: 'w1', maker: maker('a') }, { label: 'w2', maker: maker('b') }, { label: 'w3', maker: { data: { code: 'm2', name: 'c' }, on_conflict: on } }] } },
+    });
+    expect(r).toEqual({
+      data: {
+        insert_item_one: {
+          name: 'root',
+          widgets: [
+            { label: 'w1', maker: { code: 'm1', name: 'b' } },
+            { label: 'w2', maker: { code: 'm1', name: 'b' } },
+            { label: 'w3', maker: { code: 'm2', name: 'c' } },
+          ],
+        },
+      },
+    });
+    expect(await rows('maker', 'code, name')).toEqual([{ code: 'm1', name: 'b' }, { code: 'm2', name: 'c' }]);
+    expect(await rows('widget', 'label, maker_id, item_id')).toEqual([{ label: 'w1', maker_id: 1, item_id: 1 }, { label: 'w2', maker_id: 1, item_id: 1 }, { label: 'w3', maker_id: 3, item_id: 1 }]);
+  });
+
+  it('rows under several parents upserting one row by a key without the parent\'s column, with an update that has a where: parent by parent, as Hasura\'s statement per parent', async () => {
+    const upsert = (word: string, n: number | null) => ({ data: [{ word, n }], on_conflict: { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } } });
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name taglines { word n } } } }`, {
+      o: [
+        { name: 'a', taglines: upsert('w', null) },
+        { name: 'b', taglines: upsert('w', 2) },
+        { name: 'c', taglines: upsert('w', 3) },
+        { name: 'd', taglines: upsert('v', 4) },
+      ],
+    });
+    // b updates the row a wrote (its n was null); c's update finds n set and writes nothing.
+    expect(r).toEqual({
+      data: {
+        insert_item: {
+          affected_rows: 7,
+          returning: [
+            { name: 'a', taglines: [{ word: 'w', n: 2 }] },
+            { name: 'b', taglines: [] },
+            { name: 'c', taglines: [] },
+            { name: 'd', taglines: [{ word: 'v', n: 4 }] },
+          ],
+        },
+      },
+    });
+    expect(await rows('tagline', 'item_id, word, n')).toEqual([{ item_id: 1, word: 'w', n: 2 }, { item_id: 4, word: 'v', n: 4 }]);
+  });
+
+  it('an object through an object relationship with rows in steps under it: written ahead, the row taking its key', async () => {
+    const r = await q(`mutation ($o: widget_insert_input!) { insert_widget_one(object: $o) { label item { name } } }`, {
+      o: { label: 'top', item: { data: { name: 'heavy', widgets: widgets(100) } } },
+    });
+    expect(r).toEqual({ data: { insert_widget_one: { label: 'top', item: { name: 'heavy' } } } });
+    const all = await rows('widget', 'label, item_id');
+    expect(all.length).toBe(101);
+    expect(all.every((w) => w.item_id === 1)).toBe(true);
+    expect(all.find((w) => w.label === 'top')).toEqual({ label: 'top', item_id: 1 });
+    expect((await rows('bolt', 'widget_id')).length).toBe(100);
+  });
+
+  it('a row of a later step that wrote nothing: the zero-rows error naming it, nothing of the earlier steps kept', async () => {
+    await server.runSql(`insert into item (id, name) values (1000, 'kept'); insert into widget (id, item_id, label) values (100000, 1000, 'kept');`);
+    const o = widgets(1_000);
+    (o.data[700] as Record<string, unknown>).id = 100000;
+    const r = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o) { id } }`, { o: { name: 'root', widgets: o } });
+    expect(r.errors).toEqual([
+      {
+        message: 'cannot proceed to insert array relations since insert to table "widget" affects zero rows',
+        extensions: { code: 'not-supported', path: '$.selectionSet.insert_item_one.args.object[0].widgets.data[700]' },
+      },
+    ]);
+    expect(await rows('item', 'name')).toEqual([{ name: 'kept' }]);
+    expect(await rows('widget', 'label')).toEqual([{ label: 'kept' }]);
+    expect(await rows('bolt', 'size')).toEqual([]);
+  });
+
+  it('an object whose upsert wrote nothing, with rows in steps under it: the zero-rows error naming it; the steps under it never run', async () => {
+    await server.runSql(`insert into item (name, code) values ('kept', 'k1');`);
+    const r = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o) { id } }`, {
+      o: { name: 'root', code: 'k1', widgets: widgets(500) },
+    });
+    // Without on_conflict on the object the unique key is violated; with one that does nothing, zero rows.
+    expect(r.errors?.[0]?.extensions?.code).toBe('constraint-violation');
+    const nothing = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o, on_conflict: {constraint: item_code_key, update_columns: []}) { id } }`, {
+      o: { name: 'root', code: 'k1', widgets: widgets(500) },
+    });
+    expect(nothing.errors).toEqual([
+      { message: 'cannot proceed to insert array relations since insert to table "item" affects zero rows', extensions: { code: 'not-supported', path: '$.selectionSet.insert_item_one.args.object[0]' } },
+    ]);
+    expect(await rows('item', 'name')).toEqual([{ name: 'kept' }]);
+    expect(await rows('widget', 'label')).toEqual([]);
+    // The server still answers.
+    expect(await q(`{ item { name } }`)).toEqual({ data: { item: [{ name: 'kept' }] } });
+  });
+
+  it('a role whose check on the rows reads their parent, in steps: checked against the parent an earlier step wrote; a failing one keeps nothing', async () => {
+    const role = { 'X-Svc-Role': 'builder' };
+    const ok = await q(ONE, { o: { name: 'root', widgets: widgets(300) } }, role);
+    expect(ok).toEqual({ data: { insert_item_one: { id: 1, name: 'root' } } });
+    expect((await rows('widget', 'item_id')).length).toBe(300);
+    const bad = await q(ONE, { o: { name: 'other', widgets: widgets(300) } }, role);
+    expect(bad.errors).toEqual([{ message: 'check constraint of an insert/update permission has failed', extensions: { code: 'permission-error', path: '$.selectionSet.insert_item_one.args.object' } }]);
+    expect(await rows('item', 'name')).toEqual([{ name: 'root' }]);
+    expect((await rows('widget', 'item_id')).length).toBe(300);
   });
 });

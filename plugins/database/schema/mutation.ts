@@ -841,11 +841,11 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   const errorPath = kind === 'insert' || kind === 'insert_one' ? `$.selectionSet.${input.field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}` : '$';
   /** `q`'s answer; `steps`: its steps' answers (Note [Batches in steps] in
    * plugins/postgres/compile-mutation.ts). */
-  const runStatement = async (exec: SqlExecutor, q: Statement, ctx: RunContext, steps?: string): Promise<string> => {
+  const runStatement = async (exec: SqlExecutor, q: Statement, ctx: RunContext, steps?: string, answers?: ReadonlyMap<number, string>): Promise<string> => {
     const params: (string | null)[] = new Array(q.params.length);
     for (let i = 0; i < params.length; i++) {
       const p = q.params[i]!;
-      params[i] = p.k === 'steps' ? steps! : paramText(p, ctx, defaults);
+      params[i] = p.k === 'steps' ? steps! : p.k === 'answer' ? answers!.get(p.step)! : paramText(p, ctx, defaults);
     }
     try {
       return (await exec.query<{ json: string }>(q.sql, params, ctx.signal ? { prepare: true, signal: ctx.signal } : PREPARED))[0]!.json;
@@ -862,10 +862,12 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
    * pipelines them, else after the one before succeeded; their answers in order. */
   const runAll = async (qs: Statements, ctx: RunContext): Promise<string[]> => {
     let chain: Promise<unknown> = Promise.resolve();
+    // Each answer is handled from the start (inOrder reports the first failure in order): one
+    // may fail while a later step waits for another's answer.
     const send = (statement: () => Promise<string>): Promise<string> => {
-      if (dialect.pipelines) return statement();
-      const p = chain.then(statement);
-      chain = p;
+      const p = dialect.pipelines ? statement() : chain.then(statement);
+      if (!dialect.pipelines) chain = p;
+      p.catch(() => {});
       return p;
     };
     const pending: Promise<string>[] = [];
@@ -877,9 +879,26 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
       const exec = await sourceTransaction(ctx, w.t.source);
       let steps: string | undefined;
       if (q.steps) {
-        // Its statement binds the steps' answers: sent once they and all before them are in.
-        const answers = await inOrder([...pending, ...q.steps.map((step) => send(() => runStatement(exec, step, ctx)))]);
-        steps = `[${answers.slice(pending.length).join(',')}]`;
+        // A step that binds an earlier step's answer (Note [Batches in steps]) is sent once
+        // that is in, and the steps after it after it; its statement binds the steps' answers:
+        // sent once they and all before them are in.
+        const answers: Promise<string>[] = [];
+        for (const step of q.steps) {
+          const needs = step.params.flatMap((p) => (p.k === 'answer' ? [p.step] : []));
+          let bound: Map<number, string> | undefined;
+          if (needs.length > 0) {
+            try {
+              const got = await Promise.all(needs.map((i) => answers[i]!));
+              bound = new Map(needs.map((i, j) => [i, got[j]!]));
+            } catch (e) {
+              // The first failure in order is the request's (those after it failed with it).
+              await inOrder([...pending, ...answers]);
+              throw e;
+            }
+          }
+          answers.push(send(() => runStatement(exec, step, ctx, undefined, bound)));
+        }
+        steps = `[${(await inOrder([...pending, ...answers])).slice(pending.length).join(',')}]`;
       }
       pending.push(send(() => runStatement(exec, q, ctx, steps)));
     }

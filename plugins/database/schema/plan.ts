@@ -695,7 +695,7 @@ export function paramText(p: ParamSource, ctx: RunContext, defaults: Record<stri
   }
   else if (p.k === 'session_json') val = ctx.session.variables;
   else if (p.k === 'object') throw new Error('an object operand is read field by field by the compiler, never bound whole');
-  else if (p.k === 'steps') throw new Error("a statement's steps' answers are bound by the runner that ran them");
+  else if (p.k === 'steps' || p.k === 'answer') throw new Error("a statement's steps' answers are bound by the runner that ran them");
   else {
     val = ctx.session.variables[p.name];
     if (val === undefined) throw new SvcError('not-found', `missing session variable: "${p.name}"`);
