@@ -6,7 +6,7 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--update-many] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--under-one K] [--update-many] [--root DIR]
  *
  * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
  * bound by column]).
@@ -35,6 +35,12 @@
  * tracks (`playlist { name playlist_tracks { track_id } }`, an array under an object of the
  * written rows: Note [Arrays of written rows grouped]).
  *
+ * `--under-one K` inserts one artist per request instead, with N albums through its array
+ * relationship, each upserted doing nothing on conflict (`pk_albums`) and with K tracks under
+ * it: a level that cannot be a set (an album that wrote nothing would move the tracks after it),
+ * so the albums go in steps under the artist, bound to its row (Note [Batches in steps]). The
+ * albums table holds 20,000 rows besides Chinook's 347, as the playlists do in the nested runs.
+ *
  * `--update-many` sends N updates of one track each (by id, up to 3,503) in one
  * `update_tracks_many` instead: a statement per update in the request's transaction (Note
  * [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is deleted between runs.
@@ -51,7 +57,7 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, underOne: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
@@ -63,18 +69,19 @@ function parseFlags(argv: string[]) {
     else if (a === '--upsert-nothing') flags.upsert = 'nothing';
     else if (a === '--upsert-where') flags.upsert = 'where';
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
-    else if (a === '--requests' || a === '--rounds' || a === '--nested' || a === '--limit') {
+    else if (a === '--requests' || a === '--rounds' || a === '--nested' || a === '--limit' || a === '--under-one') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
-      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : 'limit'] = n;
+      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : a === '--under-one' ? 'underOne' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --objects --update-many --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --objects --under-one K --update-many --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested)) throw new Error('--returning: with --nested K or --objects; --upsert*: with --nested K');
   if (flags.objects && (flags.nested || flags.mixed || flags.updateMany)) throw new Error('--objects: without --nested, --mixed or --update-many');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
   if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
+  if (flags.underOne && (flags.nested || flags.objects || flags.mixed || flags.updateMany || flags.returning)) throw new Error('--under-one: alone');
   if (flags.updateMany && (flags.nested || flags.mixed || flags.sizes.some((n) => n > 3503))) throw new Error('--update-many: without --nested or --mixed, at most 3,503 updates');
   return flags;
 }
@@ -86,6 +93,7 @@ const INSERT_NESTED_RETURNING =
 const INSERT_OBJECTS = 'mutation ($rows: [playlist_track_insert_input!]!) { insert_playlist_track(objects: $rows) { affected_rows } }';
 const INSERT_OBJECTS_RETURNING =
   'mutation ($rows: [playlist_track_insert_input!]!) { insert_playlist_track(objects: $rows) { affected_rows returning { track_id playlist { name playlist_tracks { track_id } } } } }';
+const INSERT_UNDER_ONE = 'mutation ($row: artists_insert_input!) { insert_artists_one(object: $row) { id } }';
 const UPDATE_MANY = 'mutation ($rows: [tracks_updates!]!) { update_tracks_many(updates: $rows) { affected_rows } }';
 const FIRST_ID = 1_000_000;
 /** The first id of the playlists that are there before the nested runs (see above). */
@@ -98,20 +106,24 @@ try {
     await sql.unsafe(`insert into playlists (id, name) select g, 'ballast' from generate_series(${BALLAST}, ${BALLAST + 19_999}) as g on conflict do nothing`);
     await sql.unsafe('vacuum analyze playlists');
   }
+  if (flags.underOne) {
+    await sql.unsafe(`insert into albums (id, title, artist_id) select g, 'ballast', 1 from generate_series(${BALLAST}, ${BALLAST + 19_999}) as g on conflict do nothing`);
+    await sql.unsafe('vacuum analyze albums');
+  }
   const port = await freePort();
   const engine = await startEngine(flags.root, { dbUrl, port });
   const url = `http://127.0.0.1:${port}`;
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
-  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : flags.objects ? (flags.returning ? INSERT_OBJECTS_RETURNING : INSERT_OBJECTS) : flags.updateMany ? UPDATE_MANY : INSERT;
+  let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : flags.objects ? (flags.returning ? INSERT_OBJECTS_RETURNING : INSERT_OBJECTS) : flags.updateMany ? UPDATE_MANY : flags.underOne ? INSERT_UNDER_ONE : INSERT;
   if (flags.limit) query = query.replace('(order_by: {track_id: asc})', `(order_by: {track_id: asc}, limit: ${flags.limit})`);
   const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
   if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
-  const warm = await post(`${url}/v1/graphql`, { query, variables: { rows: [] } });
+  const warm = await post(`${url}/v1/graphql`, flags.underOne ? { query: INSERT, variables: { rows: [] } } : { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -121,7 +133,17 @@ try {
       // requests of the run have the same count.
       const bodies = Array.from({ length: flags.requests }, (_, i) => {
         const n = flags.same ? size : Math.max(1, size - i);
-        const written = n * (1 + flags.nested + (flags.objects ? 1 : 0));
+        const written = flags.underOne ? 1 + n * (1 + flags.underOne) : n * (1 + flags.nested + (flags.objects ? 1 : 0));
+        if (flags.underOne) {
+          const base = FIRST_ID + i * size;
+          const albums = Array.from({ length: n }, (_, j) => ({
+            id: base + j,
+            title: `bulk "${i}" \\ ${j}`,
+            tracks: { data: Array.from({ length: flags.underOne }, (_, k) => ({ id: (base + j) * flags.underOne + k, name: `t ${j}.${k}`, media_type_id: 1, milliseconds: 1000 + k, unit_price: '0.99' })) },
+          }));
+          const row = { id: FIRST_ID + i, name: `artist ${i}`, albums: { data: albums, on_conflict: { constraint: 'pk_albums', update_columns: [] } } };
+          return { rows: written, objects: n, body: JSON.stringify({ query, variables: { row } }) };
+        }
         if (flags.objects) {
           const rows = Array.from({ length: n }, (_, j) => ({ track_id: 1 + (j % 3503), playlist: { data: { id: FIRST_ID + i * size + j, name: `bulk "${i}" \\ ${j}` } } }));
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
@@ -162,6 +184,8 @@ try {
               // Each update's own answer: one row each.
               const each = (JSON.parse(text) as { data?: { update_tracks_many: { affected_rows: number }[] } }).data?.update_tracks_many;
               if (each?.length !== b.rows || each.some((x) => x.affected_rows !== 1)) throw new Error(`${b.rows} updates: ${text.slice(0, 300)}`);
+            } else if (flags.underOne) {
+              if (!text.includes('"insert_artists_one"') || text.includes('"errors"')) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
             } else if (!text.includes(`"affected_rows" : ${b.rows}`) && !text.includes(`"affected_rows":${b.rows}`)) throw new Error(`${b.rows} rows: ${text.slice(0, 300)}`);
             if (flags.returning && flags.objects) {
               const back = JSON.parse(text).data.insert_playlist_track.returning as { playlist: { playlist_tracks: unknown[] } }[];
@@ -182,6 +206,11 @@ try {
       }
       if (flags.updateMany) {
         // Nothing to delete: the same tracks are updated again.
+      } else if (flags.underOne) {
+        await sql.unsafe(`delete from tracks where id >= ${FIRST_ID}`);
+        await sql.unsafe(`delete from albums where id >= ${FIRST_ID}`);
+        await sql.unsafe(`delete from artists where id >= ${FIRST_ID}`);
+        await sql.unsafe('vacuum analyze tracks, albums, artists');
       } else if (flags.nested || flags.objects) {
         await sql.unsafe(`delete from playlist_track where playlist_id >= ${FIRST_ID}`);
         await sql.unsafe(`delete from playlists where id >= ${FIRST_ID}`);

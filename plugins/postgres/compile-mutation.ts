@@ -141,11 +141,12 @@ type Fixed = Map<string, ParentColumn>;
  * a row with rows under it must have written, as in Hasura; one that nothing is joined to (rows
  * under their parents with nothing under them: join rows inserted if absent) is a set, its rows
  * that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
- * merged (Note [Rows upserting one row]), but for an update with a `where` and in a level of
- * CTEs per row, where they fail ("ON CONFLICT DO UPDATE command cannot affect row a second
- * time"; DO NOTHING writes the first) unless they are a root's objects, each then a step of its
- * own (Note [Batches in steps]). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows:
- * 6.2-8.1 s -> 0.20-0.27 s).
+ * merged (Note [Rows upserting one row]), but for an update with a `where`: rows under several
+ * parents are then no set unless the key holds a column their parents give, and rows a CTE each
+ * that might upsert one row go in steps of their own (Note [Batches in steps]); two with one key
+ * among rows without rows under them, under one parent or a root's, still fail ("ON CONFLICT DO
+ * UPDATE command cannot affect row a second time"), as Hasura's one INSERT of them does. Figures: docs/benchmarks.md "Bulk
+ * inserts" (3,000 objects of three rows: 6.2-8.1 s -> 0.20-0.27 s).
  *
  * Note [Rows upserting one row]
  * Hasura inserts rows with nested rows a statement per row, so rows of one request may upsert
@@ -772,28 +773,40 @@ function compiled(c: MutationCompiler, sql: string): CompiledQuery {
 
 /*
  * Note [Batches in steps]
- * Objects that cannot be inserted as sets (Note [Levels inserted as sets]) are a CTE each, with
+ * Rows that cannot be inserted as sets (Note [Levels inserted as sets]) are a CTE each, with
  * a zero check each, and PostgreSQL's time to parse and plan a statement grows with the square
  * of them: 1,000 objects of two rows each cost 0.6 s of planning, 2,000 cost 2.7 s (plus 1.5 s
- * to start and run it), and 5,000 failed with "stack depth limit exceeded". So such objects are
- * inserted in steps: statements of at most STEP_INSERTS inserts (an object and each insert under
- * it), run in order in the request's transaction, pipelined (Note [Statements pipelined] in
- * plugins/database/schema/mutation.ts). Even a few dozen CTEs cost PostgreSQL more
- * each than a few: of steps of 16 to 256 inserts, 32 were the fastest (3,000 playlists of three
- * rows each: 0.28 s a request, 0.54 s with 256; docs/benchmarks.md "Bulk inserts"), and the
- * round trip of a second step costs about what it saves at 20 objects. An object whose inserts
- * upsert with an update is a step of its own: two objects of a request may upsert one row, which one statement cannot write twice ("ON
- * CONFLICT DO UPDATE command cannot affect row a second time"), and Hasura, a statement per
- * object, updates in the later one what the earlier wrote. Which objects share a step follows
- * from the request's shape, never its values, so the statements are kept per shape (Note
- * [Statements per variable shape]). Each step checks what it writes, as one statement does
- * (zero checks, the role's checks, the defaults), and answers how many rows it wrote and its
- * objects' rows as they left it, the text of an array of the table's records (which reads back
- * as it was written, whatever the column types). A last statement answers the field from those
- * rows (its `steps` parameter: the steps' answers), reading every other table as the steps left
- * it: Hasura too answers from the rows its statements returned, with a select after them all.
- * Where all of a request's objects fit one step and none upserts with an update, the field stays
- * one statement.
+ * to start and run it), and 5,000 failed with "stack depth limit exceeded"; 3,000 such rows
+ * under ONE object took 10.8 s. So an insert that does not fit one statement goes in steps:
+ * statements of at most STEP_INSERTS inserts, run in order in the request's transaction,
+ * pipelined (Note [Statements pipelined] in plugins/database/schema/mutation.ts). Even a few
+ * dozen CTEs cost PostgreSQL more each than a few: of steps of 16 to 256 inserts, 32 were the
+ * fastest (3,000 playlists of three rows each: 0.28 s a request, 0.54 s with 256;
+ * docs/benchmarks.md "Bulk inserts"), and the round trip of a second step costs about what it
+ * saves at 20 objects.
+ *
+ * The plan (`planInsert`) follows the IR: a list of rows (a root's, or those under one parent
+ * row) that fits one statement is one step; otherwise its rows are packed in order into steps,
+ * where no two inserts of a step write a table that one of them upserts with an update (one
+ * statement cannot write a row twice, "ON CONFLICT DO UPDATE command cannot affect row a second
+ * time", and Hasura's statement per object updates in the later one what the earlier wrote;
+ * `Weight`, counted as MutationCompiler.insert writes, a level inserted as a set one insert per
+ * level). A row that does not fit one statement by itself is split (`splitRow`): its objects
+ * that do not fit beside it go ahead in steps of their own, the row is a step of its own with
+ * the rest, and the rows under it are planned the same way, their steps binding the row that
+ * step answered (`p`, the text of its record) as a one-row CTE they take their parent's columns
+ * from, as from a parent's CTE in one statement: a `{k: 'answer', step}` parameter, which the
+ * runner binds once that step's answer is in (the steps after it wait with it). The split row
+ * keeps its zero check. Which rows share a step follows from the request's shape, never its
+ * values, so the statements are kept per shape (Note [Statements per variable shape]). Each
+ * step checks what it writes, as one statement does (zero checks, the role's checks, the
+ * defaults; a check reading a parent reads the row an earlier step wrote), and answers how many
+ * rows it wrote and, where they are the field's, its rows as it left them (`r`, the text of an
+ * array of the table's records, which reads back as it was written, whatever the column
+ * types). A last statement answers the field from those rows (its `steps` parameter: the steps'
+ * answers), reading every other table as the steps left it: Hasura too answers from the rows
+ * its statements returned, with a select after them all. Where the insert fits one statement
+ * the field is that statement.
  */
 /** The most inserts of one step (Note [Batches in steps]). */
 const STEP_INSERTS = 32;
