@@ -191,6 +191,18 @@ type Fixed = Map<string, ParentColumn>;
  * (docs/benchmarks.md "Bulk inserts", `--returning`). Anything else keeps the subquery per row.
  */
 
+/*
+ * Note [Inserts in order]
+ * PostgreSQL runs a data-modifying CTE when its rows are first read (one no query reads, at the
+ * end), not in the order written. A statement of a CTE per row reads first those its zero checks
+ * name (rows with rows under them, objects), so of rows `a` (with rows under it), `b` and `c`
+ * (with rows under it) `b` was inserted last, its serial id after `c`'s, where Hasura's statement
+ * per row writes them in the request's order (a row's objects before it, the rows under it after
+ * it, as the CTEs are made). So where two inserts of a statement write one table, its first
+ * condition after the session's reads every insert once, in that order: a CTE that reads
+ * another (a row its parent's, a level the level it is joined to) has it run first anyway.
+ */
+
 /** How the error a nested insert's missing parent raises begins (Note [Nested inserts]; the
  * schema's mutation planner recognises it). */
 const ZERO_MARK = 'svc:zero:';
@@ -248,6 +260,8 @@ export class MutationCompiler extends Compiler {
   readonly levels: [number, string, number][] = [];
   /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
   readonly inserted: string[] = [];
+  /** The table of each of `inserted` (Note [Inserts in order]). */
+  private readonly insertedInto: string[] = [];
   /** The column defaults written into the statement (Note [Defaults bound by column]), each
    * checked unchanged when it runs. */
   readonly defaults: { table: QualifiedTable; column: string; key: string | null }[] = [];
@@ -465,6 +479,7 @@ export class MutationCompiler extends Compiler {
     this.addOverlay(ir.table, name, updates && oc?.columns?.length ? oc.columns : undefined);
     if (!merged) {
       this.inserted.push(name);
+      this.insertedInto.push(tkey(ir.table));
       return name;
     }
     // Note [Rows upserting one row]: each of the level's rows, in its order, as the row its
@@ -485,6 +500,7 @@ export class MutationCompiler extends Compiler {
     }
     this.positioned.add(each);
     this.inserted.push(each);
+    this.insertedInto.push(tkey(ir.table));
     return each;
   }
 
@@ -732,6 +748,9 @@ export class MutationCompiler extends Compiler {
   statement(json: string): string {
     const session = `_svc_s as (select set_config('svc.user', ${this.param({ k: 'session_json' }, true)}, true) as v)`;
     const whens = ['when (select v from _svc_s) is null then null'];
+    // Note [Inserts in order]: where two inserts write one table, every insert read once, in
+    // the request's order, before anything else.
+    if (new Set(this.insertedInto).size < this.insertedInto.length) whens.push(`when ${this.count(this.inserted)} < 0 then null`);
     // The zero checks in order (a parent before what it wrote under it), before the role's
     // checks: a level short of a row has joined rows to the wrong ones (Note [Levels inserted
     // as sets]), and Hasura, row by row, stops at the parent that wrote nothing.

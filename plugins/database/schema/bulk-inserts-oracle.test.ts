@@ -107,3 +107,84 @@ it('a batch of articles with authors upserted by name and tags, columns left out
     { numRuns: 40 },
   );
 });
+
+/*
+ * Rows under ONE object (Note [Batches in steps]): an author with up to 40 articles, each with
+ * its tags and a badge upserted by label. Articles that upsert doing nothing cannot be a set (one
+ * that wrote nothing would move the tags after it), nor can badges updated only where a filter
+ * holds; the articles then go in steps under the author, bound to its answered row, and each
+ * article whose badge might update a row another wrote is a step of its own. Whichever way, the
+ * tables must be as the author followed by one request per article leaves them, the rows in the
+ * same order (Note [Inserts in order]).
+ */
+const SEED_BADGES = `
+create table badge (id serial primary key, label text not null unique, n int not null default 0);
+alter table article add column badge_id int references badge(id);
+`;
+const badgeArticleArb = fc.record({
+  title: fc.string({ maxLength: 4 }),
+  words: optional(fc.integer({ min: 0, max: 99 })),
+  badge: optional(fc.record({ label: fc.constantFrom('x', 'y', 'z'), n: fc.integer({ min: 0, max: 9 }) })),
+  tags: fc.array(fc.record({ label: fc.string({ maxLength: 3 }) }), { maxLength: 2 }),
+});
+
+it('one author with many articles, their badges upserted by label and tags under them: the tables as the author and then one request per article leave them', async () => {
+  await server.runSql(SEED_BADGES);
+  const md = await server.metadata({
+    type: 'bulk',
+    args: [
+      { type: 'pg_track_table', args: { table: 'badge' } },
+      { type: 'pg_create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+      { type: 'pg_create_object_relationship', args: { table: 'article', name: 'badge', using: { foreign_key_constraint_on: 'badge_id' } } },
+    ],
+  });
+  expect(md.status, md.text).toBe(200);
+  const RESET_BADGES = `truncate tag, article, author, badge restart identity;`;
+  const FIELDS_UNDER = 'title words badge { label n } tags(order_by: {id: asc}) { label }';
+  const snapshot = async () => {
+    const q = async (sql: string) => JSON.parse((await server.runSql(`select coalesce(json_agg(t), '[]')::text from (${sql}) as t`)).result[1][0]);
+    return {
+      author: await q('select id, name from author order by id'),
+      badge: await q('select label, n from badge order by id'),
+      article: await q('select title, words, author_id, (select label from badge where badge.id = badge_id) as badge from article order by id'),
+      tag: await q('select label, (select title from article where article.id = article_id) as article from tag order by id'),
+    };
+  };
+  await fc.assert(
+    // Whether the articles upsert doing nothing (no set), and whether the badges' update has a
+    // where (no set) or not (merged by label).
+    fc.asyncProperty(fc.array(badgeArticleArb, { minLength: 1, maxLength: 40 }), fc.boolean(), fc.boolean(), async (articles, nothing, where) => {
+      const strip = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+      const badgeConflict = { constraint: 'badge_label_key', update_columns: ['n'], ...(where ? { where: { n: { _lt: 100 } } } : {}) };
+      const objects = articles.map((a) =>
+        strip({
+          title: a.title,
+          words: a.words,
+          ...(a.badge ? { badge: { data: a.badge, on_conflict: badgeConflict } } : {}),
+          ...(a.tags.length ? { tags: { data: a.tags } } : {}),
+        }),
+      );
+      const articleConflict = nothing ? { on_conflict: { constraint: 'article_pkey', update_columns: [] } } : {};
+      await server.runSql(RESET_BADGES);
+      const batch = await server.gql(`mutation ($o: author_insert_input!) { insert_author_one(object: $o) { name articles(order_by: {id: asc}) { ${FIELDS_UNDER} } } }`, {
+        o: { name: 'root', articles: { data: objects, ...articleConflict } },
+      });
+      expect(batch.errors).toBeUndefined();
+      const afterBatch = await snapshot();
+      const answered = await server.gql(`query { author { name articles(order_by: {id: asc}) { ${FIELDS_UNDER} } } }`);
+      expect(batch.data.insert_author_one).toEqual(answered.data.author[0]);
+
+      await server.runSql(RESET_BADGES);
+      const root = await server.gql(`mutation { insert_author_one(object: {name: "root"}) { id } }`);
+      expect(root.errors).toBeUndefined();
+      for (const o of objects) {
+        const one = await server.gql(`mutation ($o: article_insert_input!) { insert_article_one(object: $o${nothing ? ', on_conflict: {constraint: article_pkey, update_columns: []}' : ''}) { title } }`, {
+          o: { ...o, author_id: root.data.insert_author_one.id },
+        });
+        expect(one.errors).toBeUndefined();
+      }
+      expect(afterBatch).toEqual(await snapshot());
+    }),
+    { numRuns: 30 },
+  );
+}, 120_000);

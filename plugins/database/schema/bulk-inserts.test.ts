@@ -817,6 +817,24 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
     expect(await rows('tagline', 'item_id, word, n')).toEqual([{ item_id: 1, word: 'w', n: 2 }, { item_id: 4, word: 'v', n: 4 }]);
   });
 
+  it('rows of one statement, some with rows or an object and some without: written in the request\'s order, as Hasura row by row (Note [Inserts in order])', async () => {
+    const data = [
+      { label: 'w0', bolts: { data: [{ size: 0 }] } },
+      { label: 'w1' },
+      { label: 'w2', maker: { data: { code: 'm', name: 'm' } }, bolts: { data: [{ size: 2 }] } },
+      { label: 'w3' },
+    ];
+    const under = await q(ONE, { o: { name: 'root', widgets: { data, on_conflict: { constraint: 'widget_pkey', update_columns: [] } } } });
+    expect(under.errors).toBeUndefined();
+    expect(await rows('widget', 'label')).toEqual([{ label: 'w0' }, { label: 'w1' }, { label: 'w2' }, { label: 'w3' }]);
+    expect(await rows('bolt', 'size, widget_id')).toEqual([{ size: 0, widget_id: 1 }, { size: 2, widget_id: 3 }]);
+    // A root's rows, the same way.
+    const root = await q(`mutation ($o: [widget_insert_input!]!) { insert_widget(objects: $o, on_conflict: {constraint: widget_pkey, update_columns: []}) { returning { id label } } }`, {
+      o: data.map((w, i) => ({ ...w, label: `r${i}`, item_id: 1, ...(w.maker ? { maker: { data: { code: 'n', name: 'n' } } } : {}) })),
+    });
+    expect(root).toEqual({ data: { insert_widget: { returning: [{ id: 5, label: 'r0' }, { id: 6, label: 'r1' }, { id: 7, label: 'r2' }, { id: 8, label: 'r3' }] } } });
+  });
+
   it('an object through an object relationship with rows in steps under it: written ahead, the row taking its key', async () => {
     const r = await q(`mutation ($o: widget_insert_input!) { insert_widget_one(object: $o) { label item { name } } }`, {
       o: { label: 'top', item: { data: { name: 'heavy', widgets: widgets(100) } } },
