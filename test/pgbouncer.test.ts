@@ -291,7 +291,7 @@ describe.skipIf(!bin)(`through PgBouncer in transaction mode (pool of ${POOL})`,
     }
   }, 300_000);
 
-  it('objects inserted in steps (Note [Batches in steps]), pipelined in one transaction: every row under its own object; a failing step keeps nothing', async () => {
+  it('objects inserted in steps (Note [Batches in steps]), pipelined in one transaction: every row under its own object; a failing step keeps nothing; rows under one object in steps bound to its answered row', async () => {
     const seeded = await s.query({
       type: 'run_sql',
       args: { source: 'pooled', sql: `create table box (id serial primary key, code text unique not null, label text not null); create table thing (id serial primary key, box_id int not null references box(id), name text not null);` },
@@ -324,5 +324,25 @@ describe.skipIf(!bin)(`through PgBouncer in transaction mode (pool of ${POOL})`,
       extensions: { code: 'not-supported', path: '$.selectionSet.insert_box.args.objects[150]' },
     });
     expect((await stored()).length).toBe(400);
+
+    // Rows under one object in steps, each binding the row an earlier step answered (a level
+    // that cannot be a set: things upserting doing nothing, each with a bit under it).
+    const more = await s.query({ type: 'run_sql', args: { source: 'pooled', sql: `create table bit (id serial primary key, thing_id int not null references thing(id), n int not null);` } });
+    expect(more.status, more.text).toBe(200);
+    const md2 = await s.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_track_table', args: { source: 'pooled', table: 'bit' } },
+        { type: 'pg_create_array_relationship', args: { source: 'pooled', table: 'thing', name: 'bits', using: { foreign_key_constraint_on: { table: 'bit', column: 'thing_id' } } } },
+      ],
+    });
+    expect(md2.status, md2.text).toBe(200);
+    const things = Array.from({ length: 500 }, (_, i) => ({ name: `u${i}`, bits: { data: [{ n: i }] } }));
+    const one = await s.gql(`mutation ($o: box_insert_input!) { insert_box_one(object: $o) { code } }`, {
+      o: { code: 'one', label: 'one', things: { data: things, on_conflict: { constraint: 'thing_pkey', update_columns: [] } } },
+    });
+    expect(one).toEqual({ data: { insert_box_one: { code: 'one' } } });
+    const under = await direct<{ name: string; n: number; code: string }[]>`select t.name, x.n, b.code from bit x join thing t on t.id = x.thing_id join box b on b.id = t.box_id order by x.id`;
+    expect(under).toEqual(things.map((t, i) => ({ name: t.name, n: i, code: 'one' })));
   }, 120_000);
 });
