@@ -6,7 +6,7 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--under-one K] [--update-many] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L] [--by-track | --distinct]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--under-one K] [--update-many] [--root DIR]
  *
  * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
  * bound by column]).
@@ -14,7 +14,8 @@
  * `--nested K` inserts N playlists instead, each with K playlist_track rows through its array
  * relationship (Note [Levels inserted as sets]); with `--returning` the mutation answers each
  * playlist's id and its rows' track ids as well (Note [Arrays of written rows grouped]), the
- * first L of them with `--limit L`; with
+ * first L of them with `--limit L`, ordered by their track's name (through the object relationship)
+ * with `--by-track`, one per track id (`distinct_on: track_id`) with `--distinct`; with
  * `--upsert` the playlists are upserted by their key (`on_conflict` updating the name: each
  * inserted, none there before; Note [Rows upserting one row]); with `--upsert-nothing` doing
  * nothing on conflict, and with `--upsert-where` updating the name where it starts with "x": an
@@ -57,7 +58,7 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, underOne: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, byTrack: false, distinct: false, underOne: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
@@ -65,6 +66,8 @@ function parseFlags(argv: string[]) {
     else if (a === '--returning') flags.returning = true;
     else if (a === '--update-many') flags.updateMany = true;
     else if (a === '--objects') flags.objects = true;
+    else if (a === '--by-track') flags.byTrack = true;
+    else if (a === '--distinct') flags.distinct = true;
     else if (a === '--upsert') flags.upsert = 'name';
     else if (a === '--upsert-nothing') flags.upsert = 'nothing';
     else if (a === '--upsert-where') flags.upsert = 'where';
@@ -74,12 +77,14 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : a === '--under-one' ? 'underOne' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --upsert --upsert-nothing --upsert-where --objects --under-one K --update-many --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --by-track --distinct --upsert --upsert-nothing --upsert-where --objects --under-one K --update-many --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested)) throw new Error('--returning: with --nested K or --objects; --upsert*: with --nested K');
   if (flags.objects && (flags.nested || flags.mixed || flags.updateMany)) throw new Error('--objects: without --nested, --mixed or --update-many');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
+  if ((flags.byTrack || flags.distinct) && !(flags.returning && flags.nested)) throw new Error('--by-track, --distinct: with --nested K --returning');
+  if (flags.byTrack && flags.distinct) throw new Error('--by-track or --distinct');
   if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
   if (flags.underOne && (flags.nested || flags.objects || flags.mixed || flags.updateMany || flags.returning)) throw new Error('--under-one: alone');
   if (flags.updateMany && (flags.nested || flags.mixed || flags.sizes.some((n) => n > 3503))) throw new Error('--update-many: without --nested or --mixed, at most 3,503 updates');
@@ -117,13 +122,15 @@ try {
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
   // The mutation root is made and the document planned on its first request: not timed.
   let query = flags.nested ? (flags.returning ? INSERT_NESTED_RETURNING : INSERT_NESTED) : flags.objects ? (flags.returning ? INSERT_OBJECTS_RETURNING : INSERT_OBJECTS) : flags.updateMany ? UPDATE_MANY : flags.underOne ? INSERT_UNDER_ONE : INSERT;
-  if (flags.limit) query = query.replace('(order_by: {track_id: asc})', `(order_by: {track_id: asc}, limit: ${flags.limit})`);
+  if (flags.byTrack) query = query.replace('(order_by: {track_id: asc})', '(order_by: [{track: {name: asc}}, {track_id: asc}])');
+  if (flags.distinct) query = query.replace('(order_by: {track_id: asc})', '(distinct_on: track_id, order_by: {track_id: asc})');
+  if (flags.limit) query = query.replace(/\(((?:distinct_on|order_by).*)\) \{ track_id \}/, `($1, limit: ${flags.limit}) { track_id }`);
   const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
   if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
   const warm = await post(`${url}/v1/graphql`, flags.underOne ? { query: INSERT, variables: { rows: [] } } : { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];

@@ -179,15 +179,18 @@ type Fixed = Map<string, ParentColumn>;
  * the table with the written rows added (the overlay, Note [Nested inserts]), and the written
  * rows are a CTE, which has no index: as a subquery per returned row, each scanned the CTE, so
  * 3,000 playlists of three tracks, returning them, cost PostgreSQL 2.8 s. So such an array
- * (without distinct on; ordered by its own columns if at all) directly under the returned rows,
- * or under an object joined to them (by a key among the columns it was joined by), is one LEFT
- * JOIN: the overlay's rows whose key is one of the returned rows' (an object's: the returned
- * rows' values of the columns it was joined by; a semi-join, which PostgreSQL may hash or probe
- * an index with), numbered as read, grouped by the key into their JSON list (ordered as asked,
- * then as read), joined to the returned rows (or the object) by the key; the returned rows are
- * numbered as written (Note [Rows numbered as read]) so the join does not
- * reorder them. A limit or offset numbers each key's rows in that order (`row_number() over
- * (partition by` the key`)`) and keeps those in the window. The same 3,000 playlists: 0.15-0.17 s
+ * (over the table by a mapping, not a function) directly under the returned rows, or under an
+ * object joined to them (by a key among the columns it was joined by), is one LEFT JOIN: the
+ * overlay's rows whose key is one of the returned rows' (an object's: the returned rows' values
+ * of the columns it was joined by; a semi-join, which PostgreSQL may hash or probe an index
+ * with), each with its order keys (through object relationships, aggregates and computed
+ * fields: subqueries of the row, as a query's keys without joins) and numbered as read; under
+ * distinct on, each key's first row of each value in the list's order; grouped by the key into
+ * their JSON list (ordered as asked, then as read), joined to the returned rows (or the object)
+ * by the key; the returned rows are numbered as written (Note [Rows numbered as read]) so the
+ * join does not reorder them. A limit or offset numbers each key's rows in that order
+ * (`row_number() over (partition by` the key`)`) and keeps those in the window. The same 3,000
+ * playlists: 0.15-0.17 s, ordered by their track's name or distinct on it 0.19-0.21 s
  * (docs/benchmarks.md "Bulk inserts", `--returning`). Anything else keeps the subquery per row.
  */
 
@@ -690,13 +693,10 @@ export class MutationCompiler extends Compiler {
    * have in the given columns (undefined where it cannot tell). */
   private readonly grouping = new Map<string, (columns: readonly string[]) => string | undefined>();
 
-  /** Whether `f` is an array relationship over a table this statement wrote, without distinct
-   * on, ordered by its own columns if at all. */
+  /** Whether `f` is an array relationship over a table this statement wrote (by a mapping, not
+   * a function). */
   private groupable(f: FieldIR): f is Extract<FieldIR, { k: 'array' }> {
-    if (f.k !== 'array' || f.mapping.length === 0 || !this.overlay.has(tkey(f.rows.table))) return false;
-    const r = f.rows;
-    if (r.from || r.distinctOn?.length) return false;
-    return r.orderBy.every((o) => o.path.length === 0 && !o.call && !o.agg && !o.redact);
+    return f.k === 'array' && f.mapping.length > 0 && !f.rows.from && this.overlay.has(tkey(f.rows.table));
   }
 
   override field(f: FieldIR, t: string, joins?: string[], from?: string[]): string {
@@ -728,11 +728,20 @@ export class MutationCompiler extends Compiler {
     const a = this.alias();
     const g = this.alias();
     const theirs = f.mapping.map(([, remote]) => `${a}.${quoteIdent(remote)}`);
-    const rows = `select ${a}.*, row_number() over () as ${READ_ORDER} from ${this.src(f.rows.table)} as ${a} where (${theirs.join(', ')}) in (${keys}) and ${this.bool(f.rows.where, a, a)}`;
-    const order = [...f.rows.orderBy.map((o) => `${a}.${quoteIdent(o.column)} ${DIRS[o.dir]}`), `${a}.${READ_ORDER}`];
+    // The order keys (through object relationships, aggregates, computed fields: subqueries of
+    // the row) beside each row, where it is the table's row.
+    const orderKeys = f.rows.orderBy.map((o) => this.orderKey(o, a));
+    const key = (i: number) => `${a}.${quoteIdent(`__svc_o${i}`)}`;
+    const rows = `select ${a}.*${orderKeys.map((k, i) => `, ${k} as ${quoteIdent(`__svc_o${i}`)}`).join('')}, row_number() over () as ${READ_ORDER} from ${this.src(f.rows.table)} as ${a} where (${theirs.join(', ')}) in (${keys}) and ${this.bool(f.rows.where, a, a)}`;
+    const byKeys = f.rows.orderBy.map((o, i) => `${key(i)} ${DIRS[o.dir]}`);
+    let from = `(${rows}) as ${a}`;
+    // Distinct on: each returned row's first row of each value in the list's order, the list
+    // then in its order (without one, the distinct columns').
+    const dist = this.distinctColumns(f.rows, a);
+    if (dist.length > 0) from = `(select distinct on (${[...theirs, ...dist].join(', ')}) ${a}.* from ${from} order by ${[...theirs, ...dist, ...byKeys, `${a}.${READ_ORDER}`].join(', ')}) as ${a}`;
+    const order = [...byKeys, ...(byKeys.length === 0 ? dist : []), `${a}.${READ_ORDER}`];
     // A limit or offset: each returned row's rows numbered in the list's order, those in the window kept.
     const { limit, offset } = this.window(f.rows);
-    let from = `(${rows}) as ${a}`;
     if (limit !== undefined || offset !== undefined) {
       const bounds = [...(offset !== undefined ? [`${a}.${RANK} > ${offset}`] : []), ...(limit !== undefined ? [`${a}.${RANK} <= ${offset !== undefined ? `${offset} + ` : ''}${limit}`] : [])];
       from = `(select * from (select ${a}.*, row_number() over (partition by ${theirs.join(', ')} order by ${order.join(', ')}) as ${RANK} from ${from}) as ${a} where ${bounds.join(' and ')}) as ${a}`;

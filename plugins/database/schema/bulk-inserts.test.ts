@@ -426,6 +426,33 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     expect(r.data.insert_item.returning[0]).toEqual({ code: 'k0', top: [{ label: 'o2', qty: 1 }, { label: 'o3', qty: 1 }], first: [{ label: 'o1' }, { label: 'o2' }], rest: [{ label: 'o1' }] });
   });
 
+  it('returning each object\'s rows ordered through a relationship, by an aggregate, or distinct on a column: the rows a query of the same objects answers (Note [Arrays of written rows grouped])', async () => {
+    await server.runSql(`insert into item (name, code) values ('old', 'k0'); insert into part (item_id, label, qty) values (1, 'o1', 2), (1, 'o2', 1), (1, 'o3', 2); insert into tag (part_id, word) values (1, 'x'), (3, 'y'), (3, 'z');`);
+    const o = Array.from({ length: 30 }, (_, i) => ({
+      name: `i${i}`,
+      code: `k${i}`,
+      parts: { data: Array.from({ length: i % 4 }, (_, j) => ({ label: `p${i}-${j}`, qty: (i + j) % 3, tags: { data: Array.from({ length: (i * j) % 3 }, (_, k) => ({ word: `w${k}` })) } })) },
+    }));
+    const lists = `byItem: parts(order_by: {item: {name: desc}, label: asc}) { label }
+      byTags: parts(order_by: [{tags_aggregate: {count: desc}}, {label: asc}], limit: 2) { label }
+      distinct: parts(distinct_on: qty, order_by: [{qty: asc}, {label: desc}]) { qty label }
+      distinctTop: parts(distinct_on: qty, order_by: [{qty: desc}, {label: asc}], limit: 1, offset: 1) { qty label }
+      distinctOnly: parts(distinct_on: qty) { qty }`;
+    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o, on_conflict: {constraint: item_code_key, update_columns: [name]}) { returning { code ${lists} } } }`, { o });
+    expect(r.errors).toBeUndefined();
+    const back = await q(`query { item(order_by: {code: asc}) { code ${lists} } }`);
+    const byCode = new Map(back.data.item.map((x: { code: string }) => [x.code, x]));
+    expect(r.data.insert_item.returning).toEqual(o.map((x) => byCode.get(x.code)));
+    expect(r.data.insert_item.returning[0]).toEqual({
+      code: 'k0',
+      byItem: [{ label: 'o1' }, { label: 'o2' }, { label: 'o3' }],
+      byTags: [{ label: 'o3' }, { label: 'o1' }],
+      distinct: [{ qty: 1, label: 'o2' }, { qty: 2, label: 'o3' }],
+      distinctTop: [{ qty: 1, label: 'o2' }],
+      distinctOnly: [{ qty: 1 }, { qty: 2 }],
+    });
+  });
+
   it('returning the rows of an object of the written rows (Note [Arrays of written rows grouped]): those already there and those written, as a query afterwards answers', async () => {
     await server.runSql(`insert into item (name, code) values ('old', 'k0'); insert into part (item_id, label, qty) values (1, 'o1', 2), (1, 'o2', 1);`);
     // Parts each with its item: new ones (some shared by code through the upsert), and the old one.
