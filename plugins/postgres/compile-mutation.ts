@@ -5,7 +5,7 @@
  */
 import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
-import { arrayLiteral, boundValue, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
+import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
 
 /*
@@ -728,11 +728,11 @@ export class MutationCompiler extends Compiler {
     const a = this.alias();
     const g = this.alias();
     const theirs = f.mapping.map(([, remote]) => `${a}.${quoteIdent(remote)}`);
-    // The order keys (through object relationships, aggregates, computed fields: subqueries of
-    // the row) beside each row, where it is the table's row.
+    // The order keys that are not the row's columns (through object relationships, aggregates,
+    // computed fields: subqueries of the row) beside each row, where it is the table's row.
     const orderKeys = f.rows.orderBy.map((o) => this.orderKey(o, a));
-    const key = (i: number) => `${a}.${quoteIdent(`__svc_o${i}`)}`;
-    const rows = `select ${a}.*${orderKeys.map((k, i) => `, ${k} as ${quoteIdent(`__svc_o${i}`)}`).join('')}, row_number() over () as ${READ_ORDER} from ${this.src(f.rows.table)} as ${a} where (${theirs.join(', ')}) in (${keys}) and ${this.bool(f.rows.where, a, a)}`;
+    const key = (i: number) => (COLUMN.test(orderKeys[i]!) ? orderKeys[i]! : `${a}.${quoteIdent(`__svc_o${i}`)}`);
+    const rows = `select ${a}.*${orderKeys.map((k, i) => (COLUMN.test(k) ? '' : `, ${k} as ${quoteIdent(`__svc_o${i}`)}`)).join('')}, row_number() over () as ${READ_ORDER} from ${this.src(f.rows.table)} as ${a} where (${theirs.join(', ')}) in (${keys}) and ${this.bool(f.rows.where, a, a)}`;
     const byKeys = f.rows.orderBy.map((o, i) => `${key(i)} ${DIRS[o.dir]}`);
     let from = `(${rows}) as ${a}`;
     // Distinct on: each returned row's first row of each value in the list's order, the list

@@ -532,8 +532,11 @@ describe('compileMutation', () => {
     expect(windowed).toContain('left join (select _t');
     expect(windowed).toContain(`row_number() over (partition by _t4."author_id" order by _t4."id" desc nulls first, _t4."__svc_n") as "__svc_k" from (select _t4.*, row_number() over () as "__svc_n"`);
     expect(windowed).toContain(`where _t4."__svc_k" > 1 and _t4."__svc_k" <= 1 + 1)`);
-    // distinct on keeps the subquery per author.
-    expect(mutation(ir(articles({ distinctOn: ['title'] }))).sql).not.toContain('left join (select _t');
+    // Distinct on too: each author's first article of each title, in the list's order.
+    const distinct = mutation(ir(articles({ distinctOn: ['title'] }))).sql;
+    expect(distinct).toContain('left join (select _t');
+    expect(distinct).toContain(`(select distinct on (_t4."author_id", _t4."title") _t4.* from (select _t4.*, row_number() over () as "__svc_n"`);
+    expect(distinct).toContain(`order by _t4."author_id", _t4."title", _t4."__svc_n") as _t4 group by _t4."author_id"`);
   });
 
   it('articles each with its author, several of them: the authors as a set, each article joined to its own by position (Note [Levels inserted as sets])', () => {

@@ -324,7 +324,7 @@ export const joinsObjects = (o: ObjectIR): boolean => o.fields.some((f) => f.k =
  * it costs nothing. Test: plugins/database/schema/queries.test.ts.
  */
 /** An order key that is a column of a row (`_t0."col"`), not computed. */
-const COLUMN = /^_t\d+\."(?:[^"]|"")*"$/;
+export const COLUMN = /^_t\d+\."(?:[^"]|"")*"$/;
 
 /** The column of a rows subquery that numbers its rows as read (Note [Rows numbered as read]). */
 export const READ_ORDER = '"__svc_n"';
