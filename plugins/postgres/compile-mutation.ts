@@ -1012,6 +1012,7 @@ function compileStep(step: Step): CompiledQuery {
   const fixed: Fixed = new Map();
   for (const b of step.bound) {
     const cte = c.answered(b.step, b.table);
+    // No zero check of its own (`bindAs` undefined): the step that answered the row checked it.
     for (const [own, theirs] of b.mapping) fixed.set(own, { cte, column: theirs, bindAs: undefined, index: -1 });
   }
   const w = c.insert(step.ir, fixed);

@@ -890,7 +890,7 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
     expect(await rows('bolt', 'size')).toEqual([]);
   });
 
-  it('an object whose upsert wrote nothing, with rows in steps under it: the zero-rows error naming it; the steps under it never run', async () => {
+  it('an object whose upsert wrote nothing, with rows in steps under it waiting for its answer: the zero-rows error naming it, nothing kept, the server answering after', async () => {
     await server.runSql(`insert into item (name, code) values ('kept', 'k1');`);
     const r = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o) { id } }`, {
       o: { name: 'root', code: 'k1', widgets: widgets(500) },
