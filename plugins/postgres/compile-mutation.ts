@@ -977,9 +977,8 @@ function splitRow(row: InsertRowIR, ir: InsertIR, bound: readonly Bound[], root:
     own.push({ step: at, table: b.insert.table, mapping: b.mapping });
   }
   const index = steps.length;
-  steps.push({ ir: subset(ir, [{ ...row, before: inline, after: [] }]), bound: own, root, writes: [...(row.after.length > 0 ? [{ at: row }] : []), ...writes] });
+  steps.push({ ir: subset(ir, [{ ...row, before: inline, after: [] }]), bound: own, root, keeps: row.after.length > 0, writes: [...(row.after.length > 0 ? [{ at: row }] : []), ...writes] });
   for (const a of row.after) {
-    steps[index]!.keeps = true;
     planInsert(a.insert, [{ step: index, table: ir.table, mapping: a.mapping.map(([mine, remote]) => [remote, mine] as const) }], false, steps);
   }
   return index;
