@@ -143,10 +143,10 @@ type Fixed = Map<string, ParentColumn>;
  * that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
  * merged (Note [Rows upserting one row]), but for an update with a `where`: rows under several
  * parents are then no set unless the key holds a column their parents give, and rows a CTE each
- * that might upsert one row go in steps of their own (Note [Batches in steps]); two with one key
- * among rows without rows under them, under one parent or a root's, still fail ("ON CONFLICT DO
- * UPDATE command cannot affect row a second time"), as Hasura's one INSERT of them does. Figures: docs/benchmarks.md "Bulk
- * inserts" (3,000 objects of three rows: 6.2-8.1 s -> 0.20-0.27 s).
+ * that might upsert one row go in steps of their own (Note [Batches in steps]); rows without rows
+ * under them, under one parent or a root's, that repeat a key go in runs (Note [Rows repeating a
+ * key]). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows: 6.2-8.1 s ->
+ * 0.20-0.27 s).
  *
  * Note [Rows upserting one row]
  * Hasura inserts rows with nested rows a statement per row, so rows of one request may upsert
@@ -782,6 +782,12 @@ export class MutationCompiler extends Compiler {
 }
 
 export function compileMutation(ir: MutationIR): CompiledQuery {
+  const q = compileMutationIR(ir);
+  // Note [Rows repeating a key]: the statements follow the values of such keys.
+  return ir.k === 'insert' && keyedByValue(ir.insert) ? { ...q, perValue: true } : q;
+}
+
+function compileMutationIR(ir: MutationIR): CompiledQuery {
   const steps = ir.k === 'insert' ? inSteps(ir.insert) : undefined;
   if (steps) return compileSteps(ir as Extract<MutationIR, { k: 'insert' }>, steps);
   const c = new MutationCompiler();
@@ -849,8 +855,11 @@ interface Weight {
   inserts: number;
   tables: Map<string, number>;
   upserts: Set<string>;
+  /** Rows of one of its inserts may name one row by the key they upsert by, updating where a
+   * filter holds (Note [Rows repeating a key]): no one statement. */
+  repeats: boolean;
 }
-const weight = (): Weight => ({ inserts: 0, tables: new Map(), upserts: new Set() });
+const weight = (): Weight => ({ inserts: 0, tables: new Map(), upserts: new Set(), repeats: false });
 
 /** One insert of `ir`'s table into `w`. */
 function write(w: Weight, ir: InsertIR): Weight {
@@ -866,7 +875,10 @@ function write(w: Weight, ir: InsertIR): Weight {
  * under it. */
 function weighInsert(ir: InsertIR, w: Weight): Weight {
   if (w.inserts > STEP_INSERTS) return w;
-  if (!ir.rows.some(hasNested)) return write(w, ir);
+  if (!ir.rows.some(hasNested)) {
+    if (repeatsKey(ir)) w.repeats = true;
+    return write(w, ir);
+  }
   const level = ir.rows.length > 1 ? levelOfInsert(ir) : undefined;
   if (level) return weighLevel(level, w);
   for (const r of ir.rows) if (weighRow(r, ir, w).inserts > STEP_INSERTS) break;
@@ -886,6 +898,7 @@ function weighLevel(level: Level, w: Weight): Weight {
 }
 function add(w: Weight, more: Weight): Weight {
   w.inserts += more.inserts;
+  w.repeats ||= more.repeats;
   for (const [k, n] of more.tables) w.tables.set(k, (w.tables.get(k) ?? 0) + n);
   for (const k of more.upserts) w.upserts.add(k);
   return w;
@@ -895,7 +908,7 @@ function add(w: Weight, more: Weight): Weight {
  * affect row a second time", where Hasura's statements update in the later what the earlier wrote). */
 const clash = (a: Weight, b: Weight) => [...a.upserts].some((k) => b.tables.has(k)) || [...b.upserts].some((k) => a.tables.has(k));
 /** Whether `w` is one statement: few enough inserts, none of them upserting a table that another writes. */
-const fits = (w: Weight) => w.inserts <= STEP_INSERTS && ![...w.upserts].some((k) => w.tables.get(k)! > 1);
+const fits = (w: Weight) => !w.repeats && w.inserts <= STEP_INSERTS && ![...w.upserts].some((k) => w.tables.get(k)! > 1);
 /** Whether `a` and `b` fit one statement together. */
 const fitTogether = (a: Weight, b: Weight) => a.inserts + b.inserts <= STEP_INSERTS && fits(a) && fits(b) && !clash(a, b);
 
@@ -934,6 +947,11 @@ function subset(ir: InsertIR, rows: InsertRowIR[]): InsertIR {
 function planInsert(ir: InsertIR, bound: readonly Bound[], root: boolean, steps: Step[]): void {
   if (fits(weighInsert(ir, weight()))) {
     steps.push({ ir, bound, root });
+    return;
+  }
+  if (!ir.rows.some(hasNested)) {
+    // One INSERT but for rows repeating a key (Note [Rows repeating a key]).
+    for (const run of keyRuns(ir)) steps.push({ ir: subset(ir, run), bound, root });
     return;
   }
   let pack: InsertRowIR[] = [];
@@ -998,7 +1016,7 @@ function planObject(b: NestedInsert, steps: Step[]): number {
 
 /** A root insert's steps (Note [Batches in steps]), or undefined where it is one statement. */
 function inSteps(ir: InsertIR): Step[] | undefined {
-  if (!ir.rows.some(hasNested)) return undefined;
+  if (!ir.rows.some(hasNested) && !repeatsKey(ir)) return undefined;
   const steps: Step[] = [];
   planInsert(ir, [], true, steps);
   return steps.length > 1 ? steps : undefined;
@@ -1050,6 +1068,79 @@ function givesOrDefault(values: ReadonlyMap<string, ColumnValue>, column: string
 
 /** Whether `ir` upserts, updating the row its key finds. */
 const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.onConflict.update.length > 0 || (ir.onConflict.set?.size ?? 0) > 0);
+
+/*
+ * Note [Rows repeating a key]
+ * Rows of one INSERT that upsert one row fail it ("ON CONFLICT DO UPDATE command cannot affect
+ * row a second time"). Where the update has no `where`, they are merged (Note [Rows upserting
+ * one row]); where it has one (the request's, or the role's update filter), whether a later row
+ * updates depends on what the earlier left, which one statement cannot see, and Hasura's one
+ * INSERT of such rows fails. Here they are Hasura row by row: the rows are cut, in order, into
+ * runs in which no key repeats (`keyRuns`), each run one INSERT, in steps (Note [Batches in
+ * steps]). Rows of different keys do not touch one another, so a run is what its rows one by
+ * one would do, and the runs keep the request's order. A key is read from the rows' values: a
+ * literal by its text (a null too, which conflicts under NULLS NOT DISTINCT), a session
+ * variable or a preset by its name (one value for every row), a variable inside the document
+ * as unknown (any other row's key, so a run of its own), and a column the parent's row gives
+ * not at all (`InsertIR.parentColumns`: one value for the rows of one parent, whose rows are
+ * what one InsertIR holds); a column a row leaves out takes its default, taken as a key of its
+ * own (a serial's, a uuid's). Keys the database takes as equal
+ * and their texts do not (citext, `1.0` and `1` in a numeric) still fail, as in Hasura. The
+ * statements then follow the values, so such an insert's statement is not kept per shape of
+ * its variables (`perValue`, Note [Statements per variable shape]). Test: bulk-inserts.test.ts,
+ * "rows repeating the key they upsert by".
+ */
+
+/** The key of a row of `ir` (Note [Rows repeating a key]): its text, or UNKNOWN_KEY, or
+ * undefined where it names no other row's. */
+function keyOf(ir: InsertIR, r: InsertRowIR): string | typeof UNKNOWN_KEY | undefined {
+  let key = '';
+  for (const c of ir.onConflict!.columns!) {
+    // The parent's column: one value for every row of `ir` (rows under one parent).
+    if (ir.parentColumns?.includes(c)) continue;
+    const v = r.values.get(c);
+    if (v?.k !== 'value') return undefined;
+    const x = v.value;
+    if (x.k === 'lit') key += `${x.v !== null && typeof x.v === 'object' ? JSON.stringify(x.v) : String(x.v)}\u0000`;
+    else if (x.k === 'session') key += `\u0001${x.name}\u0000`;
+    else return UNKNOWN_KEY;
+  }
+  return key;
+}
+const UNKNOWN_KEY: unique symbol = Symbol('unknown key');
+
+/** Whether `ir` upserts with an update that has a where, by a key its rows give. */
+const updatesWhere = (ir: InsertIR) => updatesOnConflict(ir) && ir.onConflict!.where.t !== 'true' && (ir.onConflict!.columns?.length ?? 0) > 0;
+
+/** `ir`'s rows in runs in which no key repeats, in order (Note [Rows repeating a key]). */
+function keyRuns(ir: InsertIR): InsertRowIR[][] {
+  if (!updatesWhere(ir) || ir.rows.length < 2) return [ir.rows];
+  const runs: InsertRowIR[][] = [];
+  let run: InsertRowIR[] = [];
+  let keys = new Set<string>();
+  let unknown = false;
+  for (const r of ir.rows) {
+    const key = keyOf(ir, r);
+    if (key !== undefined && run.length > 0 && (key === UNKNOWN_KEY ? keys.size > 0 || unknown : unknown || keys.has(key))) {
+      runs.push(run);
+      run = [];
+      keys = new Set();
+      unknown = false;
+    }
+    if (key === UNKNOWN_KEY) unknown = true;
+    else if (key !== undefined) keys.add(key);
+    run.push(r);
+  }
+  runs.push(run);
+  return runs;
+}
+
+/** Whether two rows of `ir` may upsert one row with an update that has a where. */
+const repeatsKey = (ir: InsertIR): boolean => updatesWhere(ir) && ir.rows.length > 1 && keyRuns(ir).length > 1;
+
+/** Whether any insert of `ir` upserts rows by such a key, so that its statements follow their values. */
+const keyedByValue = (ir: InsertIR): boolean =>
+  (updatesWhere(ir) && ir.rows.length > 1) || ir.rows.some((r) => r.before.some((b) => keyedByValue(b.insert)) || r.after.some((a) => keyedByValue(a.insert)));
 
 /** The parent columns of rows under one parent row (Note [Nested inserts]) as a join to its
  * CTE; undefined where they come from more than one. */
@@ -1129,6 +1220,8 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
   // column their parents give (then they never share one), they go parent by parent (Note
   // [Batches in steps]).
   if (irs.length > 1 && updatesOnConflict(first) && oc!.where.t !== 'true' && !parentColumns.some((c) => oc!.columns?.includes(c))) return undefined;
+  // Nor are rows (of a parent) that repeat such a key (Note [Rows repeating a key]).
+  if (irs.some(repeatsKey)) return undefined;
   // The object relationships any row gives; a row without one gives its columns itself.
   const objectNames: string[] = [];
   for (const r of rows) for (const b of r.before) if (!objectNames.includes(b.relationship)) objectNames.push(b.relationship);

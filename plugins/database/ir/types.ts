@@ -326,6 +326,9 @@ export interface InsertIR {
   /** Every column the rows may give (InsertColumn). */
   columns: ReadonlyMap<string, InsertColumn>;
   rows: InsertRowIR[];
+  /** Columns each row takes from its parent's row (rows through an array relationship), which
+   * no row gives itself. */
+  parentColumns?: readonly string[];
   onConflict?: {
     /** A constraint by name, or the columns of a unique index; neither: any conflict. */
     constraint?: string;
@@ -441,4 +444,8 @@ export interface CompiledQuery {
    * sent (SqlExecutor.query `raw`) and answered as they are (Note [Answers as bytes] in
    * core/schema/contract.ts): set by a kind whose executor answers `raw`. */
   bytes?: boolean;
+  /** The statement follows the values of its parameters, not only their shape: never kept for
+   * a shape of its variables (Note [Statements per variable shape] in
+   * plugins/database/schema/shapes.ts). */
+  perValue?: boolean;
 }

@@ -188,3 +188,42 @@ it('one author with many articles, their badges upserted by label and tags under
     { numRuns: 30 },
   );
 }, 120_000);
+
+/*
+ * Rows repeating the key they upsert by, with an update that has a where (Note [Rows repeating
+ * a key]): badges by label, each row updating `n` only where the row there has n below a
+ * threshold. Whether a later row updates depends on what the earlier left, so the batch must
+ * leave the table (ids too: each row draws its serial's value once, in order) as one request per
+ * row does, answer the rows that wrote, and count them.
+ */
+it('badges upserted by label with an update that has a where, labels repeating: the table as one request per badge leaves it', async () => {
+  const RESET_ONLY_BADGES = `truncate tag, article, author, badge restart identity; insert into badge (label, n) values ('x', 1);`;
+  const badgeArb = fc.record({ label: fc.constantFrom('x', 'y', 'z'), n: optional(fc.integer({ min: 0, max: 9 })) });
+  await fc.assert(
+    fc.asyncProperty(fc.array(badgeArb, { minLength: 2, maxLength: 12 }), fc.integer({ min: 0, max: 10 }), fc.boolean(), async (badges, below, both) => {
+      const strip = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+      const rows = badges.map(strip);
+      const on = `{constraint: badge_label_key, update_columns: [${both ? 'n, label' : 'n'}], where: {n: {_lt: ${below}}}}`;
+      const INSERT_BADGES = `mutation ($o: [badge_insert_input!]!) { insert_badge(objects: $o, on_conflict: ${on}) { affected_rows returning { id label n } } }`;
+      const table = async () => JSON.parse((await server.runSql(`select coalesce(json_agg(t), '[]')::text from (select id, label, n from badge order by id) as t`)).result[1][0]);
+      await server.runSql(RESET_ONLY_BADGES);
+      const batch = await server.gql(INSERT_BADGES, { o: rows });
+      expect(batch.errors).toBeUndefined();
+      const afterBatch = await table();
+
+      await server.runSql(RESET_ONLY_BADGES);
+      let affected = 0;
+      const returned: unknown[] = [];
+      for (const o of rows) {
+        const one = await server.gql(INSERT_BADGES, { o: [o] });
+        expect(one.errors).toBeUndefined();
+        affected += one.data.insert_badge.affected_rows;
+        returned.push(...one.data.insert_badge.returning);
+      }
+      expect(afterBatch).toEqual(await table());
+      expect(batch.data.insert_badge.affected_rows).toBe(affected);
+      expect(batch.data.insert_badge.returning).toEqual(returned);
+    }),
+    { numRuns: 40 },
+  );
+}, 120_000);

@@ -909,6 +909,126 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
     expect(await q(`{ item { name } }`)).toEqual({ data: { item: [{ name: 'kept' }] } });
   });
 
+  describe('rows repeating the key they upsert by, with an update that has a where (Note [Rows repeating a key])', () => {
+    const MAKERS = `mutation ($o: [maker_insert_input!]!) { insert_maker(objects: $o, on_conflict: {constraint: maker_code_key, update_columns: [name, n], where: {n: {_is_null: true}}}) { affected_rows returning { code name n } } }`;
+
+    it('a root\'s rows: each updates what an earlier one wrote where the where holds, as Hasura row by row (one INSERT failed: "cannot affect row a second time")', async () => {
+      const r = await q(MAKERS, {
+        o: [
+          { code: 'm1', name: 'a' },
+          { code: 'm1', name: 'b', n: 1 },
+          { code: 'm2', name: 'c' },
+          { code: 'm1', name: 'd', n: 2 },
+          { code: 'm3', name: 'e', n: 3 },
+        ],
+      });
+      // b updates a's row (n null); d finds n set and writes nothing.
+      expect(r).toEqual({
+        data: {
+          insert_maker: {
+            affected_rows: 4,
+            returning: [
+              { code: 'm1', name: 'a', n: null },
+              { code: 'm1', name: 'b', n: 1 },
+              { code: 'm2', name: 'c', n: null },
+              { code: 'm3', name: 'e', n: 3 },
+            ],
+          },
+        },
+      });
+      // Inserted in the request's order: m1, m2, m3 (a serial id each, none drawn twice per row).
+      expect(await rows('maker', 'code, name, n')).toEqual([
+        { code: 'm1', name: 'b', n: 1 },
+        { code: 'm2', name: 'c', n: null },
+        { code: 'm3', name: 'e', n: 3 },
+      ]);
+    });
+
+    it('the same shape of variables with other values: keys repeated only in the later request still go row by row (its statement not kept from the first)', async () => {
+      const first = await q(MAKERS, { o: [{ code: 'x1', name: 'a' }, { code: 'x2', name: 'b' }] });
+      expect(first.errors).toBeUndefined();
+      const again = await q(MAKERS, { o: [{ code: 'y1', name: 'a' }, { code: 'y1', name: 'b' }] });
+      expect(again).toEqual({ data: { insert_maker: { affected_rows: 2, returning: [{ code: 'y1', name: 'a', n: null }, { code: 'y1', name: 'b', n: null }] } } });
+      expect(await rows('maker', 'code, name')).toEqual([{ code: 'x1', name: 'a' }, { code: 'x2', name: 'b' }, { code: 'y1', name: 'b' }]);
+    });
+
+    it('rows under one object without rows of their own: the later updates what the earlier wrote', async () => {
+      const r = await q(`mutation ($o: item_insert_input!) { insert_item_one(object: $o) { name taglines(order_by: {id: asc}) { word n } } }`, {
+        o: {
+          name: 'root',
+          taglines: {
+            data: [
+              { word: 'w', n: null },
+              { word: 'w', n: 2 },
+              { word: 'w', n: 3 },
+              { word: 'v', n: 4 },
+            ],
+            on_conflict: { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } },
+          },
+        },
+      });
+      expect(r).toEqual({ data: { insert_item_one: { name: 'root', taglines: [{ word: 'w', n: 2 }, { word: 'v', n: 4 }] } } });
+      expect(await rows('tagline', 'item_id, word, n')).toEqual([{ item_id: 1, word: 'w', n: 2 }, { item_id: 1, word: 'v', n: 4 }]);
+    });
+
+    it('rows under several parents by a key that holds the parent\'s column, repeated under one parent: parent by parent, each row after the one before', async () => {
+      const stock = (...rows: [string, number][]) => ({ data: rows.map(([sku, qty]) => ({ sku, qty })), on_conflict: { constraint: 'stock_pkey', update_columns: ['qty'], where: { qty: { _lt: 5 } } } });
+      const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name stock(order_by: {sku: asc}) { sku qty } } } }`, {
+        o: [
+          { name: 'a', stock: stock(['s', 1], ['s', 7], ['s', 9], ['t', 1]) },
+          { name: 'b', stock: stock(['s', 5]) },
+        ],
+      });
+      // Under a: s is written with 1, updated to 7 (1 < 5), then left (7 is not < 5).
+      expect(r).toEqual({
+        data: {
+          insert_item: {
+            affected_rows: 2 + 4,
+            returning: [
+              { name: 'a', stock: [{ sku: 's', qty: 7 }, { sku: 't', qty: 1 }] },
+              { name: 'b', stock: [{ sku: 's', qty: 5 }] },
+            ],
+          },
+        },
+      });
+    });
+
+    it('rows giving the key as null or leaving it out: each inserted (a null conflicts with nothing)', async () => {
+      const r = await q(MAKERS, { o: [{ code: null, name: 'a' }, { code: null, name: 'b' }, { name: 'c' }, { code: 'k', name: 'd' }] });
+      expect(r).toEqual({ data: { insert_maker: { affected_rows: 4, returning: [{ code: null, name: 'a', n: null }, { code: null, name: 'b', n: null }, { code: null, name: 'c', n: null }, { code: 'k', name: 'd', n: null }] } } });
+    });
+
+    it('keys from variables inside the document (one statement for any values): the same value twice, or not, each row after the one before', async () => {
+      const INLINE = `mutation ($a: String!, $b: String!) { insert_maker(objects: [{code: $a, name: "p"}, {code: $b, name: "q", n: 1}, {code: $a, name: "r"}], on_conflict: {constraint: maker_code_key, update_columns: [name, n], where: {n: {_is_null: true}}}) { affected_rows returning { code name n } } }`;
+      const same = await q(INLINE, { a: 'i1', b: 'i1' });
+      // q updates p's row (n null), r finds n set.
+      expect(same).toEqual({ data: { insert_maker: { affected_rows: 2, returning: [{ code: 'i1', name: 'p', n: null }, { code: 'i1', name: 'q', n: 1 }] } } });
+      const other = await q(INLINE, { a: 'i2', b: 'i3' });
+      // r updates p's row.
+      expect(other).toEqual({ data: { insert_maker: { affected_rows: 3, returning: [{ code: 'i2', name: 'p', n: null }, { code: 'i3', name: 'q', n: 1 }, { code: 'i2', name: 'r', n: null }] } } });
+      expect(await rows('maker', 'code, name, n')).toEqual([{ code: 'i1', name: 'q', n: 1 }, { code: 'i2', name: 'r', n: null }, { code: 'i3', name: 'q', n: 1 }]);
+    });
+
+    it('a role whose update filter is the where (the request gives none): the same, its filter on the row the earlier rows left', async () => {
+      const md = await server.metadata({
+        type: 'bulk',
+        args: [
+          { type: 'pg_create_insert_permission', args: { table: 'maker', role: 'maker', permission: { columns: ['code', 'name', 'n'], check: {} } } },
+          { type: 'pg_create_update_permission', args: { table: 'maker', role: 'maker', permission: { columns: ['name', 'n'], filter: { n: { _is_null: true } }, check: {} } } },
+          { type: 'pg_create_select_permission', args: { table: 'maker', role: 'maker', permission: { columns: ['code', 'name', 'n'], filter: {} } } },
+        ],
+      });
+      expect(md.status, md.text).toBe(200);
+      const r = await q(
+        `mutation ($o: [maker_insert_input!]!) { insert_maker(objects: $o, on_conflict: {constraint: maker_code_key, update_columns: [name, n]}) { affected_rows returning { code name n } } }`,
+        { o: [{ code: 'r1', name: 'a' }, { code: 'r1', name: 'b', n: 1 }, { code: 'r1', name: 'c', n: 2 }] },
+        { 'X-Svc-Role': 'maker' },
+      );
+      expect(r).toEqual({ data: { insert_maker: { affected_rows: 2, returning: [{ code: 'r1', name: 'a', n: null }, { code: 'r1', name: 'b', n: 1 }] } } });
+      expect(await rows('maker', 'code, name, n')).toEqual([{ code: 'r1', name: 'b', n: 1 }]);
+    });
+  });
+
   it('a role whose check on the rows reads their parent, in steps: checked against the parent an earlier step wrote; a failing one keeps nothing', async () => {
     const role = { 'X-Svc-Role': 'builder' };
     const ok = await q(ONE, { o: { name: 'root', widgets: widgets(300) } }, role);

@@ -386,6 +386,13 @@ export class MutationSchema {
   }
 }
 
+/** Where row `i` of a list of rows at `path` is (Hasura's error paths: indexed or not, as in
+ * MutationPlanner.insert). */
+const rowPath = (path: string, indexed: boolean, i: number) => (indexed ? `${path}[${i}]` : path);
+
+/** The columns a row's object gives by its fields. */
+const given = (obj: Record<string, Arg>, byField: ReadonlyMap<string, { name: string }>) => Object.keys(obj).flatMap((k) => byField.get(k)?.name ?? []);
+
 type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
 
 // ---------------------------------------------------------------------------------------------
@@ -440,14 +447,12 @@ class MutationPlanner {
       if (!obj) throw fail(`expected an object for "objects"`);
       const values = new Map<string, ColumnValue>();
       const row: InsertRowIR = { values, before: [], after: [] };
-      const at = indexed ? `${path}[${i}]` : path;
       // Hasura's validateInsert: a column is given by the request, a parent's row or an object
       // relationship's row, never by two of them (without it, the parent's value would silently
       // win over the one given).
-      const given = () => Object.keys(obj).flatMap((k) => byField.get(k)?.name ?? []);
       if (parentColumns.length > 0) {
-        const twice = given().filter((c) => parentColumns.includes(c));
-        if (twice.length) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: at });
+        const twice = given(obj, byField).filter((c) => parentColumns.includes(c));
+        if (twice.length) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: rowPath(path, indexed, i) });
       }
       for (const k in obj) {
         const val = obj[k];
@@ -463,28 +468,28 @@ class MutationPlanner {
         if (r.rel.kind === 'object') {
           const data = this.p.shape(nested.data);
           if (data === null || data === undefined) continue;
-          const determined = r.rel.mapping.map(([own]) => own).filter((c) => given().includes(c) || parentColumns.includes(c));
+          const determined = r.rel.mapping.map(([own]) => own).filter((c) => given(obj, byField).includes(c) || parentColumns.includes(c));
           if (determined.length) {
-            throw new SvcError('validation-failed', `cannot insert object relationship "${r.rel.name}" as ${determined.map((c) => `"${c}"`).join(', ')} column values are already determined`, { path: `${at}.${k}` });
+            throw new SvcError('validation-failed', `cannot insert object relationship "${r.rel.name}" as ${determined.map((c) => `"${c}"`).join(', ')} column values are already determined`, { path: `${rowPath(path, indexed, i)}.${k}` });
           }
-          const b: NestedInsert = { relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, [data as Arg], nested.on_conflict, `${at}.${k}.data`, false) };
-          ZERO_PATHS.set(b, `${at}.${k}`);
+          const b: NestedInsert = { relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, [data as Arg], nested.on_conflict, `${rowPath(path, indexed, i)}.${k}.data`, false) };
+          ZERO_PATHS.set(b, `${rowPath(path, indexed, i)}.${k}`);
           row.before.push(b);
         } else {
           const data = this.listOf(nested.data);
           // Hasura: an empty array relationship insert is no insert.
           if (data.length === 0) continue;
           const theirs = r.rel.mapping.map(([, remote]) => remote);
-          row.after.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, data, nested.on_conflict, `${at}.${k}.data`, true, theirs) });
+          row.after.push({ relationship: r.rel.name, mapping: r.rel.mapping, insert: this.insert(r.remote, data, nested.on_conflict, `${rowPath(path, indexed, i)}.${k}.data`, true, theirs) });
         }
       }
       // Only a row with rows under it has a zero check of its own.
-      if (row.after.length > 0) ZERO_PATHS.set(row, at);
+      if (row.after.length > 0) ZERO_PATHS.set(row, rowPath(path, indexed, i));
       // Presets win over anything given (preset columns are not in the input type).
       for (const [c, v] of perm.set) values.set(c, { k: 'value', value: v });
       return row;
     });
-    const ir: InsertIR = { table: t.model.table, columns, rows, check: perm.check };
+    const ir: InsertIR = { table: t.model.table, columns, rows, check: perm.check, ...(parentColumns.length > 0 ? { parentColumns } : {}) };
     // A level inserted as a set reports its zero check here (Note [Levels inserted as sets]).
     ZERO_PATHS.set(ir, path);
     const oc = this.objectOf(onConflict, 'on_conflict');

@@ -130,7 +130,9 @@ export class Planner {
 
   /** A leaf value: a bind parameter. */
   leaf(x: Arg | undefined, comparison: boolean): Value {
-    if (!(x instanceof VarMark)) return { k: 'lit', v: x === undefined ? null : resolveMarks(x, (m) => this.shape(m)) };
+    // A scalar needs no walk (a batch's every value comes here: no closure per value).
+    if (typeof x !== 'object' || x === null) return { k: 'lit', v: x === undefined ? null : x };
+    if (!(x instanceof VarMark)) return { k: 'lit', v: resolveMarks(x, (m) => this.shape(m)) };
     if (!comparison) return { k: 'var', name: x.name };
     this.comparisons.add(x.name);
     if (this.vars && (this.vars[x.name] ?? null) === null) return { k: 'lit', v: null };

@@ -25,7 +25,9 @@ import type { CompiledQuery, ParamSource } from '../ir/types.js';
  *     variables when it runs.
  * The generalised statement is kept only when it is plainly right for every value: no sentinel
  * in the SQL text and none inside a larger parameter (an array column's value, a JSON path),
- * where it would stand for a constant. Otherwise that shape is compiled per request, as before;
+ * where it would stand for a constant, and not one the values themselves decide
+ * (`CompiledQuery.perValue`: rows that repeat the key they upsert by, Note [Rows repeating a key]
+ * in plugins/postgres/compile-mutation.ts). Otherwise that shape is compiled per request, as before;
  * so is a large one (a batch of thousands of rows), whose statements would otherwise be kept once
  * per row count (SHAPE_KEY_MAX and SHAPE_SQL_MAX in ./mutation.ts).
  * Test: plugins/database/schema/mutation-shapes.test.ts.
@@ -204,6 +206,7 @@ function holdsSentinel(x: unknown, a: Abstracted): boolean {
  * (Note [Statements per variable shape]).
  */
 export function generalise<Q extends CompiledQuery>(q: Q, a: Abstracted): Q | undefined {
+  if (q.perValue) return undefined;
   if (q.sql.includes(STRING_MARK)) return undefined;
   for (const s of a.places.keys()) if (typeof s === 'number' && q.sql.includes(String(s))) return undefined;
   const params: ParamSource[] = [];
