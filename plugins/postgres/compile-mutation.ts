@@ -1138,9 +1138,12 @@ function keyRuns(ir: InsertIR): InsertRowIR[][] {
 /** Whether two rows of `ir` may upsert one row with an update that has a where. */
 const repeatsKey = (ir: InsertIR): boolean => updatesWhere(ir) && ir.rows.length > 1 && keyRuns(ir).length > 1;
 
-/** Whether any insert of `ir` upserts rows by such a key, so that its statements follow their values. */
+/** Whether any insert of `ir` upserts rows by such a key, so that its statements follow their
+ * values. Rows with rows under them are not: they are never a set (Note [Levels inserted as
+ * sets]), and rows that upsert one table with an update go in steps of their own (`clash`). */
 const keyedByValue = (ir: InsertIR): boolean =>
-  (updatesWhere(ir) && ir.rows.length > 1) || ir.rows.some((r) => r.before.some((b) => keyedByValue(b.insert)) || r.after.some((a) => keyedByValue(a.insert)));
+  (updatesWhere(ir) && ir.rows.length > 1 && !ir.rows.some((r) => r.after.length > 0)) ||
+  ir.rows.some((r) => r.before.some((b) => keyedByValue(b.insert)) || r.after.some((a) => keyedByValue(a.insert)));
 
 /** The parent columns of rows under one parent row (Note [Nested inserts]) as a join to its
  * CTE; undefined where they come from more than one. */
