@@ -6,7 +6,7 @@
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  * The rows written are deleted between runs, outside the timing.
  *
- *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L] [--by-track | --distinct]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--under-one K] [--update-many] [--root DIR]
+ *   npx tsx bench/graphql/bulk-inserts.ts [--sizes 10,100,1000,5000,10000] [--requests 20] [--rounds 3] [--same] [--mixed] [--nested K [--returning [--limit L] [--by-track | --distinct]] [--upsert | --upsert-nothing | --upsert-where]] [--objects [--returning]] [--under-one K] [--repeat-keys K] [--update-many] [--root DIR]
  *
  * `--mixed`: every other row leaves out its id, which takes the serial's default (Note [Defaults
  * bound by column]).
@@ -42,6 +42,11 @@
  * so the albums go in steps under the artist, bound to its row (Note [Batches in steps]). The
  * albums table holds 20,000 rows besides Chinook's 347, as the playlists do in the nested runs.
  *
+ * `--repeat-keys K` upserts the N tracks by their key with an update that has a where (`name`
+ * where it is like `bulk%`), the ids repeating every K rows: the first K rows insert and every
+ * later one updates the row its key found, each after the one before (Note [Rows repeating a
+ * key]: runs of at most K rows, each one INSERT, in steps).
+ *
  * `--update-many` sends N updates of one track each (by id, up to 3,503) in one
  * `update_tracks_many` instead: a statement per update in the request's transaction (Note
  * [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is deleted between runs.
@@ -58,7 +63,7 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, byTrack: false, distinct: false, underOne: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, byTrack: false, distinct: false, underOne: 0, repeatKeys: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
@@ -72,12 +77,12 @@ function parseFlags(argv: string[]) {
     else if (a === '--upsert-nothing') flags.upsert = 'nothing';
     else if (a === '--upsert-where') flags.upsert = 'where';
     else if (a === '--sizes') flags.sizes = argv[++i]!.split(',').map(Number);
-    else if (a === '--requests' || a === '--rounds' || a === '--nested' || a === '--limit' || a === '--under-one') {
+    else if (a === '--requests' || a === '--rounds' || a === '--nested' || a === '--limit' || a === '--under-one' || a === '--repeat-keys') {
       const n = Number(argv[++i]);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
-      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : a === '--under-one' ? 'underOne' : 'limit'] = n;
+      flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : a === '--under-one' ? 'underOne' : a === '--repeat-keys' ? 'repeatKeys' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --by-track --distinct --upsert --upsert-nothing --upsert-where --objects --under-one K --update-many --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --by-track --distinct --upsert --upsert-nothing --upsert-where --objects --under-one K --repeat-keys K --update-many --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested)) throw new Error('--returning: with --nested K or --objects; --upsert*: with --nested K');
@@ -86,6 +91,7 @@ function parseFlags(argv: string[]) {
   if ((flags.byTrack || flags.distinct) && !(flags.returning && flags.nested)) throw new Error('--by-track, --distinct: with --nested K --returning');
   if (flags.byTrack && flags.distinct) throw new Error('--by-track or --distinct');
   if (flags.mixed && flags.nested) throw new Error('--mixed: without --nested');
+  if (flags.repeatKeys && (flags.nested || flags.objects || flags.mixed || flags.updateMany || flags.underOne)) throw new Error('--repeat-keys: alone');
   if (flags.underOne && (flags.nested || flags.objects || flags.mixed || flags.updateMany || flags.returning)) throw new Error('--under-one: alone');
   if (flags.updateMany && (flags.nested || flags.mixed || flags.sizes.some((n) => n > 3503))) throw new Error('--update-many: without --nested or --mixed, at most 3,503 updates');
   return flags;
@@ -127,10 +133,11 @@ try {
   if (flags.limit) query = query.replace(/\(((?:distinct_on|order_by).*)\) \{ track_id \}/, `($1, limit: ${flags.limit}) { track_id }`);
   const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
   if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
+  if (flags.repeatKeys) query = query.replace('(objects: $rows)', '(objects: $rows, on_conflict: {constraint: pk_tracks, update_columns: [name], where: {name: {_like: "bulk%"}}})');
   const warm = await post(`${url}/v1/graphql`, flags.underOne ? { query: INSERT, variables: { rows: [] } } : { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}${flags.repeatKeys ? `, upserted by id with an update that has a where, the ids repeating every ${flags.repeatKeys} rows` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -168,7 +175,7 @@ try {
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
         }
         const rows = Array.from({ length: n }, (_, j) => ({
-          ...(flags.mixed && j % 2 ? {} : { id: FIRST_ID + i * size + j }),
+          ...(flags.mixed && j % 2 ? {} : { id: FIRST_ID + i * size + (flags.repeatKeys ? j % flags.repeatKeys : j) }),
           name: `bulk "${i}" \\ ${j}`,
           album_id: 1 + (j % 347),
           media_type_id: 1 + (j % 5),
