@@ -142,7 +142,8 @@ type Fixed = Map<string, ParentColumn>;
  * under their parents with nothing under them: join rows inserted if absent) is a set, its rows
  * that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
  * merged (Note [Rows upserting one row]), but for an update with a `where`: rows under several
- * parents are then no set unless the key holds a column their parents give, and rows a CTE each
+ * parents are then no set unless the key holds a column their parents give or no two of them
+ * share a key (Note [Rows repeating a key]), and rows a CTE each
  * that might upsert one row go in steps of their own (Note [Batches in steps]); rows without rows
  * under them, under one parent or a root's, that repeat a key go in runs (Note [Rows repeating a
  * key]). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows: 6.2-8.1 s ->
@@ -782,9 +783,10 @@ export class MutationCompiler extends Compiler {
 }
 
 export function compileMutation(ir: MutationIR): CompiledQuery {
+  byValues = false;
   const q = compileMutationIR(ir);
   // Note [Rows repeating a key]: the statements follow the values of such keys.
-  return ir.k === 'insert' && keyedByValue(ir.insert) ? { ...q, perValue: true } : q;
+  return byValues ? { ...q, perValue: true } : q;
 }
 
 function compileMutationIR(ir: MutationIR): CompiledQuery {
@@ -825,14 +827,16 @@ function compiled(c: MutationCompiler, sql: string): CompiledQuery {
  * statement cannot write a row twice, "ON CONFLICT DO UPDATE command cannot affect row a second
  * time", and Hasura's statement per object updates in the later one what the earlier wrote;
  * `Weight`, counted as MutationCompiler.insert writes, a level inserted as a set one insert per
- * level). A row that does not fit one statement by itself is split (`splitRow`): its objects
+ * level), unless all of them upsert it by keys no two of them share (Note [Rows repeating a
+ * key]). A row that does not fit one statement by itself is split (`splitRow`): its objects
  * that do not fit beside it go ahead in steps of their own, the row is a step of its own with
  * the rest, and the rows under it are planned the same way, their steps binding the row that
  * step answered (`p`, the text of its record) as a one-row CTE they take their parent's columns
  * from, as from a parent's CTE in one statement: a `{k: 'answer', step}` parameter, which the
  * runner binds once that step's answer is in (the steps after it wait with it). The split row
- * keeps its zero check. Which rows share a step follows from the request's shape, never its
- * values, so the statements are kept per shape (Note [Statements per variable shape]). Each
+ * keeps its zero check. Which rows share a step follows from the request's shape, and from its
+ * values only where rows upsert by a key (Note [Rows repeating a key]); otherwise the statements
+ * are kept per shape (Note [Statements per variable shape]). Each
  * step checks what it writes, as one statement does (zero checks, the role's checks, the
  * defaults; a check reading a parent reads the row an earlier step wrote), and answers how many
  * rows it wrote and, where they are the field's, its rows as it left them (`r`, the text of an
@@ -853,7 +857,8 @@ const hasNested = (r: InsertIR['rows'][number]) => r.before.length > 0 || r.afte
  * upsert with an update. */
 interface Weight {
   inserts: number;
-  tables: Map<string, number>;
+  /** The inserts of each table. */
+  tables: Map<string, Counted[]>;
   upserts: Set<string>;
   /** Rows of one of its inserts may name one row by the key they upsert by, updating where a
    * filter holds (Note [Rows repeating a key]): no one statement. */
@@ -861,11 +866,20 @@ interface Weight {
 }
 const weight = (): Weight => ({ inserts: 0, tables: new Map(), upserts: new Set(), repeats: false });
 
-/** One insert of `ir`'s table into `w`. */
-function write(w: Weight, ir: InsertIR): Weight {
+/** An insert a Weight counts: of `ir`'s rows, or of its row `row` alone (a CTE per row). */
+interface Counted {
+  ir: InsertIR;
+  row?: InsertRowIR;
+}
+
+/** One insert of `ir`'s table into `w`: of its rows, or of `row` alone. */
+function write(w: Weight, ir: InsertIR, row?: InsertRowIR): Weight {
   const k = tkey(ir.table);
   w.inserts++;
-  w.tables.set(k, (w.tables.get(k) ?? 0) + 1);
+  const unit = row ? { ir, row } : { ir };
+  const units = w.tables.get(k);
+  if (units) units.push(unit);
+  else w.tables.set(k, [unit]);
   if (updatesOnConflict(ir)) w.upserts.add(k);
   return w;
 }
@@ -886,7 +900,7 @@ function weighInsert(ir: InsertIR, w: Weight): Weight {
 }
 function weighRow(r: InsertRowIR, ir: InsertIR, w: Weight): Weight {
   for (const b of r.before) weighInsert(b.insert, w);
-  write(w, ir);
+  write(w, ir, r);
   for (const a of r.after) weighInsert(a.insert, w);
   return w;
 }
@@ -899,16 +913,19 @@ function weighLevel(level: Level, w: Weight): Weight {
 function add(w: Weight, more: Weight): Weight {
   w.inserts += more.inserts;
   w.repeats ||= more.repeats;
-  for (const [k, n] of more.tables) w.tables.set(k, (w.tables.get(k) ?? 0) + n);
+  for (const [k, units] of more.tables) w.tables.set(k, [...(w.tables.get(k) ?? []), ...units]);
   for (const k of more.upserts) w.upserts.add(k);
   return w;
 }
 /** Whether `a` and `b` in one statement might write one row twice: a table one of them upserts
  * with an update that the other writes too (PostgreSQL: "ON CONFLICT DO UPDATE command cannot
- * affect row a second time", where Hasura's statements update in the later what the earlier wrote). */
-const clash = (a: Weight, b: Weight) => [...a.upserts].some((k) => b.tables.has(k)) || [...b.upserts].some((k) => a.tables.has(k));
-/** Whether `w` is one statement: few enough inserts, none of them upserting a table that another writes. */
-const fits = (w: Weight) => !w.repeats && w.inserts <= STEP_INSERTS && ![...w.upserts].some((k) => w.tables.get(k)! > 1);
+ * affect row a second time", where Hasura's statements update in the later what the earlier
+ * wrote), but by keys no two of them share (Note [Rows repeating a key]). */
+const clash = (a: Weight, b: Weight) =>
+  [...a.tables.keys()].some((k) => b.tables.has(k) && (a.upserts.has(k) || b.upserts.has(k)) && mayShareKeys([...a.tables.get(k)!, ...b.tables.get(k)!]));
+/** Whether `w` is one statement: few enough inserts, none of them upserting a table that another
+ * writes (but by keys no two share). */
+const fits = (w: Weight) => !w.repeats && w.inserts <= STEP_INSERTS && ![...w.upserts].some((k) => w.tables.get(k)!.length > 1 && mayShareKeys(w.tables.get(k)!));
 /** Whether `a` and `b` fit one statement together. */
 const fitTogether = (a: Weight, b: Weight) => a.inserts + b.inserts <= STEP_INSERTS && fits(a) && fits(b) && !clash(a, b);
 
@@ -1084,11 +1101,23 @@ const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.o
  * as unknown (any other row's key, so a run of its own), and a column the parent's row gives
  * not at all (`InsertIR.parentColumns`: one value for the rows of one parent, whose rows are
  * what one InsertIR holds); a column a row leaves out takes its default, taken as a key of its
- * own (a serial's, a uuid's). Keys the database takes as equal
- * and their texts do not (citext, `1.0` and `1` in a numeric) still fail, as in Hasura. The
- * statements then follow the values, so such an insert's statement is not kept per shape of
- * its variables (`perValue`, Note [Statements per variable shape]). Test: bulk-inserts.test.ts,
- * "rows repeating the key they upsert by".
+ * own (a serial's, a uuid's).
+ *
+ * The same keys let inserts of one table share a statement where each upserts it with an update
+ * (by the same columns) and no two of them share a key (`mayShareKeys`): objects whose upsert
+ * may write nothing, with rows under them, were a statement each (the one statement cannot see
+ * what an earlier insert wrote), and are packed as other objects (Note [Batches in steps]) when
+ * their keys differ; rows under several parents updating with a `where` are a set (Note [Levels
+ * inserted as sets]) when their keys differ across the parents. A pair whose keys the test
+ * misses fails the statement with the same error, never writes a row twice. 3,000 playlists of
+ * three rows, upserted by id with an update that has a where: 1.14 s -> 0.35-0.40 s a request
+ * (docs/benchmarks.md "Bulk inserts").
+ *
+ * Keys the database takes as equal and their texts do not (citext, `1.0` and `1` in a numeric)
+ * still fail, as in Hasura. A plan that read keys follows the values (`byValues`), so its
+ * statements are not kept per shape of the variables (`perValue`, Note [Statements per variable
+ * shape]). Tests: bulk-inserts.test.ts, "rows repeating the key they upsert by"; the oracles of
+ * bulk-inserts-oracle.test.ts.
  */
 
 /** The key of a row of `ir` (Note [Rows repeating a key]): its text, or UNKNOWN_KEY, or
@@ -1115,6 +1144,7 @@ const updatesWhere = (ir: InsertIR) => updatesOnConflict(ir) && ir.onConflict!.w
 /** `ir`'s rows in runs in which no key repeats, in order (Note [Rows repeating a key]). */
 function keyRuns(ir: InsertIR): InsertRowIR[][] {
   if (!updatesWhere(ir) || ir.rows.length < 2) return [ir.rows];
+  byValues = true;
   const runs: InsertRowIR[][] = [];
   let run: InsertRowIR[] = [];
   let keys = new Set<string>();
@@ -1138,12 +1168,54 @@ function keyRuns(ir: InsertIR): InsertRowIR[][] {
 /** Whether two rows of `ir` may upsert one row with an update that has a where. */
 const repeatsKey = (ir: InsertIR): boolean => updatesWhere(ir) && ir.rows.length > 1 && keyRuns(ir).length > 1;
 
-/** Whether any insert of `ir` upserts rows by such a key, so that its statements follow their
- * values. Rows with rows under them are not: they are never a set (Note [Levels inserted as
- * sets]), and rows that upsert one table with an update go in steps of their own (`clash`). */
-const keyedByValue = (ir: InsertIR): boolean =>
-  (updatesWhere(ir) && ir.rows.length > 1 && !ir.rows.some((r) => r.after.length > 0)) ||
-  ir.rows.some((r) => r.before.some((b) => keyedByValue(b.insert)) || r.after.some((a) => keyedByValue(a.insert)));
+/** Set while a mutation is compiled (compileMutation, synchronous) when its plan read the keys
+ * of rows (Note [Rows repeating a key]): its statements follow their values (`perValue`). */
+let byValues = false;
+
+/** Each insert's keys (Note [Rows repeating a key]), or UNKNOWN_KEY where one is not known. */
+const keySets = new WeakMap<InsertIR, ReadonlySet<string> | typeof UNKNOWN_KEY>();
+function keySet(ir: InsertIR): ReadonlySet<string> | typeof UNKNOWN_KEY {
+  let keys = keySets.get(ir);
+  if (keys === undefined) {
+    const own = new Set<string>();
+    keys = own;
+    for (const r of ir.rows) {
+      const k = keyOf(ir, r);
+      if (k === UNKNOWN_KEY) {
+        keys = UNKNOWN_KEY;
+        break;
+      }
+      if (k !== undefined) own.add(k);
+    }
+    keySets.set(ir, keys);
+  }
+  return keys;
+}
+
+/** Whether inserts `units` of one table, one statement's, may write one row twice: unless each
+ * upserts with an update by the same key columns, and no two of them share a key they give
+ * (Note [Rows repeating a key]; the rows of one insert that share one are merged or cut into
+ * runs). */
+function mayShareKeys(units: readonly Counted[]): boolean {
+  const columns = units[0]!.ir.onConflict?.columns;
+  const same = columns?.join('\u0000');
+  if (!columns?.length || units.some(({ ir }) => !updatesOnConflict(ir) || ir.onConflict!.columns?.join('\u0000') !== same)) return true;
+  byValues = true;
+  const seen = new Set<string>();
+  for (const { ir, row } of units) {
+    if (row) {
+      const k = keyOf(ir, row);
+      if (k === UNKNOWN_KEY || (k !== undefined && seen.has(k))) return true;
+      if (k !== undefined) seen.add(k);
+      continue;
+    }
+    const keys = keySet(ir);
+    if (keys === UNKNOWN_KEY) return true;
+    for (const k of keys) if (seen.has(k)) return true;
+    for (const k of keys) seen.add(k);
+  }
+  return false;
+}
 
 /** The parent columns of rows under one parent row (Note [Nested inserts]) as a join to its
  * CTE; undefined where they come from more than one. */
@@ -1182,12 +1254,19 @@ interface Level {
   children: { mapping: readonly (readonly [string, string])[]; level: Level }[];
 }
 
-/** `levelOf([ir])`, made once for an insert (inSteps asks first, then MutationCompiler.insert). */
-const levels = new WeakMap<InsertIR, Level | null>();
+/** `levelOf([ir])`, made once for an insert (inSteps asks first, then MutationCompiler.insert),
+ * and whether it read the rows' keys (`byValues`). */
+const levels = new WeakMap<InsertIR, { level: Level | null; byValues: boolean }>();
 function levelOfInsert(ir: InsertIR): Level | undefined {
-  let level = levels.get(ir);
-  if (level === undefined) levels.set(ir, (level = levelOf([ir]) ?? null));
-  return level ?? undefined;
+  let e = levels.get(ir);
+  if (e === undefined) {
+    const before = byValues;
+    byValues = false;
+    e = { level: levelOf([ir]) ?? null, byValues };
+    byValues ||= before;
+    levels.set(ir, e);
+  } else if (e.byValues) byValues = true;
+  return e.level ?? undefined;
 }
 
 /** The same for every insert of a level: a JSON value with maps as their entries. */
@@ -1222,7 +1301,7 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
   // statement per parent updates in the later what the earlier wrote: unless the key holds a
   // column their parents give (then they never share one), they go parent by parent (Note
   // [Batches in steps]).
-  if (irs.length > 1 && updatesOnConflict(first) && oc!.where.t !== 'true' && !parentColumns.some((c) => oc!.columns?.includes(c))) return undefined;
+  if (irs.length > 1 && updatesOnConflict(first) && oc!.where.t !== 'true' && !parentColumns.some((c) => oc!.columns?.includes(c)) && mayShareKeys(irs.map((ir) => ({ ir })))) return undefined;
   // Nor are rows (of a parent) that repeat such a key (Note [Rows repeating a key]).
   if (irs.some(repeatsKey)) return undefined;
   // The object relationships any row gives; a row without one gives its columns itself.

@@ -227,3 +227,59 @@ it('badges upserted by label with an update that has a where, labels repeating: 
     { numRuns: 40 },
   );
 }, 120_000);
+
+/*
+ * Objects upserting with an update that has a where, with rows under them (Note [Rows repeating
+ * a key]): authors by name, each with its articles. Such objects cannot be a set (one that wrote
+ * nothing would move the rows after it); those of distinct names share a statement, those of one
+ * name go a statement after another. The batch must fail exactly when one request per author
+ * fails (an author with articles whose upsert wrote nothing: the zero-rows error) and otherwise
+ * leave the tables as those requests do.
+ */
+it('authors upserted by name with an update that has a where, each with articles under it: as one request per author', async () => {
+  const RESET_AUTHORS = `truncate tag, article, author, badge restart identity; insert into author (name, bio, rating) values ('a', 'there before', 5);`;
+  const authorRowArb = fc.record({
+    name: fc.constantFrom('a', 'b', 'c', 'd'),
+    rating: optional(fc.integer({ min: 0, max: 9 })),
+    articles: fc.array(fc.record({ title: fc.string({ maxLength: 3 }) }), { maxLength: 2 }),
+  });
+  const snapshot = async () => {
+    const q = async (sql: string) => JSON.parse((await server.runSql(`select coalesce(json_agg(t), '[]')::text from (${sql}) as t`)).result[1][0]);
+    return { author: await q('select id, name, bio, rating from author order by id'), article: await q('select id, title, author_id from article order by id') };
+  };
+  await fc.assert(
+    fc.asyncProperty(fc.array(authorRowArb, { minLength: 2, maxLength: 12 }), fc.integer({ min: 0, max: 10 }), async (authors, below) => {
+      const rows = authors.map((a) => Object.fromEntries(Object.entries({ name: a.name, bio: `bio of ${a.name}`, rating: a.rating, ...(a.articles.length ? { articles: { data: a.articles } } : {}) }).filter(([, v]) => v !== undefined)));
+      const INSERT_AUTHORS = `mutation ($o: [author_insert_input!]!) { insert_author(objects: $o, on_conflict: {constraint: author_name_key, update_columns: [bio, rating], where: {rating: {_lt: ${below}}}}) { affected_rows returning { name rating } } }`;
+      await server.runSql(RESET_AUTHORS);
+      const batch = await server.gql(INSERT_AUTHORS, { o: rows });
+      const afterBatch = await snapshot();
+
+      await server.runSql(RESET_AUTHORS);
+      let affected = 0;
+      const returned: unknown[] = [];
+      let failed: unknown;
+      for (const o of rows) {
+        const one = await server.gql(INSERT_AUTHORS, { o: [o] });
+        if (one.errors) {
+          failed = one.errors[0].message;
+          break;
+        }
+        affected += one.data.insert_author.affected_rows;
+        returned.push(...one.data.insert_author.returning);
+      }
+      if (failed !== undefined) {
+        // The batch fails with the same error, keeping nothing.
+        expect(batch.errors?.[0]?.message).toBe(failed);
+        await server.runSql(RESET_AUTHORS);
+        expect(afterBatch).toEqual(await snapshot());
+        return;
+      }
+      expect(batch.errors).toBeUndefined();
+      expect(afterBatch).toEqual(await snapshot());
+      expect(batch.data.insert_author.affected_rows).toBe(affected);
+      expect(batch.data.insert_author.returning).toEqual(returned);
+    }),
+    { numRuns: 40 },
+  );
+}, 120_000);

@@ -993,6 +993,39 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
       });
     });
 
+    it('rows under several parents by keys none of them shares, with an update that has a where: one set, each updating or inserting', async () => {
+      await server.runSql(`insert into item (id, name) values (100, 'there'); insert into tagline (item_id, word, n) values (100, 'w2', null), (100, 'w4', 7);`);
+      const upsert = (word: string, n: number) => ({ data: [{ word, n }], on_conflict: { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } } });
+      const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name taglines { word n } } } }`, {
+        o: [
+          { name: 'a', taglines: upsert('w1', 1) },
+          { name: 'b', taglines: upsert('w2', 2) },
+          { name: 'c', taglines: upsert('w3', 3) },
+          { name: 'd', taglines: upsert('w4', 4) },
+        ],
+      });
+      // w2 was there with n null: updated (its item stays the one it had); w4 had n set: left.
+      expect(r).toEqual({
+        data: {
+          insert_item: {
+            affected_rows: 7,
+            returning: [
+              { name: 'a', taglines: [{ word: 'w1', n: 1 }] },
+              { name: 'b', taglines: [] },
+              { name: 'c', taglines: [{ word: 'w3', n: 3 }] },
+              { name: 'd', taglines: [] },
+            ],
+          },
+        },
+      });
+      expect(await rows('tagline', 'item_id, word, n')).toEqual([
+        { item_id: 100, word: 'w2', n: 2 },
+        { item_id: 100, word: 'w4', n: 7 },
+        { item_id: 1, word: 'w1', n: 1 },
+        { item_id: 3, word: 'w3', n: 3 },
+      ]);
+    });
+
     it('rows giving the key as null or leaving it out: each inserted (a null conflicts with nothing)', async () => {
       const r = await q(MAKERS, { o: [{ code: null, name: 'a' }, { code: null, name: 'b' }, { name: 'c' }, { code: 'k', name: 'd' }] });
       expect(r).toEqual({ data: { insert_maker: { affected_rows: 4, returning: [{ code: null, name: 'a', n: null }, { code: null, name: 'b', n: null }, { code: null, name: 'c', n: null }, { code: 'k', name: 'd', n: null }] } } });
