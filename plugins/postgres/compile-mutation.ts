@@ -985,7 +985,8 @@ function planInsert(ir: InsertIR, bound: readonly Bound[], root: boolean, steps:
       splitRow(row, ir, bound, root, steps);
       continue;
     }
-    if (!fitTogether(packed, w)) flush();
+    // Both fit: the pack by how it was made, `w` just above.
+    if (packed.inserts + w.inserts > STEP_INSERTS || clash(packed, w)) flush();
     pack.push(row);
     add(packed, w);
   }
@@ -1121,8 +1122,16 @@ const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.o
  */
 
 /** The key of a row of `ir` (Note [Rows repeating a key]): its text, or UNKNOWN_KEY, or
- * undefined where it names no other row's. */
+ * undefined where it names no other row's. Read once per row (packing asks again for each row
+ * after it in a step; a row is of one insert, whose copies by `subset` keep its key columns). */
 function keyOf(ir: InsertIR, r: InsertRowIR): string | typeof UNKNOWN_KEY | undefined {
+  let key = rowKeys.get(r);
+  if (key === undefined) rowKeys.set(r, (key = readKey(ir, r) ?? NO_KEY));
+  return key === NO_KEY ? undefined : key;
+}
+const rowKeys = new WeakMap<InsertRowIR, string | typeof UNKNOWN_KEY | typeof NO_KEY>();
+const NO_KEY: unique symbol = Symbol('no key');
+function readKey(ir: InsertIR, r: InsertRowIR): string | typeof UNKNOWN_KEY | undefined {
   let key = '';
   for (const c of ir.onConflict!.columns!) {
     // The parent's column: one value for every row of `ir` (rows under one parent).

@@ -451,8 +451,13 @@ class MutationPlanner {
       // relationship's row, never by two of them (without it, the parent's value would silently
       // win over the one given).
       if (parentColumns.length > 0) {
-        const twice = given(obj, byField).filter((c) => parentColumns.includes(c));
-        if (twice.length) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: rowPath(path, indexed, i) });
+        // A loop, not given(): rows under a parent are most of a batch's rows.
+        let twice: string[] | undefined;
+        for (const k in obj) {
+          const c = byField.get(k)?.name;
+          if (c !== undefined && parentColumns.includes(c)) (twice ??= []).push(c);
+        }
+        if (twice) throw new SvcError('validation-failed', `cannot insert ${twice.map((c) => `"${c}"`).join(', ')} columns as their values are already being determined by parent insert`, { path: rowPath(path, indexed, i) });
       }
       for (const k in obj) {
         const val = obj[k];
