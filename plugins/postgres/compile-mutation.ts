@@ -1308,8 +1308,8 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
   // Rows under several parents that update only where a filter holds cannot be merged (Note
   // [Rows upserting one row]), and two of them with one key fail one INSERT, where Hasura's
   // statement per parent updates in the later what the earlier wrote: unless the key holds a
-  // column their parents give (then they never share one), they go parent by parent (Note
-  // [Batches in steps]).
+  // column their parents give, or their keys differ (then they never share one; Note [Rows
+  // repeating a key]), they go parent by parent (Note [Batches in steps]).
   if (irs.length > 1 && updatesOnConflict(first) && oc!.where.t !== 'true' && !parentColumns.some((c) => oc!.columns?.includes(c)) && mayShareKeys(irs.map((ir) => ({ ir })))) return undefined;
   // Nor are rows (of a parent) that repeat such a key (Note [Rows repeating a key]).
   if (irs.some(repeatsKey)) return undefined;
