@@ -1114,8 +1114,8 @@ const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.o
  * three rows, upserted by id with an update that has a where: 1.14 s -> 0.35-0.40 s a request
  * (docs/benchmarks.md "Bulk inserts").
  *
- * Keys the database takes as equal and their texts do not (citext, `1.0` and `1` in a numeric)
- * still fail, as in Hasura. A plan that read keys follows the values (`byValues`), so its
+ * Keys the database takes as equal and their texts do not (citext, a uuid in capitals, `1.0`
+ * and `1` in a numeric, one instant at two offsets) still fail, as in Hasura. A plan that read keys follows the values (`byValues`), so its
  * statements are not kept per shape of the variables (`perValue`, Note [Statements per variable
  * shape]). Tests: bulk-inserts.test.ts, "rows repeating the key they upsert by"; the oracles of
  * bulk-inserts-oracle.test.ts.
