@@ -936,7 +936,7 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
           },
         },
       });
-      // Inserted in the request's order: m1, m2, m3 (a serial id each, none drawn twice per row).
+      // Inserted in the request's order: m1, m2, m3.
       expect(await rows('maker', 'code, name, n')).toEqual([
         { code: 'm1', name: 'b', n: 1 },
         { code: 'm2', name: 'c', n: null },
