@@ -1160,7 +1160,9 @@ function keyRuns(ir: InsertIR): InsertRowIR[][] {
   let unknown = false;
   for (const r of ir.rows) {
     const key = keyOf(ir, r);
-    if (key !== undefined && run.length > 0 && (key === UNKNOWN_KEY ? keys.size > 0 || unknown : unknown || keys.has(key))) {
+    // An unknown key may be any other: it meets every keyed row of the run, and they it.
+    const meets = key === undefined ? false : key === UNKNOWN_KEY ? keys.size > 0 || unknown : unknown || keys.has(key);
+    if (meets) {
       runs.push(run);
       run = [];
       keys = new Set();

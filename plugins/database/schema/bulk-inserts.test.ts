@@ -761,6 +761,11 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
   /** `n` widgets that upsert doing nothing, each with a bolt under it: a level that cannot be a set. */
   const widgets = (n: number, label = 'w') => ({ data: Array.from({ length: n }, (_, i) => ({ label: `${label}${i}`, bolts: { data: [{ size: i }] } })), on_conflict: { constraint: 'widget_pkey', update_columns: [] } });
   const ONE = `mutation ($o: item_insert_input!) { insert_item_one(object: $o) { id name } }`;
+  /** Taglines upserted by word, updating n only where it is null. */
+  const TAGLINE_WHERE = { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } };
+  /** One tagline under its item, upserted so. */
+  const tagline = (word: string, n: number | null) => ({ data: [{ word, n }], on_conflict: TAGLINE_WHERE });
+  const INSERT_TAGLINED = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name taglines { word n } } } }`;
 
   it('one object with 6,000 rows that cannot be a set, each with a row under it: every row under its own parent, in order (one statement of a CTE per row took 65 s)', async () => {
     const r = await q(ONE, { o: { name: 'root', widgets: widgets(6_000) } });
@@ -818,13 +823,12 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
   });
 
   it('rows under several parents upserting one row by a key without the parent\'s column, with an update that has a where: parent by parent, as Hasura\'s statement per parent', async () => {
-    const upsert = (word: string, n: number | null) => ({ data: [{ word, n }], on_conflict: { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } } });
-    const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name taglines { word n } } } }`, {
+    const r = await q(INSERT_TAGLINED, {
       o: [
-        { name: 'a', taglines: upsert('w', null) },
-        { name: 'b', taglines: upsert('w', 2) },
-        { name: 'c', taglines: upsert('w', 3) },
-        { name: 'd', taglines: upsert('v', 4) },
+        { name: 'a', taglines: tagline('w', null) },
+        { name: 'b', taglines: tagline('w', 2) },
+        { name: 'c', taglines: tagline('w', 3) },
+        { name: 'd', taglines: tagline('v', 4) },
       ],
     });
     // b updates the row a wrote (its n was null); c's update finds n set and writes nothing.
@@ -963,7 +967,7 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
               { word: 'w', n: 3 },
               { word: 'v', n: 4 },
             ],
-            on_conflict: { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } },
+            on_conflict: TAGLINE_WHERE,
           },
         },
       });
@@ -995,13 +999,12 @@ describe('rows under one object in steps (Note [Batches in steps])', () => {
 
     it('rows under several parents by keys none of them shares, with an update that has a where: one set, each updating or inserting', async () => {
       await server.runSql(`insert into item (id, name) values (100, 'there'); insert into tagline (item_id, word, n) values (100, 'w2', null), (100, 'w4', 7);`);
-      const upsert = (word: string, n: number) => ({ data: [{ word, n }], on_conflict: { constraint: 'tagline_word_key', update_columns: ['n'], where: { n: { _is_null: true } } } });
-      const r = await q(`mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows returning { name taglines { word n } } } }`, {
+      const r = await q(INSERT_TAGLINED, {
         o: [
-          { name: 'a', taglines: upsert('w1', 1) },
-          { name: 'b', taglines: upsert('w2', 2) },
-          { name: 'c', taglines: upsert('w3', 3) },
-          { name: 'd', taglines: upsert('w4', 4) },
+          { name: 'a', taglines: tagline('w1', 1) },
+          { name: 'b', taglines: tagline('w2', 2) },
+          { name: 'c', taglines: tagline('w3', 3) },
+          { name: 'd', taglines: tagline('w4', 4) },
         ],
       });
       // w2 was there with n null: updated (its item stays the one it had); w4 had n set: left.
