@@ -19,8 +19,8 @@
  * `--upsert` the playlists are upserted by their key (`on_conflict` updating the name: each
  * inserted, none there before; Note [Rows upserting one row]); with `--upsert-nothing` doing
  * nothing on conflict, and with `--upsert-where` updating the name where it starts with "x": an
- * upsert that may write nothing, so the playlists are inserted one at a time, in steps of a few
- * hundred inserts, and each of its own with `--upsert-where` (Note [Batches in steps]).
+ * upsert that may write nothing, so the rows join the playlists by the key each gives (Note
+ * [Levels joined by key]; before, a few playlists to a statement, Note [Batches in steps]).
  *
  * In the nested runs the playlists table holds 20,000 rows besides Chinook's 18 (ids from
  * 100,000; the runs' own are from 1,000,000), as a table that batches insert rows under is seldom

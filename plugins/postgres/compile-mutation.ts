@@ -137,10 +137,11 @@ type Fixed = Map<string, ParentColumn>;
  * of such a level fails the request, with the first row's path or the level's (Hasura fails it
  * only when that row has rows under it, naming the row). A level with an upsert that may write
  * nothing for a row (`update_columns: []`, or an update with a `where` or the role's update
- * filter) whose rows have rows under them, or that holds objects, keeps a CTE per row, where only
- * a row with rows under it must have written, as in Hasura; one that nothing is joined to (rows
- * under their parents with nothing under them: join rows inserted if absent) is a set, its rows
- * that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
+ * filter) whose rows have rows under them, or that holds objects, is joined by key instead (Note
+ * [Levels joined by key]) where its rows give distinct keys, else it keeps a CTE per row, where
+ * only a row with rows under it must have written, as in Hasura; one that nothing is joined to
+ * (rows under their parents with nothing under them: join rows inserted if absent) is a set, its
+ * rows that wrote nothing simply missing from its CTE. Rows of a level that upsert the same row are
  * merged (Note [Rows upserting one row]), but for an update with a `where`: rows under several
  * parents are then no set unless the key holds a column their parents give or no two of them
  * share a key (Note [Rows repeating a key]), and rows a CTE each
@@ -148,6 +149,32 @@ type Fixed = Map<string, ParentColumn>;
  * under them, under one parent or a root's, that repeat a key go in runs (Note [Rows repeating a
  * key]). Figures: docs/benchmarks.md "Bulk inserts" (3,000 objects of three rows: 6.2-8.1 s ->
  * 0.20-0.27 s).
+ *
+ * Note [Levels joined by key]
+ * Where a level's upsert may write nothing for a row (doing nothing on conflict, or updating
+ * only where a filter holds), the rows its CTE returns are not the level's rows in order, so
+ * positions cannot join the rows under them (or the rows they are the objects of). But each row
+ * names the row it writes by the key it upserts by: where every row gives every column of that
+ * key as a literal other than null, and no two rows give the same text (`joinsByKey`), the
+ * level is one INSERT, and a second CTE (`each`, materialized) holds each row's written row at
+ * the row's position: the keys bound as arrays, unnested with their positions, joined to the
+ * written rows by the columns' equality (`distinct on` the written row's key, so that of rows
+ * whose keys the database takes as equal, a uuid in capitals and in small letters, only the first
+ * has the row: Hasura's later statement of such a row wrote nothing). Levels joined to it read
+ * it by position as they read a merged level (Note [Rows upserting one row]). The rows that must
+ * have written (the objects of an object relationship, and rows with rows under them; a row
+ * with none under it may write nothing, as in Hasura) each have a zero check, in order, and the
+ * first of them missing from `each` names its own: the error's path is that row's or that
+ * object's, as Hasura's statement per row fails. A null conflicts with nothing (and equals
+ * nothing), a repeated key's later rows would update what the earlier wrote (Note [Rows
+ * repeating a key]) and a preset may change a key: such levels keep a CTE per row, in steps. A
+ * BEFORE trigger that rewrites a key breaks the match (the row given the key joins what that key
+ * finds), as one that drops a row breaks positions (above). The choice follows the values
+ * (`byValues`). 10,000 playlists of three rows
+ * each, doing nothing on conflict: 1.30-1.38 s -> 0.69-0.87 s a request, updating where: 1.14-1.47
+ * s -> 0.68-0.79 s, as fast as the same rows upserted with an update (docs/benchmarks.md "Bulk
+ * inserts"). Tests: bulk-inserts.test.ts, "objects upserting by a key that may write nothing";
+ * the last two oracles of bulk-inserts-oracle.test.ts.
  *
  * Note [Rows upserting one row]
  * Hasura inserts rows with nested rows a statement per row, so rows of one request may upsert
@@ -262,6 +289,12 @@ export class MutationCompiler extends Compiler {
   /** `(zero check, CTE, rows)` of levels inserted as sets that must have written every row
    * (Note [Levels inserted as sets]). */
   readonly levels: [number, string, number][] = [];
+  /** Levels joined by key (Note [Levels joined by key]): the first of their zero checks, the CTE
+   * of each row's written row at its position `n`, the level's row count, and the positions of
+   * the rows that must have written (a bound int8[]; none: every row). */
+  private readonly keyedLevels: { first: number; each: string; rows: number; must: number; positions?: string }[] = [];
+  /** The CTE of a level joined by key, by the CTE of its INSERT. */
+  private readonly byKey = new Map<string, string>();
   /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
   readonly inserted: string[] = [];
   /** The table of each of `inserted` (Note [Inserts in order]). */
@@ -595,18 +628,50 @@ export class MutationCompiler extends Compiler {
     const joins: Join[] = under ? [{ ...under, positions: level.positions ?? rows.map(() => 1) }] : [];
     for (const o of level.objects) {
       // Each row's own object, at the row's position (or its position among the rows that have
-      // one): every one must have been written.
+      // one): every one must have been written (a level joined by key checks each itself).
       const cte = this.insertLevel(o.level);
-      this.levels.push([this.zero(o.level.ir.table, o.at, o.relationship), cte, o.level.ir.rows.length]);
-      joins.push({ cte, mapping: o.mapping.map(([own, theirs]) => [theirs, own] as const), ...(o.positions ? { positions: o.positions } : {}) });
+      const keyed = this.byKey.get(cte);
+      if (keyed === undefined) this.levels.push([this.zero(o.level.ir.table, o.at, o.relationship), cte, o.level.ir.rows.length]);
+      joins.push({ cte: keyed ?? cte, mapping: o.mapping.map(([own, theirs]) => [theirs, own] as const), ...(o.positions ? { positions: o.positions } : {}) });
     }
     // A level that upserts reads its rows with their positions, to merge them by their key
     // (Note [Rows upserting one row]).
     const positions = level.objects.length > 0 || under !== undefined || updatesOnConflict(level.ir);
     const cte = this.insertCte(level.ir, rows, positions ? joins : undefined);
-    if (level.children.length > 0) this.levels.push([this.zero(level.ir.table, level.at), cte, rows.length]);
-    for (const child of level.children) this.insertLevel(child.level, { cte, mapping: child.mapping });
+    let joined = cte;
+    if (level.keyed) joined = this.joinedByKey(level, level.keyed, cte);
+    else if (level.children.length > 0) this.levels.push([this.zero(level.ir.table, level.at), cte, rows.length]);
+    for (const child of level.children) this.insertLevel(child.level, { cte: joined, mapping: child.mapping });
     return cte;
+  }
+
+  /** Note [Levels joined by key]: a CTE of each row of `level` that its INSERT `cte` wrote, as
+   * the row it wrote (`r`) at its position (`n`): the written row whose key equals the row's, for
+   * the first row of those a written row's key equals; and the zero checks of the rows `must`
+   * names, in order. */
+  private joinedByKey(level: Level, must: readonly KeyedRow[], cte: string): string {
+    const { ir } = level;
+    const key = ir.onConflict!.columns!;
+    const arrays: string[] = [];
+    const on: string[] = [];
+    key.forEach((c, i) => {
+      const { scalar } = ir.columns.get(c)!;
+      const items = ir.rows.map((r) => boundValue((r.values.get(c) as Extract<ColumnValue, { k: 'value' }>).value, scalar));
+      arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
+      on.push(`(_x.r).${quoteIdent(c)} = ${typedValue(`_k.k${i}`, scalar)}`);
+    });
+    const written = key.map((c) => `(_x.r).${quoteIdent(c)}`).join(', ');
+    const each = this.name();
+    this.with.push(
+      `${each} as materialized (select distinct on (${written}) _x.r, _k.o as n from unnest(${arrays.join(', ')}) with ordinality as _k(${[...key.map((_, i) => `k${i}`), 'o'].join(', ')}) join ${cte} as _x on ${on.join(' and ')} order by ${written}, _k.o)`,
+    );
+    this.positioned.add(each);
+    this.byKey.set(cte, each);
+    const first = this.zeroes.length;
+    for (const z of must) this.zero(ir.table, z.at, z.relationship);
+    const positions = must.length === ir.rows.length ? undefined : `((${this.bind({ k: 'items', items: must.map((z) => ({ k: 'lit', v: z.position })), format: arrayLiteral })})::text[])::int8[]`;
+    this.keyedLevels.push({ first, each, rows: ir.rows.length, must: must.length, ...(positions ? { positions } : {}) });
+    return each;
   }
 
   /** The jsonb operators of an update (`_append`, `_prepend`, `_delete_key`, `_delete_elem`,
@@ -764,16 +829,24 @@ export class MutationCompiler extends Compiler {
     // The zero checks in order (a parent before what it wrote under it), before the role's
     // checks: a level short of a row has joined rows to the wrong ones (Note [Levels inserted
     // as sets]), and Hasura, row by row, stops at the parent that wrote nothing.
-    const zeroes: [number, string][] = [
-      ...this.levels.map(([i, c, n]): [number, string] => [i, `(select count(*) from ${c}) <> ${n}`]),
-      ...this.parents.map(([i, c]): [number, string] => [i, `not exists (select from ${c})`]),
+    const zeroes: [number, string, string][] = [
+      ...this.levels.map(([i, c, n]): [number, string, string] => [i, `(select count(*) from ${c}) <> ${n}`, raise(`${ZERO_MARK}${i}:`)]),
+      ...this.parents.map(([i, c]): [number, string, string] => [i, `not exists (select from ${c})`, raise(`${ZERO_MARK}${i}:`)]),
+      ...this.keyedLevels.map(({ first, each, rows, must: n, positions }): [number, string, string] => {
+        // Note [Levels joined by key]: the first row that must have written and did not names
+        // its zero check (the level's are in its rows' order).
+        const must = positions === undefined ? `generate_series(1, ${rows}) with ordinality as _q(p, j)` : `unnest(${positions}) with ordinality as _q(p, j)`;
+        const count = positions === undefined ? `(select count(*) from ${each})` : `(select count(*) from unnest(${positions}) as _q(p) join ${each} as _e on _e.n = _q.p)`;
+        const missing = `(select ('${ZERO_MARK}' || (${first - 1} + _q.j) || ':0')::int4 from ${must} where not exists (select from ${each} as _e where _e.n = _q.p) order by _q.j limit 1)::text`;
+        return [first, `${count} <> ${n}`, missing];
+      }),
     ].sort((a, b) => a[0] - b[0]);
     // A default written into the statement that is no longer the column's: nothing else counts.
     this.defaults.forEach((d, i) => {
       const now = `(select md5(d.adbin::text) from pg_catalog.pg_attrdef as d join pg_catalog.pg_attribute as a on a.attrelid = d.adrelid and a.attnum = d.adnum where d.adrelid = ${lit(this.table(d.table))}::regclass and a.attname = ${lit(d.column)})`;
       whens.push(`when ${now} is distinct from ${d.key === null ? 'null' : lit(d.key)} then ${raise(`${DEFAULT_MARK}${i}:`)}`);
     });
-    for (const [i, condition] of zeroes) whens.push(`when ${condition} then ${raise(`${ZERO_MARK}${i}:`)}`);
+    for (const [, condition, raised] of zeroes) whens.push(`when ${condition} then ${raised}`);
     if (this.checked.length) {
       const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
       whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
@@ -1108,8 +1181,9 @@ const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.o
  * (by the same columns) and no two of them share a key (`mayShareKeys`): objects whose upsert
  * may write nothing, with rows under them, were a statement each (the one statement cannot see
  * what an earlier insert wrote), and are packed as other objects (Note [Batches in steps]) when
- * their keys differ; rows under several parents updating with a `where` are a set (Note [Levels
- * inserted as sets]) when their keys differ across the parents. A pair whose keys the test
+ * their keys differ, where they are not one set joined by key (Note [Levels joined by key]);
+ * rows under several parents updating with a `where` are a set (Note [Levels inserted as sets])
+ * when their keys differ across the parents. A pair whose keys the test
  * misses fails the statement with the same error, never writes a row twice. 3,000 playlists of
  * three rows, upserted by id with an update that has a where: 1.14 s -> 0.35-0.40 s a request
  * (docs/benchmarks.md "Bulk inserts").
@@ -1263,6 +1337,18 @@ interface Level {
    * object's position among them (null for none). */
   objects: { relationship: string; mapping: readonly (readonly [string, string])[]; at: NestedInsert; level: Level; positions?: (number | null)[] }[];
   children: { mapping: readonly (readonly [string, string])[]; level: Level }[];
+  /** A level whose upsert may write nothing, joined by key (Note [Levels joined by key]): the
+   * rows that must have written, each with its zero check's origin. */
+  keyed?: KeyedRow[];
+}
+
+/** A row of a level joined by key that must have written (Note [Levels joined by key]): its
+ * 1-based position among the level's rows, and what its zero check names (a row with rows under
+ * it, or a row's object through `relationship`). */
+interface KeyedRow {
+  position: number;
+  at: InsertRowIR | NestedInsert;
+  relationship?: string;
 }
 
 /** `levelOf([ir])`, made once for an insert (inSteps asks first, then MutationCompiler.insert),
@@ -1285,13 +1371,14 @@ const sameness = (x: unknown) => JSON.stringify(x, (_k, v: unknown) => (v instan
 
 /**
  * `irs` (a root's rows, or the rows one relationship inserts under each row of the level above,
- * `positions` giving each row's parent; `object`: the objects of an object relationship, each
- * of which must be written) as a level inserted as a set, when they can be: rows that give the
+ * `positions` giving each row's parent; `objectOf`: the nested inserts of the objects of an
+ * object relationship, one per row of `irs`, each of which must be written) as a level inserted
+ * as a set, when they can be: rows that give the
  * same columns (or leave out ones whose default is null or known), the inserts of one table,
  * check and on_conflict, and the levels of their objects and of the rows under them as well.
  * Undefined otherwise: the rows are then inserted one CTE each (Note [Nested inserts]).
  */
-function levelOf(irs: readonly InsertIR[], positions?: number[], object = false, parentColumns: readonly string[] = []): Level | undefined {
+function levelOf(irs: readonly InsertIR[], positions?: number[], objectOf?: readonly NestedInsert[], parentColumns: readonly string[] = []): Level | undefined {
   const first = irs[0]!;
   const rows = irs.length === 1 ? first.rows : irs.flatMap((x) => x.rows);
   // The columns any row gives; a row may leave out one whose default is null or known.
@@ -1302,11 +1389,12 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
   if (keys.length === 0 && !positions && first.onConflict) return undefined;
   // An upsert that may write nothing for a row (doing nothing, or updating only where a filter
   // holds) would move the rows after it: where rows are joined to them (rows under them, or
-  // objects), such rows are inserted one by one, where only a row with rows under it must have
-  // written (Hasura's semantics); a level of them that nothing joins is a set.
+  // objects), they are joined by the key each row gives (Note [Levels joined by key]), or else
+  // inserted one by one, where only a row with rows under it must have written (Hasura's
+  // semantics); a level of them that nothing joins is a set.
   const oc = first.onConflict;
   const mayWriteNothing = oc !== undefined && !(oc.update.length > 0 && oc.where.t === 'true');
-  if (mayWriteNothing && (object || rows.some((r) => r.after.length > 0))) return undefined;
+  const joinedToThem = mayWriteNothing && (objectOf !== undefined || rows.some((r) => r.after.length > 0));
   // Rows under several parents that update only where a filter holds cannot be merged (Note
   // [Rows upserting one row]), and two of them with one key fail one INSERT, where Hasura's
   // statement per parent updates in the later what the earlier wrote: unless the key holds a
@@ -1323,6 +1411,13 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
     const same = sameness([first.table, first.check, first.onConflict]);
     if (irs.some((x) => x !== first && sameness([x.table, x.check, x.onConflict]) !== same)) return undefined;
   }
+  let keyed: KeyedRow[] | undefined;
+  if (joinedToThem) {
+    if (!joinsByKey(first, rows)) return undefined;
+    keyed = objectOf
+      ? objectOf.map((b, i) => ({ position: i + 1, at: b, relationship: b.relationship }))
+      : rows.flatMap((r, i) => (r.after.length > 0 ? [{ position: i + 1, at: r }] : []));
+  }
   const byRelationship = new Map<string, { mapping: readonly (readonly [string, string])[]; irs: InsertIR[]; positions: number[] }>();
   rows.forEach((r, i) => {
     for (const a of r.after) {
@@ -1334,14 +1429,18 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
   });
   const children: Level['children'] = [];
   for (const e of byRelationship.values()) {
-    const level = levelOf(e.irs, e.positions, false, e.mapping.map(([, child]) => child));
+    const level = levelOf(e.irs, e.positions, undefined, e.mapping.map(([, child]) => child));
     if (!level) return undefined;
     children.push({ mapping: e.mapping, level });
   }
   const objects: Level['objects'] = [];
   for (const name of objectNames) {
     const having = rows.flatMap((r, i) => r.before.filter((b) => b.relationship === name).map((b) => [i, b] as const));
-    const level = levelOf(having.map(([, b]) => b.insert), undefined, true);
+    const level = levelOf(
+      having.map(([, b]) => b.insert),
+      undefined,
+      having.map(([, b]) => b),
+    );
     if (!level) return undefined;
     const at = having[0]![1];
     let positions: (number | null)[] | undefined;
@@ -1351,5 +1450,28 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], object = false,
     }
     objects.push({ relationship: name, mapping: at.mapping, at, level, ...(positions ? { positions } : {}) });
   }
-  return { ir: irs.length === 1 ? first : { ...first, rows }, at: origins.get(first) ?? first, ...(positions ? { positions } : {}), objects, children };
+  return { ir: irs.length === 1 ? first : { ...first, rows }, at: origins.get(first) ?? first, ...(positions ? { positions } : {}), objects, children, ...(keyed ? { keyed } : {}) };
+}
+
+/** Whether `rows` (of inserts like `ir`, whose upsert may write nothing) can be joined to what
+ * is under them by the key they upsert by (Note [Levels joined by key]): each gives every
+ * column of it as a literal other than null, no two give the same text, no preset of the
+ * update sets one, and the upsert does not merge rows of one key (an update without a where:
+ * Note [Rows upserting one row]). */
+function joinsByKey(ir: InsertIR, rows: readonly InsertRowIR[]): boolean {
+  const oc = ir.onConflict!;
+  const key = oc.columns;
+  if (!key?.length || (updatesOnConflict(ir) && oc.where.t === 'true') || key.some((c) => oc.set?.has(c))) return false;
+  byValues = true;
+  const seen = new Set<string>();
+  for (const r of rows) {
+    for (const c of key) {
+      const v = r.values.get(c);
+      if (v?.k !== 'value' || v.value.k !== 'lit' || v.value.v === null) return false;
+    }
+    const k = keyOf(ir, r);
+    if (typeof k !== 'string' || seen.has(k)) return false;
+    seen.add(k);
+  }
+  return true;
 }

@@ -25,6 +25,9 @@ create table maker (id serial primary key, code text unique, name text not null,
 create table widget (id serial primary key, item_id int not null references item(id), maker_id int references maker(id), label text not null);
 create table bolt (id serial primary key, widget_id int not null references widget(id), size int not null);
 create table tagline (id serial primary key, item_id int not null references item(id), word text not null unique, n int);
+create table gizmo (id serial primary key, code uuid unique, name text not null, n int);
+create table cog (id serial primary key, gizmo_id int not null references gizmo(id), label text not null);
+create table lever (id serial primary key, gizmo_id int not null references gizmo(id), label text not null);
 `;
 
 const server = useServer(SEED);
@@ -63,7 +66,7 @@ beforeAll(async () => {
   expect(r.status, r.text).toBe(200);
 });
 beforeEach(async () => {
-  await server.runSql(`truncate tagline, bolt, widget, maker, cart_item, cart, ident, gadget, stock, tag, note, part, item, kinds restart identity cascade;`);
+  await server.runSql(`truncate lever, cog, gizmo, tagline, bolt, widget, maker, cart_item, cart, ident, gadget, stock, tag, note, part, item, kinds restart identity cascade;`);
 });
 
 const INSERT = `mutation ($objects: [item_insert_input!]!) { insert_item(objects: $objects) { affected_rows returning { id name } } }`;
@@ -609,6 +612,131 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
     } finally {
       await server.sql.unsafe(`alter table item alter column n drop default`);
     }
+  });
+});
+
+/*
+ * Note [Levels joined by key] (plugins/postgres/compile-mutation.ts): objects whose upsert may
+ * write nothing (doing nothing, or updating where a filter holds), with rows under them or as a
+ * row's object, are one INSERT where each gives the key it upserts by and no two give the same
+ * text; each row under them (or each row they are the object of) joins the written row by that
+ * key. What must hold is Hasura's row by row: an object that wrote nothing fails the request
+ * where rows hang on it, naming it; keys the database takes as equal are one row, which the first
+ * of them wrote.
+ */
+describe('objects upserting by a key that may write nothing, joined to their rows by that key', () => {
+  const U = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  const UPPER = 'ABCDEF00-0000-4000-8000-000000000001';
+  beforeAll(async () => {
+    const r = await server.metadata({
+      type: 'bulk',
+      args: [
+        ...['gizmo', 'cog', 'lever'].map((table) => ({ type: 'pg_track_table', args: { table } })),
+        { type: 'pg_create_array_relationship', args: { table: 'gizmo', name: 'cogs', using: { foreign_key_constraint_on: { table: 'cog', column: 'gizmo_id' } } } },
+        { type: 'pg_create_object_relationship', args: { table: 'lever', name: 'gizmo', using: { foreign_key_constraint_on: 'gizmo_id' } } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+  });
+  const NOTHING = `mutation ($o: [gizmo_insert_input!]!) { insert_gizmo(objects: $o, on_conflict: {constraint: gizmo_code_key, update_columns: []}) { affected_rows returning { code name cogs(order_by: {id: asc}) { label } } } }`;
+  const cogsOf = () => rows('cog', 'label, (select name from gizmo where gizmo.id = cog.gizmo_id) as gizmo');
+
+  it('3,000 objects doing nothing on conflict, each with rows: every row under its own object, answered in order; one there before fails naming it and keeps nothing', async () => {
+    const o = Array.from({ length: 3_000 }, (_, i) => ({ code: U(i), name: `g${i}`, cogs: { data: [{ label: `a${i}` }, { label: `b${i}` }] } }));
+    const r = await q(NOTHING, { o });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_gizmo.affected_rows).toBe(9_000);
+    expect(r.data.insert_gizmo.returning).toEqual(o.map(({ code, name, cogs }) => ({ code, name, cogs: cogs.data })));
+    expect(await cogsOf()).toEqual(o.flatMap(({ name, cogs }) => cogs.data.map(({ label }) => ({ label, gizmo: name }))));
+    // The 2,001st is there now: the request fails at it, keeping nothing.
+    await server.runSql(`truncate lever, cog, gizmo restart identity cascade; insert into gizmo (code, name) values ('${U(2_000)}', 'there');`);
+    const again = await q(NOTHING, { o });
+    expect(again.errors).toEqual([
+      { message: 'cannot proceed to insert array relations since insert to table "gizmo" affects zero rows', extensions: { code: 'not-supported', path: '$.selectionSet.insert_gizmo.args.objects[2000]' } },
+    ]);
+    expect(await rows('gizmo', 'name')).toEqual([{ name: 'there' }]);
+    expect(await rows('cog', 'label')).toEqual([]);
+  });
+
+  it('an object there before without rows under it may write nothing; the others\' rows under their own, as row by row', async () => {
+    await server.runSql(`insert into gizmo (code, name) values ('${U(1)}', 'there');`);
+    const r = await q(NOTHING, { o: [{ code: U(0), name: 'g0', cogs: { data: [{ label: 'a0' }] } }, { code: U(1), name: 'g1' }, { code: U(2), name: 'g2', cogs: { data: [{ label: 'a2' }] } }] });
+    expect(r).toEqual({ data: { insert_gizmo: { affected_rows: 4, returning: [{ code: U(0), name: 'g0', cogs: [{ label: 'a0' }] }, { code: U(2), name: 'g2', cogs: [{ label: 'a2' }] }] } } });
+    expect(await cogsOf()).toEqual([{ label: 'a0', gizmo: 'g0' }, { label: 'a2', gizmo: 'g2' }]);
+  });
+
+  it('two keys the database takes as one (a uuid in capitals and in small letters): the first writes the row, the second writes nothing, as row by row', async () => {
+    // With rows under the second: it wrote nothing, so the request fails naming it.
+    const both = [{ code: UPPER, name: 'upper', cogs: { data: [{ label: 'u' }] } }, { code: UPPER.toLowerCase(), name: 'lower', cogs: { data: [{ label: 'l' }] } }];
+    const r = await q(NOTHING, { o: both });
+    expect(r.errors).toEqual([
+      { message: 'cannot proceed to insert array relations since insert to table "gizmo" affects zero rows', extensions: { code: 'not-supported', path: '$.selectionSet.insert_gizmo.args.objects[1]' } },
+    ]);
+    expect(await rows('gizmo', 'name')).toEqual([]);
+    // Without: the first's rows under the first, nothing under the second.
+    const ok = await q(NOTHING, { o: [both[0], { code: UPPER.toLowerCase(), name: 'lower' }] });
+    expect(ok).toEqual({ data: { insert_gizmo: { affected_rows: 2, returning: [{ code: UPPER.toLowerCase(), name: 'upper', cogs: [{ label: 'u' }] }] } } });
+    expect(await cogsOf()).toEqual([{ label: 'u', gizmo: 'upper' }]);
+  });
+
+  it('keys given as null conflict with nothing: each object written with its rows under it', async () => {
+    const r = await q(NOTHING, { o: [{ code: null, name: 'n1', cogs: { data: [{ label: 'a' }] } }, { code: null, name: 'n2', cogs: { data: [{ label: 'b' }] } }, { code: U(3), name: 'n3', cogs: { data: [{ label: 'c' }] } }] });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_gizmo.affected_rows).toBe(6);
+    expect(await cogsOf()).toEqual([{ label: 'a', gizmo: 'n1' }, { label: 'b', gizmo: 'n2' }, { label: 'c', gizmo: 'n3' }]);
+  });
+
+  it('objects updating where a filter holds: one whose filter fails wrote nothing and fails the request naming it; otherwise each updated or inserted, its rows under it', async () => {
+    const WHERE = `mutation ($o: [gizmo_insert_input!]!) { insert_gizmo(objects: $o, on_conflict: {constraint: gizmo_code_key, update_columns: [name], where: {n: {_is_null: true}}}) { affected_rows returning { code name n } } }`;
+    await server.runSql(`insert into gizmo (code, name, n) values ('${U(1)}', 'open', null), ('${U(2)}', 'closed', 1);`);
+    const o = (...codes: number[]) => codes.map((c) => ({ code: U(c), name: `g${c}`, cogs: { data: [{ label: `c${c}` }] } }));
+    const r = await q(WHERE, { o: o(0, 2, 3) });
+    expect(r.errors).toEqual([
+      { message: 'cannot proceed to insert array relations since insert to table "gizmo" affects zero rows', extensions: { code: 'not-supported', path: '$.selectionSet.insert_gizmo.args.objects[1]' } },
+    ]);
+    expect(await rows('gizmo', 'name')).toEqual([{ name: 'open' }, { name: 'closed' }]);
+    const ok = await q(WHERE, { o: o(0, 1, 3) });
+    expect(ok).toEqual({ data: { insert_gizmo: { affected_rows: 6, returning: [{ code: U(0), name: 'g0', n: null }, { code: U(1), name: 'g1', n: null }, { code: U(3), name: 'g3', n: null }] } } });
+    expect(await cogsOf()).toEqual([{ label: 'c0', gizmo: 'g0' }, { label: 'c1', gizmo: 'g1' }, { label: 'c3', gizmo: 'g3' }]);
+  });
+
+  it('rows each with an object doing nothing on conflict: each row its own object; one there before, or one the database takes as another\'s key, fails naming it', async () => {
+    const LEVERS = `mutation ($o: [lever_insert_input!]!) { insert_lever(objects: $o) { affected_rows returning { label gizmo { name } } } }`;
+    const lever = (label: string, code: string) => ({ label, gizmo: { data: { code, name: `of ${label}` }, on_conflict: { constraint: 'gizmo_code_key', update_columns: [] } } });
+    const o = Array.from({ length: 2_000 }, (_, i) => lever(`l${i}`, U(i)));
+    const r = await q(LEVERS, { o });
+    expect(r.errors).toBeUndefined();
+    expect(r.data.insert_lever.affected_rows).toBe(4_000);
+    expect(r.data.insert_lever.returning).toEqual(o.map(({ label }) => ({ label, gizmo: { name: `of ${label}` } })));
+    expect(await rows('lever', 'label, (select name from gizmo where gizmo.id = lever.gizmo_id) as gizmo')).toEqual(o.map(({ label }) => ({ label, gizmo: `of ${label}` })));
+    const relationError = (i: number) => [
+      { message: 'cannot proceed to insert object relation "gizmo" since insert to table "gizmo" affects zero rows', extensions: { code: 'not-supported', path: `$.selectionSet.insert_lever.args.objects[${i}].gizmo` } },
+    ];
+    await server.runSql(`truncate lever, cog, gizmo restart identity cascade; insert into gizmo (code, name) values ('${U(5)}', 'there');`);
+    expect((await q(LEVERS, { o: [lever('a', U(4)), lever('b', U(5)), lever('c', U(6))] })).errors).toEqual(relationError(1));
+    expect((await q(LEVERS, { o: [lever('a', UPPER), lever('b', U(7)), lever('c', UPPER.toLowerCase())] })).errors).toEqual(relationError(2));
+    expect(await rows('gizmo', 'name')).toEqual([{ name: 'there' }]);
+    expect(await rows('lever', 'label')).toEqual([]);
+  });
+
+  it('rows under several parents, each doing nothing on conflict by its own id, with rows of their own: each under its own parent; one there before fails naming that row', async () => {
+    const PARTS = `mutation ($o: [item_insert_input!]!) { insert_item(objects: $o) { affected_rows } }`;
+    const o = () =>
+      Array.from({ length: 300 }, (_, i) => ({
+        name: `i${i}`,
+        parts: { data: [0, 1].map((j) => ({ id: 1_000 + 2 * i + j, label: `p${i}.${j}`, tags: { data: [{ word: `w${i}.${j}` }] } })), on_conflict: { constraint: 'part_pkey', update_columns: [] } },
+      }));
+    const r = await q(PARTS, { o: o() });
+    expect(r).toEqual({ data: { insert_item: { affected_rows: 300 * 5 } } });
+    expect(await rows('tag', 'word, (select label from part where part.id = tag.part_id) as part')).toEqual(
+      Array.from({ length: 300 }, (_, i) => [0, 1].map((j) => ({ word: `w${i}.${j}`, part: `p${i}.${j}` }))).flat(),
+    );
+    await server.runSql(`truncate tag, part, item restart identity cascade; insert into item (name) values ('there'); insert into part (id, item_id, label) values (1203, 1, 'there');`);
+    const again = await q(PARTS, { o: o() });
+    expect(again.errors).toEqual([
+      { message: 'cannot proceed to insert array relations since insert to table "part" affects zero rows', extensions: { code: 'not-supported', path: '$.selectionSet.insert_item.args.objects[101].parts.data[1]' } },
+    ]);
+    expect(await rows('part', 'label')).toEqual([{ label: 'there' }]);
   });
 });
 
