@@ -38,8 +38,9 @@
  *
  * `--under-one K` inserts one artist per request instead, with N albums through its array
  * relationship, each upserted doing nothing on conflict (`pk_albums`) and with K tracks under
- * it: a level that cannot be a set (an album that wrote nothing would move the tracks after it),
- * so the albums go in steps under the artist, bound to its row (Note [Batches in steps]). The
+ * it: rows under ONE object whose upsert may write nothing, one set joined by the ids they give
+ * (Note [Levels joined by key]; before, steps under the artist bound to its row, Note [Batches
+ * in steps]). The
  * albums table holds 20,000 rows besides Chinook's 347, as the playlists do in the nested runs.
  *
  * `--repeat-keys K` upserts the N tracks by their key with an update that has a where (`name`
