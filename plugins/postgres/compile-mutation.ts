@@ -151,30 +151,33 @@ type Fixed = Map<string, ParentColumn>;
  * 0.20-0.27 s).
  *
  * Note [Levels joined by key]
- * Where a level's upsert may write nothing for a row (doing nothing on conflict, or updating
- * only where a filter holds), the rows its CTE returns are not the level's rows in order, so
- * positions cannot join the rows under them (or the rows they are the objects of). But each row
- * names the row it writes by the key it upserts by: where every row gives every column of that
- * key as a literal other than null, and no two rows give the same text (`joinsByKey`), the
- * level is one INSERT, and a second CTE (`each`, materialized) holds each row's written row at
+ * Where a level's upsert may write nothing for a row (doing nothing on conflict, or updating only
+ * where a filter holds), the rows its CTE returns are not the level's rows in order, so positions
+ * cannot join the rows under them (or the rows they are the objects of). But each row names the
+ * row it writes by the key it upserts by: where every row gives every column of that key as a
+ * literal other than null, and (where it updates) no two rows give the same text (`joinsByKey`),
+ * the level is one INSERT, and a second CTE (`each`, materialized) holds each row's written row at
  * the row's position: the keys bound as arrays, unnested with their positions, joined to the
  * written rows by the columns' equality (`distinct on` the written row's key, so that of rows
  * whose keys the database takes as equal, a uuid in capitals and in small letters, only the first
- * has the row: Hasura's later statement of such a row wrote nothing). Levels joined to it read
- * it by position as they read a merged level (Note [Rows upserting one row]). The rows that must
- * have written (the objects of an object relationship, and rows with rows under them; a row
- * with none under it may write nothing, as in Hasura) each have a zero check, in order, and the
- * first of them missing from `each` names its own: the error's path is that row's or that
- * object's, as Hasura's statement per row fails. A null conflicts with nothing (and equals
- * nothing), a repeated key's later rows would update what the earlier wrote (Note [Rows
- * repeating a key]) and a preset may change a key: such levels keep a CTE per row, in steps. A
- * BEFORE trigger that rewrites a key breaks the match (the row given the key joins what that key
- * finds), as one that drops a row breaks positions (above). The choice follows the values
- * (`byValues`). 10,000 playlists of three rows
- * each, doing nothing on conflict: 1.30-1.38 s -> 0.69-0.87 s a request, updating where: 1.14-1.47
- * s -> 0.68-0.79 s, as fast as the same rows upserted with an update (docs/benchmarks.md "Bulk
- * inserts"). Tests: bulk-inserts.test.ts, "objects upserting by a key that may write nothing";
- * the last two oracles of bulk-inserts-oracle.test.ts.
+ * has the row: Hasura's later statement of such a row wrote nothing). Rows doing nothing on
+ * conflict may so repeat a key, even in its text (the one INSERT writes the first of them and
+ * skips the others, as Hasura's statements do), so their statement is right for any values of the
+ * variables' shape and is kept per shape (Note [Statements per variable shape]; a null is part of
+ * the shape). Levels joined to it read it by position as they read a merged level (Note [Rows
+ * upserting one row]). The rows that must have written (the objects of an object relationship, and
+ * rows with rows under them; a row with none under it may write nothing, as in Hasura) each have a
+ * zero check, in order, and the first of them missing from `each` names its own: the error's path
+ * is that row's or that object's, as Hasura's statement per row fails. A null conflicts with
+ * nothing (and equals nothing), an update's repeated key's later rows would update what the
+ * earlier wrote (Note [Rows repeating a key]) and a preset may change a key: such levels keep a
+ * CTE per row, in steps. A BEFORE trigger that rewrites a key breaks the match (the row given the
+ * key joins what that key finds), as one that drops a row breaks positions (above). The choice
+ * follows the values of an update (`byValues`). 10,000 playlists of three rows each, doing nothing
+ * on conflict: 1.30-1.38 s -> 0.69-0.87 s a request, updating where: 1.14-1.47 s -> 0.68-0.79 s,
+ * as fast as the same rows upserted with an update (docs/benchmarks.md "Bulk inserts"). Tests:
+ * bulk-inserts.test.ts, "objects upserting by a key that may write nothing"; the last two oracles
+ * of bulk-inserts-oracle.test.ts.
  *
  * Note [Rows upserting one row]
  * Hasura inserts rows with nested rows a statement per row, so rows of one request may upsert
@@ -837,7 +840,10 @@ export class MutationCompiler extends Compiler {
         // its zero check (the level's are in its rows' order).
         const must = positions === undefined ? `generate_series(1, ${rows}) with ordinality as _q(p, j)` : `unnest(${positions}) with ordinality as _q(p, j)`;
         const count = positions === undefined ? `(select count(*) from ${each})` : `(select count(*) from unnest(${positions}) as _q(p) join ${each} as _e on _e.n = _q.p)`;
-        const missing = `(select ('${ZERO_MARK}' || (${first - 1} + _q.j) || ':0')::int4 from ${must} where not exists (select from ${each} as _e where _e.n = _q.p) order by _q.j limit 1)::text`;
+        // The least, aggregated before the cast raises: a sort or limit would come after the
+        // cast of whichever row the anti-join returned first (a hash right anti join returns
+        // them in the hash table's order).
+        const missing = `(select ('${ZERO_MARK}' || (${first - 1} + min(_q.j)) || ':0')::int4 from ${must} where not exists (select from ${each} as _e where _e.n = _q.p))::text`;
         return [first, `${count} <> ${n}`, missing];
       }),
     ].sort((a, b) => a[0] - b[0]);
@@ -1455,20 +1461,27 @@ function levelOf(irs: readonly InsertIR[], positions?: number[], objectOf?: read
 
 /** Whether `rows` (of inserts like `ir`, whose upsert may write nothing) can be joined to what
  * is under them by the key they upsert by (Note [Levels joined by key]): each gives every
- * column of it as a literal other than null, no two give the same text, no preset of the
- * update sets one, and the upsert does not merge rows of one key (an update without a where:
- * Note [Rows upserting one row]). */
+ * column of it as a literal other than null, no preset of the update sets one, the upsert does
+ * not merge rows of one key (an update without a where: Note [Rows upserting one row]), and
+ * where it updates, no two give the same text. */
 function joinsByKey(ir: InsertIR, rows: readonly InsertRowIR[]): boolean {
   const oc = ir.onConflict!;
   const key = oc.columns;
   if (!key?.length || (updatesOnConflict(ir) && oc.where.t === 'true') || key.some((c) => oc.set?.has(c))) return false;
-  byValues = true;
-  const seen = new Set<string>();
   for (const r of rows) {
     for (const c of key) {
+      // A null is part of a variable's shape (Note [Statements per variable shape]).
       const v = r.values.get(c);
       if (v?.k !== 'value' || v.value.k !== 'lit' || v.value.v === null) return false;
     }
+  }
+  // Rows doing nothing on conflict may repeat a key: the first writes the row, the later ones
+  // nothing (PostgreSQL's one INSERT as Hasura's statements), and `each` gives it to the first
+  // only. So the statement is right for any values of the shape; an update's is not.
+  if (!updatesOnConflict(ir)) return true;
+  byValues = true;
+  const seen = new Set<string>();
+  for (const r of rows) {
     const k = keyOf(ir, r);
     if (typeof k !== 'string' || seen.has(k)) return false;
     seen.add(k);

@@ -618,11 +618,11 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
 /*
  * Note [Levels joined by key] (plugins/postgres/compile-mutation.ts): objects whose upsert may
  * write nothing (doing nothing, or updating where a filter holds), with rows under them or as a
- * row's object, are one INSERT where each gives the key it upserts by and no two give the same
- * text; each row under them (or each row they are the object of) joins the written row by that
- * key. What must hold is Hasura's row by row: an object that wrote nothing fails the request
- * where rows hang on it, naming it; keys the database takes as equal are one row, which the first
- * of them wrote.
+ * row's object, are one INSERT where each gives the key it upserts by (for an update, no two the
+ * same text); each row under them (or each row they are the object of) joins the written row by
+ * that key. What must hold is Hasura's row by row: an object that wrote nothing fails the request
+ * where rows hang on it, naming it (the first of them); keys the database takes as equal are one
+ * row, which the first of them wrote.
  */
 describe('objects upserting by a key that may write nothing, joined to their rows by that key', () => {
   const U = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -656,6 +656,10 @@ describe('objects upserting by a key that may write nothing, joined to their row
     ]);
     expect(await rows('gizmo', 'name')).toEqual([{ name: 'there' }]);
     expect(await rows('cog', 'label')).toEqual([]);
+    // Many there before: the first of them named, whatever order PostgreSQL finds them in.
+    await server.runSql(`insert into gizmo (code, name) select ('00000000-0000-4000-8000-' || lpad(g::text, 12, '0'))::uuid, 'there' from generate_series(2999, 700, -100) as g;`);
+    const many = await q(NOTHING, { o });
+    expect(many.errors?.[0]?.extensions.path).toBe('$.selectionSet.insert_gizmo.args.objects[799]');
   });
 
   it('an object there before without rows under it may write nothing; the others\' rows under their own, as row by row', async () => {
@@ -677,6 +681,30 @@ describe('objects upserting by a key that may write nothing, joined to their row
     const ok = await q(NOTHING, { o: [both[0], { code: UPPER.toLowerCase(), name: 'lower' }] });
     expect(ok).toEqual({ data: { insert_gizmo: { affected_rows: 2, returning: [{ code: UPPER.toLowerCase(), name: 'upper', cogs: [{ label: 'u' }] }] } } });
     expect(await cogsOf()).toEqual([{ label: 'u', gizmo: 'upper' }]);
+  });
+
+  it('a key given twice, doing nothing: the first writes the row, the second nothing (failing the request where rows hang on it); the statement kept for the shape of the variables is right for other values', async () => {
+    const o = (codes: (string | null)[], rowsUnder = true) => codes.map((code, i) => ({ code, name: `g${i}`, ...(rowsUnder || i === 0 ? { cogs: { data: [{ label: `c${i}` }] } } : {}) }));
+    // First distinct keys, then the same shape with a key given twice.
+    expect((await q(NOTHING, { o: o([U(1), U(2)]) })).errors).toBeUndefined();
+    await server.runSql('truncate lever, cog, gizmo restart identity cascade;');
+    expect((await q(NOTHING, { o: o([U(1), U(1)]) })).errors).toEqual([
+      { message: 'cannot proceed to insert array relations since insert to table "gizmo" affects zero rows', extensions: { code: 'not-supported', path: '$.selectionSet.insert_gizmo.args.objects[1]' } },
+    ]);
+    expect(await rows('gizmo', 'name')).toEqual([]);
+    // Several writing nothing: the first of them named, in custom plans and the generic one
+    // alike (PostgreSQL's anti-join may find them in another order).
+    for (let i = 0; i < 8; i++) {
+      const r = await q(NOTHING, { o: [U(1), U(2), U(1), U(2), U(1)].map((code, j) => ({ code, name: `g${j}`, ...(j % 2 === 0 && j > 0 ? { cogs: { data: [{ label: `c${j}` }] } } : {}) })) });
+      expect(r.errors?.[0]?.extensions.path).toBe('$.selectionSet.insert_gizmo.args.objects[2]');
+    }
+    const ok = await q(NOTHING, { o: o([U(1), U(1)], false) });
+    expect(ok).toEqual({ data: { insert_gizmo: { affected_rows: 2, returning: [{ code: U(1), name: 'g0', cogs: [{ label: 'c0' }] }] } } });
+    // A null in the key is another shape: both written.
+    await server.runSql('truncate lever, cog, gizmo restart identity cascade;');
+    const nulls = await q(NOTHING, { o: o([null, U(1)]) });
+    expect(nulls.errors).toBeUndefined();
+    expect(await cogsOf()).toEqual([{ label: 'c0', gizmo: 'g0' }, { label: 'c1', gizmo: 'g1' }]);
   });
 
   it('keys given as null conflict with nothing: each object written with its rows under it', async () => {
