@@ -34,7 +34,8 @@
  * `--objects` inserts N playlist_track rows instead, each with a playlist of its own through its
  * object relationship; with `--returning` the mutation answers each row's playlist with its
  * tracks (`playlist { name playlist_tracks { track_id } }`, an array under an object of the
- * written rows: Note [Arrays of written rows grouped]).
+ * written rows: Note [Arrays of written rows grouped]); `--upsert*` then upserts each row's
+ * playlist so (Note [Levels joined by key] where the upsert may write nothing).
  *
  * `--under-one K` inserts one artist per request instead, with N albums through its array
  * relationship, each upserted doing nothing on conflict (`pk_albums`) and with K tracks under
@@ -86,7 +87,7 @@ function parseFlags(argv: string[]) {
     else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --by-track --distinct --upsert --upsert-nothing --upsert-where --objects --under-one K --repeat-keys K --update-many --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
-  if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested)) throw new Error('--returning: with --nested K or --objects; --upsert*: with --nested K');
+  if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested && !flags.objects)) throw new Error('--returning, --upsert*: with --nested K or --objects');
   if (flags.objects && (flags.nested || flags.mixed || flags.updateMany)) throw new Error('--objects: without --nested, --mixed or --update-many');
   if (flags.limit && !flags.returning) throw new Error('--limit: with --returning');
   if ((flags.byTrack || flags.distinct) && !(flags.returning && flags.nested)) throw new Error('--by-track, --distinct: with --nested K --returning');
@@ -133,12 +134,13 @@ try {
   if (flags.distinct) query = query.replace('(order_by: {track_id: asc})', '(distinct_on: track_id, order_by: {track_id: asc})');
   if (flags.limit) query = query.replace(/\(((?:distinct_on|order_by).*)\) \{ track_id \}/, `($1, limit: ${flags.limit}) { track_id }`);
   const update = { name: 'update_columns: [name]', nothing: 'update_columns: []', where: 'update_columns: [name], where: {name: {_like: "x%"}}' };
-  if (flags.upsert) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
+  // With --objects the playlists are upserted where each row brings its own (below).
+  if (flags.upsert && !flags.objects) query = query.replace('(objects: $rows)', `(objects: $rows, on_conflict: {constraint: pk_playlists, ${update[flags.upsert]}})`);
   if (flags.repeatKeys) query = query.replace('(objects: $rows)', '(objects: $rows, on_conflict: {constraint: pk_tracks, update_columns: [name], where: {name: {_like: "bulk%"}}})');
   const warm = await post(`${url}/v1/graphql`, flags.underOne ? { query: INSERT, variables: { rows: [] } } : { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}${flags.repeatKeys ? `, upserted by id with an update that has a where, the ids repeating every ${flags.repeatKeys} rows` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.upsert ? ` upserted (${update[flags.upsert]})` : ''}${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}${flags.repeatKeys ? `, upserted by id with an update that has a where, the ids repeating every ${flags.repeatKeys} rows` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -160,7 +162,9 @@ try {
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { row } }) };
         }
         if (flags.objects) {
-          const rows = Array.from({ length: n }, (_, j) => ({ track_id: 1 + (j % 3503), playlist: { data: { id: FIRST_ID + i * size + j, name: `bulk "${i}" \\ ${j}` } } }));
+          const upsert = { name: { update_columns: ['name'] }, nothing: { update_columns: [] }, where: { update_columns: ['name'], where: { name: { _like: 'x%' } } } };
+          const on = flags.upsert ? { on_conflict: { constraint: 'pk_playlists', ...upsert[flags.upsert] } } : {};
+          const rows = Array.from({ length: n }, (_, j) => ({ track_id: 1 + (j % 3503), playlist: { data: { id: FIRST_ID + i * size + j, name: `bulk "${i}" \\ ${j}` }, ...on } }));
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
         }
         if (flags.updateMany) {

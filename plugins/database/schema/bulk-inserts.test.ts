@@ -745,6 +745,16 @@ describe('objects upserting by a key that may write nothing, joined to their row
     expect((await q(LEVERS, { o: [lever('a', UPPER), lever('b', U(7)), lever('c', UPPER.toLowerCase())] })).errors).toEqual(relationError(2));
     expect(await rows('gizmo', 'name')).toEqual([{ name: 'there' }]);
     expect(await rows('lever', 'label')).toEqual([]);
+    // Some bringing their object, some naming theirs by its id: each its own.
+    const mixed = await q(LEVERS, { o: [lever('a', U(8)), { label: 'b', gizmo_id: 1 }, lever('c', U(9)), { label: 'd', gizmo_id: 1 }] });
+    expect(mixed.errors).toBeUndefined();
+    expect(await rows('lever', 'label, (select name from gizmo where gizmo.id = lever.gizmo_id) as gizmo')).toEqual([
+      { label: 'a', gizmo: 'of a' },
+      { label: 'b', gizmo: 'there' },
+      { label: 'c', gizmo: 'of c' },
+      { label: 'd', gizmo: 'there' },
+    ]);
+    expect((await q(LEVERS, { o: [{ label: 'e', gizmo_id: 1 }, lever('f', U(10)), lever('g', U(5))] })).errors).toEqual(relationError(2));
   });
 
   it('rows under several parents, each doing nothing on conflict by its own id, with rows of their own: each under its own parent; one there before fails naming that row', async () => {
