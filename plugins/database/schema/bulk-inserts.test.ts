@@ -755,6 +755,18 @@ describe('objects upserting by a key that may write nothing, joined to their row
       { label: 'd', gizmo: 'there' },
     ]);
     expect((await q(LEVERS, { o: [{ label: 'e', gizmo_id: 1 }, lever('f', U(10)), lever('g', U(5))] })).errors).toEqual(relationError(2));
+    // Objects with rows of their own: each object's rows under it.
+    const withCogs = (label: string, code: string) => {
+      const l = lever(label, code);
+      return { ...l, gizmo: { ...l.gizmo, data: { ...l.gizmo.data, cogs: { data: [{ label: `${label}1` }, { label: `${label}2` }] } } } };
+    };
+    expect((await q(LEVERS, { o: [withCogs('h', U(11)), withCogs('i', U(12))] })).errors).toBeUndefined();
+    expect(await cogsOf()).toEqual([
+      { label: 'h1', gizmo: 'of h' },
+      { label: 'h2', gizmo: 'of h' },
+      { label: 'i1', gizmo: 'of i' },
+      { label: 'i2', gizmo: 'of i' },
+    ]);
   });
 
   it('rows under several parents, each doing nothing on conflict by its own id, with rows of their own: each under its own parent; one there before fails naming that row', async () => {
