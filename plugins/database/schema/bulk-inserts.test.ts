@@ -641,7 +641,7 @@ describe('objects upserting by a key that may write nothing, joined to their row
   const NOTHING = `mutation ($o: [gizmo_insert_input!]!) { insert_gizmo(objects: $o, on_conflict: {constraint: gizmo_code_key, update_columns: []}) { affected_rows returning { code name cogs(order_by: {id: asc}) { label } } } }`;
   const cogsOf = () => rows('cog', 'label, (select name from gizmo where gizmo.id = cog.gizmo_id) as gizmo');
 
-  it('3,000 objects doing nothing on conflict, each with rows: every row under its own object, answered in order; one there before fails naming it and keeps nothing', async () => {
+  it('3,000 objects doing nothing on conflict, each with rows: every row under its own object, answered in order; one there before fails naming it and keeps nothing, and of many the first', async () => {
     const o = Array.from({ length: 3_000 }, (_, i) => ({ code: U(i), name: `g${i}`, cogs: { data: [{ label: `a${i}` }, { label: `b${i}` }] } }));
     const r = await q(NOTHING, { o });
     expect(r.errors).toBeUndefined();
@@ -683,7 +683,7 @@ describe('objects upserting by a key that may write nothing, joined to their row
     expect(await cogsOf()).toEqual([{ label: 'u', gizmo: 'upper' }]);
   });
 
-  it('a key given twice, doing nothing: the first writes the row, the second nothing (failing the request where rows hang on it); the statement kept for the shape of the variables is right for other values', async () => {
+  it('a key given twice, doing nothing: the first writes the row, the second nothing (failing the request where rows hang on it, the first of several named); requests of one shape of variables with other keys each answered right (such a statement is kept per shape)', async () => {
     const o = (codes: (string | null)[], rowsUnder = true) => codes.map((code, i) => ({ code, name: `g${i}`, ...(rowsUnder || i === 0 ? { cogs: { data: [{ label: `c${i}` }] } } : {}) }));
     // First distinct keys, then the same shape with a key given twice.
     expect((await q(NOTHING, { o: o([U(1), U(2)]) })).errors).toBeUndefined();
