@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, UpdateIR, ZeroCheck } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, ScalarType, UpdateIR, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
@@ -155,29 +155,29 @@ type Fixed = Map<string, ParentColumn>;
  * where a filter holds), the rows its CTE returns are not the level's rows in order, so positions
  * cannot join the rows under them (or the rows they are the objects of). But each row names the
  * row it writes by the key it upserts by: where every row gives every column of that key as a
- * literal other than null, and (where it updates) no two rows give the same text (`joinsByKey`),
- * the level is one INSERT, and a second CTE (`each`, materialized) holds each row's written row at
- * the row's position: the keys bound as arrays, unnested with their positions, joined to the
- * written rows by the columns' equality (`distinct on` the written row's key, so that of rows
- * whose keys the database takes as equal, a uuid in capitals and in small letters, only the first
- * has the row: Hasura's later statement of such a row wrote nothing). Rows doing nothing on
- * conflict may so repeat a key, even in its text (the one INSERT writes the first of them and
- * skips the others, as Hasura's statements do), so their statement is right for any values of the
- * variables' shape and is kept per shape (Note [Statements per variable shape]; a null is part of
- * the shape). Levels joined to it read it by position as they read a merged level (Note [Rows
- * upserting one row]). The rows that must have written (the objects of an object relationship, and
- * rows with rows under them; a row with none under it may write nothing, as in Hasura) each have a
- * zero check, in order, and the first of them missing from `each` names its own: the error's path
- * is that row's or that object's, as Hasura's statement per row fails. A null conflicts with
- * nothing (and equals nothing), an update's repeated key's later rows would update what the
- * earlier wrote (Note [Rows repeating a key]) and a preset may change a key: such levels keep a
- * CTE per row, in steps. A BEFORE trigger that rewrites a key breaks the match (the row given the
- * key joins what that key finds), as one that drops a row breaks positions (above). The choice
- * follows the values of an update (`byValues`). 10,000 playlists of three rows each, doing nothing
- * on conflict: 1.30-1.38 s -> 0.69-0.87 s a request, updating where: 1.14-1.47 s -> 0.68-0.79 s,
- * as fast as the same rows upserted with an update (docs/benchmarks.md "Bulk inserts"). Tests:
- * bulk-inserts.test.ts, "objects upserting by a key that may write nothing"; the last two oracles
- * of bulk-inserts-oracle.test.ts.
+ * literal other than null, and (where it updates) no two rows give the same key (`joinsByKey`, by
+ * `keyText`), the level is one INSERT, and a second CTE (`each`, materialized) holds each row's
+ * written row at the row's position: the keys bound as arrays, unnested with their positions,
+ * joined to the written rows by the columns' equality (`distinct on` the written row's key, so
+ * that of rows whose keys the database takes as equal, a uuid in capitals and in small letters,
+ * only the first has the row: Hasura's later statement of such a row wrote nothing). Rows doing
+ * nothing on conflict may so repeat a key, even in its text (the one INSERT writes the first of
+ * them and skips the others, as Hasura's statements do), so their statement is right for any
+ * values of the variables' shape and is kept per shape (Note [Statements per variable shape]; a
+ * null is part of the shape). Levels joined to it read it by position as they read a merged level
+ * (Note [Rows upserting one row]). The rows that must have written (the objects of an object
+ * relationship, and rows with rows under them; a row with none under it may write nothing, as in
+ * Hasura) each have a zero check, in order, and the first of them missing from `each` names its
+ * own: the error's path is that row's or that object's, as Hasura's statement per row fails. A
+ * null conflicts with nothing (and equals nothing), an update's repeated key's later rows would
+ * update what the earlier wrote (Note [Rows repeating a key]) and a preset may change a key: such
+ * levels keep a CTE per row, in steps. A BEFORE trigger that rewrites a key breaks the match (the
+ * row given the key joins what that key finds), as one that drops a row breaks positions (above).
+ * The choice follows the values of an update (`byValues`). 10,000 playlists of three rows each,
+ * doing nothing on conflict: 1.30-1.38 s -> 0.69-0.87 s a request, updating where: 1.14-1.47 s ->
+ * 0.68-0.79 s, as fast as the same rows upserted with an update (docs/benchmarks.md "Bulk
+ * inserts"). Tests: bulk-inserts.test.ts, "objects upserting by a key that may write nothing"; the
+ * last two oracles of bulk-inserts-oracle.test.ts.
  *
  * Note [Rows upserting one row]
  * Hasura inserts rows with nested rows a statement per row, so rows of one request may upsert
@@ -1194,11 +1194,15 @@ const updatesOnConflict = (ir: InsertIR) => ir.onConflict !== undefined && (ir.o
  * three rows, upserted by id with an update that has a where: 1.14 s -> 0.35-0.40 s a request
  * (docs/benchmarks.md "Bulk inserts").
  *
- * Keys the database takes as equal and their texts do not (citext, a uuid in capitals, `1.0`
- * and `1` in a numeric, one instant at two offsets) still fail, as in Hasura. A plan that read keys follows the values (`byValues`), so its
+ * A key's text is read as the database compares its type (`keyText`): a uuid in capitals and in
+ * small letters, a citext in another case, `1.0` and `01` in a numeric, one instant at two
+ * offsets are one key (Hasura's one INSERT of such rows fails). The text may take two values the
+ * database tells apart as one, which only cuts a run that was not needed; never the reverse for
+ * these types. Other types' keys (a text under a nondeterministic collation, say) are compared by
+ * their text and may still fail so. A plan that read keys follows the values (`byValues`), so its
  * statements are not kept per shape of the variables (`perValue`, Note [Statements per variable
- * shape]). Tests: bulk-inserts.test.ts, "rows repeating the key they upsert by"; the oracles of
- * bulk-inserts-oracle.test.ts.
+ * shape]). Tests: bulk-inserts.test.ts, "rows repeating the key they upsert by" and "keys the
+ * database takes as equal in other texts"; the oracles of bulk-inserts-oracle.test.ts.
  */
 
 /** The key of a row of `ir` (Note [Rows repeating a key]): its text, or UNKNOWN_KEY, or
@@ -1219,13 +1223,52 @@ function readKey(ir: InsertIR, r: InsertRowIR): string | typeof UNKNOWN_KEY | un
     const v = r.values.get(c);
     if (v?.k !== 'value') return undefined;
     const x = v.value;
-    if (x.k === 'lit') key += `${x.v !== null && typeof x.v === 'object' ? JSON.stringify(x.v) : String(x.v)}\u0000`;
+    if (x.k === 'lit') {
+      const text = keyText(x.v, ir.columns.get(c)?.scalar);
+      if (text === UNKNOWN_KEY) return UNKNOWN_KEY;
+      key += `${text}\u0000`;
+    }
     else if (x.k === 'session') key += `\u0001${x.name}\u0000`;
     else return UNKNOWN_KEY;
   }
   return key;
 }
 const UNKNOWN_KEY: unique symbol = Symbol('unknown key');
+
+/** A key column's value as text that two values the database takes as equal share (Note [Rows
+ * repeating a key]): a uuid in small letters without hyphens or braces, a citext in small
+ * letters, a number's decimal without leading or trailing zeros, an instant as its millisecond
+ * (what JavaScript parses; UNKNOWN_KEY where it parses none, or a number has an exponent). It
+ * may take two values the database tells apart as one (a citext's letters outside ASCII, an
+ * instant's microseconds): that only cuts a run where none was needed. */
+function keyText(v: unknown, scalar: ScalarType | undefined): string | typeof UNKNOWN_KEY {
+  const text = v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (v === null || !scalar || scalar.array) return text;
+  const [schema, type] = scalar.bindAs.split('.');
+  if (type === '"citext"') return text.toLowerCase();
+  if (schema !== '"pg_catalog"') return text;
+  switch (type) {
+    case '"uuid"':
+      return text.replace(/[{}-]/g, '').toLowerCase();
+    case '"int2"':
+    case '"int4"':
+    case '"int8"':
+    case '"numeric"':
+    case '"float4"':
+    case '"float8"': {
+      const m = /^\s*([+-]?)0*(\d*)(?:\.(\d*?)0*)?\s*$/.exec(text);
+      if (!m) return /^\s*[+-]?(nan|infinity|inf)\s*$/i.test(text) ? text.trim().toLowerCase() : UNKNOWN_KEY;
+      const digits = `${m[2]}${m[3] ? `.${m[3]}` : ''}`;
+      return digits === '' ? '0' : `${m[1] === '-' ? '-' : ''}${digits}`;
+    }
+    case '"timestamptz"': {
+      const ms = Date.parse(text);
+      return Number.isNaN(ms) ? UNKNOWN_KEY : `@${ms}`;
+    }
+    default:
+      return text;
+  }
+}
 
 /** Whether `ir` upserts with an update that has a where, by a key its rows give. */
 const updatesWhere = (ir: InsertIR) => updatesOnConflict(ir) && ir.onConflict!.where.t !== 'true' && (ir.onConflict!.columns?.length ?? 0) > 0;
