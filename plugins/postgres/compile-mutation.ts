@@ -293,9 +293,9 @@ export class MutationCompiler extends Compiler {
    * (Note [Levels inserted as sets]). */
   readonly levels: [number, string, number][] = [];
   /** Levels joined by key (Note [Levels joined by key]): the first of their zero checks, the CTE
-   * of each row's written row at its position `n`, the level's row count, and the positions of
-   * the rows that must have written (a bound int8[]; none: every row). */
-  private readonly keyedLevels: { first: number; each: string; rows: number; must: number; positions?: string }[] = [];
+   * of each row's written row at its position `n`, how many rows must have written, and their
+   * positions (a bound int8[]; none: every row of the level). */
+  private readonly keyedLevels: { first: number; each: string; must: number; positions?: string }[] = [];
   /** The CTE of a level joined by key, by the CTE of its INSERT. */
   private readonly byKey = new Map<string, string>();
   /** The CTEs of every insert of the statement, nested ones included (`affected_rows`). */
@@ -642,7 +642,7 @@ export class MutationCompiler extends Compiler {
     const positions = level.objects.length > 0 || under !== undefined || updatesOnConflict(level.ir);
     const cte = this.insertCte(level.ir, rows, positions ? joins : undefined);
     let joined = cte;
-    if (level.keyed) joined = this.joinedByKey(level, level.keyed, cte);
+    if (level.keyed) joined = this.joinedByKey(level, cte);
     else if (level.children.length > 0) this.levels.push([this.zero(level.ir.table, level.at), cte, rows.length]);
     for (const child of level.children) this.insertLevel(child.level, { cte: joined, mapping: child.mapping });
     return cte;
@@ -650,10 +650,11 @@ export class MutationCompiler extends Compiler {
 
   /** Note [Levels joined by key]: a CTE of each row of `level` that its INSERT `cte` wrote, as
    * the row it wrote (`r`) at its position (`n`): the written row whose key equals the row's, for
-   * the first row of those a written row's key equals; and the zero checks of the rows `must`
-   * names, in order. */
-  private joinedByKey(level: Level, must: readonly KeyedRow[], cte: string): string {
+   * the first row of those a written row's key equals; and the zero checks of the rows that
+   * must have written (`level.keyed`), in order. */
+  private joinedByKey(level: Level, cte: string): string {
     const { ir } = level;
+    const must = level.keyed!;
     const key = ir.onConflict!.columns!;
     const arrays: string[] = [];
     const on: string[] = [];
@@ -673,7 +674,7 @@ export class MutationCompiler extends Compiler {
     const first = this.zeroes.length;
     for (const z of must) this.zero(ir.table, z.at, z.relationship);
     const positions = must.length === ir.rows.length ? undefined : `((${this.bind({ k: 'items', items: must.map((z) => ({ k: 'lit', v: z.position })), format: arrayLiteral })})::text[])::int8[]`;
-    this.keyedLevels.push({ first, each, rows: ir.rows.length, must: must.length, ...(positions ? { positions } : {}) });
+    this.keyedLevels.push({ first, each, must: must.length, ...(positions ? { positions } : {}) });
     return each;
   }
 
@@ -835,10 +836,10 @@ export class MutationCompiler extends Compiler {
     const zeroes: [number, string, string][] = [
       ...this.levels.map(([i, c, n]): [number, string, string] => [i, `(select count(*) from ${c}) <> ${n}`, raise(`${ZERO_MARK}${i}:`)]),
       ...this.parents.map(([i, c]): [number, string, string] => [i, `not exists (select from ${c})`, raise(`${ZERO_MARK}${i}:`)]),
-      ...this.keyedLevels.map(({ first, each, rows, must: n, positions }): [number, string, string] => {
+      ...this.keyedLevels.map(({ first, each, must: n, positions }): [number, string, string] => {
         // Note [Levels joined by key]: the first row that must have written and did not names
         // its zero check (the level's are in its rows' order).
-        const must = positions === undefined ? `generate_series(1, ${rows}) with ordinality as _q(p, j)` : `unnest(${positions}) with ordinality as _q(p, j)`;
+        const must = positions === undefined ? `generate_series(1, ${n}) with ordinality as _q(p, j)` : `unnest(${positions}) with ordinality as _q(p, j)`;
         const count = positions === undefined ? `(select count(*) from ${each})` : `(select count(*) from unnest(${positions}) as _q(p) join ${each} as _e on _e.n = _q.p)`;
         // The least, aggregated before the cast raises: a sort or limit would come after the
         // cast of whichever row the anti-join returned first (a hash right anti join returns
