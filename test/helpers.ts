@@ -144,6 +144,17 @@ export async function startServer(opts: {
 
 /** `columns` of `from`'s rows (a table, with a `where` if need be) as JSON objects in the order of
  * their `id`, read as admin through run_sql. */
+/** A small deterministic random generator (mulberry32): a randomized test names its seed, so
+ * that a failure can be replayed. */
+export function seededRandom(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 export async function rowsById(server: TestServer, from: string, columns = '*'): Promise<any[]> {
   const r = await server.runSql(`select coalesce(json_agg(to_jsonb(t) - '__o' order by t.__o), '[]')::text from (select ${columns}, id as __o from ${from}) as t`);
   return JSON.parse(r.result[1][0]);

@@ -7,7 +7,7 @@
  * a failure replays.
  */
 import { describe, expect, it } from 'vitest';
-import { useServer } from '../../test/helpers.js';
+import { seededRandom as rng, useServer } from '../../test/helpers.js';
 
 const ROWS = 400;
 // Deterministic rows: a, b in small ranges, c a short text, d sometimes null.
@@ -18,16 +18,6 @@ insert into gen select i, (i * 37) % 20, (i * 11) % 5, chr(97 + (i * 7) % 6) || 
 `;
 
 const s = useServer(SEED);
-
-/** mulberry32: a small seeded generator. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Filter = { exp: unknown; sql: string };
 const COLUMNS = ['a', 'b', 'c', 'd'] as const;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { CatalogStore, type DocumentCodec } from '../../core/catalog/store.js';
 import type { Metadata } from '../../core/plugin.js';
-import { createDatabase } from '../../test/helpers.js';
+import { createDatabase, seededRandom as rng } from '../../test/helpers.js';
 import { HistoryStore } from './store.js';
 
 let sql: postgres.Sql;
@@ -23,18 +23,6 @@ const codec: DocumentCodec = {
   split: (md) => Object.entries(md),
   join: (parts) => Object.fromEntries(parts) as Metadata,
 };
-
-/** A small deterministic random generator (mulberry32), so that a failure can be replayed. */
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The next document: keys added, removed, changed, and sometimes the order shuffled (which
  * moves parts' ords), the untouched values kept by reference (Note [Sharing]). */
