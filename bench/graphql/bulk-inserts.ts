@@ -50,8 +50,10 @@
  * key]: runs of at most K rows, each one INSERT, in steps).
  *
  * `--update-many` sends N updates of one track each (by id, up to 3,503) in one
- * `update_tracks_many` instead: a statement per update in the request's transaction (Note
- * [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is deleted between runs.
+ * `update_tracks_many` instead: one UPDATE joined to the ids and names (Note [Updates by key] in
+ * plugins/database/schema/update-rows.ts; before, a statement per update in the request's
+ * transaction, Note [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is
+ * deleted between runs.
  *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
  * data: the commit before a change, with this script copied into it.

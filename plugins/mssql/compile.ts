@@ -544,7 +544,9 @@ export function compileMutation(ir: MutationIR): CompiledQuery {
   const c = new MutationCompiler();
   if (ir.k === 'insert') c.insert(ir.insert);
   else if (ir.k === 'update') c.update(ir);
-  else c.delete(ir);
+  else if (ir.k === 'delete') c.delete(ir);
+  // Offered only where the kind says it compiles them (Dialect.updateKeyText).
+  else throw new Error(`${ir.k} is not compiled for SQL Server`);
   c.check();
   const json = c.output(ir.output);
   const sql = ['SET NOCOUNT ON', 'SET XACT_ABORT ON', 'BEGIN TRANSACTION', ...c.statements, `SELECT ${json} AS [json]`, `DROP TABLE ${W}`, 'COMMIT TRANSACTION'].join('; ') + ';';

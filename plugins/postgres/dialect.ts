@@ -7,7 +7,7 @@ import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType, TypeKind } from '../database/index.js';
 import { compileSelect } from './compile.js';
-import { compileMutation, mutationFailure } from './compile-mutation.js';
+import { compileMutation, mutationFailure, updateKeyText } from './compile-mutation.js';
 import { compileNestedUpdate } from './compile-nested.js';
 import { quoteIdent } from './identifiers.js';
 import { PG_AGGREGATES } from './aggregates.js';
@@ -287,6 +287,8 @@ export const postgresDialect: Dialect = {
   mutationFailure,
   // postgres.js pipelines a reserved connection's statements.
   pipelines: true,
+  // Note [Updates by key] in plugins/database/schema/update-rows.ts.
+  updateKeyText,
   classifyError,
   quoteIdent,
   scalar,

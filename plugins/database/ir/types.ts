@@ -403,8 +403,27 @@ export interface DeleteIR {
   output: MutationOutput;
 }
 
+/** Updates that each name one row by the table's primary key and set the same columns with the
+ * same operators, as one statement (`update_<t>_many`'s: Note [Updates by key] in
+ * plugins/postgres/compile-mutation.ts). Its answer is each update's, in order, joined by commas. */
+export interface UpdateRowsIR {
+  table: QualifiedTable;
+  /** The primary key's columns. */
+  key: readonly { column: string; scalar: ScalarType }[];
+  /** What every update sets: the columns, in its order, with their operator. */
+  set: readonly { column: string; scalar: ScalarType; op: 'set' | 'inc' }[];
+  /** Each update: its key's values (in `key`'s order) and the values it sets (in `set`'s); no
+   * two name the same row. */
+  rows: readonly { key: readonly Value[]; values: readonly Value[] }[];
+  /** The role's update filter and check. */
+  filter: BoolIR;
+  check: BoolIR;
+  /** What each update answers, of the row it updated. */
+  output: Extract<MutationOutput, { k: 'multi' }>;
+}
+
 /** A mutation root field's statement (Note [Mutations in the IR]). */
-export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & UpdateIR) | ({ k: 'delete' } & DeleteIR);
+export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & UpdateIR) | ({ k: 'update_rows' } & UpdateRowsIR) | ({ k: 'delete' } & DeleteIR);
 
 /** An insert of a mutation statement that must write a row, for the rows that depend on it
  * (Note [Nested inserts] in plugins/postgres/compile-mutation.ts): an object relationship's row

@@ -532,6 +532,12 @@ export interface Dialect {
    * (they then run in order): a field of several statements is pipelined (Note [Statements
    * pipelined] in plugins/database/schema/mutation.ts); otherwise each waits for the one before. */
   pipelines?: boolean;
+  /** Where `compileMutation` compiles `update_rows` (updates each naming one row by its
+   * primary key, as one statement: Note [Updates by key] in plugins/postgres/compile-mutation.ts):
+   * the text by which it tells a key column's values apart, one text for two values the
+   * database takes as equal; undefined for a value or type it cannot tell so (its updates are
+   * then statements of their own). */
+  updateKeyText?(value: unknown, scalar: ScalarType): string | undefined;
   /** What a database error means to the client (Note [Database errors] in schema/plan.ts): the
    * error code, a prefix for its message (Hasura's `Uniqueness violation. `), and what `internal`
    * shows (PostgreSQL: the SQLSTATE). Undefined: the framework's default, `unexpected` with the

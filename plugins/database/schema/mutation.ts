@@ -4,8 +4,9 @@
  * `delete_<t>`, `delete_<t>_by_pk`, with their input types (`<t>_insert_input`,
  * `<t>_on_conflict`, `<t>_set_input`, ...) and `<t>_mutation_response`; and their planning: a
  * field of the document -> mutation IR with the role's permission folded in (Note [Mutations in
- * the IR]) -> one statement per field (`update_<t>_many`: one per update), run in the request's
- * transaction (Note [One transaction per mutation request]).
+ * the IR]) -> one statement per field (`update_<t>_many`: one per update, or per run of updates
+ * by key, Note [Updates by key] in ./update-rows.ts), run in the request's transaction (Note [One
+ * transaction per mutation request]).
  *
  * A role sees an insert field when it has an insert permission, update fields with an update
  * permission (`_by_pk` also needs to select the primary key), delete fields with a delete
@@ -42,6 +43,7 @@ import { ofSource, sourceNames, tableOwnerName, tn } from './names.js';
 import { abstractVariables, generalise, shapeKey, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 import { NestedSchema, ownSet, planNested, refuseKeyChange } from './nested-update.js';
+import { updatesByKey } from './update-rows.js';
 
 type FieldConfig = Omit<GraphQLFieldConfig<unknown, unknown>, 'resolve' | 'subscribe'>;
 
@@ -603,7 +605,14 @@ class MutationPlanner {
 }
 
 /** The IRs of a mutation field (several for `update_<t>_many`); undefined entries change nothing. */
-function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleSchema, input: PlanInput, vars: Readonly<Record<string, unknown>> | undefined): { irs: (MutationIR | { empty: MutationOutput })[]; planner: Planner } {
+function irsFor(
+  kind: MutationKind,
+  w: WriteTable,
+  ms: MutationSchema,
+  rs: RoleSchema,
+  input: PlanInput,
+  vars: Readonly<Record<string, unknown>> | undefined,
+): { irs: (MutationIR | { empty: MutationOutput })[]; planner: Planner; byValues?: boolean } {
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
   // Remote relationships in the output (Note [Joined fields] in ./joins.ts).
   planner.joinInput = input;
@@ -636,6 +645,7 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
     }
     case 'update_many': {
       const output = mp.output(field, w, false);
+      const wheres: (BoolIR | undefined)[] = [];
       const irs = mp.listOf(args.updates).map((u, i): MutationIR | { empty: MutationOutput } => {
         const o = mp.objectOf(u, 'updates') ?? {};
         // Hasura parses each update of the list at its index.
@@ -645,10 +655,13 @@ function irsFor(kind: MutationKind, w: WriteTable, ms: MutationSchema, rs: RoleS
         if (!set || (set.length === 0 && nested.length === 0)) return { empty: output };
         if (nested.length > 0) refuseKeyChange(w, set, path);
         const more = nested.length > 0 ? { nested, key: t.model.primaryKey! } : {};
+        const where = planner.where(o.where, t);
+        wheres[i] = where;
         // Every update of the list gets the role's filter and check (no CVE-2022-46792 here).
-        return { k: 'update', table: t.model.table, where: and(planner.where(o.where, t), w.update!.filter), set, check: w.update!.check, output, ...more };
+        return { k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, ...more };
       });
-      return { irs, planner };
+      // Note [Updates by key]: runs of updates each naming a row by its key, as one statement.
+      return { ...updatesByKey(irs, wheres, t, w.update!.filter, w.update!.check), planner };
     }
     case 'delete':
     case 'delete_by_pk': {
@@ -808,10 +821,10 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   type Statements = (Statement | { empty: string })[];
   // The joined fields of the output: the same for every build (they follow the selection).
   let joins: readonly PlannedJoin[] = [];
-  const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner } => {
-    const { irs, planner } = irsFor(kind, w, ms, rs, input, vars);
+  const build = (vars: Readonly<Record<string, unknown>> | undefined): { qs: Statements; planner: Planner; byValues?: boolean } => {
+    const { irs, planner, byValues } = irsFor(kind, w, ms, rs, input, vars);
     joins = planner.joins;
-    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : withZeros(compile(ir), dialect.defaultSchema))), planner };
+    return { qs: irs.map((ir) => ('empty' in ir ? { empty: emptyOutput(ir.empty) } : withZeros(compile(ir), dialect.defaultSchema))), planner, byValues };
   };
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
@@ -837,7 +850,9 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
       // The same walk as shapeKey's (walkShape), which accepted these variables.
       const a = abstractVariables(types!, all)!;
       try {
-        const general = build(a.variables).qs.map((q) => ('empty' in q ? q : generalise(q, a)));
+        const built = build(a.variables);
+        // A plan that follows the values (Note [Updates by key]) is made per request.
+        const general = built.byValues ? [undefined] : built.qs.map((q) => ('empty' in q ? q : generalise(q, a)));
         const size = general.reduce((n, q) => n + (q && 'sql' in q ? sqlLength(q) : 0), 0);
         qs = general.every((q) => q !== undefined) && size <= SHAPE_SQL_MAX ? (general as Statements) : null;
       } catch {
