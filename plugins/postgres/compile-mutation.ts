@@ -724,8 +724,8 @@ export class MutationCompiler extends Compiler {
    * empty `returning`), the answers joined by commas in order: the field's list is the
    * statements' answers in brackets. The check, as for one update, fails the statement.
    * Updates of no row twice: the planner cut runs where a key repeats. 1,000 updates of one
-   * track each: 213 -> 22 ms a request on the two-core machine (docs/benchmarks.md "Bulk
-   * inserts", `--update-many`).
+   * track each: 186-241 -> 26-31 ms a request on the two-core machine, PostgreSQL's CPU 83-108 ->
+   * 12-16 ms (docs/benchmarks.md "Bulk inserts", `--update-many`).
    */
   /** Note [Updates by key in SQL]: the UPDATE of `ir`'s rows, and the JSON of its answer (each
    * update's, in order, joined by commas). */
