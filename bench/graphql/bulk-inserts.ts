@@ -53,7 +53,9 @@
  * `update_tracks_many` instead: one UPDATE joined to the ids and names (Note [Updates by key] in
  * plugins/database/schema/update-rows.ts; before, a statement per update in the request's
  * transaction, Note [Statements pipelined] in plugins/database/schema/mutation.ts); nothing is
- * deleted between runs.
+ * deleted between runs. With `--fields`, the N updates are N root fields of one request instead
+ * (`u0: update_tracks_by_pk(pk_columns: {id: $i0}, _set: {name: $n0}) { id }`, ...): a statement
+ * per field in the request's transaction (Note [Fields pipelined] in plugins/graphql/engine.ts).
  *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
  * data: the commit before a change, with this script copied into it.
@@ -67,13 +69,14 @@ import { chinookMetadata, post } from './chinook.js';
 const here = new URL('../..', import.meta.url).pathname;
 
 function parseFlags(argv: string[]) {
-  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, byTrack: false, distinct: false, underOne: 0, repeatKeys: 0, updateMany: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
+  const flags = { sizes: [10, 100, 1000, 5000, 10000], requests: 20, rounds: 3, same: false, mixed: false, nested: 0, returning: false, limit: 0, objects: false, byTrack: false, distinct: false, underOne: 0, repeatKeys: 0, updateMany: false, fields: false, upsert: '' as '' | 'name' | 'nothing' | 'where', root: here };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--same') flags.same = true;
     else if (a === '--mixed') flags.mixed = true;
     else if (a === '--returning') flags.returning = true;
     else if (a === '--update-many') flags.updateMany = true;
+    else if (a === '--fields') flags.fields = true;
     else if (a === '--objects') flags.objects = true;
     else if (a === '--by-track') flags.byTrack = true;
     else if (a === '--distinct') flags.distinct = true;
@@ -86,7 +89,7 @@ function parseFlags(argv: string[]) {
       if (!Number.isInteger(n) || n < 1) throw new Error(`${a}: not a count`);
       flags[a === '--requests' ? 'requests' : a === '--rounds' ? 'rounds' : a === '--nested' ? 'nested' : a === '--under-one' ? 'underOne' : a === '--repeat-keys' ? 'repeatKeys' : 'limit'] = n;
     } else if (a === '--root') flags.root = path.resolve(argv[++i]!);
-    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --by-track --distinct --upsert --upsert-nothing --upsert-where --objects --under-one K --repeat-keys K --update-many --root DIR)`);
+    else throw new Error(`unknown flag ${a} (--sizes LIST --requests N --rounds N --same --mixed --nested K --returning --limit L --by-track --distinct --upsert --upsert-nothing --upsert-where --objects --under-one K --repeat-keys K --update-many [--fields] --root DIR)`);
   }
   if (flags.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes: row counts');
   if ((flags.returning && !flags.nested && !flags.objects) || (flags.upsert && !flags.nested && !flags.objects)) throw new Error('--returning, --upsert*: with --nested K or --objects');
@@ -98,7 +101,19 @@ function parseFlags(argv: string[]) {
   if (flags.repeatKeys && (flags.nested || flags.objects || flags.mixed || flags.updateMany || flags.underOne)) throw new Error('--repeat-keys: alone');
   if (flags.underOne && (flags.nested || flags.objects || flags.mixed || flags.updateMany || flags.returning)) throw new Error('--under-one: alone');
   if (flags.updateMany && (flags.nested || flags.mixed || flags.sizes.some((n) => n > 3503))) throw new Error('--update-many: without --nested or --mixed, at most 3,503 updates');
+  if (flags.fields && (!flags.updateMany || flags.sizes.some((n) => n > 500))) throw new Error('--fields: with --update-many, at most 500 fields (the engine\'s default --graphql-max-root-fields)');
   return flags;
+}
+
+/** N updates of one track each as N root fields (`--update-many --fields`). */
+const fieldsDocs = new Map<number, string>();
+function fieldsDoc(n: number): string {
+  let doc = fieldsDocs.get(n);
+  if (doc) return doc;
+  const vars = Array.from({ length: n }, (_, j) => `$i${j}: Int!, $n${j}: String!`).join(', ');
+  const fields = Array.from({ length: n }, (_, j) => `u${j}: update_tracks_by_pk(pk_columns: {id: $i${j}}, _set: {name: $n${j}}) { id }`).join(' ');
+  fieldsDocs.set(n, (doc = `mutation (${vars}) { ${fields} }`));
+  return doc;
 }
 
 const INSERT = 'mutation ($rows: [tracks_insert_input!]!) { insert_tracks(objects: $rows) { affected_rows } }';
@@ -142,7 +157,7 @@ try {
   const warm = await post(`${url}/v1/graphql`, flags.underOne ? { query: INSERT, variables: { rows: [] } } : { query, variables: { rows: [] } });
   if (warm.status !== 200 || warm.text.includes('errors')) throw new Error(`warm-up: ${warm.text}`);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  console.log(`# ${new Date().toISOString()} ${flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.upsert ? ` upserted (${update[flags.upsert]})` : ''}${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}${flags.repeatKeys ? `, upserted by id with an update that has a where, the ids repeating every ${flags.repeatKeys} rows` : ''}`);
+  console.log(`# ${new Date().toISOString()} ${flags.fields ? 'updates as root fields' : flags.updateMany ? 'update_many' : 'bulk inserts'}, engine at ${flags.root}, ${flags.requests} requests a run, ${flags.rounds} rounds${flags.same ? ', one row count per size' : ', each request a row count of its own'}${flags.mixed ? ', every other row without its id' : ''}${flags.nested ? `, playlists each with ${flags.nested} playlist_track rows${flags.returning ? `, returning ${flags.limit ? `the first ${flags.limit} of ` : ''}them${flags.byTrack ? ' by their track\'s name' : flags.distinct ? ', distinct on track_id' : ''}` : ''}${flags.upsert ? `, upserted (${update[flags.upsert]})` : ''}` : ''}${flags.objects ? `, playlist_track rows each with its own playlist${flags.upsert ? ` upserted (${update[flags.upsert]})` : ''}${flags.returning ? ', returning its tracks' : ''}` : ''}${flags.underOne ? `, one artist with the rows as albums (upserted doing nothing), each with ${flags.underOne} tracks` : ''}${flags.repeatKeys ? `, upserted by id with an update that has a where, the ids repeating every ${flags.repeatKeys} rows` : ''}`);
   for (const size of flags.sizes) {
     const wall: number[] = [];
     const server: number[] = [];
@@ -169,6 +184,11 @@ try {
           const rows = Array.from({ length: n }, (_, j) => ({ track_id: 1 + (j % 3503), playlist: { data: { id: FIRST_ID + i * size + j, name: `bulk "${i}" \\ ${j}` }, ...on } }));
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
         }
+        if (flags.fields) {
+          const variables: Record<string, unknown> = {};
+          for (let j = 0; j < n; j++) Object.assign(variables, { [`i${j}`]: 1 + j, [`n${j}`]: `many "${round}-${i}" \\ ${j}` });
+          return { rows: written, objects: n, body: JSON.stringify({ query: fieldsDoc(n), variables }) };
+        }
         if (flags.updateMany) {
           const rows = Array.from({ length: n }, (_, j) => ({ where: { id: { _eq: 1 + j } }, _set: { name: `many "${round}-${i}" \\ ${j}` } }));
           return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
@@ -194,6 +214,8 @@ try {
         }));
         return { rows: written, objects: n, body: JSON.stringify({ query, variables: { rows } }) };
       });
+      // Each document of root fields planned before the timing.
+      if (flags.fields) for (const b of new Set(bodies.map((x) => x.rows))) await post(`${url}/v1/graphql`, { query: fieldsDoc(b), variables: Object.fromEntries(Array.from({ length: b }, (_, j) => [[`i${j}`, 1 + j], [`n${j}`, 'warm']]).flat()) });
       const t0 = performance.now();
       const { cpu } = await cpuPerRequest(
         engine.pid,
@@ -201,7 +223,10 @@ try {
           for (const b of bodies) {
             const r = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b.body });
             const text = await r.text();
-            if (flags.updateMany) {
+            if (flags.fields) {
+              const data = (JSON.parse(text) as { data?: Record<string, { id: number } | null> }).data;
+              if (!data || Object.keys(data).length !== b.rows || Object.values(data).some((x) => !x?.id)) throw new Error(`${b.rows} fields: ${text.slice(0, 300)}`);
+            } else if (flags.updateMany) {
               // Each update's own answer: one row each.
               const each = (JSON.parse(text) as { data?: { update_tracks_many: { affected_rows: number }[] } }).data?.update_tracks_many;
               if (each?.length !== b.rows || each.some((x) => x.affected_rows !== 1)) throw new Error(`${b.rows} updates: ${text.slice(0, 300)}`);

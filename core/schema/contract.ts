@@ -153,7 +153,13 @@ export interface FieldPlan {
    * [Answers as bytes]). A `SvcError` thrown here becomes the request's
    * GraphQL error with its code and path (Hasura reports execution errors at `$`, SvcError's
    * default; set a path such as `$.selectionSet.<field>.args.limit` where one helps). */
-  run(ctx: RunContext): Promise<AnswerText>;
+  run(ctx: RunContext, queued?: () => void): Promise<AnswerText>;
+  /** A mutation field that may be started before the answers of the fields before it (Note
+   * [Fields pipelined] in plugins/graphql/engine.ts): its `run` calls `queued()` once every
+   * statement it sends is queued on the request's transaction, after those of the fields started
+   * before it and before any of a field started after; it sends them without waiting for another
+   * field's answer, and fails only through its answer. */
+  pipelined?: boolean;
   /** What `run` would send to its source for this context, and the source's plan of it, without
    * running it (`POST /v1/graphql/explain`). Optional: a field that runs no statement has none. */
   explain?(ctx: RunContext): Promise<FieldExplain>;

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  GraphQLBoolean,
   GraphQLInt,
   GraphQLObjectType,
   GraphQLScalarType,
@@ -94,6 +95,22 @@ const engineTest = definePlugin({
             },
           },
           mutation: {
+            // Note [Fields pipelined]: says when it has sent its work, then answers after `delay`.
+            queue: {
+              config: { type: GraphQLString, args: { msg: { type: GraphQLString }, delay: { type: GraphQLInt }, fail: { type: GraphQLBoolean } } },
+              plan: count('queue', (input) => ({
+                pipelined: true,
+                run: async (c, queued) => {
+                  const a = args(input, c.variables) as { msg: string; delay?: number; fail?: boolean };
+                  mutationLog.push(`sent ${a.msg}`);
+                  queued?.();
+                  await new Promise((r) => setTimeout(r, a.delay ?? 0));
+                  mutationLog.push(`answered ${a.msg}`);
+                  if (a.fail) throw new SvcError('validation-failed', `failed ${a.msg}`);
+                  return JSON.stringify(a.msg);
+                },
+              })),
+            },
             log: {
               config: { type: GraphQLString, args: { msg: { type: GraphQLString }, delay: { type: GraphQLInt } } },
               plan: count('log', (input) => ({
@@ -250,6 +267,20 @@ describe('GraphQL engine: errors', () => {
     const r = await q('mutation { a: log(msg: "a", delay: 40) b: log(msg: "b") c: log(msg: "c", delay: 10) }');
     expect(r.body).toEqual({ data: { a: 'a', b: 'b', c: 'c' } });
     expect(mutationLog).toEqual(['a', 'b', 'c']);
+  });
+
+  it('pipelined mutation fields start before the answers of those before them; any other field waits for them all (Note [Fields pipelined])', async () => {
+    mutationLog.length = 0;
+    const r = await q('mutation { a: queue(msg: "a", delay: 40) b: queue(msg: "b") c: log(msg: "c") d: queue(msg: "d") }');
+    expect(r.body).toEqual({ data: { a: 'a', b: 'b', c: 'c', d: 'd' } });
+    expect(mutationLog).toEqual(['sent a', 'sent b', 'answered b', 'answered a', 'c', 'sent d', 'answered d']);
+  });
+
+  it('of pipelined fields the first failure in document order is the error, and no later field that waits runs', async () => {
+    mutationLog.length = 0;
+    const r = await q('mutation { a: queue(msg: "a", delay: 30, fail: true) b: queue(msg: "b", fail: true) c: log(msg: "c") }');
+    expect(r.body).toEqual({ errors: [{ message: 'failed a', extensions: { path: '$', code: 'validation-failed' } }] });
+    expect(mutationLog).toEqual(['sent a', 'sent b', 'answered b', 'answered a']);
   });
 
   it('contributors that collide: every request of the role says so, naming both plugins', async () => {

@@ -627,6 +627,23 @@ export class GraphQLEngine {
     return texts;
   }
 
+  /*
+   * Note [Fields pipelined]
+   * A mutation's root fields run in document order, each seeing what the ones before it wrote,
+   * in one transaction (Note [One transaction per mutation request]). Waiting for each field's
+   * answer before sending the next field's statement costs a round trip per field: a request of
+   * 100 aliased `update_<t>_by_pk` fields is 100 round trips. A field whose plan says so
+   * (FieldPlan.pipelined: PostgreSQL's mutation fields, which queue their statements on the
+   * request's transaction in order, as Note [Statements pipelined] in
+   * plugins/database/schema/mutation.ts sends one field's) is started once the field before it
+   * has queued its statements, without waiting for that one's answer: the database runs them in
+   * order all the same. The answers are read in order, and the first failure in that order is
+   * the request's error (the statements queued after a failed one fail with the transaction,
+   * which is rolled back; an insert in steps whose later steps bind earlier answers has queued
+   * its statements only once its last step is sent). Any other field (a remote schema's, an
+   * action's, a function's) waits for every answer before it, so that nothing outside the
+   * transaction happens after a failure.
+   */
   /** A mutation's root fields, one after the other, in document order, in one unit of work; the
    * first failure ends the request and takes back what the earlier fields did (Note [One
    * transaction per mutation request]). An abort (time limit, answer past `budget`) rolls back.
@@ -641,14 +658,38 @@ export class GraphQLEngine {
     for (let i = 0; i < entries.length; i++) if (entries[i]!.plan) planned++;
     ctx.alone = planned === 1;
     let total = 0;
+    // Note [Fields pipelined]: the answers of the fields started and not yet read, in order.
+    let pending: { at: number; answer: Promise<AnswerText> }[] = [];
+    const answered = (i: number, text: AnswerText) => {
+      texts[i] = text;
+      total += text.length;
+      if (total > budget && !ctx.alone) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
+      if (abort?.aborted) throw abort.reason;
+    };
+    // The started fields' answers, in order: the first failure in that order is the request's.
+    const settle = async () => {
+      const waiting = pending;
+      pending = [];
+      for (const p of waiting) answered(p.at, await p.answer);
+    };
     try {
       for (let i = 0; i < entries.length; i++) {
         const e = entries[i]!;
-        texts[i] = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
-        total += texts[i]!.length;
-        if (total > budget && !ctx.alone) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
-        if (abort?.aborted) throw abort.reason;
+        if (e.plan?.pipelined && !ctx.alone) {
+          let queued!: () => void;
+          const sent = new Promise<void>((resolve) => (queued = resolve));
+          const answer = e.plan.run(ctx, queued);
+          // Read in order by `settle`; a failure before then is handled there.
+          answer.catch(() => {});
+          await Promise.race([sent, answer.then(noop, noop)]);
+          pending.push({ at: i, answer });
+          if (abort?.aborted) throw abort.reason;
+          continue;
+        }
+        await settle();
+        answered(i, e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null)));
       }
+      await settle();
       await uow.commit();
     } catch (err) {
       await uow.rollback();
@@ -672,6 +713,8 @@ export class GraphQLEngine {
     return { data: r.data ?? {} };
   }
 }
+
+const noop = (): void => {};
 
 /** A GraphQL request's parts, checked as Hasura parses them (`at`: where the request is). */
 function checkRequest(req: unknown, at = '$'): { query: string; variables: Record<string, unknown> | undefined; operationName: string | undefined } {

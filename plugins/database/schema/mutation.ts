@@ -745,7 +745,10 @@ function withZeros(q: CompiledQuery, defaultSchema: string): Statement {
  * each statement there is sent once the one before succeeded. One update_many of 100 updates on
  * the two-core machine: 22-29 ms a request awaited one by one, 8.6-8.9 ms pipelined
  * (PostgreSQL's CPU 8-11 -> 3 ms); of 1,000: 216-243 -> 176-188 ms (docs/benchmarks.md "Bulk
- * inserts", `--update-many`).
+ * inserts", `--update-many`), with postgres.js writing at most 100 ahead of their answers, since
+ * raised (MAX_PIPELINE in plugins/postgres/connection.ts). A request's fields are sent so too
+ * (Note [Fields pipelined] in plugins/graphql/engine.ts); updates by key are one statement
+ * (Note [Updates by key] in ./update-rows.ts).
  */
 
 /** The values of `pending` in order: the first rejection in that order is thrown, the ones after
@@ -885,7 +888,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   /** Several statements, or one with steps, in the request's transaction (Note [Statements
    * pipelined]): each sent without waiting for the answers of those before it where the kind
    * pipelines them, else after the one before succeeded; their answers in order. */
-  const runAll = async (qs: Statements, ctx: RunContext): Promise<string[]> => {
+  const runAll = async (qs: Statements, ctx: RunContext, queued?: () => void): Promise<string[]> => {
     let chain: Promise<unknown> = Promise.resolve();
     // Each answer is handled from the start (inOrder reports the first failure in order): one
     // may fail while a later step waits for another's answer.
@@ -927,16 +930,24 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
       }
       pending.push(send(() => runStatement(exec, q, ctx, steps)));
     }
+    queued?.();
     return inOrder(pending);
   };
   return {
-    async run(ctx: RunContext): Promise<string> {
+    // Note [Fields pipelined] in plugins/graphql/engine.ts: where the kind pipelines a
+    // transaction's statements.
+    pipelined: dialect.pipelines === true,
+    async run(ctx: RunContext, queued?: () => void): Promise<string> {
       const qs = statements(ctx.variables);
       const only = qs.length === 1 ? qs[0]! : undefined;
-      // One statement (a single-row mutation): sent and answered, with nothing to order; alone
-      // in its request it needs no transaction (Note [Mutations in one round trip]).
-      const texts =
-        only && !('empty' in only) && !only.steps ? [await runStatement(ctx.alone ? pool(w) : await sourceTransaction(ctx, w.t.source), only, ctx)] : await runAll(qs, ctx);
+      let texts: string[];
+      if (only && !('empty' in only) && !only.steps) {
+        // One statement (a single-row mutation): sent and answered, with nothing to order; alone
+        // in its request it needs no transaction (Note [Mutations in one round trip]).
+        const answer = runStatement(ctx.alone ? pool(w) : await sourceTransaction(ctx, w.t.source), only, ctx);
+        queued?.();
+        texts = [await answer];
+      } else texts = await runAll(qs, ctx, queued);
       const text = kind === 'update_many' ? `[${texts.join(',')}]` : texts[0]!;
       return joins.length > 0 ? spliceJoins(text, joins, ctx) : text;
     },

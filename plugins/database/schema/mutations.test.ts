@@ -808,6 +808,19 @@ describe('one transaction per request', () => {
     await unchanged();
   });
 
+  it('fields sent behind a failing one (Note [Fields pipelined]): the error is the failing field\'s, nothing is written', async () => {
+    const r = await q(`mutation {
+      a: update_author_by_pk(pk_columns: {id: 1}, _set: {name: "Changed"}) { id }
+      b: update_author_by_pk(pk_columns: {id: 2}, _set: {email: "alice@x"}) { id }
+      c: update_author_by_pk(pk_columns: {id: 1}, _set: {name: null}) { id }
+      d: insert_author_one(object: {name: "Late", email: "late@x"}) { id }
+    }`);
+    expect(errorsOf(r)).toEqual({
+      errors: [{ message: 'Uniqueness violation. duplicate key value violates unique constraint "author_email_key"', extensions: { path: '$', code: 'constraint-violation' } }],
+    });
+    await unchanged();
+  });
+
   it('the fields of a request run in order and see each other\'s writes', async () => {
     expect(
       await q(`mutation {
@@ -817,6 +830,11 @@ describe('one transaction per request', () => {
       }`),
     ).toEqual({ data: { a: { id: 3 }, b: { returning: [{ id: 3, rating: 1 }] }, c: { affected_rows: 1 } } });
     await unchanged();
+    // Many fields, each reading what the one before wrote.
+    const bumps = Array.from({ length: 30 }, (_, i) => `f${i}: update_author_by_pk(pk_columns: {id: 1}, _inc: {rating: 1}) { rating }`).join(' ');
+    const many = await q(`mutation { ${bumps} }`);
+    const start = (await rows('author', 'id, rating'))[0].rating - 30;
+    expect(many).toEqual({ data: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, { rating: start + i + 1 }])) });
   });
 
   it('a batch (a JSON array of requests) is independent requests', async () => {
