@@ -720,10 +720,10 @@ export class MutationCompiler extends Compiler {
    * them by the key's equality (an index scan of the key per update), the role's filter beside;
    * RETURNING gives each written row its update's position `o` and the role's check. Each
    * update's answer is built from the row of its position, grouped over the positions 1..N
-   * (`generate_series`, left joined: a key that found no row answers `affected_rows` 0 and an
-   * empty `returning`), the answers joined by commas in order: the field's list is the
-   * statements' answers in brackets. The check, as for one update, fails the statement.
-   * Updates of no row twice: the planner cut runs where a key repeats. 1,000 updates of one
+   * (the first key column's array unnested again, left joined: a key that found no row answers
+   * `affected_rows` 0 and an empty `returning`), the answers joined by commas in order: the
+   * field's list is the statements' answers in brackets. The check, as for one update, fails
+   * the statement. Updates of no row twice: the planner cut runs where a key repeats. 1,000 updates of one
    * track each: 186-241 -> 26-31 ms a request on the two-core machine, PostgreSQL's CPU 83-108 ->
    * 12-16 ms (docs/benchmarks.md "Bulk inserts", `--update-many`).
    */
@@ -763,8 +763,8 @@ export class MutationCompiler extends Compiler {
       const shown = f.filter ? this.bool(f.filter, x, x) : 'true';
       return `${lit(f.key)}, coalesce(json_agg(${this.object(f.select, x)}) filter (where _w.o is not null${shown === 'true' ? '' : ` and ${shown}`}), '[]')`;
     });
-    const n = this.bind({ k: 'lit', v: ir.rows.length });
-    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from generate_series(1, (${n})::int8) as _g(o) left join (${name} as _w cross join lateral (select (_w.r).*) as ${x}) on _w.o = _g.o group by _g.o`;
+    // The positions, from the first key column's array again: no parameter of their own.
+    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select (_w.r).*) as ${x}) on _w.o = _g.o group by _g.o`;
     return `(select string_agg(_a.j, ',' order by _a.o) from (${each}) as _a)`;
   }
 

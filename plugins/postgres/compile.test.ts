@@ -810,15 +810,11 @@ describe('compileMutation', () => {
             "name": "x-svc-user-id",
           },
           {
-            "k": "lit",
-            "v": 2,
-          },
-          {
             "json": true,
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $8::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = (_v.c1)::"pg_catalog"."text", "rating" = _t0."rating" + (_v.c2)::"pg_catalog"."int8" from unnest(($1::text)::text[], ($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, c1, c2, o) where _t0."id" = (_v.c0)::"pg_catalog"."int4" and (_t0."author_id" = ($4::text)::"pg_catalog"."int4") returning _t0 as r, _v.o as o, (_t0."rating" <= ($5::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else (select string_agg(_a.j, ',' order by _a.o) from (select _g.o, json_build_object('affected_rows', count(_w.o), 'returning', coalesce(json_agg(json_build_object('id', _t1."id", 'rating', _t1."rating")) filter (where _w.o is not null and (_t1."author_id" = ($6::text)::"pg_catalog"."int4")), '[]'))::text as j from generate_series(1, ($7::text)::int8) as _g(o) left join (_c0 as _w cross join lateral (select (_w.r).*) as _t1) on _w.o = _g.o group by _g.o) as _a) end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = (_v.c1)::"pg_catalog"."text", "rating" = _t0."rating" + (_v.c2)::"pg_catalog"."int8" from unnest(($1::text)::text[], ($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, c1, c2, o) where _t0."id" = (_v.c0)::"pg_catalog"."int4" and (_t0."author_id" = ($4::text)::"pg_catalog"."int4") returning _t0 as r, _v.o as o, (_t0."rating" <= ($5::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else (select string_agg(_a.j, ',' order by _a.o) from (select _g.o, json_build_object('affected_rows', count(_w.o), 'returning', coalesce(json_agg(json_build_object('id', _t1."id", 'rating', _t1."rating")) filter (where _w.o is not null and (_t1."author_id" = ($6::text)::"pg_catalog"."int4")), '[]'))::text as j from unnest(($1::text)::text[]) with ordinality as _g(k, o) left join (_c0 as _w cross join lateral (select (_w.r).*) as _t1) on _w.o = _g.o group by _g.o) as _a) end as json",
       }
     `);
   });
