@@ -32,7 +32,7 @@ import {
 } from 'graphql';
 import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
-import type { BoolIR, ColumnValue, CompiledQuery, InsertColumn, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, ZeroCheck } from '../ir/types.js';
+import type { BoolIR, ColumnValue, CompiledQuery, InsertColumn, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, Value, ZeroCheck } from '../ir/types.js';
 import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import type { QualifiedTable } from '../model/scalars.js';
@@ -40,7 +40,7 @@ import { qtDisplay } from '../model/meta.js';
 import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks } from './plan.js';
 import { spliceJoins, type PlannedJoin } from './joins.js';
 import { ofSource, sourceNames, tableOwnerName, tn } from './names.js';
-import { abstractVariables, generalise, shapeKey, variableTypes } from './shapes.js';
+import { abstractVariables, generalise, shapeKey, valueAt, variableTypes } from './shapes.js';
 import { columnValue, type RoleSchema, type RoleTable } from './role.js';
 import { NestedSchema, ownSet, planNested, refuseKeyChange } from './nested-update.js';
 import { updatesByKey } from './update-rows.js';
@@ -613,6 +613,8 @@ function irsFor(
   input: PlanInput,
   vars: Readonly<Record<string, unknown>> | undefined,
 ): { irs: (MutationIR | { empty: MutationOutput })[]; planner: Planner; byValues?: boolean } {
+  // `byValues`: the statements follow values the plan read (Note [Updates by key]): of the
+  // variables given; without them (a plan for any values), of variables it has yet to read.
   const planner = new Planner(rs, input.fragments, defaultsOf(input), vars);
   // Remote relationships in the output (Note [Joined fields] in ./joins.ts).
   planner.joinInput = input;
@@ -661,7 +663,10 @@ function irsFor(
         return { k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, ...more };
       });
       // Note [Updates by key]: runs of updates each naming a row by its key, as one statement.
-      return { ...updatesByKey(irs, wheres, t, w.update!.filter, w.update!.check), planner };
+      // A variable's value as the statement will bind it (paramText: the request's value, or its default).
+      const valueOf = (v: Value): unknown => (v.k === 'lit' ? v.v : v.k === 'var' && vars ? (v.path ? valueAt(vars[v.name], v.path) : vars[v.name]) : undefined);
+      const { irs: joined, byValues, unresolved } = updatesByKey(irs, wheres, t, w.update!.filter, w.update!.check, valueOf);
+      return { irs: joined, planner, byValues: vars === undefined ? unresolved : byValues };
     }
     case 'delete':
     case 'delete_by_pk': {
@@ -832,7 +837,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   // Compiled once when no variable shapes the statement (Note [Variables that shape the query]);
   // otherwise per request: the text is the same for the same shape, so the source's prepared
   // statement (where it prepares them) is still reused.
-  let ahead: { qs: Statements; planner: Planner } | undefined;
+  let ahead: { qs: Statements; planner: Planner; byValues?: boolean } | undefined;
   try {
     ahead = build(undefined);
   } catch (e) {
@@ -844,7 +849,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   const shapes = new Map<string, Statements | null>();
   const types = variableTypes(input);
   const statements = (vars: Readonly<Record<string, unknown>>): Statements => {
-    if (ahead && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
+    if (ahead && !ahead.byValues && comparisons.every((n) => (vars[n] ?? defaults[n] ?? null) !== null)) return ahead.qs;
     const all = { ...defaults, ...vars };
     const key = types && shapeKey(types, all, SHAPE_KEY_MAX);
     if (key === undefined) return build(all).qs;

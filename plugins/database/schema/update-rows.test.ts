@@ -104,6 +104,20 @@ describe('update_<t>_many: updates each naming a row by its primary key, as one 
     ]);
   });
 
+  it('the list written in the document with variables for its keys and values: one statement, for each request its values', async () => {
+    const doc = `mutation ($a: Int!, $b: Int!, $x: String!, $y: String!) { update_track_many(updates: [
+        {where: {id: {_eq: $a}}, _set: {name: $x}}, {where: {id: {_eq: $b}}, _set: {name: $y}}]) { affected_rows returning { id name } } }`;
+    expect(await q(doc, { a: 1, b: 2, x: 'p', y: 'q' })).toEqual({
+      data: { update_track_many: [{ affected_rows: 1, returning: [{ id: 1, name: 'p' }] }, { affected_rows: 1, returning: [{ id: 2, name: 'q' }] }] },
+    });
+    expect(await statements('track')).toBe(1);
+    // The same key twice: two statements, the later update seeing the earlier's row.
+    expect(await q(doc, { a: 3, b: 3, x: 'r', y: 's' })).toEqual({
+      data: { update_track_many: [{ affected_rows: 1, returning: [{ id: 3, name: 'r' }] }, { affected_rows: 1, returning: [{ id: 3, name: 's' }] }] },
+    });
+    expect(await statements('track')).toBe(3);
+  });
+
   it('a key that names no row: that update answers nothing, the others their rows', async () => {
     const u = [{ where: { id: { _eq: 2 } }, _set: { name: 'x' } }, { where: { id: { _eq: 99 } }, _set: { name: 'y' } }, { where: { id: { _eq: 5 } }, _set: { name: 'z' } }];
     expect(await q(MANY, { u })).toEqual({

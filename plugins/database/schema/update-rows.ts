@@ -14,8 +14,9 @@
  * same answer, where no update reads what another writes:
  * - No two updates of a run name one row: keys are compared as the database compares them
  *   (Dialect.updateKeyText: PostgreSQL's integers and uuids; a key of another type, or given as
- *   anything but a literal other than null, keeps its update a statement of its own), and a
- *   key met again starts a new run. One UPDATE writes a row once, and the later update would
+ *   anything but a literal other than null or a variable, keeps its update a statement of its
+ *   own), and a key met again starts a new run. A key given by a variable in the document's list
+ *   is read per request (`unresolved`: the plan made without the variables is not kept). One UPDATE writes a row once, and the later update would
  *   not see the earlier one's row.
  * - What an update reads of the table is its own row: the role's update filter and check, the
  *   select filter of `returning`, read nothing through relationships, `_exists` or computed
@@ -46,8 +47,17 @@ type Entry = MutationIR | { empty: MutationOutput };
 
 /** `entries`, an update_many's updates in order (`wheres`: each update's own where, without the
  * role's filter), with each run of updates by key as one `update_rows` (Note [Updates by key]);
- * `byValues`: whether the runs follow the values of the keys. */
-export function updatesByKey(entries: readonly Entry[], wheres: readonly (BoolIR | undefined)[], t: RoleTable, filter: BoolIR, check: BoolIR): { irs: Entry[]; byValues: boolean } {
+ * `valueOf`: a key's value (a literal's, or a variable's where the plan has the variables,
+ * undefined where it has not); `byValues`: whether the runs follow the values of the keys;
+ * `unresolved`: whether a key is a variable's value the plan could not read. */
+export function updatesByKey(
+  entries: readonly Entry[],
+  wheres: readonly (BoolIR | undefined)[],
+  t: RoleTable,
+  filter: BoolIR,
+  check: BoolIR,
+  valueOf: (v: Value) => unknown,
+): { irs: Entry[]; byValues: boolean; unresolved?: boolean } {
   const keyText = t.source.kind.dialect.updateKeyText;
   const pk = t.model.primaryKey;
   const relation = t.source.tables.get(t.model.key)?.info?.relation;
@@ -69,6 +79,7 @@ export function updatesByKey(entries: readonly Entry[], wheres: readonly (BoolIR
   const byValues = shapes.some((s, i) => s !== undefined && s === shapes[i + 1]);
   if (!byValues) return { irs: [...entries], byValues };
   const irs: Entry[] = [];
+  let unresolved = false;
   let run: { shape: string; seen: Set<string>; at: number[]; keys: Value[][] } | undefined;
   const close = () => {
     if (!run) return;
@@ -93,7 +104,9 @@ export function updatesByKey(entries: readonly Entry[], wheres: readonly (BoolIR
   entries.forEach((e, i) => {
     const shape = shapes[i];
     const key = shape === undefined ? undefined : keyValues(wheres[i], pk);
-    const texts = key?.map((v, j) => keyText((v as Extract<Value, { k: 'lit' }>).v, keyColumns[j]!.scalar));
+    const values = key?.map(valueOf);
+    if (values?.some((v) => v === undefined)) unresolved = true;
+    const texts = values?.map((v, j) => (v === undefined || v === null ? undefined : keyText(v, keyColumns[j]!.scalar)));
     const text = texts?.every((x) => x !== undefined) ? texts.join('\u0000') : undefined;
     if (run && (text === undefined || shape !== run.shape || run.seen.has(text))) close();
     if (text === undefined) {
@@ -106,11 +119,11 @@ export function updatesByKey(entries: readonly Entry[], wheres: readonly (BoolIR
     run.keys.push(key!);
   });
   close();
-  return { irs, byValues };
+  return { irs, byValues, unresolved };
 }
 
 /** The values of `key`'s columns where `where` is exactly their equality with literals other
- * than null (`{id: {_eq: 5}}`, under `_and`s), in `key`'s order; else undefined. */
+ * than null or variables (`{id: {_eq: 5}}`, under `_and`s), in `key`'s order; else undefined. */
 function keyValues(where: BoolIR | undefined, key: readonly string[]): Value[] | undefined {
   if (!where) return undefined;
   const found = new Map<string, Value>();
@@ -118,7 +131,7 @@ function keyValues(where: BoolIR | undefined, key: readonly string[]): Value[] |
     if (b.t === 'true') return true;
     if (b.t === 'and') return b.of.every(walk);
     if (b.t !== 'cmp' || b.op !== 'eq' || b.cast !== undefined || b.redact !== undefined || !key.includes(b.column) || found.has(b.column)) return false;
-    if (b.value.k !== 'lit' || b.value.v === null || b.value.v === undefined) return false;
+    if (b.value.k !== 'var' && (b.value.k !== 'lit' || b.value.v === null || b.value.v === undefined)) return false;
     found.set(b.column, b.value);
     return true;
   };
