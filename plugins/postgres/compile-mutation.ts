@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
@@ -399,7 +399,7 @@ export class MutationCompiler extends Compiler {
         });
         const name = `c${names.length}`;
         names.push(name);
-        arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
+        arrays.push(this.textArray(items));
         const value = typedValue(`_v.${name}`, col.scalar);
         if (rows.every((r) => r.values.has(c))) return value;
         if (col.nullDefault) {
@@ -410,7 +410,7 @@ export class MutationCompiler extends Compiler {
         // Note [Defaults bound by column]: which rows give the column, and its default for the others.
         const given = `g${names.length}`;
         names.push(given);
-        arrays.push(`(${this.bind({ k: 'items', items: rows.map((r) => (r.values.has(c) ? TRUE_VALUE : NULL_VALUE)), format: arrayLiteral })})::text[]`);
+        arrays.push(this.textArray(rows.map((r) => (r.values.has(c) ? TRUE_VALUE : NULL_VALUE))));
         return `(case when _v.${given} is null then (${this.defaultOf(ir.table, c, col.default!).sql})::${col.scalar.bindAs} else ${value} end)`;
       };
       const exprs = cols.map((c) => {
@@ -433,7 +433,7 @@ export class MutationCompiler extends Compiler {
         const subqueries = joins.map((j, n) => {
           let at = '_v.o';
           if (j.positions) {
-            arrays.push(`(${this.bind({ k: 'items', items: j.positions.map((x) => ({ k: 'lit', v: x })), format: arrayLiteral })})::text[]`);
+            arrays.push(this.textArray(j.positions.map((x) => ({ k: 'lit', v: x }))));
             names.push(`p${n}`);
             at = `(_v.p${n})::int8`;
           }
@@ -453,7 +453,7 @@ export class MutationCompiler extends Compiler {
       // Rows of defaults only: `default values` is one row, and a select of no column inserts a
       // row of defaults for each of its rows, in order (an array with an item per row: the
       // statement is the same for any count; no column named, so none needs a privilege).
-      sql += ` select from unnest((${this.bind({ k: 'items', items: rows.map(() => NULL_VALUE), format: arrayLiteral })})::text[])`;
+      sql += ` select from unnest(${this.textArray(rows.map(() => NULL_VALUE))})`;
     } else if (cols.length === 0) {
       sql += ' default values';
     } else {
@@ -661,7 +661,7 @@ export class MutationCompiler extends Compiler {
     key.forEach((c, i) => {
       const { scalar } = ir.columns.get(c)!;
       const items = ir.rows.map((r) => boundValue((r.values.get(c) as Extract<ColumnValue, { k: 'value' }>).value, scalar));
-      arrays.push(`(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`);
+      arrays.push(this.textArray(items));
       on.push(`(_x.r).${quoteIdent(c)} = ${typedValue(`_k.k${i}`, scalar)}`);
     });
     const written = key.map((c) => `(_x.r).${quoteIdent(c)}`).join(', ');
@@ -673,9 +673,15 @@ export class MutationCompiler extends Compiler {
     this.byKey.set(cte, each);
     const first = this.zeroes.length;
     for (const z of must) this.zero(ir.table, z.at, z.relationship);
-    const positions = must.length === ir.rows.length ? undefined : `((${this.bind({ k: 'items', items: must.map((z) => ({ k: 'lit', v: z.position })), format: arrayLiteral })})::text[])::int8[]`;
+    const positions = must.length === ir.rows.length ? undefined : `(${this.textArray(must.map((z) => ({ k: 'lit', v: z.position })))})::int8[]`;
     this.keyedLevels.push({ first, each, must: must.length, ...(positions ? { positions } : {}) });
     return each;
+  }
+
+  /** `items` bound as one parameter, a text array literal (Note [Rows bound by column]), read
+   * as `text[]`. */
+  private textArray(items: readonly ParamSource[]): string {
+    return `(${this.bind({ k: 'items', items, format: arrayLiteral })})::text[]`;
   }
 
   /** The jsonb operators of an update (`_append`, `_prepend`, `_delete_key`, `_delete_elem`,
@@ -739,7 +745,7 @@ export class MutationCompiler extends Compiler {
     const column = (values: readonly Value[], scalar: ScalarType): string => {
       const n = `c${names.length}`;
       names.push(n);
-      arrays.push(`(${this.bind({ k: 'items', items: values.map((v) => boundValue(v, scalar)), format: arrayLiteral })})::text[]`);
+      arrays.push(this.textArray(values.map((v) => boundValue(v, scalar))));
       return typedValue(`_v.${n}`, scalar);
     };
     const on = ir.key.map((k, i) => `${t}.${quoteIdent(k.column)} = ${column(ir.rows.map((r) => r.key[i]!), k.scalar)}`);
