@@ -171,6 +171,15 @@ describe('update_<t>_many: updates each naming a row by its primary key, as one 
     expect(await statements('thing')).toBe(2);
   });
 
+  it('a key that is no uuid in a run: a data exception, as the update alone answers, nothing written', async () => {
+    const doc = 'mutation ($u: [thing_updates!]!) { update_thing_many(updates: $u) { affected_rows } }';
+    const alone = await q(doc, { u: [{ where: { id: { _eq: 'not-a-uuid' } }, _inc: { n: 1 } }] });
+    const inRun = await q(doc, { u: [{ where: { id: { _eq: U1 } }, _inc: { n: 1 } }, { where: { id: { _eq: 'not-a-uuid' } }, _inc: { n: 1 } }] });
+    expect(inRun.errors).toMatchObject([{ message: 'invalid input syntax for type uuid: "not-a-uuid"', extensions: { path: '$', code: 'data-exception' } }]);
+    expect(inRun.errors).toEqual(alone.errors);
+    expect(await server.runSql('select n from thing order by id')).toMatchObject({ result: [['n'], ['0'], ['0']] });
+  });
+
   it('a primary key of two columns: each update gives both', async () => {
     const doc = 'mutation ($u: [pair_updates!]!) { update_pair_many(updates: $u) { affected_rows returning { a b v } } }';
     const u = [
