@@ -3,7 +3,7 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../database/index.js';
+import type { ColumnInfo, ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, InsertRowIR, MutationIR, MutationOutput, NestedInsert, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
@@ -1306,13 +1306,22 @@ const UNKNOWN_KEY: unique symbol = Symbol('unknown key');
 
 /** The text by which updates by key tell their keys apart (Note [Updates by key] in
  * plugins/database/schema/update-rows.ts): `keyText`'s, for the types whose text it reads
- * exactly as the database compares them (integers, uuids); undefined for any other. */
-export function updateKeyText(v: unknown, scalar: ScalarType): string | undefined {
-  if (scalar.array || !UPDATE_KEY_TYPES.has(scalar.bindAs)) return undefined;
+ * exactly as the database compares them (integers, uuids), and a text or varchar's own
+ * characters where the column's collation is deterministic: its equality is then the bytes'
+ * equality, and two strings' UTF-8 differs where they do, but for an unpaired surrogate (the
+ * driver writes each as U+FFFD) and a NUL (PostgreSQL refuses it). The text scalar refuses both
+ * before a plan is made; a value with one would keep its update a statement of its own here.
+ * undefined for any other: a char(n) is equal to itself with trailing spaces, a
+ * nondeterministic collation (case-insensitive, say) makes other texts equal. */
+export function updateKeyText(v: unknown, scalar: ScalarType, column: ColumnInfo | undefined): string | undefined {
+  if (scalar.array) return undefined;
+  if (TEXT_KEY_TYPES.has(scalar.bindAs)) return column?.collationDeterministic === true && typeof v === 'string' && !/[\u0000\p{Cs}]/u.test(v) ? v : undefined;
+  if (!UPDATE_KEY_TYPES.has(scalar.bindAs)) return undefined;
   const text = keyText(v, scalar);
   return text === UNKNOWN_KEY ? undefined : text;
 }
 const UPDATE_KEY_TYPES = new Set(['"pg_catalog"."int2"', '"pg_catalog"."int4"', '"pg_catalog"."int8"', '"pg_catalog"."uuid"']);
+const TEXT_KEY_TYPES = new Set(['"pg_catalog"."text"', '"pg_catalog"."varchar"']);
 
 /** A key column's value as text that two values the database takes as equal share (Note [Rows
  * repeating a key]): a uuid in small letters without hyphens or braces, a citext in small

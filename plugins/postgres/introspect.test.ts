@@ -26,6 +26,8 @@ beforeAll(async () => {
     create function noisy() returns void as $$ begin end $$ language plpgsql;
     create domain positive as int check (value > 0);
     create table span (id positive, during int4range, periods int4range[], counts positive[]);
+    create collation nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    create table word (plain text, folded text collate nocase, c varchar(9) collate "C", n int, tags text[]);
   `);
   await sql.end();
   conn = new PgConnection('t', { connection_info: { database_url: db.url } }, {});
@@ -60,6 +62,17 @@ describe('introspection', () => {
       ['counts', '_positive', 'array', 'domain'],
     ]);
     expect(intro.functions.get(tableKey('public', 'noisy'))![0]).toMatchObject({ returnType: 'void', returnTypeKind: 'pseudo' });
+  });
+
+  it("says whether each column's collation tells texts apart by their bytes; null for a type without one", () => {
+    const word = intro.tables.get(tableKey('public', 'word'))!;
+    expect(word.columns.map((c) => [c.name, c.collationDeterministic])).toEqual([
+      ['plain', true],
+      ['folded', false],
+      ['c', true],
+      ['n', null],
+      ['tags', true],
+    ]);
   });
 
   it('describes composite and cross-schema foreign keys in column order', () => {

@@ -35,12 +35,14 @@ cols as (
       'hasDefault', a.atthasdef or a.attidentity <> '',
       'default', case when a.atthasdef then (select json_build_object('sql', pg_get_expr(d.adbin, d.adrelid), 'key', md5(d.adbin::text)) from pg_attrdef d where d.adrelid = a.attrelid and d.adnum = a.attnum) end,
       'isIdentity', a.attidentity <> '', 'isGenerated', a.attgenerated <> '',
+      'collationDeterministic', co.collisdeterministic,
       'description', col_description(a.attrelid, a.attnum)
     ) order by a.attnum) as columns
   from pg_attribute a
   join tbl on tbl.oid = a.attrelid
   join pg_type t on t.oid = a.atttypid
   join pg_namespace tn on tn.oid = t.typnamespace
+  left join pg_collation co on co.oid = a.attcollation
   where a.attnum > 0 and not a.attisdropped
   group by a.attrelid
 ),

@@ -54,6 +54,10 @@ export interface ColumnInfo {
   default?: { sql: string; key: string } | null;
   isIdentity: boolean;
   isGenerated: boolean;
+  /** Whether the column's collation tells two texts apart by their bytes alone (PostgreSQL:
+   * pg_collation.collisdeterministic of attcollation): true or false for a type with a
+   * collation, null or absent for one without, or where the kind does not say. */
+  collationDeterministic?: boolean | null;
   description: string | null;
 }
 

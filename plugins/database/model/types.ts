@@ -536,8 +536,8 @@ export interface Dialect {
    * primary key, as one statement: Note [Updates by key] in plugins/postgres/compile-mutation.ts):
    * the text by which it tells a key column's values apart, one text for two values the
    * database takes as equal; undefined for a value or type it cannot tell so (its updates are
-   * then statements of their own). */
-  updateKeyText?(value: unknown, scalar: ScalarType): string | undefined;
+   * then statements of their own). `column`: the key column as introspected (its collation). */
+  updateKeyText?(value: unknown, scalar: ScalarType, column: ColumnInfo | undefined): string | undefined;
   /** What a database error means to the client (Note [Database errors] in schema/plan.ts): the
    * error code, a prefix for its message (Hasura's `Uniqueness violation. `), and what `internal`
    * shows (PostgreSQL: the SQLSTATE). Undefined: the framework's default, `unexpected` with the

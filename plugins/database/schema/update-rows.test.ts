@@ -12,11 +12,18 @@ create table album (id serial primary key, title text not null);
 create table track (id serial primary key, album_id int references album(id), name text not null, bytes int not null default 0, price numeric(8,2), code text unique, info jsonb, tags text[], owner text);
 create table thing (id uuid primary key, label text not null, n int not null default 0);
 create table pair (a int not null, b int not null, v int not null default 0, primary key (a, b));
+create collation nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+create table word (w varchar(20) primary key, n int not null default 0);
+create table folded (w text collate nocase primary key, n int not null default 0);
+create table padded (w char(4) primary key, n int not null default 0);
 create table tally (tbl text primary key, n int not null);
 create function count_statement() returns trigger language plpgsql as $$ begin update tally set n = n + 1 where tbl = tg_table_name; return null; end $$;
 create trigger track_statements after update on track for each statement execute function count_statement();
 create trigger thing_statements after update on thing for each statement execute function count_statement();
 create trigger pair_statements after update on pair for each statement execute function count_statement();
+create trigger word_statements after update on word for each statement execute function count_statement();
+create trigger folded_statements after update on folded for each statement execute function count_statement();
+create trigger padded_statements after update on padded for each statement execute function count_statement();
 `;
 
 const server = useServer(SEED);
@@ -41,6 +48,9 @@ beforeAll(async () => {
       { type: 'pg_track_table', args: { table: 'track' } },
       { type: 'pg_track_table', args: { table: 'thing' } },
       { type: 'pg_track_table', args: { table: 'pair' } },
+      { type: 'pg_track_table', args: { table: 'word' } },
+      { type: 'pg_track_table', args: { table: 'folded' } },
+      { type: 'pg_track_table', args: { table: 'padded' } },
       { type: 'pg_create_object_relationship', args: { table: 'track', name: 'album', using: { foreign_key_constraint_on: 'album_id' } } },
       { type: 'pg_create_select_permission', args: { table: 'track', role: 'user', permission: { columns: ['id', 'name', 'bytes', 'owner'], filter: { bytes: { _lt: 500 } } } } },
       {
@@ -58,12 +68,15 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   await server.runSql(`
-    truncate track, album, thing, pair, tally restart identity cascade;
+    truncate track, album, thing, pair, word, folded, padded, tally restart identity cascade;
     insert into album (title) values ('Open'), ('Closed');
     insert into track (album_id, name, bytes, price, code, owner) select case when i <= 4 then 1 else 2 end, 't' || i, i * 10, i, 'c' || i, case when i % 2 = 1 then 'u1' else 'u2' end from generate_series(1, 6) as i;
     insert into thing (id, label) values ('${U1}', 'one'), ('${U2}', 'two');
     insert into pair (a, b) values (1, 1), (1, 2), (2, 1);
-    insert into tally values ('track', 0), ('thing', 0), ('pair', 0);
+    insert into word (w) values ('a'), ('A'), ('\u00e9'), ('e\u0301'), ('\ufffd');
+    insert into folded (w) values ('abc'), ('x');
+    insert into padded (w) values ('ab'), ('cd');
+    insert into tally values ('track', 0), ('thing', 0), ('pair', 0), ('word', 0), ('folded', 0), ('padded', 0);
   `);
 });
 
@@ -169,6 +182,50 @@ describe('update_<t>_many: updates each naming a row by its primary key, as one 
       },
     });
     expect(await statements('thing')).toBe(2);
+  });
+
+  it('text keys under a deterministic collation are told apart by their bytes: one statement, each key its own row', async () => {
+    const doc = 'mutation ($u: [word_updates!]!) { update_word_many(updates: $u) { affected_rows returning { w n } } }';
+    // 'A' and 'a', and an e with its accent composed and decomposed, are rows apart.
+    const keys = ['a', 'A', '\u00e9', 'e\u0301', 'nothing'];
+    const u = keys.map((w, i) => ({ where: { w: { _eq: w } }, _inc: { n: 10 ** i } }));
+    expect(await q(doc, { u })).toEqual({
+      data: {
+        update_word_many: [
+          ...keys.slice(0, 4).map((w, i) => ({ affected_rows: 1, returning: [{ w, n: 10 ** i }] })),
+          { affected_rows: 0, returning: [] },
+        ],
+      },
+    });
+    expect(await statements('word')).toBe(1);
+    // The same key again starts a new statement.
+    expect(await q(doc, { u: [{ where: { w: { _eq: 'a' } }, _inc: { n: 1 } }, { where: { w: { _eq: 'a' } }, _inc: { n: 1 } }] })).toMatchObject({
+      data: { update_word_many: [{ returning: [{ w: 'a', n: 2 }] }, { returning: [{ w: 'a', n: 3 }] }] },
+    });
+    expect(await statements('word')).toBe(3);
+  });
+
+  it('text keys the database may take as one row though their texts differ: a statement each', async () => {
+    // A case-insensitive collation: 'abc' and 'ABC' name one row.
+    const folded = 'mutation ($u: [folded_updates!]!) { update_folded_many(updates: $u) { affected_rows returning { w n } } }';
+    expect(await q(folded, { u: [{ where: { w: { _eq: 'abc' } }, _inc: { n: 1 } }, { where: { w: { _eq: 'ABC' } }, _inc: { n: 10 } }, { where: { w: { _eq: 'x' } }, _inc: { n: 1 } }] })).toEqual({
+      data: { update_folded_many: [{ affected_rows: 1, returning: [{ w: 'abc', n: 1 }] }, { affected_rows: 1, returning: [{ w: 'abc', n: 11 }] }, { affected_rows: 1, returning: [{ w: 'x', n: 1 }] }] },
+    });
+    expect(await statements('folded')).toBe(3);
+    // char(n) ignores trailing spaces: 'ab' and 'ab  ' name one row.
+    const padded = 'mutation ($u: [padded_updates!]!) { update_padded_many(updates: $u) { affected_rows returning { n } } }';
+    expect(await q(padded, { u: [{ where: { w: { _eq: 'ab' } }, _inc: { n: 1 } }, { where: { w: { _eq: 'ab  ' } }, _inc: { n: 10 } }] })).toEqual({
+      data: { update_padded_many: [{ affected_rows: 1, returning: [{ n: 1 }] }, { affected_rows: 1, returning: [{ n: 11 }] }] },
+    });
+    expect(await statements('padded')).toBe(2);
+  });
+
+  it('a text key with a NUL in a list: refused at its path before any statement, nothing written', async () => {
+    const doc = 'mutation ($u: [word_updates!]!) { update_word_many(updates: $u) { affected_rows } }';
+    const r = await q(doc, { u: [{ where: { w: { _eq: 'a' } }, _inc: { n: 1 } }, { where: { w: { _eq: 'A' } }, _inc: { n: 1 } }, { where: { w: { _eq: 'a\u0000b' } }, _inc: { n: 1 } }] });
+    expect(r.errors).toEqual([{ message: 'text must not contain the NUL character (\\u0000)', extensions: { path: '$.variables.u[2].where.w._eq', code: 'bad-request' } }]);
+    expect(await server.runSql('select sum(n) from word')).toMatchObject({ result: [['sum'], ['0']] });
+    expect(await statements('word')).toBe(0);
   });
 
   it('a key that is no uuid in a run: a data exception, as the update alone answers, nothing written', async () => {

@@ -13,7 +13,8 @@
  * One statement gives each update's row what the list one by one gives it, and each update the
  * same answer, where no update reads what another writes:
  * - No two updates of a run name one row: keys are compared as the database compares them
- *   (Dialect.updateKeyText: PostgreSQL's integers and uuids; a key of another type, or given as
+ *   (Dialect.updateKeyText: PostgreSQL's integers, uuids, and texts under a deterministic
+ *   collation, ColumnInfo.collationDeterministic; a key of another type, or given as
  *   anything but a literal other than null or a variable, keeps its update a statement of its
  *   own), and a key met again starts a new run. A key given by a variable in the document's list
  *   is read per request (`unresolved`: the plan made without the variables is not kept). One UPDATE writes a row once, and the later update would
@@ -60,13 +61,15 @@ export function updatesByKey(
 ): { irs: Entry[]; byValues: boolean; unresolved?: boolean } {
   const keyText = t.source.kind.dialect.updateKeyText;
   const pk = t.model.primaryKey;
-  const relation = t.source.tables.get(t.model.key)?.info?.relation;
+  const info = t.source.tables.get(t.model.key)?.info;
+  const relation = info?.relation;
   const table = t.model.table;
   const output = entries.find((e): e is { k: 'update' } & UpdateIR => 'k' in e)?.output;
   if (!keyText || !pk || pk.length === 0 || (relation !== 'table' && relation !== 'partitioned_table') || output?.k !== 'multi') return { irs: [...entries], byValues: false };
   if (!readsOnlyOthers(filter, t) || !readsOnlyOthers(check, t) || !answersOwnRow(output, t)) return { irs: [...entries], byValues: false };
   const unique = new Set(t.model.constraints.flatMap((c) => c.columns));
   const keyColumns = pk.map((c) => t.model.columnsByName.get(c)!);
+  const keyInfos = pk.map((c) => info?.columns.find((x) => x.name === c));
   /** The shape of an update that may join a run (its columns and operators), or undefined. */
   const shapeOf = (e: Entry): string | undefined => {
     if (!('k' in e) || e.k !== 'update' || e.nested?.length || e.set.length === 0) return undefined;
@@ -106,7 +109,7 @@ export function updatesByKey(
     const key = shape === undefined ? undefined : keyValues(wheres[i], pk);
     const values = key?.map(valueOf);
     if (values?.some((v) => v === undefined)) unresolved = true;
-    const texts = values?.map((v, j) => (v === undefined || v === null ? undefined : keyText(v, keyColumns[j]!.scalar)));
+    const texts = values?.map((v, j) => (v === undefined || v === null ? undefined : keyText(v, keyColumns[j]!.scalar, keyInfos[j])));
     const text = texts?.every((x) => x !== undefined) ? texts.join('\u0000') : undefined;
     if (run && (text === undefined || shape !== run.shape || run.seen.has(text))) close();
     if (text === undefined) {
