@@ -11,7 +11,8 @@ import { quoteIdent } from './identifiers.js';
 /*
  * Note [Nested updates in SQL]
  * Every write is a CTE returning its rows whole (`r`) and the role's check on them (`c`), as in
- * Note [Mutation statements]; a write through a relationship names its parents' CTE:
+ * Note [Mutation statements] (the root update keeps its rows' columns instead: Note [Written
+ * rows as columns]); a write through a relationship names its parents' CTE:
  *
  *   _c0 as (update author as _t0 set ... where <filter> returning _t0 as r, <check> as c),
  *   _c1 as (delete from article as _t1 where <where and filter>
@@ -62,14 +63,17 @@ class NestedCompiler extends MutationCompiler {
   readonly affected: string[] = [];
 
   override src(t: QualifiedTable): string {
-    if (t.schema === CTE) return `(select (${t.name}.r).* from ${t.name})`;
+    if (t.schema === CTE) return `(select ${this.rowsOf(t.name)} from ${t.name})`;
     const entries = this.written.get(tkey(t));
     if (!entries) return super.src(t);
     const b = this.alias();
     const gone = entries.filter((e) => e.k !== 'insert' && e.key?.length);
-    const kept = gone.map((e) => `not exists (select from ${e.cte} where ${e.key!.map((k) => `(${e.cte}.r).${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`);
-    const base = `select ${b}.* from ${this.table(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
-    return `(${base}${entries.filter((e) => e.k !== 'delete').map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
+    const kept = gone.map((e) => `not exists (select from ${e.cte} where ${e.key!.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`);
+    // Where a write keeps its rows' columns (Note [Written rows as columns]), every part of the
+    // union reads those: the table's columns as the model knows them.
+    const columns = entries.map((e) => this.keptColumns(e.cte)).find((c) => c !== undefined);
+    const base = `select ${columns ? columns.map((c) => `${b}.${quoteIdent(c)}`).join(', ') : `${b}.*`} from ${this.table(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
+    return `(${base}${entries.filter((e) => e.k !== 'delete').map((e) => ` union all select ${this.rowsOf(e.cte, e.cte, columns)} from ${e.cte}`).join('')})`;
   }
 
   private record(table: QualifiedTable, e: Entry): void {
@@ -97,7 +101,7 @@ class NestedCompiler extends MutationCompiler {
       // Not written: only the parents of what follows.
       cte = this.name();
       const t = this.alias();
-      this.with.push(`${cte} as (select ${t} as r from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
+      this.with.push(`${cte} as (select ${this.kept(cte, t, ir.columns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
     }
     for (const n of ir.nested ?? []) this.through(n, cte);
     return { ctes: [cte] };
@@ -149,7 +153,7 @@ class NestedCompiler extends MutationCompiler {
         return `(${[String(i + 1), ...vals].join(', ')})`;
       });
       const target = [...cols, ...mapping.map(([, remote]) => remote)].map(quoteIdent).join(', ');
-      const select = [...cols.map((c) => `_v.${quoteIdent(c)}`), ...mapping.map(([own]) => `(_p.r).${quoteIdent(own)}`)].join(', ');
+      const select = [...cols.map((c) => `_v.${quoteIdent(c)}`), ...mapping.map(([own]) => this.columnOf(parent, own, '_p'))].join(', ');
       const check = this.bool(ir.check, t, t);
       const sql =
         `insert into ${this.table(table)} as ${t} (${target}) select ${select} from ${parent} as _p, ` +

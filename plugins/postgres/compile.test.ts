@@ -724,7 +724,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = ($1::text)::"pg_catalog"."text", "rating" = _t0."rating" + ($2::text)::"pg_catalog"."int8" where ((_t0."id" < ($4::text)::"pg_catalog"."int4") and (_t0."author_id" = ($5::text)::"pg_catalog"."int4")) returning _t0 as r, (_t0."rating" <= ($3::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(_t2), '[]') from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."id" as "id", _t1."rating" as "rating") as _t2 where (_t1."author_id" = ($6::text)::"pg_catalog"."int4")))::text end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = ($1::text)::"pg_catalog"."text", "rating" = _t0."rating" + ($2::text)::"pg_catalog"."int8" where ((_t0."id" < ($4::text)::"pg_catalog"."int4") and (_t0."author_id" = ($5::text)::"pg_catalog"."int4")) returning _t0."id" as _0, _t0."title" as _1, _t0."author_id" as _2, _t0."rating" as _3, (_t0."rating" <= ($3::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(_t2), '[]') from (select _c0._0 as "id", _c0._1 as "title", _c0._2 as "author_id", _c0._3 as "rating" from _c0) as _t1 cross join lateral (select _t1."id" as "id", _t1."rating" as "rating") as _t2 where (_t1."author_id" = ($6::text)::"pg_catalog"."int4")))::text end as json",
       }
     `);
   });
@@ -751,6 +751,7 @@ describe('compileMutation', () => {
           { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', { k: 'session', name: 'x-svc-user-id' }) },
         ],
       },
+      columns: [...g.articleColumns.keys()],
     };
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {
@@ -814,7 +815,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = (_v.c1)::"pg_catalog"."text", "rating" = _t0."rating" + (_v.c2)::"pg_catalog"."int8" from unnest(($1::text)::text[], ($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, c1, c2, o) where _t0."id" = (_v.c0)::"pg_catalog"."int4" and (_t0."author_id" = ($4::text)::"pg_catalog"."int4") returning _t0 as r, _v.o as o, (_t0."rating" <= ($5::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else (select string_agg(_a.j, ',' order by _a.o) from (select _g.o, json_build_object('affected_rows', count(_w.o), 'returning', coalesce(json_agg(json_build_object('id', _t1."id", 'rating', _t1."rating")) filter (where _w.o is not null and (_t1."author_id" = ($6::text)::"pg_catalog"."int4")), '[]'))::text as j from unnest(($1::text)::text[]) with ordinality as _g(k, o) left join (_c0 as _w cross join lateral (select (_w.r).*) as _t1) on _w.o = _g.o group by _g.o) as _a) end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $7::text, true) as v), _c0 as (update "public"."article" as _t0 set "title" = (_v.c1)::"pg_catalog"."text", "rating" = _t0."rating" + (_v.c2)::"pg_catalog"."int8" from unnest(($1::text)::text[], ($2::text)::text[], ($3::text)::text[]) with ordinality as _v(c0, c1, c2, o) where _t0."id" = (_v.c0)::"pg_catalog"."int4" and (_t0."author_id" = ($4::text)::"pg_catalog"."int4") returning _t0."id" as _0, _t0."title" as _1, _t0."author_id" as _2, _t0."rating" as _3, _v.o as o, (_t0."rating" <= ($5::text)::"pg_catalog"."int8") as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else (select string_agg(_a.j, ',' order by _a.o) from (select _g.o, json_build_object('affected_rows', count(_w.o), 'returning', coalesce(json_agg(json_build_object('id', _t1."id", 'rating', _t1."rating")) filter (where _w.o is not null and (_t1."author_id" = ($6::text)::"pg_catalog"."int4")), '[]'))::text as j from unnest(($1::text)::text[]) with ordinality as _g(k, o) left join (_c0 as _w cross join lateral (select _w._0 as "id", _w._1 as "title", _w._2 as "author_id", _w._3 as "rating") as _t1) on _w.o = _g.o group by _g.o) as _a) end as json",
       }
     `);
   });
@@ -877,7 +878,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), '__typename', 'article_mutation_response')::text end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."author_id" = ($1::text)::"pg_catalog"."int4") returning _t0."id" as _0, _t0."title" as _1, _t0."author_id" as _2, _t0."rating" as _3) select case when (select v from _svc_s) is null then null else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), '__typename', 'article_mutation_response')::text end as json",
       }
     `);
     const byPk = g.mutation.deleteByPk();
@@ -893,7 +894,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4") returning _t0 as r) select case when (select v from _svc_s) is null then null else coalesce((select to_json(_t2) from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."title" as "title") as _t2 limit 1)::text, 'null') end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $2::text, true) as v), _c0 as (delete from "public"."article" as _t0 where (_t0."id" = ($1::text)::"pg_catalog"."int4") returning _t0."id" as _0, _t0."title" as _1, _t0."author_id" as _2, _t0."rating" as _3) select case when (select v from _svc_s) is null then null else coalesce((select to_json(_t2) from (select _c0._0 as "id", _c0._1 as "title", _c0._2 as "author_id", _c0._3 as "rating" from _c0) as _t1 cross join lateral (select _t1."title" as "title") as _t2 limit 1)::text, 'null') end as json",
       }
     `);
   });

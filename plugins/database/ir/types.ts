@@ -369,6 +369,10 @@ export interface UpdateIR {
    * plugins/database/schema/nested-update.ts); `key` is then the table's primary key. */
   nested?: NestedWriteIR[];
   key?: readonly string[];
+  /** The table's columns, in order (its model's): what the statement keeps of each row it
+   * writes, where the kind keeps columns rather than the whole row (PostgreSQL: Note [Written
+   * rows as columns] in plugins/postgres/compile-mutation.ts); absent: the whole row. */
+  columns?: readonly string[];
 }
 
 /** The writes through one relationship of the rows another write of the mutation wrote (its
@@ -401,6 +405,8 @@ export interface DeleteIR {
   table: QualifiedTable;
   where: BoolIR;
   output: MutationOutput;
+  /** As UpdateIR's. */
+  columns?: readonly string[];
 }
 
 /** Updates that each name one row by the table's primary key and set the same columns with the
@@ -420,6 +426,8 @@ export interface UpdateRowsIR {
   check: BoolIR;
   /** What each update answers, of the row it updated. */
   output: Extract<MutationOutput, { k: 'multi' }>;
+  /** As UpdateIR's. */
+  columns?: readonly string[];
 }
 
 /** A mutation root field's statement (Note [Mutations in the IR]). */

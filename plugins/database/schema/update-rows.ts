@@ -99,6 +99,7 @@ export function updatesByKey(
         filter,
         check,
         output,
+        ...(first.columns ? { columns: first.columns } : {}),
       };
       irs.push(ir);
     }

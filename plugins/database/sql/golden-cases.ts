@@ -231,6 +231,7 @@ export function goldenCases(f: GoldenFixture) {
         k: 'multi',
         fields: [affected, { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', session('x-svc-user-id')) }],
       },
+      columns: [...articleColumns.keys()],
     }),
     /** `delete_article(where: <the role's filter>) { affected_rows __typename }` */
     delete: (): MutationIR => ({
@@ -238,9 +239,10 @@ export function goldenCases(f: GoldenFixture) {
       table: article,
       where: cmp(article, 'author_id', 'eq', session('x-svc-user-id')),
       output: { k: 'multi', fields: [affected, { key: '__typename', k: 'typename', name: 'article_mutation_response' }] },
+      columns: [...articleColumns.keys()],
     }),
     /** `delete_article_by_pk(id: $id) { title }` */
-    deleteByPk: (): MutationIR => ({ k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) } }),
+    deleteByPk: (): MutationIR => ({ k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) }, columns: [...articleColumns.keys()] }),
   };
 
   return {

@@ -1,0 +1,132 @@
+/**
+ * Note [Written rows as columns] (./compile-mutation.ts): an update, `update_rows` and a delete
+ * keep their rows' columns under names of the compiler's own, not the row whole. Every answer is
+ * the one the row gives: over a table whose columns are named as the statement's helpers (`r`,
+ * `c`, `o`, `_0`), with values stored out of line (TOAST), through computed fields,
+ * relationships, aggregates, a role's filters, `update_<t>_many`'s runs and `_nested` writes.
+ */
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { useServer } from '../../test/helpers.js';
+
+const SEED = `
+create table odd (id int primary key, r text, c int, o int, "_0" text, n int not null default 0, body text, owner text);
+alter table odd alter column body set storage external;
+create table odd_note (id serial primary key, odd_id int references odd(id), label text not null);
+create function odd_len(x odd) returns int language sql stable as $$ select length(x.body) $$;
+`;
+
+/** A body stored out of line: 100,000 characters, no compression (storage external). */
+const body = (id: number) => `${id}`.padEnd(100_000, String.fromCharCode(97 + id));
+
+const server = useServer(SEED);
+const q = (query: string, variables?: Record<string, unknown>, headers?: Record<string, string>) => server.gql(query, variables, headers);
+const as = (id: string) => ({ 'x-svc-role': 'user', 'x-svc-user-id': id });
+
+beforeAll(async () => {
+  const r = await server.metadata({
+    type: 'bulk',
+    args: [
+      { type: 'pg_track_table', args: { table: 'odd' } },
+      { type: 'pg_track_table', args: { table: 'odd_note' } },
+      { type: 'pg_create_array_relationship', args: { table: 'odd', name: 'notes', using: { foreign_key_constraint_on: { table: 'odd_note', column: 'odd_id' } } } },
+      { type: 'pg_create_object_relationship', args: { table: 'odd_note', name: 'odd', using: { foreign_key_constraint_on: 'odd_id' } } },
+      { type: 'pg_add_computed_field', args: { table: 'odd', name: 'body_length', definition: { function: 'odd_len' } } },
+      { type: 'pg_create_select_permission', args: { table: 'odd', role: 'user', permission: { columns: ['id', 'r', 'c', 'o', '_0', 'n'], computed_fields: ['body_length'], filter: { c: { _lt: 30 } } } } },
+      { type: 'pg_create_update_permission', args: { table: 'odd', role: 'user', permission: { columns: ['n', 'c'], filter: { owner: { _eq: 'X-Svc-User-Id' } }, check: { n: { _lt: 100 } } } } },
+      { type: 'pg_create_delete_permission', args: { table: 'odd', role: 'user', permission: { filter: { owner: { _eq: 'X-Svc-User-Id' } } } } },
+      { type: 'pg_create_select_permission', args: { table: 'odd_note', role: 'user', permission: { columns: ['id', 'label'], filter: {} } } },
+    ],
+  });
+  expect(r.status, r.text).toBe(200);
+});
+
+beforeEach(async () => {
+  await server.runSql(`
+    truncate odd, odd_note restart identity cascade;
+    insert into odd (id, r, c, o, "_0", body, owner) select i, 'r' || i, i * 10, -i, 'z' || i, rpad(i::text, 100000, chr(96 + i + 1)), 'u' || (i % 2) from generate_series(1, 3) as i;
+    insert into odd_note (odd_id, label) values (1, 'x'), (1, 'y'), (2, 'w');
+  `);
+});
+
+describe('updates and deletes keep their rows as columns (Note [Written rows as columns])', () => {
+  it('an update answers every column, out-of-line values, computed fields, relationships and aggregates of its rows', async () => {
+    const r = await q(`mutation { update_odd(where: {id: {_lte: 2}}, _inc: {n: 1, c: 1}) { affected_rows returning {
+        id r c o _0 n body body_length notes(order_by: {id: asc}) { label odd { id c } } notes_aggregate { aggregate { count } } } } }`);
+    expect(r).toEqual({
+      data: {
+        update_odd: {
+          affected_rows: 2,
+          returning: [1, 2].map((id) => ({
+            id,
+            r: `r${id}`,
+            c: id * 10 + 1,
+            o: -id,
+            _0: `z${id}`,
+            n: 1,
+            body: body(id),
+            body_length: 100_000,
+            // A relationship reads the tables as they were before the statement, as Hasura's one statement does.
+            notes: (id === 1 ? ['x', 'y'] : ['w']).map((label) => ({ label, odd: { id, c: id * 10 } })),
+            notes_aggregate: { aggregate: { count: id === 1 ? 2 : 1 } },
+          })),
+        },
+      },
+    });
+  });
+
+  it('update_by_pk and delete_by_pk answer the row, or null where none', async () => {
+    expect(await q('mutation { update_odd_by_pk(pk_columns: {id: 3}, _set: {c: 7}) { id c o r _0 body_length } }')).toEqual({
+      data: { update_odd_by_pk: { id: 3, c: 7, o: -3, r: 'r3', _0: 'z3', body_length: 100_000 } },
+    });
+    expect(await q('mutation { delete_odd_by_pk(id: 3) { id c o body body_length notes { id } } }')).toEqual({
+      data: { delete_odd_by_pk: { id: 3, c: 7, o: -3, body: body(3), body_length: 100_000, notes: [] } },
+    });
+    expect(await q('mutation { delete_odd_by_pk(id: 3) { id } update_odd_by_pk(pk_columns: {id: 3}, _set: {c: 1}) { id } }')).toEqual({
+      data: { delete_odd_by_pk: null, update_odd_by_pk: null },
+    });
+    expect((await server.runSql('select count(*) from odd')).result[1][0]).toBe('2');
+  });
+
+  it('a delete of several rows answers their out-of-line values as they were', async () => {
+    await server.runSql('delete from odd_note');
+    const r = await q('mutation { delete_odd(where: {}) { affected_rows returning { id o body } } }');
+    expect(r.data.delete_odd.affected_rows).toBe(3);
+    expect([...r.data.delete_odd.returning].sort((a: any, b: any) => a.id - b.id)).toEqual([1, 2, 3].map((id) => ({ id, o: -id, body: body(id) })));
+  });
+
+  it("update_<t>_many's run of updates by key answers each update's row", async () => {
+    const u = [3, 1, 2].map((id) => ({ where: { id: { _eq: id } }, _set: { o: id * 100 }, _inc: { c: 1 } }));
+    expect(await q('mutation ($u: [odd_updates!]!) { update_odd_many(updates: $u) { affected_rows returning { id c o body_length } } }', { u })).toEqual({
+      data: { update_odd_many: [3, 1, 2].map((id) => ({ affected_rows: 1, returning: [{ id, c: id * 10 + 1, o: id * 100, body_length: 100_000 }] })) },
+    });
+  });
+
+  it("a role's filter, check and select filter read the kept columns", async () => {
+    // u1 owns 1 and 3; the select filter (c < 30) shows 1 only once updated.
+    expect(await q('mutation { update_odd(where: {}, _inc: {n: 5}) { affected_rows returning { id n c } } }', undefined, as('u1'))).toEqual({
+      data: { update_odd: { affected_rows: 2, returning: [{ id: 1, n: 5, c: 10 }] } },
+    });
+    const fails = await q('mutation { update_odd_by_pk(pk_columns: {id: 1}, _set: {n: 100}) { id } }', undefined, as('u1'));
+    expect(fails.errors).toMatchObject([{ extensions: { code: 'permission-error' } }]);
+    await server.runSql('delete from odd_note');
+    expect(await q('mutation { delete_odd(where: {}) { affected_rows returning { id c body_length } } }', undefined, as('u0'))).toEqual({
+      data: { delete_odd: { affected_rows: 1, returning: [{ id: 2, c: 20, body_length: 100_000 }] } },
+    });
+    expect((await server.runSql('select id, n from odd order by id')).result.slice(1)).toEqual([
+      ['1', '5'],
+      ['3', '5'],
+    ]);
+  });
+
+  it('an update with _nested writes reads the kept rows as their parents', async () => {
+    const r = await q(`mutation { update_odd_by_pk(pk_columns: {id: 2}, _set: {c: 21}, _nested: {notes: {insert: {objects: [{label: "v"}]}, update: {where: {label: {_eq: "w"}}, _set: {label: "w2"}}}}) {
+        id c body_length notes(order_by: {id: asc}) { label odd { c } } } }`);
+    expect(r).toEqual({ data: { update_odd_by_pk: { id: 2, c: 21, body_length: 100_000, notes: [{ label: 'w2', odd: { c: 21 } }, { label: 'v', odd: { c: 21 } }] } } });
+    expect((await server.runSql('select odd_id, label from odd_note order by id')).result.slice(1)).toEqual([
+      ['1', 'x'],
+      ['1', 'y'],
+      ['2', 'w2'],
+      ['2', 'v'],
+    ]);
+  });
+});
