@@ -1,10 +1,12 @@
 /**
- * Updates and deletes of rows with a large value stored out of line (TOAST): what PostgreSQL
+ * Updates, upserts and deletes of rows with a large value stored out of line (TOAST): what PostgreSQL
  * spends where the answer reads none of it (Note [Written rows as columns] in
  * plugins/postgres/compile-mutation.ts). A table `docs (id, n, body)` of rows whose body is
  * `--kb` KiB of text that does not compress, and, one request at a time:
  *   update_many   `update_docs(where: {id: {_lte: $rows}}, _inc: {n: 1}) { affected_rows }`
  *   update_by_pk  `update_docs_by_pk(pk_columns: {id: $id}, _inc: {n: 1}) { id n }`
+ *   upsert        `insert_docs_one(object: {id: $id, n: 1, body: ""}, on_conflict: {constraint: docs_pkey,
+ *                 update_columns: [n]}) { id n }` (a row that is there: it updates n)
  *   delete_by_pk  `delete_docs_by_pk(id: $id) { id n }` (each request its own row, made before)
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).
  *
@@ -38,6 +40,7 @@ function parseFlags(argv: string[]) {
 const MUTATIONS = {
   update_many: 'mutation ($rows: Int!) { update_docs(where: {id: {_lte: $rows}}, _inc: {n: 1}) { affected_rows } }',
   update_by_pk: 'mutation ($id: Int!) { update_docs_by_pk(pk_columns: {id: $id}, _inc: {n: 1}) { id n } }',
+  upsert: 'mutation ($id: Int!) { insert_docs_one(object: {id: $id, n: 1, body: ""}, on_conflict: {constraint: docs_pkey, update_columns: [n]}) { id n } }',
   delete_by_pk: 'mutation ($id: Int!) { delete_docs_by_pk(id: $id) { id n } }',
 };
 /** The first id of the rows the deletes take, one per request. */
@@ -77,7 +80,7 @@ try {
           for (const id of ids) {
             const r = await post(`${url}/v1/graphql`, { query, variables: name === 'update_many' ? { rows: flags.rows } : { id } });
             const data = r.status === 200 ? (JSON.parse(r.text) as { data?: Record<string, { affected_rows?: number; id?: number } | null> }).data : undefined;
-            const answer = data?.[name === 'update_many' ? 'update_docs' : name === 'update_by_pk' ? 'update_docs_by_pk' : 'delete_docs_by_pk'];
+            const answer = data?.[{ update_many: 'update_docs', update_by_pk: 'update_docs_by_pk', upsert: 'insert_docs_one', delete_by_pk: 'delete_docs_by_pk' }[name]!];
             if (name === 'update_many' ? answer?.affected_rows !== flags.rows : answer?.id !== id) throw new Error(`${name} ${id}: ${r.text.slice(0, 300)}`);
           }
           return ids.length;

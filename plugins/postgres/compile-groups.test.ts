@@ -85,7 +85,7 @@ describe('nested updates', () => {
       check: T,
       output: { k: 'multi', fields: [{ key: 'affected_rows', k: 'affected_rows' }, { key: 'returning', k: 'returning', select: { fields: [{ key: 'id', k: 'column', column: 'id', scalar: s('int4') }] } }] },
       // The root update keeps its rows' columns (Note [Written rows as columns]), the nested writes their rows.
-      columns: ['id', 'name', 'bio'],
+      tableColumns: ['id', 'name', 'bio'],
       nested: [
         {
           relationship: 'articles',

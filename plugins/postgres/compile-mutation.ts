@@ -327,7 +327,7 @@ export class MutationCompiler extends Compiler {
    * in an invalid input syntax error: a cast of text built at run time, so not folded when the
    * statement is planned; CASE evaluates it only then). */
   private parentValue({ cte: parent, column, bindAs, index }: ParentColumn): string {
-    const value = `(select (${parent}.r).${quoteIdent(column)} from ${parent})`;
+    const value = `(select ${this.columnOf(parent, column)} from ${parent})`;
     if (bindAs === undefined) return value;
     return `(case when exists (select from ${parent}) then ${value} else (select null::${bindAs} from ${parent} having ('${ZERO_MARK}${index}:' || count(*))::int4 is null) end)`;
   }
@@ -421,7 +421,7 @@ export class MutationCompiler extends Compiler {
         const parent = fixed.get(c);
         if (parent !== undefined) {
           parentCtes.add(parent.cte);
-          return `(${parent.cte}.r).${quoteIdent(parent.column)}`;
+          return this.columnOf(parent.cte, parent.column);
         }
         return own(c);
       });
@@ -439,7 +439,7 @@ export class MutationCompiler extends Compiler {
             at = `(_v.p${n})::int8`;
           }
           on.push(`_p${n}.n = ${at}`);
-          const keys = j.mapping.map(([theirs], i) => `(${j.cte}.r).${quoteIdent(theirs)} as k${i}`);
+          const keys = j.mapping.map(([theirs], i) => `${this.columnOf(j.cte, theirs)} as k${i}`);
           // A level whose rows upserted one row more than once holds each row's position.
           const position = this.positioned.has(j.cte) ? `${j.cte}.n` : 'row_number() over () as n';
           return `(select ${keys.join(', ')}, ${position} from ${j.cte}) as _p${n}`;
@@ -466,7 +466,7 @@ export class MutationCompiler extends Compiler {
               if (fixed !== undefined) {
                 if (!joined) return this.parentValue(fixed);
                 parentCtes.add(fixed.cte);
-                return `(${fixed.cte}.r).${quoteIdent(fixed.column)}`;
+                return this.columnOf(fixed.cte, fixed.column);
               }
               const v = r.values.get(c);
               const col = ir.columns.get(c);
@@ -512,7 +512,7 @@ export class MutationCompiler extends Compiler {
       check = existing === 'true' ? 'true' : `(case when ${t}.xmax = 0 then true else ${existing} end)`;
     }
     const inserted = first !== 'true' || updated !== 'true';
-    sql += ` returning ${t} as r, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
+    sql += ` returning ${this.kept(name, t, ir.tableColumns)}, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
     this.with.push(`${name} as (${sql})`);
     // A check that always holds (admin, a permission without one) is not read back.
     if (check !== 'true') this.checked.push(name);
@@ -527,15 +527,18 @@ export class MutationCompiler extends Compiler {
     // group wrote (`affected_rows` counts them all, as Hasura's statement per row does).
     const each = this.name();
     const written = `(select *, row_number() over () as n from ${name}) as _x on _x.n = _m.g`;
-    if (!inserted) this.with.push(`${each} as materialized (select _x.r, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
+    if (!inserted) this.with.push(`${each} as materialized (select ${this.passedOn(name, '_x', each)}, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
     else {
       // Once for each group the request inserted, on its first row: the row as that row
       // inserted it is the row written with the columns later rows set (the conflict's update
       // columns, the role's update presets) taken back to the first row's values.
-      const asFirst = merged.later.length === 0 ? '_x.r' : `(case when _m.k > 1 then jsonb_populate_record(_x.r, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else _x.r end)`;
+      const asFirst =
+        merged.later.length === 0
+          ? this.rowsOf(name, '_x')
+          : `(case when _m.k > 1 then jsonb_populate_record(${this.wholeRow(name, ir.table, '_x')}, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else ${this.wholeRow(name, ir.table, '_x')} end).*`;
       const checks = [first, updated === 'true' ? 'true' : `(_m.k = 1 or ${updated})`].filter((x) => x !== 'true');
       this.with.push(
-        `${each} as materialized (select _x.r, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written}${updated !== 'true' ? ' cross join lateral (select (_x.r).*) as _u' : ''}${first !== 'true' ? ` cross join lateral (select (${asFirst}).*) as _f` : ''} order by _m.o)`,
+        `${each} as materialized (select ${this.passedOn(name, '_x', each)}, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written}${updated !== 'true' ? ` cross join lateral (select ${this.rowsOf(name, '_x')}) as _u` : ''}${first !== 'true' ? ` cross join lateral (select ${asFirst}) as _f` : ''} order by _m.o)`,
       );
       this.checked.push(each);
     }
@@ -663,12 +666,12 @@ export class MutationCompiler extends Compiler {
       const { scalar } = ir.columns.get(c)!;
       const items = ir.rows.map((r) => boundValue((r.values.get(c) as Extract<ColumnValue, { k: 'value' }>).value, scalar));
       arrays.push(this.textArray(items));
-      on.push(`(_x.r).${quoteIdent(c)} = ${typedValue(`_k.k${i}`, scalar)}`);
+      on.push(`${this.columnOf(cte, c, '_x')} = ${typedValue(`_k.k${i}`, scalar)}`);
     });
-    const written = key.map((c) => `(_x.r).${quoteIdent(c)}`).join(', ');
+    const written = key.map((c) => this.columnOf(cte, c, '_x')).join(', ');
     const each = this.name();
     this.with.push(
-      `${each} as materialized (select distinct on (${written}) _x.r, _k.o as n from unnest(${arrays.join(', ')}) with ordinality as _k(${[...key.map((_, i) => `k${i}`), 'o'].join(', ')}) join ${cte} as _x on ${on.join(' and ')} order by ${written}, _k.o)`,
+      `${each} as materialized (select distinct on (${written}) ${this.passedOn(cte, '_x', each)}, _k.o as n from unnest(${arrays.join(', ')}) with ordinality as _k(${[...key.map((_, i) => `k${i}`), 'o'].join(', ')}) join ${cte} as _x on ${on.join(' and ')} order by ${written}, _k.o)`,
     );
     this.positioned.add(each);
     this.byKey.set(cte, each);
@@ -713,57 +716,25 @@ export class MutationCompiler extends Compiler {
    * point into a TOAST table): an update or delete of rows with a large text or jsonb read all
    * of it back, whatever the answer asked, even `affected_rows` alone. 200 rows of 960 kB each:
    * `returning _t0 as r` 306-330 ms, `returning _t0.*` or the key alone 0.6-1.0 ms (PostgreSQL
-   * 15, psql). So an update, `update_rows` and a delete keep their rows' columns, `_0`, `_1`,
-   * ... in the table's order (UpdateIR.columns, the model's; names of the compiler's own, so
-   * that no column meets `c` or `o`), which keep pointers into the TOAST table until a value is
-   * read; the answer reads them as the table's columns (`rowsOf`, `columnOf`). Hasura returns
-   * `*` the same way. Inserts, and the writes of nested updates, keep `r` (the statement's later
-   * reads take their rows as the table's, Note [Nested inserts]), and so does a write whose IR
-   * gives no columns. Tests: compile.test.ts's goldens; mutations.test.ts, "columns named as
-   * the statement's own".
+   * 15, psql). So a write keeps its rows' columns, `_0`, `_1`, ... in the table's order
+   * (`tableColumns` of its IR, the model's; names of the compiler's own, so that no column meets
+   * `c`, `o`, `i` or `n`), which keep pointers into the TOAST table until a value is read. Every
+   * read of a written row goes through the compiler's `columnOf` and `rowsOf` (plugins/postgres/
+   * compile.ts): the answer, a parent's columns for its rows, the levels joined by position or
+   * by key (whose CTEs pass the columns on, `passedOn`), the statement's later reads of a table
+   * it wrote (`src`: the table's columns as the model has them, on both sides of the union).
+   * Hasura returns `*` the same way. A row is made whole (`wholeRow`, which fetches its values)
+   * only where a value of the row type is read: a step's answer (Note [Batches in steps]) and a
+   * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). The writes
+   * of nested updates through relationships, whose IR gives no columns, keep `r`. Figures:
+   * docs/benchmarks.md "Wide rows". Tests: compile.test.ts's goldens; written-rows.test.ts.
    */
-  /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
-   * where given (Note [Written rows as columns]), else the row whole. */
-  protected kept(cte: string, t: string, columns: readonly string[] | undefined): string {
-    if (!columns?.length) return `${t} as r`;
-    this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
-    return columns.map((c, i) => `${t}.${quoteIdent(c)} as _${i}`).join(', ');
-  }
-
-  /** The writes that keep their rows' columns, each column's position (Note [Written rows as
-   * columns]); any other keeps its rows whole (`r`). */
-  private readonly columnar = new Map<string, ReadonlyMap<string, number>>();
-
-  /** Column `c` of a row of the write `cte`, read as `alias`. */
-  columnOf(cte: string, c: string, alias: string = cte): string {
-    const kept = this.columnar.get(cte);
-    if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
-    const at = kept.get(c);
-    if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
-    return `${alias}._${at}`;
-  }
-
-  /** The select list of a row of the write `cte`, read as `alias`, as the table's columns:
-   * those of `columns` where given, else all it keeps. */
-  rowsOf(cte: string, alias: string = cte, columns?: readonly string[]): string {
-    const kept = this.columnar.get(cte);
-    if (columns) return columns.map((c) => `${this.columnOf(cte, c, alias)} as ${quoteIdent(c)}`).join(', ');
-    if (!kept) return `(${alias}.r).*`;
-    return [...kept].map(([c, i]) => `${alias}._${i} as ${quoteIdent(c)}`).join(', ');
-  }
-
-  /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
-  keptColumns(cte: string): readonly string[] | undefined {
-    const kept = this.columnar.get(cte);
-    return kept && [...kept.keys()];
-  }
-
   update(ir: UpdateIR): Written {
     const name = this.name();
     const t = this.alias();
     const sets = ir.set.map((s) => this.setClause(s, t));
     const check = this.bool(ir.check, t, t);
-    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${this.kept(name, t, ir.columns)}, ${check} as c`;
+    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${this.kept(name, t, ir.tableColumns)}, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
     if (check !== 'true') this.checked.push(name);
     return { ctes: [name] };
@@ -811,7 +782,7 @@ export class MutationCompiler extends Compiler {
     const check = this.bool(ir.check, t, t);
     const where = [...on, ...(filter === 'true' ? [] : [filter])].join(' and ');
     this.with.push(
-      `${name} as (update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} from unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')}) where ${where} returning ${this.kept(name, t, ir.columns)}, _v.o as o, ${check} as c)`,
+      `${name} as (update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} from unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')}) where ${where} returning ${this.kept(name, t, ir.tableColumns)}, _v.o as o, ${check} as c)`,
     );
     if (check !== 'true') this.checked.push(name);
     // Each update's answer from the row of its position (none where its key found no row).
@@ -830,7 +801,7 @@ export class MutationCompiler extends Compiler {
   delete(ir: DeleteIR): Written {
     const name = this.name();
     const t = this.alias();
-    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${this.kept(name, t, ir.columns)})`);
+    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${this.kept(name, t, ir.tableColumns)})`);
     return { ctes: [name] };
   }
 
@@ -1254,8 +1225,9 @@ function compileStep(step: Step): CompiledQuery {
   const w = c.insert(step.ir, fixed);
   for (const z of step.writes ?? []) c.mustWrite(step.ir.table, z, w.ctes[0]!);
   const parts = [`'n', ${c.count(c.inserted)}`];
-  if (step.root) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select r from ${x}`).join(' union all ')}) as _w)::text`);
-  if (step.keeps) parts.push(`'p', (select (${w.ctes[0]}.r)::text from ${w.ctes[0]})`);
+  // The rows answered as text of the table's records: whole rows here (Note [Written rows as columns]).
+  if (step.root) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.wholeRow(x, step.ir.table)} as r from ${x}`).join(' union all ')}) as _w)::text`);
+  if (step.keeps) parts.push(`'p', (select (${c.wholeRow(w.ctes[0]!, step.ir.table)})::text from ${w.ctes[0]})`);
   return compiled(c, c.finish(c.statement(`json_build_object(${parts.join(', ')})::text`)));
 }
 

@@ -72,7 +72,7 @@ class NestedCompiler extends MutationCompiler {
     // Where a write keeps its rows' columns (Note [Written rows as columns]), every part of the
     // union reads those: the table's columns as the model knows them.
     const columns = entries.map((e) => this.keptColumns(e.cte)).find((c) => c !== undefined);
-    const base = `select ${columns ? columns.map((c) => `${b}.${quoteIdent(c)}`).join(', ') : `${b}.*`} from ${this.table(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
+    const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
     return `(${base}${entries.filter((e) => e.k !== 'delete').map((e) => ` union all select ${this.rowsOf(e.cte, e.cte, columns)} from ${e.cte}`).join('')})`;
   }
 
@@ -101,7 +101,7 @@ class NestedCompiler extends MutationCompiler {
       // Not written: only the parents of what follows.
       cte = this.name();
       const t = this.alias();
-      this.with.push(`${cte} as (select ${this.kept(cte, t, ir.columns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
+      this.with.push(`${cte} as (select ${this.kept(cte, t, ir.tableColumns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
     }
     for (const n of ir.nested ?? []) this.through(n, cte);
     return { ctes: [cte] };

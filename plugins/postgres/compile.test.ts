@@ -376,7 +376,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("id", "name") values (($1::text)::"pg_catalog"."int4", ($2::text)::"pg_catalog"."text") on conflict on constraint "author_pkey" do update set "name" = excluded."name" where (_t0."born" is null) returning _t0 as r, (case when _t0.xmax = 0 then (_t0."id" = ($3::text)::"pg_catalog"."int4") else true end) as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(_t2), '[]') from (select (_c0.r).* from _c0) as _t1 cross join lateral (select _t1."id" as "id", _t1."name" as "name") as _t2))::text end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $4::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("id", "name") values (($1::text)::"pg_catalog"."int4", ($2::text)::"pg_catalog"."text") on conflict on constraint "author_pkey" do update set "name" = excluded."name" where (_t0."born" is null) returning _t0."id" as _0, _t0."name" as _1, _t0."born" as _2, _t0."tags" as _3, _t0."info" as _4, _t0."prefs" as _5, (case when _t0.xmax = 0 then (_t0."id" = ($3::text)::"pg_catalog"."int4") else true end) as c) select case when (select v from _svc_s) is null then null when not coalesce((select bool_and(c) from (select c from _c0) as _k), true) then (select ('svc:check:' || count(*))::int4 from _svc_s)::text else json_build_object('affected_rows', (select count(*) from (select from _c0) as _n), 'returning', (select coalesce(json_agg(_t2), '[]') from (select _c0._0 as "id", _c0._1 as "name", _c0._2 as "born", _c0._3 as "tags", _c0._4 as "info", _c0._5 as "prefs" from _c0) as _t1 cross join lateral (select _t1."id" as "id", _t1."name" as "name") as _t2))::text end as json",
       }
     `);
   });
@@ -434,7 +434,7 @@ describe('compileMutation', () => {
             "k": "session_json",
           },
         ],
-        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0 as r, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", (_c0.r)."id")) as _v returning _t1 as r, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else coalesce((select to_json(_t3) from (select (_c1.r).* from _c1) as _t2 cross join lateral (select _t2."id" as "id", (select _t6 from (select _t4.* from (select _t5.* from "public"."author" as _t5 union all select (_c0.r).* from _c0) as _t4 where true and _t4."id" = _t2."author_id") as _t4 cross join lateral (select _t4."name" as "name") as _t6 limit 1) as "author") as _t3 limit 1)::text, 'null') end as json",
+        "sql": "with _svc_s as (select set_config('svc.user', $3::text, true) as v), _c0 as (insert into "public"."author" as _t0 ("name") values (($1::text)::"pg_catalog"."text") returning _t0."id" as _0, _t0."name" as _1, _t0."born" as _2, _t0."tags" as _3, _t0."info" as _4, _t0."prefs" as _5, true as c), _c1 as (insert into "public"."article" as _t1 ("title", "author_id") select _v.* from _c0, lateral (values (($2::text)::"pg_catalog"."text", _c0._0)) as _v returning _t1."id" as _0, _t1."title" as _1, _t1."author_id" as _2, _t1."rating" as _3, true as c) select case when (select v from _svc_s) is null then null when not exists (select from _c0) then (select ('svc:zero:0:' || count(*))::int4 from _svc_s)::text else coalesce((select to_json(_t3) from (select _c1._0 as "id", _c1._1 as "title", _c1._2 as "author_id", _c1._3 as "rating" from _c1) as _t2 cross join lateral (select _t2."id" as "id", (select _t6 from (select _t4.* from (select _t5."id", _t5."name", _t5."born", _t5."tags", _t5."info", _t5."prefs" from "public"."author" as _t5 union all select _c0._0 as "id", _c0._1 as "name", _c0._2 as "born", _c0._3 as "tags", _c0._4 as "info", _c0._5 as "prefs" from _c0) as _t4 where true and _t4."id" = _t2."author_id") as _t4 cross join lateral (select _t4."name" as "name") as _t6 limit 1) as "author") as _t3 limit 1)::text, 'null') end as json",
       }
     `);
     const authorWithArticles: MutationIR = {
@@ -751,7 +751,7 @@ describe('compileMutation', () => {
           { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', { k: 'session', name: 'x-svc-user-id' }) },
         ],
       },
-      columns: [...g.articleColumns.keys()],
+      tableColumns: [...g.articleColumns.keys()],
     };
     expect(mutation(ir)).toMatchInlineSnapshot(`
       {

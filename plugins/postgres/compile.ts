@@ -460,6 +460,63 @@ export class Compiler extends SqlCompiler {
     return typedValue(this.bind(boundValue(v, scalar)), scalar);
   }
 
+  /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
+   * where given (Note [Written rows as columns]), else the row whole. */
+  kept(cte: string, t: string, columns: readonly string[] | undefined): string {
+    if (!columns?.length) return `${t} as r`;
+    this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
+    return columns.map((c, i) => `${t}.${quoteIdent(c)} as _${i}`).join(', ');
+  }
+
+  /** The writes that keep their rows' columns, each column's position (Note [Written rows as
+   * columns]); any other keeps its rows whole (`r`). */
+  protected readonly columnar = new Map<string, ReadonlyMap<string, number>>();
+
+  /** Column `c` of a row of the write `cte`, read as `alias`. */
+  columnOf(cte: string, c: string, alias: string = cte): string {
+    const kept = this.columnar.get(cte);
+    if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
+    const at = kept.get(c);
+    if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
+    return `${alias}._${at}`;
+  }
+
+  /** The select list of a row of the write `cte`, read as `alias`, as the table's columns:
+   * those of `columns` where given, else all it keeps. */
+  rowsOf(cte: string, alias: string = cte, columns?: readonly string[]): string {
+    const kept = this.columnar.get(cte);
+    if (columns) return columns.map((c) => `${this.columnOf(cte, c, alias)} as ${quoteIdent(c)}`).join(', ');
+    if (!kept) return `(${alias}.r).*`;
+    return [...kept].map(([c, i]) => `${alias}._${i} as ${quoteIdent(c)}`).join(', ');
+  }
+
+  /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
+   * [Written rows as columns]), or all of them. */
+  tableColumns(alias: string, columns: readonly string[] | undefined): string {
+    return columns ? columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ') : `${alias}.*`;
+  }
+
+  /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
+  keptColumns(cte: string): readonly string[] | undefined {
+    const kept = this.columnar.get(cte);
+    return kept && [...kept.keys()];
+  }
+
+  /** A row of the write `cte`, read as `alias`, as a value of `table`'s row type. */
+  wholeRow(cte: string, table: QualifiedTable, alias: string = cte): string {
+    const kept = this.columnar.get(cte);
+    return kept ? `row(${[...kept.values()].map((i) => `${alias}._${i}`).join(', ')})::${this.table(table)}` : `${alias}.r`;
+  }
+
+  /** The kept columns of the write `cte` read as `alias` under their own names, for a CTE that
+   * passes its rows on (`into`, which keeps them the same way). */
+  passedOn(cte: string, alias: string, into: string): string {
+    const kept = this.columnar.get(cte);
+    if (!kept) return `${alias}.r`;
+    this.columnar.set(into, kept);
+    return [...kept.values()].map((i) => `${alias}._${i}`).join(', ');
+  }
+
   /** Rows written earlier in this statement, by table key (Note [Nested inserts] in
    * compile-mutation.ts): each CTE, and
    * for an upsert that may update, the key columns of its conflict. */
@@ -473,10 +530,11 @@ export class Compiler extends SqlCompiler {
     if (!entries) return this.table(t);
     const b = this.alias();
     const replaced = entries.flatMap((e) =>
-      e.key ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `(${e.cte}.r).${quoteIdent(k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
+      e.key ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
     );
-    const base = `select ${b}.* from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
-    return `(${base}${entries.map((e) => ` union all select (${e.cte}.r).* from ${e.cte}`).join('')})`;
+    const columns = entries.map((e) => this.keptColumns(e.cte)).find((c) => c !== undefined);
+    const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
+    return `(${base}${entries.map((e) => ` union all select ${this.rowsOf(e.cte, e.cte, columns)} from ${e.cte}`).join('')})`;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,15 +1,15 @@
 /**
- * Note [Written rows as columns] (./compile-mutation.ts): an update, `update_rows` and a delete
- * keep their rows' columns under names of the compiler's own, not the row whole. Every answer is
- * the one the row gives: over a table whose columns are named as the statement's helpers (`r`,
- * `c`, `o`, `_0`), with values stored out of line (TOAST), through computed fields,
- * relationships, aggregates, a role's filters, `update_<t>_many`'s runs and `_nested` writes.
+ * Note [Written rows as columns] (./compile-mutation.ts): writes keep their rows' columns under
+ * names of the compiler's own, not the row whole. Every answer is the one the row gives: over a
+ * table whose columns are named as the statement's helpers (`r`, `c`, `o`, `i`, `n`, `_0`), with
+ * values stored out of line (TOAST), through computed fields, relationships, aggregates, a role's
+ * filters, `update_<t>_many`'s runs, `_nested` writes, nested inserts, upserts and steps.
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
 
 const SEED = `
-create table odd (id int primary key, r text, c int, o int, "_0" text, n int not null default 0, body text, owner text);
+create table odd (id int primary key, r text, c int, o int, "_0" text, n int not null default 0, body text, owner text, i int);
 alter table odd alter column body set storage external;
 create table odd_note (id serial primary key, odd_id int references odd(id), label text not null);
 create function odd_len(x odd) returns int language sql stable as $$ select length(x.body) $$;
@@ -35,6 +35,7 @@ beforeAll(async () => {
       { type: 'pg_create_update_permission', args: { table: 'odd', role: 'user', permission: { columns: ['n', 'c'], filter: { owner: { _eq: 'X-Svc-User-Id' } }, check: { n: { _lt: 100 } } } } },
       { type: 'pg_create_delete_permission', args: { table: 'odd', role: 'user', permission: { filter: { owner: { _eq: 'X-Svc-User-Id' } } } } },
       { type: 'pg_create_select_permission', args: { table: 'odd_note', role: 'user', permission: { columns: ['id', 'label'], filter: {} } } },
+      { type: 'pg_create_insert_permission', args: { table: 'odd', role: 'user', permission: { columns: ['id', 'r', 'c', 'n', 'body'], check: { n: { _lt: 100 } }, set: { owner: 'X-Svc-User-Id' } } } },
     ],
   });
   expect(r.status, r.text).toBe(200);
@@ -48,7 +49,7 @@ beforeEach(async () => {
   `);
 });
 
-describe('updates and deletes keep their rows as columns (Note [Written rows as columns])', () => {
+describe('writes keep their rows as columns (Note [Written rows as columns])', () => {
   it('an update answers every column, out-of-line values, computed fields, relationships and aggregates of its rows', async () => {
     const r = await q(`mutation { update_odd(where: {id: {_lte: 2}}, _inc: {n: 1, c: 1}) { affected_rows returning {
         id r c o _0 n body body_length notes(order_by: {id: asc}) { label odd { id c } } notes_aggregate { aggregate { count } } } } }`);
@@ -128,5 +129,64 @@ describe('updates and deletes keep their rows as columns (Note [Written rows as 
       ['2', 'w2'],
       ['2', 'v'],
     ]);
+  });
+
+  it('an insert with rows through both relationships answers its rows and reads them back as the table', async () => {
+    const r = await q(`mutation { insert_odd_note(objects: [{label: "p", odd: {data: {id: 7, r: "r7", c: 70, o: 1, _0: "z7", i: 5, body: "${'q'.repeat(50_000)}"}}}]) {
+        affected_rows returning { label odd { id r c o _0 i n body_length notes { label } } } } }`);
+    expect(r).toEqual({
+      data: { insert_odd_note: { affected_rows: 2, returning: [{ label: 'p', odd: { id: 7, r: 'r7', c: 70, o: 1, _0: 'z7', i: 5, n: 0, body_length: 50_000, notes: [{ label: 'p' }] } }] } },
+    });
+    expect(
+      await q(`mutation { insert_odd_one(object: {id: 8, c: 80, body: "b", notes: {data: [{label: "s"}, {label: "t"}]}}) { id c n o i notes(order_by: {id: asc}) { label odd { c } } notes_aggregate { aggregate { count } } } }`),
+    ).toEqual({ data: { insert_odd_one: { id: 8, c: 80, n: 0, o: null, i: null, notes: [{ label: 's', odd: { c: 80 } }, { label: 't', odd: { c: 80 } }], notes_aggregate: { aggregate: { count: 2 } } } } });
+  });
+
+  it('an upsert updating rows with out-of-line values answers them as it left them', async () => {
+    const r = await q(`mutation { insert_odd(objects: [{id: 1, n: 7}, {id: 2, n: 8}, {id: 9, n: 9, body: "new"}], on_conflict: {constraint: odd_pkey, update_columns: [n]}) {
+        affected_rows returning { id n c body_length } } }`);
+    expect(r.data.insert_odd.affected_rows).toBe(3);
+    expect([...r.data.insert_odd.returning].sort((a: any, b: any) => a.id - b.id)).toEqual([
+      { id: 1, n: 7, c: 10, body_length: 100_000 },
+      { id: 2, n: 8, c: 20, body_length: 100_000 },
+      { id: 9, n: 9, c: null, body_length: 3 },
+    ]);
+    // Objects upserting one row twice (Note [Rows upserting one row]): merged, the later values win.
+    const twice = `mutation { insert_odd_note(objects: [{label: "a", odd: {data: {id: 3, n: 1}, on_conflict: {constraint: odd_pkey, update_columns: [n]}}},
+        {label: "b", odd: {data: {id: 3, n: 2}, on_conflict: {constraint: odd_pkey, update_columns: [n]}}}]) { affected_rows returning { label odd { id n c body_length } } } }`;
+    expect(await q(twice)).toEqual({
+      data: { insert_odd_note: { affected_rows: 4, returning: ['a', 'b'].map((label) => ({ label, odd: { id: 3, n: 2, c: 30, body_length: 100_000 } })) } },
+    });
+  });
+
+  it("a role's upserts merged by key: its check on the kept columns, its preset", async () => {
+    await server.metadata({ type: 'pg_create_insert_permission', args: { table: 'odd_note', role: 'user', permission: { columns: ['label', 'odd_id'], check: {} } } });
+    try {
+      const doc = (n: number) => `mutation { insert_odd_note(objects: [{label: "a", odd: {data: {id: 1, n: 1}, on_conflict: {constraint: odd_pkey, update_columns: [n]}}},
+          {label: "b", odd: {data: {id: 1, n: ${n}}, on_conflict: {constraint: odd_pkey, update_columns: [n]}}}]) { affected_rows returning { label odd { id n } } } }`;
+      // u1 owns row 1; the update check (n < 100) holds for the row the request leaves.
+      expect(await q(doc(200), undefined, as('u1'))).toMatchObject({ errors: [{ extensions: { code: 'permission-error' } }] });
+      expect(await q(doc(2), undefined, as('u1'))).toEqual({
+        data: { insert_odd_note: { affected_rows: 4, returning: ['a', 'b'].map((label) => ({ label, odd: { id: 1, n: 2 } })) } },
+      });
+      // A new row takes the role's preset.
+      expect(await q('mutation { insert_odd_note(objects: [{label: "c", odd: {data: {id: 30, n: 3, c: 3, body: "x"}}}]) { returning { odd { id n body_length } } } }', undefined, as('u9'))).toEqual({
+        data: { insert_odd_note: { returning: [{ odd: { id: 30, n: 3, body_length: 1 } }] } },
+      });
+      expect((await server.runSql('select id, n, owner from odd where id in (1, 30) order by id')).result.slice(1)).toEqual([
+        ['1', '2', 'u1'],
+        ['30', '3', 'u9'],
+      ]);
+    } finally {
+      await server.metadata({ type: 'pg_drop_insert_permission', args: { table: 'odd_note', role: 'user' } });
+    }
+  });
+
+  it('objects in steps (Note [Batches in steps]) answer their rows from the steps', async () => {
+    // Each object with a note of its own, upserted by a key that may write nothing: steps of rows.
+    const objects = Array.from({ length: 70 }, (_, j) => ({ label: `s${j}`, odd: { data: { id: 100 + j, c: j, body: j % 10 ? 'short' : body(1) }, on_conflict: { constraint: 'odd_pkey', update_columns: ['c'], where: { c: { _gt: 1000 } } } } }));
+    const r = await q('mutation ($o: [odd_note_insert_input!]!) { insert_odd_note(objects: $o) { affected_rows returning { label odd { id c body_length } } } }', { o: objects });
+    expect(r.data?.insert_odd_note.affected_rows, JSON.stringify(r).slice(0, 300)).toBe(140);
+    expect(r.data.insert_odd_note.returning).toEqual(objects.map((o, j) => ({ label: o.label, odd: { id: 100 + j, c: j, body_length: j % 10 ? 5 : 100_000 } })));
   });
 });

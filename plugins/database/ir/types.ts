@@ -344,6 +344,8 @@ export interface InsertIR {
   };
   /** The role's insert check on every new row. */
   check: BoolIR;
+  /** As UpdateIR's. */
+  tableColumns?: readonly string[];
 }
 
 /** A root insert: the rows and what the field returns. */
@@ -372,7 +374,7 @@ export interface UpdateIR {
   /** The table's columns, in order (its model's): what the statement keeps of each row it
    * writes, where the kind keeps columns rather than the whole row (PostgreSQL: Note [Written
    * rows as columns] in plugins/postgres/compile-mutation.ts); absent: the whole row. */
-  columns?: readonly string[];
+  tableColumns?: readonly string[];
 }
 
 /** The writes through one relationship of the rows another write of the mutation wrote (its
@@ -406,7 +408,7 @@ export interface DeleteIR {
   where: BoolIR;
   output: MutationOutput;
   /** As UpdateIR's. */
-  columns?: readonly string[];
+  tableColumns?: readonly string[];
 }
 
 /** Updates that each name one row by the table's primary key and set the same columns with the
@@ -427,7 +429,7 @@ export interface UpdateRowsIR {
   /** What each update answers, of the row it updated. */
   output: Extract<MutationOutput, { k: 'multi' }>;
   /** As UpdateIR's. */
-  columns?: readonly string[];
+  tableColumns?: readonly string[];
 }
 
 /** A mutation root field's statement (Note [Mutations in the IR]). */

@@ -99,7 +99,7 @@ export function updatesByKey(
         filter,
         check,
         output,
-        ...(first.columns ? { columns: first.columns } : {}),
+        ...(first.tableColumns ? { tableColumns: first.tableColumns } : {}),
       };
       irs.push(ir);
     }

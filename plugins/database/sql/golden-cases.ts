@@ -183,6 +183,7 @@ export function goldenCases(f: GoldenFixture) {
         rows: [{ values: new Map([['id', { k: 'value', value: lit(1) }], ['name', { k: 'value', value: variable('name') }]]), before: [], after: [] }],
         onConflict: { ...(constraint !== undefined ? { constraint } : {}), columns: ['id'], update: ['name'], where: cmp(author, 'born', 'is_null', lit(true)), check: T },
         check: cmp(author, 'id', 'eq', session('x-svc-user-id')),
+        tableColumns: [...authorColumns.keys()],
       },
       output: { k: 'multi', fields: [affected, { key: 'returning', k: 'returning', select: obj(col(author, 'id'), col(author, 'name')) }] },
     }),
@@ -209,11 +210,18 @@ export function goldenCases(f: GoldenFixture) {
         rows: [
           {
             values: new Map([['title', { k: 'value', value: lit('nested') }]]),
-            before: [{ relationship: 'author', mapping: ARTICLE_AUTHOR, insert: { table: author, columns: authorColumns, rows: [{ values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [] }], check: T } }],
+            before: [
+              {
+                relationship: 'author',
+                mapping: ARTICLE_AUTHOR,
+                insert: { table: author, columns: authorColumns, rows: [{ values: new Map([['name', { k: 'value', value: lit('ann') }]]), before: [], after: [] }], check: T, tableColumns: [...authorColumns.keys()] },
+              },
+            ],
             after: [],
           },
         ],
         check: T,
+        tableColumns: [...articleColumns.keys()],
       },
       output,
     }),
@@ -231,7 +239,7 @@ export function goldenCases(f: GoldenFixture) {
         k: 'multi',
         fields: [affected, { key: 'returning', k: 'returning', select: obj(col(article, 'id'), col(article, 'rating')), filter: cmp(article, 'author_id', 'eq', session('x-svc-user-id')) }],
       },
-      columns: [...articleColumns.keys()],
+      tableColumns: [...articleColumns.keys()],
     }),
     /** `delete_article(where: <the role's filter>) { affected_rows __typename }` */
     delete: (): MutationIR => ({
@@ -239,10 +247,10 @@ export function goldenCases(f: GoldenFixture) {
       table: article,
       where: cmp(article, 'author_id', 'eq', session('x-svc-user-id')),
       output: { k: 'multi', fields: [affected, { key: '__typename', k: 'typename', name: 'article_mutation_response' }] },
-      columns: [...articleColumns.keys()],
+      tableColumns: [...articleColumns.keys()],
     }),
     /** `delete_article_by_pk(id: $id) { title }` */
-    deleteByPk: (): MutationIR => ({ k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) }, columns: [...articleColumns.keys()] }),
+    deleteByPk: (): MutationIR => ({ k: 'delete', table: article, where: cmp(article, 'id', 'eq', variable('id')), output: { k: 'single', select: obj(col(article, 'title')) }, tableColumns: [...articleColumns.keys()] }),
   };
 
   return {
