@@ -11,10 +11,9 @@ import { DIRS, lit, quoteIdent } from './identifiers.js';
 /*
  * Note [Mutation statements]
  * A mutation root field is one statement. Its writes are data-modifying CTEs, each returning the
- * written row whole (`r`, of the table's row type; an update's or delete's its columns, Note
- * [Written rows as columns]) and the role's check on it (`c`); the outer
- * select builds the field's JSON from those rows and ANDs the checks into `ok` (Note [Mutations
- * in the IR]). The target is aliased so that the check, the filters and the SET expressions name
+ * written row (its columns, Note [Written rows as columns]) and the role's check on it (`c`);
+ * the outer select builds the field's JSON from those rows and ANDs the checks into `ok` (Note
+ * [Mutations in the IR]). The target is aliased so that the check, the filters and the SET expressions name
  * the row the same way. An update's check sees the new row (RETURNING's), an upsert's row is
  * checked with the insert check when it was inserted and with the update check when the conflict
  * updated it (`xmax = 0` only for a row the statement inserted).
@@ -22,8 +21,8 @@ import { DIRS, lit, quoteIdent } from './identifiers.js';
  * Note [Nested inserts]
  * Rows inserted through relationships are CTEs of the same statement, in dependency order: the
  * row of an object relationship before the row that refers to it (whose columns then read the
- * parent's CTE: `(select (_c0.r)."id" from _c0)`), the rows of an array relationship after their
- * parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
+ * parent's CTE: `(select _c0._0 from _c0)`, its first column), the rows of an array
+ * relationship after their parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
  * one CTE per row, so that each child names its own parent, unless it can be inserted as a set
  * (Note [Levels inserted as sets]); a root's objects so go in steps of a few (Note [Batches in
  * steps]). A level without them is one multi-row INSERT. Foreign keys are checked at the end of
@@ -58,7 +57,7 @@ type Fixed = Map<string, ParentColumn>;
  * Nested rows read their parent's column from the parent's CTE. Where every row gives every
  * column (the usual case: a client sends rows of one shape), the INSERT selects its rows from the
  * parents' CTEs joined with the rows' values: `insert into t (a, fk) select _v.* from _c0,
- * lateral (values ($1, (_c0.r)."id")) as _v` for one row, the arrays of Note [Rows bound by
+ * lateral (values ($1, _c0._0)) as _v` for one row, the arrays of Note [Rows bound by
  * column] for several. Each parent CTE holds at most one row, so the rows keep their order (the
  * values are scanned once, inside the one parent row), and a parent that wrote nothing makes the
  * insert write nothing: the statement's zero check then fails the request (Note [Nested
@@ -124,7 +123,7 @@ type Fixed = Map<string, ParentColumn>;
  * its position among those that do, a LEFT JOIN, the others keeping their own values), and before one INSERT per array relationship of the rows
  * under them, every row's together in the rows' order, each carrying its parent's position among
  * the level's rows: `insert into child (..., fk) select ..., _p0.k0 from unnest(...,
- * $positions) with ordinality as _v(..., p0, o) join (select (_c0.r)."id" as k0, row_number()
+ * $positions) with ordinality as _v(..., p0, o) join (select _c0._0 as k0, row_number()
  * over () as n from _c0) as _p0 on _p0.n = (_v.p0)::int8 order by _v.o`; and so on through
  * every level, when every level can be inserted so (otherwise the level keeps a CTE per row,
  * and a root's objects go in steps: Note [Batches in steps]).
@@ -725,9 +724,12 @@ export class MutationCompiler extends Compiler {
    * it wrote (`src`: the table's columns as the model has them, on both sides of the union).
    * Hasura returns `*` the same way. A row is made whole (`wholeRow`, which fetches its values)
    * only where a value of the row type is read: a step's answer (Note [Batches in steps]) and a
-   * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). The writes
-   * of nested updates through relationships, whose IR gives no columns, keep `r`. Figures:
-   * docs/benchmarks.md "Wide rows". Tests: compile.test.ts's goldens; written-rows.test.ts.
+   * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). A write
+   * whose IR gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of
+   * rows the steps answered. The columns are the metadata's: a column dropped by DDL that did
+   * not go through `run_sql` fails the table's writes until `reload_metadata`, as it fails a
+   * select of it. Figures: docs/benchmarks.md "Wide rows". Tests: compile.test.ts's
+   * and compile-groups.test.ts's goldens; written-rows.test.ts.
    */
   update(ir: UpdateIR): Written {
     const name = this.name();

@@ -10,9 +10,9 @@ import { quoteIdent } from './identifiers.js';
 
 /*
  * Note [Nested updates in SQL]
- * Every write is a CTE returning its rows whole (`r`) and the role's check on them (`c`), as in
- * Note [Mutation statements] (the root update keeps its rows' columns instead: Note [Written
- * rows as columns]); a write through a relationship names its parents' CTE:
+ * Every write is a CTE returning its rows (`r` below; their columns, Note [Written rows as
+ * columns]) and the role's check on them (`c`), as in Note [Mutation statements]; a write
+ * through a relationship names its parents' CTE:
  *
  *   _c0 as (update author as _t0 set ... where <filter> returning _t0 as r, <check> as c),
  *   _c1 as (delete from article as _t1 where <where and filter>
@@ -112,17 +112,18 @@ class NestedCompiler extends MutationCompiler {
     const link = inCte(parent, n.mapping);
     if (n.delete) {
       const where: BoolIR = { t: 'and', of: [n.delete.where, link, ...this.notWritten(n.table, n.key)] };
-      const cte = this.delete({ table: n.table, where, output: { k: 'multi', fields: [] } }).ctes[0]!;
+      const cte = this.delete({ table: n.table, where, output: { k: 'multi', fields: [] }, ...(n.tableColumns ? { tableColumns: n.tableColumns } : {}) }).ctes[0]!;
       this.record(n.table, { cte, k: 'delete', key: n.key });
     }
-    if (n.update) this.nestedUpdate({ table: n.table, key: n.key, ...n.update }, link);
-    if (n.insert) this.nestedInsert(n.table, n.insert, n.mapping, parent);
+    const kept = n.tableColumns ? { tableColumns: n.tableColumns } : {};
+    if (n.update) this.nestedUpdate({ table: n.table, key: n.key, ...n.update, ...kept }, link);
+    if (n.insert) this.nestedInsert(n.table, n.insert, n.mapping, parent, n.tableColumns);
   }
 
   /** The rows of `ir` for every row of CTE `parent`, the mapped columns taken from it. Rows
    * giving the same columns are one INSERT (a row with rows of its own is one alone, so that
    * they name it as their parent). */
-  private nestedInsert(table: QualifiedTable, ir: NestedInsertIR, mapping: NestedWriteIR['mapping'], parent: string): void {
+  private nestedInsert(table: QualifiedTable, ir: NestedInsertIR, mapping: NestedWriteIR['mapping'], parent: string, tableColumns: readonly string[] | undefined): void {
     const batches: NestedInsertIR['rows'][] = [];
     const byColumns = new Map<string, NestedInsertIR['rows']>();
     for (const row of ir.rows) {
@@ -157,7 +158,7 @@ class NestedCompiler extends MutationCompiler {
       const check = this.bool(ir.check, t, t);
       const sql =
         `insert into ${this.table(table)} as ${t} (${target}) select ${select} from ${parent} as _p, ` +
-        `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${t} as r, ${check} as c`;
+        `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${this.kept(cte, t, tableColumns)}, ${check} as c`;
       this.with.push(`${cte} as (${sql})`);
       if (check !== 'true') this.checked.push(cte);
       this.record(table, { cte, k: 'insert' });

@@ -386,6 +386,8 @@ export interface NestedWriteIR {
   table: QualifiedTable;
   /** The remote table's primary key; none for a relationship that only inserts. */
   key?: readonly string[];
+  /** The remote table's columns, as UpdateIR's. */
+  tableColumns?: readonly string[];
   /** The remote rows of the parents that match `where` (the request's and the role's filter). */
   delete?: { where: BoolIR };
   update?: { where: BoolIR; set: UpdateIR['set']; check: BoolIR; nested: NestedWriteIR[] };

@@ -41,7 +41,7 @@ import { and, type Arg, dbError, sourceTransaction, defaultsOf, fail, filterOf, 
 import { spliceJoins, type PlannedJoin } from './joins.js';
 import { ofSource, sourceNames, tableOwnerName, tn } from './names.js';
 import { abstractVariables, generalise, shapeKey, valueAt, variableTypes } from './shapes.js';
-import { columnValue, type RoleSchema, type RoleTable } from './role.js';
+import { columnValue, tableColumnsOf, type RoleSchema, type RoleTable } from './role.js';
 import { NestedSchema, ownSet, planNested, refuseKeyChange } from './nested-update.js';
 import { updatesByKey } from './update-rows.js';
 
@@ -496,7 +496,7 @@ class MutationPlanner {
       for (const [c, v] of perm.set) values.set(c, { k: 'value', value: v });
       return row;
     });
-    const ir: InsertIR = { table: t.model.table, columns, rows, check: perm.check, tableColumns: columnsOf(t), ...(parentColumns.length > 0 ? { parentColumns } : {}) };
+    const ir: InsertIR = { table: t.model.table, columns, rows, check: perm.check, tableColumns: tableColumnsOf(t), ...(parentColumns.length > 0 ? { parentColumns } : {}) };
     // A level inserted as a set reports its zero check here (Note [Levels inserted as sets]).
     ZERO_PATHS.set(ir, path);
     const oc = this.objectOf(onConflict, 'on_conflict');
@@ -643,7 +643,7 @@ function irsFor(
       if (!set || (set.length === 0 && nested.length === 0)) return { irs: [{ empty: output }], planner };
       if (nested.length > 0) refuseKeyChange(w, set, path);
       const more = nested.length > 0 ? { nested, key: t.model.primaryKey! } : {};
-      return { irs: [{ k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, tableColumns: columnsOf(t), ...more }], planner };
+      return { irs: [{ k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, tableColumns: tableColumnsOf(t), ...more }], planner };
     }
     case 'update_many': {
       const output = mp.output(field, w, false);
@@ -660,7 +660,7 @@ function irsFor(
         const where = planner.where(o.where, t);
         wheres[i] = where;
         // Every update of the list gets the role's filter and check (no CVE-2022-46792 here).
-        return { k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, tableColumns: columnsOf(t), ...more };
+        return { k: 'update', table: t.model.table, where: and(where, w.update!.filter), set, check: w.update!.check, output, tableColumns: tableColumnsOf(t), ...more };
       });
       // Note [Updates by key]: runs of updates each naming a row by its key, as one statement.
       // A variable's value as the statement will bind it (paramText: the request's value, or its default).
@@ -671,19 +671,10 @@ function irsFor(
     case 'delete':
     case 'delete_by_pk': {
       const where = kind === 'delete' ? planner.where(args.where, t) : mp.pkWhere(w, args as Record<string, Arg>);
-      return { irs: [{ k: 'delete', table: t.model.table, where: and(where, w.delete!.filter), output: mp.output(field, w, single), tableColumns: columnsOf(t) }], planner };
+      return { irs: [{ k: 'delete', table: t.model.table, where: and(where, w.delete!.filter), output: mp.output(field, w, single), tableColumns: tableColumnsOf(t) }], planner };
     }
   }
 }
-
-/** A table's columns as a write keeps them of its rows (UpdateIR.tableColumns), one list per table
- * model (a plan of `update_<t>_many` names it once per update). */
-function columnsOf(t: RoleTable): readonly string[] {
-  let columns = modelColumns.get(t.model);
-  if (!columns) modelColumns.set(t.model, (columns = t.model.columns.map((c) => c.name)));
-  return columns;
-}
-const modelColumns = new WeakMap<object, readonly string[]>();
 
 /** The JSON of an output when nothing was written (`_set: {}`, `objects: []`): Hasura's
  * buildEmptyMutResp, whose single row is an empty object, not null. */

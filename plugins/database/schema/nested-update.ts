@@ -11,7 +11,7 @@ import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRe
 import type { ScalarType } from '../model/types.js';
 import { tn } from './names.js';
 import { and, type Arg, fail, isObj, type Planner } from './plan.js';
-import type { RoleSchema, RoleTable } from './role.js';
+import { tableColumnsOf, type RoleSchema, type RoleTable } from './role.js';
 
 /*
  * Note [Nested updates]
@@ -243,7 +243,7 @@ export function planNested(mp: NestedPlannerHost, w: Writable, x: Arg | undefine
     if (!ops) continue;
     const remote = th.remote;
     const at = `${path}.${name}`;
-    const n: NestedWriteIR = { relationship: th.rel.name, mapping: th.rel.mapping, table: remote.t.model.table, ...(hasKey(remote) ? { key: remote.t.model.primaryKey! } : {}) };
+    const n: NestedWriteIR = { relationship: th.rel.name, mapping: th.rel.mapping, table: remote.t.model.table, tableColumns: tableColumnsOf(remote.t), ...(hasKey(remote) ? { key: remote.t.model.primaryKey! } : {}) };
     for (const [op, v] of Object.entries(ops)) {
       const args = mp.objectOf(v, op);
       if (!args) continue;
@@ -295,7 +295,7 @@ function planInsert(mp: NestedPlannerHost, w: Writable, objects: Arg[], parentCo
       const data = mp.listOf(nested.data);
       if (data.length === 0) continue;
       const insert = planInsert(mp, r.remote, data, r.rel.mapping.map(([, remote]) => remote), `${at}.${k}.data`);
-      after.push({ relationship: r.rel.name, mapping: r.rel.mapping, table: r.remote.t.model.table, insert });
+      after.push({ relationship: r.rel.name, mapping: r.rel.mapping, table: r.remote.t.model.table, tableColumns: tableColumnsOf(r.remote.t), insert });
     }
     // Presets win over anything given (preset columns are not in the input type).
     for (const [c, v] of perm.set) values.set(c, { k: 'value', value: v });
