@@ -511,7 +511,7 @@ export class MutationCompiler extends Compiler {
       check = existing === 'true' ? 'true' : `(case when ${t}.xmax = 0 then true else ${existing} end)`;
     }
     const inserted = first !== 'true' || updated !== 'true';
-    sql += ` returning ${this.kept(name, t, ir.tableColumns)}, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
+    sql += ` returning ${this.writtenRow(name, t, ir.tableColumns)}, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
     this.with.push(`${name} as (${sql})`);
     // A check that always holds (admin, a permission without one) is not read back.
     if (check !== 'true') this.checked.push(name);
@@ -736,7 +736,7 @@ export class MutationCompiler extends Compiler {
     const t = this.alias();
     const sets = ir.set.map((s) => this.setClause(s, t));
     const check = this.bool(ir.check, t, t);
-    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${this.kept(name, t, ir.tableColumns)}, ${check} as c`;
+    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${this.writtenRow(name, t, ir.tableColumns)}, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
     if (check !== 'true') this.checked.push(name);
     return { ctes: [name] };
@@ -784,7 +784,7 @@ export class MutationCompiler extends Compiler {
     const check = this.bool(ir.check, t, t);
     const where = [...on, ...(filter === 'true' ? [] : [filter])].join(' and ');
     this.with.push(
-      `${name} as (update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} from unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')}) where ${where} returning ${this.kept(name, t, ir.tableColumns)}, _v.o as o, ${check} as c)`,
+      `${name} as (update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} from unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')}) where ${where} returning ${this.writtenRow(name, t, ir.tableColumns)}, _v.o as o, ${check} as c)`,
     );
     if (check !== 'true') this.checked.push(name);
     // Each update's answer from the row of its position (none where its key found no row).
@@ -803,7 +803,7 @@ export class MutationCompiler extends Compiler {
   delete(ir: DeleteIR): Written {
     const name = this.name();
     const t = this.alias();
-    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${this.kept(name, t, ir.tableColumns)})`);
+    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${this.writtenRow(name, t, ir.tableColumns)})`);
     return { ctes: [name] };
   }
 

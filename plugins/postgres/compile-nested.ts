@@ -66,14 +66,11 @@ class NestedCompiler extends MutationCompiler {
     if (t.schema === CTE) return `(select ${this.rowsOf(t.name)} from ${t.name})`;
     const entries = this.written.get(tkey(t));
     if (!entries) return super.src(t);
-    const b = this.alias();
-    const gone = entries.filter((e) => e.k !== 'insert' && e.key?.length);
-    const kept = gone.map((e) => `not exists (select from ${e.cte} where ${e.key!.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`);
-    // Where a write keeps its rows' columns (Note [Written rows as columns]), every part of the
-    // union reads those: the table's columns as the model knows them.
-    const columns = entries.map((e) => this.keptColumns(e.cte)).find((c) => c !== undefined);
-    const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${kept.length ? ` where ${kept.join(' and ')}` : ''}`;
-    return `(${base}${entries.filter((e) => e.k !== 'delete').map((e) => ` union all select ${this.rowsOf(e.cte, e.cte, columns)} from ${e.cte}`).join('')})`;
+    return this.withWrites(
+      t,
+      entries.filter((e) => e.k !== 'insert'),
+      entries.filter((e) => e.k !== 'delete').map((e) => e.cte),
+    );
   }
 
   private record(table: QualifiedTable, e: Entry): void {
@@ -101,7 +98,7 @@ class NestedCompiler extends MutationCompiler {
       // Not written: only the parents of what follows.
       cte = this.name();
       const t = this.alias();
-      this.with.push(`${cte} as (select ${this.kept(cte, t, ir.tableColumns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
+      this.with.push(`${cte} as (select ${this.writtenRow(cte, t, ir.tableColumns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
     }
     for (const n of ir.nested ?? []) this.through(n, cte);
     return { ctes: [cte] };
@@ -110,13 +107,13 @@ class NestedCompiler extends MutationCompiler {
   /** The writes through one relationship of the rows of CTE `parent`. */
   private through(n: NestedWriteIR, parent: string): void {
     const link = inCte(parent, n.mapping);
+    const columns = n.tableColumns ? { tableColumns: n.tableColumns } : {};
     if (n.delete) {
       const where: BoolIR = { t: 'and', of: [n.delete.where, link, ...this.notWritten(n.table, n.key)] };
-      const cte = this.delete({ table: n.table, where, output: { k: 'multi', fields: [] }, ...(n.tableColumns ? { tableColumns: n.tableColumns } : {}) }).ctes[0]!;
+      const cte = this.delete({ table: n.table, where, output: { k: 'multi', fields: [] }, ...columns }).ctes[0]!;
       this.record(n.table, { cte, k: 'delete', key: n.key });
     }
-    const kept = n.tableColumns ? { tableColumns: n.tableColumns } : {};
-    if (n.update) this.nestedUpdate({ table: n.table, key: n.key, ...n.update, ...kept }, link);
+    if (n.update) this.nestedUpdate({ table: n.table, key: n.key, ...n.update, ...columns }, link);
     if (n.insert) this.nestedInsert(n.table, n.insert, n.mapping, parent, n.tableColumns);
   }
 
@@ -158,7 +155,7 @@ class NestedCompiler extends MutationCompiler {
       const check = this.bool(ir.check, t, t);
       const sql =
         `insert into ${this.table(table)} as ${t} (${target}) select ${select} from ${parent} as _p, ` +
-        `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${this.kept(cte, t, tableColumns)}, ${check} as c`;
+        `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${this.writtenRow(cte, t, tableColumns)}, ${check} as c`;
       this.with.push(`${cte} as (${sql})`);
       if (check !== 'true') this.checked.push(cte);
       this.record(table, { cte, k: 'insert' });

@@ -462,7 +462,7 @@ export class Compiler extends SqlCompiler {
 
   /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
    * where given (Note [Written rows as columns]), else the row whole. */
-  kept(cte: string, t: string, columns: readonly string[] | undefined): string {
+  writtenRow(cte: string, t: string, columns: readonly string[] | undefined): string {
     if (!columns?.length) return `${t} as r`;
     this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
     return columns.map((c, i) => `${t}.${quoteIdent(c)} as _${i}`).join(', ');
@@ -492,7 +492,7 @@ export class Compiler extends SqlCompiler {
 
   /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
    * [Written rows as columns]), or all of them. */
-  tableColumns(alias: string, columns: readonly string[] | undefined): string {
+  private tableColumns(alias: string, columns: readonly string[] | undefined): string {
     return columns ? columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ') : `${alias}.*`;
   }
 
@@ -528,13 +528,21 @@ export class Compiler extends SqlCompiler {
   override src(t: QualifiedTable): string {
     const entries = this.overlay.get(tkey(t));
     if (!entries) return this.table(t);
+    return this.withWrites(t, entries, entries.map((e) => e.cte));
+  }
+
+  /** Table `t` as the statement's writes leave it: its rows but those the writes `gone` wrote
+   * (found by `key`, a write without one replaces none), and the rows of the writes `added`. Where
+   * a write keeps its rows' columns (Note [Written rows as columns]), every part of the union
+   * reads those: the table's columns as the model has them. */
+  protected withWrites(t: QualifiedTable, gone: readonly { cte: string; key?: readonly string[] }[], added: readonly string[]): string {
     const b = this.alias();
-    const replaced = entries.flatMap((e) =>
-      e.key ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
+    const replaced = gone.flatMap((e) =>
+      e.key?.length ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
     );
-    const columns = entries.map((e) => this.keptColumns(e.cte)).find((c) => c !== undefined);
+    const columns = [...gone.map((e) => e.cte), ...added].map((c) => this.keptColumns(c)).find((c) => c !== undefined);
     const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
-    return `(${base}${entries.map((e) => ` union all select ${this.rowsOf(e.cte, e.cte, columns)} from ${e.cte}`).join('')})`;
+    return `(${base}${added.map((c) => ` union all select ${this.rowsOf(c, c, columns)} from ${c}`).join('')})`;
   }
 
   // -------------------------------------------------------------------------------------------
