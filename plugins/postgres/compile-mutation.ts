@@ -1013,9 +1013,10 @@ function compiled(c: MutationCompiler, sql: string): CompiledQuery {
  * are kept per shape (Note [Statements per variable shape]). Each
  * step checks what it writes, as one statement does (zero checks, the role's checks, the
  * defaults; a check reading a parent reads the row an earlier step wrote), and answers how many
- * rows it wrote and, where they are the field's, its rows as it left them (`r`, the text of an
- * array of the table's records, which reads back as it was written, whatever the column
- * types). A last statement answers the field from those rows (its `steps` parameter: the steps'
+ * rows it wrote and, where they are the field's and the field reads rows (`returning`, a
+ * single row; not `affected_rows` alone), its rows as it left them (`r`, the text of an array
+ * of the table's records, which reads back as it was written, whatever the column types). A
+ * last statement answers the field from those rows (its `steps` parameter: the steps'
  * answers), reading every other table as the steps left it: Hasura too answers from the rows
  * its statements returned, with a select after them all. Where the insert fits one statement
  * the field is that statement.
@@ -1214,8 +1215,9 @@ function inSteps(ir: InsertIR): Step[] | undefined {
   return steps.length > 1 ? steps : undefined;
 }
 
-/** One step's statement, answering `{n, r, p}` (Note [Batches in steps]). */
-function compileStep(step: Step): CompiledQuery {
+/** One step's statement, answering `{n, r, p}` (Note [Batches in steps]); `r` only where the
+ * field reads its rows (`readsRows`: not for `affected_rows` alone). */
+function compileStep(step: Step, readsRows: boolean): CompiledQuery {
   const c = new MutationCompiler();
   c.overlayOn = true;
   const fixed: Fixed = new Map();
@@ -1228,14 +1230,15 @@ function compileStep(step: Step): CompiledQuery {
   for (const z of step.writes ?? []) c.mustWrite(step.ir.table, z, w.ctes[0]!);
   const parts = [`'n', ${c.count(c.inserted)}`];
   // The rows answered as text of the table's records: whole rows here (Note [Written rows as columns]).
-  if (step.root) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.wholeRow(x, step.ir.table)} as r from ${x}`).join(' union all ')}) as _w)::text`);
+  if (step.root && readsRows) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.wholeRow(x, step.ir.table)} as r from ${x}`).join(' union all ')}) as _w)::text`);
   if (step.keeps) parts.push(`'p', (select (${c.wholeRow(w.ctes[0]!, step.ir.table)})::text from ${w.ctes[0]})`);
   return compiled(c, c.finish(c.statement(`json_build_object(${parts.join(', ')})::text`)));
 }
 
 /** Note [Batches in steps]: the steps, and the field's statement over their answers. */
 function compileSteps(ir: Extract<MutationIR, { k: 'insert' }>, plan: Step[]): CompiledQuery {
-  const steps = plan.map(compileStep);
+  const readsRows = ir.output.k === 'single' || ir.output.fields.some((f) => f.k === 'returning');
+  const steps = plan.map((s) => compileStep(s, readsRows));
   const c = new MutationCompiler();
   const answers = `(${c.bind({ k: 'steps' })})::json`;
   const cte = c.name();

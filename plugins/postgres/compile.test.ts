@@ -540,6 +540,29 @@ describe('compileMutation', () => {
     expect(zeroesOf(withNull)).toHaveLength(2);
   });
 
+  it("steps answer the field's rows only where the field reads them (Note [Batches in steps]): not for affected_rows alone", () => {
+    // Authors upserted by name updating where, the key repeated: a run of rows each, in steps (Note [Rows repeating a key]).
+    const ir = (output: MutationIR['output']): MutationIR => ({
+      k: 'insert',
+      insert: {
+        table: author,
+        columns: authorColumns,
+        rows: [authorWith('ann', []), authorWith('ann', [])],
+        check: T,
+        onConflict: { constraint: 'author_name_key', columns: ['name'], update: ['born'], where: cmp(author, 'born', 'is_null', lit(true)), check: T },
+        tableColumns: [...authorColumns.keys()],
+      },
+      output,
+    });
+    const counted = pg.compileMutation!(ir({ k: 'multi', fields: [affected] }));
+    expect(counted.steps).toHaveLength(2);
+    expect(counted.steps!.map((x) => x.sql.includes(`'r', `))).toEqual([false, false]);
+    const returning = pg.compileMutation!(ir({ k: 'multi', fields: [affected, { key: 'returning', k: 'returning', select: obj(col(author, 'name')) }] }));
+    expect(returning.steps!.map((x) => x.sql.includes(`'r', (select coalesce(array_agg(_w.r), '{}') from (select row(_c0._0, _c0._1, _c0._2, _c0._3, _c0._4, _c0._5)::"public"."author" as r from _c0) as _w)::text`))).toEqual([true, true]);
+    const single = pg.compileMutation!({ ...ir({ k: 'single', select: obj(col(author, 'name')) }) });
+    expect(single.steps!.every((x) => x.sql.includes(`'r', `))).toBe(true);
+  });
+
   it('returning the articles of the authors it wrote: one grouped join, not a scan of the written rows per author (Note [Arrays of written rows grouped])', () => {
     const articles = (r: Partial<RowsIR>): FieldIR => ({ key: 'articles', k: 'array', mapping: AUTHOR_ARTICLES, rows: rows(article, r), select: obj(col(article, 'title')) });
     const ir = (field: FieldIR): MutationIR => ({
