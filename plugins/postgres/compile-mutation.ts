@@ -726,9 +726,9 @@ export class MutationCompiler extends Compiler {
    * only where a value of the row type is read: a step's answer (Note [Batches in steps]) and a
    * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). A write
    * whose IR gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of
-   * rows the steps answered. The columns are the metadata's: a column dropped by DDL that did
-   * not go through `run_sql` fails the table's writes until `reload_metadata`, as it fails a
-   * select of it. Figures: docs/benchmarks.md "Wide rows". Tests: compile.test.ts's
+   * rows the steps answered. The columns are the metadata's: DDL that did not go through
+   * `run_sql` fails the table's writes until `reload_metadata` where it dropped a column, or
+   * added one where a row is made whole (as computed fields' `row(...)::table` fails then). Figures: docs/benchmarks.md "Wide rows". Tests: compile.test.ts's
    * and compile-groups.test.ts's goldens; written-rows.test.ts.
    */
   update(ir: UpdateIR): Written {
