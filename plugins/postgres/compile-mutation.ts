@@ -11,21 +11,21 @@ import { DIRS, lit, quoteIdent } from './identifiers.js';
 /*
  * Note [Mutation statements]
  * A mutation root field is one statement. Its writes are data-modifying CTEs, each returning the
- * written row (its columns, Note [Written rows as columns]) and the role's check on it (`c`);
- * the outer select builds the field's JSON from those rows and ANDs the checks into `ok` (Note
- * [Mutations in the IR]). The target is aliased so that the check, the filters and the SET expressions name
- * the row the same way. An update's check sees the new row (RETURNING's), an upsert's row is
- * checked with the insert check when it was inserted and with the update check when the conflict
- * updated it (`xmax = 0` only for a row the statement inserted).
+ * written row (its columns, Note [Written rows as columns]) and the role's check on it (`c`); the
+ * outer select builds the field's JSON from those rows and ANDs the checks into `ok` (Note
+ * [Mutations in the IR]). The target is aliased so that the check, the filters and the SET
+ * expressions name the row the same way. An update's check sees the new row (RETURNING's), an
+ * upsert's row is checked with the insert check when it was inserted and with the update check
+ * when the conflict updated it (`xmax = 0` only for a row the statement inserted).
  *
  * Note [Nested inserts]
- * Rows inserted through relationships are CTEs of the same statement, in dependency order: the
- * row of an object relationship before the row that refers to it (whose columns then read the
- * parent's CTE: `(select _c0._0 from _c0)`, its first column), the rows of an array
- * relationship after their parent (their columns read the parent's CTE). A level whose rows carry nested rows is inserted
- * one CTE per row, so that each child names its own parent, unless it can be inserted as a set
- * (Note [Levels inserted as sets]); a root's objects so go in steps of a few (Note [Batches in
- * steps]). A level without them is one multi-row INSERT. Foreign keys are checked at the end of
+ * Rows inserted through relationships are CTEs of the same statement, in dependency order: the row
+ * of an object relationship before the row that refers to it (whose columns then read the parent's
+ * CTE: `(select _c0._0 from _c0)`, its first column), the rows of an array relationship after
+ * their parent (their columns read the parent's CTE). A level whose rows carry nested rows is
+ * inserted one CTE per row, so that each child names its own parent, unless it can be inserted as
+ * a set (Note [Levels inserted as sets]); a root's objects so go in steps of a few (Note [Batches
+ * in steps]). A level without them is one multi-row INSERT. Foreign keys are checked at the end of
  * the statement, so a child may refer to a parent of the same statement. All CTEs see the snapshot taken before the statement, so a
  * check or a `returning` relationship that reads a table this statement inserted into reads the
  * table with those rows added (`src`, the compiler's overlay), and with the rows an upsert
