@@ -1336,16 +1336,25 @@ const UNKNOWN_KEY: unique symbol = Symbol('unknown key');
 
 /** The text by which updates by key tell their keys apart (Note [Updates by key] in
  * plugins/database/schema/update-rows.ts): `keyText`'s, for the types whose text it reads
- * exactly as the database compares them (integers, uuids), and a text or varchar's own
- * characters where the column's collation is deterministic: its equality is then the bytes'
- * equality, and two strings' UTF-8 differs where they do, but for an unpaired surrogate (the
- * driver writes each as U+FFFD) and a NUL (PostgreSQL refuses it). The text scalar refuses both
- * before a plan is made; a value with one would keep its update a statement of its own here.
- * undefined for any other: a char(n) is equal to itself with trailing spaces, a
- * nondeterministic collation (case-insensitive, say) makes other texts equal. */
+ * exactly as the database compares them (integers, uuids); a text or varchar's own characters
+ * where the column's collation is deterministic: its equality is then the bytes' equality, and
+ * two strings' UTF-8 differs where they do, but for an unpaired surrogate (the driver writes each
+ * as U+FFFD) and a NUL (PostgreSQL refuses it; the text scalar refuses both before a plan is
+ * made, and a value with one would keep its update a statement of its own here); and a citext in
+ * ASCII, in small letters. undefined for any other: a char(n) is equal to itself with trailing
+ * spaces, a nondeterministic collation (case-insensitive, say) makes other texts equal, and a
+ * citext beyond ASCII is lowered as the database's locale lowers it. */
 export function updateKeyText(v: unknown, scalar: ScalarType, column: ColumnInfo | undefined): string | undefined {
   if (scalar.array) return undefined;
-  if (TEXT_KEY_TYPES.has(scalar.bindAs)) return column?.collationDeterministic === true && typeof v === 'string' && !/[\u0000\p{Cs}]/u.test(v) ? v : undefined;
+  const citext = scalar.bindAs.endsWith('."citext"');
+  if (citext || TEXT_KEY_TYPES.has(scalar.bindAs)) {
+    if (typeof v !== 'string' || column?.collationDeterministic !== true) return undefined;
+    if (!citext) return /[\u0000\p{Cs}]/u.test(v) ? undefined : v;
+    // A citext equals another whose characters its locale lowers to the same: in ASCII, those of
+    // JavaScript's small letters, but for a Turkish locale's I (lowered to a dotless ı, which no
+    // other ASCII character is): its key then only cuts a run that was not needed.
+    return /^[\u0001-\u007f]*$/.test(v) ? v.toLowerCase() : undefined;
+  }
   if (!UPDATE_KEY_TYPES.has(scalar.bindAs)) return undefined;
   const text = keyText(v, scalar);
   return text === UNKNOWN_KEY ? undefined : text;

@@ -16,6 +16,8 @@ create collation nocase (provider = icu, locale = 'und-u-ks-level2', determinist
 create table word (w varchar(20) primary key, n int not null default 0);
 create table folded (w text collate nocase primary key, n int not null default 0);
 create table padded (w char(4) primary key, n int not null default 0);
+create extension if not exists citext;
+create table tag (name citext primary key, n int not null default 0);
 create table tally (tbl text primary key, n int not null);
 create function count_statement() returns trigger language plpgsql as $$ begin update tally set n = n + 1 where tbl = tg_table_name; return null; end $$;
 create trigger track_statements after update on track for each statement execute function count_statement();
@@ -24,6 +26,7 @@ create trigger pair_statements after update on pair for each statement execute f
 create trigger word_statements after update on word for each statement execute function count_statement();
 create trigger folded_statements after update on folded for each statement execute function count_statement();
 create trigger padded_statements after update on padded for each statement execute function count_statement();
+create trigger tag_statements after update on tag for each statement execute function count_statement();
 `;
 
 const server = useServer(SEED);
@@ -51,6 +54,7 @@ beforeAll(async () => {
       { type: 'pg_track_table', args: { table: 'word' } },
       { type: 'pg_track_table', args: { table: 'folded' } },
       { type: 'pg_track_table', args: { table: 'padded' } },
+      { type: 'pg_track_table', args: { table: 'tag' } },
       { type: 'pg_create_object_relationship', args: { table: 'track', name: 'album', using: { foreign_key_constraint_on: 'album_id' } } },
       { type: 'pg_create_select_permission', args: { table: 'track', role: 'user', permission: { columns: ['id', 'name', 'bytes', 'owner'], filter: { bytes: { _lt: 500 } } } } },
       {
@@ -68,7 +72,7 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   await server.runSql(`
-    truncate track, album, thing, pair, word, folded, padded, tally restart identity cascade;
+    truncate track, album, thing, pair, word, folded, padded, tag, tally restart identity cascade;
     insert into album (title) values ('Open'), ('Closed');
     insert into track (album_id, name, bytes, price, code, owner) select case when i <= 4 then 1 else 2 end, 't' || i, i * 10, i, 'c' || i, case when i % 2 = 1 then 'u1' else 'u2' end from generate_series(1, 6) as i;
     insert into thing (id, label) values ('${U1}', 'one'), ('${U2}', 'two');
@@ -76,7 +80,8 @@ beforeEach(async () => {
     insert into word (w) values ('a'), ('A'), ('\u00e9'), ('e\u0301'), ('\ufffd');
     insert into folded (w) values ('abc'), ('x');
     insert into padded (w) values ('ab'), ('cd');
-    insert into tally values ('track', 0), ('thing', 0), ('pair', 0), ('word', 0), ('folded', 0), ('padded', 0);
+    insert into tag (name) values ('Abc'), ('xyz'), ('\u00c9t\u00e9');
+    insert into tally values ('track', 0), ('thing', 0), ('pair', 0), ('word', 0), ('folded', 0), ('padded', 0), ('tag', 0);
   `);
 });
 
@@ -218,6 +223,26 @@ describe('update_<t>_many: updates each naming a row by its primary key, as one 
       data: { update_padded_many: [{ affected_rows: 1, returning: [{ n: 1 }] }, { affected_rows: 1, returning: [{ n: 11 }] }] },
     });
     expect(await statements('padded')).toBe(2);
+  });
+
+  it('citext keys in ASCII join a run by their small letters: another case of one is a new statement; keys beyond ASCII a statement each', async () => {
+    const doc = 'mutation ($u: [tag_updates!]!) { update_tag_many(updates: $u) { affected_rows returning { name n } } }';
+    const u = (names: string[]) => ({ u: names.map((name, i) => ({ where: { name: { _eq: name } }, _inc: { n: 10 ** i } })) });
+    expect(await q(doc, u(['abc', 'XYZ']))).toEqual({
+      data: { update_tag_many: [{ affected_rows: 1, returning: [{ name: 'Abc', n: 1 }] }, { affected_rows: 1, returning: [{ name: 'xyz', n: 10 }] }] },
+    });
+    expect(await statements('tag')).toBe(1);
+    // 'ABC' names the row 'abc' named: a new statement, which sees the earlier's row.
+    expect(await q(doc, u(['abc', 'ABC']))).toEqual({
+      data: { update_tag_many: [{ affected_rows: 1, returning: [{ name: 'Abc', n: 2 }] }, { affected_rows: 1, returning: [{ name: 'Abc', n: 12 }] }] },
+    });
+    expect(await statements('tag')).toBe(3);
+    // Beyond ASCII the database's case folding follows its locale: such a key keeps its update a
+    // statement of its own (and the next, alone, is one too).
+    expect(await q(doc, u(['\u00c9t\u00e9', 'xyz']))).toEqual({
+      data: { update_tag_many: [{ affected_rows: 1, returning: [{ name: '\u00c9t\u00e9', n: 1 }] }, { affected_rows: 1, returning: [{ name: 'xyz', n: 20 }] }] },
+    });
+    expect(await statements('tag')).toBe(5);
   });
 
   it('a text key with a NUL in a list: refused at its path before any statement, nothing written', async () => {

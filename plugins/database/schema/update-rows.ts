@@ -13,12 +13,13 @@
  * One statement gives each update's row what the list one by one gives it, and each update the
  * same answer, where no update reads what another writes:
  * - No two updates of a run name one row: keys are compared as the database compares them
- *   (Dialect.updateKeyText: PostgreSQL's integers, uuids, and texts under a deterministic
- *   collation, ColumnInfo.collationDeterministic; a key of another type, or given as
- *   anything but a literal other than null or a variable, keeps its update a statement of its
- *   own), and a key met again starts a new run. A key given by a variable in the document's list
- *   is read per request (`unresolved`: the plan made without the variables is not kept). One UPDATE writes a row once, and the later update would
- *   not see the earlier one's row.
+ *   (Dialect.updateKeyText: PostgreSQL's integers, uuids, texts under a deterministic
+ *   collation, ColumnInfo.collationDeterministic, and citexts in ASCII; a key of another type,
+ *   or given as anything but a literal other than null or a variable, keeps its update a
+ *   statement of its own), and a key met again starts a new run. A key given by a variable in
+ *   the document's list is read per request (`unresolved`: the plan made without the variables
+ *   is not kept). One UPDATE writes a row once, and the later update would not see the earlier
+ *   one's row.
  * - What an update reads of the table is its own row: the role's update filter and check, the
  *   select filter of `returning`, read nothing through relationships, `_exists` or computed
  *   fields that may reach the table (anything but another table, `readsOnlyOthers`), and
