@@ -458,7 +458,7 @@ export interface CompiledQuery {
    * changed since (`mutationFailure`). */
   defaults?: readonly { table: QualifiedTable; column: string }[];
   /** Statements run before this one, in order, in the request's transaction (a mutation in
-   * steps: Note [Batches in steps] in plugins/postgres/compile-mutation.ts); each answers one row
+   * steps: Note [Batches in steps] in plugins/postgres/insert-plan.ts); each answers one row
    * with `json`, which this statement reads through its `steps` parameter. */
   steps?: readonly CompiledQuery[];
   /** A multiplexed statement (SelectOptions): its bind parameters for many bindings, each the

@@ -533,7 +533,7 @@ export interface Dialect {
    * pipelined] in plugins/database/schema/mutation.ts); otherwise each waits for the one before. */
   pipelines?: boolean;
   /** Where `compileMutation` compiles `update_rows` (updates each naming one row by its
-   * primary key, as one statement: Note [Updates by key] in plugins/postgres/compile-mutation.ts):
+   * primary key, as one statement: Note [Updates by key in SQL] in plugins/postgres/compile-mutation.ts):
    * the text by which it tells a key column's values apart, one text for two values the
    * database takes as equal; undefined for a value or type it cannot tell so (its updates are
    * then statements of their own). `column`: the key column as introspected (its collation). */

@@ -811,7 +811,7 @@ describe('objects upserting by a key that may write nothing, joined to their row
 });
 
 /*
- * Note [Batches in steps] (plugins/postgres/compile-mutation.ts): objects that cannot be inserted
+ * Note [Batches in steps] (plugins/postgres/insert-plan.ts): objects that cannot be inserted
  * as sets go a few hundred rows to a statement, in the request's transaction, and an object with
  * an upsert that updates goes in a statement of its own, as Hasura's statement per object; one
  * last statement answers from the rows the steps returned.

@@ -723,7 +723,7 @@ function defaultChanged(d: { table: QualifiedTable; column: string } | undefined
 }
 
 /** A mutation's statement as it is kept: with its zero checks' errors, and its steps' (Note
- * [Batches in steps] in plugins/postgres/compile-mutation.ts). */
+ * [Batches in steps] in plugins/postgres/insert-plan.ts). */
 type Statement = CompiledQuery & { zeros?: { message: string; path: string }[]; steps?: readonly Statement[] };
 
 /** A statement with its zero checks' errors (`zeroErrors`), and its steps'. */
@@ -738,7 +738,7 @@ function withZeros(q: CompiledQuery, defaultSchema: string): Statement {
 /*
  * Note [Statements pipelined]
  * A mutation field of several statements (update_many's updates, an insert's steps: Note
- * [Batches in steps] in plugins/postgres/compile-mutation.ts) runs them in the request's
+ * [Batches in steps] in plugins/postgres/insert-plan.ts) runs them in the request's
  * transaction, on one connection, which takes a statement while one before it still runs
  * (postgres.js pipelines them): so each is sent without waiting for the answers before it, and
  * the answers are read in order. The first statement that failed is the request's error; those
@@ -873,7 +873,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   };
   const errorPath = kind === 'insert' || kind === 'insert_one' ? `$.selectionSet.${input.field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}` : '$';
   /** `q`'s answer; `steps`: its steps' answers (Note [Batches in steps] in
-   * plugins/postgres/compile-mutation.ts). */
+   * plugins/postgres/insert-plan.ts). */
   const runStatement = async (exec: SqlExecutor, q: Statement, ctx: RunContext, steps?: string, answers?: ReadonlyMap<number, string>): Promise<string> => {
     const params: (string | null)[] = new Array(q.params.length);
     for (let i = 0; i < params.length; i++) {
