@@ -7,9 +7,9 @@
  */
 import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, MutationIR, MutationOutput, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../database/index.js';
 import { UnsupportedQuery } from '../database/index.js';
-import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, tkey, toJson, typedValue } from './compile.js';
+import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
-import { followingValues, givesOrDefault, hasNested, inSteps, levelOfInsert, partial, updatesOnConflict, type Join, type Level, type Step } from './insert-plan.js';
+import { followingValues, givesOrDefault, hasNested, inSteps, levelOfInsert, partial, tkey, updatesOnConflict, type Join, type Level, type Step } from './insert-plan.js';
 
 /*
  * Note [Mutation statements]
@@ -314,6 +314,114 @@ export class MutationCompiler extends Compiler {
 
   name(): string {
     return `_c${this.cte++}`;
+  }
+
+  /*
+   * Note [Written rows as columns]
+   * A CTE that returns its rows whole (`returning _t0 as r`) makes each row a composite value,
+   * and PostgreSQL detoasts every out-of-line value of the row to make one (a composite may not
+   * point into a TOAST table): an update or delete of rows with a large text or jsonb read all
+   * of it back, whatever the answer asked, even `affected_rows` alone. 200 rows of 960 kB each:
+   * `returning _t0 as r` 306-330 ms, `returning _t0.*` or the key alone 0.6-1.0 ms (PostgreSQL
+   * 15, psql). So a write keeps its rows' columns, `_0`, `_1`, ... in the table's order
+   * (`tableColumns` of its IR, the model's; names of the compiler's own, so that no column meets
+   * `c`, `o`, `i` or `n`), which keep pointers into the TOAST table until a value is read. Every
+   * read of a written row goes through `columnOf` and `rowsOf` (below): the answer, a parent's
+   * columns for its rows, the levels joined by position or by key (whose CTEs pass the columns
+   * on, `passedOn`), the statement's later reads of a table it wrote (`src`: the table's columns
+   * as the model has them, on both sides of the union).
+   * Hasura returns `*` the same way. A row is made whole (`wholeRow`, which fetches its values)
+   * only where a value of the row type is read: a step's answer (Note [Batches in steps]) and a
+   * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). A write
+   * whose IR gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of
+   * rows the steps answered. The columns are the metadata's: DDL that did not go through
+   * `run_sql` fails the table's writes until `reload_metadata` where it dropped a column, or
+   * added one where a row is made whole (as computed fields' `row(...)::table` fails then).
+   * Figures: docs/benchmarks.md "Wide rows". Tests: compile.test.ts's and compile-groups.test.ts's
+   * goldens; written-rows.test.ts.
+   */
+  /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
+   * where given (Note [Written rows as columns]), else the row whole. */
+  writtenRow(cte: string, t: string, columns: readonly string[] | undefined): string {
+    if (!columns?.length) return `${t} as r`;
+    this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
+    return columns.map((c, i) => `${t}.${quoteIdent(c)} as _${i}`).join(', ');
+  }
+
+  /** The writes that keep their rows' columns, each column's position (Note [Written rows as
+   * columns]); any other keeps its rows whole (`r`). */
+  protected readonly columnar = new Map<string, ReadonlyMap<string, number>>();
+
+  /** Column `c` of a row of the write `cte`, read as `alias`. */
+  columnOf(cte: string, c: string, alias: string = cte): string {
+    const kept = this.columnar.get(cte);
+    if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
+    const at = kept.get(c);
+    if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
+    return `${alias}._${at}`;
+  }
+
+  /** The select list of a row of the write `cte`, read as `alias`, as the table's columns:
+   * those of `columns` where given, else all it keeps. */
+  rowsOf(cte: string, alias: string = cte, columns?: readonly string[]): string {
+    const kept = this.columnar.get(cte);
+    if (columns) return columns.map((c) => `${this.columnOf(cte, c, alias)} as ${quoteIdent(c)}`).join(', ');
+    if (!kept) return `(${alias}.r).*`;
+    return [...kept].map(([c, i]) => `${alias}._${i} as ${quoteIdent(c)}`).join(', ');
+  }
+
+  /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
+   * [Written rows as columns]), or all of them. */
+  private tableColumns(alias: string, columns: readonly string[] | undefined): string {
+    return columns ? columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ') : `${alias}.*`;
+  }
+
+  /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
+  keptColumns(cte: string): readonly string[] | undefined {
+    const kept = this.columnar.get(cte);
+    return kept && [...kept.keys()];
+  }
+
+  /** A row of the write `cte`, read as `alias`, as a value of `table`'s row type. */
+  wholeRow(cte: string, table: QualifiedTable, alias: string = cte): string {
+    const kept = this.columnar.get(cte);
+    return kept ? `row(${[...kept.values()].map((i) => `${alias}._${i}`).join(', ')})::${this.table(table)}` : `${alias}.r`;
+  }
+
+  /** The kept columns of the write `cte` read as `alias` under their own names, for a CTE that
+   * passes its rows on (`into`, which keeps them the same way). */
+  passedOn(cte: string, alias: string, into: string): string {
+    const kept = this.columnar.get(cte);
+    if (!kept) return `${alias}.r`;
+    this.columnar.set(into, kept);
+    return [...kept.values()].map((i) => `${alias}._${i}`).join(', ');
+  }
+
+  /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE,
+   * and for an upsert that may update, the key columns of its conflict. */
+  readonly overlay = new Map<string, { cte: string; key?: readonly string[] }[]>();
+
+  /** A table as a FROM item: the table, and the rows this statement inserted into it before. A
+   * row an upsert of the statement updated is read in its new version only: the table's version
+   * of it (the same conflict key) is left out, else it would be read twice (old and new). */
+  override src(t: QualifiedTable): string {
+    const entries = this.overlay.get(tkey(t));
+    if (!entries) return this.table(t);
+    return this.withWrites(t, entries, entries.map((e) => e.cte));
+  }
+
+  /** Table `t` as the statement's writes leave it: its rows but those the writes `gone` wrote
+   * (found by `key`, a write without one replaces none), and the rows of the writes `added`. Where
+   * a write keeps its rows' columns (Note [Written rows as columns]), every part of the union
+   * reads those: the table's columns as the model has them. */
+  protected withWrites(t: QualifiedTable, gone: readonly { cte: string; key?: readonly string[] }[], added: readonly string[]): string {
+    const b = this.alias();
+    const replaced = gone.flatMap((e) =>
+      e.key?.length ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
+    );
+    const columns = [...gone.map((e) => e.cte), ...added].map((c) => this.keptColumns(c)).find((c) => c !== undefined);
+    const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
+    return `(${base}${added.map((c) => ` union all select ${this.rowsOf(c, c, columns)} from ${c}`).join('')})`;
   }
 
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
@@ -711,29 +819,6 @@ export class MutationCompiler extends Compiler {
     }
   }
 
-  /*
-   * Note [Written rows as columns]
-   * A CTE that returns its rows whole (`returning _t0 as r`) makes each row a composite value,
-   * and PostgreSQL detoasts every out-of-line value of the row to make one (a composite may not
-   * point into a TOAST table): an update or delete of rows with a large text or jsonb read all
-   * of it back, whatever the answer asked, even `affected_rows` alone. 200 rows of 960 kB each:
-   * `returning _t0 as r` 306-330 ms, `returning _t0.*` or the key alone 0.6-1.0 ms (PostgreSQL
-   * 15, psql). So a write keeps its rows' columns, `_0`, `_1`, ... in the table's order
-   * (`tableColumns` of its IR, the model's; names of the compiler's own, so that no column meets
-   * `c`, `o`, `i` or `n`), which keep pointers into the TOAST table until a value is read. Every
-   * read of a written row goes through the compiler's `columnOf` and `rowsOf` (plugins/postgres/
-   * compile.ts): the answer, a parent's columns for its rows, the levels joined by position or
-   * by key (whose CTEs pass the columns on, `passedOn`), the statement's later reads of a table
-   * it wrote (`src`: the table's columns as the model has them, on both sides of the union).
-   * Hasura returns `*` the same way. A row is made whole (`wholeRow`, which fetches its values)
-   * only where a value of the row type is read: a step's answer (Note [Batches in steps]) and a
-   * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). A write
-   * whose IR gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of
-   * rows the steps answered. The columns are the metadata's: DDL that did not go through
-   * `run_sql` fails the table's writes until `reload_metadata` where it dropped a column, or
-   * added one where a row is made whole (as computed fields' `row(...)::table` fails then). Figures: docs/benchmarks.md "Wide rows". Tests: compile.test.ts's
-   * and compile-groups.test.ts's goldens; written-rows.test.ts.
-   */
   update(ir: UpdateIR): Written {
     const name = this.name();
     const t = this.alias();

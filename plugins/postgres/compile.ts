@@ -15,7 +15,6 @@ import type {
   ObjectIR,
   OrderItem,
   ParamSource,
-  QualifiedTable,
   RootIR,
   RowOf,
   RowsIR,
@@ -176,8 +175,6 @@ import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '
  * from a JavaScript number, which carries no SQL. One from a variable stays a bind parameter, so
  * that one statement serves every value. Test: plugins/database/schema/explain.test.ts.
  */
-
-export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /** The most bind parameters of one statement: PostgreSQL's protocol counts them in 16 bits, and
  * postgres.js refuses 65,534 or more. */
@@ -458,91 +455,6 @@ export class Compiler extends SqlCompiler {
    * PostgreSQL's array literal). */
   override value(v: Value, scalar: ScalarType): string {
     return typedValue(this.bind(boundValue(v, scalar)), scalar);
-  }
-
-  /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
-   * where given (Note [Written rows as columns]), else the row whole. */
-  writtenRow(cte: string, t: string, columns: readonly string[] | undefined): string {
-    if (!columns?.length) return `${t} as r`;
-    this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
-    return columns.map((c, i) => `${t}.${quoteIdent(c)} as _${i}`).join(', ');
-  }
-
-  /** The writes that keep their rows' columns, each column's position (Note [Written rows as
-   * columns]); any other keeps its rows whole (`r`). */
-  protected readonly columnar = new Map<string, ReadonlyMap<string, number>>();
-
-  /** Column `c` of a row of the write `cte`, read as `alias`. */
-  columnOf(cte: string, c: string, alias: string = cte): string {
-    const kept = this.columnar.get(cte);
-    if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
-    const at = kept.get(c);
-    if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
-    return `${alias}._${at}`;
-  }
-
-  /** The select list of a row of the write `cte`, read as `alias`, as the table's columns:
-   * those of `columns` where given, else all it keeps. */
-  rowsOf(cte: string, alias: string = cte, columns?: readonly string[]): string {
-    const kept = this.columnar.get(cte);
-    if (columns) return columns.map((c) => `${this.columnOf(cte, c, alias)} as ${quoteIdent(c)}`).join(', ');
-    if (!kept) return `(${alias}.r).*`;
-    return [...kept].map(([c, i]) => `${alias}._${i} as ${quoteIdent(c)}`).join(', ');
-  }
-
-  /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
-   * [Written rows as columns]), or all of them. */
-  private tableColumns(alias: string, columns: readonly string[] | undefined): string {
-    return columns ? columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ') : `${alias}.*`;
-  }
-
-  /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
-  keptColumns(cte: string): readonly string[] | undefined {
-    const kept = this.columnar.get(cte);
-    return kept && [...kept.keys()];
-  }
-
-  /** A row of the write `cte`, read as `alias`, as a value of `table`'s row type. */
-  wholeRow(cte: string, table: QualifiedTable, alias: string = cte): string {
-    const kept = this.columnar.get(cte);
-    return kept ? `row(${[...kept.values()].map((i) => `${alias}._${i}`).join(', ')})::${this.table(table)}` : `${alias}.r`;
-  }
-
-  /** The kept columns of the write `cte` read as `alias` under their own names, for a CTE that
-   * passes its rows on (`into`, which keeps them the same way). */
-  passedOn(cte: string, alias: string, into: string): string {
-    const kept = this.columnar.get(cte);
-    if (!kept) return `${alias}.r`;
-    this.columnar.set(into, kept);
-    return [...kept.values()].map((i) => `${alias}._${i}`).join(', ');
-  }
-
-  /** Rows written earlier in this statement, by table key (Note [Nested inserts] in
-   * compile-mutation.ts): each CTE, and
-   * for an upsert that may update, the key columns of its conflict. */
-  readonly overlay = new Map<string, { cte: string; key?: readonly string[] }[]>();
-
-  /** A table as a FROM item: the table, and the rows this statement inserted into it before. A
-   * row an upsert of the statement updated is read in its new version only: the table's version
-   * of it (the same conflict key) is left out, else it would be read twice (old and new). */
-  override src(t: QualifiedTable): string {
-    const entries = this.overlay.get(tkey(t));
-    if (!entries) return this.table(t);
-    return this.withWrites(t, entries, entries.map((e) => e.cte));
-  }
-
-  /** Table `t` as the statement's writes leave it: its rows but those the writes `gone` wrote
-   * (found by `key`, a write without one replaces none), and the rows of the writes `added`. Where
-   * a write keeps its rows' columns (Note [Written rows as columns]), every part of the union
-   * reads those: the table's columns as the model has them. */
-  protected withWrites(t: QualifiedTable, gone: readonly { cte: string; key?: readonly string[] }[], added: readonly string[]): string {
-    const b = this.alias();
-    const replaced = gone.flatMap((e) =>
-      e.key?.length ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
-    );
-    const columns = [...gone.map((e) => e.cte), ...added].map((c) => this.keptColumns(c)).find((c) => c !== undefined);
-    const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
-    return `(${base}${added.map((c) => ` union all select ${this.rowsOf(c, c, columns)} from ${c}`).join('')})`;
   }
 
   // -------------------------------------------------------------------------------------------

@@ -6,7 +6,9 @@
  * without a file is this file's or ./compile-mutation.ts's.
  */
 import type { ColumnInfo, ColumnValue, InsertIR, InsertRowIR, NestedInsert, QualifiedTable, ScalarType } from '../database/index.js';
-import { tkey } from './compile.js';
+
+/** A table's key in the maps of a plan and of a statement's writes. */
+export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /*
  * Note [Batches in steps]
