@@ -9,6 +9,7 @@ import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, Inser
 import { UnsupportedQuery } from '../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
+import { columnsRead } from './narrow.js';
 import { followingValues, givesOrDefault, hasNested, inSteps, levelOfInsert, partial, tkey, updatesOnConflict, type Join, type Level, type Step } from './insert-plan.js';
 
 /*
@@ -323,34 +324,73 @@ export class MutationCompiler extends Compiler {
    * point into a TOAST table): an update or delete of rows with a large text or jsonb read all
    * of it back, whatever the answer asked, even `affected_rows` alone. 200 rows of 960 kB each:
    * `returning _t0 as r` 306-330 ms, `returning _t0.*` or the key alone 0.6-1.0 ms (PostgreSQL
-   * 15, psql). So a write keeps its rows' columns, `_0`, `_1`, ... in the table's order
-   * (`tableColumns` of its IR, the model's; names of the compiler's own, so that no column meets
-   * `c`, `o`, `i` or `n`), which keep pointers into the TOAST table until a value is read. Every
-   * read of a written row goes through `columnOf` and `rowsOf` (below): the answer, a parent's
+   * 15, psql). So a write keeps its rows' columns, `_0`, `_1`, ... by their position in the
+   * table (`tableColumns` of its IR, the model's; names of the compiler's own, so that no column
+   * meets `c`, `o`, `i` or `n`), which keep pointers into the TOAST table until a value is read,
+   * and of them only those the statement reads. Every read of a written row goes through
+   * `columnOf` and `rowsOf` (below), which mark the columns they read: the answer (the columns
+   * its text names on the returned rows' alias, `rowsRead`, read as Note [Narrow rows] reads a
+   * statement; all of them where it uses the row whole, as a computed field does), a parent's
    * columns for its rows, the levels joined by position or by key (whose CTEs pass the columns
-   * on, `passedOn`), the statement's later reads of a table it wrote (`src`: the table's columns
-   * as the model has them, on both sides of the union).
-   * Hasura returns `*` the same way. A row is made whole (`wholeRow`, which fetches its values)
-   * only where a value of the row type is read: a step's answer (Note [Batches in steps]) and a
-   * merged upsert's row as its first row inserted it (Note [Rows upserting one row]). A write
-   * whose IR gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of
-   * rows the steps answered. The columns are the metadata's: DDL that did not go through
-   * `run_sql` fails the table's writes until `reload_metadata` where it dropped a column, or
-   * added one where a row is made whole (as computed fields' `row(...)::table` fails then).
-   * Figures: docs/benchmarks.md "Wide rows". Tests: compile.test.ts's and compile-groups.test.ts's
+   * on, `passedOn`, sharing the marks), the statement's later reads of a table it wrote (`src`:
+   * every column as the model has them, on both sides of the union). The lists (RETURNING's,
+   * and those passed on) are written once the statement is whole (`resolveColumnLists`); a
+   * write whose rows nothing reads (`affected_rows` alone) returns `null as _`. Hasura returns
+   * `*` the same way. A row is made whole (`wholeRow`, which fetches its values) only where a
+   * value of the row type is read: a step's answer (Note [Batches in steps]) and a merged
+   * upsert's row as its first row inserted it (Note [Rows upserting one row]). A write whose IR
+   * gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of rows the
+   * steps answered. The columns are the metadata's: a column dropped by DDL that did not go
+   * through `run_sql` fails, until `reload_metadata`, the writes that read it (as Hasura's
+   * `returning *` does): an answer naming it, a row made whole, and a statement that reads a
+   * table it wrote (nested inserts, `_nested` updates); a column added fails the writes that
+   * make a row whole (as computed fields' `row(...)::table` fails then). Figures:
+   * docs/benchmarks.md "Wide rows". Tests: compile.test.ts's and compile-groups.test.ts's
    * goldens; written-rows.test.ts.
    */
   /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
-   * where given (Note [Written rows as columns]), else the row whole. */
+   * that the statement reads, once it is whole (Note [Written rows as columns]), else the row
+   * whole. */
   writtenRow(cte: string, t: string, columns: readonly string[] | undefined): string {
     if (!columns?.length) return `${t} as r`;
     this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
-    return columns.map((c, i) => `${t}.${quoteIdent(c)} as _${i}`).join(', ');
+    const read = new Set<number>();
+    this.read.set(cte, read);
+    return this.columnList(read, (i) => `${t}.${quoteIdent(columns[i]!)} as _${i}`);
   }
 
   /** The writes that keep their rows' columns, each column's position (Note [Written rows as
    * columns]); any other keeps its rows whole (`r`). */
   protected readonly columnar = new Map<string, ReadonlyMap<string, number>>();
+
+  /** The positions of the columns of each such write's rows that the statement reads (one set
+   * for a write and the CTEs that pass its rows on), filled in by the reads below. */
+  private readonly read = new Map<string, Set<number>>();
+
+  /** The lists of written columns, each of the columns read (`read`) once the statement is whole
+   * (`statement`), by its `item`s in the table's order. */
+  private readonly columnLists: { read: ReadonlySet<number>; item: (at: number) => string }[] = [];
+
+  /** A list of columns of `read`, written when the statement is whole (`resolveColumnLists`). */
+  private columnList(read: ReadonlySet<number>, item: (at: number) => string): string {
+    return COLUMN_LIST(this.columnLists.push({ read, item }) - 1);
+  }
+
+  /** `sql` with each list of written columns in place: a constant where it reads none, as a
+   * RETURNING list or a select list cannot be empty. */
+  private resolveColumnLists(sql: string): string {
+    if (this.columnLists.length === 0) return sql;
+    return sql.replace(COLUMN_LISTS, (_m, k: string) => {
+      const { read, item } = this.columnLists[Number(k)]!;
+      return read.size === 0 ? 'null as _' : [...read].sort((a, b) => a - b).map(item).join(', ');
+    });
+  }
+
+  /** That the statement reads every column of the write `cte`'s rows. */
+  private readsAll(cte: string): void {
+    const read = this.read.get(cte);
+    if (read) for (const at of this.columnar.get(cte)!.values()) read.add(at);
+  }
 
   /** Column `c` of a row of the write `cte`, read as `alias`. */
   columnOf(cte: string, c: string, alias: string = cte): string {
@@ -358,6 +398,7 @@ export class MutationCompiler extends Compiler {
     if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
     const at = kept.get(c);
     if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
+    this.read.get(cte)!.add(at);
     return `${alias}._${at}`;
   }
 
@@ -367,7 +408,20 @@ export class MutationCompiler extends Compiler {
     const kept = this.columnar.get(cte);
     if (columns) return columns.map((c) => `${this.columnOf(cte, c, alias)} as ${quoteIdent(c)}`).join(', ');
     if (!kept) return `(${alias}.r).*`;
+    this.readsAll(cte);
     return [...kept].map(([c, i]) => `${alias}._${i} as ${quoteIdent(c)}`).join(', ');
+  }
+
+  /** The rows of the writes `ctes` (a union) as the table's columns that `sql` reads on alias
+   * `t`, or all of them where it reads the row whole (Note [Written rows as columns]). */
+  private rowsRead(ctes: readonly string[], t: string, sql: string): string {
+    const read = columnsRead(sql, t);
+    return ctes
+      .map((c) => {
+        const kept = this.columnar.get(c);
+        return `select ${this.rowsOf(c, c, read && kept ? [...kept.keys()].filter((x) => read.includes(x)) : undefined)} from ${c}`;
+      })
+      .join(' union all ');
   }
 
   /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
@@ -385,6 +439,7 @@ export class MutationCompiler extends Compiler {
   /** A row of the write `cte`, read as `alias`, as a value of `table`'s row type. */
   wholeRow(cte: string, table: QualifiedTable, alias: string = cte): string {
     const kept = this.columnar.get(cte);
+    this.readsAll(cte);
     return kept ? `row(${[...kept.values()].map((i) => `${alias}._${i}`).join(', ')})::${this.table(table)}` : `${alias}.r`;
   }
 
@@ -394,7 +449,9 @@ export class MutationCompiler extends Compiler {
     const kept = this.columnar.get(cte);
     if (!kept) return `${alias}.r`;
     this.columnar.set(into, kept);
-    return [...kept.values()].map((i) => `${alias}._${i}`).join(', ');
+    const read = this.read.get(cte)!;
+    this.read.set(into, read);
+    return this.columnList(read, (i) => `${alias}._${i}`);
   }
 
   /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE,
@@ -884,7 +941,8 @@ export class MutationCompiler extends Compiler {
       return `${lit(f.key)}, coalesce(json_agg(${this.object(f.select, x)}) filter (where _w.o is not null${shown === 'true' ? '' : ` and ${shown}`}), '[]')`;
     });
     // The positions, from the first key column's array again: no parameter of their own.
-    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select ${this.rowsOf(name, '_w')}) as ${x}) on _w.o = _g.o group by _g.o`;
+    const read = columnsRead(parts.join(', '), x);
+    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select ${this.rowsOf(name, '_w', read && this.keptColumns(name)?.filter((c) => read.includes(c)))}) as ${x}) on _w.o = _g.o group by _g.o`;
     return `(select string_agg(_a.j, ',' order by _a.o) from (${each}) as _a)`;
   }
 
@@ -903,12 +961,12 @@ export class MutationCompiler extends Compiler {
   /** The field's value from the rows written (Note [Mutations in the IR]); `affected`: the SQL
    * of `affected_rows`. */
   output(out: MutationOutput, w: Written, affected: string = this.count(w.ctes)): string {
-    const rows = w.ctes.map((c) => `select ${this.rowsOf(c)} from ${c}`).join(' union all ');
     if (out.k === 'single') {
       const t = this.alias();
       const from: string[] = [];
-      const obj = this.object(out.select, t, undefined, from);
-      return `coalesce((select ${toJson(obj, from)} from (${rows}) as ${t}${joined(from)}${this.filterWhere(out.filter, t)} limit 1)::text, 'null')`;
+      const json = toJson(this.object(out.select, t, undefined, from), from);
+      const rest = `${joined(from)}${this.filterWhere(out.filter, t)}`;
+      return `coalesce((select ${json} from (${this.rowsRead(w.ctes, t, `${json} ${rest}`)}) as ${t}${rest} limit 1)::text, 'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
@@ -923,14 +981,15 @@ export class MutationCompiler extends Compiler {
       if (numbered) this.grouping.set(t, (columns) => w.ctes.map((c) => `select ${columns.map((x) => this.columnOf(c, x)).join(', ')} from ${c}`).join(' union all '));
       const obj = this.object(f.select, t, numbered ? joins : undefined, from);
       this.grouping.clear();
-      let written = `(${rows})`;
+      const rest = `${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)}`;
+      let written = `(${this.rowsRead(w.ctes, t, `${obj} ${rest}`)})`;
       let order = '';
       if (numbered) {
         const u = this.alias();
         written = `(select ${u}.*, row_number() over () as ${READ_ORDER} from ${written} as ${u})`;
         order = ` order by ${t}.${READ_ORDER}`;
       }
-      return `${lit(f.key)}, (select coalesce(json_agg(${obj}${order}), '[]') from ${written} as ${t}${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)})`;
+      return `${lit(f.key)}, (select coalesce(json_agg(${obj}${order}), '[]') from ${written} as ${t}${rest})`;
     });
     return `json_build_object(${parts.join(', ')})::text`;
   }
@@ -1036,7 +1095,7 @@ export class MutationCompiler extends Compiler {
       const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
       whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
     }
-    return `with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`;
+    return this.resolveColumnLists(`with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`);
   }
 }
 
@@ -1101,6 +1160,11 @@ function compileSteps(ir: Extract<MutationIR, { k: 'insert' }>, plan: Step[]): C
 }
 
 const NO_FIXED: Fixed = new Map();
+/** Where a list of written columns goes (`MutationCompiler.columnList`): between NUL
+ * characters, which no identifier or literal of the statement holds, as Note [Narrow rows]'s
+ * placeholders (`\0_t<n>\0`, which these never match), and replaced before them. */
+const COLUMN_LIST = (k: number) => `\u0000w${k}\u0000`;
+const COLUMN_LISTS = /\u0000w(\d+)\u0000/g;
 /** A grouped array's row number within its returned row (Note [Arrays of written rows grouped]). */
 const RANK = '"__svc_k"';
 const NULL_VALUE = { k: 'lit', v: null } as const;

@@ -39,11 +39,20 @@ export function narrowRows(sql: string): string {
   });
 }
 
+/** The columns (unquoted) that `sql` reads on alias `t` as `<t>."col"`, or undefined where it
+ * uses the alias otherwise (a row whole): read as Note [Narrow rows] reads a statement. */
+export function columnsRead(sql: string, t: string): string[] | undefined {
+  const cols = references(sql, false).get(t);
+  if (cols === WHOLE) return undefined;
+  return cols ? [...cols].map((c) => c.slice(1, -1).replace(/""/g, '"')) : [];
+}
+
 const WHOLE = 'whole' as const;
 
-/** Per alias `_t<n>`: the quoted column names the statement reads on it, or WHOLE where it uses
- * the alias otherwise. */
-function references(sql: string): Map<string, Set<string> | typeof WHOLE> {
+/** Per alias `_t<n>`: the quoted column names the statement reads on it (but for those a rows
+ * subquery projects itself, unless `projected` is false), or WHOLE where it uses the alias
+ * otherwise. */
+function references(sql: string, projected = true): Map<string, Set<string> | typeof WHOLE> {
   const out = new Map<string, Set<string> | typeof WHOLE>();
   const n = sql.length;
   let i = 0;
@@ -71,7 +80,7 @@ function references(sql: string): Map<string, Set<string> | typeof WHOLE> {
           const col = sql.slice(j + 1, end);
           let cols = out.get(word);
           if (cols === undefined) out.set(word, (cols = new Set()));
-          if (cols !== WHOLE && !PROJECTED.test(col)) cols.add(col);
+          if (cols !== WHOLE && !(projected && PROJECTED.test(col))) cols.add(col);
           i = end;
           prevWord = '';
           continue;

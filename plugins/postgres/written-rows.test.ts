@@ -13,6 +13,8 @@ create table odd (id int primary key, r text, c int, o int, "_0" text, n int not
 alter table odd alter column body set storage external;
 create table odd_note (id serial primary key, odd_id int references odd(id), label text not null);
 create function odd_len(x odd) returns int language sql stable as $$ select length(x.body) $$;
+create table shed (id int primary key, a text, gone text, big text);
+create table shed_item (id serial primary key, shed_id int references shed(id), label text);
 `;
 
 /** A body stored out of line: 100,000 characters, no compression (storage external). */
@@ -188,5 +190,48 @@ describe('writes keep their rows as columns (Note [Written rows as columns])', (
     const r = await q('mutation ($o: [odd_note_insert_input!]!) { insert_odd_note(objects: $o) { affected_rows returning { label odd { id c body_length } } } }', { o: objects });
     expect(r.data?.insert_odd_note.affected_rows, JSON.stringify(r).slice(0, 300)).toBe(140);
     expect(r.data.insert_odd_note.returning).toEqual(objects.map((o, j) => ({ label: o.label, odd: { id: 100 + j, c: j, body_length: j % 10 ? 5 : 100_000 } })));
+  });
+});
+
+describe('a column dropped by DDL outside run_sql (Note [Written rows as columns])', () => {
+  beforeAll(async () => {
+    const r = await server.metadata({
+      type: 'bulk',
+      args: [
+        { type: 'pg_track_table', args: { table: 'shed' } },
+        { type: 'pg_track_table', args: { table: 'shed_item' } },
+        { type: 'pg_create_array_relationship', args: { table: 'shed', name: 'items', using: { foreign_key_constraint_on: { table: 'shed_item', column: 'shed_id' } } } },
+      ],
+    });
+    expect(r.status, r.text).toBe(200);
+    await server.runSql(`insert into shed (id, a, gone, big) select i, 'a' || i, 'g' || i, repeat('b', 10) from generate_series(1, 4) as i`);
+  });
+
+  it('fails only the writes that read it, as Hasura, until reload_metadata', async () => {
+    // Behind the engine's back (after beforeEach's run_sql, which reloads): the metadata still has the column.
+    await server.sql.unsafe('alter table shed drop column gone');
+    expect(await q('mutation { update_shed_by_pk(pk_columns: {id: 1}, _set: {a: "x"}) { id a } }')).toEqual({ data: { update_shed_by_pk: { id: 1, a: 'x' } } });
+    expect(await q('mutation { update_shed(where: {id: {_eq: 2}}, _set: {a: "y"}) { affected_rows } }')).toEqual({ data: { update_shed: { affected_rows: 1 } } });
+    expect(await q('mutation { delete_shed(where: {id: {_eq: 3}}) { affected_rows } }')).toEqual({ data: { delete_shed: { affected_rows: 1 } } });
+    expect(await q('mutation { delete_shed_by_pk(id: 4) { id big } }')).toEqual({ data: { delete_shed_by_pk: { id: 4, big: 'bbbbbbbbbb' } } });
+    expect(await q('mutation { insert_shed_one(object: {id: 5, a: "z"}) { id a } }')).toEqual({ data: { insert_shed_one: { id: 5, a: 'z' } } });
+    expect(await q('mutation { insert_shed(objects: [{id: 5, a: "w"}, {id: 6, a: "v"}], on_conflict: {constraint: shed_pkey, update_columns: [a]}) { affected_rows returning { id a } } }')).toEqual({
+      data: { insert_shed: { affected_rows: 2, returning: [{ id: 5, a: 'w' }, { id: 6, a: 'v' }] } },
+    });
+    const u = [1, 2].map((id) => ({ where: { id: { _eq: id } }, _set: { a: `m${id}` } }));
+    expect(await q('mutation ($u: [shed_updates!]!) { update_shed_many(updates: $u) { affected_rows returning { id a } } }', { u })).toEqual({
+      data: { update_shed_many: [1, 2].map((id) => ({ affected_rows: 1, returning: [{ id, a: `m${id}` }] })) },
+    });
+    // A write that reads the column fails with the database's error, writing nothing.
+    const reads = await q('mutation { update_shed_by_pk(pk_columns: {id: 1}, _set: {a: "no"}) { id gone } }');
+    expect(reads.errors?.[0]?.message).toMatch(/column .*gone.* does not exist/);
+    expect((await server.runSql('select id, a from shed order by id')).result.slice(1)).toEqual([
+      ['1', 'm1'],
+      ['2', 'm2'],
+      ['5', 'w'],
+      ['6', 'v'],
+    ]);
+    expect((await server.metadata({ type: 'reload_metadata', args: {} })).status).toBe(200);
+    expect(await q('mutation { update_shed_by_pk(pk_columns: {id: 1}, _set: {a: "r"}) { id a } }')).toEqual({ data: { update_shed_by_pk: { id: 1, a: 'r' } } });
   });
 });
