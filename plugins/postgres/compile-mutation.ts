@@ -348,6 +348,7 @@ export class MutationCompiler extends Compiler {
    * docs/benchmarks.md "Wide rows". Tests: compile.test.ts's and compile-groups.test.ts's
    * goldens; written-rows.test.ts.
    */
+
   /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
    * that the statement reads, once it is whole (Note [Written rows as columns]), else the row
    * whole. */

@@ -39,17 +39,16 @@ export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
  * runner binds once that step's answer is in (the steps after it wait with it). The split row
  * keeps its zero check. Which rows share a step follows from the request's shape, and from its
  * values only where rows upsert by a key (Note [Rows repeating a key]); otherwise the statements
- * are kept per shape (Note [Statements per variable shape] in
- * plugins/database/schema/shapes.ts). Each
- * step checks what it writes, as one statement does (zero checks, the role's checks, the
+ * are kept per shape (Note [Statements per variable shape] in plugins/database/schema/shapes.ts).
+ * Each step checks what it writes, as one statement does (zero checks, the role's checks, the
  * defaults; a check reading a parent reads the row an earlier step wrote), and answers how many
- * rows it wrote and, where they are the field's and the field reads rows (`returning`, a
- * single row; not `affected_rows` alone), its rows as it left them (`r`, the text of an array
- * of the table's records, which reads back as it was written, whatever the column types). A
- * last statement answers the field from those rows (its `steps` parameter: the steps'
- * answers), reading every other table as the steps left it: Hasura too answers from the rows
- * its statements returned, with a select after them all. Where the insert fits one statement
- * the field is that statement.
+ * rows it wrote and, where they are the field's and the field reads rows (`returning`, a single
+ * row; not `affected_rows` alone), its rows as it left them (`r`, the text of an array of the
+ * table's records, which reads back as it was written, whatever the column types). A last
+ * statement answers the field from those rows (its `steps` parameter: the steps' answers),
+ * reading every other table as the steps left it: Hasura too answers from the rows its
+ * statements returned, with a select after them all. Where the insert fits one statement the
+ * field is that statement.
  */
 /** The most inserts of one step (Note [Batches in steps]). */
 const STEP_INSERTS = 32;
