@@ -336,17 +336,16 @@ export class MutationCompiler extends Compiler {
    * every column as the model has them, on both sides of the union). The lists (RETURNING's,
    * and those passed on) are written once the statement is whole (`resolveColumnLists`); a
    * write whose rows nothing reads (`affected_rows` alone) returns `null as _`. Hasura returns
-   * `*` the same way. A row is made whole (`wholeRow`, which fetches its values) only where a
-   * value of the row type is read: a step's answer (Note [Batches in steps]) and a merged
-   * upsert's row as its first row inserted it (Note [Rows upserting one row]). A write whose IR
-   * gives no columns (another kind's, a hand-built one) keeps `r`, as do the CTEs of rows the
-   * steps answered. The columns are the metadata's: a column dropped by DDL that did not go
-   * through `run_sql` fails, until `reload_metadata`, the writes that read it (as Hasura's
-   * `returning *` does): an answer naming it, a row made whole, and a statement that reads a
-   * table it wrote (nested inserts, `_nested` updates); a column added fails the writes that
-   * make a row whole (as computed fields' `row(...)::table` fails then). Figures:
-   * docs/benchmarks.md "Wide rows". Tests: compile.test.ts's and compile-groups.test.ts's
-   * goldens; written-rows.test.ts.
+   * `*` the same way. Where a value of the row type is read (`wholeRow`): a step's answer (Note
+   * [Batches in steps]) and a merged upsert's row as its first row inserted it (Note [Rows
+   * upserting one row]), the write returns `r` too, the row whole as the database has it (its
+   * values fetched, as they must be there). A write whose IR gives no columns (another kind's, a
+   * hand-built one) keeps `r` alone, as do the CTEs of rows the steps answered. The columns are
+   * the metadata's, so DDL that did not go through `run_sql` fails, until `reload_metadata`,
+   * only what names a column it dropped (as Hasura's `returning *` does): an answer reading it,
+   * and a statement that reads a table it wrote (nested inserts, `_nested` updates), which
+   * names every column; a column added fails nothing. Figures: docs/benchmarks.md "Wide rows".
+   * Tests: compile.test.ts's and compile-groups.test.ts's goldens; written-rows.test.ts.
    */
 
   /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
@@ -355,26 +354,27 @@ export class MutationCompiler extends Compiler {
   writtenRow(cte: string, t: string, columns: readonly string[] | undefined): string {
     if (!columns?.length) return `${t} as r`;
     this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
-    const read = new Set<number>();
+    const read: Reads = { columns: new Set(), whole: false };
     this.read.set(cte, read);
-    return this.columnList(read, (i) => `${t}.${quoteIdent(columns[i]!)} as _${i}`);
+    return this.columnList(read, (i) => `${t}.${quoteIdent(columns[i]!)} as _${i}`, `${t} as r`);
   }
 
   /** The writes that keep their rows' columns, each column's position (Note [Written rows as
    * columns]); any other keeps its rows whole (`r`). */
   protected readonly columnar = new Map<string, ReadonlyMap<string, number>>();
 
-  /** The positions of the columns of each such write's rows that the statement reads (one set
-   * for a write and the CTEs that pass its rows on), filled in by the reads below. */
-  private readonly read = new Map<string, Set<number>>();
+  /** What the statement reads of each such write's rows, filled in by the reads below. */
+  private readonly read = new Map<string, Reads>();
 
-  /** The lists of written columns, each of the columns read (`read`) once the statement is whole
-   * (`statement`), by its `item`s in the table's order. */
-  private readonly columnLists: { read: ReadonlySet<number>; item: (at: number) => string }[] = [];
+  /** The lists of written columns, each of what was read (`read`) once the statement is whole
+   * (`statement`): the row whole (`whole`) where it was, and its columns read (by `item`) in
+   * the table's order. */
+  private readonly columnLists: { read: Reads; item: (at: number) => string; whole: string }[] = [];
 
-  /** A list of columns of `read`, written when the statement is whole (`resolveColumnLists`). */
-  private columnList(read: ReadonlySet<number>, item: (at: number) => string): string {
-    return COLUMN_LIST(this.columnLists.push({ read, item }) - 1);
+  /** A list of what is read of `read`, written when the statement is whole
+   * (`resolveColumnLists`). */
+  private columnList(read: Reads, item: (at: number) => string, whole: string): string {
+    return COLUMN_LIST(this.columnLists.push({ read, item, whole }) - 1);
   }
 
   /** `sql` with each list of written columns in place: a constant where it reads none, as a
@@ -382,15 +382,16 @@ export class MutationCompiler extends Compiler {
   private resolveColumnLists(sql: string): string {
     if (this.columnLists.length === 0) return sql;
     return sql.replace(COLUMN_LISTS, (_m, k: string) => {
-      const { read, item } = this.columnLists[Number(k)]!;
-      return read.size === 0 ? 'null as _' : [...read].sort((a, b) => a - b).map(item).join(', ');
+      const { read, item, whole } = this.columnLists[Number(k)]!;
+      const list = [...(read.whole ? [whole] : []), ...[...read.columns].sort((a, b) => a - b).map(item)];
+      return list.length === 0 ? 'null as _' : list.join(', ');
     });
   }
 
   /** That the statement reads every column of the write `cte`'s rows. */
   private readsAll(cte: string): void {
     const read = this.read.get(cte);
-    if (read) for (const at of this.columnar.get(cte)!.values()) read.add(at);
+    if (read) for (const at of this.columnar.get(cte)!.values()) read.columns.add(at);
   }
 
   /** Column `c` of a row of the write `cte`, read as `alias`. */
@@ -399,7 +400,7 @@ export class MutationCompiler extends Compiler {
     if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
     const at = kept.get(c);
     if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
-    this.read.get(cte)!.add(at);
+    this.read.get(cte)!.columns.add(at);
     return `${alias}._${at}`;
   }
 
@@ -437,22 +438,24 @@ export class MutationCompiler extends Compiler {
     return kept && [...kept.keys()];
   }
 
-  /** A row of the write `cte`, read as `alias`, as a value of `table`'s row type. */
-  wholeRow(cte: string, table: QualifiedTable, alias: string = cte): string {
-    const kept = this.columnar.get(cte);
-    this.readsAll(cte);
-    return kept ? `row(${[...kept.values()].map((i) => `${alias}._${i}`).join(', ')})::${this.table(table)}` : `${alias}.r`;
+  /** A row of the write `cte`, read as `alias`, as a value of its table's row type (`r`): the
+   * row as the database has it, whatever DDL did since the metadata was read. */
+  wholeRow(cte: string, alias: string = cte): string {
+    for (let read = this.read.get(cte); read && !read.whole; read = read.from) read.whole = true;
+    return `${alias}.r`;
   }
 
   /** The kept columns of the write `cte` read as `alias` under their own names, for a CTE that
-   * passes its rows on (`into`, which keeps them the same way). */
+   * passes its rows on (`into`, which keeps them the same way: the columns read of either are
+   * read of both; the row whole is passed on where it is read of `into`). */
   passedOn(cte: string, alias: string, into: string): string {
     const kept = this.columnar.get(cte);
     if (!kept) return `${alias}.r`;
     this.columnar.set(into, kept);
-    const read = this.read.get(cte)!;
+    const from = this.read.get(cte)!;
+    const read: Reads = { columns: from.columns, whole: false, from };
     this.read.set(into, read);
-    return this.columnList(read, (i) => `${alias}._${i}`);
+    return this.columnList(read, (i) => `${alias}._${i}`, `${alias}.r`);
   }
 
   /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE,
@@ -703,7 +706,7 @@ export class MutationCompiler extends Compiler {
       const asFirst =
         merged.later.length === 0
           ? this.rowsOf(name, '_x')
-          : `(case when _m.k > 1 then jsonb_populate_record(${this.wholeRow(name, ir.table, '_x')}, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else ${this.wholeRow(name, ir.table, '_x')} end).*`;
+          : `(case when _m.k > 1 then jsonb_populate_record(${this.wholeRow(name, '_x')}, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else ${this.wholeRow(name, '_x')} end).*`;
       const checks = [first, updated === 'true' ? 'true' : `(_m.k = 1 or ${updated})`].filter((x) => x !== 'true');
       this.with.push(
         `${each} as materialized (select ${this.passedOn(name, '_x', each)}, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written}${updated !== 'true' ? ` cross join lateral (select ${this.rowsOf(name, '_x')}) as _u` : ''}${first !== 'true' ? ` cross join lateral (select ${asFirst}) as _f` : ''} order by _m.o)`,
@@ -1143,8 +1146,8 @@ function compileStep(step: Step, readsRows: boolean): CompiledQuery {
   for (const z of step.writes ?? []) c.mustWrite(step.ir.table, z, w.ctes[0]!);
   const parts = [`'n', ${c.count(c.inserted)}`];
   // The rows answered as text of the table's records: whole rows here (Note [Written rows as columns]).
-  if (step.root && readsRows) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.wholeRow(x, step.ir.table)} as r from ${x}`).join(' union all ')}) as _w)::text`);
-  if (step.keeps) parts.push(`'p', (select (${c.wholeRow(w.ctes[0]!, step.ir.table)})::text from ${w.ctes[0]})`);
+  if (step.root && readsRows) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.wholeRow(x)} as r from ${x}`).join(' union all ')}) as _w)::text`);
+  if (step.keeps) parts.push(`'p', (select (${c.wholeRow(w.ctes[0]!)})::text from ${w.ctes[0]})`);
   return compiled(c, c.finish(c.statement(`json_build_object(${parts.join(', ')})::text`)));
 }
 
@@ -1166,6 +1169,15 @@ const NO_FIXED: Fixed = new Map();
  * placeholders (`\0_t<n>\0`, which these never match), and replaced before them. */
 const COLUMN_LIST = (k: number) => `\u0000w${k}\u0000`;
 const COLUMN_LISTS = /\u0000w(\d+)\u0000/g;
+
+/** What a statement reads of a write's rows (Note [Written rows as columns]): the positions of
+ * its columns read (one set for the write and the CTEs that pass its rows on, `from` the CTE
+ * one passed them on from), and whether the row is read whole. */
+interface Reads {
+  columns: Set<number>;
+  whole: boolean;
+  from?: Reads;
+}
 /** A grouped array's row number within its returned row (Note [Arrays of written rows grouped]). */
 const RANK = '"__svc_k"';
 const NULL_VALUE = { k: 'lit', v: null } as const;

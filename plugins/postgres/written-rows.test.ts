@@ -185,11 +185,13 @@ describe('writes keep their rows as columns (Note [Written rows as columns])', (
   });
 
   it('objects in steps (Note [Batches in steps]) answer their rows from the steps', async () => {
-    // Each object with a note of its own, upserted by a key that may write nothing: steps of rows.
-    const objects = Array.from({ length: 70 }, (_, j) => ({ label: `s${j}`, odd: { data: { id: 100 + j, c: j, body: j % 10 ? 'short' : body(1) }, on_conflict: { constraint: 'odd_pkey', update_columns: ['c'], where: { c: { _gt: 1000 } } } } }));
+    // Each note with an object upserted by a key two of them give, updating where a filter holds:
+    // no set joined by key, a CTE each, 70 of them in steps.
+    const objects = Array.from({ length: 70 }, (_, j) => ({ label: `s${j}`, odd: { data: { id: 100 + (j % 35), c: j, body: j % 10 ? 'short' : body(1) }, on_conflict: { constraint: 'odd_pkey', update_columns: ['c'], where: { c: { _lt: 1000 } } } } }));
     const r = await q('mutation ($o: [odd_note_insert_input!]!) { insert_odd_note(objects: $o) { affected_rows returning { label odd { id c body_length } } } }', { o: objects });
     expect(r.data?.insert_odd_note.affected_rows, JSON.stringify(r).slice(0, 300)).toBe(140);
-    expect(r.data.insert_odd_note.returning).toEqual(objects.map((o, j) => ({ label: o.label, odd: { id: 100 + j, c: j, body_length: j % 10 ? 5 : 100_000 } })));
+    // Each odd as the steps left it: c from the later of its two objects, body from the first.
+    expect(r.data.insert_odd_note.returning).toEqual(objects.map((o, j) => ({ label: o.label, odd: { id: 100 + (j % 35), c: (j % 35) + 35, body_length: j % 35 % 10 ? 5 : 100_000 } })));
   });
 });
 
@@ -201,6 +203,7 @@ describe('a column dropped by DDL outside run_sql (Note [Written rows as columns
         { type: 'pg_track_table', args: { table: 'shed' } },
         { type: 'pg_track_table', args: { table: 'shed_item' } },
         { type: 'pg_create_array_relationship', args: { table: 'shed', name: 'items', using: { foreign_key_constraint_on: { table: 'shed_item', column: 'shed_id' } } } },
+        { type: 'pg_create_object_relationship', args: { table: 'shed_item', name: 'shed', using: { foreign_key_constraint_on: 'shed_id' } } },
       ],
     });
     expect(r.status, r.text).toBe(200);
@@ -233,5 +236,42 @@ describe('a column dropped by DDL outside run_sql (Note [Written rows as columns
     ]);
     expect((await server.metadata({ type: 'reload_metadata', args: {} })).status).toBe(200);
     expect(await q('mutation { update_shed_by_pk(pk_columns: {id: 1}, _set: {a: "r"}) { id a } }')).toEqual({ data: { update_shed_by_pk: { id: 1, a: 'r' } } });
+  });
+
+  it('a column added outside run_sql: the writes that make rows whole (steps, upserts merged under a check) still write', async () => {
+    const perms = [
+      { type: 'pg_create_insert_permission', args: { table: 'shed', role: 'user', permission: { columns: ['id', 'a'], check: { a: { _neq: 'bad' } } } } },
+      { type: 'pg_create_update_permission', args: { table: 'shed', role: 'user', permission: { columns: ['a'], filter: {}, check: {} } } },
+      { type: 'pg_create_select_permission', args: { table: 'shed', role: 'user', permission: { columns: ['id', 'a'], filter: {} } } },
+      { type: 'pg_create_insert_permission', args: { table: 'shed_item', role: 'user', permission: { columns: ['label', 'shed_id'], check: {} } } },
+      { type: 'pg_create_select_permission', args: { table: 'shed_item', role: 'user', permission: { columns: ['label'], filter: {} } } },
+    ];
+    expect((await server.metadata({ type: 'bulk', args: perms })).status).toBe(200);
+    try {
+      await server.runSql('delete from shed_item; delete from shed');
+      // Behind the engine's back (after run_sql's reload).
+      await server.sql.unsafe('alter table shed add column extra text default \'e\'; alter table shed_item add column extra int');
+      // Rows repeating the key they upsert by, updating where a filter holds: a step per run (Note
+      // [Rows repeating a key]), each answering its rows whole.
+      const runs = await q(`mutation { insert_shed(objects: [{id: 100, a: "p"}, {id: 100, a: "q"}, {id: 101, a: "r"}], on_conflict: {constraint: shed_pkey, update_columns: [a], where: {a: {_neq: "never"}}}) {
+          affected_rows returning { id a } } }`);
+      expect(runs).toEqual({ data: { insert_shed: { affected_rows: 3, returning: [{ id: 100, a: 'p' }, { id: 100, a: 'q' }, { id: 101, a: 'r' }] } } });
+      // Two objects upserting one row, merged, the role's insert check on the row as the first inserted it.
+      const merged = await q(
+        `mutation { insert_shed_item(objects: [{label: "m1", shed: {data: {id: 1, a: "x"}, on_conflict: {constraint: shed_pkey, update_columns: [a]}}},
+          {label: "m2", shed: {data: {id: 1, a: "y"}, on_conflict: {constraint: shed_pkey, update_columns: [a]}}}]) { affected_rows returning { label shed { id a } } } }`,
+        undefined,
+        as('u1'),
+      );
+      expect(merged).toEqual({ data: { insert_shed_item: { affected_rows: 4, returning: ['m1', 'm2'].map((label) => ({ label, shed: { id: 1, a: 'y' } })) } } });
+      expect((await server.runSql('select id, a, extra from shed order by id')).result.slice(1)).toEqual([
+        ['1', 'y', 'e'],
+        ['100', 'q', 'e'],
+        ['101', 'r', 'e'],
+      ]);
+    } finally {
+      await server.metadata({ type: 'bulk', args: perms.map((p) => ({ type: p.type.replace('create', 'drop'), args: { table: p.args.table, role: 'user' } })) });
+      await server.runSql('alter table shed drop column extra; alter table shed_item drop column extra');
+    }
   });
 });
