@@ -1,9 +1,11 @@
 /**
  * Note [Written rows as columns] (./compile-mutation.ts): writes keep their rows' columns under
- * names of the compiler's own, not the row whole. Every answer is the one the row gives: over a
- * table whose columns are named as the statement's helpers (`r`, `c`, `o`, `i`, `n`, `_0`), with
- * values stored out of line (TOAST), through computed fields, relationships, aggregates, a role's
- * filters, `update_<t>_many`'s runs, `_nested` writes, nested inserts, upserts and steps.
+ * names of the compiler's own, and of them those the statement reads, not the row whole. Every
+ * answer is the one the row gives: over a table whose columns are named as the statement's
+ * helpers (`r`, `c`, `o`, `i`, `n`, `_0`), with values stored out of line (TOAST), through
+ * computed fields, relationships, aggregates, a role's filters, `update_<t>_many`'s runs,
+ * `_nested` writes, nested inserts, upserts and steps; and after DDL outside run_sql dropped or
+ * added a column, the writes that do not name it go on.
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useServer } from '../../test/helpers.js';
