@@ -140,11 +140,14 @@ describe('server process', () => {
       expect((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: 'kept' } })).status).toBe(200);
       p.child.kill('SIGTERM');
       expect(await p.exited).toBe(0);
-      const again = start(env);
+      // A port of its own: the one the first freed may be taken meanwhile by another test's server,
+      // which would answer in its place.
+      const port2 = await freePort();
+      const again = start({ ...env, SVC_GRAPHQL_SERVER_PORT: String(port2) });
       await waitReady(again, 60_000);
-      const md = (await post(port, '/v1/metadata', { type: 'export_metadata', args: {} })).body;
-      expect(md.sources[0].tables).toEqual([{ table: { schema: 'public', name: 'kept' } }]);
-      const rows = (await post(port, '/v1/query', { type: 'run_sql', args: { sql: 'select v from kept' } })).body;
+      const md = (await post(port2, '/v1/metadata', { type: 'export_metadata', args: {} })).body;
+      expect(md.sources[0].tables, again.out.join('')).toEqual([{ table: { schema: 'public', name: 'kept' } }]);
+      const rows = (await post(port2, '/v1/query', { type: 'run_sql', args: { sql: 'select v from kept' } })).body;
       expect(rows.result).toEqual([['v'], ['x']]);
       again.child.kill('SIGTERM');
       expect(await again.exited).toBe(0);
