@@ -92,6 +92,14 @@ describe('writes keep their rows as columns (Note [Written rows as columns])', (
     expect((await server.runSql('select count(*) from odd')).result[1][0]).toBe('2');
   });
 
+  it('an answer that reads no column of the rows (__typename alone) has a row for each', async () => {
+    expect(await q('mutation { update_odd(where: {id: {_lte: 2}}, _inc: {n: 1}) { affected_rows returning { __typename } } }')).toEqual({
+      data: { update_odd: { affected_rows: 2, returning: [{ __typename: 'odd' }, { __typename: 'odd' }] } },
+    });
+    expect(await q('mutation { delete_odd_by_pk(id: 3) { __typename } }')).toEqual({ data: { delete_odd_by_pk: { __typename: 'odd' } } });
+    expect(await q('mutation { delete_odd_by_pk(id: 3) { __typename } }')).toEqual({ data: { delete_odd_by_pk: null } });
+  });
+
   it('a delete of several rows answers their out-of-line values as they were', async () => {
     await server.runSql('delete from odd_note');
     const r = await q('mutation { delete_odd(where: {}) { affected_rows returning { id o body } } }');
