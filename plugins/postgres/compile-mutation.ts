@@ -418,12 +418,13 @@ export class MutationCompiler extends Compiler {
    * `t`, or all of them where it reads the row whole (Note [Written rows as columns]). */
   private rowsRead(ctes: readonly string[], t: string, sql: string): string {
     const read = columnsRead(sql, t);
-    return ctes
-      .map((c) => {
-        const kept = this.columnar.get(c);
-        return `select ${this.rowsOf(c, c, read && kept ? [...kept.keys()].filter((x) => read.includes(x)) : undefined)} from ${c}`;
-      })
-      .join(' union all ');
+    return ctes.map((c) => `select ${this.rowsOf(c, c, this.keptOf(c, read))} from ${c}`).join(' union all ');
+  }
+
+  /** Of the columns the write `cte` keeps, those of `read` in the table's order; undefined
+   * (all of them) where `read` is (a row read whole) or the write keeps its rows whole. */
+  private keptOf(cte: string, read: readonly string[] | undefined): string[] | undefined {
+    return read && this.keptColumns(cte)?.filter((c) => read.includes(c));
   }
 
   /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
@@ -433,7 +434,7 @@ export class MutationCompiler extends Compiler {
   }
 
   /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
-  keptColumns(cte: string): readonly string[] | undefined {
+  private keptColumns(cte: string): readonly string[] | undefined {
     const kept = this.columnar.get(cte);
     return kept && [...kept.keys()];
   }
@@ -945,8 +946,8 @@ export class MutationCompiler extends Compiler {
       return `${lit(f.key)}, coalesce(json_agg(${this.object(f.select, x)}) filter (where _w.o is not null${shown === 'true' ? '' : ` and ${shown}`}), '[]')`;
     });
     // The positions, from the first key column's array again: no parameter of their own.
-    const read = columnsRead(parts.join(', '), x);
-    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select ${this.rowsOf(name, '_w', read && this.keptColumns(name)?.filter((c) => read.includes(c)))}) as ${x}) on _w.o = _g.o group by _g.o`;
+    const read = this.keptOf(name, columnsRead(parts.join(', '), x));
+    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select ${this.rowsOf(name, '_w', read)}) as ${x}) on _w.o = _g.o group by _g.o`;
     return `(select string_agg(_a.j, ',' order by _a.o) from (${each}) as _a)`;
   }
 
