@@ -70,9 +70,9 @@ export async function boot(opts: {
   const metadataUrl = config.metadataDatabaseUrl ?? databaseUrl!;
   // No named prepared statement, whatever the URL: the metadata database may be behind a
   // transaction pooler, and the catalog's statements are few (Note [Poolers] in
-  // plugins/postgres/connection.ts; the catalog's one statement outside a transaction is sent
+  // plugins/postgres/connection/connection.ts; the catalog's one statement outside a transaction is sent
   // alone on its connection, CatalogStore.stamp).
-  // TLS as the sources' (Note [TLS as libpq] in plugins/postgres/tls.ts): the URL's sslmode.
+  // TLS as the sources' (Note [TLS as libpq] in plugins/postgres/connection/tls.ts): the URL's sslmode.
   let catalog: ReturnType<typeof driverFor>;
   try {
     catalog = driverFor(metadataUrl, undefined, env);

@@ -12,7 +12,7 @@ import { definePlugin } from '../core/plugin.js';
 import { SvcError } from '../core/errors.js';
 import { startServer, useServer, type TestServer } from '../test/helpers.js';
 import { listen, type Listening } from '../test/ws-helpers.js';
-import { answerBuffers } from '../plugins/postgres/records.js';
+import { answerBuffers } from '../plugins/postgres/records/records.js';
 
 /** The body of /v1/probe/big, and who said it was written (HttpAnswer.written). */
 const BIG = Buffer.alloc(8 << 20, 0x61);

@@ -106,7 +106,7 @@ export function patchPostgresQueue(root) {
  * so the error reaches the query once each host has failed, as libpq reports it; prefer-standby
  * takes a primary when no other host is left to try; a connect timeout is a host's failure like
  * any other (`error`, not `errored`). And a pool given a `socket` function (the engine's sockets,
- * Note [Read buffers given back] in plugins/postgres/pg-socket.ts) never moved on to the next
+ * Note [Read buffers given back] in plugins/postgres/connection/pg-socket.ts) never moved on to the next
  * host: the function is now told which host to connect to (`options.socket(options, hostIndex)`)
  * and the index moves on as it does for postgres.js's own sockets. Six edits per copy of
  * connection.js, made only where the file is 3.4.9's (by SHA-256), or where it starts with MARK

@@ -1,6 +1,6 @@
 /**
  * The engine behind PgBouncer in transaction-pooling mode (issue 26; Note [Poolers] in
- * plugins/postgres/connection.ts): the catalog (--metadata-database-url) and a source added with
+ * plugins/postgres/connection/connection.ts): the catalog (--metadata-database-url) and a source added with
  * Hasura's default `use_prepared_statements: false` both reach PostgreSQL through one PgBouncer
  * whose pool (4 server connections) is smaller than the concurrency (12 clients, each sending its
  * next request as soon as the last is answered). PgBouncer hands a server connection to a client

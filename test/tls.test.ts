@@ -1,6 +1,6 @@
 /**
- * TLS to PostgreSQL as libpq does it (Note [TLS as libpq] in plugins/postgres/tls.ts, Note [TLS
- * in the socket] in plugins/postgres/pg-socket.ts), against a real PostgreSQL that speaks TLS
+ * TLS to PostgreSQL as libpq does it (Note [TLS as libpq] in plugins/postgres/connection/tls.ts, Note [TLS
+ * in the socket] in plugins/postgres/connection/pg-socket.ts), against a real PostgreSQL that speaks TLS
  * (the embedded one with `ssl=on`, test/tls-postgres.ts): each sslmode against a server that
  * does and one that must (a role refused without TLS), the server's certificate checked against
  * the right and a wrong authority and for its name, a client certificate with an encrypted key,
@@ -18,7 +18,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../server/embedded.js';
 import { driverFor } from '../plugins/postgres/index.js';
-import { giveBackRead, readBuffers, socketToldHost } from '../plugins/postgres/pg-socket.js';
+import { giveBackRead, readBuffers, socketToldHost } from '../plugins/postgres/connection/pg-socket.js';
 import { CLIENT_KEY_PASSPHRASE, pem, TLS_DIR, TLS_ROLES_SQL, tlsSettings } from './tls-postgres.js';
 import { startServer, type TestServer } from './helpers.js';
 import { findDebianPostgis, startDebianPostgres, type DebianPostgres } from './debian-postgres.js';

@@ -1,6 +1,6 @@
 /**
  * Multi-row inserts through the engine (Note [Rows bound by column] in
- * plugins/postgres/compile-mutation.ts): `insert_tracks(objects: $rows) { affected_rows }` of N
+ * plugins/postgres/sql/compile-mutation.ts): `insert_tracks(objects: $rows) { affected_rows }` of N
  * rows of Chinook's nine track columns, sent one request at a time, each batch of a row count of
  * its own (as batches come: a count seldom the same twice) or all of one count (`--same`).
  * Per request: the wall time, and the CPU of the engine's process and of PostgreSQL (bench/cpu.ts).

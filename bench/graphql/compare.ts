@@ -21,7 +21,7 @@
  */
 import path from 'node:path';
 import postgres from 'postgres';
-import { recordsWriterAtOnce, type RecordRow } from '../../plugins/postgres/records.js';
+import { recordsWriterAtOnce, type RecordRow } from '../../plugins/postgres/records/records.js';
 import { freePort } from '../../server/embedded.js';
 import { cleanup, cleanups, loadChinook, log, startEngine } from '../common.js';
 import { chinookMetadata, post, subPlans } from './chinook.js';

@@ -9,7 +9,7 @@
  * `{ [query name]: [{field, sql, params, records?}] }` holding it (run.ts writes it from the
  * engine's /v1/graphql/explain: `$n` bind parameters and their values; a list the engine asks as
  * records is written by the engine's own writer, Note [Lists as records] in
- * plugins/postgres/records.ts), else (and always with
+ * plugins/postgres/records/records.ts), else (and always with
  * BENCH_SQL=expert, the benchmark's "expert SQL" server) the expert SQL of queries.ts. The explained parameters are those of the benchmark's fixed variables and
  * session, the only ones it sends. Every statement is prepared (postgres.js `prepare: true`, and
  * `simple: false` for those without parameters, which it would otherwise send unprepared).
@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
-import { recordsWriter, type RecordRow } from '../../plugins/postgres/records.js';
+import { recordsWriter, type RecordRow } from '../../plugins/postgres/records/records.js';
 import { mutations } from './mutations.js';
 import { queries, type RootFieldSql } from './queries.js';
 

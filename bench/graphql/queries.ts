@@ -38,7 +38,7 @@ export interface RootFieldSql {
   /** Bind parameters from the request's variables and headers (lower-case names). */
   params(variables: Record<string, any>, headers: Headers): unknown[];
   /** The engine's statement answers the list's records (/v1/graphql/explain's `records`, Note
-   * [Lists as records] in plugins/postgres/records.ts): write them as the engine does. */
+   * [Lists as records] in plugins/postgres/records/records.ts): write them as the engine does. */
   write?: (value: Uint8Array | null) => Uint8Array | Promise<Uint8Array>;
 }
 
@@ -311,7 +311,7 @@ from tracks where genre_id = $1`,
         field: 'invoices_groups',
         params: () => [],
         // The JSON written as text (no record per object: Note [Root groups as text] in
-        // plugins/postgres/compile-groups.ts measured it cheapest); the month never null, the
+        // plugins/postgres/sql/compile-groups.ts measured it cheapest); the month never null, the
         // sum and average of numeric(10,2) totals never NaN.
         sql: `
 select coalesce('[' || string_agg('{"keys":{"month":' || to_json(g.month)::text || ',"billing_country":' || coalesce(to_json(g.billing_country)::text, 'null')

@@ -23,7 +23,7 @@
  * per-row sub-query where the expert's statement has a join shows there (issue 25, part 2).
  */
 import type postgres from 'postgres';
-import { recordsWriter, type RecordRow } from '../../plugins/postgres/records.js';
+import { recordsWriter, type RecordRow } from '../../plugins/postgres/records/records.js';
 import { freePort } from '../../server/embedded.js';
 import { cleanup, loadChinook, log, startEngine } from '../common.js';
 import { chinookMetadata, engineSql, post, subPlans } from './chinook.js';

@@ -41,7 +41,7 @@ const LOCK_KEY = 7395001; // advisory lock that serialises catalog initialisatio
  * running), and the stamp is sent ALONE: postgres.js's `onexecute` hook (not in its typings)
  * answering false keeps its connection from taking another statement until it is answered. A
  * statement written behind another outside a transaction could be answered on another server
- * connection, to another client (Note [Poolers] in plugins/postgres/connection.ts).
+ * connection, to another client (Note [Poolers] in plugins/postgres/connection/connection.ts).
  */
 const ALONE = { onexecute: () => false };
 

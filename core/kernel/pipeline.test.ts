@@ -2,7 +2,7 @@
  * The steps of the metadata change pipeline (core/kernel/pipeline.ts), driven directly on a real
  * catalog and real source transactions, without plugins: what each step writes, and that a failed
  * step leaves nothing behind (Note [Unit of work] in core/uow.ts). The end-to-end behaviour through
- * HTTP is in metadata-management.test.ts and plugins/postgres/run-sql.test.ts.
+ * HTTP is in metadata-management.test.ts and plugins/postgres/admin/run-sql.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';

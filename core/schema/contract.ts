@@ -85,7 +85,7 @@ export interface CancelSignal {
 /*
  * Note [Answers as bytes]
  * A field whose JSON is written from bytes (a list as records, Note [Lists as records] in
- * plugins/postgres/records.ts), or read as the bytes its source sent (a PostgreSQL statement's
+ * plugins/postgres/records/records.ts), or read as the bytes its source sent (a PostgreSQL statement's
  * JSON text, CompiledQuery.bytes), may return those UTF-8 bytes instead of a string: decoding them to a
  * JavaScript string and encoding the response back costs about as much again as writing them (on
  * 368 KB of Chinook's tracks, 1.3 ms to decode and 0.7 ms to encode against 1.3 ms to write; the
@@ -226,7 +226,7 @@ export interface FieldExplain {
   plan: readonly string[];
   /** Where the statement answers the source's own text of a list's rows instead of JSON: how its
    * rows are written as JSON, as the source kind describes it (PostgreSQL: Note [Lists as records]
-   * in plugins/postgres/records.ts). */
+   * in plugins/postgres/records/records.ts). */
   records?: unknown;
 }
 

@@ -162,7 +162,7 @@ export class EventWorker {
    * its connection: when it is back a round runs at once, to catch what was committed meanwhile),
    * or that a source cannot have: a PostgreSQL source with `use_prepared_statements: false` has
    * no `listen`, as it may be behind a transaction pooler (Note [Poolers] in
-   * plugins/postgres/connection.ts). So: while every source is listened to, an idle worker waits
+   * plugins/postgres/connection/connection.ts). So: while every source is listened to, an idle worker waits
    * for the interval or a notification; otherwise it backs off as Note [Polling for events] says.
    */
   private syncListeners(sources: Iterable<[string, SourceTriggers]>): boolean {

@@ -359,7 +359,7 @@ class Compiler extends SqlCompiler {
 /*
  * Note [Multiplexed T-SQL]
  * A live query's statement for many subscribers at once (the contract's `batch`, Note
- * [Multiplexed statements] in plugins/postgres/compile.ts for the idea): every parameter of the
+ * [Multiplexed statements] in plugins/postgres/sql/compile.ts for the idea): every parameter of the
  * one-subscriber statement becomes a column of a row per subscriber, read from ONE parameter, a
  * JSON array of `[i, p1, p2, ...]` arrays, by OPENJSON ... WITH (SQL Server 2016 and later):
  *

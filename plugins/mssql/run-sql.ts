@@ -1,7 +1,7 @@
 /**
  * `mssql_run_sql` (admin only), as Hasura has it: T-SQL run in the request's transaction on the
  * source, its last result set answered as `TuplesOk` rows, and what it did to the schema carried
- * into the metadata (Note [run_sql and the metadata] in plugins/postgres/run-sql.ts: the same
+ * into the metadata (Note [run_sql and the metadata] in plugins/postgres/admin/run-sql.ts: the same
  * framework call, `applySchemaChange`, over this kind's introspection).
  */
 import * as v from '../../core/valibot.js';

@@ -6,13 +6,13 @@
 import { jsonTypeName } from '../../core/validation.js';
 import type { ErrorCode } from '../../core/errors.js';
 import type { ColumnType, Dialect, OperatorSpec, ScalarCategory, ScalarType, TypeKind } from '../database/index.js';
-import { compileSelect } from './compile.js';
-import { compileMutation, mutationFailure } from './compile-mutation.js';
-import { updateKeyText } from './insert-plan.js';
-import { compileNestedUpdate } from './compile-nested.js';
-import { quoteIdent } from './identifiers.js';
-import { PG_AGGREGATES } from './aggregates.js';
-import { legacyValue } from './legacy-values.js';
+import { compileSelect } from './sql/compile.js';
+import { compileMutation, mutationFailure } from './sql/compile-mutation.js';
+import { updateKeyText } from './sql/insert-plan.js';
+import { compileNestedUpdate } from './sql/compile-nested.js';
+import { quoteIdent } from './sql/identifiers.js';
+import { PG_AGGREGATES } from './sql/aggregates.js';
+import { legacyValue } from './sql/legacy-values.js';
 
 const STRING_TYPES = ['varchar', 'text', 'citext', 'bpchar', 'name'];
 const GEO_TYPES = ['geometry', 'geography'];

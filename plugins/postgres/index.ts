@@ -6,13 +6,13 @@ import { optionSchemas, type OptionValues } from '../../core/config.js';
 import * as v from '../../core/valibot.js';
 import { definePlugin } from '../../core/plugin.js';
 import { DatabaseToken, DEFAULT_SOURCE_ENV, type SourceKind, type SourceMeta } from '../database/index.js';
-import { PgConnection, type PgConfiguration } from './connection.js';
+import { PgConnection, type PgConfiguration } from './connection/connection.js';
 import { postgresDialect } from './dialect.js';
-import { runSqlOperations } from './run-sql.js';
-import { pgDumpRoute } from './pg-dump.js';
+import { runSqlOperations } from './admin/run-sql.js';
+import { pgDumpRoute } from './admin/pg-dump.js';
 import { postgresEvents } from './event-capture.js';
-import { setRecordsWorkers } from './records-pool.js';
-import { SSL_MODES } from './tls.js';
+import { setRecordsWorkers } from './records/records-pool.js';
+import { SSL_MODES } from './connection/tls.js';
 
 const DatabaseUrl = v.union(
   [
@@ -137,7 +137,7 @@ export default definePlugin({
 
 // For the CLI (server/cli/migration-sql.ts): a migration file is split and its transaction
 // control found as run_sql finds them.
-export { leadingWords, splitStatements } from './split.js';
-export { transactionControl } from './run-sql.js';
-export { recordsWriter, type RecordRow, type RecordCol } from './records.js';
-export { driverFor } from './connection.js';
+export { leadingWords, splitStatements } from './admin/split.js';
+export { transactionControl } from './admin/run-sql.js';
+export { recordsWriter, type RecordRow, type RecordCol } from './records/records.js';
+export { driverFor } from './connection/connection.js';

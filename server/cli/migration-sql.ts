@@ -7,7 +7,7 @@
  * (`BEGIN; ... COMMIT;`), and Hasura applies them through run_sql as they are: inside run_sql's
  * transaction the BEGIN is a warning and the COMMIT commits early, so the file is not atomic with
  * the rest and its version is recorded in another request. This engine's run_sql refuses
- * transaction control (Note [What run_sql refuses] in plugins/postgres/run-sql.ts), and the CLI
+ * transaction control (Note [What run_sql refuses] in plugins/postgres/admin/run-sql.ts), and the CLI
  * records a version in the same transaction as the migration (Note [Where migrations are
  * recorded] in migrate.ts). So:
  *   - an outer pair (the first statement BEGIN / START TRANSACTION, the last COMMIT / END, none

@@ -89,7 +89,7 @@ describe('select as admin', () => {
 
   it('the rows go out as the JSON text PostgreSQL built, alone and inside a bulk', async () => {
     // json_agg's own separator between rows (", " and a newline) shows that Node did not
-    // re-serialise them (Note [Objects from rows] in plugins/postgres/compile.ts).
+    // re-serialise them (Note [Objects from rows] in plugins/postgres/sql/compile.ts).
     const sel = { type: 'select', args: { table: 'author', columns: ['id'], where: { id: { $in: [1, 2] } }, order_by: ['id'] } };
     const r = await server.query(sel);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);

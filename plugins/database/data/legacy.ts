@@ -541,7 +541,7 @@ export function legacyDataGroup(db: DatabaseService): CommandGroup {
 
 /** A client's value for a column of type `t`, bound as the kind binds the legacy writes' values
  * (Dialect.legacyValue; PostgreSQL: Note [Numeric values of the legacy writes] in
- * plugins/postgres/legacy-values.ts). */
+ * plugins/postgres/sql/legacy-values.ts). */
 function lit(val: unknown, t: ScalarType, dialect: Dialect): Value {
   return { k: 'lit', v: dialect.legacyValue ? dialect.legacyValue(val, t) : val };
 }

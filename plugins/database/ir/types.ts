@@ -57,7 +57,7 @@ export interface RowOf {
 export type ParamSource = (
   | Value
   /** Many values in one parameter: each item's text (null for a null), given to `format` as a
-   * list (Note [Rows bound by column] in plugins/postgres/compile-mutation.ts). */
+   * list (Note [Rows bound by column] in plugins/postgres/sql/compile-mutation.ts). */
   | { k: 'items'; items: readonly ParamSource[] }
   /** The answers of the statement's steps (`CompiledQuery.steps`), in order, as a JSON array of
    * their `json` values: bound by the runner once the steps ran. */
@@ -201,7 +201,7 @@ export type RootIR =
  * follow as the last order keys, so that groups come in one order and live queries compare equal
  * results equal), `limit`/`offset` window them, the permission's limit caps how many come.
  * No key is one group of every row (as `_aggregate`). The schema side is
- * plugins/database/schema/groups.ts, the SQL plugins/postgres/compile-groups.ts.
+ * plugins/database/schema/groups.ts, the SQL plugins/postgres/sql/compile-groups.ts.
  */
 
 /** A grouping key: `column` of the table, or of the row reached through `path` (object
@@ -314,7 +314,7 @@ export interface NestedInsert {
  * leaves it out writes null (it has no default, identity or generation); `default`: its own
  * default (ColumnInfo.default), which such a row writes (checked unchanged by its key when the
  * statement runs). Either lets a row that leaves it out be bound with rows that give it (Note [Rows bound
- * by column] in plugins/postgres/compile-mutation.ts). */
+ * by column] in plugins/postgres/sql/compile-mutation.ts). */
 export interface InsertColumn {
   scalar: ScalarType;
   nullDefault?: true;
@@ -373,7 +373,7 @@ export interface UpdateIR {
   key?: readonly string[];
   /** The table's columns, in order (its model's): what the statement keeps of each row it
    * writes, where the kind keeps columns rather than the whole row (PostgreSQL: Note [Written
-   * rows as columns] in plugins/postgres/compile-mutation.ts); absent: the whole row. */
+   * rows as columns] in plugins/postgres/sql/compile-mutation.ts); absent: the whole row. */
   tableColumns?: readonly string[];
 }
 
@@ -415,7 +415,7 @@ export interface DeleteIR {
 
 /** Updates that each name one row by the table's primary key and set the same columns with the
  * same operators, as one statement (`update_<t>_many`'s: Note [Updates by key] in
- * plugins/postgres/compile-mutation.ts). Its answer is each update's, in order, joined by commas. */
+ * plugins/postgres/sql/compile-mutation.ts). Its answer is each update's, in order, joined by commas. */
 export interface UpdateRowsIR {
   table: QualifiedTable;
   /** The primary key's columns. */
@@ -438,7 +438,7 @@ export interface UpdateRowsIR {
 export type MutationIR = ({ k: 'insert' } & InsertRootIR) | ({ k: 'update' } & UpdateIR) | ({ k: 'update_rows' } & UpdateRowsIR) | ({ k: 'delete' } & DeleteIR);
 
 /** An insert of a mutation statement that must write a row, for the rows that depend on it
- * (Note [Nested inserts] in plugins/postgres/compile-mutation.ts): an object relationship's row
+ * (Note [Nested inserts] in plugins/postgres/sql/compile-mutation.ts): an object relationship's row
  * (`relationship`), a row with array relationship rows, or a level of such rows inserted as a set
  * (`at` the InsertIR). `table`: where that insert writes. */
 export interface ZeroCheck {
@@ -458,7 +458,7 @@ export interface CompiledQuery {
    * changed since (`mutationFailure`). */
   defaults?: readonly { table: QualifiedTable; column: string }[];
   /** Statements run before this one, in order, in the request's transaction (a mutation in
-   * steps: Note [Batches in steps] in plugins/postgres/insert-plan.ts); each answers one row
+   * steps: Note [Batches in steps] in plugins/postgres/sql/insert-plan.ts); each answers one row
    * with `json`, which this statement reads through its `steps` parameter. */
   steps?: readonly CompiledQuery[];
   /** A multiplexed statement (SelectOptions): its bind parameters for many bindings, each the

@@ -14,7 +14,7 @@ export type QualifiedFunction = QualifiedTable;
  * Note [Type kinds]
  * What the framework needs to know of a type beyond its name, whatever the kind of source: each
  * kind maps its own catalog to these in introspection (PostgreSQL: pg_type.typtype in
- * plugins/postgres/introspect.ts; SQL Server: sys.types' alias types; BigQuery: ARRAY and STRUCT).
+ * plugins/postgres/connection/introspect.ts; SQL Server: sys.types' alias types; BigQuery: ARRAY and STRUCT).
  * - `base`: a type of single values (PostgreSQL's base types; SQL Server's system types; BigQuery's
  *   scalars). A computed field's scalar result must be one (or an `array`).
  * - `composite`: a record of named fields; a table's row type is one. A function returning one

@@ -209,7 +209,7 @@ export interface SourceConnection {
   /** A raw value's bytes as a field answers them (Note [Answers as bytes] in
    * core/schema/contract.ts), lent where the kind takes their buffer back once the answer is sent
    * (Note [Lent answer bytes] there; PostgreSQL's: Note [Read buffers given back] in
-   * plugins/postgres/pg-socket.ts). Absent: the value as it is. */
+   * plugins/postgres/connection/pg-socket.ts). Absent: the value as it is. */
   answerBytes?(value: Uint8Array): Uint8Array;
   /** Checks that the source can be reached (used by add_source). */
   ping(): Promise<void>;
@@ -498,7 +498,7 @@ export interface Dialect {
   /** A client's JSON value for a column of type `scalar` in the legacy writes (`/v1/query`
    * `insert`, `update`, for the kind with `legacy`), as the kind binds it: absent, as given.
    * PostgreSQL gives a number for a `numeric` column the scale Hasura's binary encoder gives it
-   * (Note [Numeric values of the legacy writes] in plugins/postgres/legacy-values.ts). */
+   * (Note [Numeric values of the legacy writes] in plugins/postgres/sql/legacy-values.ts). */
   legacyValue?(value: unknown, scalar: ScalarType): unknown;
   /** The aggregate functions the kind offers, by the name GraphQL shows, with the columns each
    * applies to and what its compiler writes (Note [Aggregates of a kind] in model/scalars.ts):
@@ -533,7 +533,7 @@ export interface Dialect {
    * pipelined] in plugins/database/schema/mutation.ts); otherwise each waits for the one before. */
   pipelines?: boolean;
   /** Where `compileMutation` compiles `update_rows` (updates each naming one row by its
-   * primary key, as one statement: Note [Updates by key in SQL] in plugins/postgres/compile-mutation.ts):
+   * primary key, as one statement: Note [Updates by key in SQL] in plugins/postgres/sql/compile-mutation.ts):
    * the text by which it tells a key column's values apart, one text for two values the
    * database takes as equal; undefined for a value or type it cannot tell so (its updates are
    * then statements of their own). `column`: the key column as introspected (its collation). */

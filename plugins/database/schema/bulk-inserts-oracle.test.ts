@@ -1,6 +1,6 @@
 /**
  * An oracle for batches of nested inserts (Notes [Levels inserted as sets], [Rows upserting one
- * row] and [Defaults bound by column] in plugins/postgres/compile-mutation.ts): Hasura inserts
+ * row] and [Defaults bound by column] in plugins/postgres/sql/compile-mutation.ts): Hasura inserts
  * the rows of a batch that have nested rows one statement per row, so a random batch of articles
  * (each with its author upserted by name or the one there before by id, columns left out by
  * turns, tags under it) must leave

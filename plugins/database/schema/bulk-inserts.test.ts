@@ -1,5 +1,5 @@
 /**
- * Note [Rows bound by column] (plugins/postgres/compile-mutation.ts): a multi-row insert whose
+ * Note [Rows bound by column] (plugins/postgres/sql/compile-mutation.ts): a multi-row insert whose
  * rows give the same columns binds each column's values as one array, so its statement is the
  * same for any number of rows and a batch is not bounded by PostgreSQL's 65,535 bind
  * parameters. Each test reads the table back as admin: a value written as something else, a row
@@ -618,7 +618,7 @@ describe('a multi-row insert binds a parameter per column, not per value', () =>
 });
 
 /*
- * Note [Levels joined by key] (plugins/postgres/compile-mutation.ts): objects whose upsert may
+ * Note [Levels joined by key] (plugins/postgres/sql/compile-mutation.ts): objects whose upsert may
  * write nothing (doing nothing, or updating where a filter holds), with rows under them or as a
  * row's object, are one INSERT where each gives the key it upserts by (for an update, no two the
  * same text); each row under them (or each row they are the object of) joins the written row by
@@ -811,7 +811,7 @@ describe('objects upserting by a key that may write nothing, joined to their row
 });
 
 /*
- * Note [Batches in steps] (plugins/postgres/insert-plan.ts): objects that cannot be inserted
+ * Note [Batches in steps] (plugins/postgres/sql/insert-plan.ts): objects that cannot be inserted
  * as sets go a few hundred rows to a statement, in the request's transaction, and an object with
  * an upsert that updates goes in a statement of its own, as Hasura's statement per object; one
  * last statement answers from the rows the steps returned.

@@ -714,7 +714,7 @@ function zeroErrors(zeroes: readonly ZeroCheck[], defaultSchema: string): { mess
 }
 
 /** The error of a statement that wrote a column's default in, which changed since the table
- * was introspected (Note [Defaults bound by column] in plugins/postgres/compile-mutation.ts):
+ * was introspected (Note [Defaults bound by column] in plugins/postgres/sql/compile-mutation.ts):
  * nothing was written, and reloading the metadata reads the new one. */
 function defaultChanged(d: { table: QualifiedTable; column: string } | undefined, defaultSchema: string, path: string): SvcError {
   const table = d === undefined ? 'a table' : `table "${qtDisplay(d.table, defaultSchema)}"`;
@@ -723,7 +723,7 @@ function defaultChanged(d: { table: QualifiedTable; column: string } | undefined
 }
 
 /** A mutation's statement as it is kept: with its zero checks' errors, and its steps' (Note
- * [Batches in steps] in plugins/postgres/insert-plan.ts). */
+ * [Batches in steps] in plugins/postgres/sql/insert-plan.ts). */
 type Statement = CompiledQuery & { zeros?: { message: string; path: string }[]; steps?: readonly Statement[] };
 
 /** A statement with its zero checks' errors (`zeroErrors`), and its steps'. */
@@ -738,20 +738,20 @@ function withZeros(q: CompiledQuery, defaultSchema: string): Statement {
 /*
  * Note [Statements pipelined]
  * A mutation field of several statements (update_many's updates, an insert's steps: Note
- * [Batches in steps] in plugins/postgres/insert-plan.ts) runs them in the request's
+ * [Batches in steps] in plugins/postgres/sql/insert-plan.ts) runs them in the request's
  * transaction, on one connection, which takes a statement while one before it still runs
  * (postgres.js pipelines them): so each is sent without waiting for the answers before it, and
  * the answers are read in order. The first statement that failed is the request's error; those
  * sent after it fail only because the transaction had, and the request's transaction is rolled
  * back. A transaction pooler keeps the server connection for the transaction (Note [Poolers] in
- * plugins/postgres/connection.ts). Only a kind that says so (Dialect.pipelines: PostgreSQL's)
+ * plugins/postgres/connection/connection.ts). Only a kind that says so (Dialect.pipelines: PostgreSQL's)
  * is sent statements so; another's transaction may take one request at a time (SQL Server's
  * driver, mssql, refuses a second while one runs: "There is another request in progress"), and
  * each statement there is sent once the one before succeeded. One update_many of 100 updates on
  * the two-core machine: 22-29 ms a request awaited one by one, 8.6-8.9 ms pipelined
  * (PostgreSQL's CPU 8-11 -> 3 ms); of 1,000: 216-243 -> 176-188 ms (docs/benchmarks.md "Bulk
  * inserts", `--update-many`), with postgres.js writing at most 100 ahead of their answers, since
- * raised (MAX_PIPELINE in plugins/postgres/connection.ts). A request's fields are sent so too
+ * raised (MAX_PIPELINE in plugins/postgres/connection/connection.ts). A request's fields are sent so too
  * (Note [Fields pipelined] in plugins/graphql/engine.ts); updates by key are one statement
  * (Note [Updates by key] in ./update-rows.ts).
  */
@@ -873,7 +873,7 @@ export function planMutation(kind: MutationKind, w: WriteTable, ms: MutationSche
   };
   const errorPath = kind === 'insert' || kind === 'insert_one' ? `$.selectionSet.${input.field.name.value}.args.${kind === 'insert' ? 'objects' : 'object'}` : '$';
   /** `q`'s answer; `steps`: its steps' answers (Note [Batches in steps] in
-   * plugins/postgres/insert-plan.ts). */
+   * plugins/postgres/sql/insert-plan.ts). */
   const runStatement = async (exec: SqlExecutor, q: Statement, ctx: RunContext, steps?: string, answers?: ReadonlyMap<number, string>): Promise<string> => {
     const params: (string | null)[] = new Array(q.params.length);
     for (let i = 0; i < params.length; i++) {

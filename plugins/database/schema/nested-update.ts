@@ -43,7 +43,7 @@ import { tableColumnsOf, type RoleSchema, type RoleTable } from './role.js';
  *   key (rows are told apart by it); a mutation with `_nested` may not change a primary key.
  *   Object relationships of inserted rows and `on_conflict` are not taken inside `_nested`.
  * The SQL is one statement of data-modifying CTEs (Note [Nested updates in SQL] in
- * plugins/postgres/compile-nested.ts), as nested inserts are.
+ * plugins/postgres/sql/compile-nested.ts), as nested inserts are.
  */
 
 const nn = <T extends GraphQLInputType>(t: T) => new GraphQLNonNull(t);

@@ -59,7 +59,7 @@ const MEMO_LIMIT = 64;
 
 /** A plan's statement text is fixed: prepared once per connection, then only bound (SqlExecutor.query's
  * `prepare`), on a source whose connection prepares at all: one with `use_prepared_statements:
- * false` prepares nothing (Note [Poolers] in plugins/postgres/connection.ts). */
+ * false` prepares nothing (Note [Poolers] in plugins/postgres/connection/connection.ts). */
 export const PREPARED = { prepare: true } as const;
 export const PREPARED_RAW = { prepare: true, raw: true } as const;
 

@@ -157,7 +157,7 @@ export type ValueType = GraphQLScalarType | GraphQLList<GraphQLNonNull<GraphQLSc
 const BUILTIN = new Map<string, GraphQLScalarType>(specifiedScalarTypes.map((s) => [s.name, s]));
 
 /** A table's columns as a write keeps them of its rows (UpdateIR.tableColumns: Note [Written rows
- * as columns] in plugins/postgres/compile-mutation.ts), one list per table model (a plan of
+ * as columns] in plugins/postgres/sql/compile-mutation.ts), one list per table model (a plan of
  * `update_<t>_many` names it once per update). */
 export function tableColumnsOf(t: RoleTable): readonly string[] {
   let columns = modelColumns.get(t.model);

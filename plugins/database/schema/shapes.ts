@@ -27,7 +27,7 @@ import type { CompiledQuery, ParamSource } from '../ir/types.js';
  * in the SQL text and none inside a larger parameter (an array column's value, a JSON path),
  * where it would stand for a constant, and not one the values themselves decide
  * (`CompiledQuery.perValue`: rows that repeat the key they upsert by, Note [Rows repeating a key]
- * in plugins/postgres/compile-mutation.ts). Otherwise that shape is compiled per request, as before;
+ * in plugins/postgres/sql/compile-mutation.ts). Otherwise that shape is compiled per request, as before;
  * so is a large one (a batch of thousands of rows), whose statements would otherwise be kept once
  * per row count (SHAPE_KEY_MAX and SHAPE_SQL_MAX in ./mutation.ts).
  * Test: plugins/database/schema/mutation-shapes.test.ts.

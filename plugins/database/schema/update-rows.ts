@@ -8,7 +8,7 @@
  * the kind compiles it: Dialect.updateKeyText), an UPDATE joined to the updates' keys and values
  * bound as arrays, whose rows come back with their update's position, each update's answer made
  * from the row of its position (PostgreSQL: Note [Updates by key in SQL] in
- * plugins/postgres/compile-mutation.ts).
+ * plugins/postgres/sql/compile-mutation.ts).
  *
  * One statement gives each update's row what the list one by one gives it, and each update the
  * same answer, where no update reads what another writes:

@@ -33,7 +33,7 @@ import type {
  * subquery, a null literal as no condition), inherited roles' redactions (`CASE WHEN`), the join
  * of a relationship's mapping, order keys through object relationships (a scalar subquery per
  * step, or a LEFT JOIN per unique step where the caller collects joins, Note [Order keys by
- * joins] in plugins/postgres/compile.ts), aggregate functions by name, the SET of an update
+ * joins] in plugins/postgres/sql/compile.ts), aggregate functions by name, the SET of an update
  * (`_set`, `_inc`), a column value or DEFAULT, and the dispatch of a root field and of an output
  * field to the methods that build them. What differs is a method: how an identifier, a string,
  * a parameter or a cast is written, what `true` is, which operators a column type has, how the

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { createDatabase } from '../../test/helpers.js';
+import { createDatabase } from '../../../test/helpers.js';
 import { PgConnection } from './connection.js';
 
 let conn: PgConnection;

@@ -5,13 +5,13 @@
  * `compileMutation`, the statement text and its bind parameters compared with inline snapshots
  * (Kysely's testSql is the model). A change of the compiler shows here as a diff of SQL text;
  * whether the SQL answers what it should is for the tests that run it (queries.test.ts,
- * mutations.test.ts, explain.test.ts...). Update with `npx vitest run plugins/postgres/compile.test.ts -u`
+ * mutations.test.ts, explain.test.ts...). Update with `npx vitest run plugins/postgres/sql/compile.test.ts -u`
  * and read the diff.
  */
 import { describe, expect, it } from 'vitest';
-import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, InsertColumn, InsertRowIR, MutationIR, ObjectIR, OrderItem, QualifiedTable, RootIR, RowsIR } from '../database/index.js';
-import { goldenCases } from '../database/index.js';
-import { postgresDialect as pg } from './dialect.js';
+import type { AggregateIR, AggregateOp, ColumnType, ColumnValue, CompiledQuery, FieldIR, InsertColumn, InsertRowIR, MutationIR, ObjectIR, OrderItem, QualifiedTable, RootIR, RowsIR } from '../../database/index.js';
+import { goldenCases } from '../../database/index.js';
+import { postgresDialect as pg } from '../dialect.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixture: author (id, name, born, tags text[], info jsonb, prefs jsonb) <- article (id, title,

@@ -3,7 +3,7 @@
  * foreign table, their columns, keys and foreign keys, every function and every enum type, as one
  * JSON document (so a source with thousands of tables costs one round trip).
  */
-import { tableKey, type FunctionInfo, type Introspection, type SqlExecutor, type TableInfo } from '../database/index.js';
+import { tableKey, type FunctionInfo, type Introspection, type SqlExecutor, type TableInfo } from '../../database/index.js';
 
 const EXCLUDED = `n.nspname not in ('pg_catalog', 'information_schema', 'svc_catalog', 'hdb_catalog')
   and n.nspname not like 'pg\\_toast%' and n.nspname not like 'pg\\_temp\\_%'`;

@@ -5,7 +5,7 @@
  * of an insert that does not fit one statement (Note [Batches in steps]). A Note cited
  * without a file is this file's or ./compile-mutation.ts's.
  */
-import type { ColumnInfo, ColumnValue, InsertIR, InsertRowIR, NestedInsert, QualifiedTable, ScalarType } from '../database/index.js';
+import type { ColumnInfo, ColumnValue, InsertIR, InsertRowIR, NestedInsert, QualifiedTable, ScalarType } from '../../database/index.js';
 
 /** A table's key in the maps of a plan and of a statement's writes. */
 export const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { useServer } from '../../test/helpers.js';
+import { useServer } from '../../../test/helpers.js';
 
 const s = useServer('create table author (id int primary key, name text)');
 

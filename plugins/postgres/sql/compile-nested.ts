@@ -4,7 +4,7 @@
  * The mutation compiler of compile-mutation.ts does the SQL of each update, delete and the output; this
  * one chains them and makes the statement's reads see its writes (Note [Nested updates in SQL]).
  */
-import type { BoolIR, CompiledQuery, NestedInsertIR, NestedWriteIR, QualifiedTable, UpdateIR } from '../database/index.js';
+import type { BoolIR, CompiledQuery, NestedInsertIR, NestedWriteIR, QualifiedTable, UpdateIR } from '../../database/index.js';
 import { MutationCompiler, type Written } from './compile-mutation.js';
 import { quoteIdent } from './identifiers.js';
 

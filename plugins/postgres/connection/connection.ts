@@ -3,9 +3,9 @@
  * request-scoped transactions (for run_sql and bulk), and introspection.
  */
 import postgres from 'postgres';
-import { SvcError } from '../../core/errors.js';
-import type { CancelSignal } from '../../core/plugin.js';
-import { ReadReplicas, type Introspection, type SourceConnection, type QueryOptions, type SqlExecutor, type SqlTransaction } from '../database/index.js';
+import { SvcError } from '../../../core/errors.js';
+import type { CancelSignal } from '../../../core/plugin.js';
+import { ReadReplicas, type Introspection, type SourceConnection, type QueryOptions, type SqlExecutor, type SqlTransaction } from '../../database/index.js';
 import { introspect } from './introspect.js';
 import { driverOptions, lendRead } from './pg-socket.js';
 import { pgTls, type PgSslConfiguration } from './tls.js';

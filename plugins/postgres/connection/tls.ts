@@ -7,7 +7,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
-import { SvcError } from '../../core/errors.js';
+import { SvcError } from '../../../core/errors.js';
 
 /*
  * Note [TLS as libpq]

@@ -5,7 +5,7 @@
  * written as PostgreSQL names it, which is the name GraphQL shows (`stddev_pop(...)`). The
  * dialect declares them, and the compilers (./compile.ts, ./compile-groups.ts) write them.
  */
-import { hasuraAggregates, isNumericScalar, isOrderedScalar, type Aggregates } from '../database/index.js';
+import { hasuraAggregates, isNumericScalar, isOrderedScalar, type Aggregates } from '../../database/index.js';
 
 export const PG_AGGREGATES: Aggregates = hasuraAggregates(isNumericScalar, isOrderedScalar, {
   sum: 'sum',

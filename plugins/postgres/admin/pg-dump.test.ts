@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startServer, useServer } from '../../test/helpers.js';
+import { startServer, useServer } from '../../../test/helpers.js';
 import { pgDumpArgs } from './pg-dump.js';
 
 const s = useServer('create table dumped (id int primary key)');

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
-import { createDatabase } from '../../test/helpers.js';
+import { createDatabase } from '../../../test/helpers.js';
 import { PgConnection } from './connection.js';
 
 interface Proxy {

@@ -6,8 +6,8 @@
  * the SQL answers what it should is for groups*.test.ts and nested-update*.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { BoolIR, ColumnType, GroupsIR, QualifiedTable, RootIR, UpdateIR, Value } from '../database/index.js';
-import { postgresDialect as pg } from './dialect.js';
+import type { BoolIR, ColumnType, GroupsIR, QualifiedTable, RootIR, UpdateIR, Value } from '../../database/index.js';
+import { postgresDialect as pg } from '../dialect.js';
 
 const base = (udt: string): ColumnType => ({ type: udt, udt, typeSchema: 'pg_catalog', typeKind: 'base' });
 const invoice: QualifiedTable = { schema: 'public', name: 'invoice' };

@@ -11,7 +11,7 @@ import net from 'node:net';
 import fc from 'fast-check';
 import postgres from 'postgres';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../test/helpers.js';
+import { createDatabase } from '../../../test/helpers.js';
 import { driverOptions, giveBackRead, LARGE, Messages, NegotiatingSocket, readBuffers } from './pg-socket.js';
 import { pgTls } from './tls.js';
 

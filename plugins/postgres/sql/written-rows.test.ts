@@ -8,7 +8,7 @@
  * added a column, the writes that do not name it go on.
  */
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { useServer } from '../../test/helpers.js';
+import { useServer } from '../../../test/helpers.js';
 
 const SEED = `
 create table odd (id int primary key, r text, c int, o int, "_0" text, n int not null default 0, body text, owner text, i int);

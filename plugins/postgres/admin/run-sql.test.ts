@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as v from 'valibot';
-import { startServer, type TestServer } from '../../test/helpers.js';
-import { definePlugin } from '../../core/plugin.js';
+import { startServer, type TestServer } from '../../../test/helpers.js';
+import { definePlugin } from '../../../core/plugin.js';
 import {
   DatabaseToken,
   qtDisplay,
@@ -19,7 +19,7 @@ import {
   type Metadata,
   type SchemaRename,
   type TableMeta,
-} from '../database/index.js';
+} from '../../database/index.js';
 
 interface TestRef {
   name: string;

@@ -1,9 +1,9 @@
 /**
  * Writes the JSON of a list from PostgreSQL's text of its rows (Note [Lists as records]).
  */
-import { lendAnswer } from '../../core/schema/contract.js';
-import { IdleList } from './idle.js';
-import { giveBackRead, LARGE } from './pg-socket.js';
+import { lendAnswer } from '../../../core/schema/contract.js';
+import { IdleList } from '../connection/idle.js';
+import { giveBackRead, LARGE } from '../connection/pg-socket.js';
 import { OFFLOAD_MIN, writeByWorker } from './records-pool.js';
 
 /*

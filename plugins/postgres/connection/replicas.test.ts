@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { createDatabase, useServer } from '../../test/helpers.js';
-import { Client, useListening } from '../../test/ws-helpers.js';
-import { freePort } from '../../server/embedded.js';
+import { createDatabase, useServer } from '../../../test/helpers.js';
+import { Client, useListening } from '../../../test/ws-helpers.js';
+import { freePort } from '../../../server/embedded.js';
 
 const TABLE = `create table item (id int primary key, place text not null)`;
 const server = useServer(undefined, { config: { liveQueriesRefetchInterval: 50 } });

@@ -2,7 +2,7 @@
  * How PostgreSQL's legacy writes (`/v1/query` insert, update) bind a client's value
  * (Dialect.legacyValue): as Hasura's PostgreSQL backend does.
  */
-import type { ScalarType } from '../database/index.js';
+import type { ScalarType } from '../../database/index.js';
 
 /*
  * Note [Numeric values of the legacy writes]

@@ -4,8 +4,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { lendAnswer } from '../../core/schema/contract.js';
-import { IdleList } from './idle.js';
+import { lendAnswer } from '../../../core/schema/contract.js';
+import { IdleList } from '../connection/idle.js';
 
 /*
  * Note [Records written off the main thread]

@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
-import { lendAnswer } from '../../core/schema/contract.js';
+import { lendAnswer } from '../../../core/schema/contract.js';
 import { IdleList } from './idle.js';
 import { postgresSsl, tlsOptions, type PgTls } from './tls.js';
 

@@ -8,8 +8,8 @@
  * literals (NaN and the infinities as strings, escapes, nulls).
  */
 import { describe, expect, it, beforeAll } from 'vitest';
-import { useServer } from '../../test/helpers.js';
-import { Client, useListening } from '../../test/ws-helpers.js';
+import { useServer } from '../../../test/helpers.js';
+import { Client, useListening } from '../../../test/ws-helpers.js';
 
 const SEED = `
 create table box (id int primary key);

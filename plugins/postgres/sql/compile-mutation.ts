@@ -5,8 +5,8 @@
  * insert is cut into levels and statements (Notes [Batches in steps] and [Rows repeating a key])
  * is ./insert-plan.ts's; the SQL of each is here.
  */
-import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, MutationIR, MutationOutput, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../database/index.js';
-import { UnsupportedQuery } from '../database/index.js';
+import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, MutationIR, MutationOutput, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../../database/index.js';
+import { UnsupportedQuery } from '../../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
 import { columnsRead } from './narrow.js';

@@ -4,10 +4,10 @@
  * core/uow.ts), and carries what it did to the schema into the metadata (Note [run_sql and the
  * metadata]).
  */
-import * as v from '../../core/valibot.js';
+import * as v from '../../../core/valibot.js';
 import { randomBytes } from 'node:crypto';
-import { SvcError } from '../../core/errors.js';
-import type { OperationDef, OperationResult } from '../../core/plugin.js';
+import { SvcError } from '../../../core/errors.js';
+import type { OperationDef, OperationResult } from '../../../core/plugin.js';
 import {
   applySchemaChange,
   DatabaseToken,
@@ -15,8 +15,8 @@ import {
   SourceNameSchema,
   type Introspection,
   type KindBinding,
-} from '../database/index.js';
-import type { PgConnection, PgExecutor, PgRawResult } from './connection.js';
+} from '../../database/index.js';
+import type { PgConnection, PgExecutor, PgRawResult } from '../connection/connection.js';
 import { leadingWords, splitStatements } from './split.js';
 
 const RunSqlArgs = v.object({

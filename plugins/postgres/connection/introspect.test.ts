@@ -1,9 +1,9 @@
 /** Introspection of a real database: one query describes tables, views, keys, functions, enums. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
-import { createDatabase } from '../../test/helpers.js';
+import { createDatabase } from '../../../test/helpers.js';
 import { PgConnection } from './connection.js';
-import { tableKey, type Introspection } from '../database/index.js';
+import { tableKey, type Introspection } from '../../database/index.js';
 
 let conn: PgConnection;
 let intro: Introspection;

@@ -6,7 +6,7 @@
  * source has no LISTEN. Read back from pg_prepared_statements on a pool of one connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase, startServer } from '../../test/helpers.js';
+import { createDatabase, startServer } from '../../../test/helpers.js';
 import { PgConnection } from './connection.js';
 
 let url: string;

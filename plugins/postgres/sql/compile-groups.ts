@@ -4,10 +4,10 @@
  * The statement's compiler (compile.ts) calls it with itself as the `SqlHost`, so that values,
  * aliases, filters and the rows a mutation wrote earlier are the statement's own.
  */
-import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, RowsIR, ScalarType, Value } from '../database/index.js';
+import type { AggregateOp, AggregateTerm, BoolIR, GroupField, GroupKeyField, GroupKeyIR, GroupsIR, QualifiedTable, Redaction, RowsIR, ScalarType, Value } from '../../database/index.js';
 import { DIRS, lit, orderKeyColumn, output, quoteIdent, rowKeys } from './identifiers.js';
 import { pgAggregate } from './aggregates.js';
-import { INTEGER_TYPES, NUMBER_TYPES } from './records.js';
+import { INTEGER_TYPES, NUMBER_TYPES } from '../records/records.js';
 
 /*
  * Note [Grouped aggregates in SQL]

@@ -11,14 +11,14 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import * as v from '../../core/valibot.js';
-import type { KernelApi, RouteDef } from '../../core/plugin.js';
-import { SvcError } from '../../core/errors.js';
-import { parseWith } from '../../core/validation.js';
-import { readJsonBody } from '../../lib/http/body.js';
-import { DatabaseToken, sourcesOf, type SourceMeta } from '../database/index.js';
-import { resolveDatabaseUrl, type PgConfiguration } from './connection.js';
-import { pgTls, withQuery, type PgSslConfiguration } from './tls.js';
+import * as v from '../../../core/valibot.js';
+import type { KernelApi, RouteDef } from '../../../core/plugin.js';
+import { SvcError } from '../../../core/errors.js';
+import { parseWith } from '../../../core/validation.js';
+import { readJsonBody } from '../../../lib/http/body.js';
+import { DatabaseToken, sourcesOf, type SourceMeta } from '../../database/index.js';
+import { resolveDatabaseUrl, type PgConfiguration } from '../connection/connection.js';
+import { pgTls, withQuery, type PgSslConfiguration } from '../connection/tls.js';
 
 const Args = v.object({
   opts: v.optional(v.array(v.string()), []),

@@ -7,11 +7,11 @@
  * and on texts it cannot (which are a bug, reported, never half-written).
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { useServer } from '../../test/helpers.js';
-import { answerWritten } from '../../core/schema/contract.js';
+import { useServer } from '../../../test/helpers.js';
+import { answerWritten } from '../../../core/schema/contract.js';
 import { answerBuffers, recordsWriter, type RecordRow } from './records.js';
 import { OFFLOAD_MIN, recordsPoolCounts, setRecordsWorkers, stopRecordsWorkers } from './records-pool.js';
-import { readBuffers } from './pg-socket.js';
+import { readBuffers } from '../connection/pg-socket.js';
 
 const SEED = `
 create type mood as enum ('ok', 'meh');

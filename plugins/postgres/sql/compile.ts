@@ -21,13 +21,13 @@ import type {
   ScalarType,
   SelectOptions,
   Value,
-} from '../database/index.js';
-import { aggregateByOrderKeys, joinStep, literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../database/index.js';
+} from '../../database/index.js';
+import { aggregateByOrderKeys, joinStep, literalCount, parseJsonPath, plainDecimal, SqlCompiler, UnsupportedQuery } from '../../database/index.js';
 import { DIRS, lit, orderKeyColumn, output, quoteIdent, rowKeys } from './identifiers.js';
 import { joinedPlaceholder, narrowRows, rowsPlaceholder } from './narrow.js';
 import { aggregateJson, groupsSelect } from './compile-groups.js';
 import { PG_AGGREGATES } from './aggregates.js';
-import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from './records.js';
+import { recordsWriter, scalarRecordCol, type RecordCol, type RecordRow } from '../records/records.js';
 
 /*
  * Note [One statement per root field]
