@@ -9,7 +9,7 @@ import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, Inser
 import { UnsupportedQuery } from '../../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
-import { columnsRead } from './narrow.js';
+import { columnsRead, readsOf } from './narrow.js';
 import { followingValues, givesOrDefault, hasNested, inSteps, levelOfInsert, partial, tkey, updatesOnConflict, type Join, type Level, type Step } from './insert-plan.js';
 
 /*
@@ -332,9 +332,11 @@ export class MutationCompiler extends Compiler {
    * its text names on the returned rows' alias, `rowsRead`, read as Note [Narrow rows] reads a
    * statement; all of them where it uses the row whole, as a computed field does), a parent's
    * columns for its rows, the levels joined by position or by key (whose CTEs pass the columns
-   * on, `passedOn`, sharing the marks), the statement's later reads of a table it wrote (`src`:
-   * every column as the model has them, on both sides of the union). The lists (RETURNING's,
-   * and those passed on) are written once the statement is whole (`resolveColumnLists`); a
+   * on, `passedOn`, sharing the marks), the statement's later reads of a table it wrote (`src`,
+   * `withWrites`: a FROM item whose parts, the table and the writes, select the columns the
+   * statement names on its alias, `readAs`; all of them where it reads the row whole). The
+   * lists (the FROM items', then RETURNING's and those passed on) are written once the
+   * statement is whole (`resolve`); a
    * write whose rows nothing reads (`affected_rows` alone) returns `null as _`. Hasura returns
    * `*` the same way. Where a value of the row type is read (`wholeRow`): a step's answer (Note
    * [Batches in steps]) and a merged upsert's row as its first row inserted it (Note [Rows
@@ -343,8 +345,8 @@ export class MutationCompiler extends Compiler {
    * hand-built one) keeps `r` alone, as do the CTEs of rows the steps answered. The columns are
    * the metadata's, so DDL that did not go through `run_sql` fails, until `reload_metadata`,
    * only what names a column it dropped (as Hasura's `returning *` does): an answer reading it,
-   * and a statement that reads a table it wrote (nested inserts, `_nested` updates), which
-   * names every column; a column added fails nothing. Figures: docs/benchmarks.md "Wide rows".
+   * or one reading a row whole of a table the statement wrote (a computed field of a row a
+   * nested insert wrote, which names every column); a column added fails nothing. Figures: docs/benchmarks.md "Wide rows".
    * Tests: compile.test.ts's and compile-groups.test.ts's goldens; written-rows.test.ts.
    */
 
@@ -475,15 +477,49 @@ export class MutationCompiler extends Compiler {
   /** Table `t` as the statement's writes leave it: its rows but those the writes `gone` wrote
    * (found by `key`, a write without one replaces none), and the rows of the writes `added`. Where
    * a write keeps its rows' columns (Note [Written rows as columns]), every part of the union
-   * reads those: the table's columns as the model has them. */
+   * reads those the statement reads on the union's alias (`readAs`). */
   protected withWrites(t: QualifiedTable, gone: readonly { cte: string; key?: readonly string[] }[], added: readonly string[]): string {
     const b = this.alias();
     const replaced = gone.flatMap((e) =>
       e.key?.length ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
     );
+    const union = (columns: readonly string[] | undefined) => {
+      const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
+      return `(${base}${added.map((c) => ` union all select ${this.rowsOf(c, c, columns)} from ${c}`).join('')})`;
+    };
     const columns = [...gone.map((e) => e.cte), ...added].map((c) => this.keptColumns(c)).find((c) => c !== undefined);
-    const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
-    return `(${base}${added.map((c) => ` union all select ${this.rowsOf(c, c, columns)} from ${c}`).join('')})`;
+    return columns ? this.readAs(columns, union) : union(undefined);
+  }
+
+  /** The rows of the write `cte` as a FROM item of its table's columns (those the statement
+   * reads on the item's alias, where it keeps columns). */
+  protected writtenRows(cte: string): string {
+    const kept = this.keptColumns(cte);
+    if (!kept) return `(select ${this.rowsOf(cte)} from ${cte})`;
+    return this.readAs(kept, (columns) => `(select ${this.rowsOf(cte, cte, columns)} from ${cte})`);
+  }
+
+  /** A FROM item of table columns, written once the statement is whole by `make` with those of
+   * `all` the statement reads on the item's alias (`<from item> as <alias>`), or all of them
+   * where it reads the row whole (Note [Written rows as columns]). */
+  private readAs(all: readonly string[], make: (columns: readonly string[]) => string): string {
+    return FROM_ITEM(this.fromItems.push({ all, make }) - 1);
+  }
+
+  private readonly fromItems: { all: readonly string[]; make: (columns: readonly string[]) => string }[] = [];
+
+  /** `sql` with each FROM item of `readAs` written, then each list of written columns (the
+   * items mark what they read of the writes). */
+  protected override resolve(sql: string): string {
+    if (this.fromItems.length > 0) {
+      const reads = readsOf(sql);
+      sql = sql.replace(FROM_ITEMS, (_m, k: string, as: string | undefined, alias: string | undefined) => {
+        const { all, make } = this.fromItems[Number(k)]!;
+        const read = alias === undefined ? undefined : reads(alias);
+        return `${make(read ? all.filter((c) => read.includes(c)) : all)}${as ?? ''}`;
+      });
+    }
+    return this.resolveColumnLists(sql);
   }
 
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
@@ -1100,7 +1136,7 @@ export class MutationCompiler extends Compiler {
       const ok = `coalesce((select bool_and(c) from (${this.checked.map((c) => `select c from ${c}`).join(' union all ')}) as _k), true)`;
       whens.push(`when not ${ok} then ${raise(CHECK_MARK)}`);
     }
-    return this.resolveColumnLists(`with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`);
+    return `with ${[session, ...this.with].join(', ')} select case ${whens.join(' ')} else ${json} end as json`;
   }
 }
 
@@ -1170,6 +1206,9 @@ const NO_FIXED: Fixed = new Map();
  * placeholders (`\0_t<n>\0`, which these never match), and replaced before them. */
 const COLUMN_LIST = (k: number) => `\u0000w${k}\u0000`;
 const COLUMN_LISTS = /\u0000w(\d+)\u0000/g;
+/** Where a FROM item of `readAs` goes, and its alias after it. */
+const FROM_ITEM = (k: number) => `\u0000f${k}\u0000`;
+const FROM_ITEMS = /\u0000f(\d+)\u0000(\s+as\s+(_t\d+))?/gi;
 
 /** What a statement reads of a write's rows (Note [Written rows as columns]): the positions of
  * its columns read (one set for the write and the CTEs that pass its rows on, `from` the CTE

@@ -63,7 +63,7 @@ class NestedCompiler extends MutationCompiler {
   readonly affected: string[] = [];
 
   override src(t: QualifiedTable): string {
-    if (t.schema === CTE) return `(select ${this.rowsOf(t.name)} from ${t.name})`;
+    if (t.schema === CTE) return this.writtenRows(t.name);
     const entries = this.written.get(tkey(t));
     if (!entries) return super.src(t);
     return this.withWrites(

@@ -743,8 +743,8 @@ export class Compiler extends SqlCompiler {
   }
 
   /** The whole statement `sql` with its placeholders written: each rows subquery's joined
-   * projections (Note [Objects read through the order keys' joins]), then its projection (Note
-   * [Narrow rows] in ./narrow.ts). Every statement this compiler or a subclass writes ends here,
+   * projections (Note [Objects read through the order keys' joins]), a subclass's (`resolve`),
+   * then each rows subquery's projection (Note [Narrow rows] in ./narrow.ts). Every statement this compiler or a subclass writes ends here,
    * where one that needs more bind parameters than a statement can carry is refused. */
   finish(sql: string): string {
     if (this.params.length > MAX_BIND_PARAMETERS) {
@@ -755,7 +755,13 @@ export class Compiler extends SqlCompiler {
       );
     }
     const joined = this.keyJoins.size === 0 ? sql : sql.replace(/\u0001(_t\d+)\u0001/g, (_m, t: string) => this.keyJoins.get(t)?.out.join('') ?? '');
-    return narrowRows(joined);
+    return narrowRows(this.resolve(joined));
+  }
+
+  /** `sql` with a subclass's own placeholders written, once the joined projections are in place
+   * and before the rows' projections (the mutation compiler's: Note [Written rows as columns]). */
+  protected resolve(sql: string): string {
+    return sql;
   }
 
   /** An object relationship, its object built by `obj` on the row `a` (JSON, or a record). */

@@ -42,9 +42,17 @@ export function narrowRows(sql: string): string {
 /** The columns (unquoted) that `sql` reads on alias `t` as `<t>."col"`, or undefined where it
  * uses the alias otherwise (a row whole): read as Note [Narrow rows] reads a statement. */
 export function columnsRead(sql: string, t: string): string[] | undefined {
-  const cols = references(sql, false).get(t);
-  if (cols === WHOLE) return undefined;
-  return cols ? [...cols].map((c) => c.slice(1, -1).replace(/""/g, '"')) : [];
+  return readsOf(sql)(t);
+}
+
+/** `columnsRead` of `sql` for any alias, the statement read once. */
+export function readsOf(sql: string): (t: string) => string[] | undefined {
+  const refs = references(sql, false);
+  return (t) => {
+    const cols = refs.get(t);
+    if (cols === WHOLE) return undefined;
+    return cols ? [...cols].map((c) => c.slice(1, -1).replace(/""/g, '"')) : [];
+  };
 }
 
 const WHOLE = 'whole' as const;

@@ -235,6 +235,14 @@ describe('a column dropped by DDL outside run_sql (Note [Written rows as columns
     expect(await q('mutation ($u: [shed_updates!]!) { update_shed_many(updates: $u) { affected_rows returning { id a } } }', { u })).toEqual({
       data: { update_shed_many: [1, 2].map((id) => ({ affected_rows: 1, returning: [{ id, a: `m${id}` }] })) },
     });
+    // Statements that read a table they wrote (Note [Nested inserts], Note [Nested updates in SQL]).
+    expect(await q('mutation { insert_shed_one(object: {id: 7, a: "n", items: {data: [{label: "i1"}, {label: "i2"}]}}) { id a items(order_by: {id: asc}) { label shed { id a } } } }')).toEqual({
+      data: { insert_shed_one: { id: 7, a: 'n', items: ['i1', 'i2'].map((label) => ({ label, shed: { id: 7, a: 'n' } })) } },
+    });
+    expect(
+      await q(`mutation { update_shed_by_pk(pk_columns: {id: 7}, _set: {a: "n2"}, _nested: {items: {update: {where: {label: {_eq: "i2"}}, _set: {label: "i3"}}, insert: {objects: [{label: "i4"}]}}}) {
+          id a items(order_by: {id: asc}) { label shed { a } } } }`),
+    ).toEqual({ data: { update_shed_by_pk: { id: 7, a: 'n2', items: ['i1', 'i3', 'i4'].map((label) => ({ label, shed: { a: 'n2' } })) } } });
     // A write that reads the column fails with the database's error, writing nothing.
     const reads = await q('mutation { update_shed_by_pk(pk_columns: {id: 1}, _set: {a: "no"}) { id gone } }');
     expect(reads.errors?.[0]?.message).toMatch(/column .*gone.* does not exist/);
@@ -243,6 +251,7 @@ describe('a column dropped by DDL outside run_sql (Note [Written rows as columns
       ['2', 'm2'],
       ['5', 'w'],
       ['6', 'v'],
+      ['7', 'n2'],
     ]);
     expect((await server.metadata({ type: 'reload_metadata', args: {} })).status).toBe(200);
     expect(await q('mutation { update_shed_by_pk(pk_columns: {id: 1}, _set: {a: "r"}) { id a } }')).toEqual({ data: { update_shed_by_pk: { id: 1, a: 'r' } } });
