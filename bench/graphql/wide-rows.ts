@@ -1,7 +1,7 @@
 /**
  * Updates, upserts and deletes of rows with a large value stored out of line (TOAST): what PostgreSQL
  * spends where the answer reads none of it (Note [Written rows as columns] in
- * plugins/postgres/sql/compile-mutation.ts). A table `docs (id, n, body)` of rows whose body is
+ * plugins/postgres/sql/written-rows.ts). A table `docs (id, n, body)` of rows whose body is
  * `--kb` KiB of text that does not compress, and, one request at a time:
  *   update_many   `update_docs(where: {id: {_lte: $rows}}, _inc: {n: 1}) { affected_rows }`
  *   update_by_pk  `update_docs_by_pk(pk_columns: {id: $id}, _inc: {n: 1}) { id n }`

@@ -3,13 +3,15 @@
  * as data-modifying CTEs, nested inserts among them, the role's checks raised as errors, and the
  * field's JSON built by the select compiler of compile.ts, which reads the rows written. How an
  * insert is cut into levels and statements (Notes [Batches in steps] and [Rows repeating a key])
- * is ./insert-plan.ts's; the SQL of each is here.
+ * is ./insert-plan.ts's, and what the statement reads of its writes' rows ./written-rows.ts's;
+ * the SQL of each is here.
  */
 import type { ColumnValue, CompiledQuery, DeleteIR, FieldIR, InsertColumn, InsertIR, MutationIR, MutationOutput, ParamSource, QualifiedTable, ScalarType, UpdateIR, UpdateRowsIR, Value, ZeroCheck } from '../../database/index.js';
 import { UnsupportedQuery } from '../../database/index.js';
 import { arrayLiteral, boundValue, COLUMN, Compiler, joined, joinsObjects, READ_ORDER, toJson, typedValue } from './compile.js';
 import { DIRS, lit, quoteIdent } from './identifiers.js';
-import { columnsRead, readsOf } from './narrow.js';
+import { columnsRead } from './narrow.js';
+import { WrittenRows } from './written-rows.js';
 import { followingValues, givesOrDefault, hasNested, inSteps, levelOfInsert, partial, tkey, updatesOnConflict, type Join, type Level, type Step } from './insert-plan.js';
 
 /*
@@ -317,148 +319,12 @@ export class MutationCompiler extends Compiler {
     return `_c${this.cte++}`;
   }
 
-  /*
-   * Note [Written rows as columns]
-   * A CTE that returns its rows whole (`returning _t0 as r`) makes each row a composite value,
-   * and PostgreSQL detoasts every out-of-line value of the row to make one (a composite may not
-   * point into a TOAST table): an update or delete of rows with a large text or jsonb read all
-   * of it back, whatever the answer asked, even `affected_rows` alone. 200 rows of 960 kB each:
-   * `returning _t0 as r` 306-330 ms, `returning _t0.*` or the key alone 0.6-1.0 ms (PostgreSQL
-   * 15, psql). So a write keeps its rows' columns, `_0`, `_1`, ... by their position in the
-   * table (`tableColumns` of its IR, the model's; names of the compiler's own, so that no column
-   * meets `c`, `o`, `i` or `n`), which keep pointers into the TOAST table until a value is read,
-   * and of them only those the statement reads. Every read of a written row goes through
-   * `columnOf` and `rowsOf` (below), which mark the columns they read: the answer (the columns
-   * its text names on the returned rows' alias, `rowsRead`, read as Note [Narrow rows] reads a
-   * statement; all of them where it uses the row whole, as a computed field does), a parent's
-   * columns for its rows, the levels joined by position or by key (whose CTEs pass the columns
-   * on, `passedOn`, sharing the marks), the statement's later reads of a table it wrote (`src`,
-   * `withWrites`: a FROM item whose parts, the table and the writes, select the columns the
-   * statement names on its alias, `readAs`; all of them where it reads the row whole). The
-   * lists (the FROM items', then RETURNING's and those passed on) are written once the
-   * statement is whole (`resolve`); a
-   * write whose rows nothing reads (`affected_rows` alone) returns `null as _`. Hasura returns
-   * `*` the same way. Where a value of the row type is read (`wholeRow`): a step's answer (Note
-   * [Batches in steps]) and a merged upsert's row as its first row inserted it (Note [Rows
-   * upserting one row]), the write returns `r` too, the row whole as the database has it (its
-   * values fetched, as they must be there). A write whose IR gives no columns (another kind's, a
-   * hand-built one) keeps `r` alone, as do the CTEs of rows the steps answered. The columns are
-   * the metadata's, so DDL that did not go through `run_sql` fails, until `reload_metadata`,
-   * only what names a column it dropped (as Hasura's `returning *` does): an answer reading it,
-   * or one reading a row whole of a table the statement wrote (a computed field of a row a
-   * nested insert wrote, which names every column); a column added fails nothing. Figures: docs/benchmarks.md "Wide rows".
-   * Tests: compile.test.ts's and compile-groups.test.ts's goldens; written-rows.test.ts.
-   */
+  /** What the statement reads of its writes' rows (Note [Written rows as columns] in
+   * ./written-rows.ts). */
+  readonly reads = new WrittenRows();
 
-  /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
-   * that the statement reads, once it is whole (Note [Written rows as columns]), else the row
-   * whole. */
-  writtenRow(cte: string, t: string, columns: readonly string[] | undefined): string {
-    if (!columns?.length) return `${t} as r`;
-    this.columnar.set(cte, new Map(columns.map((c, i) => [c, i])));
-    const read: Reads = { columns: new Set(), whole: false };
-    this.read.set(cte, read);
-    return this.columnList(read, (i) => `${t}.${quoteIdent(columns[i]!)} as _${i}`, `${t} as r`);
-  }
-
-  /** The writes that keep their rows' columns, each column's position (Note [Written rows as
-   * columns]); any other keeps its rows whole (`r`). */
-  protected readonly columnar = new Map<string, ReadonlyMap<string, number>>();
-
-  /** What the statement reads of each such write's rows, filled in by the reads below. */
-  private readonly read = new Map<string, Reads>();
-
-  /** The lists of written columns, each of what was read (`read`) once the statement is whole
-   * (`statement`): the row whole (`whole`) where it was, and its columns read (by `item`) in
-   * the table's order. */
-  private readonly columnLists: { read: Reads; item: (at: number) => string; whole: string }[] = [];
-
-  /** A list of what is read of `read`, written when the statement is whole
-   * (`resolveColumnLists`). */
-  private columnList(read: Reads, item: (at: number) => string, whole: string): string {
-    return COLUMN_LIST(this.columnLists.push({ read, item, whole }) - 1);
-  }
-
-  /** `sql` with each list of written columns in place: a constant where it reads none, as a
-   * RETURNING list or a select list cannot be empty. */
-  private resolveColumnLists(sql: string): string {
-    if (this.columnLists.length === 0) return sql;
-    return sql.replace(COLUMN_LISTS, (_m, k: string) => {
-      const { read, item, whole } = this.columnLists[Number(k)]!;
-      const list = [...(read.whole ? [whole] : []), ...[...read.columns].sort((a, b) => a - b).map(item)];
-      return list.length === 0 ? 'null as _' : list.join(', ');
-    });
-  }
-
-  /** That the statement reads every column of the write `cte`'s rows. */
-  private readsAll(cte: string): void {
-    const read = this.read.get(cte);
-    if (read) for (const at of this.columnar.get(cte)!.values()) read.columns.add(at);
-  }
-
-  /** Column `c` of a row of the write `cte`, read as `alias`. */
-  columnOf(cte: string, c: string, alias: string = cte): string {
-    const kept = this.columnar.get(cte);
-    if (!kept) return `(${alias}.r).${quoteIdent(c)}`;
-    const at = kept.get(c);
-    if (at === undefined) throw new UnsupportedQuery(`column "${c}" is not one of the table's`);
-    this.read.get(cte)!.columns.add(at);
-    return `${alias}._${at}`;
-  }
-
-  /** The select list of a row of the write `cte`, read as `alias`, as the table's columns:
-   * those of `columns` where given, else all it keeps. */
-  rowsOf(cte: string, alias: string = cte, columns?: readonly string[]): string {
-    const kept = this.columnar.get(cte);
-    if (columns) return columns.map((c) => `${this.columnOf(cte, c, alias)} as ${quoteIdent(c)}`).join(', ');
-    if (!kept) return `(${alias}.r).*`;
-    this.readsAll(cte);
-    return [...kept].map(([c, i]) => `${alias}._${i} as ${quoteIdent(c)}`).join(', ');
-  }
-
-  /** The rows of the writes `ctes` (a union) as the table's columns that `sql` reads on alias
-   * `t`, or all of them where it reads the row whole (Note [Written rows as columns]). */
-  private rowsRead(ctes: readonly string[], t: string, sql: string): string {
-    const read = columnsRead(sql, t);
-    return ctes.map((c) => `select ${this.rowsOf(c, c, this.keptOf(c, read))} from ${c}`).join(' union all ');
-  }
-
-  /** Of the columns the write `cte` keeps, those of `read` in the table's order; undefined
-   * (all of them) where `read` is (a row read whole) or the write keeps its rows whole. */
-  private keptOf(cte: string, read: readonly string[] | undefined): string[] | undefined {
-    return read && this.keptColumns(cte)?.filter((c) => read.includes(c));
-  }
-
-  /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
-   * [Written rows as columns]), or all of them. */
-  private tableColumns(alias: string, columns: readonly string[] | undefined): string {
-    return columns ? columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ') : `${alias}.*`;
-  }
-
-  /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
-  private keptColumns(cte: string): readonly string[] | undefined {
-    const kept = this.columnar.get(cte);
-    return kept && [...kept.keys()];
-  }
-
-  /** A row of the write `cte`, read as `alias`, as a value of its table's row type (`r`): the
-   * row as the database has it, whatever DDL did since the metadata was read. */
-  wholeRow(cte: string, alias: string = cte): string {
-    for (let read = this.read.get(cte); read && !read.whole; read = read.from) read.whole = true;
-    return `${alias}.r`;
-  }
-
-  /** The kept columns of the write `cte` read as `alias` under their own names, for a CTE that
-   * passes its rows on (`into`, which keeps them the same way: the columns read of either are
-   * read of both; the row whole is passed on where it is read of `into`). */
-  passedOn(cte: string, alias: string, into: string): string {
-    const kept = this.columnar.get(cte);
-    if (!kept) return `${alias}.r`;
-    this.columnar.set(into, kept);
-    const from = this.read.get(cte)!;
-    const read: Reads = { columns: from.columns, whole: false, from };
-    this.read.set(into, read);
-    return this.columnList(read, (i) => `${alias}._${i}`, `${alias}.r`);
+  protected override resolve(sql: string): string {
+    return this.reads.resolve(sql);
   }
 
   /** Rows written earlier in this statement, by table key (Note [Nested inserts]): each CTE,
@@ -481,45 +347,28 @@ export class MutationCompiler extends Compiler {
   protected withWrites(t: QualifiedTable, gone: readonly { cte: string; key?: readonly string[] }[], added: readonly string[]): string {
     const b = this.alias();
     const replaced = gone.flatMap((e) =>
-      e.key?.length ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
+      e.key?.length ? [`not exists (select from ${e.cte} where ${e.key.map((k) => `${this.reads.columnOf(e.cte, k)} = ${b}.${quoteIdent(k)}`).join(' and ')})`] : [],
     );
     const union = (columns: readonly string[] | undefined) => {
       const base = `select ${this.tableColumns(b, columns)} from ${this.table(t)} as ${b}${replaced.length ? ` where ${replaced.join(' and ')}` : ''}`;
-      return `(${base}${added.map((c) => ` union all select ${this.rowsOf(c, c, columns)} from ${c}`).join('')})`;
+      return `(${base}${added.map((c) => ` union all select ${this.reads.rowsOf(c, c, columns)} from ${c}`).join('')})`;
     };
-    const columns = [...gone.map((e) => e.cte), ...added].map((c) => this.keptColumns(c)).find((c) => c !== undefined);
-    return columns ? this.readAs(columns, union) : union(undefined);
+    const columns = [...gone.map((e) => e.cte), ...added].map((c) => this.reads.keptColumns(c)).find((c) => c !== undefined);
+    return columns ? this.reads.readAs(columns, union) : union(undefined);
+  }
+
+  /** The select list of a table's rows read as `alias`: `columns` (those writes keep, Note
+   * [Written rows as columns]), or all of them. */
+  private tableColumns(alias: string, columns: readonly string[] | undefined): string {
+    return columns ? columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ') : `${alias}.*`;
   }
 
   /** The rows of the write `cte` as a FROM item of its table's columns (those the statement
    * reads on the item's alias, where it keeps columns). */
   protected writtenRows(cte: string): string {
-    const kept = this.keptColumns(cte);
-    if (!kept) return `(select ${this.rowsOf(cte)} from ${cte})`;
-    return this.readAs(kept, (columns) => `(select ${this.rowsOf(cte, cte, columns)} from ${cte})`);
-  }
-
-  /** A FROM item of table columns, written once the statement is whole by `make` with those of
-   * `all` the statement reads on the item's alias (`<from item> as <alias>`), or all of them
-   * where it reads the row whole (Note [Written rows as columns]). */
-  private readAs(all: readonly string[], make: (columns: readonly string[]) => string): string {
-    return FROM_ITEM(this.fromItems.push({ all, make }) - 1);
-  }
-
-  private readonly fromItems: { all: readonly string[]; make: (columns: readonly string[]) => string }[] = [];
-
-  /** `sql` with each FROM item of `readAs` written, then each list of written columns (the
-   * items mark what they read of the writes). */
-  protected override resolve(sql: string): string {
-    if (this.fromItems.length > 0) {
-      const reads = readsOf(sql);
-      sql = sql.replace(FROM_ITEMS, (_m, k: string, as: string | undefined, alias: string | undefined) => {
-        const { all, make } = this.fromItems[Number(k)]!;
-        const read = alias === undefined ? undefined : reads(alias);
-        return `${make(read ? all.filter((c) => read.includes(c)) : all)}${as ?? ''}`;
-      });
-    }
-    return this.resolveColumnLists(sql);
+    const kept = this.reads.keptColumns(cte);
+    if (!kept) return `(select ${this.reads.rowsOf(cte)} from ${cte})`;
+    return this.reads.readAs(kept, (columns) => `(select ${this.reads.rowsOf(cte, cte, columns)} from ${cte})`);
   }
 
   private addOverlay(table: QualifiedTable, cte: string, key: readonly string[] | undefined) {
@@ -535,7 +384,7 @@ export class MutationCompiler extends Compiler {
    * in an invalid input syntax error: a cast of text built at run time, so not folded when the
    * statement is planned; CASE evaluates it only then). */
   private parentValue({ cte: parent, column, bindAs, index }: ParentColumn): string {
-    const value = `(select ${this.columnOf(parent, column)} from ${parent})`;
+    const value = `(select ${this.reads.columnOf(parent, column)} from ${parent})`;
     if (bindAs === undefined) return value;
     return `(case when exists (select from ${parent}) then ${value} else (select null::${bindAs} from ${parent} having ('${ZERO_MARK}${index}:' || count(*))::int4 is null) end)`;
   }
@@ -629,7 +478,7 @@ export class MutationCompiler extends Compiler {
         const parent = fixed.get(c);
         if (parent !== undefined) {
           parentCtes.add(parent.cte);
-          return this.columnOf(parent.cte, parent.column);
+          return this.reads.columnOf(parent.cte, parent.column);
         }
         return own(c);
       });
@@ -647,7 +496,7 @@ export class MutationCompiler extends Compiler {
             at = `(_v.p${n})::int8`;
           }
           on.push(`_p${n}.n = ${at}`);
-          const keys = j.mapping.map(([theirs], i) => `${this.columnOf(j.cte, theirs)} as k${i}`);
+          const keys = j.mapping.map(([theirs], i) => `${this.reads.columnOf(j.cte, theirs)} as k${i}`);
           // A level whose rows upserted one row more than once holds each row's position.
           const position = this.positioned.has(j.cte) ? `${j.cte}.n` : 'row_number() over () as n';
           return `(select ${keys.join(', ')}, ${position} from ${j.cte}) as _p${n}`;
@@ -674,7 +523,7 @@ export class MutationCompiler extends Compiler {
               if (fixed !== undefined) {
                 if (!joined) return this.parentValue(fixed);
                 parentCtes.add(fixed.cte);
-                return this.columnOf(fixed.cte, fixed.column);
+                return this.reads.columnOf(fixed.cte, fixed.column);
               }
               const v = r.values.get(c);
               const col = ir.columns.get(c);
@@ -720,7 +569,7 @@ export class MutationCompiler extends Compiler {
       check = existing === 'true' ? 'true' : `(case when ${t}.xmax = 0 then true else ${existing} end)`;
     }
     const inserted = first !== 'true' || updated !== 'true';
-    sql += ` returning ${this.writtenRow(name, t, ir.tableColumns)}, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
+    sql += ` returning ${this.reads.writtenRow(name, t, ir.tableColumns)}, ${check} as c${inserted ? `, ${t}.xmax = 0 as i` : ''}`;
     this.with.push(`${name} as (${sql})`);
     // A check that always holds (admin, a permission without one) is not read back.
     if (check !== 'true') this.checked.push(name);
@@ -735,18 +584,18 @@ export class MutationCompiler extends Compiler {
     // group wrote (`affected_rows` counts them all, as Hasura's statement per row does).
     const each = this.name();
     const written = `(select *, row_number() over () as n from ${name}) as _x on _x.n = _m.g`;
-    if (!inserted) this.with.push(`${each} as materialized (select ${this.passedOn(name, '_x', each)}, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
+    if (!inserted) this.with.push(`${each} as materialized (select ${this.reads.passedOn(name, '_x', each)}, _m.o as n from ${merged.map} as _m join ${written} order by _m.o)`);
     else {
       // Once for each group the request inserted, on its first row: the row as that row
       // inserted it is the row written with the columns later rows set (the conflict's update
       // columns, the role's update presets) taken back to the first row's values.
       const asFirst =
         merged.later.length === 0
-          ? this.rowsOf(name, '_x')
-          : `(case when _m.k > 1 then jsonb_populate_record(${this.wholeRow(name, '_x')}, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else ${this.wholeRow(name, '_x')} end).*`;
+          ? this.reads.rowsOf(name, '_x')
+          : `(case when _m.k > 1 then jsonb_populate_record(${this.reads.wholeRow(name, '_x')}, jsonb_build_object(${merged.later.map(([c, i]) => `${lit(c)}, _m.e${i}`).join(', ')})) else ${this.reads.wholeRow(name, '_x')} end).*`;
       const checks = [first, updated === 'true' ? 'true' : `(_m.k = 1 or ${updated})`].filter((x) => x !== 'true');
       this.with.push(
-        `${each} as materialized (select ${this.passedOn(name, '_x', each)}, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written}${updated !== 'true' ? ` cross join lateral (select ${this.rowsOf(name, '_x')}) as _u` : ''}${first !== 'true' ? ` cross join lateral (select ${asFirst}) as _f` : ''} order by _m.o)`,
+        `${each} as materialized (select ${this.reads.passedOn(name, '_x', each)}, _m.o as n, (not _x.i or _m.o <> _m.f or (${checks.join(' and ')})) as c from ${merged.map} as _m join ${written}${updated !== 'true' ? ` cross join lateral (select ${this.reads.rowsOf(name, '_x')}) as _u` : ''}${first !== 'true' ? ` cross join lateral (select ${asFirst}) as _f` : ''} order by _m.o)`,
       );
       this.checked.push(each);
     }
@@ -874,12 +723,12 @@ export class MutationCompiler extends Compiler {
       const { scalar } = ir.columns.get(c)!;
       const items = ir.rows.map((r) => boundValue((r.values.get(c) as Extract<ColumnValue, { k: 'value' }>).value, scalar));
       arrays.push(this.textArray(items));
-      on.push(`${this.columnOf(cte, c, '_x')} = ${typedValue(`_k.k${i}`, scalar)}`);
+      on.push(`${this.reads.columnOf(cte, c, '_x')} = ${typedValue(`_k.k${i}`, scalar)}`);
     });
-    const written = key.map((c) => this.columnOf(cte, c, '_x')).join(', ');
+    const written = key.map((c) => this.reads.columnOf(cte, c, '_x')).join(', ');
     const each = this.name();
     this.with.push(
-      `${each} as materialized (select distinct on (${written}) ${this.passedOn(cte, '_x', each)}, _k.o as n from unnest(${arrays.join(', ')}) with ordinality as _k(${[...key.map((_, i) => `k${i}`), 'o'].join(', ')}) join ${cte} as _x on ${on.join(' and ')} order by ${written}, _k.o)`,
+      `${each} as materialized (select distinct on (${written}) ${this.reads.passedOn(cte, '_x', each)}, _k.o as n from unnest(${arrays.join(', ')}) with ordinality as _k(${[...key.map((_, i) => `k${i}`), 'o'].join(', ')}) join ${cte} as _x on ${on.join(' and ')} order by ${written}, _k.o)`,
     );
     this.positioned.add(each);
     this.byKey.set(cte, each);
@@ -922,7 +771,7 @@ export class MutationCompiler extends Compiler {
     const t = this.alias();
     const sets = ir.set.map((s) => this.setClause(s, t));
     const check = this.bool(ir.check, t, t);
-    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${this.writtenRow(name, t, ir.tableColumns)}, ${check} as c`;
+    const sql = `update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} where ${this.bool(ir.where, t, t)} returning ${this.reads.writtenRow(name, t, ir.tableColumns)}, ${check} as c`;
     this.with.push(`${name} as (${sql})`);
     if (check !== 'true') this.checked.push(name);
     return { ctes: [name] };
@@ -970,7 +819,7 @@ export class MutationCompiler extends Compiler {
     const check = this.bool(ir.check, t, t);
     const where = [...on, ...(filter === 'true' ? [] : [filter])].join(' and ');
     this.with.push(
-      `${name} as (update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} from unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')}) where ${where} returning ${this.writtenRow(name, t, ir.tableColumns)}, _v.o as o, ${check} as c)`,
+      `${name} as (update ${this.table(ir.table)} as ${t} set ${sets.join(', ')} from unnest(${arrays.join(', ')}) with ordinality as _v(${[...names, 'o'].join(', ')}) where ${where} returning ${this.reads.writtenRow(name, t, ir.tableColumns)}, _v.o as o, ${check} as c)`,
     );
     if (check !== 'true') this.checked.push(name);
     // Each update's answer from the row of its position (none where its key found no row).
@@ -982,15 +831,15 @@ export class MutationCompiler extends Compiler {
       return `${lit(f.key)}, coalesce(json_agg(${this.object(f.select, x)}) filter (where _w.o is not null${shown === 'true' ? '' : ` and ${shown}`}), '[]')`;
     });
     // The positions, from the first key column's array again: no parameter of their own.
-    const read = this.keptOf(name, columnsRead(parts.join(', '), x));
-    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select ${this.rowsOf(name, '_w', read)}) as ${x}) on _w.o = _g.o group by _g.o`;
+    const read = this.reads.keptOf(name, columnsRead(parts.join(', '), x));
+    const each = `select _g.o, json_build_object(${parts.join(', ')})::text as j from unnest(${arrays[0]}) with ordinality as _g(k, o) left join (${name} as _w cross join lateral (select ${this.reads.rowsOf(name, '_w', read)}) as ${x}) on _w.o = _g.o group by _g.o`;
     return `(select string_agg(_a.j, ',' order by _a.o) from (${each}) as _a)`;
   }
 
   delete(ir: DeleteIR): Written {
     const name = this.name();
     const t = this.alias();
-    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${this.writtenRow(name, t, ir.tableColumns)})`);
+    this.with.push(`${name} as (delete from ${this.table(ir.table)} as ${t} where ${this.bool(ir.where, t, t)} returning ${this.reads.writtenRow(name, t, ir.tableColumns)})`);
     return { ctes: [name] };
   }
 
@@ -1007,7 +856,7 @@ export class MutationCompiler extends Compiler {
       const from: string[] = [];
       const json = toJson(this.object(out.select, t, undefined, from), from);
       const rest = `${joined(from)}${this.filterWhere(out.filter, t)}`;
-      return `coalesce((select ${json} from (${this.rowsRead(w.ctes, t, `${json} ${rest}`)}) as ${t}${rest} limit 1)::text, 'null')`;
+      return `coalesce((select ${json} from (${this.reads.rowsRead(w.ctes, t, `${json} ${rest}`)}) as ${t}${rest} limit 1)::text, 'null')`;
     }
     const parts = out.fields.map((f) => {
       if (f.k === 'typename') return `${lit(f.key)}, ${lit(f.name)}`;
@@ -1019,11 +868,11 @@ export class MutationCompiler extends Compiler {
       // numbered as written (Note [Rows numbered as read]).
       const grouped = f.select.fields.some((x) => this.groupable(x));
       const numbered = joinsObjects(f.select) || grouped;
-      if (numbered) this.grouping.set(t, (columns) => w.ctes.map((c) => `select ${columns.map((x) => this.columnOf(c, x)).join(', ')} from ${c}`).join(' union all '));
+      if (numbered) this.grouping.set(t, (columns) => w.ctes.map((c) => `select ${columns.map((x) => this.reads.columnOf(c, x)).join(', ')} from ${c}`).join(' union all '));
       const obj = this.object(f.select, t, numbered ? joins : undefined, from);
       this.grouping.clear();
       const rest = `${joined(joins)}${joined(from)}${this.filterWhere(f.filter, t)}`;
-      let written = `(${this.rowsRead(w.ctes, t, `${obj} ${rest}`)})`;
+      let written = `(${this.reads.rowsRead(w.ctes, t, `${obj} ${rest}`)})`;
       let order = '';
       if (numbered) {
         const u = this.alias();
@@ -1183,8 +1032,8 @@ function compileStep(step: Step, readsRows: boolean): CompiledQuery {
   for (const z of step.writes ?? []) c.mustWrite(step.ir.table, z, w.ctes[0]!);
   const parts = [`'n', ${c.count(c.inserted)}`];
   // The rows answered as text of the table's records: whole rows here (Note [Written rows as columns]).
-  if (step.root && readsRows) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.wholeRow(x)} as r from ${x}`).join(' union all ')}) as _w)::text`);
-  if (step.keeps) parts.push(`'p', (select (${c.wholeRow(w.ctes[0]!)})::text from ${w.ctes[0]})`);
+  if (step.root && readsRows) parts.push(`'r', (select coalesce(array_agg(_w.r), '{}') from (${w.ctes.map((x) => `select ${c.reads.wholeRow(x)} as r from ${x}`).join(' union all ')}) as _w)::text`);
+  if (step.keeps) parts.push(`'p', (select (${c.reads.wholeRow(w.ctes[0]!)})::text from ${w.ctes[0]})`);
   return compiled(c, c.finish(c.statement(`json_build_object(${parts.join(', ')})::text`)));
 }
 
@@ -1201,23 +1050,6 @@ function compileSteps(ir: Extract<MutationIR, { k: 'insert' }>, plan: Step[]): C
 }
 
 const NO_FIXED: Fixed = new Map();
-/** Where a list of written columns goes (`MutationCompiler.columnList`): between NUL
- * characters, which no identifier or literal of the statement holds, as Note [Narrow rows]'s
- * placeholders (`\0_t<n>\0`, which these never match), and replaced before them. */
-const COLUMN_LIST = (k: number) => `\u0000w${k}\u0000`;
-const COLUMN_LISTS = /\u0000w(\d+)\u0000/g;
-/** Where a FROM item of `readAs` goes, and its alias after it. */
-const FROM_ITEM = (k: number) => `\u0000f${k}\u0000`;
-const FROM_ITEMS = /\u0000f(\d+)\u0000(\s+as\s+(_t\d+))?/gi;
-
-/** What a statement reads of a write's rows (Note [Written rows as columns]): the positions of
- * its columns read (one set for the write and the CTEs that pass its rows on, `from` the CTE
- * one passed them on from), and whether the row is read whole. */
-interface Reads {
-  columns: Set<number>;
-  whole: boolean;
-  from?: Reads;
-}
 /** A grouped array's row number within its returned row (Note [Arrays of written rows grouped]). */
 const RANK = '"__svc_k"';
 const NULL_VALUE = { k: 'lit', v: null } as const;

@@ -98,7 +98,7 @@ class NestedCompiler extends MutationCompiler {
       // Not written: only the parents of what follows.
       cte = this.name();
       const t = this.alias();
-      this.with.push(`${cte} as (select ${this.writtenRow(cte, t, ir.tableColumns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
+      this.with.push(`${cte} as (select ${this.reads.writtenRow(cte, t, ir.tableColumns)} from ${this.table(ir.table)} as ${t} where ${this.bool(where, t, t)})`);
     }
     for (const n of ir.nested ?? []) this.through(n, cte);
     return { ctes: [cte] };
@@ -151,11 +151,11 @@ class NestedCompiler extends MutationCompiler {
         return `(${[String(i + 1), ...vals].join(', ')})`;
       });
       const target = [...cols, ...mapping.map(([, remote]) => remote)].map(quoteIdent).join(', ');
-      const select = [...cols.map((c) => `_v.${quoteIdent(c)}`), ...mapping.map(([own]) => this.columnOf(parent, own, '_p'))].join(', ');
+      const select = [...cols.map((c) => `_v.${quoteIdent(c)}`), ...mapping.map(([own]) => this.reads.columnOf(parent, own, '_p'))].join(', ');
       const check = this.bool(ir.check, t, t);
       const sql =
         `insert into ${this.table(table)} as ${t} (${target}) select ${select} from ${parent} as _p, ` +
-        `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${this.writtenRow(cte, t, tableColumns)}, ${check} as c`;
+        `(values ${values.join(', ')}) as _v(${['"__svc_n"', ...cols.map(quoteIdent)].join(', ')}) returning ${this.reads.writtenRow(cte, t, tableColumns)}, ${check} as c`;
       this.with.push(`${cte} as (${sql})`);
       if (check !== 'true') this.checked.push(cte);
       this.record(table, { cte, k: 'insert' });

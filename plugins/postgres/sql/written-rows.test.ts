@@ -1,5 +1,5 @@
 /**
- * Note [Written rows as columns] (./compile-mutation.ts): writes keep their rows' columns under
+ * Note [Written rows as columns] (./written-rows.ts): writes keep their rows' columns under
  * names of the compiler's own, and of them those the statement reads, not the row whole. Every
  * answer is the one the row gives: over a table whose columns are named as the statement's
  * helpers (`r`, `c`, `o`, `i`, `n`, `_0`), with values stored out of line (TOAST), through
