@@ -58,7 +58,8 @@
  * per field in the request's transaction (Note [Fields pipelined] in plugins/graphql/engine.ts).
  *
  * `--root DIR` runs another checkout's engine (built there as `npm start` runs it) on the same
- * data: the commit before a change, with this script copied into it.
+ * data: the commit before a change, with this script copied into it. `BENCH_ENGINE_FLAGS='--cpu-prof
+ * --cpu-prof-dir=DIR'` profiles the engine (Node flags for its process, as bench/metadata/run.ts).
  */
 import path from 'node:path';
 import { cleanup, loadChinook, startEngine } from '../common.js';
@@ -141,7 +142,7 @@ try {
     await sql.unsafe('vacuum analyze albums');
   }
   const port = await freePort();
-  const engine = await startEngine(flags.root, { dbUrl, port });
+  const engine = await startEngine(flags.root, { dbUrl, port, nodeFlags: process.env.BENCH_ENGINE_FLAGS?.split(' ').filter(Boolean) });
   const url = `http://127.0.0.1:${port}`;
   const md = await post(`${url}/v1/metadata`, { type: 'bulk', args: await chinookMetadata(sql) });
   if (md.status !== 200) throw new Error(`metadata: ${md.text}`);
