@@ -2,7 +2,8 @@
  * Metadata scaling benchmark (issue: PostgreSQL sources). For N tables (each with a foreign key to
  * the previous one and two roles' select permissions) it measures, against a real server process:
  *   (a) tracking all of them with their relationships and permissions in one bulk request,
- *   (b) one more pg_track_table with N already tracked,
+ *   (b) one more pg_track_table with N already tracked (and, printed beside it, the same table
+ *       untracked again, which looks for what depends on it),
  *   (c) export_metadata,
  *   (d) replace_metadata of that export,
  *   (e) the server's RSS,
@@ -116,11 +117,14 @@ async function benchOne(adminUrl: string, n: number) {
 
     const extra = table(n + 1);
     const b: number[] = [];
+    const untrack: number[] = [];
     serverMs.pg_track_table = [];
+    serverMs.pg_untrack_table = [];
     for (let i = 0; i < 51; i++) {
       b.push((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: extra } })).ms);
-      await post(port, '/v1/metadata', { type: 'pg_untrack_table', args: { table: extra } });
+      untrack.push((await post(port, '/v1/metadata', { type: 'pg_untrack_table', args: { table: extra } })).ms);
     }
+    const untrackServer = median(serverMs.pg_untrack_table);
     const c: number[] = [];
     let exported: any;
     for (let i = 0; i < 5; i++) {
@@ -189,7 +193,7 @@ async function benchOne(adminUrl: string, n: number) {
       row.push(performance.now() - t);
     }
     const bServer = median(serverMs.pg_track_table!);
-    return { n, a: a.ms, b: median(b), bServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
+    return { n, a: a.ms, b: median(b), bServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.on('exit', r));
@@ -234,6 +238,9 @@ async function main() {
   if (rows.length > 1) {
     console.log(`\n(b) at N=${last.n} / (b) at N=${first.n}: ${(last.b / first.b).toFixed(2)}x by the client, ${(last.bServer / first.bServer).toFixed(2)}x by the server (target: within 2x, and under 200 ms)`);
   }
+  // Beside (b): the same table untracked again, which looks for what depends on it.
+  for (const r of rows) console.log(`one pg_untrack_table at N=${r.n}: ${r.untrack.toFixed(1)} ms by the client, ${r.untrackServer.toFixed(1)} by the server`);
+  if (rows.length > 1) console.log(`untrack at N=${last.n} / at N=${first.n}: ${(last.untrack / first.untrack).toFixed(2)}x by the client, ${(last.untrackServer / first.untrackServer).toFixed(2)}x by the server`);
   console.log('\nGraphQL after a change (ms, median of 7: a metadata change, then the first request, which builds the schema)');
   console.log('      N   (f) first as admin   (f) first as role   (g) RSS with 5 roles\' schemas');
   for (const r of rows) console.log(`${String(r.n).padStart(7)} ${f(r.firstAdmin).padStart(20)} ${f(r.firstRole).padStart(19)} ${f(r.rss5).padStart(22)}`);
