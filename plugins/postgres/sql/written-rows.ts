@@ -80,7 +80,7 @@ export class WrittenRows {
   private readonly read = new Map<string, Reads>();
 
   /** The lists of written columns, each of what was read (`read`) once the statement is whole
-   * (`statement`): the row whole (`whole`) where it was, and its columns read (by `item`) in
+   * (`resolve`): the row whole (`whole`) where it was, and its columns read (by `item`) in
    * the table's order. */
   private readonly columnLists: { read: Reads; item: (at: number) => string; whole: string }[] = [];
 
