@@ -60,6 +60,7 @@ interface Reads {
   from?: Reads;
 }
 
+/** One statement's written rows: what each write returns and what the statement reads of it. */
 export class WrittenRows {
   /** RETURNING's list of the rows the write `cte` writes as `t`: their columns of `columns`
    * that the statement reads, once it is whole (Note [Written rows as columns]), else the row
@@ -91,7 +92,7 @@ export class WrittenRows {
   }
 
   /** `sql` with each list of written columns in place: a constant where it reads none, as a
-   * RETURNING list or a select list cannot be empty. */
+   * RETURNING list cannot be empty and a list passed on stands before other items. */
   private resolveColumnLists(sql: string): string {
     if (this.columnLists.length === 0) return sql;
     return sql.replace(COLUMN_LISTS, (_m, k: string) => {
@@ -139,7 +140,6 @@ export class WrittenRows {
   keptOf(cte: string, read: readonly string[] | undefined): string[] | undefined {
     return read && this.keptColumns(cte)?.filter((c) => read.includes(c));
   }
-
 
   /** The columns the write `cte` keeps, undefined where it keeps its rows whole. */
   keptColumns(cte: string): readonly string[] | undefined {
