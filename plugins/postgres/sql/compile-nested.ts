@@ -7,6 +7,7 @@
 import type { BoolIR, CompiledQuery, NestedInsertIR, NestedWriteIR, QualifiedTable, UpdateIR } from '../../database/index.js';
 import { MutationCompiler, type Written } from './compile-mutation.js';
 import { quoteIdent } from './identifiers.js';
+import { tkey } from './insert-plan.js';
 
 /*
  * Note [Nested updates in SQL]
@@ -41,7 +42,6 @@ import { quoteIdent } from './identifiers.js';
 /** The schema of the pseudo-tables that stand for CTEs in the IR (no real schema name has a NUL). */
 const CTE = '\u0000cte';
 const cteTable = (name: string): QualifiedTable => ({ schema: CTE, name });
-const tkey = (t: QualifiedTable) => `${t.schema}\u0000${t.name}`;
 
 /** Some row of CTE `cte` has `pairs` (its column, the row's column) equal to the row's. */
 const inCte = (cte: string, pairs: readonly (readonly [string, string])[]): BoolIR => ({

@@ -744,8 +744,9 @@ export class Compiler extends SqlCompiler {
 
   /** The whole statement `sql` with its placeholders written: each rows subquery's joined
    * projections (Note [Objects read through the order keys' joins]), a subclass's (`resolve`),
-   * then each rows subquery's projection (Note [Narrow rows] in ./narrow.ts). Every statement this compiler or a subclass writes ends here,
-   * where one that needs more bind parameters than a statement can carry is refused. */
+   * then each rows subquery's projection (Note [Narrow rows] in ./narrow.ts). Every statement
+   * this compiler or a subclass writes ends here, where one that needs more bind parameters than
+   * a statement can carry is refused. */
   finish(sql: string): string {
     if (this.params.length > MAX_BIND_PARAMETERS) {
       const n = (x: number) => x.toLocaleString('en-US');
