@@ -70,7 +70,12 @@ describe('npm start', () => {
     const port = await freePort();
     const env: Record<string, string | undefined> = { ...process.env, SVC_GRAPHQL_DATA_DIR: dir, SVC_GRAPHQL_SERVER_PORT: String(port), SVC_GRAPHQL_LOG_LEVEL: 'warn' };
     for (const k of Object.keys(env)) if (k.startsWith('SVC_GRAPHQL_') && !['SVC_GRAPHQL_DATA_DIR', 'SVC_GRAPHQL_SERVER_PORT', 'SVC_GRAPHQL_LOG_LEVEL'].includes(k)) delete env[k];
-    const npm = spawn('npm', ['start', '--silent'], { env, stdio: 'ignore' });
+    // Its output, for a failure's message (the port may be taken by another test's server
+    // between freePort and the listen).
+    let output = '';
+    const npm = spawn('npm', ['start', '--silent'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    npm.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    npm.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => npm.on('exit', (code) => resolve(code)));
     try {
       let up = false;
@@ -79,7 +84,7 @@ describe('npm start', () => {
         if (!up) await new Promise((r) => setTimeout(r, 100));
       }
       expect(up).toBe(true);
-      expect(postgresOf(dir).length).toBeGreaterThan(0);
+      expect(postgresOf(dir).length, `port ${port} answered /healthz, but no process of this data dir runs; npm start ${npm.exitCode === null ? 'runs' : `exited ${npm.exitCode}`} and said:\n${output}`).toBeGreaterThan(0);
       // Production runs the compiled JavaScript: no tsx, no TypeScript loader.
       const argv = serverOf(dir);
       expect(argv.some((a) => a.endsWith('dist/server/main.js'))).toBe(true);
