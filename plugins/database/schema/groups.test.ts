@@ -6,6 +6,8 @@
  * inherited roles), errors, and live queries.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { anyBeginsWith } from './groups.js';
 import { useServer } from '../../../test/helpers.js';
 import { Client, useListening } from '../../../test/ws-helpers.js';
 
@@ -321,5 +323,23 @@ describe('subscriptions', () => {
     expect((await c.next('g')).payload).toEqual({ data: { invoice_groups: [{ keys: { customer_id: 3 }, aggregate: { count: 3, sum: { total: 23 } } }] } });
     await server.sql`delete from invoice where invoice_date = '2024-06-01'`;
     expect((await c.next('g')).payload).toEqual({ data: { invoice_groups: [{ keys: { customer_id: 3 }, aggregate: { count: 2, sum: { total: 21 } } }] } });
+  });
+});
+
+describe('the clash rule on many tables', () => {
+  it('finds a table name beginning with <t>_group by halving the sorted names, as a scan of them all does', () => {
+    // Short names of few characters, so that prefixes, equal names and neighbours are common;
+    // '_', 'z', 'é' and an astral character (two UTF-16 code units) around the ASCII ones.
+    const name = fc.string({ unit: fc.constantFrom('a', 'b', '_', 'z', 'é', '😀'), maxLength: 5 });
+    fc.assert(
+      fc.property(fc.array(name, { maxLength: 30 }), name, (names, prefix) => {
+        const sorted = [...names].sort();
+        expect(anyBeginsWith(sorted, prefix)).toBe(names.some((n) => n.startsWith(prefix)));
+      }),
+      { numRuns: 2000 },
+    );
+    expect(anyBeginsWith([], 'a_group')).toBe(false);
+    expect(anyBeginsWith(['a', 'a_group', 'b'].sort(), 'a_group')).toBe(true);
+    expect(anyBeginsWith(['a', 'a_grouq', 'a_grou'].sort(), 'a_group')).toBe(false);
   });
 });
