@@ -234,6 +234,8 @@ const ROOTS: [keyof RootFields, string][] = [
 export const FLATTEN_DEPTH = 256;
 const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
 
+const NO_OWNERS: readonly string[] = [];
+
 class FieldIndex {
   constructor(
     private readonly parent: FieldIndex | undefined,
@@ -242,14 +244,12 @@ class FieldIndex {
     readonly depth: number,
   ) {}
 
-  static of(owners: ReadonlyMap<string, RootFields>): FieldIndex {
-    return new FieldIndex(undefined, new Set(), addedFields(owners.keys(), owners), 0);
-  }
-
-  owners(key: string): string[] {
-    const base = this.parent ? this.parent.owners(key).filter((o) => !this.masked.has(o)) : [];
+  /** The owners of root field `key` (read, never changed, by the callers). */
+  owners(key: string): readonly string[] {
     const add = this.added.get(key);
-    return add ? [...base, ...add] : base;
+    if (!this.parent) return add ?? NO_OWNERS;
+    const base = this.parent.owners(key).filter((o) => !this.masked.has(o));
+    return add ? base.concat(add) : base;
   }
 }
 
@@ -338,8 +338,9 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
   }
   if (!index) {
     const owners = all();
-    index = FieldIndex.of(owners);
-    candidates = addedFields(owners.keys(), owners).keys();
+    const added = addedFields(owners.keys(), owners);
+    index = new FieldIndex(undefined, new Set(), added, 0);
+    candidates = added.keys();
   }
   const conflicts = [...candidates].filter((k) => index.owners(k).length > 1);
   if (conflicts.length) reportConflicts(ctx, [...all()], new Set(conflicts), index);
