@@ -319,6 +319,53 @@ describe('GraphQL engine: introspection', () => {
     const r = await q('query ($n: String!) { hello t: __type(name: $n) { name } __schema { queryType { name } } }', { variables: { n: 'point' } });
     expect(r.body).toEqual({ data: { hello: 'world', t: { name: 'point' }, __schema: { queryType: { name: 'query_root' } } } });
   });
+
+  it('a repeated introspection is answered from the build\'s cache, per role; a metadata change shows the new schema (Note [Introspection answers cached])', async () => {
+    // A text of its own: the test above sent the standard query as it is (its answer is kept).
+    const doc = `${getIntrospectionQuery()}\n# cached`;
+    const names = (r: { body: { data: unknown } }) => Object.keys(buildClientSchema(r.body.data as never).getQueryType()!.getFields()).sort();
+    const before = s.graphql.introspectionStats();
+    const first = await q(doc);
+    const again = await q(doc);
+    expect(again.text).toBe(first.text);
+    expect(s.graphql.introspectionStats()).toMatchObject({ hits: before.hits + 1, misses: before.misses + 1 });
+    // Another role: its own entry, its own answer.
+    const user = await q(doc, {}, asUser);
+    expect(names(user)).toEqual(['hello', 'whoami']);
+    expect((await q(doc, {}, asUser)).text).toBe(user.text);
+    expect(s.graphql.introspectionStats()).toMatchObject({ hits: before.hits + 2, misses: before.misses + 2 });
+    // Two introspection fields and a planned one in one document: the planned one runs each time.
+    const n = planned.hello ?? 0;
+    const mixed = '{ cachedI: hello __schema { queryType { name } } t: __type(name: "point") { name } }';
+    for (let i = 0; i < 2; i++) expect((await q(mixed)).body).toEqual({ data: { cachedI: 'world', __schema: { queryType: { name: 'query_root' } }, t: { name: 'point' } } });
+    expect(planned.hello).toBe(n + 1); // planned once (the plan cache), run twice
+    expect(s.graphql.introspectionStats()).toMatchObject({ hits: before.hits + 3, misses: before.misses + 3 });
+    // A table tracked: the next answer is the new schema's, not the one kept.
+    await s.runSql('create table intro_cached (id int primary key)');
+    try {
+      expect((await s.metadata({ type: 'pg_track_table', args: { table: 'intro_cached' } })).status).toBe(200);
+      const misses = s.graphql.introspectionStats().misses;
+      const tracked = await q(doc);
+      expect(s.graphql.introspectionStats()).toMatchObject({ misses: misses + 1, size: 1 }); // the others went with the build
+      expect(names(tracked)).toEqual(expect.arrayContaining(['intro_cached', 'intro_cached_by_pk', 'hello']));
+      expect(names(first)).not.toContain('intro_cached');
+      expect((await q(doc)).text).toBe(tracked.text);
+    } finally {
+      await s.metadata({ type: 'pg_untrack_table', args: { table: 'intro_cached' } });
+      await s.runSql('drop table intro_cached');
+    }
+    expect(names(await q(doc))).toEqual(names(first));
+  });
+
+  it('an operation with variables is introspected afresh, each time with its values', async () => {
+    await q('{ hello }'); // the build of the test above, if it changed, is the cache's now
+    const before = s.graphql.introspectionStats();
+    const doc = 'query ($n: String!, $d: Boolean!) { __type(name: $n) { name fields(includeDeprecated: $d) { name } } }';
+    expect((await q(doc, { variables: { n: 'point', d: true } })).body).toEqual({ data: { __type: { name: 'point', fields: [{ name: 'x' }, { name: 'y' }] } } });
+    expect((await q(doc, { variables: { n: 'query_root', d: false } })).body.data.__type.name).toBe('query_root');
+    expect((await q(doc, { variables: { n: 'nope', d: false } })).body).toEqual({ data: { __type: null } });
+    expect(s.graphql.introspectionStats()).toEqual(before);
+  });
 });
 
 describe('GraphQL engine: plan cache', () => {

@@ -15,6 +15,7 @@ import { readJsonBody } from '../../lib/http/body.js';
 import { jsonTypeName } from '../../core/validation.js';
 import { UnitOfWork } from '../../core/uow.js';
 import { LruCache, type CacheStats } from './cache.js';
+import { IntrospectionAnswers, type IntrospectionTexts } from './introspection-cache.js';
 import { Cancellation } from './cancel.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
@@ -153,6 +154,8 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 export class GraphQLEngine {
   private readonly cache: LruCache<Prepared | Failed>;
+  /** Note [Introspection answers cached] in ./introspection-cache.ts, by plan cache entry. */
+  private readonly introspected = new IntrospectionAnswers<Prepared>();
   private cacheBuild: BuildResult | undefined;
   private liveQueries: LiveQueries | undefined;
 
@@ -163,6 +166,11 @@ export class GraphQLEngine {
   /** Plan-cache counters (Note [The plan cache]). */
   stats(): CacheStats {
     return this.cache.stats();
+  }
+
+  /** The introspection answers' counters (Note [Introspection answers cached]). */
+  introspectionStats(): { hits: number; misses: number; size: number; chars: number } {
+    return this.introspected.stats();
   }
 
   /** The subscriptions' refetching (./live.ts), made on first use. */
@@ -354,6 +362,7 @@ export class GraphQLEngine {
     const build = this.host.state().build;
     if (build !== this.cacheBuild) {
       this.cache.clear();
+      this.introspected.clear();
       this.cacheBuild = build;
     }
     // Entries that accept subscriptions (Note [Requests over other transports]) are kept apart.
@@ -535,11 +544,11 @@ export class GraphQLEngine {
 
   private async run(p: Prepared, fields: RootFields, ctx: Run, rawVariables: Record<string, unknown> | undefined, limits: RunLimits = NO_LIMITS): Promise<Answer> {
     const { entries } = fields;
-    let introspected: Record<string, unknown> | undefined;
+    let introspected: IntrospectionTexts | undefined;
     if (fields.introspection.length > 0) {
       const r = this.introspect(p, fields, rawVariables);
       if ('error' in r) return failure(r.error);
-      introspected = r.data;
+      introspected = r.texts;
     }
     const budget = limits.budget ?? this.host.config.graphqlMaxResponseSize;
     let texts: AnswerText[];
@@ -549,7 +558,7 @@ export class GraphQLEngine {
       const e = entries[0]!;
       if (p.kind === 'mutation') texts = await this.runMutation(entries, ctx, introspected, budget, undefined);
       else {
-        texts = [e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null))];
+        texts = [e.plan ? await e.plan.run(ctx) : (e.text ?? introspected![e.responseKey] ?? 'null')];
         if (texts[0]!.length > budget) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
       }
     } else {
@@ -593,7 +602,7 @@ export class GraphQLEngine {
   /** A query's root fields, at most FIELDS_AT_ONCE at a time. The first failure in document
    * order is reported, as if all had run; an answer past `budget` or the abort of the request
    * (its time limit) stops it and cancels what runs. */
-  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation): Promise<AnswerText[]> {
+  private async runQuery(entries: readonly RootEntry[], ctx: Run, introspected: IntrospectionTexts | undefined, budget: number, abort: Cancellation): Promise<AnswerText[]> {
     const n = entries.length;
     const texts: AnswerText[] = new Array(n);
     let total = 0;
@@ -605,7 +614,7 @@ export class GraphQLEngine {
         const i = next++;
         const e = entries[i]!;
         try {
-          const text = e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null));
+          const text = e.plan ? await e.plan.run(ctx) : (e.text ?? introspected![e.responseKey] ?? 'null');
           texts[i] = text;
           total += text.length;
           if (total > budget && !abort.aborted) abort.abort(responseTooLargeError(this.host.config.graphqlMaxResponseSize));
@@ -650,7 +659,7 @@ export class GraphQLEngine {
    * The answer of a request's only mutation field is not bounded: that field may have run as one
    * statement outside a transaction (Note [Mutations in one round trip]), its change made, and
    * an error would say otherwise; it is bounded by the rows its permissions let it touch. */
-  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: Record<string, unknown> | undefined, budget: number, abort: Cancellation | undefined): Promise<AnswerText[]> {
+  private async runMutation(entries: readonly RootEntry[], ctx: Run, introspected: IntrospectionTexts | undefined, budget: number, abort: Cancellation | undefined): Promise<AnswerText[]> {
     const texts: AnswerText[] = new Array(entries.length);
     const uow = new UnitOfWork();
     ctx.uow = uow;
@@ -687,7 +696,7 @@ export class GraphQLEngine {
           continue;
         }
         await settle();
-        answered(i, e.plan ? await e.plan.run(ctx) : (e.text ?? JSON.stringify(introspected![e.responseKey] ?? null)));
+        answered(i, e.plan ? await e.plan.run(ctx) : (e.text ?? introspected![e.responseKey] ?? 'null'));
       }
       await settle();
       await uow.commit();
@@ -699,8 +708,13 @@ export class GraphQLEngine {
   }
 
   /** `__schema` and `__type` at the root, answered by graphql-js on the role's schema: the only
-   * use of `execute` (its resolvers are graphql-js's introspection ones). */
-  private introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined): { data: Record<string, unknown> } | { error: GqlError } {
+   * use of `execute` (its resolvers are graphql-js's introspection ones); each root field's JSON
+   * text, kept for the entry where no variable can change it (Note [Introspection answers
+   * cached]) and the entry is one the plan cache keeps. */
+  private introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined): { texts: IntrospectionTexts } | { error: GqlError } {
+    const kept = !p.operation.variableDefinitions?.length && this.host.config.graphqlPlanCacheSize > 0;
+    const cached = kept ? this.introspected.get(p) : undefined;
+    if (cached) return { texts: cached };
     const document: DocumentNode = {
       kind: Kind.DOCUMENT,
       definitions: [
@@ -710,7 +724,10 @@ export class GraphQLEngine {
     };
     const r = execute({ schema: p.schema, document, variableValues: rawVariables }) as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
     if (r.errors?.length) return { error: gqlError('validation-failed', r.errors[0]!.message) };
-    return { data: r.data ?? {} };
+    const texts: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r.data ?? {})) texts[k] = JSON.stringify(v ?? null);
+    if (kept && p.build === this.cacheBuild) this.introspected.set(p, texts);
+    return { texts };
   }
 }
 

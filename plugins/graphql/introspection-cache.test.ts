@@ -1,0 +1,39 @@
+/**
+ * The bound of the introspection answers kept (Note [Introspection answers cached] in
+ * ./introspection-cache.ts); their use by the engine is tested in ./engine.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { IntrospectionAnswers } from './introspection-cache.js';
+
+describe('introspection answers kept', () => {
+  it('keeps answers within its characters, the least recently used going first; a larger one is not kept', () => {
+    const c = new IntrospectionAnswers<object>(10);
+    const [a, b, d, big] = [{}, {}, {}, {}];
+    c.set(a, { __schema: '1234' });
+    c.set(b, { __schema: '12', t: '34' });
+    expect(c.get(a)).toEqual({ __schema: '1234' }); // a is now the most recently used
+    c.set(d, { __schema: '123' }); // 11 characters: b goes
+    expect(c.stats()).toEqual({ hits: 1, misses: 0, size: 2, chars: 7 });
+    expect(c.get(b)).toBeUndefined();
+    expect(c.get(a)).toBeDefined();
+    expect(c.get(d)).toBeDefined();
+    c.set(big, { __schema: '12345678901' });
+    expect(c.get(big)).toBeUndefined();
+    expect(c.stats()).toMatchObject({ size: 2, chars: 7 });
+    // Set again: replaced, counted once.
+    c.set(a, { __schema: '123456' });
+    expect(c.stats()).toMatchObject({ size: 2, chars: 9 });
+    c.clear();
+    expect(c.stats()).toMatchObject({ size: 0, chars: 0 });
+    expect(c.get(a)).toBeUndefined();
+  });
+
+  it('keeps at most 64 answers', () => {
+    const c = new IntrospectionAnswers<object>();
+    const keys = Array.from({ length: 70 }, () => ({}));
+    for (const k of keys) c.set(k, { __typename: 'x' });
+    expect(c.stats().size).toBe(64);
+    expect(c.get(keys[5]!)).toBeUndefined();
+    expect(c.get(keys[6]!)).toBeDefined();
+  });
+});
