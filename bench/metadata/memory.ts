@@ -1,7 +1,8 @@
 /**
  * What a metadata change costs in memory at N tracked tables (the tables of ./run.ts: each with
  * a foreign key to the previous one and two roles' select permissions), the engine compiled as
- * `npm start` runs it, booted in this process so that V8's own accounting can be read:
+ * `npm start` runs it, booted in this process (./in-process.ts) so that V8's own accounting can
+ * be read:
  *   - allocated per change: the bytes allocated (V8's sampling heap profiler, counting what the
  *     collector has since freed) by a cycle of two changes (track and untrack one more table),
  *     each followed by the first request as admin and as `user` (which build their schemas),
@@ -14,10 +15,8 @@
  *   npm run build:server && node --expose-gc --import tsx bench/metadata/memory.ts [N] [cycles]
  */
 import { Session } from 'node:inspector/promises';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import postgres from 'postgres';
+import { mib, table, withEngineAt } from './in-process.js';
 
 const n = Number(process.argv[2] ?? 2000);
 const cycles = Number(process.argv[3] ?? 5);
@@ -27,108 +26,62 @@ if (!gc) {
   process.exit(2);
 }
 const root = new URL('../..', import.meta.url).pathname;
-const dist = (p: string) => import(path.join(root, 'dist', p));
-const { startEmbeddedPostgres } = await dist('server/embedded.js');
-const { boot } = await dist('server/boot.js');
-const { defaultConfig } = await dist('core/config.js');
-const { createLogger } = await dist('core/log.js');
-
-const table = (i: number) => `t${String(i).padStart(5, '0')}`;
-const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
 const live = () => {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
 };
 
-const dir = mkdtempSync(path.join(tmpdir(), 'svc-bench-memory-'));
-chmodSync(dir, 0o755); // PostgreSQL runs as another user when this runs as root
-const pg = await startEmbeddedPostgres({ dataDir: dir, persistent: false });
-try {
-  await pg.createDatabase('memory');
-  const url = pg.url('memory');
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const ddl: string[] = [];
-  for (let i = 1; i <= n + 1; i++) ddl.push(`create table ${table(i)} (id serial primary key, ${i > 1 ? `prev_id int references ${table(i - 1)}(id),` : ''} owner_id int, name text)`);
-  await sql.unsafe(ddl.join(';\n'));
-  await sql.end();
+const roles = ['user', 'editor', 'viewer', 'auditor', 'guest'];
+await withEngineAt(n, roles, {}, async (e) => {
+  const query = { query: `{ ${table(1)}(limit: 1) { id name } }` };
+  const extra = table(n + 1);
+  const change = async (type: string) => {
+    await e.ok('/v1/metadata', { type, args: { table: extra } });
+    await e.ok('/v1/graphql', query);
+    await e.ok('/v1/graphql', query, 'user');
+  };
+  const cycle = async () => {
+    await change('pg_track_table');
+    await change('pg_untrack_table');
+  };
+  for (let i = 0; i < 3; i++) await cycle();
 
-  const running = await boot({ config: defaultConfig({ databaseUrl: url, logLevel: 'warn' }), env: { SVC_GRAPHQL_DATABASE_URL: url }, log: createLogger('warn') });
-  try {
-    const post = async (p: string, body: unknown, role?: string) => {
-      const r = await running.app.request(p, {
-        method: 'POST',
-        body: JSON.stringify(body),
-        headers: { 'content-type': 'application/json', ...(role ? { 'x-svc-role': role, 'x-svc-user-id': '1' } : {}) },
-      });
-      const text = await r.text();
-      if (r.status !== 200 || text.includes('"errors"')) throw new Error(`${p} -> ${r.status} ${text.slice(0, 300)}`);
-    };
-    const ops: unknown[] = [];
-    for (let i = 1; i <= n; i++) ops.push({ type: 'pg_track_table', args: { table: table(i) } });
-    for (let i = 2; i <= n; i++) {
-      ops.push({ type: 'pg_create_object_relationship', args: { table: table(i), name: 'prev', using: { foreign_key_constraint_on: 'prev_id' } } });
-      ops.push({ type: 'pg_create_array_relationship', args: { table: table(i - 1), name: 'nexts', using: { foreign_key_constraint_on: { table: table(i), column: 'prev_id' } } } });
-    }
-    const roles = ['user', 'editor', 'viewer', 'auditor', 'guest'];
-    for (let i = 1; i <= n; i++) {
-      for (const role of roles) ops.push({ type: 'pg_create_select_permission', args: { table: table(i), role, permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } } });
-    }
-    await post('/v1/metadata', { type: 'bulk', args: ops });
-    const query = { query: `{ ${table(1)}(limit: 1) { id name } }` };
-    const extra = table(n + 1);
-    const change = async (type: string) => {
-      await post('/v1/metadata', { type, args: { table: extra } });
-      await post('/v1/graphql', query);
-      await post('/v1/graphql', query, 'user');
-    };
-    const cycle = async () => {
-      await change('pg_track_table');
-      await change('pg_untrack_table');
-    };
-    for (let i = 0; i < 3; i++) await cycle();
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  const t0 = performance.now();
+  for (let i = 0; i < cycles; i++) await cycle();
+  const ms = (performance.now() - t0) / (cycles * 2);
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  let total = 0;
+  const byFunction = new Map<string, number>();
+  const walk = (node: typeof profile.head) => {
+    total += node.selfSize;
+    const f = node.callFrame;
+    const where = f.url ? `${f.functionName || '(anonymous)'} ${path.relative(root, f.url.replace(/^file:\/\//, ''))}:${f.lineNumber + 1}` : `${f.functionName || '(anonymous)'} (V8)`;
+    byFunction.set(where, (byFunction.get(where) ?? 0) + node.selfSize);
+    for (const c of node.children) walk(c);
+  };
+  walk(profile.head);
+  const perChange = total / (cycles * 2);
+  console.log(`N = ${n} tables, ${roles.length} roles; ${cycles * 2} changes, each followed by the first request as admin and as user`);
+  console.log(`allocated per change: ${mib(perChange)} MiB, ${ms.toFixed(1)} ms per change and its two requests`);
+  console.log('the functions that allocate the most (MiB per change, where they allocate themselves):');
+  for (const [where, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${mib(bytes / (cycles * 2)).padStart(6)}  ${where}`);
 
-    const session = new Session();
-    session.connect();
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
-    const t0 = performance.now();
-    for (let i = 0; i < cycles; i++) await cycle();
-    const ms = (performance.now() - t0) / (cycles * 2);
-    const { profile } = await session.post('HeapProfiler.stopSampling');
-    session.disconnect();
-    let total = 0;
-    const byFunction = new Map<string, number>();
-    const walk = (node: typeof profile.head) => {
-      total += node.selfSize;
-      const f = node.callFrame;
-      const where = f.url ? `${f.functionName || '(anonymous)'} ${path.relative(root, f.url.replace(/^file:\/\//, ''))}:${f.lineNumber + 1}` : `${f.functionName || '(anonymous)'} (V8)`;
-      byFunction.set(where, (byFunction.get(where) ?? 0) + node.selfSize);
-      for (const c of node.children) walk(c);
-    };
-    walk(profile.head);
-    const perChange = total / (cycles * 2);
-    console.log(`N = ${n} tables, ${roles.length} roles; ${cycles * 2} changes, each followed by the first request as admin and as user`);
-    console.log(`allocated per change: ${mib(perChange)} MiB, ${ms.toFixed(1)} ms per change and its two requests`);
-    console.log('the functions that allocate the most (MiB per change, where they allocate themselves):');
-    for (const [where, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log(`  ${mib(bytes / (cycles * 2)).padStart(6)}  ${where}`);
-
-    // The admin's first request after a change also lets go of what the previous build's
-    // plans held: the base is taken after it.
-    await post('/v1/metadata', { type: 'pg_track_table', args: { table: extra } });
-    await post('/v1/graphql', query);
-    let before = live();
-    console.log(`live heap after a change, with the admin's schema: ${mib(before)} MiB; each role's schema then retains:`);
-    for (const role of roles) {
-      await post('/v1/graphql', query, role);
-      const now = live();
-      console.log(`  ${role.padEnd(7)} ${mib(now - before).padStart(5)} MiB (heap ${mib(now)} MiB)`);
-      before = now;
-    }
-    console.log(`RSS: ${mib(process.memoryUsage().rss)} MiB`);
-  } finally {
-    await running.stop();
+  // The admin's first request after a change also lets go of what the previous build's
+  // plans held: the base is taken after it.
+  await e.ok('/v1/metadata', { type: 'pg_track_table', args: { table: extra } });
+  await e.ok('/v1/graphql', query);
+  let before = live();
+  console.log(`live heap after a change, with the admin's schema: ${mib(before)} MiB; each role's schema then retains:`);
+  for (const role of roles) {
+    await e.ok('/v1/graphql', query, role);
+    const now = live();
+    console.log(`  ${role.padEnd(7)} ${mib(now - before).padStart(5)} MiB (heap ${mib(now)} MiB)`);
+    before = now;
   }
-} finally {
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
-}
+  console.log(`RSS: ${mib(process.memoryUsage().rss)} MiB`);
+});
