@@ -5,7 +5,7 @@
  * into `{"data":{...}}`. The graphql plugin's route gives `serve` (Note [Routes served from
  * Node's request] in core/types.ts).
  */
-import { execute, getVariableValues, Kind, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import { getVariableValues, Kind, type GraphQLSchema } from 'graphql';
 import { answerWritten, type AnswerText, type BuildResult, type HeaderList, type HttpAnswer, type HttpExchange, type RoleSchema, type RunContext, type Session } from '../../core/plugin.js';
 import type { DocumentGateDef, RequestAdmission, RequestGateDef, SavedOutcome, SavedRequest } from './contract.js';
 import type { ServerConfig } from '../../core/config.js';
@@ -16,6 +16,7 @@ import { jsonTypeName } from '../../core/validation.js';
 import { UnitOfWork } from '../../core/uow.js';
 import { LruCache, type CacheStats } from './cache.js';
 import { IntrospectionAnswers, type IntrospectionTexts } from './introspection-cache.js';
+import { IntrospectionTooLarge, writeIntrospection } from './introspection.js';
 import { Cancellation } from './cancel.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
 import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
@@ -544,13 +545,13 @@ export class GraphQLEngine {
 
   private async run(p: Prepared, fields: RootFields, ctx: Run, rawVariables: Record<string, unknown> | undefined, limits: RunLimits = NO_LIMITS): Promise<Answer> {
     const { entries } = fields;
+    const budget = limits.budget ?? this.host.config.graphqlMaxResponseSize;
     let introspected: IntrospectionTexts | undefined;
     if (fields.introspection.length > 0) {
-      const r = this.introspect(p, fields, rawVariables);
+      const r = this.introspect(p, fields, rawVariables, budget);
       if ('error' in r) return failure(r.error);
       introspected = r.texts;
     }
-    const budget = limits.budget ?? this.host.config.graphqlMaxResponseSize;
     let texts: AnswerText[];
     const ms = limits.timeLimitMs;
     if (ms === undefined && entries.length === 1) {
@@ -707,25 +708,35 @@ export class GraphQLEngine {
     return texts;
   }
 
-  /** `__schema` and `__type` at the root, answered by graphql-js on the role's schema: the only
-   * use of `execute` (its resolvers are graphql-js's introspection ones); each root field's JSON
-   * text, kept for the entry where no variable can change it (Note [Introspection answers
-   * cached]) and the entry is one the plan cache keeps. */
-  private introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined): { texts: IntrospectionTexts } | { error: GqlError } {
-    const kept = !p.operation.variableDefinitions?.length && this.host.config.graphqlPlanCacheSize > 0;
+  /** `__schema` and `__type` at the root, written as JSON text within the answer's budget (Note
+   * [Introspection written as text] in ./introspection.ts); each root field's text, kept for the
+   * entry where no variable can change it (Note [Introspection answers cached]) and the entry is
+   * one the plan cache keeps. */
+  private introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined, budget: number): { texts: IntrospectionTexts } | { error: GqlError } {
+    const defs = p.operation.variableDefinitions ?? [];
+    const kept = defs.length === 0 && this.host.config.graphqlPlanCacheSize > 0;
     const cached = kept ? this.introspected.get(p) : undefined;
-    if (cached) return { texts: cached };
-    const document: DocumentNode = {
-      kind: Kind.DOCUMENT,
-      definitions: [
-        { ...p.operation, selectionSet: { kind: Kind.SELECTION_SET, selections: fields.introspection } },
-        ...Object.values(p.fragments),
-      ],
-    };
-    const r = execute({ schema: p.schema, document, variableValues: rawVariables }) as { data?: Record<string, unknown> | null; errors?: readonly GraphQLError[] };
-    if (r.errors?.length) return { error: gqlError('validation-failed', r.errors[0]!.message) };
-    const texts: Record<string, string> = {};
-    for (const [k, v] of Object.entries(r.data ?? {})) texts[k] = JSON.stringify(v ?? null);
+    const tooLarge = { error: responseTooLarge(this.host.config.graphqlMaxResponseSize) };
+    if (cached && 'over' in cached) {
+      if (budget <= cached.over) return tooLarge;
+    } else if (cached) return cached.chars > budget ? tooLarge : { texts: cached.texts };
+    let variables: Readonly<Record<string, unknown>> = EMPTY;
+    if (defs.length > 0) {
+      const r = getVariableValues(p.schema, defs, rawVariables ?? {}, { maxErrors: 1 });
+      if (r.errors) return { error: fromVariableError(r.errors[0]!) };
+      variables = r.coerced;
+    }
+    const roots = fields.entries.flatMap((e) => (e.introspection ? [{ responseKey: e.responseKey, nodes: e.introspection }] : []));
+    let texts: Record<string, string>;
+    try {
+      texts = writeIntrospection(p.schema, p.operation, p.fragments, variables, roots, budget);
+    } catch (e) {
+      if (e instanceof IntrospectionTooLarge) {
+        if (kept && p.build === this.cacheBuild) this.introspected.setOver(p, budget);
+        return tooLarge;
+      }
+      return { error: gqlError('validation-failed', e instanceof Error ? e.message : String(e)) };
+    }
     if (kept && p.build === this.cacheBuild) this.introspected.set(p, texts);
     return { texts };
   }

@@ -11,7 +11,7 @@ describe('introspection answers kept', () => {
     const [a, b, d, big] = [{}, {}, {}, {}];
     c.set(a, { __schema: '1234' });
     c.set(b, { __schema: '12', t: '34' });
-    expect(c.get(a)).toEqual({ __schema: '1234' }); // a is now the most recently used
+    expect(c.get(a)).toEqual({ texts: { __schema: '1234' }, chars: 4 }); // a is now the most recently used
     c.set(d, { __schema: '123' }); // 11 characters: b goes
     expect(c.stats()).toEqual({ hits: 1, misses: 0, size: 2, chars: 7 });
     expect(c.get(b)).toBeUndefined();
@@ -26,6 +26,19 @@ describe('introspection answers kept', () => {
     c.clear();
     expect(c.stats()).toMatchObject({ size: 0, chars: 0 });
     expect(c.get(a)).toBeUndefined();
+  });
+
+  it('keeps that an answer passed a budget, the largest such budget, taking no characters', () => {
+    const c = new IntrospectionAnswers<object>(10);
+    const k = {};
+    c.setOver(k, 100);
+    c.setOver(k, 50); // less than known: kept as it was
+    expect(c.get(k)).toEqual({ over: 100, chars: 0 });
+    c.setOver(k, 200);
+    expect(c.get(k)).toEqual({ over: 200, chars: 0 });
+    c.set(k, { __schema: '12' });
+    expect(c.get(k)).toEqual({ texts: { __schema: '12' }, chars: 2 });
+    expect(c.stats()).toMatchObject({ size: 1, chars: 2 });
   });
 
   it('keeps at most 64 answers', () => {

@@ -51,7 +51,8 @@ export interface RootEntry {
   /** The key as JSON followed by a colon (`"alias":`), ready to splice. */
   readonly key: string;
   readonly responseKey: string;
-  /** A planned field, a constant (`__typename`), or an introspection field answered by execute. */
+  /** A planned field, a constant (`__typename`), or an introspection field (written by
+   * ./introspection.ts). */
   readonly plan?: FieldPlan;
   readonly text?: string;
   readonly introspection?: readonly FieldNode[];
@@ -59,7 +60,7 @@ export interface RootEntry {
 
 export interface RootFields {
   readonly entries: readonly RootEntry[];
-  /** The introspection fields' nodes together, for one `execute` (empty when there are none). */
+  /** The introspection fields' nodes together (empty when there are none). */
   readonly introspection: readonly FieldNode[];
 }
 

@@ -1,0 +1,106 @@
+/**
+ * Introspection written as text (Note [Introspection written as text] in ./introspection.ts):
+ * the engine's answers are the text of graphql-js's `execute` over the same schema, for the
+ * standard queries and for documents that use what collection does (aliases, merged fields,
+ * fragments, type conditions, @skip/@include, variables, __typename), as admin and as a role;
+ * and an answer past --graphql-max-response-size stops with the limit's error.
+ */
+import { describe, expect, it } from 'vitest';
+import { executeSync, getIntrospectionQuery, parse } from 'graphql';
+import { startServer, useServer } from '../../test/helpers.js';
+
+const SEED = `
+create table color (value text primary key, comment text);
+insert into color values ('red', 'warm'), ('blue', 'cold');
+create table author (id serial primary key, name text not null, born date, color text references color(value));
+create table article (id serial primary key, author_id int not null references author(id), title text not null, body jsonb, tags text[], rating numeric(3,1) default 2.5);
+create function article_excerpt(a article, len int default 10) returns text language sql stable as $$ select left(a.title, len) $$;
+create function search_articles(q text) returns setof article language sql stable as $$ select * from article where title ilike q $$;
+`;
+
+const s = useServer(SEED);
+
+const FULL = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true, oneOf: true });
+
+const DOCUMENTS: [string, string, Record<string, unknown>?][] = [
+  ['standard', getIntrospectionQuery()],
+  ['every option', FULL],
+  [
+    'aliases, merged fields, fragments, type conditions, __typename',
+    `query Q { a: __schema { queryType { ...T } types { name } types { kind __typename ... on __Type { description } } }
+       t: __type(name: "article") { ... on __Type { fields(includeDeprecated: false) { name args { name defaultValue type { ...R } } type { ...R } } } ...T ...T }
+       n: __type(name: "nothing") { name } }
+     fragment T on __Type { name kind x: __typename }
+     fragment R on __Type { kind name ofType { kind name ofType { kind name ofType { name } } } }`,
+  ],
+  [
+    '@skip and @include, literal and from variables',
+    `query ($yes: Boolean!, $no: Boolean!, $name: String!) { __type(name: $name) { name @include(if: $yes) kind @skip(if: $yes) inputFields @include(if: $no) { name }
+       fields @skip(if: false) { name @include(if: true) isDeprecated } enumValues(includeDeprecated: $yes) { name } } s: __schema @skip(if: $no) { directives { name args { name } } } }`,
+    { yes: true, no: false, name: 'article_select_column' },
+  ],
+  ['__type of an input object, by variable', 'query ($n: String!) { __type(name: $n) { name inputFields { name defaultValue type { name kind ofType { name } } } } }', { n: 'article_insert_input' }],
+];
+
+async function expectSame(role: string | undefined) {
+  const headers = role ? { 'x-svc-role': role } : undefined;
+  const schema = s.graphql.schema(role ?? 'admin');
+  for (const [what, doc, variables] of DOCUMENTS) {
+    const r = await s.request('POST', '/v1/graphql', { query: doc, variables }, headers);
+    const expected = executeSync({ schema, document: parse(doc), variableValues: variables });
+    expect(expected.errors, what).toBeUndefined();
+    expect(r.text, what).toBe(JSON.stringify({ data: expected.data }));
+  }
+}
+
+describe('introspection written as text', () => {
+  it('answers what graphql-js answers, as admin and as a role', async () => {
+    expect(
+      (
+        await s.metadata({
+          type: 'bulk',
+          args: [
+            { type: 'pg_track_table', args: { table: 'color', is_enum: true } },
+            { type: 'pg_track_table', args: { table: 'author' } },
+            { type: 'pg_track_table', args: { table: 'article' } },
+            { type: 'pg_track_function', args: { function: 'search_articles' } },
+            { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+            { type: 'pg_create_array_relationship', args: { table: 'author', name: 'articles', using: { foreign_key_constraint_on: { table: 'article', column: 'author_id' } } } },
+            { type: 'pg_add_computed_field', args: { table: 'article', name: 'excerpt', definition: { function: 'article_excerpt' } } },
+            { type: 'pg_create_select_permission', args: { table: 'article', role: 'user', permission: { columns: ['id', 'title', 'tags'], filter: { author_id: { _eq: 'X-Svc-User-Id' } }, allow_aggregations: true } } },
+            { type: 'pg_create_insert_permission', args: { table: 'article', role: 'user', permission: { columns: ['title'], check: {}, set: { author_id: 'X-Svc-User-Id' } } } },
+          ],
+        })
+      ).status,
+    ).toBe(200);
+    await expectSame(undefined);
+    await expectSame('user');
+  });
+
+  it('stops at --graphql-max-response-size with its error, the server answering on', async () => {
+    const query = getIntrospectionQuery();
+    const prefix = '{"data":{"__schema":';
+    const started = [];
+    try {
+      const big = await startServer({ config: { graphqlMaxResponseSize: 1e9 } });
+      started.push(big);
+      const whole = await big.request('POST', '/v1/graphql', { query });
+      expect(whole.text.startsWith(prefix)).toBe(true);
+      const length = whole.text.length - prefix.length - 2; // the field's text, which the limit counts
+      const exact = await startServer({ config: { graphqlMaxResponseSize: length } });
+      started.push(exact);
+      expect((await exact.request('POST', '/v1/graphql', { query })).text).toBe(whole.text);
+      const short = await startServer({ config: { graphqlMaxResponseSize: length - 1 } });
+      started.push(short);
+      for (let i = 0; i < 2; i++) {
+        const r = await short.request('POST', '/v1/graphql', { query });
+        expect(r.body).toEqual({ errors: [{ message: `the response is larger than the limit of ${length - 1} characters (--graphql-max-response-size)`, extensions: { path: '$', code: 'validation-failed' } }] });
+      }
+      // The second refused without a walk: the first left that the answer passes the budget.
+      expect(short.graphql.introspectionStats()).toMatchObject({ hits: 1, misses: 1, size: 1, chars: 0 });
+      expect((await short.request('POST', '/v1/graphql', { query: '{ __schema { queryType { name } } }' })).body).toEqual({ data: { __schema: { queryType: { name: 'query_root' } } } });
+    } finally {
+      for (const t of started) await t.stop();
+    }
+  });
+});
