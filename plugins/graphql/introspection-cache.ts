@@ -6,8 +6,8 @@
  * written as text] in ./introspection.ts), and the standard introspection query that GraphiQL,
  * the console, Apollo's tools and code generators send walks every type: at 2,000 tables
  * (bench/metadata's, each with two relationships) a role that may select them all got 17.5 MiB
- * of answer, the admin 119 MiB, in about 1.4 s and 7.5-11 s (graphql-js's `execute` then), each
- * time it asked. The answer is a function of the role's schema and the document alone where
+ * of answer, the admin 119 MiB, in 0.9 s and 6.6 s each time it asked again (graphql-js's
+ * `execute` then; docs/benchmarks.md, "Introspection"). The answer is a function of the role's schema and the document alone where
  * the operation declares no variables (its arguments and directives are then literals), so such
  * an answer is kept, as its root fields' JSON texts, by the plan cache's entry (Note [The plan
  * cache] in ./engine.ts), which is the (role, document, operation) it answers; Hasura keeps

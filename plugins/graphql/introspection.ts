@@ -19,7 +19,7 @@
  * synchronous, its types all object types, and validation has made sure the fields exist. The
  * answer is the text `JSON.stringify` of `execute`'s data would be (introspection.test.ts
  * compares them). Without the objects, at 2,000 tables the first answer after a change took
- * 0.94 s for a role and 7.6 s for the admin, against 1.39 s and 11.4 s with `execute`
+ * 0.81 s for a role and 7.2 s for the admin, against 1.27 s and 9.7 s with `execute`
  * (bench/metadata/introspection.ts; docs/benchmarks.md, "Introspection"). Answers kept: Note
  * [Introspection answers cached] in ./introspection-cache.ts.
  */
