@@ -17,10 +17,10 @@ import { startEmbeddedPostgres } from '../../server/embedded.js';
 import { boot, type Running } from '../../server/boot.js';
 import { defaultConfig } from '../../core/config.js';
 import { createLogger } from '../../core/log.js';
+import { createTables, table, trackOps } from './tables.js';
 
 const N = Number(process.argv[2] ?? 2000);
 const ROUNDS = Number(process.argv[3] ?? 51);
-const table = (i: number) => `t${String(i).padStart(5, '0')}`;
 
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) * q)]!;
 
@@ -41,24 +41,11 @@ async function engine(adminUrl: string, name: string, historyLimit: number): Pro
   u.pathname = `/${name}`;
   const url = u.toString();
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const ddl: string[] = [];
-  for (let i = 1; i <= N + 1; i++) ddl.push(`create table ${table(i)} (id serial primary key, ${i > 1 ? `prev_id int references ${table(i - 1)}(id),` : ''} owner_id int, name text)`);
-  await sql.unsafe(ddl.join(';\n'));
+  await createTables(sql, N);
   await sql.end();
   const config = defaultConfig({ databaseUrl: url, metadataSyncInterval: 0, metadataHistoryLimit: historyLimit, logLevel: 'error' });
   const r = await boot({ config, env: {}, log: createLogger('error') });
-  const ops: unknown[] = [];
-  for (let i = 1; i <= N; i++) ops.push({ type: 'pg_track_table', args: { table: table(i) } });
-  for (let i = 2; i <= N; i++) {
-    ops.push({ type: 'pg_create_object_relationship', args: { table: table(i), name: 'prev', using: { foreign_key_constraint_on: 'prev_id' } } });
-    ops.push({ type: 'pg_create_array_relationship', args: { table: table(i - 1), name: 'nexts', using: { foreign_key_constraint_on: { table: table(i), column: 'prev_id' } } } });
-  }
-  for (let i = 1; i <= N; i++) {
-    for (const role of ['user', 'editor']) {
-      ops.push({ type: 'pg_create_select_permission', args: { table: table(i), role, permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } } });
-    }
-  }
-  await post(r, { type: 'bulk', args: ops });
+  await post(r, { type: 'bulk', args: trackOps(N, ['user', 'editor']) });
   return { r, url };
 }
 

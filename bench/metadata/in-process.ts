@@ -10,13 +10,14 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
+import { createTables, trackOps } from './tables.js';
 
 process.env.NODE_ENV ??= 'production'; // before graphql-js loads, as server/main.ts does
 
 const root = new URL('../..', import.meta.url).pathname;
 const dist = (p: string) => import(path.join(root, 'dist', p));
 
-export const table = (i: number) => `t${String(i).padStart(5, '0')}`;
+export { table } from './tables.js';
 export const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
 
 export interface InProcess {
@@ -38,10 +39,7 @@ export async function withEngineAt(n: number, roles: readonly string[], config: 
     await pg.createDatabase('bench');
     const url = pg.url('bench');
     const sql = postgres(url, { max: 1, onnotice: () => {} });
-    const ddl: string[] = [];
-    for (let i = 1; i <= n + 1; i++) ddl.push(`create table ${table(i)} (id serial primary key, ${i > 1 ? `prev_id int references ${table(i - 1)}(id),` : ''} owner_id int, name text)`);
-    // In batches, as ./run.ts (max_locks_per_transaction).
-    for (let i = 0; i < ddl.length; i += 1000) await sql.unsafe(ddl.slice(i, i + 1000).join(';\n'));
+    await createTables(sql, n);
     await sql.end();
 
     const running = await boot({ config: defaultConfig({ databaseUrl: url, logLevel: 'warn', ...config }), env: { SVC_GRAPHQL_DATABASE_URL: url }, log: createLogger('warn') });
@@ -59,16 +57,7 @@ export async function withEngineAt(n: number, roles: readonly string[], config: 
         if (r.status !== 200 || r.text.startsWith('{"errors"')) throw new Error(`${p} -> ${r.status} ${r.text.slice(0, 300)}`);
         return r.text;
       };
-      const ops: unknown[] = [];
-      for (let i = 1; i <= n; i++) ops.push({ type: 'pg_track_table', args: { table: table(i) } });
-      for (let i = 2; i <= n; i++) {
-        ops.push({ type: 'pg_create_object_relationship', args: { table: table(i), name: 'prev', using: { foreign_key_constraint_on: 'prev_id' } } });
-        ops.push({ type: 'pg_create_array_relationship', args: { table: table(i - 1), name: 'nexts', using: { foreign_key_constraint_on: { table: table(i), column: 'prev_id' } } } });
-      }
-      for (let i = 1; i <= n; i++) {
-        for (const role of roles) ops.push({ type: 'pg_create_select_permission', args: { table: table(i), role, permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } } });
-      }
-      await ok('/v1/metadata', { type: 'bulk', args: ops });
+      await ok('/v1/metadata', { type: 'bulk', args: trackOps(n, roles) });
       await body({ post, ok });
     } finally {
       await running.stop();

@@ -25,6 +25,7 @@ import path from 'node:path';
 import postgres from 'postgres';
 import { freePort, startEmbeddedPostgres } from '../../server/embedded.js';
 import { engineArgs, waitHealthy } from '../common.js';
+import { createTables, table, trackOps } from './tables.js';
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const Ns = sizes.length ? sizes : [100, 1000, 2000];
@@ -50,7 +51,6 @@ function rssMiB(pid: number): number {
   return kb / 1024;
 }
 
-const table = (i: number) => `t${String(i).padStart(5, '0')}`;
 
 async function benchOne(adminUrl: string, n: number) {
   const dbName = `bench_md_${n}_${Date.now()}`;
@@ -61,13 +61,7 @@ async function benchOne(adminUrl: string, n: number) {
   u.pathname = `/${dbName}`;
   const url = u.toString();
   const sql = postgres(url, { max: 1, onnotice: () => {} });
-  const ddl: string[] = [];
-  for (let i = 1; i <= n + 1; i++) {
-    ddl.push(`create table ${table(i)} (id serial primary key, ${i > 1 ? `prev_id int references ${table(i - 1)}(id),` : ''} owner_id int, name text)`);
-  }
-  // In batches: one multi-statement query is one transaction, whose locks (a table and the one
-  // its foreign key names, each) overflow max_locks_per_transaction from about 5,000 tables.
-  for (let i = 0; i < ddl.length; i += 1000) await sql.unsafe(ddl.slice(i, i + 1000).join(';\n'));
+  await createTables(sql, n);
 
   const port = await freePort();
   // BENCH_ENGINE_FLAGS: Node flags for the engine's process (e.g. '--cpu-prof --cpu-prof-dir=/tmp/p').
@@ -101,20 +95,7 @@ async function benchOne(adminUrl: string, n: number) {
   });
   try {
     await waitHealthy(child, port);
-    const ops: unknown[] = [];
-    for (let i = 1; i <= n; i++) ops.push({ type: 'pg_track_table', args: { table: table(i) } });
-    for (let i = 2; i <= n; i++) {
-      ops.push({ type: 'pg_create_object_relationship', args: { table: table(i), name: 'prev', using: { foreign_key_constraint_on: 'prev_id' } } });
-      ops.push({ type: 'pg_create_array_relationship', args: { table: table(i - 1), name: 'nexts', using: { foreign_key_constraint_on: { table: table(i), column: 'prev_id' } } } });
-    }
-    for (let i = 1; i <= n; i++) {
-      for (const role of ['user', 'editor']) {
-        ops.push({
-          type: 'pg_create_select_permission',
-          args: { table: table(i), role, permission: { columns: ['id', 'name'], filter: { owner_id: { _eq: 'X-Svc-User-Id' } } } },
-        });
-      }
-    }
+    const ops = trackOps(n, ['user', 'editor']);
     const a = await post(port, '/v1/metadata', { type: 'bulk', args: ops });
 
     const extra = table(n + 1);

@@ -13,8 +13,8 @@
  * string V8 makes), and stops with the limit's error as soon as it passes: the memory a request
  * takes follows its budget. The walk is graphql-js's, on the same resolvers (the introspection
  * types' own, `SchemaMetaFieldDef` and `TypeMetaFieldDef` at the root): fields collected as
- * graphql-js collects them (merged by response key, `@skip` and `@include`, fragments once per
- * selection set, type conditions), once per selection and walk, arguments read by graphql-js's
+ * graphql-js collects them (./collect.ts: merged by response key, `@skip` and `@include`,
+ * fragments once, type conditions), once per selection and walk, arguments read by graphql-js's
  * `getArgumentValues`, leaves serialized by their types; introspection's values are all
  * synchronous, its types all object types, and validation has made sure the fields exist. The
  * answer is the text `JSON.stringify` of `execute`'s data would be (introspection.test.ts
@@ -24,19 +24,13 @@
  * [Introspection answers cached] in ./introspection-cache.ts.
  */
 import {
-  Kind,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
   defaultFieldResolver,
   getArgumentValues,
-  getDirectiveValues,
-  GraphQLIncludeDirective,
-  GraphQLSkipDirective,
-  isAbstractType,
   isLeafType,
   isListType,
   isNonNullType,
-  typeFromAST,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
@@ -45,8 +39,8 @@ import {
   type GraphQLResolveInfo,
   type GraphQLSchema,
   type OperationDefinitionNode,
-  type SelectionSetNode,
 } from 'graphql';
+import { collectFields } from './collect.js';
 
 /** Thrown when the text passes its budget; the caller answers its limit's error. */
 export class IntrospectionTooLarge extends Error {}
@@ -156,46 +150,11 @@ function selectedOf(w: Walk, type: GraphQLObjectType, nodes: readonly FieldNode[
   const known = w.selected.get(nodes);
   if (known && known.type === type) return known;
   const byKey = new Map<string, FieldNode[]>();
-  for (const n of nodes) if (n.selectionSet) collect(w, type, n.selectionSet, byKey, new Set());
+  const visited = new Set<string>();
+  for (const n of nodes) if (n.selectionSet) collectFields(w.schema, w.fragments, w.variables, type, n.selectionSet, byKey, visited);
   const all = type.getFields();
   const fields = [...byKey].map(([key, list]) => ({ prefix: `${JSON.stringify(key)}:`, nodes: list, def: list[0]!.name.value === '__typename' ? undefined : all[list[0]!.name.value]! }));
   const made = { type, fields };
   w.selected.set(nodes, made);
   return made;
-}
-
-/** graphql-js's collectFields: the fields of `set` on `type` by response key, in order. */
-function collect(w: Walk, type: GraphQLObjectType, set: SelectionSetNode, fields: Map<string, FieldNode[]>, visited: Set<string>): void {
-  for (const s of set.selections) {
-    if (!included(w, s)) continue;
-    if (s.kind === Kind.FIELD) {
-      const key = s.alias?.value ?? s.name.value;
-      const list = fields.get(key);
-      if (list) list.push(s);
-      else fields.set(key, [s]);
-    } else if (s.kind === Kind.INLINE_FRAGMENT) {
-      if (!matches(w, s.typeCondition, type)) continue;
-      collect(w, type, s.selectionSet, fields, visited);
-    } else {
-      const name = s.name.value;
-      if (visited.has(name)) continue;
-      visited.add(name);
-      const fragment = w.fragments[name];
-      if (!fragment || !matches(w, fragment.typeCondition, type)) continue;
-      collect(w, type, fragment.selectionSet, fields, visited);
-    }
-  }
-}
-
-function included(w: Walk, node: Parameters<typeof getDirectiveValues>[1]): boolean {
-  if (!node.directives?.length) return true;
-  if (getDirectiveValues(GraphQLSkipDirective, node, w.variables)?.if === true) return false;
-  return getDirectiveValues(GraphQLIncludeDirective, node, w.variables)?.if !== false;
-}
-
-function matches(w: Walk, condition: Parameters<typeof typeFromAST>[1] | undefined, type: GraphQLObjectType): boolean {
-  if (!condition) return true;
-  const t = typeFromAST(w.schema, condition);
-  if (t === type) return true;
-  return t !== undefined && isAbstractType(t) && w.schema.isSubType(t, type);
 }

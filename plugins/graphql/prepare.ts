@@ -28,15 +28,14 @@ import {
   type ASTVisitor,
   type ValidationContext,
   validate,
-  type DirectiveNode,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLSchema,
   type OperationDefinitionNode,
-  type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { collectFields } from './collect.js';
 import type { BuildResult, FieldPlan } from '../../core/plugin.js';
 import type { DocumentGateDef } from './contract.js';
 import { SvcError } from '../../core/errors.js';
@@ -375,48 +374,10 @@ function rootConditionVariables(set: SelectionSetNode, fragments: Record<string,
   return out;
 }
 
-function conditionHolds(d: DirectiveNode, variables: Readonly<Record<string, unknown>>): boolean | undefined {
-  const arg = d.arguments?.find((a) => a.name.value === 'if');
-  if (!arg) return undefined;
-  const v = arg.value;
-  if (v.kind === Kind.BOOLEAN) return v.value;
-  if (v.kind === Kind.VARIABLE) return variables[v.name.value] === true;
-  return undefined;
-}
-
-function included(s: SelectionNode, variables: Readonly<Record<string, unknown>>): boolean {
-  for (const d of s.directives ?? []) {
-    if (d.name.value === 'skip' && conditionHolds(d, variables) === true) return false;
-    if (d.name.value === 'include' && conditionHolds(d, variables) === false) return false;
-  }
-  return true;
-}
-
 /** The root fields by response key, through fragments and inline fragments, after
- * `@include`/`@skip` (graphql-js collectFields, for the root only: the type conditions there all
- * name the root type once the document is valid). */
+ * `@include`/`@skip` (./collect.ts, at the root). */
 function collectRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Map<string, FieldNode[]> {
-  const out = new Map<string, FieldNode[]>();
-  const seen = new Set<string>();
-  const walk = (set: SelectionSetNode) => {
-    for (const s of set.selections) {
-      if (!included(s, variables)) continue;
-      if (s.kind === Kind.FIELD) {
-        const key = s.alias?.value ?? s.name.value;
-        const list = out.get(key);
-        if (list) list.push(s);
-        else out.set(key, [s]);
-      } else if (s.kind === Kind.INLINE_FRAGMENT) {
-        walk(s.selectionSet);
-      } else if (!seen.has(s.name.value)) {
-        seen.add(s.name.value);
-        const f = p.fragments[s.name.value];
-        if (f) walk(f.selectionSet);
-      }
-    }
-  };
-  walk(p.operation.selectionSet);
-  return out;
+  return collectFields(p.schema, p.fragments, variables, undefined, p.operation.selectionSet);
 }
 
 const ROOT_TYPENAME: Record<OperationKind, string> = {
