@@ -71,7 +71,7 @@ interface Walk {
  * field (undefined: `__typename`). */
 interface Selected {
   readonly type: GraphQLObjectType;
-  readonly fields: readonly { readonly prefix: string; readonly nodes: readonly FieldNode[]; readonly def: GraphQLField<unknown, unknown> | undefined }[];
+  readonly fields: readonly { readonly prefix: string; readonly nodes: readonly FieldNode[]; readonly def: GraphQLField<unknown, unknown> | undefined; args?: Record<string, unknown> }[];
 }
 
 /** Each root field's JSON text by response key, for the root fields `entries` (each its merged
@@ -111,14 +111,18 @@ function put(w: Walk, text: string): void {
 }
 
 /** Field `def` of `source` (of type `parent`), selected by `nodes`. */
-function writeField(w: Walk, parent: GraphQLObjectType, source: unknown, def: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[]): void {
-  const node = nodes[0]!;
-  const args = def.args.length === 0 && !node.arguments?.length ? NO_ARGS : getArgumentValues(def, node, w.variables);
+function writeField(w: Walk, parent: GraphQLObjectType, source: unknown, def: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], args = argsOf(w, def, nodes[0]!)): void {
   const info = { fieldName: def.name, fieldNodes: nodes, returnType: def.type, parentType: parent, schema: w.schema, fragments: w.fragments, rootValue: undefined, operation: w.operation, variableValues: w.variables } as unknown as GraphQLResolveInfo;
   writeValue(w, def.type, (def.resolve ?? defaultFieldResolver)(source, args, undefined, info), nodes);
 }
 
 const NO_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
+/** A field's arguments: the same for every object the field is read of in a walk (its node's
+ * literals and the walk's variables), so read once per selection (`Selected`). */
+function argsOf(w: Walk, def: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> {
+  return def.args.length === 0 && !node.arguments?.length ? NO_ARGS : getArgumentValues(def, node, w.variables);
+}
 
 function writeValue(w: Walk, type: GraphQLOutputType, value: unknown, nodes: readonly FieldNode[]): void {
   if (isNonNullType(type)) return writeValue(w, type.ofType, value, nodes);
@@ -140,7 +144,7 @@ function writeValue(w: Walk, type: GraphQLOutputType, value: unknown, nodes: rea
   for (const f of fields) {
     put(w, sep + f.prefix);
     sep = ',';
-    if (f.def) writeField(w, objectType, value, f.def, f.nodes);
+    if (f.def) writeField(w, objectType, value, f.def, f.nodes, (f.args ??= argsOf(w, f.def, f.nodes[0]!)));
     else put(w, JSON.stringify(objectType.name));
   }
   put(w, sep === '{' ? '{}' : '}');
