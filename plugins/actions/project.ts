@@ -16,13 +16,13 @@ import {
   type GraphQLOutputType,
   type GraphQLSchema,
   type ObjectFieldNode,
-  type SelectionSetNode,
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
 import { SvcError } from '../../core/errors.js';
 import { jsonString, type BuildResult, type FieldPlan, type KernelApi, type RootFieldDef, type RunContext } from '../../core/plugin.js';
 import { REL, type RelationshipField } from './types.js';
+import { collectFields } from '../../lib/graphql/collect.js';
 
 /** What the projection needs of the document. */
 export interface DocumentContext {
@@ -42,37 +42,6 @@ interface PendingJoin {
   readonly responseKey: string;
 }
 
-const skipped = (node: { directives?: readonly { name: { value: string }; arguments?: readonly { name: { value: string }; value: ValueNode }[] }[] }, vars: Readonly<Record<string, unknown>>): boolean => {
-  for (const d of node.directives ?? []) {
-    if (d.name.value !== 'include' && d.name.value !== 'skip') continue;
-    const arg = d.arguments?.find((a) => a.name.value === 'if');
-    if (!arg) continue;
-    const v = arg.value.kind === Kind.BOOLEAN ? arg.value.value : arg.value.kind === Kind.VARIABLE ? vars[arg.value.name.value] === true : false;
-    if (d.name.value === 'include' ? !v : v) return true;
-  }
-  return false;
-};
-
-/** The fields of a selection set on `type`, by response key (fragments applied). */
-function collect(set: SelectionSetNode, type: GraphQLObjectType, doc: DocumentContext, vars: Readonly<Record<string, unknown>>, out = new Map<string, FieldNode[]>(), seen = new Set<string>()): Map<string, FieldNode[]> {
-  for (const s of set.selections) {
-    if (skipped(s, vars)) continue;
-    if (s.kind === Kind.FIELD) {
-      const key = s.alias?.value ?? s.name.value;
-      const list = out.get(key);
-      if (list) list.push(s);
-      else out.set(key, [s]);
-    } else if (s.kind === Kind.INLINE_FRAGMENT) {
-      if (!s.typeCondition || s.typeCondition.name.value === type.name) collect(s.selectionSet, type, doc, vars, out, seen);
-    } else if (!seen.has(s.name.value)) {
-      seen.add(s.name.value);
-      const f = doc.fragments[s.name.value];
-      if (f && f.typeCondition.name.value === type.name) collect(f.selectionSet, type, doc, vars, out, seen);
-    }
-  }
-  return out;
-}
-
 const merged = (nodes: FieldNode[]): FieldNode =>
   nodes.length === 1 ? nodes[0]! : { ...nodes[0]!, selectionSet: { kind: Kind.SELECTION_SET, selections: nodes.flatMap((n) => n.selectionSet?.selections ?? []) } };
 
@@ -85,7 +54,7 @@ export function project(value: unknown, type: GraphQLOutputType, node: FieldNode
   const src = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   const fields = t.getFields();
-  for (const [key, nodes] of collect(node.selectionSet, t, doc, vars)) {
+  for (const [key, nodes] of collectFields(doc.schema, doc.fragments, vars, t, node.selectionSet)) {
     const name = nodes[0]!.name.value;
     if (name === '__typename') {
       out[key] = t.name;

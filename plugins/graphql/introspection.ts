@@ -13,7 +13,7 @@
  * string V8 makes), and stops with the limit's error as soon as it passes: the memory a request
  * takes follows its budget. The walk is graphql-js's, on the same resolvers (the introspection
  * types' own, `SchemaMetaFieldDef` and `TypeMetaFieldDef` at the root): fields collected as
- * graphql-js collects them (./collect.ts: merged by response key, `@skip` and `@include`,
+ * graphql-js collects them (lib/graphql/collect.ts: merged by response key, `@skip` and `@include`,
  * fragments once, type conditions), once per selection and walk, arguments read by graphql-js's
  * `getArgumentValues`, leaves serialized by their types; introspection's values are all
  * synchronous, its types all object types, and validation has made sure the fields exist. The
@@ -40,7 +40,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
-import { collectFields } from './collect.js';
+import { collectFields } from '../../lib/graphql/collect.js';
 
 /** Thrown when the text passes its budget; the caller answers its limit's error. */
 export class IntrospectionTooLarge extends Error {}

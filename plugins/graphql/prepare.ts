@@ -35,7 +35,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import { collectFields } from './collect.js';
+import { collectFields } from '../../lib/graphql/collect.js';
 import type { BuildResult, FieldPlan } from '../../core/plugin.js';
 import type { DocumentGateDef } from './contract.js';
 import { SvcError } from '../../core/errors.js';
@@ -375,7 +375,7 @@ function rootConditionVariables(set: SelectionSetNode, fragments: Record<string,
 }
 
 /** The root fields by response key, through fragments and inline fragments, after
- * `@include`/`@skip` (./collect.ts, at the root). */
+ * `@include`/`@skip` (lib/graphql/collect.ts, at the root). */
 function collectRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Map<string, FieldNode[]> {
   return collectFields(p.schema, p.fragments, variables, undefined, p.operation.selectionSet);
 }

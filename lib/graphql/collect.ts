@@ -1,8 +1,9 @@
 /**
  * graphql-js's collectFields: the fields a selection set selects, by response key, in document
  * order, through fragment spreads (each once per collection) and inline fragments whose type
- * condition holds, after `@skip`/`@include`. Used for the root fields (./prepare.ts) and for the
- * introspection types (./introspection.ts).
+ * condition holds, after `@skip`/`@include`. Used for the root fields
+ * (plugins/graphql/prepare.ts), the introspection types (plugins/graphql/introspection.ts) and
+ * an action's answer (plugins/actions/project.ts).
  */
 import { isAbstractType, Kind, typeFromAST, type DirectiveNode, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLSchema, type NamedTypeNode, type SelectionNode, type SelectionSetNode } from 'graphql';
 
