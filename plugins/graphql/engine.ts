@@ -716,24 +716,23 @@ export class GraphQLEngine {
     const defs = p.operation.variableDefinitions ?? [];
     const kept = defs.length === 0 && this.host.config.graphqlPlanCacheSize > 0;
     const cached = kept ? this.introspected.get(p) : undefined;
-    const tooLarge = { error: responseTooLarge(this.host.config.graphqlMaxResponseSize) };
+    const tooLarge = () => ({ error: responseTooLarge(this.host.config.graphqlMaxResponseSize) });
     if (cached && 'over' in cached) {
-      if (budget <= cached.over) return tooLarge;
-    } else if (cached) return cached.chars > budget ? tooLarge : { texts: cached.texts };
+      if (budget <= cached.over) return tooLarge();
+    } else if (cached) return cached.chars > budget ? tooLarge() : { texts: cached.texts };
     let variables: Readonly<Record<string, unknown>> = EMPTY;
     if (defs.length > 0) {
       const r = getVariableValues(p.schema, defs, rawVariables ?? {}, { maxErrors: 1 });
       if (r.errors) return { error: fromVariableError(r.errors[0]!) };
       variables = r.coerced;
     }
-    const roots = fields.entries.flatMap((e) => (e.introspection ? [{ responseKey: e.responseKey, nodes: e.introspection }] : []));
     let texts: Record<string, string>;
     try {
-      texts = writeIntrospection(p.schema, p.operation, p.fragments, variables, roots, budget);
+      texts = writeIntrospection(p.schema, p.operation, p.fragments, variables, fields.introspection, budget);
     } catch (e) {
       if (e instanceof IntrospectionTooLarge) {
         if (kept && p.build === this.cacheBuild) this.introspected.setOver(p, budget);
-        return tooLarge;
+        return tooLarge();
       }
       return { error: gqlError('validation-failed', e instanceof Error ? e.message : String(e)) };
     }

@@ -74,6 +74,12 @@ interface Selected {
   readonly fields: readonly { readonly prefix: string; readonly nodes: readonly FieldNode[]; readonly def: GraphQLField<unknown, unknown> | undefined; args?: Record<string, unknown> }[];
 }
 
+/** An introspection root field (`__schema`, `__type`): its response key and its merged nodes. */
+export interface IntrospectionRoot {
+  readonly responseKey: string;
+  readonly nodes: readonly FieldNode[];
+}
+
 /** Each root field's JSON text by response key, for the root fields `entries` (each its merged
  * field nodes, as prepare.ts collected them), within `budget` characters together; throws
  * IntrospectionTooLarge past it. */
@@ -82,7 +88,7 @@ export function writeIntrospection(
   operation: OperationDefinitionNode,
   fragments: Readonly<Record<string, FragmentDefinitionNode>>,
   variables: Readonly<Record<string, unknown>>,
-  entries: readonly { responseKey: string; nodes: readonly FieldNode[] }[],
+  entries: readonly IntrospectionRoot[],
   budget: number,
 ): Record<string, string> {
   const w: Walk = { schema, fragments, variables, operation, left: Math.min(budget, LONGEST), out: [], chunks: [], selected: new Map() };

@@ -36,6 +36,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import { collectFields } from '../../lib/graphql/collect.js';
+import type { IntrospectionRoot } from './introspection.js';
 import type { BuildResult, FieldPlan } from '../../core/plugin.js';
 import type { DocumentGateDef } from './contract.js';
 import { SvcError } from '../../core/errors.js';
@@ -50,17 +51,17 @@ export interface RootEntry {
   /** The key as JSON followed by a colon (`"alias":`), ready to splice. */
   readonly key: string;
   readonly responseKey: string;
-  /** A planned field, a constant (`__typename`), or an introspection field (written by
-   * ./introspection.ts). */
+  /** A planned field, a constant (`__typename`), or, with neither, an introspection field
+   * (RootFields.introspection, written by ./introspection.ts). */
   readonly plan?: FieldPlan;
   readonly text?: string;
-  readonly introspection?: readonly FieldNode[];
 }
 
 export interface RootFields {
   readonly entries: readonly RootEntry[];
-  /** The introspection fields' nodes together (empty when there are none). */
-  readonly introspection: readonly FieldNode[];
+  /** The introspection root fields, each its response key and merged nodes (empty when there
+   * are none), as ./introspection.ts writes them. */
+  readonly introspection: readonly IntrospectionRoot[];
 }
 
 export interface Prepared {
@@ -389,7 +390,7 @@ const ROOT_TYPENAME: Record<OperationKind, string> = {
 /** Plans the root fields selected with these condition values: each RootFieldDef.plan once. */
 function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): RootFields {
   const entries: RootEntry[] = [];
-  const introspection: FieldNode[] = [];
+  const introspection: IntrospectionRoot[] = [];
   const defs = p.roleSchema.roots[p.kind];
   for (const [responseKey, nodes] of collectRoot(p, variables)) {
     const key = `${JSON.stringify(responseKey)}:`;
@@ -399,8 +400,8 @@ function planRoot(p: Prepared, variables: Readonly<Record<string, unknown>>): Ro
       continue;
     }
     if (name === '__schema' || name === '__type') {
-      entries.push({ key, responseKey, introspection: nodes });
-      introspection.push(...nodes);
+      entries.push({ key, responseKey });
+      introspection.push({ responseKey, nodes });
       continue;
     }
     const def = defs.get(name);
