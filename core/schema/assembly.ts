@@ -7,6 +7,13 @@
 import {
   getNamedType,
   GraphQLObjectType,
+  Kind,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
   specifiedScalarTypes,
   type GraphQLAbstractType,
   type GraphQLInterfaceType,
@@ -38,8 +45,9 @@ import { collision, RoleTypeRegistry } from './registry.js';
  * (`<t>_insert_input`, `<t>_set_input`, ...), and half the memory, and the subscription root
  * adds its own (`<t>_stream_cursor_input`...). A query that does not introspect never reaches
  * them, and validating it against the query root alone gives the same answer. So `schemaFor`
- * gives such queries a schema of the query root (lazy too: Note [Lazy query schemas]), and the
- * full one (`schema`, built when first needed) to mutations, subscriptions and introspection.
+ * gives such queries a schema of the query root (lazy too: Note [Lazy query schemas]), a
+ * mutation one of the query and mutation roots, a subscription one of the query and
+ * subscription roots, and the full one (`schema`, built when first needed) to introspection.
  *
  * Note [Lazy query schemas]
  * Even the query root's schema, built whole, costs its role's first request (after any metadata
@@ -175,6 +183,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
   const obj = (name: string, fields: Map<string, RootFieldDef>) => (fields.size === 0 ? undefined : rootType(name, fields));
   // The root types are made once and shared by the schemas.
   const query = once(() => obj('query_root', roots.query)!);
+  const mutation = once(() => obj('mutation_root', roots.mutation));
   const subscription = once(() => obj('subscription_root', roots.subscription));
   const failure = (e: unknown): SvcError =>
     e instanceof SvcError
@@ -184,7 +193,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
   const full = once((): GraphQLSchema => {
     let schema: GraphQLSchema;
     try {
-      const rootTypes = [query(), obj('mutation_root', roots.mutation), subscription()] as const;
+      const rootTypes = [query(), mutation(), subscription()] as const;
       // Every type, walked without recursion (reachable), then any defined but not reached.
       const types = new Set(reachable([...rootTypes]));
       for (const t of registry.definedTypes()) types.add(t);
@@ -198,21 +207,27 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
     if (invalid.length > 0) throw new SvcError('unexpected', `the GraphQL schema of role "${role}" is invalid: ${invalid[0]!.message}`);
     return schema;
   });
-  const lazy = once(() => {
-    try {
-      return lazySchema(query(), registry, full);
-    } catch (e) {
-      throw failure(e);
-    }
-  });
+  // One lazy schema per kind of operation: its root and the query root (every schema has one).
+  const lazyOf = (kind: OperationKind) =>
+    once(() => {
+      try {
+        return lazySchema({ query: query(), mutation: kind === 'mutation' ? mutation() : undefined, subscription: kind === 'subscription' ? subscription() : undefined }, registry, full);
+      } catch (e) {
+        throw failure(e);
+      }
+    });
+  const lazy = { query: lazyOf('query'), mutation: lazyOf('mutation'), subscription: lazyOf('subscription') };
   return {
     role,
     roots,
     get schema() {
       return full();
     },
-    schemaFor(kind, introspects) {
-      return kind === 'query' && !introspects ? lazy() : full();
+    schemaFor(kind, introspects, document) {
+      if (introspects) return full();
+      const l = lazy[kind]();
+      if (document) l.reach(document);
+      return l.schema;
     },
   };
 }
@@ -271,27 +286,52 @@ function once<T>(make: () => T): () => T {
 }
 
 /**
- * Note [Lazy query schemas]: a schema of the query root whose types are found by name in the
- * role's registry, and in the role's full schema (`full`) only when not there. What
- * graphql-js's validation, TypeInfo and variable coercion read of a schema: the root types,
- * `getType`, `getTypeMap` (KnownTypeNamesRule looks names up in it), the directives, and, for
- * abstract types (none today), the possible types: those go to the full schema.
+ * Note [Lazy query schemas]: a schema of the query root (and of the mutation or the subscription
+ * root, for those operations) whose types are found by name in the role's registry, and in the
+ * role's full schema (`full`) only when not there. What graphql-js's validation, TypeInfo and
+ * variable coercion read of a schema: the root types, `getType`, `getTypeMap` (KnownTypeNamesRule
+ * looks names up in it), the directives, and, for abstract types (a remote schema's), the
+ * possible types: those go to the full schema.
+ *
+ * The registry has the types that the fields read so far have made: a document's variables
+ * (`$w: author_bool_exp`) and fragments' type conditions are looked up by name, and validation
+ * reads the variables before the selection that reaches their types, and a fragment defined
+ * before the operation before the path to its type. So `reach(document)` first walks the
+ * document's selections from its roots, as validation's TypeInfo will, looking names up in the
+ * registry alone: the types on its paths are made, and a name then missing from the registry is
+ * on none of them (or is no type): only that goes to the full schema. Without it, at 2,000
+ * tables the first request with a variable after every metadata change built the whole schema,
+ * 2.2-2.9 s as admin.
  */
-function lazySchema(query: GraphQLObjectType, registry: RoleTypeRegistry, full: () => GraphQLSchema): GraphQLSchema {
-  // A name missing from the registry may be a type of the mutation root's that no request has
-  // needed yet: the full schema knows it, as Hasura's one schema does.
-  // A placeholder root keeps graphql-js from walking the real one; it is swapped in below.
+interface LazySchema {
+  schema: GraphQLSchema;
+  reach(document: DocumentNode): void;
+}
+
+function lazySchema(
+  roots: { query: GraphQLObjectType; mutation?: GraphQLObjectType; subscription?: GraphQLObjectType },
+  registry: RoleTypeRegistry,
+  full: () => GraphQLSchema,
+): LazySchema {
+  // A name missing from the registry may be a type of a root field that no request has read
+  // yet: the full schema knows it, as Hasura's one schema does.
+  // Placeholder roots keep graphql-js from walking the real ones; they are swapped in below.
   // Given the specified scalars, its type map holds them and the introspection types.
+  const placeholder = (t: GraphQLObjectType | undefined) => t && new GraphQLObjectType({ name: t.name, fields: { _: { type: GraphQLString } } });
   const schema = new GraphQLSchema({
-    query: new GraphQLObjectType({ name: query.name, fields: { _: { type: GraphQLString } } }),
+    query: placeholder(roots.query),
+    mutation: placeholder(roots.mutation),
+    subscription: placeholder(roots.subscription),
     types: specifiedScalarTypes,
     assumeValid: true,
   });
   const own = schema.getTypeMap();
-  const lookup = (name: string): GraphQLNamedType | undefined => {
-    if (name === query.name) return query;
-    return (Object.hasOwn(own, name) ? own[name] : undefined) ?? registry.get(name) ?? full().getType(name);
-  };
+  const rootsByName = new Map<string, GraphQLObjectType>();
+  for (const t of [roots.query, roots.mutation, roots.subscription]) if (t) rootsByName.set(t.name, t);
+  // While `reach` walks: the registry's types only.
+  let registryOnly = false;
+  const lookup = (name: string): GraphQLNamedType | undefined =>
+    rootsByName.get(name) ?? (Object.hasOwn(own, name) ? own[name] : undefined) ?? registry.get(name) ?? (registryOnly ? undefined : full().getType(name));
   const typeMap = new Proxy({} as Record<string, GraphQLNamedType>, {
     get: (_, name) => (typeof name === 'string' ? lookup(name) : undefined),
     has: (_, name) => typeof name === 'string' && lookup(name) !== undefined,
@@ -302,12 +342,42 @@ function lazySchema(query: GraphQLObjectType, registry: RoleTypeRegistry, full: 
     },
   });
   Object.assign(schema, {
-    _queryType: query,
+    _queryType: roots.query,
+    _mutationType: roots.mutation,
+    _subscriptionType: roots.subscription,
     getType: lookup,
     getTypeMap: () => typeMap,
     getPossibleTypes: (t: GraphQLAbstractType) => full().getPossibleTypes(t),
     getImplementations: (t: GraphQLInterfaceType) => full().getImplementations(t),
     isSubType: (a: GraphQLAbstractType, b: GraphQLObjectType | GraphQLInterfaceType) => full().isSubType(a, b),
   });
-  return schema;
+  const walk = (set: SelectionSetNode, type: GraphQLNamedType) => visit(set, visitWithTypeInfo(new TypeInfo(schema, type), {}));
+  const reach = (document: DocumentNode) => {
+    // Nothing is looked up by name before its path in a document without variables or fragments.
+    const body = document.loc?.source.body;
+    if (body !== undefined && !body.includes('$') && !body.includes('...')) return;
+    registryOnly = true;
+    try {
+      let fragments: FragmentDefinitionNode[] = [];
+      for (const d of document.definitions) {
+        if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.push(d);
+        else if (d.kind === Kind.OPERATION_DEFINITION) {
+          const root = schema.getRootType(d.operation);
+          if (root) walk(d.selectionSet, root);
+        }
+      }
+      // A fragment's type is made once a path reaches it, maybe through another fragment.
+      for (let before = -1; fragments.length > 0 && fragments.length !== before; ) {
+        before = fragments.length;
+        fragments = fragments.filter((f) => {
+          const type = lookup(f.typeCondition.name.value);
+          if (type) walk(f.selectionSet, type);
+          return !type;
+        });
+      }
+    } finally {
+      registryOnly = false;
+    }
+  };
+  return { schema, reach };
 }

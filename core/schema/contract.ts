@@ -6,6 +6,7 @@
  * this contract. Re-exported by core/plugin.ts.
  */
 import type {
+  DocumentNode,
   FieldNode,
   FragmentDefinitionNode,
   GraphQLFieldConfig,
@@ -309,8 +310,9 @@ export interface RoleSchema {
   readonly role: string;
   /** The full schema: every root (built when first read). */
   readonly schema: GraphQLSchema;
-  /** The schema a document is validated and planned against (Note [Schemas without the mutation root]). */
-  schemaFor(kind: OperationKind, introspects: boolean): GraphQLSchema;
+  /** The schema a document is validated and planned against (Note [Schemas without the mutation
+   * root]); given the document, the types on its paths are made first (Note [Lazy query schemas]). */
+  schemaFor(kind: OperationKind, introspects: boolean, document?: DocumentNode): GraphQLSchema;
   /** The root fields by operation kind and name (each root's made when first read: Note [Lazy query schemas]). */
   readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
 }

@@ -177,12 +177,12 @@ export function validateDocument(
   if (kind === 'subscription') {
     // Hasura (runGQ): subscriptions are served over websockets only.
     if (!opts.subscriptions) return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
-    if (!rs.schema.getSubscriptionType()) return { error: gqlError('validation-failed', 'no subscriptions exist') };
+    if (rs.roots.subscription.size === 0) return { error: gqlError('validation-failed', 'no subscriptions exist') };
   }
   if (kind === 'mutation' && rs.roots.mutation.size === 0) return { error: gqlError('validation-failed', 'no mutations exist') };
   // Note [Schemas without the mutation root]: a document that may introspect gets the full one
   // (`__schema`/`__type` anywhere in its text; `__typename` does not count).
-  const schema = rs.schemaFor(kind, INTROSPECTS.test(query));
+  const schema = rs.schemaFor(kind, INTROSPECTS.test(query), document);
   // Note [Inline fragments of unknown types].
   const kept = withoutUnknownFragments(document, schema);
   if (kept !== document) {

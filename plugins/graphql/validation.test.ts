@@ -32,7 +32,80 @@ describe('role schema validated by the engine', () => {
     expect(mutations).toBe(1);
     expect(validate(lazy, parse('query ($x: thin_input) { one { id } }'), RULES).map((e) => e.message)).toEqual(['Unknown type "thin_input". Did you mean "thing_input"?']);
     expect(rs.schemaFor('query', true).getMutationType()?.name).toBe('mutation_root');
-    expect(rs.schemaFor('mutation', false)).toBe(rs.schema);
+    expect(mutations).toBe(1);
+  });
+
+  it('a mutation or a subscription is validated against a lazy schema of its root and the query root: the other root not made, no type fields made off its paths (Note [Lazy query schemas])', () => {
+    let subscriptions = 0;
+    let mutations = 0;
+    const resolved: string[] = [];
+    const obj = (name: string) => new GraphQLObjectType({ name, fields: () => (resolved.push(name), { id: { type: GraphQLInt } }) });
+    const c = contributor('a', (_r, types) => {
+      const [one, two, three] = [types.define(obj('one')), types.define(obj('two')), types.define(obj('three'))];
+      return {
+        query: { one: field(one) },
+        mutation: () => (mutations++, { make: field(two, { x: { type: GraphQLInt } }), other: field(three) }),
+        subscription: () => (subscriptions++, { watch: field(one) }),
+      };
+    });
+    const rs = roleSchema('admin', build(), [c]);
+    const doc = parse('mutation ($x: Int) { make(x: $x) { id } }');
+    const lazy = rs.schemaFor('mutation', false, doc);
+    expect(lazy).not.toBe(rs.schemaFor('query', false));
+    expect(rs.schemaFor('mutation', false)).toBe(lazy);
+    expect(lazy.getMutationType()?.name).toBe('mutation_root');
+    expect(lazy.getSubscriptionType()).toBeUndefined();
+    expect(validate(lazy, doc, RULES)).toEqual([]);
+    expect(validate(lazy, parse('mutation { make(y: 1) { id } }'), RULES).map((e) => e.message)).toEqual(['Unknown argument "y" on field "mutation_root.make". Did you mean "x"?']);
+    expect(validate(lazy, parse('mutation { nope }'), RULES).map((e) => e.message)).toEqual(['Cannot query field "nope" on type "mutation_root".']);
+    expect(resolved).toEqual(['two']);
+    expect([mutations, subscriptions]).toEqual([1, 0]);
+    const sub = parse('subscription { watch { id } }');
+    expect(validate(rs.schemaFor('subscription', false, sub), sub, RULES)).toEqual([]);
+    expect(rs.schemaFor('subscription', false).getMutationType()).toBeUndefined();
+    expect(resolved).toEqual(['two', 'one']);
+    expect([mutations, subscriptions]).toEqual([1, 1]);
+    // The full schema is another, with every root.
+    expect(rs.schema).not.toBe(lazy);
+    expect(Object.keys(rs.schema.getMutationType()!.getFields())).toEqual(['make', 'other']);
+  });
+
+  it('the types on a document\'s paths are made before its variables\' and fragments\' type names are looked up, which then need no full schema (Note [Lazy query schemas])', () => {
+    let mutations = 0;
+    const made: string[] = [];
+    // As the database's root fields: a field's type and argument types made when first read.
+    const c = contributor('a', (_r, types) => {
+      const root = (name: string): RootFieldDef => {
+        let config: RootFieldDef['config'] | undefined;
+        return {
+          get config() {
+            if (!config) {
+              made.push(name);
+              const filter = types.define(new GraphQLInputObjectType({ name: `${name}_filter`, fields: { id: { type: GraphQLInt } } }));
+              const row = types.define(new GraphQLObjectType({ name: `${name}_row`, fields: { id: { type: GraphQLInt } } }));
+              config = { type: new GraphQLList(row), args: { where: { type: filter } } };
+            }
+            return config;
+          },
+          plan: () => ({ run: async () => 'null' }),
+        };
+      };
+      return { query: { a: root('a'), b: root('b'), c: root('c') }, mutation: () => (mutations++, { m: field(GraphQLInt) }) };
+    });
+    const rs = roleSchema('admin', build(), [c]);
+    const ok = (q: string) => {
+      const doc = parse(q);
+      expect(validate(rs.schemaFor('query', false, doc), doc, RULES)).toEqual([]);
+    };
+    // A variable's type, declared before the selection that reaches it.
+    ok('query ($w: a_filter) { a(where: $w) { id } }');
+    // A fragment defined before the operation, and an inline fragment.
+    ok('fragment F on b_row { id } query { b { ...F ... on b_row { id } } }');
+    expect(made).toEqual(['a', 'b']);
+    expect(mutations).toBe(0);
+    // A name on none of the document's paths goes to the full schema, which has every root.
+    const doc = parse('query ($w: c_filter) { a(where: $w) { id } }');
+    expect(validate(rs.schemaFor('query', false, doc), doc, RULES).map((e) => e.message)).toEqual(['Variable "$w" of type "c_filter" used in position expecting type "a_filter".']);
     expect(mutations).toBe(1);
   });
 

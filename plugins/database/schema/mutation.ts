@@ -347,44 +347,94 @@ export class MutationSchema {
     for (const t of this.rs.writable.values()) {
       const w = this.writeOf(t);
       if (!w) continue;
-      const table = `"${t.model.table.name}"`;
-      const rf = t.model.rootFields;
-      const add = (kind: MutationKind, config: FieldConfig) => {
-        const f = rf[kind];
-        out[sourceNames(t.source).field(f.name)] = ofSource(t.source, { config: f.comment ? { ...config, description: f.comment } : config, plan: (input) => planMutation(kind, w, this, input),
-          get owner() {
-            return tableOwnerName(t);
-          },
-        });
+      const add = (kind: MutationKind) => {
+        out[sourceNames(t.source).field(t.model.rootFields[kind].name)] = ofSource(t.source, new TableMutationField(kind, w, this));
       };
-      const response = this.mutationResponse(w);
       // An input object needs a field: a role whose every column is preset gets no insert field
       // (nor does a table with no column it may give).
       if (w.insert && (w.insertColumns.length > 0 || this.insertRelationships(w).length > 0)) {
-        const args = { objects: { type: nn(list(nn(this.insertInput(w)))), description: 'the rows to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) };
-        add('insert', { type: response, args, description: `insert data into the table: ${table}` });
-        if (t.hasObject) {
-          add('insert_one', {
-            type: this.rs.object(t),
-            args: { object: { type: nn(this.insertInput(w)), description: 'the row to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) },
-            description: `insert a single row into the table: ${table}`,
-          });
-        }
+        add('insert');
+        if (t.hasObject) add('insert_one');
       }
       if (w.update && w.updateColumns.length + w.update.set.size > 0) {
-        const ops = { ...this.updateArgs(w), ...this.nested.arg(w) };
-        add('update', { type: response, args: { ...ops, where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } }, description: `update data of the table: ${table}` });
-        const pk = this.pkColumnsInput(w);
-        if (pk && t.hasObject) add('update_by_pk', { type: this.rs.object(t), args: { ...ops, pk_columns: { type: nn(pk) } }, description: `update single row of the table: ${table}` });
-        add('update_many', { type: list(response), args: { updates: { type: nn(list(nn(this.updatesInput(w)))), description: 'updates to execute, in order' } }, description: `update multiples rows of table: ${table}` });
+        add('update');
+        if (t.hasObject && this.rs.hasPk(t)) add('update_by_pk');
+        add('update_many');
       }
       if (w.delete) {
-        add('delete', { type: response, args: { where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be deleted' } }, description: `delete data from the table: ${table}` });
-        const pk = this.rs.pkArgs(t);
-        if (pk && t.hasObject) add('delete_by_pk', { type: this.rs.object(t), args: pk, description: `delete single row from the table: ${table}` });
+        add('delete');
+        if (t.hasObject && this.rs.hasPk(t)) add('delete_by_pk');
       }
     }
     return out;
+  }
+
+  /** A mutation root field's type and arguments (made when the schema first reads them). */
+  fieldConfig(kind: MutationKind, w: WriteTable): FieldConfig {
+    const t = w.t;
+    const table = `"${t.model.table.name}"`;
+    const made = ((): FieldConfig => {
+      switch (kind) {
+        case 'insert':
+          return {
+            type: this.mutationResponse(w),
+            args: { objects: { type: nn(list(nn(this.insertInput(w)))), description: 'the rows to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) },
+            description: `insert data into the table: ${table}`,
+          };
+        case 'insert_one':
+          return {
+            type: this.rs.object(t),
+            args: { object: { type: nn(this.insertInput(w)), description: 'the row to be inserted' }, ...(this.onConflictArg(w) as GraphQLFieldConfigArgumentMap) },
+            description: `insert a single row into the table: ${table}`,
+          };
+        case 'update':
+          return {
+            type: this.mutationResponse(w),
+            args: { ...this.updateArgs(w), ...this.nested.arg(w), where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } },
+            description: `update data of the table: ${table}`,
+          };
+        case 'update_by_pk':
+          return { type: this.rs.object(t), args: { ...this.updateArgs(w), ...this.nested.arg(w), pk_columns: { type: nn(this.pkColumnsInput(w)!) } }, description: `update single row of the table: ${table}` };
+        case 'update_many':
+          return {
+            type: list(this.mutationResponse(w)),
+            args: { updates: { type: nn(list(nn(this.updatesInput(w)))), description: 'updates to execute, in order' } },
+            description: `update multiples rows of table: ${table}`,
+          };
+        case 'delete':
+          return { type: this.mutationResponse(w), args: { where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be deleted' } }, description: `delete data from the table: ${table}` };
+        case 'delete_by_pk':
+          return { type: this.rs.object(t), args: this.rs.pkArgs(t)!, description: `delete single row from the table: ${table}` };
+      }
+    })();
+    const comment = t.model.rootFields[kind].comment;
+    return comment ? { ...made, description: comment } : made;
+  }
+}
+
+/** A mutation root field of a table: as the query root's (Note [Table root fields as instances]
+ * in ./contributor.ts), an instance whose type and arguments are made when the schema first
+ * reads them (Note [Lazy query schemas] in core/schema/assembly.ts): a role's first mutation
+ * after a change makes those of the fields it selects, not of every table's seven. */
+class TableMutationField implements RootFieldDef {
+  #config: FieldConfig | undefined;
+  constructor(
+    private readonly kind: MutationKind,
+    private readonly w: WriteTable,
+    private readonly ms: MutationSchema,
+  ) {}
+
+  get config(): FieldConfig {
+    return (this.#config ??= this.ms.fieldConfig(this.kind, this.w));
+  }
+
+  plan(input: PlanInput): FieldPlan {
+    return planMutation(this.kind, this.w, this.ms, input);
+  }
+
+  /** Read only where another plugin's field collides with this one. */
+  get owner(): string {
+    return tableOwnerName(this.w.t);
   }
 }
 
