@@ -8,7 +8,7 @@
  *   (d) replace_metadata of that export, and by a document of half its tables and back,
  *   (e) the server's RSS,
  *   (f) the first GraphQL request after a metadata change (it builds the role's schema), as admin
- *       and as a role,
+ *       and as a role: a query, a query with a variable of an input type, a mutation with one,
  *   (g) the server's RSS once five roles' schemas are built (three more roles' permissions added),
  *   (h) a restart: the process started until it answers /healthz (the catalog read back and the
  *       metadata built), then the first GraphQL request as admin and as a role,
@@ -132,28 +132,40 @@ async function benchOne(adminUrl: string, n: number) {
     for (let i = 0; i < 3; i++) d.push((await post(port, '/v1/metadata', { type: 'replace_metadata', args: exported })).ms);
     const rss = rssMiB(child.pid!);
 
-    // (f) A change drops every role's schema; the first request after it builds the role's.
-    const gql = (role: string | undefined, query: string) =>
+    // (f) A change drops every role's schema; the first request after it builds the role's:
+    // a query without variables, one with a variable (whose type the request looks up by
+    // name), and a mutation with one, each the first after a change of its own.
+    const gql = (role: string | undefined, query: string, variables?: Record<string, unknown>) =>
       fetch(`http://127.0.0.1:${port}/v1/graphql`, {
         method: 'POST',
-        body: JSON.stringify({ query }),
+        body: JSON.stringify({ query, variables }),
         headers: { 'content-type': 'application/json', ...(role ? { 'x-svc-role': role, 'x-svc-user-id': '1' } : {}) },
       }).then(async (r) => {
         const text = await r.text();
         if (r.status !== 200 || text.includes('"errors"')) throw new Error(`graphql as ${role ?? 'admin'} -> ${r.status} ${text.slice(0, 300)}`);
       });
+    await post(port, '/v1/metadata', { type: 'pg_create_insert_permission', args: { table: table(1), role: 'user', permission: { columns: ['name'], check: {} } } });
     const firstQuery = `{ ${table(1)}(limit: 1) { id name } }`;
-    const firstAdmin: number[] = [];
-    const firstRole: number[] = [];
+    const requests: [string, Record<string, unknown> | undefined][] = [
+      [firstQuery, undefined],
+      [`query ($w: ${table(1)}_bool_exp) { ${table(1)}(where: $w, limit: 1) { id name } }`, { w: { id: { _gt: 0 } } }],
+      [`mutation ($o: [${table(1)}_insert_input!]!) { insert_${table(1)}(objects: $o) { affected_rows } }`, { o: [{ name: 'x' }] }],
+    ];
+    const first = requests.map(() => ({ admin: [] as number[], role: [] as number[] }));
+    let changes = 0;
     for (let i = 0; i < 7; i++) {
-      await post(port, '/v1/metadata', { type: i % 2 ? 'pg_untrack_table' : 'pg_track_table', args: { table: extra } });
-      let t = performance.now();
-      await gql(undefined, firstQuery);
-      firstAdmin.push(performance.now() - t);
-      t = performance.now();
-      await gql('user', firstQuery);
-      firstRole.push(performance.now() - t);
+      for (const [k, [query, variables]] of requests.entries()) {
+        await post(port, '/v1/metadata', { type: changes++ % 2 ? 'pg_untrack_table' : 'pg_track_table', args: { table: extra } });
+        let t = performance.now();
+        await gql(undefined, query, variables);
+        first[k]!.admin.push(performance.now() - t);
+        t = performance.now();
+        await gql('user', query, variables);
+        first[k]!.role.push(performance.now() - t);
+      }
     }
+    const firstAdmin = first[0]!.admin;
+    const firstRole = first[0]!.role;
 
     // (g) Five roles' schemas built.
     const moreRoles = ['viewer', 'auditor', 'guest'];
@@ -221,7 +233,7 @@ async function benchOne(adminUrl: string, n: number) {
       rssStart = rssMiB(child.pid!);
     }
     const bServer = median(serverMs.pg_track_table!);
-    return { toHalf: median(toHalf), back: median(back), start: median(start), startAdmin: median(startAdmin), startRole: median(startRole), rssStart, n, a: a.ms, b: median(b), bServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
+    return { toHalf: median(toHalf), back: median(back), start: median(start), startAdmin: median(startAdmin), startRole: median(startRole), rssStart, n, a: a.ms, b: median(b), bServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), varsAdmin: median(first[1]!.admin), varsRole: median(first[1]!.role), mutAdmin: median(first[2]!.admin), mutRole: median(first[2]!.role), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
   } finally {
     await stopEngine(child);
     await sql.end();
@@ -271,6 +283,9 @@ async function main() {
   console.log('\nGraphQL after a change (ms, median of 7: a metadata change, then the first request, which builds the schema)');
   console.log('      N   (f) first as admin   (f) first as role   (g) RSS with 5 roles\' schemas');
   for (const r of rows) console.log(`${String(r.n).padStart(7)} ${f(r.firstAdmin).padStart(20)} ${f(r.firstRole).padStart(19)} ${f(r.rss5).padStart(22)}`);
+  console.log('(f) with a variable of an input type, each the first request after a change of its own (ms, median of 7)');
+  console.log('      N   query, admin   query, role   mutation, admin   mutation, role');
+  for (const r of rows) console.log(`${String(r.n).padStart(7)} ${f(r.varsAdmin).padStart(14)} ${f(r.varsRole).padStart(13)} ${f(r.mutAdmin).padStart(17)} ${f(r.mutRole).padStart(16)}`);
   console.log('(targets at 2,000 tables: (f) under 500 ms, (g) under 400 MiB)');
   console.log('\nA restart (ms, median of 3: the process started until /healthz answers, then the first request as admin and as a role)');
   console.log('      N   (h) start   (h) first as admin   (h) first as role   RSS after them');
