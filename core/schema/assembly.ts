@@ -353,9 +353,6 @@ function lazySchema(
   });
   const walk = (set: SelectionSetNode, type: GraphQLNamedType) => visit(set, visitWithTypeInfo(new TypeInfo(schema, type), {}));
   const reach = (document: DocumentNode) => {
-    // Nothing is looked up by name before its path in a document without variables or fragments.
-    const body = document.loc?.source.body;
-    if (body !== undefined && !body.includes('$') && !body.includes('...')) return;
     registryOnly = true;
     try {
       let fragments: FragmentDefinitionNode[] = [];

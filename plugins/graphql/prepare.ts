@@ -181,8 +181,10 @@ export function validateDocument(
   }
   if (kind === 'mutation' && rs.roots.mutation.size === 0) return { error: gqlError('validation-failed', 'no mutations exist') };
   // Note [Schemas without the mutation root]: a document that may introspect gets the full one
-  // (`__schema`/`__type` anywhere in its text; `__typename` does not count).
-  const schema = rs.schemaFor(kind, INTROSPECTS.test(query), document);
+  // (`__schema`/`__type` anywhere in its text; `__typename` does not count). Note [Lazy query
+  // schemas]: one with variables or fragments has the types on its paths made first, before
+  // their names are looked up (without either, nothing is looked up by name before its path).
+  const schema = rs.schemaFor(kind, INTROSPECTS.test(query), NAMES_TYPES.test(query) ? document : undefined);
   // Note [Inline fragments of unknown types].
   const kept = withoutUnknownFragments(document, schema);
   if (kept !== document) {
@@ -201,6 +203,8 @@ export function validateDocument(
 }
 
 const INTROSPECTS = /__schema\b|__type\b/;
+/** A variable (`$`) or a fragment (`...`: a fragment in use is spread). */
+const NAMES_TYPES = /\$|\.\.\./;
 
 /*
  * Note [Inline fragments of unknown types]

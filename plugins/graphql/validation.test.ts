@@ -5,7 +5,7 @@ import { GraphQLBoolean, GraphQLInputObjectType, GraphQLInt, GraphQLList, GraphQ
 import type { RootFieldDef } from '../../core/plugin.js';
 import { roleSchema } from '../../core/schema/assembly.js';
 import { build, contributor, field } from '../../test/schema-fixtures.js';
-import { RULES } from './prepare.js';
+import { prepare, RULES } from './prepare.js';
 
 
 // The engine's rules (./prepare.ts): graphql-js's KnownTypeNamesRule would list every type.
@@ -70,45 +70,6 @@ describe('role schema validated by the engine', () => {
     expect(Object.keys(rs.schema.getMutationType()!.getFields())).toEqual(['make', 'other']);
   });
 
-  it('the types on a document\'s paths are made before its variables\' and fragments\' type names are looked up, which then need no full schema (Note [Lazy query schemas])', () => {
-    let mutations = 0;
-    const made: string[] = [];
-    // As the database's root fields: a field's type and argument types made when first read.
-    const c = contributor('a', (_r, types) => {
-      const root = (name: string): RootFieldDef => {
-        let config: RootFieldDef['config'] | undefined;
-        return {
-          get config() {
-            if (!config) {
-              made.push(name);
-              const filter = types.define(new GraphQLInputObjectType({ name: `${name}_filter`, fields: { id: { type: GraphQLInt } } }));
-              const row = types.define(new GraphQLObjectType({ name: `${name}_row`, fields: { id: { type: GraphQLInt } } }));
-              config = { type: new GraphQLList(row), args: { where: { type: filter } } };
-            }
-            return config;
-          },
-          plan: () => ({ run: async () => 'null' }),
-        };
-      };
-      return { query: { a: root('a'), b: root('b'), c: root('c') }, mutation: () => (mutations++, { m: field(GraphQLInt) }) };
-    });
-    const rs = roleSchema('admin', build(), [c]);
-    const ok = (q: string) => {
-      const doc = parse(q);
-      expect(validate(rs.schemaFor('query', false, doc), doc, RULES)).toEqual([]);
-    };
-    // A variable's type, declared before the selection that reaches it.
-    ok('query ($w: a_filter) { a(where: $w) { id } }');
-    // A fragment defined before the operation, and an inline fragment.
-    ok('fragment F on b_row { id } query { b { ...F ... on b_row { id } } }');
-    expect(made).toEqual(['a', 'b']);
-    expect(mutations).toBe(0);
-    // A name on none of the document's paths goes to the full schema, which has every root.
-    const doc = parse('query ($w: c_filter) { a(where: $w) { id } }');
-    expect(validate(rs.schemaFor('query', false, doc), doc, RULES).map((e) => e.message)).toEqual(['Variable "$w" of type "c_filter" used in position expecting type "a_filter".']);
-    expect(mutations).toBe(1);
-  });
-
   it('a root field\'s definition (type, arguments) is read only when a document selects it, or the whole schema is built (Note [Lazy query schemas])', () => {
     const read: string[] = [];
     const lazyField = (name: string): RootFieldDef => ({
@@ -129,6 +90,59 @@ describe('role schema validated by the engine', () => {
     expect(read.sort()).toEqual(['a', 'b', 'c']);
   });
 
+  /** As the database's root fields: a field's type and argument types made when first read;
+   * `mutations` counts the builds of the full schema (the only reader of the mutation root). */
+  const lazyRoots = () => {
+    const seen = { mutations: 0, made: [] as string[] };
+    const c = contributor('a', (_r, types) => {
+      const root = (name: string): RootFieldDef => {
+        let config: RootFieldDef['config'] | undefined;
+        return {
+          get config() {
+            if (!config) {
+              seen.made.push(name);
+              const filter = types.define(new GraphQLInputObjectType({ name: `${name}_filter`, fields: { id: { type: GraphQLInt } } }));
+              const row = types.define(new GraphQLObjectType({ name: `${name}_row`, fields: { id: { type: GraphQLInt } } }));
+              config = { type: new GraphQLList(row), args: { where: { type: filter } } };
+            }
+            return config;
+          },
+          plan: () => ({ run: async () => 'null' }),
+        };
+      };
+      return { query: { a: root('a'), b: root('b'), c: root('c') }, mutation: () => (seen.mutations++, { m: field(GraphQLInt) }) };
+    });
+    return { rs: roleSchema('admin', build(), [c]), seen };
+  };
+
+  it('the types on a document\'s paths are made before its variables\' and fragments\' type names are looked up, which then need no full schema (Note [Lazy query schemas])', () => {
+    const { rs, seen } = lazyRoots();
+    const ok = (q: string) => {
+      const doc = parse(q);
+      expect(validate(rs.schemaFor('query', false, doc), doc, RULES)).toEqual([]);
+    };
+    // A variable's type, declared before the selection that reaches it.
+    ok('query ($w: a_filter) { a(where: $w) { id } }');
+    // A fragment defined before the operation, and an inline fragment.
+    ok('fragment F on b_row { id } query { b { ...F ... on b_row { id } } }');
+    expect(seen.made).toEqual(['a', 'b']);
+    expect(seen.mutations).toBe(0);
+    // A name on none of the document's paths goes to the full schema, which has every root.
+    const doc = parse('query ($w: c_filter) { a(where: $w) { id } }');
+    expect(validate(rs.schemaFor('query', false, doc), doc, RULES).map((e) => e.message)).toEqual(['Variable "$w" of type "c_filter" used in position expecting type "a_filter".']);
+    expect(seen.mutations).toBe(1);
+  });
+
+  it('prepare has the paths of a document with variables or fragments made before validating it (Note [Lazy query schemas])', () => {
+    const { rs, seen } = lazyRoots();
+    const b = build();
+    for (const q of ['query ($w: a_filter) { a(where: $w) { id } }', 'fragment F on b_row { id } query { b { ...F } }', '{ c { ... on c_row { id } } }']) {
+      const p = prepare(q, undefined, rs, b);
+      expect('error' in p ? p.error : undefined).toBeUndefined();
+    }
+    expect(seen.made).toEqual(['a', 'b', 'c']);
+    expect(seen.mutations).toBe(0);
+  });
 });
 
 describe('Note [Text literals at marked positions]', () => {
