@@ -24,6 +24,7 @@ beforeAll(async () => {
     create function search(q text, lim int default 10) returns setof author as $$ select * from author where name ilike q limit lim $$ language sql stable;
     create function bump(a author) returns int as $$ select a.id + 1 $$ language sql immutable;
     create function noisy() returns void as $$ begin end $$ language plpgsql;
+    comment on function search(text, int) is 'finds authors';
     create domain positive as int check (value > 0);
     create table span (id positive, during int4range, periods int4range[], counts positive[]);
     create collation nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
@@ -50,7 +51,10 @@ describe('introspection', () => {
       ['tags', 'text[]', true, false, 'array'],
       ['meta', 'jsonb', true, true, 'base'],
     ]);
-    expect(a.columns[1]!.description).toBe('full name');
+    expect(a.columns.map((c) => c.description)).toEqual([null, 'full name', null, null, null]);
+    expect(intro.tables.get(tableKey('other', 'book'))!.description).toBeNull();
+    expect(intro.functions.get(tableKey('public', 'search'))![0]!.description).toBe('finds authors');
+    expect(intro.functions.get(tableKey('public', 'noisy'))![0]!.description).toBeNull();
   });
 
   it("maps pg_type.typtype to the kind-neutral type kinds (Note [Type kinds]): domains, ranges as other, arrays with their element's kind, void as pseudo", () => {

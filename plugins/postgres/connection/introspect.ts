@@ -36,13 +36,14 @@ cols as (
       'default', case when a.atthasdef then (select json_build_object('sql', pg_get_expr(d.adbin, d.adrelid), 'key', md5(d.adbin::text)) from pg_attrdef d where d.adrelid = a.attrelid and d.adnum = a.attnum) end,
       'isIdentity', a.attidentity <> '', 'isGenerated', a.attgenerated <> '',
       'collationDeterministic', co.collisdeterministic,
-      'description', col_description(a.attrelid, a.attnum)
+      'description', cd.description
     ) order by a.attnum) as columns
   from pg_attribute a
   join tbl on tbl.oid = a.attrelid
   join pg_type t on t.oid = a.atttypid
   join pg_namespace tn on tn.oid = t.typnamespace
   left join pg_collation co on co.oid = a.attcollation
+  left join pg_description cd on cd.objoid = a.attrelid and cd.classoid = 'pg_class'::regclass and cd.objsubid = a.attnum
   where a.attnum > 0 and not a.attisdropped
   group by a.attrelid
 ),
@@ -74,7 +75,7 @@ tables as (
     'schema', tbl.nspname, 'name', tbl.relname, 'oid', tbl.oid::int8,
     'relation', case tbl.relkind when 'r' then 'table' when 'v' then 'view' when 'm' then 'materialized_view'
       when 'f' then 'foreign_table' else 'partitioned_table' end,
-    'description', obj_description(tbl.oid, 'pg_class'),
+    'description', td.description,
     'columns', coalesce(cols.columns, '[]'::json),
     'primaryKey', keys.pk,
     'uniqueConstraints', coalesce(keys.uniques, '[]'::json),
@@ -85,6 +86,7 @@ tables as (
       'deletable', (pg_relation_is_updatable(tbl.oid, false) & 16) = 16) end
   )) as j
   from tbl left join cols on cols.attrelid = tbl.oid left join keys on keys.conrelid = tbl.oid
+  left join pg_description td on td.objoid = tbl.oid and td.classoid = 'pg_class'::regclass and td.objsubid = 0
 ),
 fn_args as (
   select p.oid, json_agg(json_build_object(
@@ -113,13 +115,14 @@ functions as (
     'returnType', rt.typname, 'returnTypeSchema', rtn.nspname, 'returnTypeKind', ${typeKind('rt', true)}, 'returnElementKind', ${elementKind('rt')},
     'returnsSet', p.proretset, 'variadic', p.provariadic <> 0,
     'volatility', case p.provolatile when 'i' then 'immutable' when 's' then 'stable' else 'volatile' end,
-    'kind', p.prokind, 'description', obj_description(p.oid, 'pg_proc')
+    'kind', p.prokind, 'description', fd.description
   )) as j
   from pg_proc p
   join pg_namespace n on n.oid = p.pronamespace
   join pg_type rt on rt.oid = p.prorettype
   join pg_namespace rtn on rtn.oid = rt.typnamespace
   left join fn_args fa on fa.oid = p.oid
+  left join pg_description fd on fd.objoid = p.oid and fd.classoid = 'pg_proc'::regclass and fd.objsubid = 0
   where ${EXCLUDED} and p.prokind in ('f', 'p')
     and not exists (select 1 from pg_depend d where d.objid = p.oid and d.deptype = 'e')
 ),
