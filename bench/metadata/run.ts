@@ -12,6 +12,8 @@
  *   (g) the server's RSS once five roles' schemas are built (three more roles' permissions added),
  *   (h) a restart: the process started until it answers /healthz (the catalog read back and the
  *       metadata built), then the first GraphQL request as admin and as a role,
+ *   (i) a run_sql that may change the schema (introspected before and after, the metadata built
+ *       again), beside one that cannot,
  * and, side by side, hand-written SQL: a compare-and-set UPDATE of the whole document (what an
  * engine that stores metadata as one document pays per change, as Hasura does) and the same with
  * one row of a per-table catalog (the least any implementation pays for (b)).
@@ -213,6 +215,14 @@ async function benchOne(adminUrl: string, n: number) {
       toHalf.push((await post(port, '/v1/metadata', { type: 'replace_metadata', args: halfDoc })).ms);
       back.push((await post(port, '/v1/metadata', { type: 'replace_metadata', args: exported })).ms);
     }
+    // (i) run_sql that may change the schema (a migration's statement): the source introspected
+    // before and after it in the request's transaction, the metadata built again.
+    const ddl: number[] = [];
+    const select: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      ddl.push((await post(port, '/v2/query', { type: 'run_sql', args: { sql: `comment on table ${table(1)} is 'comment ${i}'` } })).ms);
+      select.push((await post(port, '/v2/query', { type: 'run_sql', args: { sql: 'select 1' } })).ms);
+    }
     // (h) A restart: the catalog read back and built, then each first request.
     const start: number[] = [];
     const startAdmin: number[] = [];
@@ -233,7 +243,7 @@ async function benchOne(adminUrl: string, n: number) {
       rssStart = rssMiB(child.pid!);
     }
     const bServer = median(serverMs.pg_track_table!);
-    return { toHalf: median(toHalf), back: median(back), start: median(start), startAdmin: median(startAdmin), startRole: median(startRole), rssStart, n, a: a.ms, b: median(b), bServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), varsAdmin: median(first[1]!.admin), varsRole: median(first[1]!.role), mutAdmin: median(first[2]!.admin), mutRole: median(first[2]!.role), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
+    return { ddl: median(ddl), select: median(select), toHalf: median(toHalf), back: median(back), start: median(start), startAdmin: median(startAdmin), startRole: median(startRole), rssStart, n, a: a.ms, b: median(b), bServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), varsAdmin: median(first[1]!.admin), varsRole: median(first[1]!.role), mutAdmin: median(first[2]!.admin), mutRole: median(first[2]!.role), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
   } finally {
     await stopEngine(child);
     await sql.end();
@@ -293,6 +303,9 @@ async function main() {
   console.log('\nreplace_metadata by half the tables and back (ms, median of 3)');
   console.log('      N   (d) N -> N/2   (d) N/2 -> N');
   for (const r of rows) console.log(`${String(r.n).padStart(7)} ${f(r.toHalf).padStart(14)} ${f(r.back).padStart(14)}`);
+  console.log('\nrun_sql (ms, median of 5): a statement that may change the schema (introspected before and after, the metadata built again), and a select');
+  console.log('      N   (i) comment on table   (i) select 1');
+  for (const r of rows) console.log(`${String(r.n).padStart(7)} ${f(r.ddl).padStart(22)} ${f(r.select).padStart(14)}`);
   const at2000 = rows.find((r) => r.n === 2000);
   if (at2000) console.log(`(d) at N=2000: the same document ${at2000.d.toFixed(0)} ms, by 1,000 tables ${at2000.toHalf.toFixed(0)} ms (target: under 3000 ms)`);
 }
