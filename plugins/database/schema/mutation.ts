@@ -334,7 +334,7 @@ export class MutationSchema {
     return this.named(name, () =>
       new GraphQLInputObjectType({
         name,
-        fields: () => ({ ...(this.updateArgs(w) as GraphQLInputFieldConfigMap), ...this.nested.arg(w), where: { type: nn(this.rs.boolExp(w.t)), description: 'filter the rows which have to be updated' } }),
+        fields: () => ({ ...this.nested.updateFields(w), where: { type: nn(this.rs.boolExp(w.t)), description: 'filter the rows which have to be updated' } }),
       }),
     );
   }
@@ -390,11 +390,11 @@ export class MutationSchema {
         case 'update':
           return {
             type: this.mutationResponse(w),
-            args: { ...this.updateArgs(w), ...this.nested.arg(w), where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } },
+            args: { ...(this.nested.updateFields(w) as GraphQLFieldConfigArgumentMap), where: { type: nn(this.rs.boolExp(t)), description: 'filter the rows which have to be updated' } },
             description: `update data of the table: ${table}`,
           };
         case 'update_by_pk':
-          return { type: this.rs.object(t), args: { ...this.updateArgs(w), ...this.nested.arg(w), pk_columns: { type: nn(this.pkColumnsInput(w)!) } }, description: `update single row of the table: ${table}` };
+          return { type: this.rs.object(t), args: { ...(this.nested.updateFields(w) as GraphQLFieldConfigArgumentMap), pk_columns: { type: nn(this.pkColumnsInput(w)!) } }, description: `update single row of the table: ${table}` };
         case 'update_many':
           return {
             type: list(this.mutationResponse(w)),

@@ -145,8 +145,8 @@ export class NestedSchema {
     );
   }
 
-  /** The update operators of `w` and its own `_nested`. */
-  private updateFields(w: Writable): GraphQLInputFieldConfigMap {
+  /** The update operators of `w` and its own `_nested` (an update's arguments, or an input's fields). */
+  updateFields(w: Writable): GraphQLInputFieldConfigMap {
     return { ...(this.host.updateArgs(w) as GraphQLInputFieldConfigMap), ...this.arg(w) };
   }
 
