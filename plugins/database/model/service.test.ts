@@ -1,10 +1,16 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { useServer } from '../../../test/helpers.js';
+import type { BuildContext, BuildResult, InconsistentObject, Metadata } from '../../../core/plugin.js';
+import { createLogger } from '../../../core/log.js';
+import { UnitOfWork } from '../../../core/uow.js';
+import { DatabaseToken } from './service.js';
 
 const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id integer references author(id));
     create table other (id serial primary key);
+    create table tag (id serial primary key);
   `);
 
 const inconsistencies = async () => {
@@ -77,5 +83,124 @@ describe('build reuse (Note [Sharing])', () => {
     expect(await s.metadata({ type: 'pg_untrack_table', args: { table: 'author', cascade: true } })).toMatchObject({ status: 200 });
     expect(await inconsistencies()).toEqual([]);
     expect(await s.gql('{ article { id author { name } } }')).toMatchObject({ errors: [{ extensions: { code: 'validation-failed' } }] });
+  });
+});
+
+/*
+ * A build after one operation resolves only the tables it touched and those that depend on them
+ * (Note [Resolving a change]); these compare what it makes with the whole pass's.
+ */
+describe('a build of a change (Note [Resolving a change])', () => {
+  const db = () => s.kernel.api.use(DatabaseToken);
+  const log = createLogger('error');
+  const build = async (metadata: Metadata, previous: BuildResult | undefined) => {
+    const found: InconsistentObject[] = [];
+    const ctx: BuildContext = { metadata, previous, reload: {}, uow: new UnitOfWork(), log, inconsistent: (o) => found.push(o), output: () => undefined, outputs: new Map() };
+    const out = await db().build(ctx);
+    return { tables: out.sources.get('default')!.tables, found: found.map((o) => o.id) };
+  };
+  /** The committed document with one table's entry replaced (the others' objects shared). */
+  const withTable = (name: string, change: (t: any) => any): Metadata => {
+    const md = s.kernel.state().metadata as any;
+    const src = md.sources[0];
+    return { ...md, sources: [{ ...src, tables: src.tables.map((t: any) => (t.table.name === name ? change(t) : t)) }] };
+  };
+
+  beforeAll(async () => {
+    expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
+    const ops = [
+      { type: 'pg_track_table', args: { table: 'author' } },
+      { type: 'pg_track_table', args: { table: 'article' } },
+      { type: 'pg_track_table', args: { table: 'other' } },
+      { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+      { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
+      { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
+    ];
+    expect(await s.metadata({ type: 'bulk', args: ops })).toMatchObject({ status: 200 });
+  });
+
+  it('resolves again a table whose permission reaches a relationship of the table that changed', async () => {
+    const committed = s.kernel.state().build;
+    const before = db().resolved(committed).sources.get('default')!.tables;
+    // author's `writings` now joins other columns; article's entry is the same object.
+    const manual = { name: 'writings', using: { manual_configuration: { remote_table: { schema: 'public', name: 'article' }, column_mapping: { id: 'id' } } } };
+    const md = withTable('author', (t) => ({ ...t, array_relationships: [manual] }));
+    const change = await build(md, committed);
+    const whole = await build(md, undefined);
+    expect(change.found).toEqual([]);
+    expect([...change.tables.keys()]).toEqual([...whole.tables.keys()]);
+    const article = change.tables.get('"public"."article"')!;
+    expect(article).not.toBe(before.get('"public"."article"'));
+    expect(article.model).toEqual(whole.tables.get('"public"."article"')!.model);
+    expect(JSON.stringify(article.model!.select.get('user'))).toContain('"mapping":[["id","id"]]');
+    // The table no change reaches keeps its entry.
+    expect(change.tables.get('"public"."other"')).toBe(before.get('"public"."other"'));
+  });
+
+  it('reports, as the whole pass does, what a change breaks in a table that depends on it', async () => {
+    const committed = s.kernel.state().build;
+    const md = withTable('author', (t) => ({ ...t, array_relationships: [] }));
+    const change = await build(md, committed);
+    const whole = await build(md, undefined);
+    expect(change.found).toEqual([expect.stringContaining('article')]);
+    expect(change.found).toEqual(whole.found);
+    expect([...change.tables.keys()]).toEqual([...whole.tables.keys()]);
+  });
+
+  it('keeps the order of the whole pass when a table is added before others, removed or moved', async () => {
+    const committed = s.kernel.state().build;
+    const md = s.kernel.state().metadata as any;
+    const src = md.sources[0];
+    const [author, article, other] = ['author', 'article', 'other'].map((n) => src.tables.find((t: any) => t.table.name === n));
+    const tag = { table: { schema: 'public', name: 'tag' } };
+    for (const tables of [[tag, author, article, other], [author, article, other, tag], [article, author, other], [author, article], [author, article, { ...other }]]) {
+      const next = { ...md, sources: [{ ...src, tables }] };
+      const change = await build(next, committed);
+      const whole = await build(next, undefined);
+      expect(change.found).toEqual(whole.found);
+      expect([...change.tables.keys()]).toEqual([...whole.tables.keys()]);
+    }
+  });
+});
+
+describe('builds of changes against the whole pass (Note [Resolving a change])', () => {
+  const db = () => s.kernel.api.use(DatabaseToken);
+  const qt = (name: string) => ({ schema: 'public', name });
+  const ops = [
+    ...['author', 'article', 'other', 'tag'].flatMap((table) => [
+      { type: 'pg_track_table', args: { table } },
+      { type: 'pg_untrack_table', args: { table, cascade: true } },
+    ]),
+    { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+    { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
+    { type: 'pg_drop_relationship', args: { table: 'author', relationship: 'writings', cascade: true } },
+    { type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author', cascade: true } },
+    { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
+    { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: { writings: { title: { _eq: 'x' } } } } } },
+    { type: 'pg_create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id'], filter: { _exists: { _table: qt('article'), _where: { title: { _eq: 'x' } } } } } } },
+    { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
+    { type: 'pg_set_table_customization', args: { table: 'author', configuration: { custom_name: 'writer', custom_column_names: { name: 'label' } } } },
+    { type: 'pg_set_table_customization', args: { table: 'author', configuration: {} } },
+  ];
+
+  it('makes the same tables, in the same order, with the same inconsistencies, after any operations', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 10 }), async (sequence) => {
+        expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
+        for (const op of sequence) {
+          const r = await s.metadata(op);
+          expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
+          const { metadata, build: committed } = s.kernel.state();
+          const found: string[] = [];
+          const ctx: BuildContext = { metadata, previous: undefined, reload: {}, uow: new UnitOfWork(), log: createLogger('error'), inconsistent: (o) => void found.push(o.id), output: () => undefined, outputs: new Map() };
+          const whole = (await db().build(ctx)).sources.get('default')!.tables;
+          const tables = db().resolved(committed).sources.get('default')!.tables;
+          expect([...tables.keys()]).toEqual([...whole.keys()]);
+          for (const [key, t] of whole) expect(tables.get(key)!.model, key).toEqual(t.model);
+          expect(committed.inconsistencies.map((o) => o.id).filter((id) => found.includes(id))).toEqual(found);
+        }
+      }),
+      { numRuns: 30 },
+    );
   });
 });

@@ -580,7 +580,7 @@ export interface TableResolveContext {
   info: TableInfo;
   introspection: Introspection;
   /** Tracked tables of the source (by key) with their introspection. */
-  tracked: Map<string, { meta: TableMeta; info: TableInfo | undefined }>;
+  tracked: ReadonlyMap<string, { meta: TableMeta; info: TableInfo | undefined }>;
   functions: Map<string, FunctionMeta>;
   report(o: Omit<InconsistentObject, 'id'> & { id?: string }): void;
   /** Record that this table's metadata refers to another table. */
@@ -595,7 +595,7 @@ export interface FunctionResolveContext {
   fn: FunctionMeta;
   introspection: Introspection;
   /** Tracked tables of the source (by key) with their introspection. */
-  tracked: Map<string, { meta: TableMeta; info: TableInfo | undefined }>;
+  tracked: ReadonlyMap<string, { meta: TableMeta; info: TableInfo | undefined }>;
   report(o: Omit<InconsistentObject, 'id'> & { id?: string }): void;
   build: BuildContext;
 }
