@@ -1,4 +1,5 @@
 /** The catalog stores the document as parts and writes only what changed (Note [Catalog parts]). */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
 import { assignOrds, diffParts, type Part } from './store.js';
@@ -89,6 +90,33 @@ describe('catalog writes', () => {
     const later = await rows();
     expect([...before.keys()].filter((k) => !later.has(k))).toEqual(['sources/["default","public","b"]']);
     expect((await s.metadata({ type: 'export_metadata', args: {} })).body.sources[0].tables.map((t: { table: { name: string } }) => t.table.name)).toEqual(['a', 'c']);
+  });
+
+  it('holds the tables of the document, in order, after any operations (a split reuses the rows of the last)', async () => {
+    const tables = ['a', 'b', 'c'];
+    const ops = [
+      ...tables.flatMap((table) => [
+        { type: 'pg_track_table', args: { table } },
+        { type: 'pg_untrack_table', args: { table } },
+        { type: 'pg_set_table_customization', args: { table, configuration: { custom_name: `${table}_x` } } },
+        { type: 'pg_set_table_customization', args: { table, configuration: {} } },
+      ]),
+      { type: 'pg_create_select_permission', args: { table: 'b', role: 'user', permission: { columns: ['id'], filter: {} } } },
+      { type: 'pg_drop_select_permission', args: { table: 'b', role: 'user' } },
+    ];
+    const stored = async () =>
+      (await sql`select key, value from svc_catalog.metadata_part where key like 'sources/["default",%' order by ord`).map((r) => [r.key, JSON.parse(r.value as string)]);
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 12 }), async (sequence) => {
+        for (const op of sequence) {
+          const r = await s.metadata(op);
+          expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
+          const held = (s.kernel.state().metadata.sources as { tables: { table: { schema: string; name: string } }[] }[])[0]!.tables;
+          expect(await stored()).toEqual(held.map((t) => [`sources/["default","${t.table.schema}","${t.table.name}"]`, JSON.parse(JSON.stringify(t))]));
+        }
+      }),
+      { numRuns: 15 },
+    );
   });
 
   it('a restart reads the same document back, in order', async () => {

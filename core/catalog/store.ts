@@ -8,7 +8,9 @@
  * the size of the metadata: a save compares each part with what is stored (the JSON text of an
  * untouched part is cached on its object, which structural sharing keeps; see Note [Sharing]),
  * and writes only the parts that differ. Rows keep their `ord` where the order allows, so
- * appending or removing an element does not renumber the others.
+ * appending or removing an element does not renumber the others. Splits return the same part
+ * objects for what did not change, and take them from the last split outside the run that did
+ * (lib/lists.ts), so a save at thousands of tables compares pointers for the rest.
  *
  * Note [Catalog extensions]
  * A plugin may keep tables of its own beside the catalog's, in its schema, written with it (the
@@ -26,6 +28,7 @@
 import type postgres from 'postgres';
 import type { CatalogAccess, CatalogExtension, CatalogWrite, Metadata, Part, VersionRecord } from '../types.js';
 import { SvcError } from '../errors.js';
+import { changedRun } from '../../lib/lists.js';
 
 export type { Part, VersionRecord };
 
@@ -235,17 +238,12 @@ export function diffParts(
   next: Part[],
   stored: Map<string, Stored>,
 ): { upserts: [string, Stored][]; deletes: string[] } {
-  let p = 0;
-  const min = Math.min(prev.length, next.length);
-  const same = (a: Part, b: Part) => a === b || (a[0] === b[0] && a[1] === b[1]);
-  while (p < min && same(prev[p]!, next[p]!)) p++;
-  let q = 0;
-  while (q < min - p && same(prev[prev.length - 1 - q]!, next[next.length - 1 - q]!)) q++;
-  const mid = next.slice(p, next.length - q);
+  const { start, prevEnd, nextEnd } = changedRun(prev, next, (a, b) => a === b || (a[0] === b[0] && a[1] === b[1]));
+  const mid = next.slice(start, nextEnd);
   const midKeys = new Set(mid.map((x) => x[0]));
-  const deletes = prev.slice(p, prev.length - q).map((x) => x[0]).filter((k) => !midKeys.has(k));
-  const lo = p > 0 ? stored.get(next[p - 1]![0])!.ord : undefined;
-  const hi = q > 0 ? stored.get(next[next.length - q]![0])!.ord : undefined;
+  const deletes = prev.slice(start, prevEnd).map((x) => x[0]).filter((k) => !midKeys.has(k));
+  const lo = start > 0 ? stored.get(next[start - 1]![0])!.ord : undefined;
+  const hi = nextEnd < next.length ? stored.get(next[nextEnd]![0])!.ord : undefined;
   const placed = assignOrds(mid, stored, lo, hi);
   if (!placed) {
     // No room between the neighbours: renumber everything.

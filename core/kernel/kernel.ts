@@ -43,6 +43,7 @@ import { registerMetadataOperations, replaceWith } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed, type DryRunReport, type Items } from './pipeline.js';
 import { buildRoleSchema, roleSchema } from '../schema/assembly.js';
+import { changedRun } from '../../lib/lists.js';
 
 export interface KernelOptions {
   config: ServerConfig;
@@ -410,7 +411,6 @@ export class Kernel {
 
   /** The catalog rows of a document: one per section, or per element of a section that splits
    * itself (Note [Catalog parts] in core/catalog/store.ts). */
-  /** A section's part as a catalog row: `<section>/<part key>`. */
   private splitDocument(md: Metadata): Part[] {
     const parts: Part[] = [];
     for (const [key, value] of Object.entries(md)) {
@@ -420,10 +420,27 @@ export class Kernel {
         continue;
       }
       parts.push([key, null]);
-      for (const c of children) parts.push(prefixed(key, c));
+      for (const c of this.prefixedParts(key, children)) parts.push(c);
     }
     return parts;
   }
+
+  /** A section's parts with their keys prefixed (`prefixed`): the parts of the last split's run
+   * of unchanged parts are taken from it, not looked up one by one (lib/lists.ts). */
+  private prefixedParts(section: string, children: Part[]): Part[] {
+    const last = this.lastSplit.get(section);
+    let parts: Part[];
+    if (!last) parts = children.map((c) => prefixed(section, c));
+    else {
+      const run = changedRun(last.children, children);
+      parts = last.parts.slice(0, run.start);
+      for (let i = run.start; i < run.nextEnd; i++) parts.push(prefixed(section, children[i]!));
+      for (let i = run.prevEnd; i < last.parts.length; i++) parts.push(last.parts[i]!);
+    }
+    this.lastSplit.set(section, { children, parts });
+    return parts;
+  }
+  private readonly lastSplit = new Map<string, { children: Part[]; parts: Part[] }>();
 
   /** A section's catalog rows, or null to store it as one row: when it does not split itself, or
    * when it belongs to a disabled plugin and was not validated (replace_metadata keeps such

@@ -27,6 +27,7 @@ import { columnGraphQLName, inGraphQLSchema, ROOT_FIELD_KEYS, rootFieldName, roo
 
 export { columnGraphQLName, inGraphQLSchema, rootFieldNames, tableGraphQLName };
 import type { DatabaseService } from '../model/service.js';
+import { changedRun } from '../../../lib/lists.js';
 
 const success = { message: 'success' };
 
@@ -350,13 +351,9 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
 /** The owners that differ between two lists: compared by reference outside the common prefix and
  * suffix, so an unchanged source costs a scan of pointers. */
 function diffOwners(prev: RootFieldOwner[], next: RootFieldOwner[], masked: Set<string>, changed: Map<string, RootFields>) {
-  let p = 0;
-  const min = Math.min(prev.length, next.length);
-  while (p < min && prev[p] === next[p]) p++;
-  let q = 0;
-  while (q < min - p && prev[prev.length - 1 - q] === next[next.length - 1 - q]) q++;
-  const before = new Map(prev.slice(p, prev.length - q).map((o) => [o.owner, o.fields]));
-  const after = next.slice(p, next.length - q);
+  const run = changedRun(prev, next);
+  const before = new Map(prev.slice(run.start, run.prevEnd).map((o) => [o.owner, o.fields]));
+  const after = next.slice(run.start, run.nextEnd);
   const kept = new Set<string>();
   for (const o of after) {
     if (before.get(o.owner) === o.fields) {

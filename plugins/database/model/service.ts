@@ -30,6 +30,7 @@ import { findSource, qtDisplay, qtKey, qualifiedFunctionSchema, qualifiedTableSc
 import type { SchemaRename } from './types.js';
 import { DEFAULT_SOURCE_KIND } from './types.js';
 import { renameOwnEntry } from './rename.js';
+import { changedRun } from '../../../lib/lists.js';
 import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable, type TableModel } from './resolved.js';
 import { inheritFunction, inheritTable, type InheritedRoleDef, type PermissionConflict } from './inherit.js';
 
@@ -613,15 +614,7 @@ export class DatabaseService {
     if (!state.clean) return undefined;
     const a = prevSrc.meta.tables;
     const b = at.meta.tables;
-    let lo = 0;
-    const shorter = Math.min(a.length, b.length);
-    while (lo < shorter && a[lo] === b[lo]) lo++;
-    let ha = a.length;
-    let hb = b.length;
-    while (ha > lo && hb > lo && a[ha - 1] === b[hb - 1]) {
-      ha--;
-      hb--;
-    }
+    const { start: lo, prevEnd: ha, nextEnd: hb } = changedRun(a, b);
     if (ha - lo + (hb - lo) > Math.max(16, b.length / 2)) return undefined;
     const prev = prevSrc.tables as Map<string, Kept>;
     const listed: string[] = [];
