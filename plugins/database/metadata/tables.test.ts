@@ -136,6 +136,23 @@ describe('enum tables', () => {
     expect(await s.query({ type: 'set_table_is_enum', args: { table: 'colors' } })).toMatchObject({ status: 400, body: { code: 'parse-failed' } });
   });
 
+  it('re-reads enum values when SQL changes the schema, though of another table', async () => {
+    await s.runSql(`create table tones (value text primary key); insert into tones values ('warm'); create table hues (id int primary key);`);
+    expect(await s.query({ type: 'track_table', args: { table: 'tones', is_enum: true } })).toMatchObject(ok);
+    expect(await s.query({ type: 'track_table', args: { table: 'hues' } })).toMatchObject(ok);
+    expect(await s.query({ type: 'run_sql', args: { sql: "insert into tones values ('so-so')" } })).toMatchObject({ status: 200 });
+    const r = await s.query({ type: 'run_sql', args: { sql: 'alter table hues add column shade int' } });
+    // The statement reloads the source (Note [Enum values]), which finds the row: refused, undone.
+    expect(r).toMatchObject({ status: 400, body: { code: 'unexpected', error: 'cannot continue due to new inconsistent metadata' } });
+    expect(JSON.stringify(r.body)).toContain('the table \\"tones\\" cannot be used as an enum because the value \\"so-so\\" is not a valid GraphQL enum value name');
+    expect(await s.query({ type: 'get_inconsistent_metadata', args: {} })).toMatchObject({ status: 200, body: { is_consistent: true } });
+    expect((await s.sql`select count(*)::int as n from information_schema.columns where table_name = 'hues' and column_name = 'shade'`)[0]!.n).toBe(0);
+    await s.runSql("delete from tones where value = 'so-so'");
+    expect(await s.query({ type: 'untrack_table', args: { table: 'tones' } })).toMatchObject(ok);
+    expect(await s.query({ type: 'untrack_table', args: { table: 'hues' } })).toMatchObject(ok);
+    await s.runSql('drop table tones; drop table hues');
+  });
+
   it('re-reads enum values on reload_metadata, not when rows change', async () => {
     await s.runSql(`create table moods (value text primary key); insert into moods values ('happy');`);
     expect(await s.query({ type: 'track_table', args: { table: 'moods', is_enum: true } })).toMatchObject(ok);

@@ -147,6 +147,23 @@ describe('a build of a change (Note [Resolving a change])', () => {
     expect([...change.tables.keys()]).toEqual([...whole.tables.keys()]);
   });
 
+  it('after SQL that altered one table, resolves that table and those that depend on it, and keeps the others (Note [Interned introspection])', async () => {
+    const committed = db().resolved(s.kernel.state().build).sources.get('default')!.tables;
+    expect(await s.query({ type: 'run_sql', args: { sql: 'alter table author add column born date' } })).toMatchObject({ status: 200 });
+    const after = db().resolved(s.kernel.state().build).sources.get('default')!.tables;
+    try {
+      expect(after.get('"public"."other"')).toBe(committed.get('"public"."other"'));
+      expect(after.get('"public"."author"')!.info.columns.map((c) => c.name)).toContain('born');
+      // article's permission reaches author: resolved again, against the new author.
+      expect(after.get('"public"."article"')).not.toBe(committed.get('"public"."article"'));
+      const whole = await build(s.kernel.state().metadata, undefined);
+      expect([...after.keys()]).toEqual([...whole.tables.keys()]);
+      for (const [key, t] of whole.tables) expect(after.get(key)!.model, key).toEqual(t.model);
+    } finally {
+      expect(await s.query({ type: 'run_sql', args: { sql: 'alter table author drop column born' } })).toMatchObject({ status: 200 });
+    }
+  });
+
   it('keeps the order of the whole pass when a table is added before others, removed or moved', async () => {
     const committed = s.kernel.state().build;
     const md = s.kernel.state().metadata as any;
@@ -181,6 +198,12 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
     { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
     { type: 'pg_set_table_customization', args: { table: 'author', configuration: { custom_name: 'writer', custom_column_names: { name: 'label' } } } },
     { type: 'pg_set_table_customization', args: { table: 'author', configuration: {} } },
+    // SQL that changes the schema: the build that follows introspects again.
+    { type: 'run_sql', args: { sql: 'alter table other add column if not exists extra int' } },
+    { type: 'run_sql', args: { sql: 'alter table other drop column if exists extra' } },
+    { type: 'run_sql', args: { sql: 'alter table author add column if not exists nick text' } },
+    { type: 'run_sql', args: { sql: 'alter table author drop column if exists nick' } },
+    { type: 'run_sql', args: { sql: "comment on table tag is 'tags'" } },
   ];
 
   it('makes the same tables, in the same order, with the same inconsistencies, after any operations', async () => {
@@ -188,7 +211,7 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
       fc.asyncProperty(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 10 }), async (sequence) => {
         expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
         for (const op of sequence) {
-          const r = await s.metadata(op);
+          const r = op.type === 'run_sql' ? await s.query(op) : await s.metadata(op);
           expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
           const { metadata, build: committed } = s.kernel.state();
           const found: string[] = [];

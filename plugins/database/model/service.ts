@@ -31,6 +31,7 @@ import type { SchemaRename } from './types.js';
 import { DEFAULT_SOURCE_KIND } from './types.js';
 import { renameOwnEntry } from './rename.js';
 import { changedRun } from '../../../lib/lists.js';
+import { internIntrospection } from './intern.js';
 import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable, type TableModel } from './resolved.js';
 import { inheritFunction, inheritTable, type InheritedRoleDef, type PermissionConflict } from './inherit.js';
 
@@ -422,7 +423,7 @@ export class DatabaseService {
           }
         }
       }
-      out.sources.set(meta.name, await this.resolveSource(ctx, meta, kind, conn, intro, prevSrc));
+      out.sources.set(meta.name, await this.resolveSource(ctx, meta, kind, conn, internIntrospection(intro, prevSrc?.introspection), prevSrc));
     }
     const roles = this.inheritance?.(ctx.metadata);
     if (roles?.length) for (const [name, src] of out.sources) out.sources.set(name, this.inherit(ctx, src, roles));
@@ -505,7 +506,10 @@ export class DatabaseService {
     const functions = new Map<string, FunctionMeta>();
     for (const f of meta.functions ?? []) functions.set(qtKey(f.function), f);
     const at: TablePass = { ctx, meta, kind, intro, executor, functions };
-    const state = prevSrc?.introspection === intro ? this.passes.get(prevSrc) : undefined;
+    // The change pass needs the previous introspection's functions and types (Note [Interned
+    // introspection]); its tables it compares one by one.
+    const before = prevSrc?.introspection;
+    const state = before && (before === intro || (before.functions === intro.functions && before.types === intro.types)) ? this.passes.get(prevSrc!) : undefined;
     const pass = (state && (await this.resolveChange(at, prevSrc!, state))) ?? (await this.resolveTables(at, prevSrc));
     const { tables, tracked } = pass;
     const fns: ResolvedSource['functions'] = new Map();
@@ -594,9 +598,12 @@ export class DatabaseService {
    * Most builds follow one operation that touched a table or two, yet the pass over every table
    * (Note [Reuse of resolved tables]) costs about a microsecond a table: at 2,000 tables it was a
    * third of a pg_track_table's time in the engine. So a build whose previous pass found nothing
-   * wrong, over the same introspection, resolves only what changed:
+   * wrong resolves only what changed, over the same introspection or a new one with the same
+   * functions and types (Note [Interned introspection]):
    *   - the entries that differ are found by comparing the two lists of table entries by identity
    *     (Note [Sharing]) from both ends: an operation replaces, adds or removes entries in one run;
+   *   - after a new introspection, so are the tables whose info is not the previous object, and
+   *     every enum table (a new introspection reads enum values again: Note [Enum values]);
    *   - the previous pass's map of tables is copied and those entries checked, resolved, added or
    *     removed (with nothing reported, every listed table is in it: it serves as `tracked` too);
    *   - the tables that depended on a changed key are resolved again, found through a reverse
@@ -643,17 +650,26 @@ export class DatabaseService {
     // entries stand in the map (in their final places) until they are resolved.
     const tables = new Map<string, Kept | CheckedTable>(prev);
     for (const k of went) tables.delete(k);
-    const fresh: CheckedTable[] = [];
-    for (let i = lo; i < hb; i++) {
-      const c = await this.checkTable(at, probe, b[i]!, listed[i - lo]!);
-      if (typeof c === 'string' || reported) return undefined;
-      tables.set(listed[i - lo]!, c);
-      fresh.push(c);
+    // After a new introspection, the tables whose info is new (Note [Interned introspection]) and
+    // every enum table (whose values a new introspection reads again: Note [Enum values]) are
+    // checked again too, in their places.
+    const redo: string[] = [];
+    if (at.intro !== prevSrc.introspection) {
+      for (const [k, e] of prev) if (!listedSet.has(k) && tables.has(k) && (e.meta.is_enum || at.intro.tables.get(k) !== e.info)) redo.push(k);
+      if (redo.length + (ha - lo) + (hb - lo) > Math.max(16, b.length / 2)) return undefined;
     }
+    const checked: [string, CheckedTable][] = [];
+    for (const [k, t] of [...listed.map((k, i) => [k, b[lo + i]!] as const), ...redo.map((k) => [k, prev.get(k)!.meta] as const)]) {
+      const c = await this.checkTable(at, probe, t, k);
+      if (typeof c === 'string' || reported) return undefined;
+      tables.set(k, c);
+      checked.push([k, c]);
+    }
+    const redone = new Set([...listedSet, ...redo]);
     const rev = (state.rev ??= reverseDependencies(prev));
     const again = new Set<string>();
-    for (const changed of [went, stayed, listed]) {
-      for (const c of changed) for (const d of rev.get(c) ?? []) if (!listedSet.has(d) && tables.has(d)) again.add(d);
+    for (const changed of [went, stayed, listed, redo]) {
+      for (const c of changed) for (const d of rev.get(c) ?? []) if (!redone.has(d) && tables.has(d)) again.add(d);
     }
     const resolve = (key: string, entry: Kept | CheckedTable) => {
       const kept = this.resolveTable(at, probe, tables, key, entry);
@@ -664,7 +680,7 @@ export class DatabaseService {
       }
       tables.set(key, kept);
     };
-    for (let i = 0; i < fresh.length; i++) resolve(listed[i]!, fresh[i]!);
+    for (const [k, c] of checked) resolve(k, c);
     for (const k of again) resolve(k, prev.get(k)!);
     return reported ? undefined : { tables: tables as Map<string, Kept>, tracked: tables, clean: true, rev };
   }
