@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { changedRun } from './lists.js';
+import { changedRun, mapChanged } from './lists.js';
 
 describe('changedRun', () => {
   const a = { n: 1 };
@@ -33,6 +33,39 @@ describe('changedRun', () => {
         // Neither run can be shortened at either end.
         if (start < prevEnd && start < nextEnd) expect(prev[start]).not.toBe(next[start]);
         if (prevEnd > start && nextEnd > start) expect(prev[prevEnd - 1]).not.toBe(next[nextEnd - 1]);
+      }),
+    );
+  });
+});
+
+describe('mapChanged', () => {
+  it('maps the list, calling make only for the run that changed', () => {
+    const calls: number[] = [];
+    const make = (x: { n: number }) => {
+      calls.push(x.n);
+      return { of: x.n };
+    };
+    const [a, b, c, d] = [1, 2, 3, 4].map((n) => ({ n }));
+    const prev = [a!, b!, c!];
+    const made = mapChanged(undefined, undefined, prev, make);
+    expect(calls).toEqual([1, 2, 3]);
+    calls.length = 0;
+    const next = mapChanged(prev, made, [a!, d!, c!], make);
+    expect(next).toEqual([{ of: 1 }, { of: 4 }, { of: 3 }]);
+    expect(next[0]).toBe(made[0]);
+    expect(next[2]).toBe(made[2]);
+    expect(calls).toEqual([4]);
+    expect(mapChanged(prev, made, prev, make)).toBe(made);
+  });
+
+  it('gives what mapping the whole list gives, after any change', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 5 })), fc.array(fc.integer({ min: 0, max: 5 })), (p, n) => {
+        const items = [0, 1, 2, 3, 4, 5].map((k) => ({ k }));
+        const prev = p.map((k) => items[k]!);
+        const next = n.map((k) => items[k]!);
+        const make = (x: { k: number }) => x.k * 10;
+        expect(mapChanged(prev, prev.map(make), next, make)).toEqual(next.map(make));
       }),
     );
   });

@@ -17,3 +17,19 @@ export function changedRun<T>(prev: readonly T[], next: readonly T[], same: (a: 
   }
   return { start, prevEnd, nextEnd };
 }
+
+/**
+ * `next.map(make)`, given `made`, what `make` gave for the elements of `prev` (undefined: none
+ * yet): outside the run in which `next` differs from `prev` the results are taken from `made`,
+ * so `make` (a cache lookup per element, say) runs only for the changed run. `make` must give
+ * the same result for the same element.
+ */
+export function mapChanged<T, U>(prev: readonly T[] | undefined, made: readonly U[] | undefined, next: readonly T[], make: (x: T) => U): U[] {
+  if (!prev || !made) return next.map(make);
+  if (prev === next) return made as U[];
+  const run = changedRun(prev, next);
+  const out = made.slice(0, run.start);
+  for (let i = run.start; i < run.nextEnd; i++) out.push(make(next[i]!));
+  for (let i = run.prevEnd; i < made.length; i++) out.push(made[i]!);
+  return out;
+}

@@ -43,7 +43,7 @@ import { registerMetadataOperations, replaceWith } from './metadata-ops.js';
 import { exportMetadata } from './document.js';
 import { MetadataPipeline, resolveItems, type Committed, type DryRunReport, type Items } from './pipeline.js';
 import { buildRoleSchema, roleSchema } from '../schema/assembly.js';
-import { changedRun } from '../../lib/lists.js';
+import { mapChanged } from '../../lib/lists.js';
 
 export interface KernelOptions {
   config: ServerConfig;
@@ -429,14 +429,7 @@ export class Kernel {
    * of unchanged parts are taken from it, not looked up one by one (lib/lists.ts). */
   private prefixedParts(section: string, children: Part[]): Part[] {
     const last = this.lastSplit.get(section);
-    let parts: Part[];
-    if (!last) parts = children.map((c) => prefixed(section, c));
-    else {
-      const run = changedRun(last.children, children);
-      parts = last.parts.slice(0, run.start);
-      for (let i = run.start; i < run.nextEnd; i++) parts.push(prefixed(section, children[i]!));
-      for (let i = run.prevEnd; i < last.parts.length; i++) parts.push(last.parts[i]!);
-    }
+    const parts = mapChanged(last?.children, last?.parts, children, (c) => prefixed(section, c));
     this.lastSplit.set(section, { children, parts });
     return parts;
   }

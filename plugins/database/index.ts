@@ -6,7 +6,7 @@
 import { definePlugin, type Metadata } from '../../core/plugin.js';
 import { DatabaseService, DatabaseToken, SOURCES_STEP } from './model/service.js';
 import { DATABASE_OPTIONS } from './model/options.js';
-import { changedRun } from '../../lib/lists.js';
+import { mapChanged } from '../../lib/lists.js';
 import { documentSources, sourcesSchema } from './metadata/section.js';
 import { registerRenameSource, sourcesGroup } from './metadata/sources.js';
 import { tablesGroup } from './metadata/tables.js';
@@ -160,15 +160,7 @@ const tablePartCache = new WeakMap<object, { source: string; part: [string, unkn
  * of the list whichever kernel split it last. */
 function tableParts(source: string, tables: SourceMeta['tables']): [string, unknown][] {
   const last = lastTableParts.get(source);
-  if (last?.tables === tables) return last.parts;
-  let parts: [string, unknown][];
-  if (!last) parts = tables.map((t) => tablePart(source, t));
-  else {
-    const run = changedRun(last.tables, tables);
-    parts = last.parts.slice(0, run.start);
-    for (let i = run.start; i < run.nextEnd; i++) parts.push(tablePart(source, tables[i]!));
-    for (let i = run.prevEnd; i < last.parts.length; i++) parts.push(last.parts[i]!);
-  }
+  const parts = mapChanged(last?.tables, last?.parts, tables, (t) => tablePart(source, t));
   lastTableParts.set(source, { tables, parts });
   return parts;
 }
