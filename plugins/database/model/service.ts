@@ -531,6 +531,7 @@ export class DatabaseService {
     this.passes.set(src, pass);
     return src;
   }
+
   /** The whole pass over a source's tables: each table checked and resolved, or its previous
    * entry reused (Note [Reuse of resolved tables]). */
   private async resolveTables(at: TablePass, prevSrc: ResolvedSource | undefined): Promise<TablePassResult> {
