@@ -57,6 +57,31 @@ describe('introspection', () => {
     expect(intro.functions.get(tableKey('public', 'noisy'))![0]!.description).toBeNull();
   });
 
+  it('gives each column every field, in order (Note [Columns as arrays])', () => {
+    const a = intro.tables.get(tableKey('public', 'author'))!;
+    const [id, name] = a.columns;
+    expect(Object.keys(id!)).toEqual(['name', 'position', 'type', 'udt', 'typeSchema', 'typeKind', 'elementKind', 'nullable', 'hasDefault', 'default', 'isIdentity', 'isGenerated', 'collationDeterministic', 'description']);
+    expect(id).toEqual({
+      name: 'id',
+      position: 1,
+      type: 'integer',
+      udt: 'int4',
+      typeSchema: 'pg_catalog',
+      typeKind: 'base',
+      elementKind: null,
+      nullable: false,
+      hasDefault: true,
+      default: { sql: "nextval('author_id_seq'::regclass)", key: expect.stringMatching(/^[0-9a-f]{32}$/) },
+      isIdentity: false,
+      isGenerated: false,
+      collationDeterministic: null,
+      description: null,
+    });
+    expect(name).toMatchObject({ name: 'name', position: 2, default: null, collationDeterministic: true, description: 'full name' });
+    const review = intro.tables.get(tableKey('public', 'review'))!;
+    expect(review.columns[0]).toMatchObject({ name: 'id', hasDefault: true, default: null, isIdentity: true });
+  });
+
   it("maps pg_type.typtype to the kind-neutral type kinds (Note [Type kinds]): domains, ranges as other, arrays with their element's kind, void as pseudo", () => {
     const span = intro.tables.get(tableKey('public', 'span'))!;
     expect(span.columns.map((c) => [c.name, c.udt, c.typeKind, c.elementKind ?? null])).toEqual([
