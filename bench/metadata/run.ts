@@ -3,7 +3,8 @@
  * the previous one and two roles' select permissions) it measures, against a real server process:
  *   (a) tracking all of them with their relationships and permissions in one bulk request,
  *   (b) one more pg_track_table with N already tracked (and, printed beside it, the same table
- *       untracked again, which looks for what depends on it),
+ *       untracked again, which looks for what depends on it; and the track again with an
+ *       inherited role of the two roles, whose permissions every build makes for every table),
  *   (c) export_metadata,
  *   (d) replace_metadata of that export, and by a document of half its tables and back,
  *   (e) the server's RSS,
@@ -122,7 +123,20 @@ async function benchOne(adminUrl: string, n: number) {
       b.push((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: extra } })).ms);
       untrack.push((await post(port, '/v1/metadata', { type: 'pg_untrack_table', args: { table: extra } })).ms);
     }
+    await new Promise((r) => setTimeout(r, 200)); // the server's last log lines
     const untrackServer = median(serverMs.pg_untrack_table);
+    const bServer = median(serverMs.pg_track_table);
+    // (b) again with an inherited role of the two roles (its permissions built for every table).
+    await post(port, '/v1/metadata', { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } });
+    const bInherited: number[] = [];
+    serverMs.pg_track_table = [];
+    for (let i = 0; i < 51; i++) {
+      bInherited.push((await post(port, '/v1/metadata', { type: 'pg_track_table', args: { table: extra } })).ms);
+      await post(port, '/v1/metadata', { type: 'pg_untrack_table', args: { table: extra } });
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const bInheritedServer = median(serverMs.pg_track_table);
+    await post(port, '/v1/metadata', { type: 'drop_inherited_role', args: { role_name: 'both' } });
     const c: number[] = [];
     let exported: any;
     for (let i = 0; i < 5; i++) {
@@ -242,8 +256,7 @@ async function benchOne(adminUrl: string, n: number) {
       startRole.push(performance.now() - u);
       rssStart = rssMiB(child.pid!);
     }
-    const bServer = median(serverMs.pg_track_table!);
-    return { ddl: median(ddl), select: median(select), toHalf: median(toHalf), back: median(back), start: median(start), startAdmin: median(startAdmin), startRole: median(startRole), rssStart, n, a: a.ms, b: median(b), bServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), varsAdmin: median(first[1]!.admin), varsRole: median(first[1]!.role), mutAdmin: median(first[2]!.admin), mutRole: median(first[2]!.role), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
+    return { ddl: median(ddl), select: median(select), toHalf: median(toHalf), back: median(back), start: median(start), startAdmin: median(startAdmin), startRole: median(startRole), rssStart, n, a: a.ms, b: median(b), bServer, bInherited: median(bInherited), bInheritedServer, untrack: median(untrack), untrackServer, c: median(c), d: median(d), rss, rss5, firstAdmin: median(firstAdmin), firstRole: median(firstRole), varsAdmin: median(first[1]!.admin), varsRole: median(first[1]!.role), mutAdmin: median(first[2]!.admin), mutRole: median(first[2]!.role), whole: median(whole), row: median(row), docKiB: doc.length / 1024, ops: ops.length };
   } finally {
     await stopEngine(child);
     await sql.end();
@@ -287,6 +300,9 @@ async function main() {
   if (rows.length > 1) {
     console.log(`\n(b) at N=${last.n} / (b) at N=${first.n}: ${(last.b / first.b).toFixed(2)}x by the client, ${(last.bServer / first.bServer).toFixed(2)}x by the server (target: within 2x, and under 200 ms)`);
   }
+  // (b) with an inherited role: every build gives it its parents' permissions on every table.
+  for (const r of rows) console.log(`(b) with an inherited role at N=${r.n}: ${r.bInherited.toFixed(1)} ms by the client, ${r.bInheritedServer.toFixed(1)} by the server`);
+  if (rows.length > 1) console.log(`(b) with an inherited role at N=${last.n} / at N=${first.n}: ${(last.bInherited / first.bInherited).toFixed(2)}x by the client, ${(last.bInheritedServer / first.bInheritedServer).toFixed(2)}x by the server`);
   // Beside (b): the same table untracked again, which looks for what depends on it.
   for (const r of rows) console.log(`one pg_untrack_table at N=${r.n}: ${r.untrack.toFixed(1)} ms by the client, ${r.untrackServer.toFixed(1)} by the server`);
   if (rows.length > 1) console.log(`untrack at N=${last.n} / at N=${first.n}: ${(last.untrack / first.untrack).toFixed(2)}x by the client, ${(last.untrackServer / first.untrackServer).toFixed(2)}x by the server`);

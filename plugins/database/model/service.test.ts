@@ -164,6 +164,28 @@ describe('a build of a change (Note [Resolving a change])', () => {
     }
   });
 
+  it('with an inherited role, keeps the entries of the tables a change did not touch, inherited permissions and all', async () => {
+    const editor = { type: 'pg_create_select_permission', args: { table: 'article', role: 'editor', permission: { columns: ['title'], filter: {} } } };
+    expect(await s.metadata(editor)).toMatchObject({ status: 200 });
+    const roles = { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } };
+    expect(await s.metadata(roles)).toMatchObject({ status: 200 });
+    try {
+      const before = db().resolved(s.kernel.state().build).sources.get('default')!.tables;
+      expect(before.get('"public"."article"')!.model!.select.has('both')).toBe(true);
+      expect(await s.metadata({ type: 'pg_create_select_permission', args: { table: 'other', role: 'user', permission: { columns: ['id'], filter: {} } } })).toMatchObject({ status: 200 });
+      const after = db().resolved(s.kernel.state().build).sources.get('default')!.tables;
+      expect(after.get('"public"."article"')).toBe(before.get('"public"."article"'));
+      expect(after.get('"public"."author"')).toBe(before.get('"public"."author"'));
+      expect(after.get('"public"."other"')!.model!.select.has('both')).toBe(true);
+      const whole = await build(s.kernel.state().metadata, undefined);
+      for (const [key, t] of whole.tables) expect(after.get(key)!.model, key).toEqual(t.model);
+    } finally {
+      expect(await s.metadata({ type: 'pg_drop_select_permission', args: { table: 'other', role: 'user' } })).toMatchObject({ status: 200 });
+      expect(await s.metadata({ type: 'drop_inherited_role', args: { role_name: 'both' } })).toMatchObject({ status: 200 });
+      expect(await s.metadata({ type: 'pg_drop_select_permission', args: { table: 'article', role: 'editor' } })).toMatchObject({ status: 200 });
+    }
+  });
+
   it('keeps the order of the whole pass when a table is added before others, removed or moved', async () => {
     const committed = s.kernel.state().build;
     const md = s.kernel.state().metadata as any;
@@ -198,6 +220,9 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
     { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
     { type: 'pg_set_table_customization', args: { table: 'author', configuration: { custom_name: 'writer', custom_column_names: { name: 'label' } } } },
     { type: 'pg_set_table_customization', args: { table: 'author', configuration: {} } },
+    { type: 'pg_create_select_permission', args: { table: 'article', role: 'editor', permission: { columns: ['title'], filter: {} } } },
+    { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } },
+    { type: 'drop_inherited_role', args: { role_name: 'both' } },
     // SQL that changes the schema: the build that follows introspects again.
     { type: 'run_sql', args: { sql: 'alter table other add column if not exists extra int' } },
     { type: 'run_sql', args: { sql: 'alter table other drop column if exists extra' } },

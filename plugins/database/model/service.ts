@@ -124,13 +124,13 @@ export class DatabaseService {
   // Registration
 
   private inheritance: ((md: Metadata) => readonly InheritedRoleDef[]) | undefined;
-  /** What each resolved source's pass over its tables made (Note [Resolving a change]): not
-   * kept for a source with inherited roles, whose resolved source is a copy, so the next build
-   * makes the whole pass. */
+  /** What each resolved source's pass over its tables made (Note [Resolving a change]), also
+   * under the copy of the source that inherited roles make. */
   private readonly passes = new WeakMap<ResolvedSource, TablePassResult>();
   /** The inherited permissions of each table model, by the base model, for the roles they were
    * made for (a build whose roles and table are untouched reuses them). */
   private readonly inherited = new WeakMap<TableModel, { roles: readonly InheritedRoleDef[]; model: TableModel; conflicts: PermissionConflict[] }>();
+  private readonly inheritedEntries = new WeakMap<ResolvedTable, ResolvedTable>();
 
   /** Lets a plugin declare inherited roles (Note [Inherited roles] in inherit.ts): `roles` gives,
    * for a metadata document, the inherited roles to build, every parent before its children
@@ -426,7 +426,16 @@ export class DatabaseService {
       out.sources.set(meta.name, await this.resolveSource(ctx, meta, kind, conn, internIntrospection(intro, prevSrc?.introspection), prevSrc));
     }
     const roles = this.inheritance?.(ctx.metadata);
-    if (roles?.length) for (const [name, src] of out.sources) out.sources.set(name, this.inherit(ctx, src, roles));
+    if (roles?.length) {
+      for (const [name, src] of out.sources) {
+        const inherited = this.inherit(ctx, src, roles);
+        // The next build's change pass starts from the tables before inheritance (Note
+        // [Resolving a change]), whichever source object it is given.
+        const pass = this.passes.get(src);
+        if (pass) this.passes.set(inherited, pass);
+        out.sources.set(name, inherited);
+      }
+    }
     return out;
   }
 
@@ -444,7 +453,7 @@ export class DatabaseService {
         done = { roles, model: inheritTable(rt.model, roles, conflicts), conflicts };
         this.inherited.set(rt.model, done);
       }
-      const table = qtDisplay(rt.model.table, src.kind.dialect.defaultSchema);
+      const table = done.conflicts.length ? qtDisplay(rt.model.table, src.kind.dialect.defaultSchema) : '';
       for (const c of done.conflicts) {
         const reason = `Could not inherit permission for the role '${c.role}' for the entity: '${c.type} permission, table: ${table}, source: '${src.name}''`;
         const type = 'inherited role permission inconsistency';
@@ -460,11 +469,21 @@ export class DatabaseService {
           shown: { reason, name: c.role, type, entity: { permission_type: c.type, source: src.name, table } },
         });
       }
-      tables.set(key, done.model === rt.model ? rt : { ...rt, model: done.model, base: rt.model });
+      tables.set(key, done.model === rt.model ? rt : this.inheritedEntry(rt, done.model));
     }
     const functions: ResolvedSource['functions'] = new Map();
     for (const [key, f] of src.functions) functions.set(key, f.model ? { ...f, model: inheritFunction(f.model, roles) } : f);
     return { ...src, tables, functions };
+  }
+
+  /** `rt` with its inherited model, the same object while both are (a build over thousands of
+   * tables makes no copy of the tables it did not touch). */
+  private inheritedEntry(rt: ResolvedTable, model: TableModel): ResolvedTable {
+    const hit = this.inheritedEntries.get(rt);
+    if (hit?.model === model) return hit;
+    const entry = { ...rt, model, base: rt.model };
+    this.inheritedEntries.set(rt, entry);
+    return entry;
   }
 
   /*
@@ -624,7 +643,8 @@ export class DatabaseService {
     const b = at.meta.tables;
     const { start: lo, prevEnd: ha, nextEnd: hb } = changedRun(a, b);
     if (ha - lo + (hb - lo) > Math.max(16, b.length / 2)) return undefined;
-    const prev = prevSrc.tables as Map<string, Kept>;
+    // The previous pass's own tables: a source with inherited roles was given copies after it.
+    const prev = state.tables;
     const listed: string[] = [];
     for (let i = lo; i < hb; i++) listed.push(qtKey(b[i]!.table));
     const listedSet = new Set(listed);
