@@ -526,11 +526,16 @@ export function relationshipGroup(others?: { dependents(md: Metadata, target: De
     operations: () => [],
     dependents(md: Metadata, target: DepTarget): Dependent[] {
       const out: Dependent[] = [];
-      // Joins to this table, or on this column of it, from any table (`to_source`).
-      for (const { source, table } of eachTable(md)) {
-        for (const r of relsOf(table)) {
-          const sj = readSourceJoin(r);
-          if (sj && typeof sj !== 'string' && joinsTo(sj, target)) out.push(dependent(source, table.table, r));
+      // Joins to this table, or on this column of it, from any table (`to_source`). Every
+      // dependency lookup (an untrack) asks: the loops make nothing per table.
+      for (const s of (md.sources as { name: string; tables?: TableMeta[] }[] | undefined) ?? []) {
+        for (const table of s.tables ?? []) {
+          const rels = table.remote_relationships as RemoteRelationshipMeta[] | undefined;
+          if (!rels?.length) continue;
+          for (const r of rels) {
+            const sj = readSourceJoin(r);
+            if (sj && typeof sj !== 'string' && joinsTo(sj, target)) out.push(dependent(s.name, table.table, r));
+          }
         }
       }
       if (others) out.push(...others.dependents(md, target));
