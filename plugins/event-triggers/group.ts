@@ -194,7 +194,7 @@ export function eventTriggersGroup(db: DatabaseService): CommandGroup {
   function dependents(md: Metadata, target: DepTarget): Dependent[] {
     if (target.kind !== 'table' && target.kind !== 'column') return [];
     const source = findSource(md, target.source);
-    const table = source?.tables.find((t) => sameTable(t.table, target.table));
+    const table = source && db.tableEntry(source, qtKey(target.table));
     if (!source || !table) return [];
     const out: Dependent[] = [];
     for (const et of triggersOf(table)) {

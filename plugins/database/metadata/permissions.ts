@@ -338,35 +338,22 @@ interface TableRefs {
   tables: Set<string>;
 }
 const refsCache = new WeakMap<TableMeta, TableRefs>();
-const byKeyCache = new WeakMap<readonly TableMeta[], Map<string, TableMeta>>();
-
-/** A source's tracked tables by key (the last entry wins, as in `sourceView`); one map per list. */
-function tablesByKey(tables: readonly TableMeta[]): Map<string, TableMeta> {
-  let byKey = byKeyCache.get(tables);
-  if (!byKey) {
-    byKey = new Map();
-    for (const t of tables) byKey.set(qtKey(t.table), t);
-    byKeyCache.set(tables, byKey);
-  }
-  return byKey;
-}
-
-/** Whether every lookup of a walk would find the same entry in `byKey`. */
-function unchanged(seen: TableRefs['seen'], byKey: Map<string, TableMeta>): boolean {
-  for (const [key, meta] of seen) if (byKey.get(key) !== meta) return false;
+/** Whether every lookup of a walk would find the same entry through `entry`. */
+function unchanged(seen: TableRefs['seen'], entry: (key: string) => TableMeta | undefined): boolean {
+  for (const [key, meta] of seen) if (entry(key) !== meta) return false;
   return true;
 }
 
 /** What each permission of `t` refers to, as far as the metadata and the introspection tell
  * (Note [Cached permission references]). */
-function tableRefs(t: TableMeta, byKey: Map<string, TableMeta>, intro: Introspection | undefined, dialect: Dialect | undefined): TableRefs {
+function tableRefs(t: TableMeta, entry: (key: string) => TableMeta | undefined, intro: Introspection | undefined, dialect: Dialect | undefined): TableRefs {
   const cached = refsCache.get(t);
-  if (cached && cached.intro === intro && unchanged(cached.seen, byKey)) return cached;
+  if (cached && cached.intro === intro && unchanged(cached.seen, entry)) return cached;
   const seen: TableRefs['seen'] = new Map();
   const view: SourceView = {
     table: (qt) => {
       const key = qtKey(qt);
-      const meta = byKey.get(key);
+      const meta = entry(key);
       seen.set(key, meta);
       return meta && { meta, info: intro?.tables.get(key) };
     },
@@ -577,12 +564,13 @@ export function permissionsGroup(db: DatabaseService): CommandGroup {
     const source = findSource(md, target.source);
     if (!source || target.kind === 'function' || target.kind === 'foreign_key') return [];
     const intro = committedIntro(source.name) ?? undefined;
-    const byKey = tablesByKey(source.tables);
     const targetKey = qtKey(target.table);
+    // The entries that may refer to the table, not every one (Note [Dependents through the build]).
+    const reach = db.tablesReaching(source, targetKey);
     const dialect = dialectOf(source);
     const out: Dependent[] = [];
-    for (const t of source.tables) {
-      const refs = tableRefs(t, byKey, intro, dialect);
+    for (const t of reach.tables) {
+      const refs = tableRefs(t, reach.entry, intro, dialect);
       if (!refs.tables.has(targetKey)) continue;
       PERMISSION_TYPES.forEach((type, ti) => {
         permissionsOf(t, type).forEach((p, i) => {

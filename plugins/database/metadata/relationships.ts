@@ -431,7 +431,8 @@ export function relationshipsGroup(db: DatabaseService): CommandGroup {
     const targetKey = qtKey(target.table);
     const defaultSchema = db.defaultSchemaOf(source) ?? '';
     const out: Dependent[] = [];
-    for (const t of source.tables) {
+    // The entries that may refer to the table, not every one (Note [Dependents through the build]).
+    for (const t of db.tablesReaching(source, targetKey).tables) {
       const { joins, tables } = tableJoins(t, intro, defaultSchema);
       if (!tables.has(targetKey)) continue;
       const own = t.table;

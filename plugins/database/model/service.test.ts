@@ -5,12 +5,13 @@ import type { BuildContext, BuildResult, InconsistentObject, Metadata } from '..
 import { createLogger } from '../../../core/log.js';
 import { UnitOfWork } from '../../../core/uow.js';
 import { DatabaseToken } from './service.js';
+import type { DepTarget } from './types.js';
 
 const s = useServer(`
     create table author (id serial primary key, name text);
     create table article (id serial primary key, title text, author_id integer references author(id));
     create table other (id serial primary key);
-    create table tag (id serial primary key);
+    create table tag (id serial primary key, title text);
   `);
 
 const inconsistencies = async () => {
@@ -249,6 +250,129 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
         }
       }),
       { numRuns: 30 },
+    );
+  });
+});
+
+describe('dependents through the committed build (Note [Dependents through the build])', () => {
+  const db = () => s.kernel.api.use(DatabaseToken);
+  const qt = (name: string) => ({ schema: 'public', name });
+  const targets: DepTarget[] = [
+    ...['author', 'article', 'other', 'tag'].map((name) => ({ kind: 'table' as const, source: 'default', table: qt(name) })),
+    ...[
+      ['author', 'id'],
+      ['author', 'name'],
+      ['article', 'author_id'],
+      ['article', 'title'],
+      ['tag', 'id'],
+      // Which article's permission reaches (through author's writings, its entry unchanged) once a
+      // change not committed points writings at tag, joining on id alone.
+      ['tag', 'title'],
+    ].map(([name, column]) => ({ kind: 'column' as const, source: 'default', table: qt(name!), column: column! })),
+    { kind: 'relationship', source: 'default', table: qt('author'), name: 'writings' },
+    { kind: 'relationship', source: 'default', table: qt('article'), name: 'author' },
+    { kind: 'foreign_key', source: 'default', table: qt('article'), name: 'article_author_id_fkey', columns: ['author_id'], refTable: qt('author'), refColumns: ['id'] },
+  ];
+  const target = (name: string): DepTarget => ({ kind: 'table', source: 'default', table: qt(name) });
+  /** What `dependents` answers, but for `remove`. */
+  const shown = (md: Metadata, t: DepTarget) => db().dependents(md, t).map((d) => [d.id, d.description, d.onType ?? false, d.target ?? null]);
+  /** The document with every table entry a new object, and more entries (of tables that do not
+   * exist, referring to nothing) than the service narrows a change of: every entry is looked at,
+   * as before the committed build was used. */
+  const fresh = (md: any): Metadata => ({
+    ...md,
+    sources: md.sources.map((src: any) => ({ ...src, tables: [...src.tables.map((t: any) => ({ ...t })), ...Array.from({ length: 20 }, (_, i) => ({ table: qt(`absent_${i}`) }))] })),
+  });
+  /** Changes not committed, as a request's earlier operations leave the document it works on. */
+  const pending: { name: string; change: (tables: any[]) => any[] }[] = [
+    { name: 'none', change: (tables) => tables },
+    {
+      name: "article's permission now reaches author's writings",
+      change: (tables) => tables.map((t) => (t.table.name === 'article' ? { ...t, select_permissions: [permissionThroughAuthor] } : t)),
+    },
+    {
+      name: "author's writings re-pointed at other columns",
+      change: (tables) =>
+        tables.map((t) =>
+          t.table.name === 'author' ? { ...t, array_relationships: [{ name: 'writings', using: { manual_configuration: { remote_table: qt('tag'), column_mapping: { id: 'id' } } } }] } : t,
+        ),
+    },
+    { name: 'tag untracked', change: (tables) => tables.filter((t) => t.table.name !== 'tag') },
+    {
+      name: 'an event trigger on author',
+      change: (tables) =>
+        tables.map((t) =>
+          t.table.name === 'author'
+            ? { ...t, event_triggers: [{ name: 'pending_names', definition: { update: { columns: ['name'] } }, webhook: 'http://127.0.0.1:1/', retry_conf: { num_retries: 0, interval_sec: 10, timeout_sec: 60 } }] }
+            : t,
+        ),
+    },
+    {
+      name: 'tag tracked with a permission through article',
+      change: (tables) => [
+        ...tables.filter((t) => t.table.name !== 'tag'),
+        { table: qt('tag'), select_permissions: [{ role: 'user', permission: { columns: ['id'], filter: { _exists: { _table: qt('article'), _where: { author_id: { _eq: 1 } } } } } }] },
+      ],
+    },
+  ];
+  /** Where each run starts: four tables, two relationships, a permission through both. */
+  const base = [
+    ...['author', 'article', 'other', 'tag'].map((table) => ({ type: 'pg_track_table', args: { table } })),
+    { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+    { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
+    { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
+  ];
+  const ops = [
+    ...['author', 'article', 'other', 'tag'].flatMap((table) => [
+      { type: 'pg_track_table', args: { table } },
+      { type: 'pg_untrack_table', args: { table, cascade: true } },
+    ]),
+    { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+    { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
+    { type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author', cascade: true } },
+    { type: 'pg_create_array_relationship', args: { table: 'other', name: 'tags', using: { manual_configuration: { remote_table: qt('tag'), column_mapping: { id: 'id' } } } } },
+    { type: 'pg_drop_relationship', args: { table: 'author', relationship: 'writings', cascade: true } },
+    { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
+    { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: { writings: { title: { _eq: 'x' } } } } } },
+    { type: 'pg_create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id'], filter: { _exists: { _table: qt('article'), _where: { title: { _eq: 'x' } } } } } } },
+    { type: 'pg_create_update_permission', args: { table: 'other', role: 'user', permission: { columns: '*', filter: { tags: { id: { _gt: 1 } } }, check: {} } } },
+    { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
+    { type: 'pg_create_event_trigger', args: { name: 'article_titles', table: 'article', webhook: 'http://127.0.0.1:1/', update: { columns: ['title'] } } },
+    { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } },
+    { type: 'run_sql', args: { sql: "comment on table tag is 'tags'" } },
+  ];
+
+  beforeEach(async () => {
+    expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
+  });
+
+  it('finds what depends on a table: relationships that join it, and permissions that walk through them', async () => {
+    expect(await s.metadata({ type: 'bulk', args: base })).toMatchObject({ status: 200 });
+    const md = s.kernel.state().metadata;
+    for (const name of ['author', 'article', 'other', 'tag']) expect(shown(md, target(name)), name).toEqual(shown(fresh(md), target(name)));
+    // author's own writings, the permission that walks through it, and article's relationship to it.
+    expect(shown(md, target('author')).map(([id]) => id)).toEqual([
+      'relationship@default:"public"."author":writings',
+      'permission@default:"public"."article":user.select',
+      'relationship@default:"public"."article":author',
+    ]);
+    expect(shown(md, target('other'))).toEqual([]);
+  });
+
+  it('answers as a look at every entry would, after any operations, with changes not yet committed', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...ops), { minLength: 0, maxLength: 6 }), fc.constantFrom(...pending), async (sequence, p) => {
+        expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
+        expect(await s.metadata({ type: 'bulk', args: base })).toMatchObject({ status: 200 });
+        for (const op of sequence) {
+          const r = op.type === 'run_sql' ? await s.query(op) : await s.metadata(op);
+          expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
+        }
+        const committed = s.kernel.state().metadata as any;
+        const md: Metadata = { ...committed, sources: committed.sources.map((src: any) => ({ ...src, tables: p.change(src.tables) })) };
+        for (const t of targets) expect(shown(md, t), `${p.name}: ${JSON.stringify(t)}`).toEqual(shown(fresh(md), t));
+      }),
+      { numRuns: 40 },
     );
   });
 });
