@@ -24,6 +24,24 @@ const inconsistencies = async () => {
 const permissionThroughAuthor = { role: 'user', permission: { columns: ['id'], filter: { author: { writings: { title: { _eq: 'x' } } } } } };
 const writings = { name: 'writings', using: { foreign_key_constraint_on: { table: { schema: 'public', name: 'article' }, column: 'author_id' } } };
 
+const qt = (name: string) => ({ schema: 'public', name });
+/** Operations the properties below draw from: each table tracked and untracked, the two
+ * relationships between author and article made and dropped, permissions that walk them. */
+const commonOps = [
+  ...['author', 'article', 'other', 'tag'].flatMap((table) => [
+    { type: 'pg_track_table', args: { table } },
+    { type: 'pg_untrack_table', args: { table, cascade: true } },
+  ]),
+  { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+  { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
+  { type: 'pg_drop_relationship', args: { table: 'author', relationship: 'writings', cascade: true } },
+  { type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author', cascade: true } },
+  { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
+  { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: { writings: { title: { _eq: 'x' } } } } } },
+  { type: 'pg_create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id'], filter: { _exists: { _table: qt('article'), _where: { title: { _eq: 'x' } } } } } } },
+  { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
+];
+
 describe('build reuse (Note [Sharing])', () => {
   beforeEach(async () => {
     expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
@@ -205,20 +223,8 @@ describe('a build of a change (Note [Resolving a change])', () => {
 
 describe('builds of changes against the whole pass (Note [Resolving a change])', () => {
   const db = () => s.kernel.api.use(DatabaseToken);
-  const qt = (name: string) => ({ schema: 'public', name });
   const ops = [
-    ...['author', 'article', 'other', 'tag'].flatMap((table) => [
-      { type: 'pg_track_table', args: { table } },
-      { type: 'pg_untrack_table', args: { table, cascade: true } },
-    ]),
-    { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-    { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
-    { type: 'pg_drop_relationship', args: { table: 'author', relationship: 'writings', cascade: true } },
-    { type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author', cascade: true } },
-    { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
-    { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: { writings: { title: { _eq: 'x' } } } } } },
-    { type: 'pg_create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id'], filter: { _exists: { _table: qt('article'), _where: { title: { _eq: 'x' } } } } } } },
-    { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
+    ...commonOps,
     { type: 'pg_set_table_customization', args: { table: 'author', configuration: { custom_name: 'writer', custom_column_names: { name: 'label' } } } },
     { type: 'pg_set_table_customization', args: { table: 'author', configuration: {} } },
     { type: 'pg_create_select_permission', args: { table: 'article', role: 'editor', permission: { columns: ['title'], filter: {} } } },
@@ -256,7 +262,6 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
 
 describe('dependents through the committed build (Note [Dependents through the build])', () => {
   const db = () => s.kernel.api.use(DatabaseToken);
-  const qt = (name: string) => ({ schema: 'public', name });
   const targets: DepTarget[] = [
     ...['author', 'article', 'other', 'tag'].map((name) => ({ kind: 'table' as const, source: 'default', table: qt(name) })),
     ...[
@@ -323,20 +328,9 @@ describe('dependents through the committed build (Note [Dependents through the b
     { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
   ];
   const ops = [
-    ...['author', 'article', 'other', 'tag'].flatMap((table) => [
-      { type: 'pg_track_table', args: { table } },
-      { type: 'pg_untrack_table', args: { table, cascade: true } },
-    ]),
-    { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
-    { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
-    { type: 'pg_drop_relationship', args: { table: 'article', relationship: 'author', cascade: true } },
+    ...commonOps,
     { type: 'pg_create_array_relationship', args: { table: 'other', name: 'tags', using: { manual_configuration: { remote_table: qt('tag'), column_mapping: { id: 'id' } } } } },
-    { type: 'pg_drop_relationship', args: { table: 'author', relationship: 'writings', cascade: true } },
-    { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
-    { type: 'pg_create_select_permission', args: { table: 'author', role: 'user', permission: { columns: ['id'], filter: { writings: { title: { _eq: 'x' } } } } } },
-    { type: 'pg_create_select_permission', args: { table: 'tag', role: 'user', permission: { columns: ['id'], filter: { _exists: { _table: qt('article'), _where: { title: { _eq: 'x' } } } } } } },
     { type: 'pg_create_update_permission', args: { table: 'other', role: 'user', permission: { columns: '*', filter: { tags: { id: { _gt: 1 } } }, check: {} } } },
-    { type: 'pg_drop_select_permission', args: { table: 'article', role: 'user' } },
     { type: 'pg_create_event_trigger', args: { name: 'article_titles', table: 'article', webhook: 'http://127.0.0.1:1/', update: { columns: ['title'] } } },
     { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } },
     { type: 'run_sql', args: { sql: "comment on table tag is 'tags'" } },
