@@ -36,7 +36,7 @@ import * as v from '../../core/valibot.js';
 import { ExecErrors, SvcError } from '../../core/errors.js';
 import { jsonString, type BuildResult, type Metadata, type OperationDef, type PlanInput, type RootFieldDef, type RunContext, type TypeRegistry } from '../../core/plugin.js';
 import { nameText } from '../../core/validation.js';
-import { findSource, findTable, qtKey, qualifiedTableSchema, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
+import { findSource, findTable, qtKey, qualifiedTableSchema, sourcesOf, updateTable, updateTableIfPresent, type CommandGroup, type DepTarget, type Dependent, type JoinedField, type JoinedFieldsProvider, type QualifiedTable, type SchemaRename, type TableMeta } from '../database/index.js';
 import { ExposedTypes, ORIGINAL, originalName, type Preset } from './customize.js';
 import { exchange, hasJoins, makeConverter, mapTypenames, renameType, spliceShapeJoins, variablesFor, type Shape } from './plan.js';
 import type { ResolvedRemote } from './remote.js';
@@ -505,7 +505,7 @@ export function renameMapped(rel: RemoteRelationshipMeta, side: 'from' | 'to', f
 
 /** Every table's relationships in a document, with their source and table. */
 function eachTable(md: Metadata): { source: string; table: TableMeta }[] {
-  return ((md.sources as { name: string; tables?: TableMeta[] }[] | undefined) ?? []).flatMap((s) => (s.tables ?? []).map((table) => ({ source: s.name, table })));
+  return sourcesOf(md).flatMap((s) => s.tables.map((table) => ({ source: s.name, table })));
 }
 
 /** `others`: the dependents and renames of relationships kept elsewhere (the remote schemas'
@@ -528,8 +528,8 @@ export function relationshipGroup(others?: { dependents(md: Metadata, target: De
       const out: Dependent[] = [];
       // Joins to this table, or on this column of it, from any table (`to_source`). Every
       // dependency lookup (an untrack) asks: the loops make nothing per table.
-      for (const s of (md.sources as { name: string; tables?: TableMeta[] }[] | undefined) ?? []) {
-        for (const table of s.tables ?? []) {
+      for (const s of sourcesOf(md)) {
+        for (const table of s.tables) {
           const rels = table.remote_relationships as RemoteRelationshipMeta[] | undefined;
           if (!rels?.length) continue;
           for (const r of rels) {
