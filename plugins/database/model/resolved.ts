@@ -59,7 +59,9 @@ export interface ResolvedSource {
   meta: SourceMeta;
   connection: SourceConnection | null;
   introspection: Introspection | null;
-  tables: Map<string, ResolvedTable>;
+  /** In the order of the source's tables list; a layered map after a change (Note [Layered maps]
+   * in lib/layered-map.ts). */
+  tables: ReadonlyMap<string, ResolvedTable>;
   functions: Map<string, { meta: FunctionMeta; info: FunctionInfo; model?: FunctionModel }>;
 }
 

@@ -31,6 +31,7 @@ import type { SchemaRename } from './types.js';
 import { DEFAULT_SOURCE_KIND } from './types.js';
 import { renameOwnEntry } from './rename.js';
 import { changedRun } from '../../../lib/lists.js';
+import { LayeredMap } from '../../../lib/layered-map.js';
 import { internIntrospection } from './intern.js';
 import { resolveFunctionModel, resolveTableModel, type DatabaseBuild, type ResolvedSource, type ResolvedTable, type TableModel } from './resolved.js';
 import { inheritFunction, inheritTable, type InheritedRoleDef, type PermissionConflict } from './inherit.js';
@@ -55,7 +56,7 @@ interface TablePass {
 
 /** What a pass over a source's tables made, kept for the next build's (Note [Resolving a change]). */
 interface TablePassResult {
-  tables: Map<string, Kept>;
+  tables: ReadonlyMap<string, Kept>;
   tracked: TrackedTables;
   /** Nothing was reported: no table failed its checks, no resolution reported anything. */
   clean: boolean;
@@ -745,8 +746,10 @@ export class DatabaseService {
    *     (Note [Sharing]) from both ends: an operation replaces, adds or removes entries in one run;
    *   - after a new introspection, so are the tables whose info is not the previous object, and
    *     every enum table (a new introspection reads enum values again: Note [Enum values]);
-   *   - the previous pass's map of tables is copied and those entries checked, resolved, added or
-   *     removed (with nothing reported, every listed table is in it: it serves as `tracked` too);
+   *   - the previous pass's map of tables is taken as it is, in a new layer (Note [Layered maps]
+   *     in lib/layered-map.ts: a copy cost 3-4 ms at 10,000 tables), and those entries checked,
+   *     resolved, added or removed (with nothing reported, every listed table is in it: it serves
+   *     as `tracked` too);
    *   - the tables that depended on a changed key are resolved again, found through a reverse
    *     index of every pass's `deps` (built from the previous tables on first use). It only grows
    *     while passes succeed one another (a table that no longer depends on a key stays listed
@@ -770,7 +773,7 @@ export class DatabaseService {
     for (let i = lo; i < hb; i++) listed.push(qtKey(b[i]!.table));
     const listedSet = new Set(listed);
     // The previous pass passed every table, so `prev` holds all of `a`: the tables of the new run
-    // that it had keep their places in the copied map, and must be in the same order in both runs.
+    // that it had keep their places in the new map, and must be in the same order in both runs.
     const went: string[] = [];
     const stayed: string[] = [];
     for (let i = lo; i < ha; i++) {
@@ -789,11 +792,9 @@ export class DatabaseService {
     let reported = false;
     const probe: BuildContext = Object.assign(Object.create(at.ctx) as BuildContext, { inconsistent: () => void (reported = true) });
     // Every listed table passes its checks here, so the tables are the tracked ones: the checked
-    // entries stand in the map (in their final places) until they are resolved.
-    // Copied by forEach: Map's constructor takes the iterator's [key, value] pairs, an array per
-    // table (a third of what a track allocated at 2,000 tables, bench/metadata/memory.ts).
-    const tables = new Map<string, Kept | CheckedTable>();
-    prev.forEach((v, k) => tables.set(k, v));
+    // entries stand in the map (in their final places) until they are resolved. The previous
+    // pass's map is not copied but layered (Note [Layered maps] in lib/layered-map.ts).
+    const tables = LayeredMap.after<string, Kept | CheckedTable>(prev);
     for (const k of went) tables.delete(k);
     // After a new introspection, the tables whose info is new (Note [Interned introspection]) and
     // every enum table (whose values a new introspection reads again: Note [Enum values]) are
@@ -827,7 +828,7 @@ export class DatabaseService {
     };
     for (const [k, c] of checked) resolve(k, c);
     for (const k of again) resolve(k, prev.get(k)!);
-    return reported ? undefined : { tables: tables as Map<string, Kept>, tracked: tables, clean: true, rev };
+    return reported ? undefined : { tables: tables as ReadonlyMap<string, Kept>, tracked: tables, clean: true, rev };
   }
 
   /** A table's own checks (Note [Table checks]): what it passed with, or why it counts as not
