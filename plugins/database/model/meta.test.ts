@@ -1,4 +1,5 @@
 /** Table lookups through the shared position index (Note [Table positions] in meta.ts). */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Metadata, SourceMeta, TableMeta } from './types.js';
 import * as v from '../../../core/valibot.js';
@@ -50,6 +51,8 @@ describe('table lookups (Note [Table positions])', () => {
     const b = withoutTable(a, qt('x'));
     const c = appendTable(b, table('y'));
     const d = appendTable(c, table('x'));
+    // x appended past another table: `a` has it where the map no longer says.
+    expect(tablePosition(a, qt('x'))).toBe(40);
     const e = withoutTable(d, qt('x'));
     const f = withoutTable(e, qt('y'));
     const g = appendTable(f, table('x'));
@@ -73,6 +76,47 @@ describe('table lookups (Note [Table positions])', () => {
     const twice = [...v0, table('t3')];
     expect(withoutTable(twice, qt('t3')).map((t) => t.table.name)).toEqual(names(40).filter((x) => x !== 't3'));
     expect(withoutTable(v0, qt('absent'))).toEqual(v0);
+  });
+
+  it('the table untracked last is looked up in the list without it by its one position, not a scan', () => {
+    const qt = (name: string) => ({ schema: 'public', name });
+    const v0 = names(100).map((x) => table(x));
+    expect(findTable(source(v0), qt('t1'))).toBe(v0[1]); // indexed
+    const without = withoutTable(appendTable(v0, table('x')), qt('x'));
+    Object.defineProperty(without, 'findIndex', { value: () => expect.fail('scanned') });
+    expect(tablePosition(without, qt('x'))).toBe(-1);
+    const again = appendTable(without, table('x'));
+    Object.defineProperty(again, 'findIndex', { value: () => expect.fail('scanned') });
+    expect(tablePosition(again, qt('x'))).toBe(100);
+    expect(tablePosition(again, qt('y'))).toBe(-1);
+  });
+
+  it('any lineage of appends, removals and replacements: every list answers every name as a scan would', () => {
+    const qt = (name: string) => ({ schema: 'public', name });
+    const pool = [...names(36), 'x', 'y', 'z'];
+    type Step = { from: number; op: 'append' | 'remove' | 'replace'; name: number };
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ from: fc.nat(), op: fc.constantFrom('append', 'remove', 'replace'), name: fc.nat({ max: pool.length - 1 }) }) as fc.Arbitrary<Step>, { maxLength: 25 }),
+        (steps) => {
+          const lists: TableMeta[][] = [names(34).map((x) => table(x))];
+          findTable(source(lists[0]!), qt('t0')); // indexed
+          for (const { from, op, name } of steps) {
+            const l = lists[from % lists.length]!;
+            const last = l[l.length - 1];
+            // Removals of the last table share the index, of others not: both, by the name drawn.
+            if (op === 'remove') lists.push(withoutTable(l, name % 2 === 0 && last ? last.table : qt(pool[name]!)));
+            else if (op === 'append') {
+              if (tablePosition(l, qt(pool[name]!)) < 0) lists.push(appendTable(l, table(pool[name]!)));
+            } else if (tablePosition(l, qt(pool[name]!)) >= 0) {
+              lists.push(tablesOf(updateTable(md(source(l)), 'default', qt(pool[name]!), 'public', (t) => ({ ...t, is_enum: !t.is_enum }))));
+            }
+          }
+          for (const l of lists) for (const name of pool) expect(tablePosition(l, qt(name))).toBe(l.findIndex((t) => t.table.name === name));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it('a list still being assembled (pushed to) is indexed again when it grows', () => {
