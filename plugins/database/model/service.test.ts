@@ -230,6 +230,13 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
     { type: 'pg_create_select_permission', args: { table: 'article', role: 'editor', permission: { columns: ['title'], filter: {} } } },
     { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } },
     { type: 'drop_inherited_role', args: { role_name: 'both' } },
+    // Insert permissions that differ between both's parents: a conflict of the inherited role on
+    // each such table, reported in the tables' order (Note [Inherited permissions of a change]).
+    ...['article', 'other', 'tag'].flatMap((table) => [
+      { type: 'pg_create_insert_permission', args: { table, role: 'user', permission: { columns: ['id'], check: {} } } },
+      { type: 'pg_create_insert_permission', args: { table, role: 'editor', permission: { columns: ['id'], check: { id: { _gt: 1 } } } } },
+    ]),
+    { type: 'pg_drop_insert_permission', args: { table: 'other', role: 'editor' } },
     // SQL that changes the schema: the build that follows introspects again.
     { type: 'run_sql', args: { sql: 'alter table other add column if not exists extra int' } },
     { type: 'run_sql', args: { sql: 'alter table other drop column if exists extra' } },
@@ -238,6 +245,20 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
     { type: 'run_sql', args: { sql: "comment on table tag is 'tags'" } },
   ];
 
+  /** The committed build against the whole pass over its document: the same tables in the same
+   * order, the same models, the same inconsistencies in the same order. */
+  const sameAsWhole = async () => {
+    const { metadata, build: committed } = s.kernel.state();
+    const found: string[] = [];
+    const ctx: BuildContext = { metadata, previous: undefined, reload: {}, uow: new UnitOfWork(), log: createLogger('error'), inconsistent: (o) => void found.push(o.id), output: () => undefined, outputs: new Map() };
+    const whole = (await db().build(ctx)).sources.get('default')!.tables;
+    const tables = db().resolved(committed).sources.get('default')!.tables;
+    expect([...tables.keys()]).toEqual([...whole.keys()]);
+    for (const [key, t] of whole) expect(tables.get(key)!.model, key).toEqual(t.model);
+    expect(committed.inconsistencies.map((o) => o.id).filter((id) => found.includes(id))).toEqual(found);
+    return found;
+  };
+
   it('makes the same tables, in the same order, with the same inconsistencies, after any operations', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 10 }), async (sequence) => {
@@ -245,18 +266,63 @@ describe('builds of changes against the whole pass (Note [Resolving a change])',
         for (const op of sequence) {
           const r = op.type === 'run_sql' ? await s.query(op) : await s.metadata(op);
           expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
-          const { metadata, build: committed } = s.kernel.state();
-          const found: string[] = [];
-          const ctx: BuildContext = { metadata, previous: undefined, reload: {}, uow: new UnitOfWork(), log: createLogger('error'), inconsistent: (o) => void found.push(o.id), output: () => undefined, outputs: new Map() };
-          const whole = (await db().build(ctx)).sources.get('default')!.tables;
-          const tables = db().resolved(committed).sources.get('default')!.tables;
-          expect([...tables.keys()]).toEqual([...whole.keys()]);
-          for (const [key, t] of whole) expect(tables.get(key)!.model, key).toEqual(t.model);
-          expect(committed.inconsistencies.map((o) => o.id).filter((id) => found.includes(id))).toEqual(found);
+          await sameAsWhole();
         }
       }),
       { numRuns: 30 },
     );
+  });
+
+  it('with an inherited role whose parents conflict, keeps its permissions and conflicts through changes (Note [Inherited permissions of a change])', async () => {
+    expect(await s.query({ type: 'clear_metadata', args: {} })).toMatchObject({ status: 200 });
+    const insert = (table: string, role: string, check: object) => ({ type: 'pg_create_insert_permission', args: { table, role, permission: { columns: ['id'], check } } });
+    const setup = [
+      ...['author', 'article', 'other'].map((table) => ({ type: 'pg_track_table', args: { table } })),
+      ...['article', 'other'].flatMap((table) => [insert(table, 'user', {}), insert(table, 'editor', { id: { _gt: 1 } })]),
+      insert('author', 'user', {}),
+      // article's select permission for user reaches author's writings: a change of writings
+      // resolves article again, and its inherited entry is made again.
+      { type: 'pg_create_object_relationship', args: { table: 'article', name: 'author', using: { foreign_key_constraint_on: 'author_id' } } },
+      { type: 'pg_create_array_relationship', args: { table: 'author', ...writings } },
+      { type: 'pg_create_select_permission', args: { table: 'article', ...permissionThroughAuthor } },
+      { type: 'add_inherited_role', args: { role_name: 'both', role_set: ['user', 'editor'] } },
+    ];
+    expect(await s.metadata({ type: 'bulk', args: setup })).toMatchObject({ status: 200 });
+    const conflicts = (found: string[]) => found.filter((id) => id.startsWith('inherited-permission:'));
+    const article = 'inherited-permission:default:"public"."article":insert:both';
+    const other = 'inherited-permission:default:"public"."other":insert:both';
+    const author = 'inherited-permission:default:"public"."author":insert:both';
+    expect(conflicts(await sameAsWhole())).toEqual([article, other]);
+    const steps: [object, string[]][] = [
+      // A table added: its entry inherits; the conflicts of the others stay reported.
+      [{ type: 'pg_track_table', args: { table: 'tag' } }, [article, other]],
+      // A conflict on the first table, after the others': reported in the tables' order.
+      [insert('author', 'editor', { id: { _gt: 2 } }), [author, article, other]],
+      // A conflict resolved, and a table with one untracked.
+      [{ type: 'pg_drop_insert_permission', args: { table: 'article', role: 'editor' } }, [author, other]],
+      [{ type: 'pg_untrack_table', args: { table: 'other', cascade: true } }, [author]],
+      // A change of the table with the conflict that keeps it.
+      [{ type: 'pg_set_table_customization', args: { table: 'author', configuration: { custom_name: 'writer' } } }, [author]],
+      [{ type: 'pg_track_table', args: { table: 'other' } }, [author]],
+      // Other inherited roles: every entry made again.
+      [{ type: 'add_inherited_role', args: { role_name: 'only_user', role_set: ['user'] } }, [author]],
+    ];
+    for (const [op, expected] of steps) {
+      expect(await s.metadata(op), JSON.stringify(op)).toMatchObject({ status: 200 });
+      expect(conflicts(await sameAsWhole()), JSON.stringify(op)).toEqual(expected);
+    }
+    // A change of author's writings resolves article again (its permission reaches writings),
+    // though article's entry is the same: its inherited entry is made from the new one.
+    const entry = () => db().resolved(s.kernel.state().build).sources.get('default')!.tables.get('"public"."article"')!;
+    const before = entry();
+    expect(await s.metadata({ type: 'pg_set_relationship_comment', args: { table: 'author', relationship: 'writings', comment: 'theirs' } })).toMatchObject({ status: 200 });
+    expect(entry()).not.toBe(before);
+    expect(entry().model!.select.has('both')).toBe(true);
+    expect(conflicts(await sameAsWhole())).toEqual([author]);
+    const tables = db().resolved(s.kernel.state().build).sources.get('default')!.tables;
+    expect(tables.get('"public"."tag"')!.model!.select.size + tables.get('"public"."tag"')!.model!.insert.size).toBe(0);
+    expect(tables.get('"public"."article"')!.model!.insert.has('both')).toBe(true);
+    expect(tables.get('"public"."author"')!.model!.insert.has('only_user')).toBe(true);
   });
 });
 
