@@ -29,6 +29,12 @@ beforeAll(async () => {
     create table span (id positive, during int4range, periods int4range[], counts positive[]);
     create collation nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
     create table word (plain text, folded text collate nocase, c varchar(9) collate "C", n int, tags text[]);
+    create table gappy (gone int, a int, also_gone int, b int not null, c int not null);
+    alter table gappy drop column gone, drop column also_gone;
+    alter table gappy add primary key (c, a), add constraint gappy_b_a unique (b, a);
+    create schema hdb_catalog;
+    create table hdb_catalog.kept (x int, y int, primary key (y, x));
+    create table pointer (id int, gx int, gy int, foreign key (gy, gx) references gappy (c, a), foreign key (gx, gy) references hdb_catalog.kept (y, x));
   `);
   await sql.end();
   conn = new PgConnection('t', { connection_info: { database_url: db.url } }, {});
@@ -111,6 +117,22 @@ describe('introspection', () => {
     const review = intro.tables.get(tableKey('public', 'review'))!;
     expect(review.foreignKeys[0]).toMatchObject({ columns: ['isbn', 'edition'], refSchema: 'other', refTable: 'book', refColumns: ['isbn', 'edition'] });
     expect(review.columns[0]).toMatchObject({ name: 'id', isIdentity: true, hasDefault: true });
+  });
+
+  it("names keys' columns by their numbers, after dropped columns, in the key's order; a key to a table left out too (Note [Key columns by number])", () => {
+    const gappy = intro.tables.get(tableKey('public', 'gappy'))!;
+    expect(gappy.columns.map((c) => [c.name, c.position])).toEqual([
+      ['a', 2],
+      ['b', 4],
+      ['c', 5],
+    ]);
+    expect(gappy.primaryKey).toEqual({ name: 'gappy_pkey', columns: ['c', 'a'] });
+    expect(gappy.uniqueConstraints).toEqual([{ name: 'gappy_b_a', columns: ['b', 'a'] }]);
+    expect(intro.tables.has(tableKey('hdb_catalog', 'kept'))).toBe(false);
+    expect(intro.tables.get(tableKey('public', 'pointer'))!.foreignKeys).toEqual([
+      { name: 'pointer_gx_gy_fkey', columns: ['gx', 'gy'], refSchema: 'hdb_catalog', refTable: 'kept', refColumns: ['y', 'x'] },
+      { name: 'pointer_gy_gx_fkey', columns: ['gy', 'gx'], refSchema: 'public', refTable: 'gappy', refColumns: ['c', 'a'] },
+    ]);
   });
 
   it('describes views and materialized views', () => {
