@@ -37,11 +37,6 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     this.gone = gone;
   }
 
-  /** A layered map whose base is `base`, which nothing may change afterwards. */
-  static over<K, V>(base: ReadonlyMap<K, V>): LayeredMap<K, V> {
-    return new LayeredMap(base);
-  }
-
   /** A map to change that starts as `prev` (a copy, as `new Map(prev)`), sharing its base. */
   static after<K, V>(prev: ReadonlyMap<K, V>): LayeredMap<K, V> {
     if (!(prev instanceof LayeredMap)) return new LayeredMap(copy(prev));
@@ -55,7 +50,8 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   get(key: K): V | undefined {
-    if (this.added.has(key)) return this.added.get(key);
+    if (this.added.size !== 0 && this.added.has(key)) return this.added.get(key);
+    if (this.over.size === 0) return this.base.get(key);
     const o = this.over.get(key);
     if (o === GONE) return undefined;
     return o !== undefined || this.over.has(key) ? (o as V) : this.base.get(key);
@@ -95,25 +91,46 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     this.added.forEach((v, k) => fn.call(thisArg, v, k, this));
   }
 
-  *entries(): MapIterator<[K, V]> {
+  entries(): MapIterator<[K, V]> {
+    if (this.over.size === 0 && this.added.size === 0) return this.base.entries();
+    return this.entriesLayered();
+  }
+
+  private *entriesLayered(): MapIterator<[K, V]> {
     const over = this.over;
-    if (over.size === 0) yield* this.base;
-    else {
-      for (const [k, v] of this.base) {
-        const o = over.get(k);
-        if (o === undefined && !over.has(k)) yield [k, v];
-        else if (o !== GONE) yield [k, o as V];
-      }
+    for (const [k, v] of this.base) {
+      const o = over.get(k);
+      if (o === undefined && !over.has(k)) yield [k, v];
+      else if (o !== GONE) yield [k, o as V];
     }
     yield* this.added;
   }
 
-  *keys(): MapIterator<K> {
-    for (const [k] of this.entries()) yield k;
+  keys(): MapIterator<K> {
+    if (this.over.size === 0 && this.added.size === 0) return this.base.keys();
+    return this.keysLayered();
   }
 
-  *values(): MapIterator<V> {
-    for (const [, v] of this.entries()) yield v;
+  private *keysLayered(): MapIterator<K> {
+    const over = this.over;
+    for (const k of this.base.keys()) if (over.get(k) !== GONE) yield k;
+    yield* this.added.keys();
+  }
+
+  /** Without an entry array per value: what a schema build iterates. */
+  values(): MapIterator<V> {
+    if (this.over.size === 0 && this.added.size === 0) return this.base.values();
+    return this.valuesLayered();
+  }
+
+  private *valuesLayered(): MapIterator<V> {
+    const over = this.over;
+    for (const [k, v] of this.base) {
+      const o = over.get(k);
+      if (o === undefined && !over.has(k)) yield v;
+      else if (o !== GONE) yield o as V;
+    }
+    yield* this.added.values();
   }
 
   [Symbol.iterator](): MapIterator<[K, V]> {
