@@ -224,10 +224,13 @@ const ROOTS: [keyof RootFields, string][] = [
  * about 0.4 µs a table), so tables, functions and whatever comes later are checked together. The check
  * follows the change: each build keeps an index from root field to owners, as a layer over the
  * previous build's (owners whose fields object changed are masked and re-added), so a build only
- * looks up the fields of the owners that changed and of the conflicts already known. Layers are
- * flattened every FLATTEN_DEPTH builds, and when a quarter of the owners or more changed (a
- * flatten costs every field of every owner once; a lookup through layers, one step per layer, so
- * a change of every owner through deep layers cost replace_metadata at 2,000 tables about a
+ * looks up the fields of the owners that changed and of the conflicts already known. A lookup
+ * walks the layers, one step each, so every FLATTEN_DEPTH builds the layers above the flat index
+ * are collapsed into one (each owner they touched masked, and added again as its top-most layer
+ * has it), which costs what the layers hold; the index is made flat again when a quarter of the
+ * owners or more changed since it was, in a build or across the collapsed layers (a flatten
+ * costs every field of every owner once: at 10,000 tables, 140,000 keys and over 100 ms; a
+ * change of every owner through deep layers cost replace_metadata at 2,000 tables about a
  * second). A conflict
  * is reported as an inconsistency that an operation introducing it turns into Hasura's 500
  * `unexpected`.
@@ -237,7 +240,7 @@ const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
 
 const NO_OWNERS: readonly string[] = [];
 
-class FieldIndex {
+export class FieldIndex {
   constructor(
     private readonly parent: FieldIndex | undefined,
     private readonly masked: ReadonlySet<string>,
@@ -251,6 +254,35 @@ class FieldIndex {
     if (!this.parent) return add ?? NO_OWNERS;
     const base = this.parent.owners(key).filter((o) => !this.masked.has(o));
     return add ? base.concat(add) : base;
+  }
+
+  /** The same index as one layer over the flat one (Note [Root field conflicts]): every owner a
+   * layer masked or added is masked, and added with the keys of the top-most layer that has it. */
+  collapsed(): FieldIndex {
+    if (!this.parent) return this;
+    const decided = new Set<string>();
+    const added = new Map<string, string[]>();
+    let layer: FieldIndex = this;
+    for (; layer.parent; layer = layer.parent) {
+      const here = new Set<string>();
+      for (const [k, owners] of layer.added) {
+        for (const o of owners) {
+          if (decided.has(o)) continue;
+          here.add(o);
+          const list = added.get(k);
+          if (list) list.push(o);
+          else added.set(k, [o]);
+        }
+      }
+      for (const o of layer.masked) here.add(o);
+      for (const o of here) decided.add(o);
+    }
+    return new FieldIndex(layer, decided, added, 1);
+  }
+
+  /** How many owners the layers above the flat index mask (a collapsed index's). */
+  get maskedOwners(): number {
+    return this.masked.size;
   }
 }
 
@@ -307,7 +339,7 @@ function namespaceOwner(source: string, ns: string): RootFieldOwner {
   return o;
 }
 
-interface RootFieldState {
+export interface RootFieldState {
   /** Owners per source, in order; an unchanged table keeps its owner object. */
   bySource: Map<string, RootFieldOwner[]>;
   index: FieldIndex;
@@ -328,10 +360,20 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
     bySource.set(src.name, list);
   }
   const prev = ctx.previous?.outputs.get('root-fields') as RootFieldState | undefined;
-  const all = () => new Map([...bySource.values()].flat().map((o) => [o.owner, o.fields]));
+  const state = rootFieldState(prev, bySource);
+  if (state.conflicts.length) reportConflicts(ctx, allOwners(bySource), new Set(state.conflicts), state.index);
+  return state;
+}
+
+const allOwners = (bySource: ReadonlyMap<string, RootFieldOwner[]>): [string, RootFields][] => [...bySource.values()].flat().map((o) => [o.owner, o.fields]);
+
+/** The index of the owners `bySource` lists, as a layer over `prev`'s where that is cheaper, and
+ * the root fields with more than one owner (Note [Root field conflicts]). `depthLimit` is
+ * FLATTEN_DEPTH but in tests. */
+export function rootFieldState(prev: RootFieldState | undefined, bySource: Map<string, RootFieldOwner[]>, depthLimit = FLATTEN_DEPTH): RootFieldState {
   let index: FieldIndex | undefined;
   let candidates: Iterable<string> = [];
-  if (prev && prev.index.depth < FLATTEN_DEPTH) {
+  if (prev) {
     const masked = new Set<string>();
     const changed = new Map<string, RootFields>();
     for (const [name, list] of bySource) diffOwners(prev.bySource.get(name) ?? [], list, masked, changed);
@@ -341,20 +383,20 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
     // which costs every field once, is the cheaper (Note [Root field conflicts]).
     let total = 0;
     for (const list of bySource.values()) total += list.length;
-    if (changed.size * 4 <= total) {
+    const under = prev.index.depth < depthLimit ? prev.index : prev.index.collapsed();
+    if (changed.size * 4 <= total && (under === prev.index || under.maskedOwners * 4 <= total)) {
       const added = addedFields(changed.keys(), changed);
-      index = new FieldIndex(prev.index, masked, added, prev.index.depth + 1);
+      index = new FieldIndex(under, masked, added, under.depth + 1);
       candidates = new Set([...prev.conflicts, ...added.keys()]);
     }
   }
   if (!index) {
-    const owners = all();
+    const owners = new Map(allOwners(bySource));
     const added = addedFields(owners.keys(), owners);
     index = new FieldIndex(undefined, new Set(), added, 0);
     candidates = added.keys();
   }
   const conflicts = [...candidates].filter((k) => index.owners(k).length > 1);
-  if (conflicts.length) reportConflicts(ctx, [...all()], new Set(conflicts), index);
   return { bySource, index, conflicts };
 }
 
