@@ -54,11 +54,63 @@ describe('diffParts', () => {
     expect(diffParts(prev, [['a', { a: 1 }], ['b', { b: 1 }]], stored(prev))).toEqual({ upserts: [], deletes: [] });
   });
 
-  it('inserts between neighbours, renumbering when there is no room', () => {
+  it('inserts between neighbours, numbering again from there to the nearer end when there is no room (Note [Catalog ords])', () => {
     const prev: Part[] = [['a', a], ['c', c]];
     const st = new Map([['a', { ord: 0, json: '{"a":1}' }], ['c', { ord: 1e-9, json: '{"c":1}' }]]);
     const d = diffParts(prev, [['a', a], ['b', b], ['c', c]], st);
-    expect(d.upserts.map(([k, v]) => [k, v.ord])).toEqual([['a', 0], ['b', 1], ['c', 2]]);
+    expect(d.upserts.map(([k, v]) => [k, v.ord])).toEqual([['b', 1], ['c', 2]]);
+    // Nearer the start: the parts before it, numbered down from the neighbour kept.
+    const st2 = new Map([['a', { ord: 0, json: '{"a":1}' }], ['c', { ord: 1e-9, json: '{"c":1}' }], ['d', { ord: 1, json: '{"d":1}' }], ['e', { ord: 2, json: '{"e":1}' }]]);
+    const prev2: Part[] = [['a', a], ['c', c], ['d', { d: 1 }], ['e', { e: 1 }]];
+    const d2 = diffParts(prev2, [['a', a], ['b', b], ...prev2.slice(1)], st2);
+    expect(d2.upserts.map(([k, v]) => [k, v.ord])).toEqual([['a', 1e-9 - 2], ['b', 1e-9 - 1]]);
+  });
+
+  it('tables tracked one after another, before the rows of the next section, rewrite only the rows after them', () => {
+    // A source's row, its 200 tables, then three rows of later sections, numbered as stored.
+    let list: Part[] = [['sources/s', { s: 1 }], ...Array.from({ length: 200 }, (_, i): Part => [`sources/t${i}`, { t: i }]), ['actions', null], ['actions/x', { x: 1 }], ['cron', []]];
+    const st = new Map(list.map(([k, v], i) => [k, { ord: i, json: JSON.stringify(v) }]));
+    let written = 0;
+    for (let i = 200; i < 400; i++) {
+      const next: Part[] = [...list.slice(0, -3), [`sources/t${i}`, { t: i }], ...list.slice(-3)];
+      const d = diffParts(list, next, st);
+      expect(d.deletes).toEqual([]);
+      expect(d.upserts.length).toBeLessThanOrEqual(4);
+      for (const [k, v] of d.upserts) st.set(k, v);
+      written += d.upserts.length;
+      list = next;
+      const ords = list.map(([k]) => st.get(k)!.ord);
+      expect(ords.every((o, j) => j === 0 || o > ords[j - 1]!)).toBe(true);
+    }
+    // The table's own row each time, and the three rows after it about once in twenty.
+    expect(written).toBeLessThan(200 + 3 * 15);
+  });
+
+  it('any sequence of insertions, removals and changes keeps the stored ords increasing along the list', () => {
+    const op = fc.record({ kind: fc.constantFrom('insert', 'remove', 'change'), at: fc.nat(), value: fc.nat({ max: 3 }) });
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+        let list: Part[] = [];
+        const st = new Map<string, { ord: number; json: string }>();
+        let n = 0;
+        for (const o of ops) {
+          const next = list.slice();
+          const i = list.length ? o.at % list.length : 0;
+          if (o.kind === 'insert') next.splice(o.at % (list.length + 1), 0, [`k${n++}`, { v: o.value }]);
+          else if (o.kind === 'remove' && list.length) next.splice(i, 1);
+          else if (list.length) next[i] = [list[i]![0], { v: o.value, w: n++ }];
+          const d = diffParts(list, next, st);
+          for (const k of d.deletes) st.delete(k);
+          for (const [k, v] of d.upserts) st.set(k, v);
+          list = next;
+          expect([...st.keys()].sort()).toEqual(list.map(([k]) => k).sort());
+          const ords = list.map(([k]) => st.get(k)!.ord);
+          expect(ords.every((x, j) => j === 0 || x > ords[j - 1]!)).toBe(true);
+          for (const [k, v] of list) expect(st.get(k)!.json).toBe(JSON.stringify(v));
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

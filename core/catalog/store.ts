@@ -227,6 +227,18 @@ export class CatalogStore {
   }
 }
 
+/*
+ * Note [Catalog ords]
+ * A part's row keeps its ord (a float8; the document is read back in ord order) while the order
+ * allows, and parts put between two rows take ords between theirs, halving the gap. Tracking
+ * tables one after another puts each between the source's last table and the row after it (the
+ * next section's), so after about twenty such the gap was too small to split and every row of
+ * the catalog was numbered again and written: at 10,000 tables about a second, once every
+ * twenty tables tracked (the two-core machine, 2026-11-29, in the engine's process). Now the
+ * rows from the run to the nearer end of the list are numbered again, one apart after the
+ * neighbour kept (or before it): for a table tracked last, the few rows of the sections after
+ * the sources, and they make room for the next twenty.
+ */
 /**
  * What a save must write: parts are compared with the previous list by reference, so only the
  * segment between the common prefix and the common suffix is looked at (the rest is the same
@@ -244,12 +256,11 @@ export function diffParts(
   const deletes = prev.slice(start, prevEnd).map((x) => x[0]).filter((k) => !midKeys.has(k));
   const lo = start > 0 ? stored.get(next[start - 1]![0])!.ord : undefined;
   const hi = nextEnd < next.length ? stored.get(next[nextEnd]![0])!.ord : undefined;
-  const placed = assignOrds(mid, stored, lo, hi);
-  if (!placed) {
-    // No room between the neighbours: renumber everything.
-    const all = assignOrds(next, new Map())!;
-    return { upserts: [...all], deletes: [...stored.keys()].filter((k) => !all.has(k)) };
-  }
+  // No room between the neighbours: the parts from the run to the nearer end of the list are
+  // numbered again, one apart from the neighbour kept (Note [Catalog ords]).
+  const placed =
+    assignOrds(mid, stored, lo, hi) ??
+    (next.length - start <= nextEnd ? assignOrds(next.slice(start), new Map(), lo, undefined) : assignOrds(next.slice(0, nextEnd), new Map(), undefined, hi))!;
   const upserts: [string, Stored][] = [];
   for (const [key, st] of placed) {
     const old = stored.get(key);
