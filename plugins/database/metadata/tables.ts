@@ -25,6 +25,7 @@ import {
 import { checkConstraintNames, englishList, isGraphQLName, tableRootFields, TableConfigSchema } from './customization.js';
 import type { DatabaseService } from '../model/service.js';
 import { bulkTables } from './bulk-tables.js';
+import { mapChanged } from '../../../lib/lists.js';
 
 const success = { message: 'success' };
 
@@ -130,17 +131,15 @@ export function tablesGroup(db: DatabaseService): CommandGroup {
     checkTable: (ctx) => (ctx.table.is_enum ? enumCheck(ctx) : undefined),
     rootFields: (source, intro) => {
       const defaultSchema = db.defaultSchemaOf(source) ?? '';
-      // The previous build's owners where the tables list has the same entry at the same place
-      // (every table but the changed one after a track, an untrack of the last or an update);
-      // the per-entry cache (tableOwner) for the others.
+      // The previous build's owners outside the run in which the tables list differs from the
+      // previous one (lib/lists.ts: every table but the changed ones, wherever in the list they
+      // are), the previous list itself where the tables are the same; the per-entry cache
+      // (tableOwner) for the others.
       const last = lastOwners.get(source.name);
       const same = last !== undefined && last.intro === intro && last.defaultSchema === defaultSchema;
       const tables = source.tables;
-      const owners = new Array<RootFieldOwner>(tables.length);
-      for (let i = 0; i < tables.length; i++) {
-        const t = tables[i]!;
-        owners[i] = same && last.tables[i] === t ? last.owners[i]! : tableOwner(source.name, defaultSchema, t, intro?.tables.get(qtKey(t.table)));
-      }
+      const make = (t: TableMeta) => tableOwner(source.name, defaultSchema, t, intro?.tables.get(qtKey(t.table)));
+      const owners = same ? mapChanged(last.tables, last.owners, tables, make) : tables.map(make);
       lastOwners.set(source.name, { tables, intro, defaultSchema, owners });
       return owners;
     },
