@@ -352,14 +352,14 @@ export function reportRootFieldConflicts(db: DatabaseService, ctx: BuildContext)
     // The groups' lists as they are where nothing renames their fields: the tables group gives
     // the previous build's list where the tables are unchanged, which diffOwners then passes by
     // (a copy cost a build at 10,000 tables about a millisecond).
-    const lists: readonly RootFieldOwner[][] = [];
+    const lists: RootFieldOwner[][] = [];
     for (const g of db.commandGroups) {
       const owners = g.rootFields?.(src.meta, src.introspection ?? undefined);
-      if (owners?.length) (lists as RootFieldOwner[][]).push(src.meta.customization ? owners.map((o) => customizedOwner(src.meta, o)) : owners);
+      if (owners?.length) lists.push(src.meta.customization ? owners.map((o) => customizedOwner(src.meta, o)) : owners);
     }
     const ns = sourceNames(src).namespace;
     // A namespace is a root field of its own (namespace.ts), beside the other sources' fields.
-    if (ns) (lists as RootFieldOwner[][]).push([namespaceOwner(src.name, ns)]);
+    if (ns) lists.push([namespaceOwner(src.name, ns)]);
     bySource.set(src.name, lists.length === 1 ? lists[0]! : lists.flat());
   }
   const prev = ctx.previous?.outputs.get('root-fields') as RootFieldState | undefined;
