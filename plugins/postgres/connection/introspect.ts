@@ -189,13 +189,15 @@ type RawForeignKey = RawKey & { refSchema: string; refTable: string; refColumns:
 export async function introspect(exec: SqlExecutor): Promise<Introspection> {
   const [row] = await exec.query<{ doc: string }>(INTROSPECTION_SQL);
   const doc = JSON.parse(row!.doc) as RawDoc;
+  // The columns of every table first: a foreign key's are named from its referenced table's.
+  const keys = doc.tables.map((t) => tableKey(t.schema, t.name));
   const columns = new Map<string, ColumnInfo[]>();
-  for (const t of doc.tables) columns.set(tableKey(t.schema, t.name), t.columns.map(columnInfo));
+  doc.tables.forEach((t, i) => columns.set(keys[i]!, t.columns.map(columnInfo)));
   const tables = new Map<string, TableInfo>();
-  for (const t of doc.tables) {
-    const cols = columns.get(tableKey(t.schema, t.name))!;
+  doc.tables.forEach((t, i) => {
+    const cols = columns.get(keys[i]!)!;
     const key = (k: RawKey) => ({ name: k.name, columns: k.columns.map((n) => columnName(cols, n)) });
-    tables.set(tableKey(t.schema, t.name), {
+    tables.set(keys[i]!, {
       ...t,
       oid: Number(t.oid),
       columns: cols,
@@ -208,7 +210,7 @@ export async function introspect(exec: SqlExecutor): Promise<Introspection> {
         refColumns: fk.refColumns.map((n) => (typeof n === 'string' ? n : columnName(columns.get(tableKey(fk.refSchema, fk.refTable))!, n))),
       })),
     });
-  }
+  });
   const functions = new Map<string, FunctionInfo[]>();
   for (const f of doc.functions) {
     const key = tableKey(f.schema, f.name);
