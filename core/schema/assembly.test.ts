@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { GraphQLInputObjectType, GraphQLInt, GraphQLObjectType, GraphQLString, parse, validate, type GraphQLFieldConfigMap } from 'graphql';
 import { roleSchema } from './assembly.js';
+import { isEmpty, RootFieldLookup } from './contract.js';
 import { build, contributor, field } from '../../test/schema-fixtures.js';
 
 
@@ -43,6 +44,46 @@ describe('role schema', () => {
   it('a root field contributed twice names both plugins', () => {
     const c = (p: string) => contributor(p, () => ({ query: { hello: field(GraphQLString) } }));
     expect(() => roleSchema('admin', build(), [c('a'), c('b')])).toThrow('the query root field "hello" is contributed by both "a" and "b"');
+  });
+
+  it('a lookup contributor: its fields found by name, made only as they are asked for; every name for the whole schema (Note [Root fields by name])', () => {
+    const asked: string[] = [];
+    const all = ['a1', 'a2', 'a3'];
+    const lookup = contributor('many', () => ({
+      query: new RootFieldLookup(
+        (n) => (asked.push(n), all.includes(n) ? field(GraphQLString) : undefined),
+        () => all,
+      ),
+    }));
+    const few = contributor('few', () => ({ query: { b1: field(GraphQLInt) } }));
+    const rs = roleSchema('admin', build(), [lookup, few]);
+    // The few's names were asked of the lookup for collisions; nothing else yet.
+    expect(asked).toEqual(['b1']);
+    expect(rs.roots.query.get('a2')).toBeDefined();
+    expect(rs.roots.query.get('a9')).toBeUndefined();
+    expect(rs.roots.query.get('b1')).toBeDefined();
+    expect(isEmpty(rs.roots.query)).toBe(false);
+    expect(isEmpty(rs.roots.mutation)).toBe(true);
+    expect(validate(rs.schemaFor('query', false), parse('{ a2 b1 }'))).toEqual([]);
+    expect(validate(rs.schemaFor('query', false), parse('{ a4 }')).map((e) => e.message)).toEqual(['Cannot query field "a4" on type "query_root". Did you mean "a1", "a2", or "a3"?']);
+    expect(rs.roots.query.size).toBe(4);
+    expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['a1', 'a2', 'a3', 'b1']);
+  });
+
+  it('a lookup with no field: the placeholder, and no mutation root', () => {
+    const none = contributor('many', () => ({ query: new RootFieldLookup(() => undefined, () => []), mutation: () => new RootFieldLookup(() => undefined, () => []) }));
+    const rs = roleSchema('nobody', build(), [none]);
+    expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['no_queries_available']);
+    expect(rs.schema.getMutationType()).toBeUndefined();
+  });
+
+  it('a name given by a lookup and by a map, or by two lookups, names both plugins, in the contributors\' order', () => {
+    const lookupOf = (p: string, names: string[]) => contributor(p, () => ({ query: new RootFieldLookup((n) => (names.includes(n) ? field(GraphQLString) : undefined), () => names) }));
+    const map = contributor('m', () => ({ query: { x: field(GraphQLString), hello: field(GraphQLString) } }));
+    expect(() => roleSchema('admin', build(), [lookupOf('l', ['a', 'hello']), map])).toThrow('the query root field "hello" is contributed by both "l" and "m"');
+    expect(() => roleSchema('admin', build(), [map, lookupOf('l', ['a', 'hello'])])).toThrow('the query root field "hello" is contributed by both "m" and "l"');
+    expect(() => roleSchema('admin', build(), [lookupOf('l1', ['a', 'b']), lookupOf('l2', ['c', 'b'])])).toThrow('the query root field "b" is contributed by both "l1" and "l2"');
+    expect(() => roleSchema('admin', build(), [lookupOf('l1', ['a', 'b']), lookupOf('l2', ['c']), map])).not.toThrow();
   });
 
   it('a type defined by two plugins names both; the same object again is fine', () => {

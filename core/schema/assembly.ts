@@ -31,10 +31,11 @@ import {
   type GraphQLType,
 } from 'graphql';
 import type { BuildResult } from '../types.js';
-import type { OperationKind, RoleSchema, RootFieldDef, SchemaContribution, SchemaContributorDef } from './contract.js';
+import { isEmpty, RootFieldLookup, type OperationKind, type RoleSchema, type RootFieldDef, type RootFieldMap, type SchemaContribution, type SchemaContributorDef } from './contract.js';
 
 export type { OperationKind, RoleSchema } from './contract.js';
 import { SvcError } from '../errors.js';
+import { KeyedView } from '../../lib/keyed-view.js';
 import { collision, RoleTypeRegistry } from './registry.js';
 
 
@@ -145,25 +146,14 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
   // Each root's fields from every contributor, on first use (Note [Lazy query schemas]).
   const rootOf = (kind: OperationKind) =>
     once(() => {
-      const fields = new Map<string, RootFieldDef>();
-      // Thousands of fields per role (Note [Table root fields as instances] in
-      // plugins/database/schema/contributor.ts): no pair per field, and the plugin that gave a
-      // name is looked for only when a second one gives it.
-      const given: Record<string, RootFieldDef>[] = [];
-      for (const { plugin, part } of parts) {
-        const g = part[kind];
-        const map = (typeof g === 'function' ? g() : g) ?? {};
-        for (const name of Object.keys(map)) {
-          if (fields.has(name)) {
-            const prior = parts[given.findIndex((m) => Object.hasOwn(m, name))]!.plugin;
-            throw collision(`the ${kind} root field "${name}" is contributed by both "${prior}" and "${plugin}"`);
-          }
-          fields.set(name, map[name]!);
-        }
-        given.push(map);
-      }
-      if (kind === 'query' && fields.size === 0) fields.set('no_queries_available', noQueriesAvailable);
-      return fields;
+      const fields = mergedRoot(
+        kind,
+        parts.map(({ plugin, part }) => {
+          const g = part[kind];
+          return { plugin, fields: (typeof g === 'function' ? g() : g) ?? {} };
+        }),
+      );
+      return kind === 'query' && isEmpty(fields) ? mergedRoot(kind, [{ plugin: '', fields: { no_queries_available: noQueriesAvailable } }]) : fields;
     });
   const rootFields = { query: rootOf('query'), mutation: rootOf('mutation'), subscription: rootOf('subscription') };
   // Every request needs the query root (a mutation's schema has it too): its collisions are
@@ -180,7 +170,7 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       return rootFields.subscription();
     },
   };
-  const obj = (name: string, fields: Map<string, RootFieldDef>) => (fields.size === 0 ? undefined : rootType(name, fields));
+  const obj = (name: string, fields: ReadonlyMap<string, RootFieldDef>) => (isEmpty(fields) ? undefined : rootType(name, fields));
   // The root types are made once and shared by the schemas.
   const query = once(() => obj('query_root', roots.query)!);
   const mutation = once(() => obj('mutation_root', roots.mutation));
@@ -230,6 +220,72 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       return l.schema;
     },
   };
+}
+
+/*
+ * Note [Root fields by name]
+ * A role's schema has a root field per table and kind: at 10,000 tables 30,000 on the query root
+ * and 70,000 on the mutation root, made again for each role after every metadata change. Copied
+ * into one map of the root, with each contributor's map made whole first, they cost a role's
+ * first query after a change about 100 ms, and its first mutation 300-400 (the two-core
+ * development machine, 2026-11-29). A request names a few of them. So a contributor of many
+ * gives a RootFieldLookup (contract.ts), which finds a field by its name (the database plugin
+ * through an index of its build's names: plugins/database/schema/root-lookup.ts), and a root is
+ * a view of its contributors' fields (`mergedRoot`) that asks them in turn; only what needs every
+ * field (a whole schema, introspection, an error's suggestions, `size`) walks their names.
+ * Two contributors that give one name collide when the root is made, as before, found by
+ * walking the names of the contributor whose names cost little (a map) and asking the other
+ * (two lookups: the later one's names are walked, each looked up in the earlier).
+ */
+
+/** A contributor's fields of one root, as `mergedRoot` asks them. */
+interface RootPart {
+  plugin: string;
+  fields: RootFieldMap | RootFieldLookup;
+}
+
+const partGet = (p: RootPart, name: string): RootFieldDef | undefined =>
+  p.fields instanceof RootFieldLookup ? p.fields.get(name) : Object.hasOwn(p.fields, name) ? p.fields[name] : undefined;
+const partNames = (p: RootPart): Iterable<string> => (p.fields instanceof RootFieldLookup ? p.fields.names() : Object.keys(p.fields));
+
+/** The root's fields from the contributors' parts, in order (Note [Root fields by name]); throws
+ * the collision of two that give one name. */
+function mergedRoot(kind: OperationKind, parts: readonly RootPart[]): ReadonlyMap<string, RootFieldDef> {
+  const clash = (name: string, i: number, j: number) => collision(`the ${kind} root field "${name}" is contributed by both "${parts[i]!.plugin}" and "${parts[j]!.plugin}"`);
+  for (let j = 1; j < parts.length; j++) {
+    const later = parts[j]!;
+    if (!(later.fields instanceof RootFieldLookup)) {
+      // Each of its names, the first contributor that gave it before.
+      for (const name of Object.keys(later.fields)) {
+        for (let i = 0; i < j; i++) if (partGet(parts[i]!, name)) throw clash(name, i, j);
+      }
+      continue;
+    }
+    for (let i = 0; i < j; i++) {
+      const earlier = parts[i]!;
+      const [walked, asked] = earlier.fields instanceof RootFieldLookup ? [later, earlier] : [earlier, later];
+      for (const name of partNames(walked)) if (partGet(asked, name)) throw clash(name, i, j);
+    }
+  }
+  return new MergedRoot(parts);
+}
+
+class MergedRoot extends KeyedView<string, RootFieldDef> {
+  constructor(private readonly parts: readonly RootPart[]) {
+    super();
+  }
+
+  get(name: string): RootFieldDef | undefined {
+    for (const p of this.parts) {
+      const f = partGet(p, name);
+      if (f) return f;
+    }
+    return undefined;
+  }
+
+  *keys(): MapIterator<string> {
+    for (const p of this.parts) yield* partNames(p);
+  }
 }
 
 /**

@@ -262,7 +262,25 @@ export interface RootFieldDef {
  * needs that root, so a contributor puts what only mutations or subscriptions use (their input
  * and response types) there (Note [Lazy query schemas] in core/schema/assembly.ts). */
 export type RootFieldMap = Record<string, RootFieldDef>;
-export type LazyRootFields = RootFieldMap | (() => RootFieldMap | undefined);
+
+/**
+ * A root's fields found by name, for a contributor of thousands (a source's tables): a role's
+ * request after a metadata change makes the fields it names rather than a map of every one
+ * (Note [Root fields by name] in core/schema/assembly.ts).
+ */
+export class RootFieldLookup {
+  constructor(
+    /** The field of that name, or undefined; the same definition each time it is asked. */
+    readonly get: (name: string) => RootFieldDef | undefined,
+    /** Every name once, lazily (a whole schema, introspection, whether the root has any field). */
+    readonly names: () => Iterable<string>,
+  ) {}
+}
+
+export type LazyRootFields = RootFieldMap | RootFieldLookup | (() => RootFieldMap | RootFieldLookup | undefined);
+
+/** Whether a root has no field, without making them all (Note [Root fields by name]). */
+export const isEmpty = (root: ReadonlyMap<string, unknown>): boolean => root.keys().next().done === true;
 
 export interface SchemaContribution {
   query?: LazyRootFields;
@@ -313,6 +331,8 @@ export interface RoleSchema {
   /** The schema a document is validated and planned against (Note [Schemas without the mutation
    * root]); given the document, the types on its paths are made first (Note [Lazy query schemas]). */
   schemaFor(kind: OperationKind, introspects: boolean, document?: DocumentNode): GraphQLSchema;
-  /** The root fields by operation kind and name (each root's made when first read: Note [Lazy query schemas]). */
+  /** The root fields by operation kind and name (each root's made when first read: Note [Lazy
+   * query schemas]); a field is made when first asked for, and `size` and iteration make every
+   * one (Note [Root fields by name]): `isEmpty` asks whether a root has any. */
   readonly roots: Readonly<Record<OperationKind, ReadonlyMap<string, RootFieldDef>>>;
 }

@@ -40,7 +40,7 @@ import type { IntrospectionRoot } from './introspection.js';
 import type { BuildResult, FieldPlan } from '../../core/plugin.js';
 import type { DocumentGateDef } from './contract.js';
 import { SvcError } from '../../core/errors.js';
-import type { OperationKind, RoleSchema } from '../../core/plugin.js';
+import { isEmpty, type OperationKind, type RoleSchema } from '../../core/plugin.js';
 import { fromValidationError, gqlError, type GqlError } from './errors.js';
 import { HasuraVariablesInAllowedPosition } from './variable-positions.js';
 import { documentCost, type DocumentCost } from './cost.js';
@@ -177,9 +177,9 @@ export function validateDocument(
   if (kind === 'subscription') {
     // Hasura (runGQ): subscriptions are served over websockets only.
     if (!opts.subscriptions) return { error: gqlError('unexpected-payload', 'subscriptions are not supported over HTTP, use websockets instead') };
-    if (rs.roots.subscription.size === 0) return { error: gqlError('validation-failed', 'no subscriptions exist') };
+    if (isEmpty(rs.roots.subscription)) return { error: gqlError('validation-failed', 'no subscriptions exist') };
   }
-  if (kind === 'mutation' && rs.roots.mutation.size === 0) return { error: gqlError('validation-failed', 'no mutations exist') };
+  if (kind === 'mutation' && isEmpty(rs.roots.mutation)) return { error: gqlError('validation-failed', 'no mutations exist') };
   // Note [Schemas without the mutation root]: a document that may introspect gets the full one
   // (`__schema`/`__type` anywhere in its text; `__typename` does not count). Note [Lazy query
   // schemas]: one with variables or fragments has the types on its paths made first, before

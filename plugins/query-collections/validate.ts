@@ -15,7 +15,7 @@ import {
   type SelectionSetNode,
   type DocumentNode,
 } from 'graphql';
-import type { RootFieldDef } from '../../core/plugin.js';
+import { isEmpty, type RootFieldDef } from '../../core/plugin.js';
 
 /*
  * Note [Saved queries against the schema]
@@ -50,7 +50,7 @@ export function diagnose(doc: DocumentNode, roots: Roots): string[] {
   const errors: string[] = [];
   const rootName = ROOT_NAMES[op.operation];
   const root = roots[op.operation];
-  if (root.size === 0) return [`$: type '${rootName}' not found in the schema`];
+  if (isEmpty(root)) return [`$: type '${rootName}' not found in the schema`];
   const rootField = (name: string): GraphQLOutputType | undefined => root.get(name)?.config.type;
   walk(op.selectionSet, rootName, rootField, true, '$', fragments, errors, new Set());
   return errors;

@@ -442,8 +442,10 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
   } catch {
     // Colliding root fields among the others: reported by the step that finds them.
   }
+  // The others' names are asked for one by one (a role's roots find a field by name: Note [Root
+  // fields by name] in core/schema/assembly.ts); '' is their owner.
   const taken = { query: new Map<string, string>(), mutation: new Map<string, string>() };
-  for (const kind of ['query', 'mutation'] as const) for (const name of others?.[kind].keys() ?? []) taken[kind].set(name, '');
+  const ownerOf = (kind: 'query' | 'mutation', n: string) => taken[kind].get(n) ?? (others?.[kind].has(n) ? '' : undefined);
   const typeOwners = new Map<string, { remote: string; signature: string }>();
   // The tables' type names (and the `<table>_...` names generated from them): a remote type of
   // such a name would stand for the table's in the schema.
@@ -484,7 +486,7 @@ async function buildRemotes(k: KernelApi, ctx: BuildContext, fresh: WeakMap<obje
     const names = rootFieldNames(r);
     for (const kind of ['query', 'mutation'] as const) {
       for (const n of names[kind]) {
-        const owner = taken[kind].get(n);
+        const owner = ownerOf(kind, n);
         if (owner === undefined) continue;
         const root = kind === 'query' ? 'query_root' : 'mutation_root';
         failures.set(meta.name, new SvcError('remote-schema-error', `conflicting root field ${n}`));

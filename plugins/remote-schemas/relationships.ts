@@ -449,7 +449,7 @@ export function relationshipProvider(
   typeName: (build: Pick<BuildResult, 'outputs'>, source: string, table: QualifiedTable) => string | undefined,
 ): JoinedFieldsProvider {
   return {
-    fields(role, source, table, build, types, tableRoots) {
+    fields(role, source, table, build, types, tableRoot) {
       const s = findSource(build.metadata, source);
       const t = s ? findTable(s, table) : undefined;
       const rels = t ? relsOf(t) : [];
@@ -461,7 +461,7 @@ export function relationshipProvider(
         if (sj !== undefined) {
           // Note [Joins to another source]: through the target's root field for this role.
           const tg = typeof sj === 'string' ? undefined : target(build, sj);
-          const def = tg ? tableRoots()[tg.rootName] : undefined;
+          const def = tg ? tableRoot(tg.rootName) : undefined;
           if (tg && def && typeof sj !== 'string') {
             out[rel.name] = sourceJoinedField(sj, { root: () => def, rootName: tg.rootName, object: getNamedType(def.config.type) as GraphQLOutputType, args: def.config.args ?? {}, keys: tg.keys });
           }

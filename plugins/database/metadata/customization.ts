@@ -236,23 +236,24 @@ const ROOTS: [keyof RootFields, string][] = [
  * `unexpected`.
  */
 export const FLATTEN_DEPTH = 256;
-const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
+export const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
 
-const NO_OWNERS: readonly string[] = [];
+const NO_OWNERS: readonly RootFieldOwner[] = [];
 
 export class FieldIndex {
   constructor(
     private readonly parent: FieldIndex | undefined,
+    /** Owners by name. */
     private readonly masked: ReadonlySet<string>,
-    private readonly added: ReadonlyMap<string, string[]>,
+    private readonly added: ReadonlyMap<string, RootFieldOwner[]>,
     readonly depth: number,
   ) {}
 
   /** The owners of root field `key` (read, never changed, by the callers). */
-  owners(key: string): readonly string[] {
+  owners(key: string): readonly RootFieldOwner[] {
     const add = this.added.get(key);
     if (!this.parent) return add ?? NO_OWNERS;
-    const base = this.parent.owners(key).filter((o) => !this.masked.has(o));
+    const base = this.parent.owners(key).filter((o) => !this.masked.has(o.owner));
     return add ? base.concat(add) : base;
   }
 
@@ -261,14 +262,14 @@ export class FieldIndex {
   collapsed(): FieldIndex {
     if (!this.parent) return this;
     const decided = new Set<string>();
-    const added = new Map<string, string[]>();
+    const added = new Map<string, RootFieldOwner[]>();
     let layer: FieldIndex = this;
     for (; layer.parent; layer = layer.parent) {
       const here = new Set<string>();
       for (const [k, owners] of layer.added) {
         for (const o of owners) {
-          if (decided.has(o)) continue;
-          here.add(o);
+          if (decided.has(o.owner)) continue;
+          here.add(o.owner);
           const list = added.get(k);
           if (list) list.push(o);
           else added.set(k, [o]);
@@ -286,10 +287,10 @@ export class FieldIndex {
   }
 }
 
-function addedFields(names: Iterable<string>, owners: ReadonlyMap<string, RootFields>): Map<string, string[]> {
-  const added = new Map<string, string[]>();
-  for (const o of names) {
-    for (const k of fieldKeys(owners.get(o)!)) {
+function addedFields(owners: Iterable<RootFieldOwner>): Map<string, RootFieldOwner[]> {
+  const added = new Map<string, RootFieldOwner[]>();
+  for (const o of owners) {
+    for (const k of fieldKeys(o.fields)) {
       const list = added.get(k);
       if (!list) added.set(k, [o]);
       else if (!list.includes(o)) list.push(o);
@@ -326,7 +327,7 @@ function customizedOwner(source: SourceMeta, o: RootFieldOwner): RootFieldOwner 
   if (hit && hit.c === c) return hit.owner;
   const names = sourceNames({ meta: source });
   const name = (f: string) => (names.namespace ? `${names.namespace}.${names.field(f)}` : names.field(f));
-  const owner = { owner: o.owner, fields: { query: o.fields.query.map(name), mutation: o.fields.mutation.map(name), subscription: o.fields.subscription.map(name) } };
+  const owner: RootFieldOwner = { ...o, fields: { query: o.fields.query.map(name), mutation: o.fields.mutation.map(name), subscription: o.fields.subscription.map(name) } };
   customized.set(o, { c, owner });
   return owner;
 }
@@ -378,7 +379,7 @@ export function rootFieldState(prev: RootFieldState | undefined, bySource: Map<s
   let candidates: Iterable<string> = [];
   if (prev) {
     const masked = new Set<string>();
-    const changed = new Map<string, RootFields>();
+    const changed = new Map<string, RootFieldOwner>();
     for (const [name, list] of bySource) diffOwners(prev.bySource.get(name) ?? [], list, masked, changed);
     for (const [name, list] of prev.bySource) if (!bySource.has(name)) diffOwners(list, [], masked, changed);
     // A layer costs each lookup a walk down every layer below it, and a change of most owners
@@ -388,14 +389,15 @@ export function rootFieldState(prev: RootFieldState | undefined, bySource: Map<s
     for (const list of bySource.values()) total += list.length;
     const under = prev.index.depth < depthLimit ? prev.index : prev.index.collapsed();
     if (changed.size * 4 <= total && (under === prev.index || under.maskedOwners * 4 <= total)) {
-      const added = addedFields(changed.keys(), changed);
+      const added = addedFields(changed.values());
       index = new FieldIndex(under, masked, added, under.depth + 1);
       candidates = new Set([...prev.conflicts, ...added.keys()]);
     }
   }
   if (!index) {
-    const owners = new Map(allOwners(bySource));
-    const added = addedFields(owners.keys(), owners);
+    // One owner of a name (the last listed), as the layers mask by name.
+    const owners = new Map([...bySource.values()].flat().map((o) => [o.owner, o]));
+    const added = addedFields(owners.values());
     index = new FieldIndex(undefined, new Set(), added, 0);
     candidates = added.keys();
   }
@@ -405,7 +407,7 @@ export function rootFieldState(prev: RootFieldState | undefined, bySource: Map<s
 
 /** The owners that differ between two lists: compared by reference outside the common prefix and
  * suffix, so an unchanged source costs a scan of pointers. */
-function diffOwners(prev: RootFieldOwner[], next: RootFieldOwner[], masked: Set<string>, changed: Map<string, RootFields>) {
+function diffOwners(prev: RootFieldOwner[], next: RootFieldOwner[], masked: Set<string>, changed: Map<string, RootFieldOwner>) {
   const run = changedRun(prev, next);
   const before = new Map(prev.slice(run.start, run.prevEnd).map((o) => [o.owner, o.fields]));
   const after = next.slice(run.start, run.nextEnd);
@@ -416,7 +418,7 @@ function diffOwners(prev: RootFieldOwner[], next: RootFieldOwner[], masked: Set<
       continue;
     }
     if (before.has(o.owner)) masked.add(o.owner);
-    changed.set(o.owner, o.fields);
+    changed.set(o.owner, o);
   }
   for (const name of before.keys()) if (!kept.has(name) && !changed.has(name)) masked.add(name);
 }
@@ -433,7 +435,7 @@ function reportConflicts(ctx: BuildContext, owners: [string, RootFields][], conf
       }
     }
     if (ordered.length === 0) continue;
-    const clashes = ordered.map((f) => `'${f}' defined in [${[...new Set(index.owners(fieldKey(root, f)))].sort().join(', ')}]`);
+    const clashes = ordered.map((f) => `'${f}' defined in [${[...new Set(index.owners(fieldKey(root, f)).map((o) => o.owner))].sort().join(', ')}]`);
     const what = clashes.length === 1 ? `field ${clashes[0]}` : `fields: [\n  ${clashes.join(',\n  ')}\n]`;
     ctx.inconsistent({
       type: 'root_fields',

@@ -235,7 +235,7 @@ function tableOwner(source: string, defaultSchema: string, t: TableMeta, info: T
   const hit = ownerCache.get(t);
   const fields = tableRootFields(t, info, defaultSchema);
   if (hit && hit.source === source && hit.defaultSchema === defaultSchema && hit.owner.fields === fields) return hit.owner;
-  const owner = { owner: `table ${qtDisplay(t.table, defaultSchema)} in source ${source}`, fields };
+  const owner = { owner: `table ${qtDisplay(t.table, defaultSchema)} in source ${source}`, fields, table: { source, key: qtKey(t.table) } };
   ownerCache.set(t, { source, defaultSchema, owner });
   return owner;
 }

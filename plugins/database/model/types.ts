@@ -631,6 +631,9 @@ export interface RootFields {
 export interface RootFieldOwner {
   owner: string;
   fields: RootFields;
+  /** A tracked table's owner: its source and key, by which a role's schema finds the table of a
+   * root field's name (Note [Root fields by name] in core/schema/assembly.ts). */
+  table?: { source: string; key: string };
 }
 
 /** Something metadata can depend on. */
@@ -727,7 +730,7 @@ export interface JoinedFieldPlan {
 
 /** Gives the joined fields of a table for a role (k.use(DatabaseToken).registerJoinedFields). */
 export interface JoinedFieldsProvider {
-  /** `tableRoots`: the role's select root fields of tables (by their names before any source
+  /** `tableRoot`: the role's select root field of a table by its name (before any source
    * namespace), of the same schema, for fields that join to another table through them. */
-  fields(role: string, source: string, table: QualifiedTable, build: Pick<BuildResult, 'metadata' | 'outputs'>, types: TypeRegistry, tableRoots: () => Readonly<Record<string, RootFieldDef>>): Readonly<Record<string, JoinedField>> | undefined;
+  fields(role: string, source: string, table: QualifiedTable, build: Pick<BuildResult, 'metadata' | 'outputs'>, types: TypeRegistry, tableRoot: (name: string) => RootFieldDef | undefined): Readonly<Record<string, JoinedField>> | undefined;
 }

@@ -5,15 +5,17 @@
  */
 import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap, type GraphQLObjectType } from 'graphql';
 import { tableKey } from '../model/meta.js';
-import type { BuildResult, FieldPlan, PlanInput, RootFieldDef, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
+import type { BuildResult, FieldPlan, PlanInput, RootFieldDef, RootFieldLookup, SchemaContribution, SchemaContributorDef, TypeRegistry } from '../../../core/plugin.js';
 import type { DatabaseService } from '../model/service.js';
 import type { JoinedField } from '../model/types.js';
-import { MutationSchema } from './mutation.js';
+import { MutationSchema, type MutationKind } from './mutation.js';
+import type { ResolvedSource } from '../model/resolved.js';
+import { candidates, rootLookup, tableFieldName, type Candidate, type RoleTableFields, type Root, type TableFieldKind } from './root-lookup.js';
 import { fieldSources, ofSource, sourceNames, tableOwnerName } from './names.js';
 import { namespaceField } from './namespace.js';
 import { planRootField, type RootKind } from './plan.js';
 import { RoleSchema, type RoleFunction, type RoleTable } from './role.js';
-import { liveOf, streamRootFields } from './subscription.js';
+import { hasStream, liveOf, streamField, streamRootFields } from './subscription.js';
 import { GroupsSchema } from './groups.js';
 
 /** Hasura's admin role: every table, no permission. */
@@ -35,12 +37,15 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
   // Note [Joined fields] in ./joins.ts.
   const providers = db.joinedFields;
   if (providers.length > 0) {
-    let roots: Record<string, RootFieldDef> | undefined;
-    const tableRoots = () => (roots ??= tableRootFields(rs));
+    // Every source's tables by their names before any namespace: found by name (Note [Root
+    // fields by name] in core/schema/assembly.ts), those of a source with a namespace made whole.
+    let roots: RootFieldLookup | undefined;
+    const tableRoot = (name: string) =>
+      (roots ??= rootLookup((n) => candidates(build, db.resolved(build), 'query', n), tableRootFields(rs, 'query', inNamespace), selectTables(rs, types, 'query', inNamespace), inNamespace)).get(name);
     rs.joinedOf = (t) => {
       let out: Record<string, JoinedField> | undefined;
       for (const p of providers) {
-        const f = p.fields(role, t.source.name, t.model.table, build, types, tableRoots);
+        const f = p.fields(role, t.source.name, t.model.table, build, types, tableRoot);
         if (f) out = { ...out, ...f };
       }
       return out;
@@ -49,35 +54,91 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
   return rs;
 }
 
+/** Whether a source's root fields are under its namespace (namespace.ts). */
+const inNamespace = (s: ResolvedSource): boolean => sourceNames(s).namespace !== undefined;
+
 /** The role schema's GroupsSchema (set where the role schema is made). */
 const groupsOf = new WeakMap<RoleSchema, GroupsSchema>();
 
 /** `root`: the query root, or the subscription root, where the same fields are live queries
- * (Note [Live queries] in core/schema/contract.ts) as `subscription_root_fields` allows. */
-export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query'): Record<string, RootFieldDef> {
+ * (Note [Live queries] in core/schema/contract.ts) as `subscription_root_fields` allows; the
+ * tables of the sources `only` takes (all by default). */
+export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query', only?: (s: ResolvedSource) => boolean): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
-  const add = (kind: TableRootKind, t: RoleTable) => {
-    const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
-    if (allowed && !allowed.includes(kind)) return;
-    query[sourceNames(t.source).field(t.model.rootFields[kind].name)] = ofSource(t.source, new TableRootField(kind, t, rs));
-  };
   for (const t of rs.tables.values()) {
-    if (t.hasObject) add('select', t);
-    if (t.hasObject && rs.hasPk(t)) add('select_by_pk', t);
-    if (t.aggregates) add('select_aggregate', t);
+    if (only && !only(t.source)) continue;
+    for (const kind of selectKinds(rs, t, root)) query[tableFieldName(t.source, t.model, kind)] = selectField(rs, kind, t);
   }
   // `<t>_groups` (Note [The groups' shape] in ./groups.ts), after every other field, so that a
   // field of that name (a table's own) keeps it. `query_root_fields` shows it with the aggregate.
-  const groups = groupsOf.get(rs);
-  for (const t of groups ? rs.tables.values() : []) {
-    if (!groups!.offered(t)) continue;
-    const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
-    if (allowed && !allowed.includes('select_aggregate')) continue;
-    const name = sourceNames(t.source).field(`${t.model.name}_groups`);
+  for (const t of groupsOf.has(rs) ? rs.tables.values() : []) {
+    if ((only && !only(t.source)) || !hasGroups(rs, t, root)) continue;
+    const name = tableFieldName(t.source, t.model, 'select_groups');
     if (name in query) continue;
-    query[name] = ofSource(t.source, new TableRootField('select_groups', t, rs));
+    query[name] = selectField(rs, 'select_groups', t);
   }
   return query;
+}
+
+/** The select root fields (but `<t>_groups`) the role has of a table, in the root's order. */
+function selectKinds(rs: RoleSchema, t: RoleTable, root: 'query' | 'subscription'): TableRootKind[] {
+  const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
+  const out: TableRootKind[] = [];
+  const add = (kind: TableRootKind) => (!allowed || allowed.includes(kind)) && out.push(kind);
+  if (t.hasObject) add('select');
+  if (t.hasObject && rs.hasPk(t)) add('select_by_pk');
+  if (t.aggregates) add('select_aggregate');
+  return out;
+}
+
+/** Whether the role has `<t>_groups` on the root. */
+function hasGroups(rs: RoleSchema, t: RoleTable, root: 'query' | 'subscription'): boolean {
+  const allowed = root === 'query' ? t.perm?.queryRootFields : t.perm?.subscriptionRootFields;
+  return groupsOf.get(rs)?.offered(t) === true && (!allowed || allowed.includes('select_aggregate'));
+}
+
+const selectField = (rs: RoleSchema, kind: TableRootKind | 'select_groups', t: RoleTable): RootFieldDef => ofSource(t.source, new TableRootField(kind, t, rs));
+
+/** The role's query or subscription root fields of tables, found by name (Note [Root fields by
+ * name] in core/schema/assembly.ts). */
+function selectTables(rs: RoleSchema, types: TypeRegistry, root: 'query' | 'subscription', skip: (s: ResolvedSource) => boolean): RoleTableFields {
+  const tableOf = (c: Candidate) => rs.tables.get(`${c.source.name}\0${c.key}`);
+  return {
+    has(c) {
+      const t = tableOf(c);
+      if (!t) return false;
+      if (c.kind === 'select_groups') return hasGroups(rs, t, root);
+      if (c.kind === 'select_stream') return hasStream(t);
+      return (selectKinds(rs, t, root) as TableFieldKind[]).includes(c.kind);
+    },
+    make(c) {
+      const t = tableOf(c)!;
+      return c.kind === 'select_stream' ? streamField(rs, types, t) : selectField(rs, c.kind as TableRootKind | 'select_groups', t);
+    },
+    *names() {
+      for (const t of rs.tables.values()) {
+        if (skip(t.source)) continue;
+        for (const kind of selectKinds(rs, t, root)) yield tableFieldName(t.source, t.model, kind);
+        if (root === 'subscription' && hasStream(t)) yield tableFieldName(t.source, t.model, 'select_stream');
+      }
+      for (const t of groupsOf.has(rs) ? rs.tables.values() : []) if (!skip(t.source) && hasGroups(rs, t, root)) yield tableFieldName(t.source, t.model, 'select_groups');
+    },
+  };
+}
+
+/** The role's mutation root fields of tables, found by name, as `selectTables`. */
+function mutationTables(rs: RoleSchema, ms: () => MutationSchema, skip: (s: ResolvedSource) => boolean): RoleTableFields {
+  const tableOf = (c: Candidate) => rs.writable.get(`${c.source.name}\0${c.key}`);
+  return {
+    has(c) {
+      const t = tableOf(c);
+      return t !== undefined && (ms().kinds(t) as TableFieldKind[]).includes(c.kind);
+    },
+    make: (c) => ms().field(c.kind as MutationKind, tableOf(c)!),
+    *names() {
+      for (const t of rs.writable.values()) if (!skip(t.source)) for (const kind of ms().kinds(t)) yield tableFieldName(t.source, t.model, kind);
+    },
+  };
 }
 
 type TableRootKind = 'select' | 'select_by_pk' | 'select_aggregate';
@@ -215,16 +276,28 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
     contribute(role, build, types, scope): SchemaContribution {
       const rs = roleSchema(db, role, build, types);
       const fns = functionRootFields(rs);
-      // Without a namespaced source the fields are the root's as they are (no copy of thousands).
-      const anyNamespace = [...db.resolved(build).sources.values()].some((s) => sourceNames(s).namespace);
-      const root = (fields: Record<string, RootFieldDef>, kind: 'query' | 'mutation' | 'subscription') => (anyNamespace ? namespaced(fields, kind, types) : fields);
+      const resolved = db.resolved(build);
+      // The fields of a source with a namespace are under it (namespace.ts): made whole, with the
+      // functions (few); the other tables' are found by name (Note [Root fields by name] in
+      // core/schema/assembly.ts).
+      const anyNamespace = [...resolved.sources.values()].some((s) => sourceNames(s).namespace);
+      const first = (tables: () => Record<string, RootFieldDef>, own: Record<string, RootFieldDef>, kind: Root) =>
+        anyNamespace ? namespaced(Object.assign(tables(), own), kind, types) : own;
+      let mutations: MutationSchema | undefined;
+      const ms = () => (mutations ??= new MutationSchema(rs, types, scope?.backendOnly === true));
       // The mutation and subscription roots only when a request needs them (Note [Lazy query
       // schemas] in core/schema/assembly.ts): most of a role's types are theirs.
       return {
-        query: root(Object.assign(tableRootFields(rs), fns.query), 'query'),
-        mutation: () => root(Object.assign(new MutationSchema(rs, types, scope?.backendOnly === true).rootFields(), fns.mutation), 'mutation'),
+        query: rootLookup((n) => candidates(build, resolved, 'query', n), first(() => tableRootFields(rs, 'query', inNamespace), fns.query, 'query'), selectTables(rs, types, 'query', inNamespace), inNamespace),
+        mutation: () => rootLookup((n) => candidates(build, resolved, 'mutation', n), first(() => ms().rootFields(inNamespace), fns.mutation, 'mutation'), mutationTables(rs, ms, inNamespace), inNamespace),
         // Every query root field is a live query too, and each table has its stream (./subscription.ts).
-        subscription: () => root(Object.assign(tableRootFields(rs, 'subscription'), streamRootFields(rs, types), fns.query), 'subscription'),
+        subscription: () =>
+          rootLookup(
+            (n) => candidates(build, resolved, 'subscription', n),
+            first(() => Object.assign(tableRootFields(rs, 'subscription', inNamespace), streamRootFields(rs, types, inNamespace)), fns.query, 'subscription'),
+            selectTables(rs, types, 'subscription', inNamespace),
+            inNamespace,
+          ),
       };
     },
   };

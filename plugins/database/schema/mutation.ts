@@ -33,7 +33,7 @@ import {
 import { SvcError } from '../../../core/errors.js';
 import type { FieldPlan, PlanInput, RootFieldDef, RunContext, TypeRegistry } from '../../../core/plugin.js';
 import type { BoolIR, ColumnValue, CompiledQuery, InsertColumn, InsertIR, InsertRowIR, MutationField, MutationIR, MutationOutput, NestedInsert, UpdateIR, UpdateOp, Value, ZeroCheck } from '../ir/types.js';
-import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, UpdatePermissionIR } from '../model/resolved.js';
+import type { DeletePermissionIR, InsertPermissionIR, ResolvedColumn, ResolvedRelationship, ResolvedSource, UpdatePermissionIR } from '../model/resolved.js';
 import type { ScalarType, SqlExecutor } from '../model/types.js';
 import type { QualifiedTable } from '../model/scalars.js';
 import { qtDisplay } from '../model/meta.js';
@@ -342,31 +342,39 @@ export class MutationSchema {
   // -------------------------------------------------------------------------------------------
   // Root fields
 
-  rootFields(): Record<string, RootFieldDef> {
+  /** The role's mutation root fields of the tables of the sources `only` takes (all by default). */
+  rootFields(only?: (s: ResolvedSource) => boolean): Record<string, RootFieldDef> {
     const out: Record<string, RootFieldDef> = {};
-    for (const t of this.rs.writable.values()) {
-      const w = this.writeOf(t);
-      if (!w) continue;
-      const add = (kind: MutationKind) => {
-        out[sourceNames(t.source).field(t.model.rootFields[kind].name)] = ofSource(t.source, new TableMutationField(kind, w, this));
-      };
-      // An input object needs a field: a role whose every column is preset gets no insert field
-      // (nor does a table with no column it may give).
-      if (w.insert && (w.insertColumns.length > 0 || this.insertRelationships(w).length > 0)) {
-        add('insert');
-        if (t.hasObject) add('insert_one');
-      }
-      if (w.update && w.updateColumns.length + w.update.set.size > 0) {
-        add('update');
-        if (t.hasObject && this.rs.hasPk(t)) add('update_by_pk');
-        add('update_many');
-      }
-      if (w.delete) {
-        add('delete');
-        if (t.hasObject && this.rs.hasPk(t)) add('delete_by_pk');
-      }
+    for (const t of this.rs.writable.values()) if (!only || only(t.source)) for (const kind of this.kinds(t)) out[sourceNames(t.source).field(t.model.rootFields[kind].name)] = this.field(kind, t);
+    return out;
+  }
+
+  /** The mutation root fields the role has of a table it may write, in the root's order. */
+  kinds(t: RoleTable): MutationKind[] {
+    const w = this.writeOf(t);
+    const out: MutationKind[] = [];
+    if (!w) return out;
+    // An input object needs a field: a role whose every column is preset gets no insert field
+    // (nor does a table with no column it may give).
+    if (w.insert && (w.insertColumns.length > 0 || this.insertRelationships(w).length > 0)) {
+      out.push('insert');
+      if (t.hasObject) out.push('insert_one');
+    }
+    if (w.update && w.updateColumns.length + w.update.set.size > 0) {
+      out.push('update');
+      if (t.hasObject && this.rs.hasPk(t)) out.push('update_by_pk');
+      out.push('update_many');
+    }
+    if (w.delete) {
+      out.push('delete');
+      if (t.hasObject && this.rs.hasPk(t)) out.push('delete_by_pk');
     }
     return out;
+  }
+
+  /** The root field `kind` of a table (one of `kinds(t)`). */
+  field(kind: MutationKind, t: RoleTable): RootFieldDef {
+    return ofSource(t.source, new TableMutationField(kind, this.writeOf(t)!, this));
   }
 
   /** A mutation root field's type and arguments (made when the schema first reads them). */
@@ -445,7 +453,7 @@ const rowPath = (path: string, indexed: boolean, i: number) => (indexed ? `${pat
 /** The columns a row's object gives by its fields. */
 const given = (obj: Record<string, Arg>, byField: ReadonlyMap<string, { name: string }>) => Object.keys(obj).flatMap((k) => byField.get(k)?.name ?? []);
 
-type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
+export type MutationKind = 'insert' | 'insert_one' | 'update' | 'update_by_pk' | 'update_many' | 'delete' | 'delete_by_pk';
 
 // ---------------------------------------------------------------------------------------------
 // Planning

@@ -29,11 +29,12 @@ import {
 import type { TypeRegistry } from '../../../core/plugin.js';
 import type { AggregateFunction, Aggregates, Dialect, EnumValue, JoinedField, OperatorSpec, ScalarType } from '../model/types.js';
 import { DEFAULT_AGGREGATES } from '../model/scalars.js';
-import type { ResolvedSource } from '../model/resolved.js';
+import type { ResolvedSource, ResolvedTable } from '../model/resolved.js';
 import type { FunctionModel, ResolvedColumn, ResolvedComputedField, ResolvedFunctionArg, ResolvedRelationship, SelectPermissionIR, TableModel } from '../model/resolved.js';
 import { GENERIC_OPERATOR_NAMES } from '../model/boolexp.js';
 import { qtKey } from '../model/meta.js';
 import { sourceNames, tn } from './names.js';
+import { KeyedView } from '../../../lib/keyed-view.js';
 
 /*
  * Note [Enum table references]
@@ -119,14 +120,14 @@ export interface RoleTable {
    * all of them: never changed). */
   readonly columns: readonly ResolvedColumn[];
   /** Relationships to tables the role may select (the model's own list where all are). */
-  relationships: readonly ResolvedRelationship[];
+  readonly relationships: readonly ResolvedRelationship[];
   /** Whether the role may aggregate the table. */
   aggregates: boolean;
   /** Columns typed by an enum table, by column name (Note [Enum table references]). */
   enums: ReadonlyMap<string, EnumRef>;
   /** Computed fields the role may read: scalar ones and ones of declared columns that its
    * permission lists, those returning a table's rows where it may select the table. */
-  computedFields: readonly ResolvedComputedField[];
+  readonly computedFields: readonly ResolvedComputedField[];
   /** Whether the role may select the table (a table it may only write has no columns here). */
   selectable: boolean;
   /** Whether the role has an object type of the table: it may select a column of it. A role
@@ -193,13 +194,97 @@ export function aggregateColumns(t: RoleTable): [string, ResolvedColumn[], Aggre
   return out;
 }
 
+/*
+ * Note [Role tables on demand]
+ * A role's schema sees a table through a RoleTable: its columns, relationships and computed
+ * fields as the role's permission shows them. Made for every table when the role's schema was
+ * (after every metadata change, for each role), they cost its first request at 10,000 tables
+ * about 40 ms; a request reaches a few (Note [Root fields by name] in core/schema/assembly.ts).
+ * So `RoleSchema.tables` and `.writable` make a table's when it is first asked for, and keep it;
+ * walking them makes every one, in the sources' and their tables' order. A table's
+ * relationships and computed fields, which ask whether the role may select the tables they
+ * reach, are found when first read.
+ */
+
+/** A role's tables by `source\0key`, each made by `make` when first asked for (Note [Role tables
+ * on demand]); `make` gives undefined for a table the role does not see. */
+class RoleTables extends KeyedView<string, RoleTable> {
+  private readonly made = new Map<string, RoleTable | null>();
+  private readonly byName: ReadonlyMap<string, ResolvedSource>;
+
+  constructor(
+    private readonly sources: readonly ResolvedSource[],
+    private readonly make: (source: ResolvedSource, rt: ResolvedTable, key: string) => RoleTable | undefined,
+  ) {
+    super();
+    this.byName = new Map(sources.map((s) => [s.name, s]));
+  }
+
+  get(key: string): RoleTable | undefined {
+    let t = this.made.get(key);
+    if (t === undefined) {
+      const at = key.indexOf('\0');
+      const source = at < 0 ? undefined : this.byName.get(key.slice(0, at));
+      const rt = source?.tables.get(key.slice(at + 1));
+      t = (rt && this.make(source!, rt, key)) ?? null;
+      this.made.set(key, t);
+    }
+    return t ?? undefined;
+  }
+
+  *keys(): MapIterator<string> {
+    for (const source of this.sources) {
+      for (const key of source.tables.keys()) {
+        const k = `${source.name}\0${key}`;
+        if (this.get(k)) yield k;
+      }
+    }
+  }
+}
+
+/** A table the role may select (Note [Role tables on demand]). */
+class SelectedTable implements RoleTable {
+  readonly columns: readonly ResolvedColumn[];
+  readonly aggregates: boolean;
+  readonly enums: ReadonlyMap<string, EnumRef>;
+  readonly selectable = true;
+  readonly hasObject: boolean;
+  #relationships: readonly ResolvedRelationship[] | undefined;
+  #computedFields: readonly ResolvedComputedField[] | undefined;
+
+  constructor(
+    private readonly rs: RoleSchema,
+    readonly source: ResolvedSource,
+    readonly model: TableModel,
+    readonly perm: SelectPermissionIR | undefined,
+  ) {
+    this.columns = perm ? kept(model.columns, (c) => perm.columns.has(c.name)) : model.columns;
+    this.aggregates = !perm || perm.allowAggregations;
+    this.enums = enumRefs(source, model);
+    // Hasura: a permission with no columns but computed fields it lists still shows the
+    // table (those it shows: see computedFields).
+    this.hasObject = !perm || perm.columns.size > 0 || (model.computedFields ?? []).some((cf) => listed(perm, cf));
+  }
+
+  get relationships(): readonly ResolvedRelationship[] {
+    return (this.#relationships ??= kept(this.model.relationships, (r) => this.rs.hasObject(`${this.source.name}\0${r.remoteKey}`)));
+  }
+
+  get computedFields(): readonly ResolvedComputedField[] {
+    return (this.#computedFields ??= kept(this.model.computedFields ?? NONE, (cf) =>
+      cf.returns.k === 'table' ? this.rs.hasObject(`${this.source.name}\0${cf.returns.key}`) : !this.perm || listed(this.perm, cf),
+    ));
+  }
+}
+
 export class RoleSchema {
-  /** Tables the role may select, by `source\0key`. */
-  readonly tables = new Map<string, RoleTable>();
+  /** Tables the role may select, by `source\0key`, in the sources' order; each made when first
+   * asked for (Note [Role tables on demand]). */
+  readonly tables: ReadonlyMap<string, RoleTable>;
   /** Tracked functions the role may call. */
   readonly functions: RoleFunction[] = [];
-  /** Tables the role has a mutation permission on (admin: all), by `source\0key`. */
-  readonly writable = new Map<string, RoleTable>();
+  /** Tables the role has a mutation permission on (admin: all), by `source\0key`, as `tables`. */
+  readonly writable: ReadonlyMap<string, RoleTable>;
 
   /** The fields other plugins join to a table's rows (Note [Joined fields] in ./joins.ts), set
    * by the contributor. */
@@ -228,62 +313,39 @@ export class RoleSchema {
     /** `--stringify-numeric-types`: big numbers (ScalarType.stringify) as JSON strings. */
     readonly stringifyNumbers = false,
   ) {
-    // Iterated twice (tables, then functions): it may be a Map's iterator.
     const all = [...sources];
-    for (const source of all) {
-      if (!source.kind.dialect.compileSelect) continue;
-      for (const rt of source.tables.values()) {
-        const m = rt.model;
-        if (!m || !m.inSchema) continue;
-        const perm = isAdmin ? undefined : m.select.get(role);
-        if (!isAdmin && !perm) continue;
-        this.tables.set(`${source.name}\0${m.key}`, {
-          source,
-          model: m,
-          perm,
-          columns: perm ? kept(m.columns, (c) => perm.columns.has(c.name)) : m.columns,
-          relationships: NONE,
-          aggregates: isAdmin || perm!.allowAggregations,
-          enums: enumRefs(source, m),
-          computedFields: NONE,
-          selectable: true,
-          // Hasura: a permission with no columns but computed fields it lists still shows the
-          // table (those it shows: see computedFields below).
-          hasObject: !perm || perm.columns.size > 0 || (m.computedFields ?? []).some((cf) => listed(perm, cf)),
-        });
-      }
-    }
+    const select = all.filter((s) => s.kind.dialect.compileSelect);
+    const tables = new RoleTables(select, (source, rt) => {
+      const m = rt.model;
+      if (!m || !m.inSchema) return undefined;
+      const perm = isAdmin ? undefined : m.select.get(role);
+      if (!isAdmin && !perm) return undefined;
+      return new SelectedTable(this, source, m, perm);
+    });
+    this.tables = tables;
     // Tables the role may write: those it may select, and the others it has a mutation permission on.
-    for (const source of all) {
-      if (!source.kind.dialect.compileMutation) continue;
-      for (const rt of source.tables.values()) {
+    this.writable = new RoleTables(
+      all.filter((s) => s.kind.dialect.compileMutation),
+      (source, rt, key) => {
         const m = rt.model;
-        if (!m || !m.inSchema) continue;
-        const key = `${source.name}\0${m.key}`;
-        if (!isAdmin && !m.insert.has(role) && !m.update.has(role) && !m.delete.has(role)) continue;
-        const t = this.tables.get(key) ?? {
-          source,
-          model: m,
-          perm: undefined,
-          columns: NONE,
-          relationships: NONE,
-          aggregates: false,
-          enums: enumRefs(source, m),
-          computedFields: NONE,
-          selectable: false,
-          hasObject: false,
-        };
-        this.writable.set(key, t);
-      }
-    }
-    for (const t of this.tables.values()) {
-      t.relationships = kept(t.model.relationships, (r) => this.tables.get(`${t.source.name}\0${r.remoteKey}`)?.hasObject === true);
-      t.computedFields = kept(t.model.computedFields ?? NONE, (cf) =>
-        cf.returns.k === 'table'
-          ? this.tables.get(`${t.source.name}\0${cf.returns.key}`)?.hasObject === true
-          : !t.perm || listed(t.perm, cf),
-      );
-    }
+        if (!m || !m.inSchema) return undefined;
+        if (!isAdmin && !m.insert.has(role) && !m.update.has(role) && !m.delete.has(role)) return undefined;
+        return (
+          tables.get(key) ?? {
+            source,
+            model: m,
+            perm: undefined,
+            columns: NONE,
+            relationships: NONE,
+            aggregates: false,
+            enums: enumRefs(source, m),
+            computedFields: NONE,
+            selectable: false,
+            hasObject: false,
+          }
+        );
+      },
+    );
     for (const source of all) {
       for (const f of source.functions.values()) {
         const m = f.model;
@@ -293,6 +355,11 @@ export class RoleSchema {
         this.functions.push({ source, model: m, table });
       }
     }
+  }
+
+  /** Whether the role may select a column of the table `key` (`source\0key`) names. */
+  hasObject(key: string): boolean {
+    return this.tables.get(key)?.hasObject === true;
   }
 
   /** The table whose rows a set-returning computed field gives. */

@@ -12,6 +12,7 @@ import type { BoolIR, CompiledQuery, RootIR } from '../ir/types.js';
 import { sourceNames, ofSource, tn } from './names.js';
 import { and, defaultsOf, redactOf, dbError, fail, irFor, isObj, NeedsVariables, paramText, Planner, PREPARED, resolveMarks, VarMark, type Arg, type RootKind } from './plan.js';
 import type { RoleFunction, RoleSchema, RoleTable } from './role.js';
+import type { ResolvedSource } from '../model/resolved.js';
 
 /** At most this many statements per plan (one per combination of the variables that shape it). */
 const MEMO_LIMIT = 64;
@@ -196,52 +197,56 @@ function planStream(t: RoleTable, rs: RoleSchema, input: PlanInput): FieldPlan {
 const named = <T extends GraphQLNamedType>(types: TypeRegistry, name: string, make: () => T): T => (types.get(name) as T | undefined) ?? types.define(make());
 
 /** `<t>_stream` of every table the role may select a column of, as `subscription_root_fields`
- * allows (Note [Streaming subscriptions]). */
-export function streamRootFields(rs: RoleSchema, types: TypeRegistry): Record<string, RootFieldDef> {
+ * allows (Note [Streaming subscriptions]), of the sources `only` takes (all by default). */
+export function streamRootFields(rs: RoleSchema, types: TypeRegistry, only?: (s: ResolvedSource) => boolean): Record<string, RootFieldDef> {
   const out: Record<string, RootFieldDef> = {};
-  for (const t of rs.tables.values()) {
-    if (!t.hasObject || t.columns.length === 0) continue;
-    const allowed = t.perm?.subscriptionRootFields;
-    if (allowed && !allowed.includes('select_stream')) continue;
-    const names = sourceNames(t.source);
-    const table = t.model.table.name;
-    const ordering = named(types, names.type('cursor_ordering'), () =>
-      new GraphQLEnumType({
-        name: names.type('cursor_ordering'),
-        description: 'ordering argument of a cursor',
-        values: { ASC: { value: 'ASC', description: 'ascending ordering of the cursor' }, DESC: { value: 'DESC', description: 'descending ordering of the cursor' } },
-      }),
-    );
-    const value = named(types, tn(t, '_stream_cursor_value_input'), () =>
-      new GraphQLInputObjectType({
-        name: tn(t, '_stream_cursor_value_input'),
-        description: 'Initial value of the column from where the streaming should start',
-        fields: () => Object.fromEntries(t.columns.map((c) => [c.field, { type: rs.columnType(t, c), ...(c.description ? { description: c.description } : {}) }])),
-      }),
-    );
-    const cursor = named(types, tn(t, '_stream_cursor_input'), () =>
-      new GraphQLInputObjectType({
-        name: tn(t, '_stream_cursor_input'),
-        description: `Streaming cursor of the table "${t.model.name}"`,
-        fields: {
-          initial_value: { type: new GraphQLNonNull(value), description: 'Stream column input with initial value' },
-          ordering: { type: ordering, description: 'cursor ordering' },
-        },
-      }),
-    );
-    const rf = t.model.rootFields.select_stream;
-    out[names.field(rf.name)] = ofSource(t.source, {
-      config: {
-        type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))),
-        args: {
-          batch_size: { type: new GraphQLNonNull(GraphQLInt), description: 'maximum number of rows returned in a single batch' },
-          cursor: { type: new GraphQLNonNull(new GraphQLList(cursor)), description: 'cursor to stream the results returned by the query' },
-          where: { type: rs.boolExp(t), description: 'filter the rows returned' },
-        },
-        description: rf.comment ?? `fetch data from the table in a streaming manner: "${table}"`,
-      },
-      plan: (input) => planStream(t, rs, input),
-    });
-  }
+  for (const t of rs.tables.values()) if ((!only || only(t.source)) && hasStream(t)) out[sourceNames(t.source).field(t.model.rootFields.select_stream.name)] = streamField(rs, types, t);
   return out;
+}
+
+/** Whether the role has `<t>_stream`. */
+export const hasStream = (t: RoleTable): boolean =>
+  t.hasObject && t.columns.length > 0 && (!t.perm?.subscriptionRootFields || t.perm.subscriptionRootFields.includes('select_stream'));
+
+/** `<t>_stream` (the role has it: `hasStream`). */
+export function streamField(rs: RoleSchema, types: TypeRegistry, t: RoleTable): RootFieldDef {
+  const names = sourceNames(t.source);
+  const table = t.model.table.name;
+  const ordering = named(types, names.type('cursor_ordering'), () =>
+    new GraphQLEnumType({
+      name: names.type('cursor_ordering'),
+      description: 'ordering argument of a cursor',
+      values: { ASC: { value: 'ASC', description: 'ascending ordering of the cursor' }, DESC: { value: 'DESC', description: 'descending ordering of the cursor' } },
+    }),
+  );
+  const value = named(types, tn(t, '_stream_cursor_value_input'), () =>
+    new GraphQLInputObjectType({
+      name: tn(t, '_stream_cursor_value_input'),
+      description: 'Initial value of the column from where the streaming should start',
+      fields: () => Object.fromEntries(t.columns.map((c) => [c.field, { type: rs.columnType(t, c), ...(c.description ? { description: c.description } : {}) }])),
+    }),
+  );
+  const cursor = named(types, tn(t, '_stream_cursor_input'), () =>
+    new GraphQLInputObjectType({
+      name: tn(t, '_stream_cursor_input'),
+      description: `Streaming cursor of the table "${t.model.name}"`,
+      fields: {
+        initial_value: { type: new GraphQLNonNull(value), description: 'Stream column input with initial value' },
+        ordering: { type: ordering, description: 'cursor ordering' },
+      },
+    }),
+  );
+  const rf = t.model.rootFields.select_stream;
+  return ofSource(t.source, {
+    config: {
+      type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(rs.object(t)))),
+      args: {
+        batch_size: { type: new GraphQLNonNull(GraphQLInt), description: 'maximum number of rows returned in a single batch' },
+        cursor: { type: new GraphQLNonNull(new GraphQLList(cursor)), description: 'cursor to stream the results returned by the query' },
+        where: { type: rs.boolExp(t), description: 'filter the rows returned' },
+      },
+      description: rf.comment ?? `fetch data from the table in a streaming manner: "${table}"`,
+    },
+    plan: (input) => planStream(t, rs, input),
+  });
 }
