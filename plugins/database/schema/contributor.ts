@@ -115,13 +115,14 @@ function selectTables(rs: RoleSchema, types: TypeRegistry, root: 'query' | 'subs
       const t = tableOf(c)!;
       return c.kind === 'select_stream' ? streamField(rs, types, t) : selectField(rs, c.kind as TableRootKind | 'select_groups', t);
     },
-    *names() {
+    *fields() {
+      const field = (t: RoleTable, kind: TableFieldKind): [string, Candidate] => [tableFieldName(t.source, t.model, kind), { source: t.source, key: t.model.key, kind }];
       for (const t of rs.tables.values()) {
         if (skip(t.source)) continue;
-        for (const kind of selectKinds(rs, t, root)) yield tableFieldName(t.source, t.model, kind);
-        if (root === 'subscription' && hasStream(t)) yield tableFieldName(t.source, t.model, 'select_stream');
+        for (const kind of selectKinds(rs, t, root)) yield field(t, kind);
+        if (root === 'subscription' && hasStream(t)) yield field(t, 'select_stream');
       }
-      for (const t of groupsOf.has(rs) ? rs.tables.values() : []) if (!skip(t.source) && hasGroups(rs, t, root)) yield tableFieldName(t.source, t.model, 'select_groups');
+      for (const t of groupsOf.has(rs) ? rs.tables.values() : []) if (!skip(t.source) && hasGroups(rs, t, root)) yield field(t, 'select_groups');
     },
   };
 }
@@ -135,8 +136,11 @@ function mutationTables(rs: RoleSchema, ms: () => MutationSchema, skip: (s: Reso
       return t !== undefined && (ms().kinds(t) as TableFieldKind[]).includes(c.kind);
     },
     make: (c) => ms().field(c.kind as MutationKind, tableOf(c)!),
-    *names() {
-      for (const t of rs.writable.values()) if (!skip(t.source)) for (const kind of ms().kinds(t)) yield tableFieldName(t.source, t.model, kind);
+    *fields() {
+      for (const t of rs.writable.values()) {
+        if (skip(t.source)) continue;
+        for (const kind of ms().kinds(t)) yield [tableFieldName(t.source, t.model, kind), { source: t.source, key: t.model.key, kind }];
+      }
     },
   };
 }
@@ -146,8 +150,9 @@ type TableRootKind = 'select' | 'select_by_pk' | 'select_aggregate';
 /*
  * Note [Table root fields as instances]
  * A role's schema has a root field per table and kind (three for most tables: 6,000 at 2,000
- * tables, made again for each role after every metadata change), and the schema keeps them
- * until the next change. Each is an instance of one class, its state three fields and its
+ * tables), and the schema keeps those it made until the next change: since Note [Root fields by
+ * name] (core/schema/assembly.ts), those a request named, or all of them for a whole schema
+ * (introspection). Each is an instance of one class, its state three fields and its
  * behaviour on the prototype, rather than an object literal with three closures, their
  * context and two accessor pairs of its own, recorded in a WeakMap too. With the copies of the
  * roots the contributor and the assembly no longer make, at 2,000 tables a change and the first

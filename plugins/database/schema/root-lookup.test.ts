@@ -93,7 +93,6 @@ const sig = (d: RootFieldDef | undefined) => d && `${String(d.config.type)} | ${
 function check(role: string): void {
   const build = server.kernel.state().build;
   const db = server.kernel.api.use(DatabaseToken) as DatabaseService;
-  const roots = server.kernel.api.roleSchema(role, build).roots;
   const types = new RoleTypeRegistry().as('tables');
   const rs = roleSchema(db, role, build, types);
   const fns = functionRootFields(rs);
@@ -112,14 +111,22 @@ function check(role: string): void {
   }
   // The namespace's field where the role sees a table of the source (admin only here).
   const ns = role === 'admin' ? ['ns'] : [];
-  for (const root of ['query', 'mutation', 'subscription'] as const) {
-    const expected = whole[root];
-    const keys = [...Object.keys(expected), ...ns];
-    // A role without a query field gets Hasura's placeholder (core/schema/assembly.ts).
-    expect(new Set(roots[root].keys()), `${role} ${root}`).toEqual(new Set(keys.length === 0 && root === 'query' ? ['no_queries_available'] : keys));
-    for (const name of probes) {
-      if (name === 'ns') expect(roots[root].get(name) !== undefined, `${role} ${root} ns`).toBe(ns.length > 0);
-      else expect(sig(roots[root].get(name)), `${role} ${root} ${name}`).toBe(sig(expected[name]));
+  // Each name found by its candidates (fresh roots, asked before their names are walked) and
+  // from the walk of every name (a whole schema's way).
+  for (const walkFirst of [false, true]) {
+    const roots = server.kernel.api.roleRoots(role, build);
+    for (const root of ['query', 'mutation', 'subscription'] as const) {
+      const expected = whole[root];
+      const keys = [...Object.keys(expected), ...ns];
+      // A role without a query field gets Hasura's placeholder (core/schema/assembly.ts).
+      const names = () => expect(new Set(roots[root].keys()), `${role} ${root}`).toEqual(new Set(keys.length === 0 && root === 'query' ? ['no_queries_available'] : keys));
+      if (walkFirst) names();
+      for (const name of probes) {
+        const what = `${role} ${root} ${name}${walkFirst ? ' (walked)' : ''}`;
+        if (name === 'ns') expect(roots[root].get(name) !== undefined, what).toBe(ns.length > 0);
+        else expect(sig(roots[root].get(name)), what).toBe(sig(expected[name]));
+      }
+      if (!walkFirst) names();
     }
   }
 }

@@ -118,8 +118,9 @@ export interface RoleTableFields {
   has(c: Candidate): boolean;
   /** The candidate's field (one the role has). */
   make(c: Candidate): RootFieldDef;
-  /** The names of every field the role has, in the root's order (names may repeat). */
-  names(): Iterable<string>;
+  /** Every field the role has, by name and candidate, in the root's order: its tables' order,
+   * `<t>_groups` after the others (names may repeat). */
+  fields(): Iterable<[string, Candidate]>;
 }
 
 /**
@@ -129,34 +130,32 @@ export interface RoleTableFields {
  * table's, but of `<t>_groups` the first's.
  */
 const RANK: Partial<Record<TableFieldKind, number>> = { select_groups: 0, select_stream: 2 };
+const rankOf = (c: Candidate) => RANK[c.kind] ?? 1;
+/** Whether `c`, met after `kept` in the root's order, takes the name from it. */
+const takes = (c: Candidate, kept: Candidate | undefined) => !kept || rankOf(c) > rankOf(kept) || (rankOf(c) === rankOf(kept) && rankOf(c) !== 0);
 
-function chosen(candidates: readonly Candidate[] | undefined, tables: RoleTableFields, skip: (s: ResolvedSource) => boolean): Candidate | undefined {
+function chosen(candidates: readonly Candidate[], tables: RoleTableFields, skip: (s: ResolvedSource) => boolean): Candidate | undefined {
   let best: Candidate | undefined;
-  let rank = -1;
-  for (const c of candidates ?? []) {
-    if (skip(c.source) || !tables.has(c)) continue;
-    const r = RANK[c.kind] ?? 1;
-    if (r > rank || (r === rank && r !== 0)) {
-      best = c;
-      rank = r;
-    }
-  }
+  for (const c of candidates) if (!skip(c.source) && tables.has(c) && takes(c, best)) best = c;
   return best;
 }
 
 /**
  * A root's fields: `first`'s (functions, namespaces: few), then the role's table fields of the
  * `candidatesOf` a name, but those of sources that `skip` names (their fields are in `first`,
- * under their namespace).
+ * under their namespace). Once every name has been walked (a whole schema, introspection), a
+ * name's field comes from the walk rather than from its candidates, which cost a lookup in the
+ * build's index each.
  */
 export function rootLookup(candidatesOf: (name: string) => readonly Candidate[], first: RootFieldMap, tables: RoleTableFields, skip: (s: ResolvedSource) => boolean): RootFieldLookup {
   const made = new Map<string, RootFieldDef | null>();
+  let walked: ReadonlyMap<string, Candidate> | undefined;
   return new RootFieldLookup(
     (name) => {
       if (Object.hasOwn(first, name)) return first[name];
       let f = made.get(name);
       if (f === undefined) {
-        const c = chosen(candidatesOf(name), tables, skip);
+        const c = walked ? walked.get(name) : chosen(candidatesOf(name), tables, skip);
         made.set(name, (f = c ? tables.make(c) : null));
       }
       return f ?? undefined;
@@ -164,11 +163,14 @@ export function rootLookup(candidatesOf: (name: string) => readonly Candidate[],
     function* () {
       const seen = new Set(Object.keys(first));
       yield* seen;
-      for (const n of tables.names()) {
+      const kept = new Map<string, Candidate>();
+      for (const [n, c] of tables.fields()) {
+        if (takes(c, kept.get(n))) kept.set(n, c);
         if (seen.has(n)) continue;
         seen.add(n);
         yield n;
       }
+      walked ??= kept;
     },
   );
 }
