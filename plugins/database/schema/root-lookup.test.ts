@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import postgres from 'postgres';
+import { GraphQLString } from 'graphql';
 import type { RootFieldDef } from '../../../core/plugin.js';
 import { RoleTypeRegistry } from '../../../core/schema/registry.js';
 import { createDatabase, useServer } from '../../../test/helpers.js';
@@ -18,7 +19,7 @@ import { ROOT_FIELD_KEYS } from '../model/naming.js';
 import { functionRootFields, roleSchema, tableRootFields } from './contributor.js';
 import { MutationSchema } from './mutation.js';
 import { sourceNames } from './names.js';
-import { tableFieldName, type Root } from './root-lookup.js';
+import { rootLookup, tableFieldName, type Candidate, type Root } from './root-lookup.js';
 import { streamRootFields } from './subscription.js';
 
 const SQL = `
@@ -182,5 +183,21 @@ describe('root fields found by name (Note [Root fields by name])', () => {
     for (const role of ROLES) check(role);
     const roots = server.kernel.api.roleSchema('admin', server.kernel.state().build).roots;
     expect(String(roots.query.get('posts')!.config.description)).toContain('"author_groups"');
+  });
+
+  it('a field is made once; a name that gives none is not kept (requests may name anything)', () => {
+    let asked = 0;
+    let made = 0;
+    const c = { source: {}, key: 'k', kind: 'select' } as unknown as Candidate;
+    const lookup = rootLookup(
+      (n) => (asked++, n === 'x' ? [c] : []),
+      {},
+      { has: () => true, make: () => (made++, { config: { type: GraphQLString }, plan: () => ({}) as never }), fields: () => [] },
+      () => false,
+    );
+    expect(lookup.get('x')).toBe(lookup.get('x'));
+    expect(made).toBe(1);
+    for (let i = 0; i < 3; i++) expect(lookup.get('nope')).toBeUndefined();
+    expect(asked).toBe(4);
   });
 });

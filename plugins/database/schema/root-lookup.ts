@@ -148,7 +148,9 @@ function chosen(candidates: readonly Candidate[], tables: RoleTableFields, skip:
  * build's index each.
  */
 export function rootLookup(candidatesOf: (name: string) => readonly Candidate[], first: RootFieldMap, tables: RoleTableFields, skip: (s: ResolvedSource) => boolean): RootFieldLookup {
-  const made = new Map<string, RootFieldDef | null>();
+  // The fields made, by name; a name that gives none is not kept (requests name what they
+  // like: kept, they would grow the map until the next change).
+  const made = new Map<string, RootFieldDef>();
   let walked: ReadonlyMap<string, Candidate> | undefined;
   return new RootFieldLookup(
     (name) => {
@@ -156,9 +158,9 @@ export function rootLookup(candidatesOf: (name: string) => readonly Candidate[],
       let f = made.get(name);
       if (f === undefined) {
         const c = walked ? walked.get(name) : chosen(candidatesOf(name), tables, skip);
-        made.set(name, (f = c ? tables.make(c) : null));
+        if (c) made.set(name, (f = tables.make(c)));
       }
-      return f ?? undefined;
+      return f;
     },
     function* () {
       const seen = new Set(Object.keys(first));
