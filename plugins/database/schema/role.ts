@@ -84,19 +84,13 @@ function enumRefs(source: ResolvedSource, m: TableModel): ReadonlyMap<string, En
 }
 const NO_ENUMS: ReadonlyMap<string, EnumRef> = new Map();
 
-/** Whether the source tracks an enum table (a resolved source is one build's: cached on it). */
+/** Whether the source tracks an enum table (a resolved source is one build's: cached on it):
+ * looked for in its metadata's list, a walk of pointers, rather than through its map of resolved
+ * tables (a layered map's walk: about a millisecond at 10,000 tables, for a role's first
+ * request after every change); enumRefs checks the tables it finds. */
 function hasEnumTables(source: ResolvedSource): boolean {
   let has = enumSources.get(source);
-  if (has === undefined) {
-    has = false;
-    for (const rt of source.tables.values()) {
-      if (rt.meta.is_enum) {
-        has = true;
-        break;
-      }
-    }
-    enumSources.set(source, has);
-  }
+  if (has === undefined) enumSources.set(source, (has = source.meta.tables.some((t) => t.is_enum)));
   return has;
 }
 const enumSources = new WeakMap<ResolvedSource, boolean>();
