@@ -6,6 +6,7 @@
  */
 export abstract class KeyedView<K, V> implements ReadonlyMap<K, V> {
   #size: number | undefined;
+  #empty: boolean | undefined;
 
   abstract get(key: K): V | undefined;
   /** Every key once, in the map's order. */
@@ -13,6 +14,12 @@ export abstract class KeyedView<K, V> implements ReadonlyMap<K, V> {
 
   has(key: K): boolean {
     return this.get(key) !== undefined;
+  }
+
+  /** Whether it has no entry: the first step of a walk, taken once (a view with none may walk
+   * all it could have to say so). */
+  get empty(): boolean {
+    return (this.#empty ??= this.keys().next().done === true);
   }
 
   get size(): number {

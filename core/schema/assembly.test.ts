@@ -70,11 +70,14 @@ describe('role schema', () => {
     expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['a1', 'a2', 'a3', 'b1']);
   });
 
-  it('a lookup with no field: the placeholder, and no mutation root', () => {
-    const none = contributor('many', () => ({ query: new RootFieldLookup(() => undefined, () => []), mutation: () => new RootFieldLookup(() => undefined, () => []) }));
+  it('a lookup with no field: the placeholder, and no mutation root; the root says it is empty once', () => {
+    let walks = 0;
+    const none = contributor('many', () => ({ query: new RootFieldLookup(() => undefined, () => []), mutation: () => new RootFieldLookup(() => undefined, () => (walks++, [])) }));
     const rs = roleSchema('nobody', build(), [none]);
     expect(Object.keys(rs.schema.getQueryType()!.getFields())).toEqual(['no_queries_available']);
     expect(rs.schema.getMutationType()).toBeUndefined();
+    for (let i = 0; i < 3; i++) expect(isEmpty(rs.roots.mutation)).toBe(true);
+    expect(walks).toBe(1);
   });
 
   it('a name given by a lookup and by a map, or by two lookups, names both plugins, in the contributors\' order', () => {

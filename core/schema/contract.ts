@@ -17,6 +17,7 @@ import type {
 } from 'graphql';
 import type { BuildResult, Session } from '../types.js';
 import type { UnitOfWork } from '../uow.js';
+import { KeyedView } from '../../lib/keyed-view.js';
 
 
 /*
@@ -279,8 +280,9 @@ export class RootFieldLookup {
 
 export type LazyRootFields = RootFieldMap | RootFieldLookup | (() => RootFieldMap | RootFieldLookup | undefined);
 
-/** Whether a root has no field, without making them all (Note [Root fields by name]). */
-export const isEmpty = (root: ReadonlyMap<string, unknown>): boolean => root.keys().next().done === true;
+/** Whether a root has no field, without making them all (Note [Root fields by name]); a role's
+ * root says so once. */
+export const isEmpty = (root: ReadonlyMap<string, unknown>): boolean => (root instanceof KeyedView ? root.empty : root.keys().next().done === true);
 
 export interface SchemaContribution {
   query?: LazyRootFields;
