@@ -120,4 +120,40 @@ describe('LayeredMap (Note [Layered maps])', () => {
       expect(m.size).toBe(entries.length);
     }
   });
+
+  it('says which keys differ between two layers over one base, as a comparison of every key would', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.constantFrom('a', 'b')), { maxLength: 30 }),
+        fc.array(fc.array(op(30), { maxLength: 8 }), { minLength: 1, maxLength: 20 }),
+        fc.nat(),
+        (start, layers, pick) => {
+          // Values are objects, compared by identity as a build's resolved tables are.
+          const obj = new Map<string, object>();
+          const of = (v: string) => obj.get(v) ?? (obj.set(v, { v }), obj.get(v)!);
+          const made: ReadonlyMap<number, object>[] = [new Map(start.map(([k, v]) => [k, of(v)]))];
+          for (const ops of layers) {
+            const next = LayeredMap.after(made[made.length - 1]!);
+            for (const o of ops) if ('set' in o) next.set(o.set, of(o.value));
+            else next.delete(o.delete);
+            made.push(next);
+          }
+          const a = made[pick % made.length]!;
+          const b = made[made.length - 1]!;
+          const changed = LayeredMap.changedKeys(a, b);
+          if (changed === undefined) return;
+          const truth = new Set<number>();
+          for (let k = 0; k <= 30; k++) if (a.has(k) !== b.has(k) || a.get(k) !== b.get(k)) truth.add(k);
+          expect([...changed].sort((x, y) => x - y)).toEqual([...truth].sort((x, y) => x - y));
+        },
+      ),
+      { numRuns: 500 },
+    );
+    const base = new Map([[1, 'x']]);
+    expect(LayeredMap.changedKeys(base, LayeredMap.after(base))).toBeUndefined();
+    const one = LayeredMap.after(base);
+    const two = LayeredMap.after(one);
+    two.set(2, 'y');
+    expect(LayeredMap.changedKeys(one, two)).toEqual(new Set([2]));
+  });
 });

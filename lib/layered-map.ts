@@ -45,6 +45,30 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     return new LayeredMap(p.base, new Map(p.over), new Map(p.added), p.gone);
   }
 
+  /** What the layers of one lineage share (a key for what is kept per lineage): a layered
+   * map's base, another map itself. */
+  static baseOf<K, V>(m: ReadonlyMap<K, V>): object {
+    return m instanceof LayeredMap ? (m as LayeredMap<K, V>).base : m;
+  }
+
+  /**
+   * The keys whose entries differ between two maps (one added or removed, or its value another
+   * object), found from their overlays where both are layers over one base; undefined where
+   * they are not (then only a walk of both could say).
+   */
+  static changedKeys<K, V>(prev: ReadonlyMap<K, V>, next: ReadonlyMap<K, V>): Set<K> | undefined {
+    if (prev === next) return new Set();
+    if (!(prev instanceof LayeredMap) || !(next instanceof LayeredMap)) return undefined;
+    const p = prev as LayeredMap<K, V>;
+    const n = next as LayeredMap<K, V>;
+    if (p.base !== n.base) return undefined;
+    const changed = new Set<K>();
+    for (const m of [p.over, p.added, n.over, n.added]) {
+      for (const k of m.keys()) if (p.has(k) !== n.has(k) || p.get(k) !== n.get(k)) changed.add(k);
+    }
+    return changed;
+  }
+
   get size(): number {
     return this.base.size - this.gone + this.added.size;
   }

@@ -112,6 +112,16 @@ function check(role: string): void {
   }
   // The namespace's field where the role sees a table of the source (admin only here).
   const ns = role === 'admin' ? ['ns'] : [];
+  // `<t>_groups` where no other table's type name begins with `<t>_group` (Note [The groups'
+  // shape] in ./groups.ts), worked out here from every table of the build (the schema keeps a
+  // list that follows the changes).
+  if (role === 'admin') {
+    const source = db.resolved(build).sources.get('default')!;
+    const names = [...source.tables.values()].flatMap((rt) => (rt.model?.inSchema ? [rt.model.name] : []));
+    const admin = server.kernel.api.roleRoots(role, build).query;
+    const groupsOf = (n: string) => admin.get(`${n}_groups`)?.config.description?.startsWith('fetch grouped aggregates') === true;
+    for (const n of names) expect(groupsOf(n), `${n}_groups`).toBe(!names.some((x) => x.startsWith(`${n}_group`)));
+  }
   // Each name found by its candidates (fresh roots, asked before their names are walked) and
   // from the walk of every name (a whole schema's way).
   for (const walkFirst of [false, true]) {
@@ -159,6 +169,11 @@ describe('root fields found by name (Note [Root fields by name])', () => {
       { type: 'pg_set_table_customization', args: { table: 'tag', configuration: { custom_name: 'label' } } },
       { type: 'pg_drop_select_permission', args: { table: 'author', role: 'user' } },
       { type: 'pg_untrack_table', args: { source: 'pfx', table: 'tag' } },
+      // The table whose name takes author's `_groups` away, and back.
+      { type: 'pg_untrack_table', args: { table: 'author_groups' } },
+      { type: 'pg_track_table', args: { table: 'author_groups' } },
+      { type: 'pg_set_table_customization', args: { table: 'author_groups', configuration: { custom_name: 'writer_groups' } } },
+      { type: 'pg_set_table_customization', args: { table: 'author_groups', configuration: {} } },
     ];
     for (const op of changes) {
       const r = await server.metadata(op);
