@@ -65,14 +65,13 @@ const groupsOf = new WeakMap<RoleSchema, GroupsSchema>();
  * tables of the sources `only` takes (all by default). */
 export function tableRootFields(rs: RoleSchema, root: 'query' | 'subscription' = 'query', only?: (s: ResolvedSource) => boolean): Record<string, RootFieldDef> {
   const query: Record<string, RootFieldDef> = {};
-  for (const t of rs.tables.values()) {
-    if (only && !only(t.source)) continue;
+  for (const t of rs.tables.of(only)) {
     for (const kind of selectKinds(rs, t, root)) query[tableFieldName(t.source, t.model, kind)] = selectField(rs, kind, t);
   }
   // `<t>_groups` (Note [The groups' shape] in ./groups.ts), after every other field, so that a
   // field of that name (a table's own) keeps it. `query_root_fields` shows it with the aggregate.
-  for (const t of groupsOf.has(rs) ? rs.tables.values() : []) {
-    if ((only && !only(t.source)) || !hasGroups(rs, t, root)) continue;
+  for (const t of groupsOf.has(rs) ? rs.tables.of(only) : []) {
+    if (!hasGroups(rs, t, root)) continue;
     const name = tableFieldName(t.source, t.model, 'select_groups');
     if (name in query) continue;
     query[name] = selectField(rs, 'select_groups', t);
@@ -117,12 +116,12 @@ function selectTables(rs: RoleSchema, types: TypeRegistry, root: 'query' | 'subs
     },
     *fields() {
       const field = (t: RoleTable, kind: TableFieldKind): [string, Candidate] => [tableFieldName(t.source, t.model, kind), { source: t.source, key: t.model.key, kind }];
-      for (const t of rs.tables.values()) {
-        if (skip(t.source)) continue;
+      const taken = (s: ResolvedSource) => !skip(s);
+      for (const t of rs.tables.of(taken)) {
         for (const kind of selectKinds(rs, t, root)) yield field(t, kind);
         if (root === 'subscription' && hasStream(t)) yield field(t, 'select_stream');
       }
-      for (const t of groupsOf.has(rs) ? rs.tables.values() : []) if (!skip(t.source) && hasGroups(rs, t, root)) yield field(t, 'select_groups');
+      for (const t of groupsOf.has(rs) ? rs.tables.of(taken) : []) if (hasGroups(rs, t, root)) yield field(t, 'select_groups');
     },
   };
 }
@@ -137,8 +136,7 @@ function mutationTables(rs: RoleSchema, ms: () => MutationSchema, skip: (s: Reso
     },
     make: (c) => ms().field(c.kind as MutationKind, tableOf(c)!),
     *fields() {
-      for (const t of rs.writable.values()) {
-        if (skip(t.source)) continue;
+      for (const t of rs.writable.of((s) => !skip(s))) {
         for (const kind of ms().kinds(t)) yield [tableFieldName(t.source, t.model, kind), { source: t.source, key: t.model.key, kind }];
       }
     },

@@ -345,7 +345,7 @@ export class MutationSchema {
   /** The role's mutation root fields of the tables of the sources `only` takes (all by default). */
   rootFields(only?: (s: ResolvedSource) => boolean): Record<string, RootFieldDef> {
     const out: Record<string, RootFieldDef> = {};
-    for (const t of this.rs.writable.values()) if (!only || only(t.source)) for (const kind of this.kinds(t)) out[sourceNames(t.source).field(t.model.rootFields[kind].name)] = this.field(kind, t);
+    for (const t of this.rs.writable.of(only)) for (const kind of this.kinds(t)) out[sourceNames(t.source).field(t.model.rootFields[kind].name)] = this.field(kind, t);
     return out;
   }
 

@@ -188,6 +188,13 @@ export function aggregateColumns(t: RoleTable): [string, ResolvedColumn[], Aggre
   return out;
 }
 
+/** A role's tables by `source\0key` (Note [Role tables on demand]). */
+export interface RoleTableMap extends ReadonlyMap<string, RoleTable> {
+  /** Those of the sources `only` takes (every source without it), in order; the others' are
+   * not made. */
+  of(only?: (s: ResolvedSource) => boolean): Iterable<RoleTable>;
+}
+
 /*
  * Note [Role tables on demand]
  * A role's schema sees a table through a RoleTable: its columns, relationships and computed
@@ -202,7 +209,7 @@ export function aggregateColumns(t: RoleTable): [string, ResolvedColumn[], Aggre
 
 /** A role's tables by `source\0key`, each made by `make` when first asked for (Note [Role tables
  * on demand]); `make` gives undefined for a table the role does not see. */
-class RoleTables extends KeyedView<string, RoleTable> {
+class RoleTables extends KeyedView<string, RoleTable> implements RoleTableMap {
   private readonly made = new Map<string, RoleTable | null>();
   private readonly byName: ReadonlyMap<string, ResolvedSource>;
 
@@ -231,6 +238,16 @@ class RoleTables extends KeyedView<string, RoleTable> {
       for (const key of source.tables.keys()) {
         const k = `${source.name}\0${key}`;
         if (this.get(k)) yield k;
+      }
+    }
+  }
+
+  *of(only?: (s: ResolvedSource) => boolean): Iterable<RoleTable> {
+    for (const source of this.sources) {
+      if (only && !only(source)) continue;
+      for (const key of source.tables.keys()) {
+        const t = this.get(`${source.name}\0${key}`);
+        if (t) yield t;
       }
     }
   }
@@ -274,11 +291,11 @@ class SelectedTable implements RoleTable {
 export class RoleSchema {
   /** Tables the role may select, by `source\0key`, in the sources' order; each made when first
    * asked for (Note [Role tables on demand]). */
-  readonly tables: ReadonlyMap<string, RoleTable>;
+  readonly tables: RoleTableMap;
   /** Tracked functions the role may call. */
   readonly functions: RoleFunction[] = [];
   /** Tables the role has a mutation permission on (admin: all), by `source\0key`, as `tables`. */
-  readonly writable: ReadonlyMap<string, RoleTable>;
+  readonly writable: RoleTableMap;
 
   /** The fields other plugins join to a table's rows (Note [Joined fields] in ./joins.ts), set
    * by the contributor. */

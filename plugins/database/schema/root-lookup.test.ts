@@ -156,6 +156,11 @@ describe('root fields found by name (Note [Root fields by name])', () => {
     expect(names('user', 'mutation')).toEqual(['delete_tag', 'insert_article', 'insert_article_one', 'touch_authors', 'update_author', 'update_author_by_pk', 'update_author_many']);
     // `_one` only of a table the role may select (nopk; not pfx's tag).
     expect(names('editor', 'mutation')).toEqual(['insert_nopk', 'insert_nopk_one', 'p_insert_tag_s', 'update_tag', 'update_tag_by_pk', 'update_tag_many']);
+    // A role's tables of some sources only (what the namespace's fields are made from).
+    const db = server.kernel.api.use(DatabaseToken) as DatabaseService;
+    const rs = roleSchema(db, 'admin', server.kernel.state().build, new RoleTypeRegistry().as('tables'));
+    expect([...rs.tables.of((s) => s.name === 'nsrc')].map((t) => `${t.source.name}.${t.model.name}`)).toEqual(['nsrc.author']);
+    expect([...rs.tables.of()].length).toBe(rs.tables.size);
     expect(names('user', 'subscription')).toContain('author_stream');
     expect(names('user', 'subscription')).not.toContain('author');
   });

@@ -200,7 +200,7 @@ const named = <T extends GraphQLNamedType>(types: TypeRegistry, name: string, ma
  * allows (Note [Streaming subscriptions]), of the sources `only` takes (all by default). */
 export function streamRootFields(rs: RoleSchema, types: TypeRegistry, only?: (s: ResolvedSource) => boolean): Record<string, RootFieldDef> {
   const out: Record<string, RootFieldDef> = {};
-  for (const t of rs.tables.values()) if ((!only || only(t.source)) && hasStream(t)) out[sourceNames(t.source).field(t.model.rootFields.select_stream.name)] = streamField(rs, types, t);
+  for (const t of rs.tables.of(only)) if (hasStream(t)) out[sourceNames(t.source).field(t.model.rootFields.select_stream.name)] = streamField(rs, types, t);
   return out;
 }
 
