@@ -233,7 +233,9 @@ const ROOTS: [keyof RootFields, string][] = [
  * change of every owner through deep layers cost replace_metadata at 2,000 tables about a
  * second). A conflict
  * is reported as an inconsistency that an operation introducing it turns into Hasura's 500
- * `unexpected`.
+ * `unexpected`. The index also tells a role's GraphQL schema which tables may give a root field
+ * of a name: a table's owner carries its source and key (Note [Root fields by name] in
+ * core/schema/assembly.ts, plugins/database/schema/root-lookup.ts).
  */
 export const FLATTEN_DEPTH = 256;
 export const fieldKey = (root: keyof RootFields, f: string) => `${root}\u0000${f}`;
