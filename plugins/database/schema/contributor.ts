@@ -41,7 +41,7 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
     // fields by name] in core/schema/assembly.ts), those of a source with a namespace made whole.
     let roots: RootFieldLookup | undefined;
     const tableRoot = (name: string) =>
-      (roots ??= rootLookup((n) => candidates(build, db.resolved(build), 'query', n), tableRootFields(rs, 'query', inNamespace), selectTables(rs, types, 'query', inNamespace), inNamespace)).get(name);
+      (roots ??= rootLookup((n) => candidates(build, db.resolved(build), 'query', n), tableRootFields(rs, 'query', inNamespace), selectTables(rs, types, 'query', outside))).get(name);
     rs.joinedOf = (t) => {
       let out: Record<string, JoinedField> | undefined;
       for (const p of providers) {
@@ -56,6 +56,7 @@ export function roleSchema(db: DatabaseService, role: string, build: BuildResult
 
 /** Whether a source's root fields are under its namespace (namespace.ts). */
 const inNamespace = (s: ResolvedSource): boolean => sourceNames(s).namespace !== undefined;
+const outside = (s: ResolvedSource): boolean => !inNamespace(s);
 
 /** The role schema's GroupsSchema (set where the role schema is made). */
 const groupsOf = new WeakMap<RoleSchema, GroupsSchema>();
@@ -98,13 +99,13 @@ function hasGroups(rs: RoleSchema, t: RoleTable, root: 'query' | 'subscription')
 
 const selectField = (rs: RoleSchema, kind: TableRootKind | 'select_groups', t: RoleTable): RootFieldDef => ofSource(t.source, new TableRootField(kind, t, rs));
 
-/** The role's query or subscription root fields of tables, found by name (Note [Root fields by
- * name] in core/schema/assembly.ts). */
-function selectTables(rs: RoleSchema, types: TypeRegistry, root: 'query' | 'subscription', skip: (s: ResolvedSource) => boolean): RoleTableFields {
+/** The role's query or subscription root fields of the tables of the sources `only` takes, found
+ * by name (Note [Root fields by name] in core/schema/assembly.ts). */
+function selectTables(rs: RoleSchema, types: TypeRegistry, root: 'query' | 'subscription', only: (s: ResolvedSource) => boolean): RoleTableFields {
   const tableOf = (c: Candidate) => rs.tables.get(`${c.source.name}\0${c.key}`);
   return {
     has(c) {
-      const t = tableOf(c);
+      const t = only(c.source) ? tableOf(c) : undefined;
       if (!t) return false;
       if (c.kind === 'select_groups') return hasGroups(rs, t, root);
       if (c.kind === 'select_stream') return hasStream(t);
@@ -116,27 +117,26 @@ function selectTables(rs: RoleSchema, types: TypeRegistry, root: 'query' | 'subs
     },
     *fields() {
       const field = (t: RoleTable, kind: TableFieldKind): [string, Candidate] => [tableFieldName(t.source, t.model, kind), { source: t.source, key: t.model.key, kind }];
-      const taken = (s: ResolvedSource) => !skip(s);
-      for (const t of rs.tables.of(taken)) {
+      for (const t of rs.tables.of(only)) {
         for (const kind of selectKinds(rs, t, root)) yield field(t, kind);
         if (root === 'subscription' && hasStream(t)) yield field(t, 'select_stream');
       }
-      for (const t of groupsOf.has(rs) ? rs.tables.of(taken) : []) if (hasGroups(rs, t, root)) yield field(t, 'select_groups');
+      for (const t of groupsOf.has(rs) ? rs.tables.of(only) : []) if (hasGroups(rs, t, root)) yield field(t, 'select_groups');
     },
   };
 }
 
 /** The role's mutation root fields of tables, found by name, as `selectTables`. */
-function mutationTables(rs: RoleSchema, ms: () => MutationSchema, skip: (s: ResolvedSource) => boolean): RoleTableFields {
+function mutationTables(rs: RoleSchema, ms: () => MutationSchema, only: (s: ResolvedSource) => boolean): RoleTableFields {
   const tableOf = (c: Candidate) => rs.writable.get(`${c.source.name}\0${c.key}`);
   return {
     has(c) {
-      const t = tableOf(c);
+      const t = only(c.source) ? tableOf(c) : undefined;
       return t !== undefined && (ms().kinds(t) as TableFieldKind[]).includes(c.kind);
     },
     make: (c) => ms().field(c.kind as MutationKind, tableOf(c)!),
     *fields() {
-      for (const t of rs.writable.of((s) => !skip(s))) {
+      for (const t of rs.writable.of(only)) {
         for (const kind of ms().kinds(t)) yield [tableFieldName(t.source, t.model, kind), { source: t.source, key: t.model.key, kind }];
       }
     },
@@ -291,15 +291,14 @@ export function databaseContributor(db: DatabaseService): SchemaContributorDef {
       // The mutation and subscription roots only when a request needs them (Note [Lazy query
       // schemas] in core/schema/assembly.ts): most of a role's types are theirs.
       return {
-        query: rootLookup((n) => candidates(build, resolved, 'query', n), first(() => tableRootFields(rs, 'query', inNamespace), fns.query, 'query'), selectTables(rs, types, 'query', inNamespace), inNamespace),
-        mutation: () => rootLookup((n) => candidates(build, resolved, 'mutation', n), first(() => ms().rootFields(inNamespace), fns.mutation, 'mutation'), mutationTables(rs, ms, inNamespace), inNamespace),
+        query: rootLookup((n) => candidates(build, resolved, 'query', n), first(() => tableRootFields(rs, 'query', inNamespace), fns.query, 'query'), selectTables(rs, types, 'query', outside)),
+        mutation: () => rootLookup((n) => candidates(build, resolved, 'mutation', n), first(() => ms().rootFields(inNamespace), fns.mutation, 'mutation'), mutationTables(rs, ms, outside)),
         // Every query root field is a live query too, and each table has its stream (./subscription.ts).
         subscription: () =>
           rootLookup(
             (n) => candidates(build, resolved, 'subscription', n),
             first(() => Object.assign(tableRootFields(rs, 'subscription', inNamespace), streamRootFields(rs, types, inNamespace)), fns.query, 'subscription'),
-            selectTables(rs, types, 'subscription', inNamespace),
-            inNamespace,
+            selectTables(rs, types, 'subscription', outside),
           ),
       };
     },

@@ -213,7 +213,6 @@ describe('root fields found by name (Note [Root fields by name])', () => {
       (n) => (asked++, n === 'x' ? [c] : []),
       {},
       { has: () => true, make: () => (made++, { config: { type: GraphQLString }, plan: () => ({}) as never }), fields: () => [] },
-      () => false,
     );
     expect(lookup.get('x')).toBe(lookup.get('x'));
     expect(made).toBe(1);

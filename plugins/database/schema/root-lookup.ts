@@ -112,9 +112,9 @@ function inTableOrder(resolved: DatabaseBuild, cs: Candidate[]): Candidate[] {
   return cs.sort((a, b) => at.get(a)! - at.get(b)!);
 }
 
-/** A role's tables on one root, as its schema has them. */
+/** A role's tables on one root, as its schema has them (those of some sources). */
 export interface RoleTableFields {
-  /** Whether the role has the candidate's field. */
+  /** Whether the role has the candidate's field here. */
   has(c: Candidate): boolean;
   /** The candidate's field (one the role has). */
   make(c: Candidate): RootFieldDef;
@@ -134,20 +134,20 @@ const rankOf = (c: Candidate) => RANK[c.kind] ?? 1;
 /** Whether `c`, met after `kept` in the root's order, takes the name from it. */
 const takes = (c: Candidate, kept: Candidate | undefined) => !kept || rankOf(c) > rankOf(kept) || (rankOf(c) === rankOf(kept) && rankOf(c) !== 0);
 
-function chosen(candidates: readonly Candidate[], tables: RoleTableFields, skip: (s: ResolvedSource) => boolean): Candidate | undefined {
+function chosen(candidates: readonly Candidate[], tables: RoleTableFields): Candidate | undefined {
   let best: Candidate | undefined;
-  for (const c of candidates) if (!skip(c.source) && tables.has(c) && takes(c, best)) best = c;
+  for (const c of candidates) if (tables.has(c) && takes(c, best)) best = c;
   return best;
 }
 
 /**
- * A root's fields: `first`'s (functions, namespaces: few), then the role's table fields of the
- * `candidatesOf` a name, but those of sources that `skip` names (their fields are in `first`,
- * under their namespace). Once every name has been walked (a whole schema, introspection), a
+ * A root's fields: `first`'s (functions, namespaces: few), then the role's table fields (`tables`:
+ * those of the sources without a namespace, whose fields are in `first`) of the `candidatesOf` a
+ * name. Once every name has been walked (a whole schema, introspection), a
  * name's field comes from the walk rather than from its candidates, which cost a lookup in the
  * build's index each.
  */
-export function rootLookup(candidatesOf: (name: string) => readonly Candidate[], first: RootFieldMap, tables: RoleTableFields, skip: (s: ResolvedSource) => boolean): RootFieldLookup {
+export function rootLookup(candidatesOf: (name: string) => readonly Candidate[], first: RootFieldMap, tables: RoleTableFields): RootFieldLookup {
   // The fields made, by name; a name that gives none is not kept (requests name what they
   // like: kept, they would grow the map until the next change).
   const made = new Map<string, RootFieldDef>();
@@ -157,7 +157,7 @@ export function rootLookup(candidatesOf: (name: string) => readonly Candidate[],
       if (Object.hasOwn(first, name)) return first[name];
       let f = made.get(name);
       if (f === undefined) {
-        const c = walked ? walked.get(name) : chosen(candidatesOf(name), tables, skip);
+        const c = walked ? walked.get(name) : chosen(candidatesOf(name), tables);
         if (c) made.set(name, (f = tables.make(c)));
       }
       return f;
