@@ -138,7 +138,7 @@ describe('crash and restart on the embedded PostgreSQL', () => {
     expect((await post(port, '/v1/query', { type: 'run_sql', args: { sql: 'select v from kept' } })).body.result).toEqual([['v'], ['x']]);
     await stop(again);
     expect(pgPids(dir)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it('kill -9 of the server and its watchdog: the restart stops the orphaned postmaster and boots', async () => {
     const p = start(dir, port);
@@ -281,5 +281,5 @@ describe('crash loop', () => {
     expect(seen.length).toBe(3);
     await stop(p);
     expect(pgPids(dir)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 });

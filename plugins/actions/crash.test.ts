@@ -109,7 +109,9 @@ describe('asynchronous actions with a server process', () => {
       return r.body;
     };
     await ok(ports[0]!, { type: 'set_custom_types', args: { objects: [{ name: 'Out', fields: [{ name: 'n', type: 'Int!' }] }] } });
-    await ok(ports[0]!, { type: 'create_action', args: { name: 'work', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int!' }], output_type: 'Out', handler: '{{HANDLER}}/do', timeout: 1 } } });
+    // A 5 s timeout (a call takes 15 ms): on a loaded two-core machine 1 s timed out some calls
+    // (recorded as errors, not retried), which is not what this test is about.
+    await ok(ports[0]!, { type: 'create_action', args: { name: 'work', definition: { kind: 'asynchronous', arguments: [{ name: 'n', type: 'Int!' }], output_type: 'Out', handler: '{{HANDLER}}/do', timeout: 5 } } });
     // Every instance has the action (metadata sync) before any call is written.
     for (const port of ports.slice(1)) {
       const end = Date.now() + 20_000;
@@ -122,7 +124,7 @@ describe('asynchronous actions with a server process', () => {
     pools.push(sql);
     const N = 600;
     const rows = await sql`insert into svc_catalog.action_log (action_name, input_payload, session_variables, lease_sec)
-      select 'work', jsonb_build_object('n', n), ${sql.json({ 'x-svc-role': 'admin' })}, 11 from generate_series(1, ${N}) as n returning id::text as id`;
+      select 'work', jsonb_build_object('n', n), ${sql.json({ 'x-svc-role': 'admin' })}, 15 from generate_series(1, ${N}) as n returning id::text as id`;
     const ids = rows.map((r) => r.id as string);
     // Instance 1 dies once it has made 60 calls, with more claimed and in flight.
     const killAt = Date.now() + 30_000;

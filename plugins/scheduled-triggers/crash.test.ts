@@ -59,12 +59,13 @@ describe('scheduled events with three server processes', () => {
         return p;
       }),
     );
-    // Events are due at once; their timeout of 1 s makes a lost claim's lease 31 s.
+    // Events are due at once; their timeout of 5 s makes a lost claim's lease 35 s. (With 1 s, a
+    // loaded two-core machine timed out some 15 ms deliveries, recorded as errors.)
     const N = 300;
     const ids: string[] = [];
     const at = new Date(Date.now() + 3_000).toISOString();
     for (let i = 0; i < N; i++) {
-      const r = await post(ports[i % 3]!, '/v1/metadata', { type: 'create_scheduled_event', args: { webhook_from_env: 'HANDLER', schedule_at: at, payload: { i }, retry_conf: { timeout_seconds: 1, num_retries: 0 } } });
+      const r = await post(ports[i % 3]!, '/v1/metadata', { type: 'create_scheduled_event', args: { webhook_from_env: 'HANDLER', schedule_at: at, payload: { i }, retry_conf: { timeout_seconds: 5, num_retries: 0 } } });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       ids.push(r.body.event_id);
     }
