@@ -107,12 +107,25 @@ export async function nodeAnswer(res: ServerResponse, a: HttpAnswer): Promise<vo
     for (;;) {
       const { done, value } = await reader.read();
       if (done || res.destroyed) break;
-      if (!res.write(value)) await new Promise<void>((resolve) => (res.writableNeedDrain ? res.once('drain', resolve).once('close', resolve) : resolve()));
+      if (!res.write(value)) await drained(res);
     }
   } finally {
     res.off('close', gone);
     res.end();
   }
+}
+
+/** Resolves once `res` may be written again or is gone, leaving neither listener behind (one
+ * left per wait added a close listener per megabyte of a long answer). */
+function drained(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
 }
 
 /** A request answered before its body was read to the end is answered `Connection: close`, and
