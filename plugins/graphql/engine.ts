@@ -559,8 +559,8 @@ export class GraphQLEngine {
       const e = entries[0]!;
       if (p.kind === 'mutation') texts = await this.runMutation(entries, ctx, introspected, budget, undefined);
       else {
-        texts = [e.plan ? await e.plan.run(ctx) : (e.text ?? introspected![e.responseKey] ?? 'null')];
-        if (texts[0]!.length > budget) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
+        texts = [e.plan ? await e.plan.run(ctx) : unplanned(e, introspected)];
+        if (charsOf(e, texts[0]!, introspected) > budget) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
       }
     } else {
       const abort = new Cancellation();
@@ -615,9 +615,9 @@ export class GraphQLEngine {
         const i = next++;
         const e = entries[i]!;
         try {
-          const text = e.plan ? await e.plan.run(ctx) : (e.text ?? introspected![e.responseKey] ?? 'null');
+          const text = e.plan ? await e.plan.run(ctx) : unplanned(e, introspected);
           texts[i] = text;
-          total += text.length;
+          total += charsOf(e, text, introspected);
           if (total > budget && !abort.aborted) abort.abort(responseTooLargeError(this.host.config.graphqlMaxResponseSize));
         } catch (err) {
           // A later field's failure does not stop fields already running: one before it in
@@ -672,7 +672,7 @@ export class GraphQLEngine {
     let pending: { at: number; answer: Promise<AnswerText> }[] = [];
     const answered = (i: number, text: AnswerText) => {
       texts[i] = text;
-      total += text.length;
+      total += charsOf(entries[i]!, text, introspected);
       if (total > budget && !ctx.alone) throw responseTooLargeError(this.host.config.graphqlMaxResponseSize);
       if (abort?.aborted) throw abort.reason;
     };
@@ -697,7 +697,7 @@ export class GraphQLEngine {
           continue;
         }
         await settle();
-        answered(i, e.plan ? await e.plan.run(ctx) : (e.text ?? introspected![e.responseKey] ?? 'null'));
+        answered(i, e.plan ? await e.plan.run(ctx) : unplanned(e, introspected));
       }
       await settle();
       await uow.commit();
@@ -726,7 +726,7 @@ export class GraphQLEngine {
       if (r.errors) return { error: fromVariableError(r.errors[0]!) };
       variables = r.coerced;
     }
-    let texts: Record<string, string>;
+    let texts: IntrospectionTexts;
     try {
       texts = writeIntrospection(p.schema, p.operation, p.fragments, variables, fields.introspection, budget);
     } catch (e) {
@@ -742,6 +742,16 @@ export class GraphQLEngine {
 }
 
 const noop = (): void => {};
+
+/** A root field answered without a plan: a literal (`__typename`) or introspection's text. */
+const unplanned = (e: RootEntry, introspected: IntrospectionTexts | undefined): AnswerText => e.text ?? introspected?.[e.responseKey]?.text ?? 'null';
+
+/** What a field's answer counts against the size limit: its characters where known
+ * (introspection's, Note [Long introspection answers as bytes] in ./introspection.ts), else its
+ * length (a plan's bytes counted as bytes). */
+function charsOf(e: RootEntry, text: AnswerText, introspected: IntrospectionTexts | undefined): number {
+  return (!e.plan && e.text === undefined ? introspected?.[e.responseKey]?.chars : undefined) ?? text.length;
+}
 
 /** A GraphQL request's parts, checked as Hasura parses them (`at`: where the request is). */
 function checkRequest(req: unknown, at = '$'): { query: string; variables: Record<string, unknown> | undefined; operationName: string | undefined } {

@@ -23,8 +23,10 @@
 export const INTROSPECTION_CACHE_CHARS = 128 * 1024 * 1024;
 const MAX_ENTRIES = 64;
 
+import type { IntrospectionText } from './introspection.js';
+
 /** One answer: each introspection root field's JSON text by response key. */
-export type IntrospectionTexts = Readonly<Record<string, string>>;
+export type IntrospectionTexts = Readonly<Record<string, IntrospectionText>>;
 
 /** A kept answer, or that the answer is longer than `over` characters (it passed that budget). */
 export type Kept = { texts: IntrospectionTexts; chars: number } | { over: number; chars: 0 };
@@ -52,7 +54,7 @@ export class IntrospectionAnswers<K extends object> {
   /** Keeps an answer. */
   set(key: K, texts: IntrospectionTexts): void {
     let chars = 0;
-    for (const k in texts) chars += texts[k]!.length;
+    for (const k in texts) chars += texts[k]!.chars;
     if (chars <= this.maxChars) this.keep(key, { texts, chars });
   }
 

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { executeSync, getIntrospectionQuery, parse } from 'graphql';
 import { startServer, useServer } from '../../test/helpers.js';
+import { BYTES_ABOVE } from './introspection.js';
 
 const SEED = `
 create table color (value text primary key, comment text);
@@ -75,6 +76,43 @@ describe('introspection written as text', () => {
     ).toBe(200);
     await expectSame(undefined);
     await expectSame('user');
+  });
+
+  it('a long answer, kept as bytes: the same text, again from the cache and in a batch, its characters counted against the limit', async () => {
+    const started = [];
+    try {
+      const big = await startServer({ config: { graphqlMaxResponseSize: 1e9 } });
+      started.push(big);
+      // Comments outside ASCII (two bytes, three, and a pair of surrogates): the bytes outnumber
+      // the characters.
+      const tables = Array.from({ length: 60 }, (_, i) => `t${i}`);
+      await big.runSql(tables.map((t) => `create table ${t} (id serial primary key, name text, n int); comment on table ${t} is 'é … 😀 ${t}';`).join('\n'));
+      const tracked = await big.metadata({ type: 'bulk', args: tables.map((table) => ({ type: 'pg_track_table', args: { table } })) });
+      expect(tracked.status).toBe(200);
+      const query = getIntrospectionQuery();
+      const expected = JSON.stringify({ data: executeSync({ schema: big.graphql.schema('admin'), document: parse(query) }).data });
+      const whole = await big.request('POST', '/v1/graphql', { query });
+      expect(whole.text).toBe(expected);
+      const length = whole.text.length - '{"data":{"__schema":'.length - 2;
+      expect(length).toBeGreaterThan(BYTES_ABOVE);
+      expect(Buffer.byteLength(whole.text)).toBeGreaterThan(whole.text.length);
+      expect((await big.request('POST', '/v1/graphql', { query })).text).toBe(expected);
+      expect(big.graphql.introspectionStats()).toMatchObject({ hits: 1, misses: 1, size: 1, chars: length });
+      const batch = await big.request('POST', '/v1/graphql', [{ query }, { query: '{ t0 { id } }' }]);
+      expect(batch.text).toBe(`[${expected},{"data":{"t0":[]}}]`);
+      // The limit counts characters: exactly the answer's is enough, one less is not.
+      const exact = await startServer({ database: { url: big.url }, config: { graphqlMaxResponseSize: length } });
+      started.push(exact);
+      expect((await exact.request('POST', '/v1/graphql', { query })).text).toBe(expected);
+      expect((await exact.request('POST', '/v1/graphql', { query })).text).toBe(expected);
+      const short = await startServer({ database: { url: big.url }, config: { graphqlMaxResponseSize: length - 1 } });
+      started.push(short);
+      expect((await short.request('POST', '/v1/graphql', { query })).body).toEqual({
+        errors: [{ message: `the response is larger than the limit of ${length - 1} characters (--graphql-max-response-size)`, extensions: { path: '$', code: 'validation-failed' } }],
+      });
+    } finally {
+      for (const t of started) await t.stop();
+    }
   });
 
   it('stops at --graphql-max-response-size with its error, the server answering on', async () => {

@@ -24,22 +24,28 @@
  * [Introspection answers cached] in ./introspection-cache.ts.
  */
 import {
+  GraphQLBoolean,
+  GraphQLString,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
   defaultFieldResolver,
   getArgumentValues,
+  isEnumType,
   isLeafType,
   isListType,
   isNonNullType,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
+  type GraphQLFieldResolver,
+  type GraphQLLeafType,
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLResolveInfo,
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql';
+import type { AnswerText } from '../../core/plugin.js';
 import { collectFields } from '../../lib/graphql/collect.js';
 
 /** Thrown when the text passes its budget; the caller answers its limit's error. */
@@ -67,11 +73,68 @@ interface Walk {
   readonly selected: Map<readonly FieldNode[], Selected>;
 }
 
-/** The fields selected of an object: each response key's `"key":` text, its nodes, and its
- * field (undefined: `__typename`). */
+/*
+ * Note [Introspection fields prepared once]
+ * A walk writes each selected field of the introspection types once per object it is read of:
+ * at 2,000 tables (bench/metadata's) the admin's standard query writes about 1.4 million
+ * objects. What does not depend on the object is made once per selection (SelectedField): the
+ * `,"key":` text, the resolver, its arguments and resolve info, how the field's type is written
+ * (Shape: its wrappers unwrapped, asked once instead of graphql-js's type predicates for every
+ * value), the selection of an object-typed field's objects, and each enum value's text.
+ */
+
+/** The fields selected of an object: what each response key writes (`__typename`: `def`
+ * undefined, the type's name). */
 interface Selected {
   readonly type: GraphQLObjectType;
-  readonly fields: readonly { readonly prefix: string; readonly nodes: readonly FieldNode[]; readonly def: GraphQLField<unknown, unknown> | undefined; args?: Record<string, unknown> }[];
+  readonly typeName: string;
+  readonly fields: readonly SelectedField[];
+}
+
+/** One response key of a selection (Note [Introspection fields prepared once]). */
+interface SelectedField {
+  /** `{"key":` for the first field, `,"key":` for the others. */
+  readonly lead: string;
+  readonly nodes: readonly FieldNode[];
+  readonly def: GraphQLField<unknown, unknown> | undefined;
+  readonly resolve: GraphQLFieldResolver<unknown, unknown>;
+  readonly shape: Shape | undefined;
+  args: Record<string, unknown> | undefined;
+  info: GraphQLResolveInfo | undefined;
+  /** The selection of the field's objects (introspection's object-typed fields have one type). */
+  objects: Selected | undefined;
+}
+
+/** How a type's values are written, its non-null wrappers dropped (introspection's values are
+ * never null where they are non-null). */
+interface Shape {
+  readonly list: Shape | undefined;
+  readonly object: GraphQLObjectType | undefined;
+  readonly leaf: GraphQLLeafType | undefined;
+  /** An enum's text of each value written so far. */
+  readonly texts: Map<unknown, string> | undefined;
+}
+
+const shapes = new WeakMap<GraphQLOutputType, Shape>();
+
+function shapeOf(type: GraphQLOutputType): Shape {
+  let shape = shapes.get(type);
+  if (!shape) {
+    const t = isNonNullType(type) ? type.ofType : type;
+    if (isListType(t)) shape = { list: shapeOf(t.ofType), object: undefined, leaf: undefined, texts: undefined };
+    else if (isLeafType(t)) shape = { list: undefined, object: undefined, leaf: t, texts: isEnumType(t) ? new Map() : undefined };
+    // Introspection's object types only (no abstract type among them).
+    else shape = { list: undefined, object: t as GraphQLObjectType, leaf: undefined, texts: undefined };
+    shapes.set(type, shape);
+  }
+  return shape;
+}
+
+/** An introspection root field's answer: its JSON text (bytes when long, Note [Long
+ * introspection answers as bytes]) and that text's length in characters. */
+export interface IntrospectionText {
+  readonly text: AnswerText;
+  readonly chars: number;
 }
 
 /** An introspection root field (`__schema`, `__type`): its response key and its merged nodes. */
@@ -90,19 +153,43 @@ export function writeIntrospection(
   variables: Readonly<Record<string, unknown>>,
   entries: readonly IntrospectionRoot[],
   budget: number,
-): Record<string, string> {
+): Record<string, IntrospectionText> {
   const w: Walk = { schema, fragments, variables, operation, left: Math.min(budget, LONGEST), out: [], chunks: [], selected: new Map() };
   const root = schema.getRootType(operation.operation)!;
-  const texts: Record<string, string> = {};
+  const texts: Record<string, IntrospectionText> = {};
   for (const { responseKey, nodes } of entries) {
     const def = nodes[0]!.name.value === '__schema' ? SchemaMetaFieldDef : TypeMetaFieldDef;
     w.out = [];
     w.chunks = [];
-    writeField(w, root, undefined, def, nodes);
+    const left = w.left;
+    const f = selectedField(w, root, def, nodes, '');
+    writeValue(w, f, f.shape!, f.resolve(undefined, f.args, undefined, f.info!));
     w.chunks.push(w.out.join(''));
-    texts[responseKey] = w.chunks.join('');
+    const chars = left - w.left;
+    texts[responseKey] = { text: chars > BYTES_ABOVE ? utf8(w.chunks) : w.chunks.join(''), chars };
   }
   return texts;
+}
+
+/*
+ * Note [Long introspection answers as bytes]
+ * A long answer is made UTF-8 bytes once, from its chunks, and kept and sent as those (Note
+ * [Answers as bytes] in core/schema/contract.ts). As one string it was copied three times
+ * more before it reached the socket: its chunks joined into one string, that string flattened
+ * again once spliced into the response's text, and encoded, a slice a turn, for every request
+ * that the cache answered too; at 2,000 tables the admin's answer is 119 MiB. Kept as bytes,
+ * an answer the cache gives again is written to the socket as it is, and lives outside V8's
+ * heap. The length counted against the size limit stays its characters.
+ */
+export const BYTES_ABOVE = 1024 * 1024;
+
+function utf8(chunks: readonly string[]): Uint8Array {
+  let length = 0;
+  for (const c of chunks) length += Buffer.byteLength(c);
+  const bytes = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  for (const c of chunks) at += bytes.write(c, at);
+  return bytes;
 }
 
 const CHUNK = 8192;
@@ -116,44 +203,56 @@ function put(w: Walk, text: string): void {
   }
 }
 
-/** Field `def` of `source` (of type `parent`), selected by `nodes`. */
-function writeField(w: Walk, parent: GraphQLObjectType, source: unknown, def: GraphQLField<unknown, unknown>, nodes: readonly FieldNode[], args = argsOf(w, def, nodes[0]!)): void {
-  const info = { fieldName: def.name, fieldNodes: nodes, returnType: def.type, parentType: parent, schema: w.schema, fragments: w.fragments, rootValue: undefined, operation: w.operation, variableValues: w.variables } as unknown as GraphQLResolveInfo;
-  writeValue(w, def.type, (def.resolve ?? defaultFieldResolver)(source, args, undefined, info), nodes);
-}
-
 const NO_ARGS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
-/** A field's arguments: the same for every object the field is read of in a walk (its node's
- * literals and the walk's variables), so read once per selection (`Selected`). */
-function argsOf(w: Walk, def: GraphQLField<unknown, unknown>, node: FieldNode): Record<string, unknown> {
-  return def.args.length === 0 && !node.arguments?.length ? NO_ARGS : getArgumentValues(def, node, w.variables);
+/** Field `def` of objects of `parent`, selected by `nodes`, written after `lead`. */
+function selectedField(w: Walk, parent: GraphQLObjectType, def: GraphQLField<unknown, unknown> | undefined, nodes: readonly FieldNode[], lead: string): SelectedField {
+  if (!def) return { lead, nodes, def, resolve: defaultFieldResolver, shape: undefined, args: undefined, info: undefined, objects: undefined };
+  // The field's arguments: the same for every object it is read of in a walk (its node's
+  // literals and the walk's variables).
+  const args = def.args.length === 0 && !nodes[0]!.arguments?.length ? NO_ARGS : getArgumentValues(def, nodes[0]!, w.variables);
+  const info = { fieldName: def.name, fieldNodes: nodes, returnType: def.type, parentType: parent, schema: w.schema, fragments: w.fragments, rootValue: undefined, operation: w.operation, variableValues: w.variables } as unknown as GraphQLResolveInfo;
+  return { lead, nodes, def, resolve: def.resolve ?? defaultFieldResolver, shape: shapeOf(def.type), args, info, objects: undefined };
 }
 
-function writeValue(w: Walk, type: GraphQLOutputType, value: unknown, nodes: readonly FieldNode[]): void {
-  if (isNonNullType(type)) return writeValue(w, type.ofType, value, nodes);
+function writeValue(w: Walk, f: SelectedField, shape: Shape, value: unknown): void {
   if (value === null || value === undefined) return put(w, 'null');
-  if (isListType(type)) {
+  if (shape.list) {
     put(w, '[');
     let first = true;
     for (const item of value as Iterable<unknown>) {
       if (!first) put(w, ',');
       first = false;
-      writeValue(w, type.ofType, item, nodes);
+      writeValue(w, f, shape.list, item);
     }
     return put(w, ']');
   }
-  if (isLeafType(type)) return put(w, JSON.stringify(type.serialize(value)) ?? 'null');
-  // Introspection's object types only (no abstract type among them).
-  const { type: objectType, fields } = selectedOf(w, type as GraphQLObjectType, nodes);
-  let sep = '{';
-  for (const f of fields) {
-    put(w, sep + f.prefix);
-    sep = ',';
-    if (f.def) writeField(w, objectType, value, f.def, f.nodes, (f.args ??= argsOf(w, f.def, f.nodes[0]!)));
-    else put(w, JSON.stringify(objectType.name));
+  if (shape.leaf) return put(w, leafText(shape, shape.leaf, value));
+  writeObject(w, (f.objects ??= selectedOf(w, shape.object!, f.nodes)), value);
+}
+
+function leafText(shape: Shape, leaf: GraphQLLeafType, value: unknown): string {
+  if (leaf === GraphQLString && typeof value === 'string') return JSON.stringify(value);
+  if (leaf === GraphQLBoolean && typeof value === 'boolean') return value ? 'true' : 'false';
+  const texts = shape.texts;
+  let text = texts?.get(value);
+  if (text === undefined) {
+    text = JSON.stringify(leaf.serialize(value)) ?? 'null';
+    texts?.set(value, text);
   }
-  put(w, sep === '{' ? '{}' : '}');
+  return text;
+}
+
+function writeObject(w: Walk, selected: Selected, value: unknown): void {
+  const fields = selected.fields;
+  if (fields.length === 0) return put(w, '{}');
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i]!;
+    put(w, f.lead);
+    if (f.def) writeValue(w, f, f.shape!, f.resolve(value, f.args, undefined, f.info!));
+    else put(w, selected.typeName);
+  }
+  put(w, '}');
 }
 
 function selectedOf(w: Walk, type: GraphQLObjectType, nodes: readonly FieldNode[]): Selected {
@@ -163,8 +262,10 @@ function selectedOf(w: Walk, type: GraphQLObjectType, nodes: readonly FieldNode[
   const visited = new Set<string>();
   for (const n of nodes) if (n.selectionSet) collectFields(w.schema, w.fragments, w.variables, type, n.selectionSet, byKey, visited);
   const all = type.getFields();
-  const fields = [...byKey].map(([key, list]) => ({ prefix: `${JSON.stringify(key)}:`, nodes: list, def: list[0]!.name.value === '__typename' ? undefined : all[list[0]!.name.value]! }));
-  const made = { type, fields };
+  const fields = [...byKey].map(([key, list], i) =>
+    selectedField(w, type, list[0]!.name.value === '__typename' ? undefined : all[list[0]!.name.value]!, list, `${i === 0 ? '{' : ','}${JSON.stringify(key)}:`),
+  );
+  const made = { type, typeName: JSON.stringify(type.name), fields };
   w.selected.set(nodes, made);
   return made;
 }
