@@ -64,8 +64,9 @@ interface Walk {
   left: number;
   /** The text being written: pieces, joined into a chunk every CHUNK of them (a piece costs
    * its string and a slot, several times its characters; a chunk about its characters), the
-   * chunks joined at the end into one flat string (not a rope of millions of concatenations,
-   * which every later use would walk again). */
+   * chunks made at the end into one flat string (not a rope of millions of concatenations,
+   * which every later use would walk again), or bytes (Note [Long introspection answers as
+   * bytes]). */
   out: string[];
   chunks: string[];
   /** The fields each selection selects of an object, collected once per walk (graphql-js
@@ -99,9 +100,10 @@ interface SelectedField {
   readonly def: GraphQLField<unknown, unknown> | undefined;
   readonly resolve: GraphQLFieldResolver<unknown, unknown>;
   readonly shape: Shape | undefined;
-  args: Record<string, unknown> | undefined;
-  info: GraphQLResolveInfo | undefined;
-  /** The selection of the field's objects (introspection's object-typed fields have one type). */
+  readonly args: Record<string, unknown> | undefined;
+  readonly info: GraphQLResolveInfo | undefined;
+  /** The selection of the field's objects (introspection's object-typed fields have one type),
+   * made when first written. */
   objects: Selected | undefined;
 }
 
