@@ -1,6 +1,6 @@
 /**
  * The engine at N tracked tables, booted in the benchmark's own process (so that V8's accounting
- * and profiler can be read), for ./memory.ts and ./introspection.ts: an embedded PostgreSQL with
+ * and profiler can be read), for ./memory.ts (and scratch profiles): an embedded PostgreSQL with
  * N + 1 tables (each with a foreign key to the previous one), N of them tracked with their
  * relationships and each role's select permission (`owner_id = X-Svc-User-Id`), as ./run.ts's.
  * The engine is the compiled one (`npm run build:server` first), in production mode as

@@ -9,7 +9,8 @@
  * of answer, the admin 119 MiB, in 0.9 s and 6.6 s each time it asked again (graphql-js's
  * `execute` then; docs/benchmarks.md, "Introspection"). The answer is a function of the role's schema and the document alone where
  * the operation declares no variables (its arguments and directives are then literals), so such
- * an answer is kept, as its root fields' JSON texts, by the plan cache's entry (Note [The plan
+ * an answer is kept, as its root fields' JSON texts (a long one as its bytes: Note [Long
+ * introspection answers as bytes] in ./introspection.ts), by the plan cache's entry (Note [The plan
  * cache] in ./engine.ts), which is the (role, document, operation) it answers; Hasura keeps
  * introspection answers until the schema changes too. A metadata change empties it with the
  * plan cache. Bounded: at most MAX_ENTRIES answers of INTROSPECTION_CACHE_CHARS characters
@@ -19,11 +20,11 @@
  * the request's size limit (--graphql-max-response-size, or what a batch has left of it).
  */
 
+import type { IntrospectionText } from './introspection.js';
+
 /** Characters of introspection answers kept at most (Note [Introspection answers cached]). */
 export const INTROSPECTION_CACHE_CHARS = 128 * 1024 * 1024;
 const MAX_ENTRIES = 64;
-
-import type { IntrospectionText } from './introspection.js';
 
 /** One answer: each introspection root field's JSON text by response key. */
 export type IntrospectionTexts = Readonly<Record<string, IntrospectionText>>;
