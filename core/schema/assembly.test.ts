@@ -122,6 +122,56 @@ describe('role schema', () => {
     expect(rs.schema.getType(`t${N - 1}`)).toBeDefined();
   });
 
+  it('the full schema made in steps (Note [The full schema in steps]): every type, turns between the steps, lazy schemas served meanwhile', async () => {
+    const N = 2000;
+    let made = 0;
+    const c = contributor('chain', (_r, types) => {
+      const all: GraphQLObjectType[] = [];
+      for (let i = 0; i < N; i++) {
+        all.push(types.define(new GraphQLObjectType({ name: `t${i}`, fields: () => (made++, { id: { type: GraphQLInt }, ...(i + 1 < N ? { next: { type: all[i + 1]! } } : {}) }) })));
+      }
+      return { query: { t0: field(all[0]!) } };
+    });
+    const rs = roleSchema('admin', build(), [c]);
+    let turns = 0;
+    const answered: number[] = [];
+    await rs.fullInSteps(async () => {
+      turns++;
+      // Another request between two steps: its lazy schema answers.
+      const doc = parse('{ t0 { next { id } } }');
+      answered.push(validate(rs.schemaFor('query', false, doc), doc).length);
+      await Promise.resolve();
+    }, 0);
+    // A step of 0 ms ends every 64 types.
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(N / 64) - 1);
+    expect(answered.every((n) => n === 0)).toBe(true);
+    expect(made).toBe(N);
+    expect(Object.keys(rs.schema.getTypeMap()).filter((n) => /^t\d+$/.test(n))).toHaveLength(N);
+    expect(made).toBe(N);
+    // Made: nothing left to step through.
+    let again = 0;
+    await rs.fullInSteps(async () => void again++, 0);
+    expect(again).toBe(0);
+  });
+
+  it('the full schema in steps, when a type cannot be made: the steps end, the schema reports the failure as ever', async () => {
+    const c = contributor('bad', (_r, types) => {
+      const bad = types.define(
+        new GraphQLObjectType({
+          name: 'bad',
+          fields: () => {
+            throw new Error('no fields today');
+          },
+        }),
+      );
+      return { query: { bad: field(bad), ok: field(GraphQLString) } };
+    });
+    const rs = roleSchema('admin', build(), [c]);
+    await expect(rs.fullInSteps(async () => {}, 0)).resolves.toBeUndefined();
+    expect(() => rs.schema).toThrow(/no fields today/);
+    expect(() => rs.schema).toThrow(/no fields today/);
+  });
+
   it('extend(): another plugin adds a field to a type, before or after it is defined', () => {
     const rel = contributor('remote', (_r, types) => {
       types.extend('point', { label: { type: GraphQLString } });

@@ -111,7 +111,15 @@ export function roleSchema(role: string, build: BuildResult, contributors: reado
  * chain of 2,000 tables, each with a relationship to the next, overflows the stack. Given every
  * type, it recurses one level only (Note [Schemas without the mutation root]).
  */
-function reachable(roots: (GraphQLObjectType | undefined)[]): GraphQLNamedType[] {
+function reachable(roots: (GraphQLObjectType | undefined)[]): Set<GraphQLNamedType> {
+  const walk = reachableWalk(roots);
+  while (!walk.step(Infinity));
+  return walk.seen;
+}
+
+/** `reachable` as a walk taken `step` by `step`: each step visits types until the stack is empty
+ * (true) or `until` (performance.now()) has passed (Note [The full schema in steps]). */
+function reachableWalk(roots: (GraphQLObjectType | undefined)[]): { seen: Set<GraphQLNamedType>; step(until: number): boolean } {
   const seen = new Set<GraphQLNamedType>();
   const stack: GraphQLNamedType[] = [];
   const add = (t: GraphQLType) => {
@@ -122,22 +130,41 @@ function reachable(roots: (GraphQLObjectType | undefined)[]): GraphQLNamedType[]
     }
   };
   for (const r of roots) if (r) add(r);
-  while (stack.length) {
-    const t = stack.pop()!;
-    if (isObjectType(t) || isInterfaceType(t)) {
-      for (const f of Object.values(t.getFields())) {
-        add(f.type);
-        for (const a of f.args) add(a.type);
+  const step = (until: number): boolean => {
+    for (let i = 1; stack.length; i++) {
+      const t = stack.pop()!;
+      if (isObjectType(t) || isInterfaceType(t)) {
+        for (const f of Object.values(t.getFields())) {
+          add(f.type);
+          for (const a of f.args) add(a.type);
+        }
+        for (const i of t.getInterfaces()) add(i);
+      } else if (isInputObjectType(t)) {
+        for (const f of Object.values(t.getFields())) add(f.type);
+      } else if (isUnionType(t)) {
+        for (const m of t.getTypes()) add(m);
       }
-      for (const i of t.getInterfaces()) add(i);
-    } else if (isInputObjectType(t)) {
-      for (const f of Object.values(t.getFields())) add(f.type);
-    } else if (isUnionType(t)) {
-      for (const m of t.getTypes()) add(m);
+      // A type's fields are made as it is visited (Note [Lazy query schemas]): the clock is
+      // read every 64 types.
+      if ((i & 63) === 0 && until !== Infinity && performance.now() > until) return stack.length === 0;
     }
-  }
-  return [...seen];
+    return true;
+  };
+  return { seen, step };
 }
+
+/*
+ * Note [The full schema in steps]
+ * A role's full schema (introspection, Note [Lazy query schemas]) makes every type of every root
+ * field: at 2,000 tables (bench/metadata's) the admin's took about 4 s of the first
+ * introspection after a change, during which the server answered nobody. A request that may
+ * introspect first makes the types in steps (`fullInSteps`), each of about STEP_MS, giving
+ * other requests a turn between them; the schema is then made of the types found, with no walk
+ * of its own, in a step of its own, and validated when read (graphql-js's constructor and
+ * validateSchema, about 0.45 s and 0.6 s at that size, cannot be cut). Should the steps fail,
+ * `full()` fails the same way when read, and reports it as it does.
+ */
+const STEP_MS = 10;
 
 export function buildRoleSchema(role: string, build: BuildResult, contributors: readonly Contributor[], backendOnly = false): RoleSchema {
   const registry = new RoleTypeRegistry();
@@ -180,18 +207,25 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       ? e
       : // graphql-js refuses e.g. two types of one name that bypassed the registry.
         new SvcError('unexpected', `the GraphQL schema of role "${role}" cannot be built: ${(e as Error).message}`);
-  const full = once((): GraphQLSchema => {
-    let schema: GraphQLSchema;
+  // The types fullInSteps found, for `full` to make the schema of.
+  let found: Set<GraphQLNamedType> | undefined;
+  // The schema of every type, not yet validated (a step of its own: Note [The full schema in steps]).
+  const assembled = once((): GraphQLSchema => {
     try {
       const rootTypes = [query(), mutation(), subscription()] as const;
       // Every type, walked without recursion (reachable), then any defined but not reached.
-      const types = new Set(reachable([...rootTypes]));
+      const types = found ?? reachable([...rootTypes]);
+      found = undefined;
       for (const t of registry.definedTypes()) types.add(t);
-      schema = new GraphQLSchema({ query: rootTypes[0], mutation: rootTypes[1], subscription: rootTypes[2], types: [...types] });
+      const schema = new GraphQLSchema({ query: rootTypes[0], mutation: rootTypes[1], subscription: rootTypes[2], types: [...types] });
       registry.checkExtensions(schema);
+      return schema;
     } catch (e) {
       throw failure(e);
     }
+  });
+  const full = once((): GraphQLSchema => {
+    const schema = assembled();
     // Checked once here rather than by the first validate(), which would throw a bare Error.
     const invalid = validateSchema(schema);
     if (invalid.length > 0) throw new SvcError('unexpected', `the GraphQL schema of role "${role}" is invalid: ${invalid[0]!.message}`);
@@ -207,11 +241,33 @@ export function buildRoleSchema(role: string, build: BuildResult, contributors: 
       }
     });
   const lazy = { query: lazyOf('query'), mutation: lazyOf('mutation'), subscription: lazyOf('subscription') };
+  let stepping: Promise<void> | undefined;
   return {
     role,
     roots,
     get schema() {
       return full();
+    },
+    fullInSteps(turn, stepMs = STEP_MS) {
+      // Note [The full schema in steps].
+      if (assembled.made()) return Promise.resolve();
+      return (stepping ??= (async () => {
+        let walk: ReturnType<typeof reachableWalk>;
+        try {
+          walk = reachableWalk([query(), mutation(), subscription()]);
+          while (!walk.step(performance.now() + stepMs)) await turn();
+        } catch {
+          return; // full() fails the same way and reports it
+        }
+        if (assembled.made()) return;
+        found = walk.seen;
+        await turn();
+        try {
+          assembled();
+        } catch {
+          /* full() reports it */
+        }
+      })());
     },
     schemaFor(kind, introspects, document) {
       if (introspects) return full();
@@ -326,9 +382,9 @@ function rootType(name: string, defs: ReadonlyMap<string, RootFieldDef>): GraphQ
 
 /** `make`'s result on first call, then the same result (or the same failure, so that a schema
  * that cannot be built is not retried on every request). */
-function once<T>(make: () => T): () => T {
+function once<T>(make: () => T): (() => T) & { made(): boolean } {
   let made: { value: T } | { error: unknown } | undefined;
-  return () => {
+  const get = () => {
     if (!made) {
       try {
         made = { value: make() };
@@ -339,6 +395,7 @@ function once<T>(make: () => T): () => T {
     if ('error' in made) throw made.error;
     return made.value;
   };
+  return Object.assign(get, { made: () => made !== undefined });
 }
 
 /**

@@ -333,6 +333,10 @@ export interface RoleSchema {
   /** The schema a document is validated and planned against (Note [Schemas without the mutation
    * root]); given the document, the types on its paths are made first (Note [Lazy query schemas]). */
   schemaFor(kind: OperationKind, introspects: boolean, document?: DocumentNode): GraphQLSchema;
+  /** Makes the full schema's types in steps of about `stepMs` (10 by default), awaiting
+   * `turn()` between them, so that reading `schema` next costs only its last step (Note [The
+   * full schema in steps] in assembly.ts). Never rejects: a failure is `schema`'s to report. */
+  fullInSteps(turn: () => Promise<void>, stepMs?: number): Promise<void>;
   /** The root fields by operation kind and name (each root's made when first read: Note [Lazy
    * query schemas]); a field is made when first asked for, and `size` and iteration make every
    * one (Note [Root fields by name]): `isEmpty` asks whether a root has any. */

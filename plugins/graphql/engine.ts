@@ -19,7 +19,7 @@ import { IntrospectionAnswers, type IntrospectionTexts } from './introspection-c
 import { IntrospectionTooLarge, writeIntrospection } from './introspection.js';
 import { Cancellation } from './cancel.js';
 import { errorsText, fromSvcError, fromVariableError, gqlError, type GqlError } from './errors.js';
-import { measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
+import { mayIntrospect, measureDocument, parseDocument, prepareDocument, rootFields, textFits, validateDocument, type Failed, type Prepared, type RootEntry, type RootFields } from './prepare.js';
 import { checkBatch, responseTooLarge, responseTooLargeError, type GraphQLLimits } from './limits.js';
 import { LiveQueries } from './live.js';
 import { coerceValid, operationVariables, type OperationVariables } from './variables.js';
@@ -377,17 +377,21 @@ export class GraphQLEngine {
     };
     const opts = { subscriptions, gates: this.host.documentGates, limits: this.host.config };
     const schema = () => this.host.roleSchema(role, build, backendOnly);
-    if (query.length <= PREPARE_IN_STEPS_ABOVE) {
+    const introspects = mayIntrospect(query);
+    if (query.length <= PREPARE_IN_STEPS_ABOVE && !introspects) {
       const document = parseDocument(query, this.host.config);
       return store('error' in document ? document : prepareDocument(document, query, opName, schema(), build, opts));
     }
     // Parsing and validating a long document take up to about 100 ms each at the limits (Note
-    // [GraphQL request limits]): other requests get a turn between the steps.
+    // [GraphQL request limits]), and a document that introspects reads the role's full schema
+    // (Note [The full schema in steps] in core/schema/assembly.ts): other requests get a turn
+    // between the steps.
     return (async () => {
       const document = parseDocument(query, this.host.config);
       if ('error' in document) return store(document);
       const cost = measureDocument(document, this.host.config);
       if ('error' in cost) return store(cost);
+      if (introspects) await schema().fullInSteps(nextTurn);
       await nextTurn();
       const entry = validateDocument(document, cost, query, opName, schema(), build, opts);
       if ('kind' in entry && entry.conditionVariables.length === 0) {
@@ -548,7 +552,7 @@ export class GraphQLEngine {
     const budget = limits.budget ?? this.host.config.graphqlMaxResponseSize;
     let introspected: IntrospectionTexts | undefined;
     if (fields.introspection.length > 0) {
-      const r = this.introspect(p, fields, rawVariables, budget);
+      const r = await this.introspect(p, fields, rawVariables, budget);
       if ('error' in r) return failure(r.error);
       introspected = r.texts;
     }
@@ -712,7 +716,7 @@ export class GraphQLEngine {
    * [Introspection written as text] in ./introspection.ts); each root field's text, kept for the
    * entry where no variable can change it (Note [Introspection answers cached]) and the entry is
    * one the plan cache keeps. */
-  private introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined, budget: number): { texts: IntrospectionTexts } | { error: GqlError } {
+  private async introspect(p: Prepared, fields: RootFields, rawVariables: Record<string, unknown> | undefined, budget: number): Promise<{ texts: IntrospectionTexts } | { error: GqlError }> {
     const defs = p.operation.variableDefinitions ?? [];
     const kept = defs.length === 0 && this.host.config.graphqlPlanCacheSize > 0;
     const cached = kept ? this.introspected.get(p) : undefined;
@@ -728,7 +732,8 @@ export class GraphQLEngine {
     }
     let texts: IntrospectionTexts;
     try {
-      texts = writeIntrospection(p.schema, p.operation, p.fragments, variables, fields.introspection, budget);
+      // Note [Introspection written in steps].
+      texts = await writeIntrospection(p.schema, p.operation, p.fragments, variables, fields.introspection, budget, nextTurn);
     } catch (e) {
       if (e instanceof IntrospectionTooLarge) {
         if (kept && p.build === this.cacheBuild) this.introspected.setOver(p, budget);

@@ -6,9 +6,9 @@
  * and an answer past --graphql-max-response-size stops with the limit's error.
  */
 import { describe, expect, it } from 'vitest';
-import { executeSync, getIntrospectionQuery, parse } from 'graphql';
+import { buildSchema, executeSync, getIntrospectionQuery, Kind, parse, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
 import { startServer, useServer } from '../../test/helpers.js';
-import { BYTES_ABOVE } from './introspection.js';
+import { BYTES_ABOVE, IntrospectionTooLarge, writeIntrospection } from './introspection.js';
 
 const SEED = `
 create table color (value text primary key, comment text);
@@ -53,6 +53,33 @@ async function expectSame(role: string | undefined) {
     expect(r.text, what).toBe(JSON.stringify({ data: expected.data }));
   }
 }
+
+describe('introspection written in steps (Note [Introspection written in steps])', () => {
+  const sdl = Array.from({ length: 300 }, (_, i) => `"type ${i}" type T${i} { id: Int! name(upper: Boolean = false): String next: T${(i + 1) % 300} list: [T${i}!]! }`).join('\n');
+  const schema = buildSchema(`${sdl}\ntype Query { t0: T0 }`);
+  const document = parse(getIntrospectionQuery());
+  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
+  const fragments = Object.fromEntries(document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+  const entries = [{ responseKey: '__schema', nodes: operation.selectionSet.selections as FieldNode[] }];
+  const expected = JSON.stringify(executeSync({ schema, document }).data!.__schema);
+
+  it('the same text, with turns between steps', async () => {
+    let turns = 0;
+    const texts = await writeIntrospection(schema, operation, fragments, {}, entries, 1e9, async () => void turns++, 0);
+    expect(texts.__schema).toEqual({ text: expected, chars: expected.length });
+    // A step of 0 ms ends every 1,024 values.
+    expect(turns).toBeGreaterThan(5);
+    let none = 0;
+    expect((await writeIntrospection(schema, operation, fragments, {}, entries, 1e9, async () => void none++)).__schema!.text).toBe(expected);
+  });
+
+  it('past its budget in a later step: refused', async () => {
+    let turns = 0;
+    await expect(writeIntrospection(schema, operation, fragments, {}, entries, expected.length - 1, async () => void turns++, 0)).rejects.toBeInstanceOf(IntrospectionTooLarge);
+    expect(turns).toBeGreaterThan(5);
+    expect((await writeIntrospection(schema, operation, fragments, {}, entries, expected.length, async () => {}, 0)).__schema!.chars).toBe(expected.length);
+  });
+});
 
 describe('introspection written as text', () => {
   it('answers what graphql-js answers, as admin and as a role', async () => {

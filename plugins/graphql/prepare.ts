@@ -184,7 +184,7 @@ export function validateDocument(
   // (`__schema`/`__type` anywhere in its text; `__typename` does not count). Note [Lazy query
   // schemas]: one with variables or fragments has the types on its paths made first, before
   // their names are looked up (without either, nothing is looked up by name before its path).
-  const schema = rs.schemaFor(kind, INTROSPECTS.test(query), NAMES_TYPES.test(query) ? document : undefined);
+  const schema = rs.schemaFor(kind, mayIntrospect(query), NAMES_TYPES.test(query) ? document : undefined);
   // Note [Inline fragments of unknown types].
   const kept = withoutUnknownFragments(document, schema);
   if (kept !== document) {
@@ -203,6 +203,9 @@ export function validateDocument(
 }
 
 const INTROSPECTS = /__schema\b|__type\b/;
+/** Whether a document's text may select `__schema` or `__type` (which read the role's full
+ * schema): never false for one that does. */
+export const mayIntrospect = (query: string): boolean => INTROSPECTS.test(query);
 /** A variable (`$`) or a fragment (`...`: a fragment in use is spread). */
 const NAMES_TYPES = /\$|\.\.\./;
 
