@@ -131,7 +131,7 @@ function reachableWalk(roots: (GraphQLObjectType | undefined)[]): { seen: Set<Gr
   };
   for (const r of roots) if (r) add(r);
   const step = (until: number): boolean => {
-    for (let i = 1; stack.length; i++) {
+    for (let n = 1; stack.length; n++) {
       const t = stack.pop()!;
       if (isObjectType(t) || isInterfaceType(t)) {
         for (const f of Object.values(t.getFields())) {
@@ -146,7 +146,7 @@ function reachableWalk(roots: (GraphQLObjectType | undefined)[]): { seen: Set<Gr
       }
       // A type's fields are made as it is visited (Note [Lazy query schemas]): the clock is
       // read every 64 types.
-      if ((i & 63) === 0 && until !== Infinity && performance.now() > until) return stack.length === 0;
+      if ((n & 63) === 0 && until !== Infinity && performance.now() > until) return stack.length === 0;
     }
     return true;
   };
@@ -161,7 +161,7 @@ function reachableWalk(roots: (GraphQLObjectType | undefined)[]): { seen: Set<Gr
  * introspect first makes the types in steps (`fullInSteps`), each of about STEP_MS, giving
  * other requests a turn between them; the schema is then made of the types found, with no walk
  * of its own, in a step of its own, and validated when read (graphql-js's constructor and
- * validateSchema, about 0.45 s and 0.6 s at that size, cannot be cut). Should the steps fail,
+ * validateSchema, about half a second each at that size, cannot be cut). Should the steps fail,
  * `full()` fails the same way when read, and reports it as it does.
  */
 const STEP_MS = 10;
