@@ -2,8 +2,10 @@
  * Introspection written as text (Note [Introspection written as text] in ./introspection.ts):
  * the engine's answers are the text of graphql-js's `execute` over the same schema, for the
  * standard queries and for documents that use what collection does (aliases, merged fields,
- * fragments, type conditions, @skip/@include, variables, __typename), as admin and as a role;
- * and an answer past --graphql-max-response-size stops with the limit's error.
+ * fragments, type conditions, @skip/@include, variables, __typename), as admin and as a role,
+ * written in steps (Note [Introspection written in steps]) and, when long, as bytes (Note [Long
+ * introspection answers as bytes]); an answer past --graphql-max-response-size stops with the
+ * limit's error; a metadata change during the steps gives one build's answer, then the next.
  */
 import { describe, expect, it } from 'vitest';
 import { buildSchema, executeSync, getIntrospectionQuery, Kind, parse, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode } from 'graphql';
@@ -139,6 +141,31 @@ describe('introspection written as text', () => {
       });
     } finally {
       for (const t of started) await t.stop();
+    }
+  });
+
+  it('a metadata change while the first introspection is made in steps: that answer is one build\'s, the next one the new build\'s', async () => {
+    const t = await startServer({ config: { graphqlMaxResponseSize: 1e9 } });
+    try {
+      const tables = Array.from({ length: 80 }, (_, i) => `s${i}`);
+      await t.runSql(tables.map((n) => `create table ${n} (id serial primary key, name text, n int);`).join('\n') + 'create table late (id int primary key);');
+      expect((await t.metadata({ type: 'bulk', args: tables.map((table) => ({ type: 'pg_track_table', args: { table } })) })).status).toBe(200);
+      const query = getIntrospectionQuery();
+      const names = (text: string) => (JSON.parse(text).data.__schema.types as { name: string }[]).map((x) => x.name);
+      // Started first; the track runs while its steps give way.
+      const first = t.request('POST', '/v1/graphql', { query });
+      const tracked = await t.metadata({ type: 'pg_track_table', args: { table: 'late' } });
+      expect(tracked.status).toBe(200);
+      const before = names((await first).text);
+      expect(before).toContain('s79');
+      const after = names((await t.request('POST', '/v1/graphql', { query })).text);
+      expect(after).toContain('late');
+      expect(after).toEqual(expect.arrayContaining(before));
+      // The new build's answer, not one made for the old build and kept.
+      expect((await t.request('POST', '/v1/graphql', { query })).text).toContain('"name":"late"');
+      expect(t.graphql.introspectionStats()).toMatchObject({ size: 1 });
+    } finally {
+      await t.stop();
     }
   });
 
