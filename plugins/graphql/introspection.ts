@@ -150,7 +150,8 @@ export interface IntrospectionRoot {
 
 /** Each root field's JSON text by response key, for the root fields `entries` (each its merged
  * field nodes, as prepare.ts collected them), within `budget` characters together; throws
- * IntrospectionTooLarge past it. */
+ * IntrospectionTooLarge past it. Written in steps of about `stepMs`, `turn()` awaited between
+ * them (the engine's: a turn of the event loop). */
 export async function writeIntrospection(
   schema: GraphQLSchema,
   operation: OperationDefinitionNode,
@@ -158,7 +159,7 @@ export async function writeIntrospection(
   variables: Readonly<Record<string, unknown>>,
   entries: readonly IntrospectionRoot[],
   budget: number,
-  turn: () => Promise<void> = nextTurn,
+  turn: () => Promise<void>,
   stepMs = STEP_MS,
 ): Promise<Record<string, IntrospectionText>> {
   const w: Walk = { schema, fragments, variables, operation, left: Math.min(budget, LONGEST), out: [], chunks: [], selected: new Map(), frames: [], depth: 0 };
@@ -188,7 +189,6 @@ export async function writeIntrospection(
  * step. The answer is the same text.
  */
 const STEP_MS = 10;
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** One level of the walk: an object (`selected`, `value`, the next field `at`) or a list
  * (`items`, the next `at`, each written with `field` and `shape`). One shape for both kinds
